@@ -1,0 +1,62 @@
+/* output.h - frames leave the program here: MP4 (libav*), PNG sequence
+ * (libpng), preview JPEG (stb_image_write), on a writer thread fed through a
+ * bounded queue. Every file is written under a temporary name
+ * (".NAME.partial" beside it) and renamed into place only when complete; a
+ * failed or cancelled run leaves no file that looks complete, except that an
+ * interrupted MP4 is finished (flushed, trailer written) with the frames made
+ * so far and renamed, so it plays. */
+#ifndef NB_OUTPUT_H
+#define NB_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/scene.h"
+
+/* A finished frame: 16-bit RGB, row 0 top, w*h*3 values. */
+struct out_frame {
+	int index; /* frame number, 0-based */
+	int w, h;
+	uint16_t *rgb16;
+};
+
+/* ---- low-level writers (each usable alone; used by tests and bench) ---- */
+struct out_mp4;
+/* Open PATH (written to a temp name) for w x h at fps. codec h264 (libx264)
+ * or h265 (libx265 if the build has it, else NB_EINPUT saying so); crf,
+ * preset; yuv420p, BT.709 tags, +faststart. Odd w or h: NB_EINPUT. */
+int out_mp4_open(struct out_mp4 **m, const char *path, int w, int h, int fps,
+		 enum scene_codec codec, int crf, const char *preset);
+/* Encode one frame (pts = frames written so far). 0 or NB_ERUNTIME. */
+int out_mp4_write(struct out_mp4 *m, const uint16_t *rgb16);
+/* Flush the encoder, write the trailer, rename into place (ok != 0) or
+ * delete the temp file (ok == 0). Frees *m and sets it NULL. */
+int out_mp4_close(struct out_mp4 **m, int ok);
+
+/* Write DIR/frame_%05d.png (8 or 16 bit RGB) via a temp name. 0 or NB_ERUNTIME. */
+int out_png_write(const char *dir, int index, int w, int h, int depth, const uint16_t *rgb16);
+/* Write a JPEG (quality 90) of an RGB8 image to PATH via a temp name. */
+int out_preview_write(const char *path, int w, int h, const uint8_t *rgb8);
+
+/* ---- the writer thread ---- */
+struct out_writer;
+/* Start the thread for the scene's outputs (video, png_dir, preview). Opens
+ * (creates directories, checks codecs) before returning, so a bad path fails
+ * here. queue_depth frames may wait. */
+int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer **w);
+/* Queue a copy of the frame. Blocks while the queue is full (never drops).
+ * Returns NB_ERUNTIME if the writer thread has failed (already logged). */
+int out_writer_push(struct out_writer *w, const struct out_frame *f);
+/* Drain the queue, finish every output (ok: rename into place; !ok: remove
+ * temps, except a started MP4 is still finished and kept when
+ * keep_partial_video), join the thread, free. Returns the first error. */
+int out_writer_close(struct out_writer **w, int ok, int keep_partial_video);
+/* Seconds the writer thread spent encoding/writing so far. */
+double out_writer_busy_seconds(const struct out_writer *w);
+
+/* Create DIR and its parents. 0 or NB_ERUNTIME (logged with the path). */
+int out_mkdirs(const char *dir);
+/* Create the parent directory of PATH. */
+int out_mkdirs_for(const char *path);
+
+#endif

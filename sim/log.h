@@ -1,0 +1,38 @@
+/* log.h - one place where messages leave the program, and the error codes.
+ *
+ * Every function in the project returns 0 on success or one of the negative
+ * codes below; only main() turns a code into an exit status:
+ *   NB_EINPUT   -> exit 2 (bad scene, bad command line)
+ *   NB_ERUNTIME -> exit 1 (I/O failure, GPU failure, NaN in the simulation)
+ *   NB_EINTR    -> exit 130 (SIGINT / SIGTERM)
+ * A function that returns an error has already logged one message that names
+ * the thing (file:line:col: key.path: expected ..., got ...). */
+#ifndef NB_LOG_H
+#define NB_LOG_H
+
+#include <stdarg.h>
+
+enum {
+	NB_OK = 0,
+	NB_ERUNTIME = -1,
+	NB_EINPUT = -2,
+	NB_EINTR = -130,
+};
+
+/* Verbosity: LOG_QUIET prints only errors; set once by main from --quiet. */
+enum log_level { LOG_QUIET = 0, LOG_NORMAL = 1 };
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+
+/* "nbody-render: error: <msg>\n" on stderr. Thread-safe. */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "nbody-render: warning: <msg>\n" on stderr unless quiet. */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<msg>\n" on stderr unless quiet (progress and notices never go to stdout,
+ * which carries --dry-run output only). */
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit status for an error code (see above). */
+int log_exit_status(int err);
+
+#endif

@@ -1,0 +1,187 @@
+/* scene.h - the resolved scene: what a scene file says, with every default
+ * filled in and every value checked.
+ *
+ * Values are stored as the user wrote them, in the scene's own units
+ * (units: nbody -> G = 1; units: galactic -> kpc, km/s, M_sun, Myr).
+ * sim_units_of() gives the factors that turn them into the internal G = 1
+ * system; the simulation converts once, when it builds the initial state.
+ *
+ * Loading: sim_scene_load() parses YAML (libyaml: a plain event parser that
+ * reports line and column for every node, which is what our error messages
+ * need; libcyaml would map straight into structs but hides positions and
+ * cannot express our cross-key checks), applies --set overrides, validates,
+ * and fills struct scene. Every key has a default except those marked
+ * REQUIRED below. */
+#ifndef NB_SCENE_H
+#define NB_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SCENE_NAME_MAX 64
+#define SCENE_PATH_MAX 1024
+#define SCENE_MAX_BODIES 64 /* entries in bodies: */
+#define SCENE_MAX_KEYS 256  /* entries in camera.keys: */
+
+enum scene_units { SCENE_UNITS_NBODY, SCENE_UNITS_GALACTIC };
+enum scene_solver { SCENE_SOLVER_DIRECT, SCENE_SOLVER_BARNES_HUT };
+enum scene_backend { SCENE_BACKEND_AUTO, SCENE_BACKEND_CUDA, SCENE_BACKEND_CPU };
+enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER };
+enum scene_model {
+	SCENE_MODEL_PLUMMER,
+	SCENE_MODEL_HERNQUIST,
+	SCENE_MODEL_DISK_GALAXY,
+	SCENE_MODEL_FILE,
+};
+enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
+enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH };
+enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
+enum scene_colormap { SCENE_CMAP_MAGMA, SCENE_CMAP_INFERNO, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY };
+enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
+enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET };
+enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
+
+/* One part of a disk galaxy (disk, bulge or halo). count 0 = part absent. */
+struct scene_part {
+	long count;          /* bodies, >= 0 */
+	double mass;         /* scene mass units, >= 0 */
+	double scale;        /* bulge/halo: Hernquist a; disk: exponential scale length h */
+	double scale_height; /* disk only: z0 of sech^2(z/z0) */
+	double toomre_q;     /* disk only: target Toomre Q at 2.5 h (> 0) */
+	float color[3];      /* linear RGB, each >= 0 */
+};
+
+/* One entry of bodies:. */
+struct scene_body {
+	char name[SCENE_NAME_MAX]; /* REQUIRED, unique, [A-Za-z0-9_-]+ */
+	enum scene_model model;    /* REQUIRED */
+	long count;                /* plummer/hernquist: >= 1 (file: ignored) */
+	double mass;               /* total mass, > 0 */
+	double scale;              /* plummer a / hernquist a, > 0 */
+	double rmax;               /* truncation radius in units of scale (default 20 plummer, 50 hernquist) */
+	double position[3];        /* centre of mass */
+	double velocity[3];        /* bulk velocity */
+	float color[3];            /* linear RGB, default [1,1,1] */
+	char file[SCENE_PATH_MAX]; /* model: file - state CSV, relative to the scene file */
+	/* model: disk-galaxy */
+	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
+	double position_angle;     /* degrees: rotation of the tilted disk about +z */
+	struct scene_part disk, bulge, halo;
+};
+
+/* camera.keys entry. Fields not given in a key are taken from the camera
+ * defaults (camera.position/target/up/fov); has_* say which were given. */
+struct scene_camera_key {
+	int frame; /* REQUIRED, >= 0, strictly increasing through the list */
+	double position[3], target[3], up[3];
+	double fov; /* degrees, (0, 180) */
+	int has_position, has_target, has_up, has_fov;
+};
+
+struct scene {
+	char path[SCENE_PATH_MAX]; /* file it was loaded from ("" if none) */
+	char dir[SCENE_PATH_MAX];  /* its directory: base for relative input paths */
+	enum scene_units units;
+	uint64_t seed;
+
+	struct {
+		enum scene_solver solver;
+		double theta;          /* [0, 1.5] */
+		int multipoles;        /* 1 monopole, 2 quadrupole */
+		double softening;      /* > 0, length units */
+		double dt;             /* > 0, time units */
+		int steps_per_frame;   /* >= 1 */
+		enum scene_backend backend;
+		enum scene_direct_kernel direct_kernel;
+	} simulation;
+
+	int nbodies;
+	struct scene_body bodies[SCENE_MAX_BODIES];
+
+	/* Optional: two-galaxy encounter (needs exactly bodies 0 and 1). When
+	 * enabled, it sets their position and velocity (Toomre & Toomre 1972). */
+	struct {
+		int enabled;
+		double pericenter;   /* > 0 */
+		double separation;   /* initial separation, >= pericenter */
+		double eccentricity; /* 1 = parabolic; >= 0 */
+		enum scene_spin spin[2];
+		double inclination[2]; /* degrees, disk i relative to orbital plane */
+		double omega[2];       /* degrees, argument of pericentre */
+	} encounter;
+
+	struct {
+		double position[3], target[3], up[3]; /* defaults for keys */
+		double fov;                           /* degrees */
+		char follow[SCENE_NAME_MAX];          /* "" none, "all", or a component name */
+		double orbit;                         /* degrees turned about target.up over the clip */
+		int nkeys;
+		struct scene_camera_key keys[SCENE_MAX_KEYS];
+	} camera;
+
+	struct {
+		int width, height;     /* even, >= 16, <= 16384 */
+		double exposure;       /* > 0 */
+		double gamma;          /* > 0 */
+		enum scene_tonemap tonemap;
+		enum scene_colormode mode;
+		enum scene_colormap colormap;
+		enum scene_kernel kernel;
+		double smoothing;      /* > 0 length units; ignored if smoothing_adaptive */
+		int smoothing_adaptive;/* render.smoothing: adaptive */
+		int neighbours;        /* k for adaptive smoothing */
+		float background[3];
+	} render;
+
+	struct {
+		int frames;            /* >= 1 */
+		int fps;               /* 1..240 */
+		char video[SCENE_PATH_MAX];         /* "" = none; relative to the CWD */
+		char png_dir[SCENE_PATH_MAX];
+		char stats[SCENE_PATH_MAX];
+		char initial_state[SCENE_PATH_MAX];
+		char final_state[SCENE_PATH_MAX];
+		char preview[SCENE_PATH_MAX];       /* "" = none; .jpg */
+		enum scene_preview preview_kind;
+		enum scene_codec codec;
+		int crf;               /* 0..51 */
+		char preset[32];       /* x264 preset name */
+		int png_depth;         /* 8 or 16 */
+		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
+	} output;
+};
+
+/* Internal units: value_internal = value_scene * factor. */
+struct sim_units {
+	double length, velocity, mass, time;
+	double G_scene; /* G in scene units (1 for nbody) */
+};
+/* Fill factors for the scene's unit system. Galactic: 1 kpc, 100 km/s,
+ * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun). */
+void sim_units_of(enum scene_units u, struct sim_units *out);
+
+/* Load PATH, apply the overrides ("key.path=value" strings, checked exactly as
+ * the file's own values), validate, fill *sc. Returns 0, or NB_EINPUT after
+ * logging one message "PATH:LINE:COL: key.path: expected X, got Y" (overrides
+ * are reported as "--set key.path=value: ..."). Unknown keys give a
+ * "did you mean" suggestion. Never crashes on any input. */
+int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
+		   struct scene *sc);
+
+/* Same, from a string in memory (NAME is used in messages, DIR as base dir). */
+int sim_scene_load_string(const char *text, const char *name, const char *dir,
+			  const char *const *overrides, int noverrides, struct scene *sc);
+
+/* Write the resolved scene as YAML: every key, defaults included, loadable
+ * again by sim_scene_load with an identical result. Returns 0 or NB_ERUNTIME. */
+int sim_scene_emit(const struct scene *sc, FILE *f);
+
+/* Number of bodies the scene will create (disk-galaxy parts summed; file
+ * models counted by reading the file's lines). -1 on error (logged). */
+long sim_scene_body_count(const struct scene *sc);
+
+/* Index of the body entry named NAME, or -1. */
+int sim_scene_find_body(const struct scene *sc, const char *name);
+
+#endif

@@ -1,0 +1,147 @@
+/* sim.h - the simulation layer: scene -> initial conditions -> leapfrog steps
+ * -> diagnostics. One public header for sim/ (scene.h and log.h are included).
+ *
+ * Internally G = 1 and all state is in internal units (see sim_units_of).
+ * The CPU code accumulates in double; it is the fallback when there is no GPU
+ * and the oracle the GPU tests are held against. */
+#ifndef NB_SIM_H
+#define NB_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "scene.h"
+
+/* A named group of bodies with its own colour: one per plummer/hernquist/file
+ * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"). */
+struct sim_component {
+	char name[SCENE_NAME_MAX + 8];
+	float color[3];
+	size_t first, count; /* bodies [first, first+count) at creation */
+};
+
+/* All bodies. Owns every array (freed by sim_state_free). Vectors are xyz
+ * interleaved: pos[3*i+0..2]. Internal units. */
+struct sim_state {
+	size_t n;
+	double *pos, *vel, *acc; /* 3n each */
+	double *mass;            /* n */
+	double *pot;             /* n, per-body potential phi_i (NULL until computed) */
+	uint32_t *id;            /* n, stable ids 0..n-1 in creation order */
+	uint16_t *comp;          /* n, index into comps */
+	int ncomp;
+	struct sim_component *comps;
+	double time;             /* internal units */
+	long step;
+};
+
+/* Allocate n bodies (arrays zeroed, pot allocated). 0 or NB_ERUNTIME. */
+int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
+/* Free everything and zero *st. Safe on a zeroed struct. */
+void sim_state_free(struct sim_state *st);
+
+/* ---- random numbers (sim/rng.c) ----
+ * Counter-based generator (SplitMix64 finaliser over (seed, stream, counter)):
+ * draw k of stream s is a pure function of (seed, s, k), so body i's draws do
+ * not depend on thread count or order. */
+uint64_t sim_rng_u64(uint64_t seed, uint64_t stream, uint64_t counter);
+/* Uniform double in (0, 1): never exactly 0 or 1. */
+double sim_rng_uniform(uint64_t seed, uint64_t stream, uint64_t counter);
+
+/* ---- initial conditions (sim/ic_*.c) ----
+ * Build every body of the scene in internal units, centred per entry on its
+ * position/velocity, with the encounter (if any) applied. Deterministic in
+ * scene->seed. Returns 0, NB_EINPUT (bad file model, logged with file:line),
+ * or NB_ERUNTIME. */
+int sim_ic_build(const struct scene *sc, struct sim_state *st);
+
+/* Sample one model into bodies [first, first+count) of st, centred at the
+ * origin with zero mean velocity (internal units, G = 1). stream_base makes
+ * the draws of different entries independent. */
+void sim_ic_plummer(struct sim_state *st, size_t first, size_t count, double mass,
+		    double a, double rmax, uint64_t seed, uint64_t stream_base);
+void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass,
+		      double a, double rmax, uint64_t seed, uint64_t stream_base);
+
+/* Read a state CSV (header id,component,mass,x,y,z,vx,vy,vz; scene units).
+ * *out_n gets the body count; bodies are appended at st->pos + 3*first when
+ * st != NULL (count-only pass when st == NULL). NB_EINPUT on a bad file,
+ * naming PATH:LINE and the column. */
+int sim_state_read_csv(const char *path, const struct sim_units *u,
+		       struct sim_state *st, size_t first, size_t *out_n);
+/* Write a state CSV with %.9g in scene units. Written to PATH.tmp, renamed
+ * on success. 0 or NB_ERUNTIME. */
+int sim_state_write_csv(const char *path, const struct sim_state *st,
+			const struct sim_units *u);
+
+/* ---- forces (sim/direct.c, sim/tree.c) ----
+ * Softened gravity, G = 1: a_i = sum_j m_j (x_j - x_i) / (r^2 + eps^2)^{3/2};
+ * phi_i = -sum_{j!=i} m_j / sqrt(r^2 + eps^2). acc is 3n, pot is n or NULL.
+ * Both return 0 or NB_ERUNTIME (allocation). */
+
+/* Each pair once, accumulated in double, parallel with OpenMP (threads own
+ * blocks of i and accumulate reactions privately, then reduce). */
+int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
+		     double *acc, double *pot);
+
+/* Barnes-Hut octree. A cell of side l whose centre of mass is at distance d
+ * from the body is accepted when l < theta * d (theta = 0: exact, every
+ * pair). multipoles: 1 monopole, 2 adds the traceless quadrupole. The GPU
+ * tree uses the same criterion and moments. */
+int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
+		   double theta, int multipoles, double *acc, double *pot);
+
+/* ---- integration (sim/engine.c) ----
+ * An engine owns the solver state for one run, on the CPU or the GPU. */
+struct sim_engine;
+
+/* Choose the backend (scene->simulation.backend, overridden by backend_cli
+ * unless it is -1), build the solver, compute the first accelerations.
+ * auto without a usable GPU says once that it uses the CPU. cuda without a
+ * usable GPU is NB_EINPUT with the reason. st stays owned by the caller and
+ * must outlive the engine. */
+int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
+		      struct sim_engine **out);
+/* Advance `steps` leapfrog (kick-drift-kick) steps of scene dt. If
+ * need_potential, the last force evaluation also computes st->pot (GPU: on
+ * the device, fetched by sim_engine_sync). Returns 0, or NB_ERUNTIME on a
+ * non-finite value (logged with step, body id and a hint). */
+int sim_engine_advance(struct sim_engine *e, int steps, int need_potential);
+/* Make st->pos/vel/acc/pot/time/step current on the host (no-op on CPU). */
+int sim_engine_sync(struct sim_engine *e);
+/* "cpu" or "cuda (NVIDIA H100 80GB HBM3)" etc. */
+const char *sim_engine_describe(const struct sim_engine *e);
+void sim_engine_free(struct sim_engine **e);
+
+/* One kick-drift-kick step on the CPU with any force function (used by the
+ * engine and by tests). acc must hold a(x) on entry and holds the new a(x)
+ * on return. */
+typedef int (*sim_force_fn)(const double *pos, const double *mass, size_t n, void *ctx,
+			    double *acc, double *pot);
+int sim_leapfrog_step(struct sim_state *st, double dt, sim_force_fn force, void *ctx,
+		      int need_potential);
+
+/* ---- diagnostics (sim/diag.c) ---- */
+struct sim_diag {
+	double kinetic, potential, total; /* internal units; potential needs st->pot */
+	double p[3], l[3];                /* total momentum and angular momentum */
+	double com[3], comv[3];           /* centre of mass and its velocity */
+	double mass;
+};
+/* From st (pot may be NULL: potential = NaN). */
+void sim_diag_compute(const struct sim_state *st, struct sim_diag *d);
+/* Index of the first body with a non-finite position, velocity or
+ * acceleration, or -1. */
+long sim_diag_find_nonfinite(const struct sim_state *st);
+/* Stats CSV: header frame,time,kinetic,potential,total,px,py,pz,lx,ly,lz;
+ * values in scene units (galactic: Myr, M_sun (km/s)^2, M_sun km/s,
+ * M_sun kpc km/s). Written to PATH.tmp; sim_stats_close renames it into
+ * place when ok, and removes it otherwise. All return 0 or NB_ERUNTIME. */
+int sim_stats_open(const char *path, FILE **f);
+int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct sim_diag *d,
+		  const struct sim_units *u);
+int sim_stats_close(FILE *f, const char *path, int ok);
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# deps.sh - install the Debian packages nbody-render needs, if any is missing.
+# Run by `make deps` (and so by `make test` and `make demo`).
+set -e
+need=""
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v cc >/dev/null 2>&1 || need="$need build-essential"
+have_pc yaml-0.1 || need="$need libyaml-dev"
+for p in libavcodec libavformat libavutil libswscale; do
+	have_pc $p || need="$need $p-dev"
+done
+have_pc libpng || need="$need libpng-dev"
+have_pc check || need="$need check"
+[ -f /usr/include/stb/stb_image_write.h ] || need="$need libstb-dev"
+command -v ffprobe >/dev/null 2>&1 || need="$need ffmpeg"
+if [ -z "$need" ]; then
+	echo "deps: all present"
+	exit 0
+fi
+cmd="apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" = 0 ]; then
+	echo "deps: installing:$need"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $cmd
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+	echo "deps: installing with sudo:$need"
+	sudo apt-get update -qq
+	sudo DEBIAN_FRONTEND=noninteractive $cmd
+else
+	echo "deps: missing:$need"
+	echo "deps: run as root:  apt-get update && $cmd"
+	exit 1
+fi
