@@ -84,8 +84,9 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libnbody.a tests/check_main.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnbody.a $(CHECK_LIBS) $(LDLIBS)
 
-$(BENCH): bench/bench.c $(wildcard bench/*.h) $(BUILD)/libnbody.a
-	$(CC) $(CFLAGS) -o $@ bench/bench.c $(BUILD)/libnbody.a $(LDLIBS)
+BENCH_C := $(sort $(wildcard bench/*.c))
+$(BENCH): $(BENCH_C) $(wildcard bench/*.h) $(BUILD)/libnbody.a
+	$(CC) $(CFLAGS) -o $@ $(BENCH_C) $(BUILD)/libnbody.a $(LDLIBS)
 
 bench: info $(BIN) $(BENCH)
 

@@ -65,6 +65,27 @@ void sim_ic_plummer(struct sim_state *st, size_t first, size_t count, double mas
 void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass,
 		      double a, double rmax, uint64_t seed, uint64_t stream_base);
 
+/* ---- disk galaxies and encounters (sim/galaxy.c, sim/encounter.c) ----
+ * Sample disk-galaxy entry k of the scene into bodies [first, first+n) with
+ * n = disk.count + bulge.count + halo.count, in the galaxy's own frame (disk
+ * in the xy plane, spinning counter-clockwise about +z, centre of mass at the
+ * origin, zero mean velocity), internal units. Parts take component indices
+ * comp0 (disk), comp0+1 (bulge), comp0+2 (halo). */
+int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
+		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base);
+/* Where entry k goes: rotation R (row-major 3x3, applied to its bodies'
+ * positions and velocities; identity for spheres unless an encounter or
+ * inclination/position_angle says otherwise), then centre-of-mass position
+ * and velocity (internal units). With encounter enabled, entries 0 and 1
+ * are placed on the requested orbit and oriented per Toomre & Toomre;
+ * otherwise from the entry's own position/velocity/inclination/
+ * position_angle. Returns 0 or NB_EINPUT (logged). */
+int sim_ic_placement(const struct scene *sc, int k, const struct sim_units *u, double R[9],
+		     double pos[3], double vel[3]);
+/* Dry-run report: per disk galaxy, Toomre Q, rotation curve and rotation
+ * period at 2 scale lengths, as a short table (scene units). */
+void sim_galaxy_report(const struct scene *sc, FILE *f);
+
 /* Read a state CSV (header id,component,mass,x,y,z,vx,vy,vz; scene units).
  * *out_n gets the body count; bodies are appended at st->pos + 3*first when
  * st != NULL (count-only pass when st == NULL). NB_EINPUT on a bad file,

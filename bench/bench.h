@@ -1,0 +1,10 @@
+/* bench.h - nbody-bench subcommands; each lives in its own bench/*.c.
+ * Each takes the arguments after the subcommand name and returns an exit
+ * status. Timings are medians over repeats after a warm-up. */
+#ifndef NB_BENCH_H
+#define NB_BENCH_H
+int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs kernels */
+int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */
+int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct force error */
+int bench_frame(int argc, char **argv);       /* bench/frame.c: CPU splat/tonemap/convert/encode/PNG */
+#endif

@@ -1,0 +1,76 @@
+/* gpu_internal.h - contract between the CUDA files (not for C callers).
+ *
+ * kernels/sim.cu owns struct gpu_bodies and the step loop; kernels/direct.cu
+ * and kernels/tree.cu compute accelerations on it. */
+#ifndef NB_GPU_INTERNAL_H
+#define NB_GPU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "gpu.h"
+
+/* The one CUDA check macro: on failure logs the call's text, file and line
+ * and returns NB_ERUNTIME from the enclosing function (which must return int
+ * and may not need cleanup; use CUDA_GOTO otherwise). Use after every launch
+ * as CUDA_CHECK(cudaGetLastError()). Build with -DNB_CUDA_SYNC_CHECK to also
+ * synchronise after each checked call (debug). */
+#define CUDA_CHECK(call)                                                              \
+	do {                                                                          \
+		cudaError_t e_ = (call);                                              \
+		if (e_ == cudaSuccess && NB_CUDA_SYNC)                                 \
+			e_ = cudaDeviceSynchronize();                                  \
+		if (e_ != cudaSuccess) {                                              \
+			log_error("CUDA: %s failed at %s:%d: %s", #call, __FILE__, __LINE__, \
+				  cudaGetErrorString(e_));                            \
+			return NB_ERUNTIME;                                           \
+		}                                                                     \
+	} while (0)
+/* Same, but sets rc = NB_ERUNTIME and jumps to label (goto cleanup). */
+#define CUDA_GOTO(call, rc, label)                                                    \
+	do {                                                                          \
+		cudaError_t e_ = (call);                                              \
+		if (e_ == cudaSuccess && NB_CUDA_SYNC)                                 \
+			e_ = cudaDeviceSynchronize();                                  \
+		if (e_ != cudaSuccess) {                                              \
+			log_error("CUDA: %s failed at %s:%d: %s", #call, __FILE__, __LINE__, \
+				  cudaGetErrorString(e_));                            \
+			rc = NB_ERUNTIME;                                             \
+			goto label;                                                   \
+		}                                                                     \
+	} while (0)
+#ifdef NB_CUDA_SYNC_CHECK
+#define NB_CUDA_SYNC 1
+#else
+#define NB_CUDA_SYNC 0
+#endif
+
+/* Device-resident bodies (allocated and freed by sim.cu). float4 for 16-byte
+ * coalesced access: pos = (x, y, z, m), vel = (vx, vy, vz, 0),
+ * acc = (ax, ay, az, phi). id[i] = original body id of slot i: a solver may
+ * permute all four arrays together (tree order) as long as id follows. */
+struct gpu_bodies {
+	size_t n;
+	float4 *pos, *vel, *acc;
+	uint32_t *id;
+};
+
+/* ---- direct.cu ---- */
+/* acc[i] = softened gravity (and acc[i].w = phi_i when need_pot) from all
+ * bodies. kernel: pairwise (each pair once) or gather; auto picks by n. */
+int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_kernel kernel,
+		       int need_pot, cudaStream_t stream);
+size_t gpu_direct_bytes_needed(size_t n);
+enum scene_direct_kernel gpu_direct_pick(size_t n); /* what auto means for n */
+
+/* ---- tree.cu ---- */
+struct gpu_tree; /* owns the tree's device memory */
+size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p);
+int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **out);
+/* Build the octree over b and compute acc (phi in .w when need_pot). May
+ * permute b's arrays into tree order (id follows). No host round trip
+ * beyond a scalar or two. */
+int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream);
+void gpu_tree_free(struct gpu_tree **t);
+
+#endif

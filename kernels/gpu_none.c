@@ -1,0 +1,64 @@
+/* gpu_none.c - the GPU interface in a CPU-only build (make CUDA=0): every
+ * entry point reports that CUDA was not compiled in. */
+#include <stdio.h>
+
+#include "gpu.h"
+
+int gpu_probe(char *why, size_t whylen)
+{
+	if (why && whylen)
+		snprintf(why, whylen, "this build has no CUDA support (built with CUDA=0)");
+	return 0;
+}
+
+int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *total_bytes)
+{
+	(void)name, (void)namelen, (void)free_bytes, (void)total_bytes;
+	return NB_ERUNTIME;
+}
+
+size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
+{
+	(void)n, (void)p;
+	return 0;
+}
+
+int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, struct gpu_sim **out)
+{
+	(void)st, (void)p;
+	*out = NULL;
+	log_error("this build has no CUDA support (rebuild with nvcc installed, without CUDA=0)");
+	return NB_EINPUT;
+}
+
+int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential)
+{
+	(void)g, (void)nsteps, (void)need_potential;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_download(struct gpu_sim *g, struct sim_state *st)
+{
+	(void)g, (void)st;
+	return NB_ERUNTIME;
+}
+
+const char *gpu_sim_describe(const struct gpu_sim *g)
+{
+	(void)g;
+	return "none";
+}
+
+void gpu_sim_free(struct gpu_sim **g)
+{
+	if (g)
+		*g = NULL;
+}
+
+int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps,
+		     enum scene_direct_kernel kernel, double *acc, double *pot)
+{
+	(void)pos, (void)mass, (void)n, (void)eps, (void)kernel, (void)acc, (void)pot;
+	log_error("this build has no CUDA support");
+	return NB_ERUNTIME;
+}
