@@ -1,0 +1,55 @@
+/* app.h - the program layer: command line, one render run, batches.
+ *
+ * Data flow of one run (app/run.c):
+ *   scene -> sim_ic_build -> sim_engine (steps) -> render_camera_at ->
+ *   render_splat -> render_tonemap -> out_writer (thread: MP4, PNG, preview)
+ * plus stats rows and state CSVs on the main thread. */
+#ifndef NB_APP_H
+#define NB_APP_H
+
+#include <stdio.h>
+
+#include "../sim/sim.h"
+
+/* What one run did (filled also on failure, as far as it got). */
+struct app_result {
+	int frames_done;      /* frames rendered and queued */
+	int frames_total;
+	long bodies;
+	double wall_s;        /* whole run */
+	double sim_s, render_s, encode_s; /* per stage (encode: writer thread busy time) */
+	char resolved_scene[SCENE_PATH_MAX]; /* path written, "" if none */
+};
+
+/* Run the whole scene: initial conditions, frames, outputs. backend_cli is
+ * -1 (use the scene's) or an enum scene_backend. Progress goes to stderr
+ * (a live line on a terminal, a plain line every few seconds otherwise,
+ * nothing when quiet). On success the resolved scene is stored beside the
+ * outputs (app_resolved_scene_path) - it is written last, so its presence
+ * marks a complete run. Returns 0, NB_EINPUT, NB_ERUNTIME or NB_EINTR
+ * (SIGINT/SIGTERM: the current frame is finished, the MP4 is finalised with
+ * the frames so far, other partial outputs removed). */
+int app_run(const struct scene *sc, int backend_cli, struct app_result *res);
+
+/* Where the resolved scene of sc is stored: output.resolved_scene if set,
+ * else beside the first output that is set (video, stats, final_state,
+ * initial_state, preview: NAME with its extension replaced by
+ * ".scene.yaml"; png_dir: DIR/scene.yaml). "" when the scene writes nothing.
+ * buf has SCENE_PATH_MAX bytes. */
+void app_resolved_scene_path(const struct scene *sc, char *buf);
+
+/* --dry-run: the resolved scene (YAML, loadable again) on f, then, as YAML
+ * comments, the estimate of memory and work and the galaxy report. */
+int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);
+
+/* Install SIGINT/SIGTERM handlers that set a flag (second signal: default
+ * action). app_interrupted() reads it. */
+void app_signals_install(void);
+int app_interrupted(void);
+
+/* nbody-render batch BATCH.yaml [--set K=V]... [--jobs N] [--dry-run] [--resume]
+ * argv[0] is "batch". Returns the exit status (0 all ok, 1 any run failed,
+ * 2 bad batch file or command line). app/batch*.c. */
+int app_batch_main(int argc, char **argv);
+
+#endif
