@@ -1,0 +1,95 @@
+/* direct.c - softened direct-summation gravity on the CPU: every pair once,
+ * in double. The oracle for the tree code and the GPU kernels.
+ *
+ * Pair (i, j), i < j: f = (x_j - x_i) / (r^2 + eps^2)^{3/2};
+ * a_i += m_j f, a_j -= m_i f (Newton's third law, so sum_i m_i a_i = 0 up to
+ * round-off). Rows i are handed out dynamically to threads; each thread
+ * accumulates its rows' reactions on j in a private buffer, and the buffers
+ * are summed at the end. Cost: ~20 flops per pair, n(n-1)/2 pairs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "sim.h"
+
+/* Per-thread buffers cost 4n doubles each; above this many bytes in all,
+ * use fewer threads rather than exhaust memory. */
+#define DIRECT_BUF_LIMIT ((size_t)1 << 30)
+
+int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
+		     double *acc, double *pot)
+{
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	while (nt > 1 && (size_t)nt * 4 * n * sizeof(double) > DIRECT_BUF_LIMIT)
+		nt--;
+	const size_t stride = 4 * n; /* per thread: acc (3n) then pot (n) */
+	double *buf = calloc(stride * (size_t)nt + 1, sizeof *buf);
+	if (!buf) {
+		log_error("direct forces: out of memory for %d thread buffers of %zu bodies", nt, n);
+		return NB_ERUNTIME;
+	}
+	const double eps2 = eps * eps;
+
+#pragma omp parallel num_threads(nt)
+	{
+		int t = 0;
+#ifdef _OPENMP
+		t = omp_get_thread_num();
+#endif
+		double *ba = buf + stride * (size_t)t;
+		double *bp = ba + 3 * n;
+#pragma omp for schedule(dynamic, 8)
+		for (size_t i = 0; i < n; i++) {
+			const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+			const double mi = mass[i];
+			double ax = 0, ay = 0, az = 0, ph = 0;
+			for (size_t j = i + 1; j < n; j++) {
+				const double dx = pos[3 * j] - xi;
+				const double dy = pos[3 * j + 1] - yi;
+				const double dz = pos[3 * j + 2] - zi;
+				const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+				const double rinv = 1.0 / sqrt(r2);
+				const double rinv3 = rinv * rinv * rinv;
+				const double mj = mass[j];
+				ax += mj * dx * rinv3;
+				ay += mj * dy * rinv3;
+				az += mj * dz * rinv3;
+				ph -= mj * rinv;
+				ba[3 * j] -= mi * dx * rinv3;
+				ba[3 * j + 1] -= mi * dy * rinv3;
+				ba[3 * j + 2] -= mi * dz * rinv3;
+				bp[j] -= mi * rinv;
+			}
+			ba[3 * i] += ax;
+			ba[3 * i + 1] += ay;
+			ba[3 * i + 2] += az;
+			bp[i] += ph;
+		}
+		/* implicit barrier: every buffer is complete; reduce in thread order */
+#pragma omp for schedule(static)
+		for (size_t i = 0; i < n; i++) {
+			double s[4] = {0, 0, 0, 0};
+			for (int u = 0; u < nt; u++) {
+				const double *b = buf + stride * (size_t)u;
+				s[0] += b[3 * i];
+				s[1] += b[3 * i + 1];
+				s[2] += b[3 * i + 2];
+				s[3] += b[3 * n + i];
+			}
+			acc[3 * i] = s[0];
+			acc[3 * i + 1] = s[1];
+			acc[3 * i + 2] = s[2];
+			if (pot)
+				pot[i] = s[3];
+		}
+	}
+	free(buf);
+	return 0;
+}

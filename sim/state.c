@@ -1,0 +1,47 @@
+/* state.c - allocation and release of struct sim_state (see sim.h). Every
+ * array is zeroed so a partly filled state is never read uninitialised. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+int sim_state_alloc(struct sim_state *st, size_t n, int ncomp)
+{
+	memset(st, 0, sizeof *st);
+	size_t nn = n > 0 ? n : 1; /* calloc(0) may return NULL */
+	st->pos = calloc(3 * nn, sizeof *st->pos);
+	st->vel = calloc(3 * nn, sizeof *st->vel);
+	st->acc = calloc(3 * nn, sizeof *st->acc);
+	st->mass = calloc(nn, sizeof *st->mass);
+	st->pot = calloc(nn, sizeof *st->pot);
+	st->id = calloc(nn, sizeof *st->id);
+	st->comp = calloc(nn, sizeof *st->comp);
+	st->comps = calloc(ncomp > 0 ? (size_t)ncomp : 1, sizeof *st->comps);
+	if (!st->pos || !st->vel || !st->acc || !st->mass || !st->pot || !st->id || !st->comp ||
+	    !st->comps) {
+		log_error("out of memory allocating %zu bodies (%.1f MB)", n,
+			  (double)n * (10 * sizeof(double) + sizeof(uint32_t) + sizeof(uint16_t)) / 1e6);
+		sim_state_free(st);
+		return NB_ERUNTIME;
+	}
+	st->n = n;
+	st->ncomp = ncomp;
+	for (size_t i = 0; i < n; i++)
+		st->id[i] = (uint32_t)i;
+	return 0;
+}
+
+void sim_state_free(struct sim_state *st)
+{
+	if (!st)
+		return;
+	free(st->pos);
+	free(st->vel);
+	free(st->acc);
+	free(st->mass);
+	free(st->pot);
+	free(st->id);
+	free(st->comp);
+	free(st->comps);
+	memset(st, 0, sizeof *st);
+}

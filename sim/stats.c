@@ -1,0 +1,71 @@
+/* stats.c - the per-frame diagnostics CSV (output.stats): energies, momentum
+ * and angular momentum in the scene's units. Written to PATH.tmp and renamed
+ * into place only when the run succeeds, so a crashed run never leaves a
+ * file that looks complete. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim.h"
+
+static void stats_tmp_path(char *buf, size_t len, const char *path)
+{
+	snprintf(buf, len, "%s.tmp", path);
+}
+
+int sim_stats_open(const char *path, FILE **f)
+{
+	char tmp[SCENE_PATH_MAX + 8];
+	stats_tmp_path(tmp, sizeof tmp, path);
+	*f = fopen(tmp, "w");
+	if (!*f) {
+		log_error("%s: cannot open for writing: %s", tmp, strerror(errno));
+		return NB_ERUNTIME;
+	}
+	if (fprintf(*f, "frame,time,kinetic,potential,total,px,py,pz,lx,ly,lz\n") < 0) {
+		log_error("%s: write failed: %s", tmp, strerror(errno));
+		fclose(*f);
+		*f = NULL;
+		remove(tmp);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct sim_diag *d,
+		  const struct sim_units *u)
+{
+	/* scene value = internal value / factor (sim_units_of) */
+	const double e = u->mass * u->velocity * u->velocity;
+	const double p = u->mass * u->velocity;
+	const double l = u->mass * u->length * u->velocity;
+	int r = fprintf(f, "%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", frame,
+			st->time / u->time, d->kinetic / e, d->potential / e, d->total / e,
+			d->p[0] / p, d->p[1] / p, d->p[2] / p, d->l[0] / l, d->l[1] / l, d->l[2] / l);
+	if (r < 0) {
+		log_error("stats file: write failed: %s", strerror(errno));
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int sim_stats_close(FILE *f, const char *path, int ok)
+{
+	char tmp[SCENE_PATH_MAX + 8];
+	stats_tmp_path(tmp, sizeof tmp, path);
+	int err = 0;
+	if (f && fclose(f) != 0) {
+		log_error("%s: write failed: %s", tmp, strerror(errno));
+		err = NB_ERUNTIME;
+	}
+	if (ok && !err) {
+		if (rename(tmp, path) != 0) {
+			log_error("%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+			remove(tmp);
+			return NB_ERUNTIME;
+		}
+		return 0;
+	}
+	remove(tmp);
+	return err;
+}
