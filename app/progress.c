@@ -1,0 +1,62 @@
+/* progress.c - frame i/N, sim steps/s, frames/s and ETA on stderr. */
+#include "progress.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sim/log.h"
+
+double app_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void app_progress_start(struct app_progress *p, int total_frames, int steps_per_frame)
+{
+	p->total_frames = total_frames;
+	p->steps_per_frame = steps_per_frame;
+	p->tty = isatty(2);
+	p->quiet = log_get_level() == LOG_QUIET;
+	p->t0 = app_now();
+	p->last_print = -1e9;
+}
+
+static void fmt_eta(double s, char *buf, size_t n)
+{
+	if (s < 0 || s > 1e7)
+		snprintf(buf, n, "--");
+	else if (s >= 3600)
+		snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+	else if (s >= 60)
+		snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+	else
+		snprintf(buf, n, "%.0fs", s);
+}
+
+void app_progress_update(struct app_progress *p, int done)
+{
+	if (p->quiet)
+		return;
+	double now = app_now(), el = now - p->t0;
+	int last = done >= p->total_frames;
+	if (!last && now - p->last_print < (p->tty ? 0.2 : 5.0))
+		return;
+	p->last_print = now;
+	double fps = el > 0 ? done / el : 0;
+	/* Frame 0 is the initial state: steps are taken from frame 1 on. */
+	double steps = (double)(done > 0 ? done - 1 : 0) * p->steps_per_frame;
+	char eta[32];
+	fmt_eta(fps > 0 ? (p->total_frames - done) / fps : -1, eta, sizeof eta);
+	fprintf(stderr, "%sframe %d/%d  %.1f steps/s  %.2f frames/s  ETA %s%s", p->tty ? "\r" : "",
+		done, p->total_frames, el > 0 ? steps / el : 0.0, fps, eta, p->tty ? "\033[K" : "\n");
+	fflush(stderr);
+}
+
+void app_progress_end(struct app_progress *p)
+{
+	if (!p->quiet && p->tty)
+		fputc('\n', stderr);
+}

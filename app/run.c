@@ -1,0 +1,199 @@
+/* run.c - one render run: scene -> bodies -> steps -> frames -> files.
+ *
+ * Frame 0 shows the initial state; each later frame follows
+ * simulation.steps_per_frame leapfrog steps. The main thread simulates and
+ * renders; the writer thread (output/) encodes while the next frame is
+ * computed. Every output appears under its final name only when complete;
+ * the resolved scene is written last, so it marks a finished run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../output/output.h"
+#include "../render/render.h"
+#include "app.h"
+#include "progress.h"
+
+void app_resolved_scene_path(const struct scene *sc, char *buf)
+{
+	const char *from[] = {sc->output.video, sc->output.stats, sc->output.final_state,
+			      sc->output.initial_state, sc->output.preview};
+	buf[0] = '\0';
+	if (sc->output.resolved_scene[0]) {
+		snprintf(buf, SCENE_PATH_MAX, "%s", sc->output.resolved_scene);
+		return;
+	}
+	for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+		if (!from[i][0])
+			continue;
+		const char *slash = strrchr(from[i], '/');
+		const char *dot = strrchr(from[i], '.');
+		size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - from[i]) : strlen(from[i]);
+		snprintf(buf, SCENE_PATH_MAX, "%.*s.scene.yaml", (int)stem, from[i]);
+		return;
+	}
+	if (sc->output.png_dir[0])
+		snprintf(buf, SCENE_PATH_MAX, "%s/scene.yaml", sc->output.png_dir);
+}
+
+/* Emit the resolved scene to PATH via a temp name. */
+static int write_resolved_scene(const struct scene *sc, const char *path)
+{
+	char tmp[SCENE_PATH_MAX + 16];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	int rc = out_mkdirs_for(path);
+	if (rc)
+		return rc;
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		log_error("%s: cannot write the resolved scene: %s", tmp, strerror(errno));
+		return NB_ERUNTIME;
+	}
+	rc = sim_scene_emit(sc, f);
+	if (fclose(f) != 0 && rc == 0) {
+		log_error("%s: write failed: %s", tmp, strerror(errno));
+		rc = NB_ERUNTIME;
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		log_error("%s: cannot rename into place: %s", path, strerror(errno));
+		rc = NB_ERUNTIME;
+	}
+	if (rc)
+		remove(tmp);
+	return rc;
+}
+
+static int wants_frames(const struct scene *sc)
+{
+	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0];
+}
+
+/* Render the current state as frame f and queue it for the writer. */
+static int render_frame(const struct scene *sc, int f, const struct sim_state *st,
+			const struct sim_units *u, struct render_image *img, uint16_t *rgb16,
+			struct out_writer *w)
+{
+	struct render_camera cam;
+	int rc = render_camera_at(sc, f, st, &cam);
+	if (rc)
+		return rc;
+	render_image_clear(img);
+	rc = render_splat(sc, &cam, st, u, img);
+	if (rc)
+		return rc;
+	render_tonemap(sc, img, rgb16);
+	struct out_frame fr = {.index = f, .w = img->w, .h = img->h, .rgb16 = rgb16};
+	return out_writer_push(w, &fr);
+}
+
+int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
+{
+	struct sim_units u;
+	struct sim_state st = {0};
+	struct sim_engine *eng = NULL;
+	struct out_writer *w = NULL;
+	struct render_image img = {0};
+	uint16_t *rgb16 = NULL;
+	FILE *stats = NULL;
+	struct sim_diag d;
+	struct app_progress prog;
+	int rc, f = 0;
+	double t, t_start = app_now();
+
+	memset(res, 0, sizeof *res);
+	res->frames_total = sc->output.frames;
+	sim_units_of(sc->units, &u);
+
+	t = app_now();
+	rc = sim_ic_build(sc, &st);
+	if (rc)
+		goto end;
+	res->bodies = (long)st.n;
+	if (sc->output.initial_state[0] &&
+	    (rc = sim_state_write_csv(sc->output.initial_state, &st, &u)))
+		goto end;
+	rc = sim_engine_create(sc, &st, backend_cli, &eng);
+	if (rc)
+		goto end;
+	res->sim_s += app_now() - t;
+	log_info("%zu bodies, %d frames, %s", st.n, sc->output.frames, sim_engine_describe(eng));
+
+	if (wants_frames(sc)) {
+		size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
+		if ((rc = render_image_alloc(&img, sc->render.width, sc->render.height)))
+			goto end;
+		rgb16 = malloc(px * sizeof *rgb16);
+		if (!rgb16) {
+			log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
+			rc = NB_ERUNTIME;
+			goto end;
+		}
+		if ((rc = out_writer_open(sc, 4, &w)))
+			goto end;
+	}
+	if (sc->output.stats[0] && (rc = sim_stats_open(sc->output.stats, &stats)))
+		goto end;
+
+	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
+	for (f = 0; f < sc->output.frames; f++) {
+		t = app_now();
+		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, stats != NULL)))
+			break;
+		if ((rc = sim_engine_sync(eng)))
+			break;
+		if (stats) {
+			sim_diag_compute(&st, &d);
+			if ((rc = sim_stats_row(stats, f, &st, &d, &u)))
+				break;
+		}
+		res->sim_s += app_now() - t;
+		if (w) {
+			t = app_now();
+			rc = render_frame(sc, f, &st, &u, &img, rgb16, w);
+			res->render_s += app_now() - t;
+			if (rc)
+				break;
+		}
+		res->frames_done = f + 1;
+		app_progress_update(&prog, f + 1);
+		if (app_interrupted() && f + 1 < sc->output.frames) {
+			rc = NB_EINTR;
+			break;
+		}
+	}
+	app_progress_end(&prog);
+	if (rc == 0 && sc->output.final_state[0])
+		rc = sim_state_write_csv(sc->output.final_state, &st, &u);
+
+end:
+	if (w) {
+		res->encode_s = out_writer_busy_seconds(w);
+		int wrc = out_writer_close(&w, rc == 0, rc == NB_EINTR);
+		if (rc == 0)
+			rc = wrc;
+	}
+	if (stats) {
+		/* An interrupted run keeps its statistics up to the last frame. */
+		int src = sim_stats_close(stats, sc->output.stats, rc == 0 || rc == NB_EINTR);
+		if (rc == 0)
+			rc = src;
+	}
+	if (rc == 0) {
+		app_resolved_scene_path(sc, res->resolved_scene);
+		if (res->resolved_scene[0])
+			rc = write_resolved_scene(sc, res->resolved_scene);
+	}
+	res->wall_s = app_now() - t_start;
+	if (rc == NB_EINTR)
+		log_info("interrupted after %d of %d frames; the video holds the frames made so far",
+			 res->frames_done, res->frames_total);
+	if (rc == 0 || rc == NB_EINTR)
+		log_info("done: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
+			 res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
+	render_image_free(&img);
+	free(rgb16);
+	sim_engine_free(&eng);
+	sim_state_free(&st);
+	return rc;
+}
