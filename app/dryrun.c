@@ -3,6 +3,8 @@
  * be saved and rerun. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../kernels/gpu.h"
 #include "app.h"
@@ -29,6 +31,26 @@ static double interactions_per_step(const struct scene *sc, double n)
 	double th = sc->simulation.theta > 0.05 ? sc->simulation.theta : 0.05;
 	double per = 60 * log2(n) / (th * th);
 	return n * (per < n ? per : n);
+}
+
+/* The galaxy report is a plain table; print it as YAML comments so the
+ * dry-run output stays loadable. */
+static void comment_galaxy_report(const struct scene *sc, FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	sim_galaxy_report(sc, m);
+	fclose(m);
+	fprintf(f, "\n# --- disk galaxies ---\n");
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		fprintf(f, "# %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
 }
 
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
@@ -72,8 +94,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	}
 	for (int k = 0; k < sc->nbodies; k++) {
 		if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY) {
-			fprintf(f, "\n# --- disk galaxies ---\n");
-			sim_galaxy_report(sc, f);
+			comment_galaxy_report(sc, f);
 			break;
 		}
 	}
