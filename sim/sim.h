@@ -119,7 +119,8 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 struct sim_engine;
 
 /* Choose the backend (scene->simulation.backend, overridden by backend_cli
- * unless it is -1), build the solver, compute the first accelerations.
+ * unless it is -1), build the solver, compute the first accelerations and
+ * potentials (so frame 0's statistics are complete).
  * auto without a usable GPU says once that it uses the CPU. cuda without a
  * usable GPU is NB_EINPUT with the reason. st stays owned by the caller and
  * must outlive the engine. */
