@@ -1,0 +1,223 @@
+/* galaxy.c - sampling one disk galaxy (exponential disk, Hernquist bulge,
+ * Hernquist halo) in equilibrium, after Hernquist (1993) and Springel,
+ * Di Matteo & Hernquist (2005).
+ *
+ *  - Disk: Sigma(R) = M/(2 pi h^2) exp(-R/h), rho ~ sech^2(z/z0). R from
+ *    the gamma(2) distribution R = -h ln(u1 u2), redrawn beyond 10 h;
+ *    z = z0 artanh(2u - 1). Velocities: Gaussian about the mean rotation with
+ *    the dispersions of galaxy_potential.c (Toomre Q, isothermal sheet,
+ *    epicyclic ratio, asymmetric drift).
+ *  - Bulge and halo: Hernquist spheres truncated at rmax * a (renormalised),
+ *    r from the inverse cumulative mass; isotropic Gaussian velocities with
+ *    the Jeans dispersion in the COMBINED (spherically averaged) potential of
+ *    all three parts, redrawn above 0.95 of the local escape speed. Using the
+ *    combined potential, not each sphere's own, is what keeps the halo in
+ *    equilibrium around the disk.
+ *
+ * Every draw of body i of part j is a pure function of (seed, stream, i, d)
+ * (sim_rng_uniform), so the result does not depend on thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "galaxy_potential.h"
+#include "sim.h"
+
+/* Draws per body: body i of a part uses counters [i * DRAWS, (i+1) * DRAWS). */
+#define DRAWS 256
+/* Velocity redraws above the escape-speed cut before giving up (then the
+ * speed is scaled down to the cut). */
+#define MAX_VEL_TRIES 50
+
+struct draw {
+	uint64_t seed, stream, base;
+	int d;
+};
+
+static double uni(struct draw *r)
+{
+	double x = sim_rng_uniform(r->seed, r->stream, r->base + (uint64_t)r->d);
+	if (r->d < DRAWS - 1)
+		r->d++;
+	return x;
+}
+
+/* Standard normal by Box-Muller (one of the pair; simple and reproducible). */
+static double gauss(struct draw *r)
+{
+	double u1 = uni(r), u2 = uni(r);
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+static uint64_t part_stream(uint64_t stream_base, int part)
+{
+	/* Parts sit far above any plausible per-entry base (entry index, or
+	 * index << 32), so they never share a stream with another entry. */
+	return stream_base + ((uint64_t)(part + 1) << 40);
+}
+
+static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, size_t first,
+			long count, uint64_t seed, uint64_t stream)
+{
+	double rmax = SIM_GALAXY_DISK_RMAX * m->h;
+#pragma omp parallel for schedule(static)
+	for (long i = 0; i < count; i++) {
+		struct draw r = {seed, stream, (uint64_t)i * DRAWS, 0};
+		double R;
+		do {
+			R = -m->h * log(uni(&r) * uni(&r));
+		} while (R > rmax && r.d < DRAWS / 2);
+		if (R > rmax)
+			R = rmax * uni(&r);
+		double ph = 2 * M_PI * uni(&r);
+		double uz = uni(&r);
+		double z = 0.5 * m->z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
+		struct sim_galaxy_disk_kin k;
+		sim_galaxy_disk_kinematics(m, R, &k);
+		double vr = sqrt(k.sigr2) * gauss(&r);
+		double vz = sqrt(k.sigz2) * gauss(&r);
+		double vp = k.vphi + sqrt(k.sigp2) * gauss(&r);
+		double c = cos(ph), s = sin(ph);
+		size_t j = first + (size_t)i;
+		st->pos[3 * j + 0] = R * c;
+		st->pos[3 * j + 1] = R * s;
+		st->pos[3 * j + 2] = z;
+		st->vel[3 * j + 0] = vr * c - vp * s;
+		st->vel[3 * j + 1] = vr * s + vp * c;
+		st->vel[3 * j + 2] = vz;
+	}
+}
+
+static void sample_sphere(const struct sim_galaxy_model *m, const struct sim_galaxy_jeans *t,
+			  double a, double rt, struct sim_state *st, size_t first, long count,
+			  uint64_t seed, uint64_t stream)
+{
+	double ft = rt * rt / ((rt + a) * (rt + a));
+#pragma omp parallel for schedule(static)
+	for (long i = 0; i < count; i++) {
+		struct draw r = {seed, stream, (uint64_t)i * DRAWS, 0};
+		double sq = sqrt(uni(&r) * ft);
+		double rad = a * sq / (1 - sq);
+		double ct = 2 * uni(&r) - 1, sth = sqrt(1 - ct * ct);
+		double ph = 2 * M_PI * uni(&r);
+		double sig = sqrt(sim_galaxy_jeans_sig2(t, rad));
+		double vmax = 0.95 * sqrt(-2 * sim_galaxy_jeans_phi(t, m, rad));
+		double v[3], v2;
+		int tries = 0;
+		do {
+			v[0] = sig * gauss(&r);
+			v[1] = sig * gauss(&r);
+			v[2] = sig * gauss(&r);
+			v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+		} while (v2 > vmax * vmax && ++tries < MAX_VEL_TRIES);
+		if (v2 > vmax * vmax) {
+			double f = vmax / sqrt(v2);
+			v[0] *= f, v[1] *= f, v[2] *= f;
+		}
+		size_t j = first + (size_t)i;
+		st->pos[3 * j + 0] = rad * sth * cos(ph);
+		st->pos[3 * j + 1] = rad * sth * sin(ph);
+		st->pos[3 * j + 2] = rad * ct;
+		memcpy(&st->vel[3 * j], v, sizeof v);
+	}
+}
+
+/* Subtract the part's mean position and velocity (equal masses), so each
+ * part, and therefore the galaxy, is centred with zero momentum. */
+static void centre_part(struct sim_state *st, size_t first, long count)
+{
+	if (count <= 0)
+		return;
+	double c[6] = {0};
+	for (long i = 0; i < count; i++)
+		for (int d = 0; d < 3; d++) {
+			c[d] += st->pos[3 * (first + i) + d];
+			c[3 + d] += st->vel[3 * (first + i) + d];
+		}
+	for (long i = 0; i < count; i++)
+		for (int d = 0; d < 3; d++) {
+			st->pos[3 * (first + i) + d] -= c[d] / count;
+			st->vel[3 * (first + i) + d] -= c[3 + d] / count;
+		}
+}
+
+static int check_part(int k, const char *part, const struct scene_part *p, int disk)
+{
+	if (p->count <= 0)
+		return 0;
+	if (!(p->mass > 0) || !(p->scale > 0) || (disk && (!(p->scale_height > 0) ||
+							   !(p->toomre_q > 0)))) {
+		log_error("bodies.%d.%s: needs mass > 0, scale > 0%s (got mass %g, scale %g%s)", k,
+			  part, disk ? ", scale_height > 0, toomre_q > 0" : "", p->mass, p->scale,
+			  disk ? ", ..." : "");
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
+		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base)
+{
+	const struct scene_body *b = &sc->bodies[k];
+	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
+	static const char *pname[3] = {"disk", "bulge", "halo"};
+	struct sim_galaxy_jeans jt[3];
+	memset(jt, 0, sizeof jt);
+	int rc = 0;
+
+	if (b->model != SCENE_MODEL_DISK_GALAXY) {
+		log_error("bodies.%d (%s): not a disk-galaxy entry", k, b->name);
+		return NB_EINPUT;
+	}
+	for (int j = 0; j < 3; j++)
+		if ((rc = check_part(k, pname[j], parts[j], j == 0)))
+			return rc;
+	size_t n = 0;
+	for (int j = 0; j < 3; j++)
+		n += parts[j]->count > 0 ? (size_t)parts[j]->count : 0;
+	if (first + n > st->n) {
+		log_error("bodies.%d (%s): %zu bodies do not fit the state (%zu from %zu)", k,
+			  b->name, n, st->n, first);
+		return NB_ERUNTIME;
+	}
+
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(b, u, &m);
+	for (int j = 1; j < 3; j++)
+		if (parts[j]->count > 0 && (rc = sim_galaxy_jeans_build(&m, j, &jt[j])))
+			goto cleanup;
+
+	size_t at = first;
+	for (int j = 0; j < 3; j++) {
+		long cnt = parts[j]->count > 0 ? parts[j]->count : 0;
+		if (st->comps && comp0 + j < st->ncomp) {
+			struct sim_component *c = &st->comps[comp0 + j];
+			snprintf(c->name, sizeof c->name, "%s.%s", b->name, pname[j]);
+			memcpy(c->color, parts[j]->color, sizeof c->color);
+			c->first = at;
+			c->count = (size_t)cnt;
+		}
+		if (cnt == 0)
+			continue;
+		uint64_t stream = part_stream(stream_base, j);
+		if (j == 0)
+			sample_disk(&m, st, at, cnt, sc->seed, stream);
+		else if (j == 1)
+			sample_sphere(&m, &jt[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
+		else
+			sample_sphere(&m, &jt[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
+		centre_part(st, at, cnt);
+		double mi = parts[j]->mass * u->mass / (double)cnt;
+		for (long i = 0; i < cnt; i++) {
+			st->mass[at + i] = mi;
+			st->comp[at + i] = (uint16_t)(comp0 + j);
+			st->id[at + i] = (uint32_t)(at + i);
+		}
+		at += (size_t)cnt;
+	}
+
+cleanup:
+	for (int j = 0; j < 3; j++)
+		sim_galaxy_jeans_free(&jt[j]);
+	return rc;
+}

@@ -1,0 +1,318 @@
+/* galaxy_potential.c - mass model of a disk galaxy (exponential disk +
+ * Hernquist bulge + Hernquist halo) in internal units, G = 1.
+ *
+ * References: Freeman (1970) for the thin exponential disk's circular speed;
+ * Hernquist (1990) for the spheres; Hernquist (1993, ApJS 86, 389) and
+ * Springel, Di Matteo & Hernquist (2005) for the disk kinematics; the
+ * Bessel functions are the polynomial approximations of Abramowitz & Stegun
+ * 9.8.1-9.8.8. */
+#include "galaxy_potential.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "log.h"
+
+#define JEANS_N 2048
+
+/* ---- Bessel functions (A&S 9.8.1-9.8.8), scaled ---- */
+
+double sim_galaxy_i0e(double x)
+{
+	if (x < 3.75) {
+		double t = x / 3.75, t2 = t * t;
+		double p = 1.0 + t2 * (3.5156229 + t2 * (3.0899424 + t2 * (1.2067492 +
+			   t2 * (0.2659732 + t2 * (0.0360768 + t2 * 0.0045813)))));
+		return p * exp(-x);
+	}
+	double s = 3.75 / x;
+	double p = 0.39894228 + s * (0.01328592 + s * (0.00225319 + s * (-0.00157565 +
+		   s * (0.00916281 + s * (-0.02057706 + s * (0.02635537 +
+		   s * (-0.01647633 + s * 0.00392377)))))));
+	return p / sqrt(x);
+}
+
+double sim_galaxy_i1e(double x)
+{
+	if (x < 3.75) {
+		double t = x / 3.75, t2 = t * t;
+		double p = 0.5 + t2 * (0.87890594 + t2 * (0.51498869 + t2 * (0.15084934 +
+			   t2 * (0.02658733 + t2 * (0.00301532 + t2 * 0.00032411)))));
+		return x * p * exp(-x);
+	}
+	double s = 3.75 / x;
+	double p = 0.39894228 + s * (-0.03988024 + s * (-0.00362018 + s * (0.00163801 +
+		   s * (-0.01031555 + s * (0.02282967 + s * (-0.02895312 +
+		   s * (0.01787654 + s * -0.00420059)))))));
+	return p / sqrt(x);
+}
+
+double sim_galaxy_k0e(double x)
+{
+	if (x <= 2.0) {
+		double t = x * x / 4.0;
+		double i0 = sim_galaxy_i0e(x) * exp(x);
+		double p = -0.57721566 + t * (0.42278420 + t * (0.23069756 + t * (0.03488590 +
+			   t * (0.00262698 + t * (0.00010750 + t * 0.00000740)))));
+		return (-log(x / 2.0) * i0 + p) * exp(x);
+	}
+	double s = 2.0 / x;
+	double p = 1.25331414 + s * (-0.07832358 + s * (0.02189568 + s * (-0.01062446 +
+		   s * (0.00587872 + s * (-0.00251540 + s * 0.00053208)))));
+	return p / sqrt(x);
+}
+
+double sim_galaxy_k1e(double x)
+{
+	if (x <= 2.0) {
+		double t = x * x / 4.0;
+		double i1 = sim_galaxy_i1e(x) * exp(x);
+		double p = 1.0 + t * (0.15443144 + t * (-0.67278579 + t * (-0.18156897 +
+			   t * (-0.01919402 + t * (-0.00110404 + t * -0.00004686)))));
+		return (x * log(x / 2.0) * i1 + p) / x * exp(x);
+	}
+	double s = 2.0 / x;
+	double p = 1.25331414 + s * (0.23498619 + s * (-0.03655620 + s * (0.01504268 +
+		   s * (-0.00780353 + s * (0.00325614 + s * -0.00068245)))));
+	return p / sqrt(x);
+}
+
+/* ---- spheres ---- */
+
+double sim_galaxy_hernquist_mass(double M, double a, double rt, double r)
+{
+	if (M <= 0 || r <= 0)
+		return 0;
+	if (r >= rt)
+		return M;
+	double ft = rt * rt / ((rt + a) * (rt + a));
+	return M / ft * r * r / ((r + a) * (r + a));
+}
+
+double sim_galaxy_hernquist_density(double M, double a, double rt, double r)
+{
+	if (M <= 0 || r <= 0 || r >= rt)
+		return 0;
+	double ft = rt * rt / ((rt + a) * (rt + a));
+	double rp = r + a;
+	return M / ft * a / (2 * M_PI * r * rp * rp * rp);
+}
+
+/* ---- disk ---- */
+
+/* Mass fraction of an untruncated exponential disk inside SIM_GALAXY_DISK_RMAX h. */
+static double disk_trunc_fraction(void)
+{
+	double x = SIM_GALAXY_DISK_RMAX;
+	return 1.0 - (1.0 + x) * exp(-x);
+}
+
+double sim_galaxy_disk_sigma(const struct sim_galaxy_model *m, double R)
+{
+	if (m->md <= 0)
+		return 0;
+	return m->md / (2 * M_PI * m->h * m->h * disk_trunc_fraction()) * exp(-R / m->h);
+}
+
+double sim_galaxy_disk_mass(const struct sim_galaxy_model *m, double R)
+{
+	if (m->md <= 0 || R <= 0)
+		return 0;
+	double x = R / m->h;
+	if (x >= SIM_GALAXY_DISK_RMAX)
+		return m->md;
+	return m->md * (1.0 - (1.0 + x) * exp(-x)) / disk_trunc_fraction();
+}
+
+/* Freeman (1970): v_c^2 = 4 pi G Sigma0 h y^2 [I0 K0 - I1 K1](y), y = R/2h,
+ * for the razor-thin disk. The 10 h truncation removes 5e-4 of the mass
+ * and is ignored here except in Sigma0's normalisation. */
+double sim_galaxy_disk_vc2(const struct sim_galaxy_model *m, double R)
+{
+	if (m->md <= 0 || R <= 0)
+		return 0;
+	double y = R / (2 * m->h);
+	double s0 = sim_galaxy_disk_sigma(m, 0);
+	double bk = sim_galaxy_i0e(y) * sim_galaxy_k0e(y) - sim_galaxy_i1e(y) * sim_galaxy_k1e(y);
+	return 4 * M_PI * s0 * m->h * y * y * bk;
+}
+
+double sim_galaxy_vc2(const struct sim_galaxy_model *m, double R)
+{
+	if (R <= 0)
+		return 0;
+	return sim_galaxy_disk_vc2(m, R) + (sim_galaxy_hernquist_mass(m->mb, m->ab, m->rtb, R) +
+		sim_galaxy_hernquist_mass(m->mh, m->ah, m->rth, R)) / R;
+}
+
+/* kappa^2 = R dOmega^2/dR + 4 Omega^2 = (1/R) dv_c^2/dR + 2 v_c^2/R^2, the
+ * derivative by central differences (step 1e-3 R: the Bessel
+ * approximations' 2e-7 error then costs ~1e-4 in kappa^2). */
+double sim_galaxy_kappa2(const struct sim_galaxy_model *m, double R)
+{
+	double scale = m->h > 0 ? m->h : (m->ab > 0 ? m->ab : m->ah);
+	if (R < 1e-6 * scale)
+		R = 1e-6 * scale;
+	double d = 1e-3 * R;
+	double dv2 = (sim_galaxy_vc2(m, R + d) - sim_galaxy_vc2(m, R - d)) / (2 * d);
+	return dv2 / R + 2 * sim_galaxy_vc2(m, R) / (R * R);
+}
+
+/* Disk kinematics (Hernquist 1993, sec. 2.2.3):
+ *  - sigma_z^2 = pi G Sigma z0: the isothermal sheet, sech^2(z/z0).
+ *  - sigma_R^2 proportional to Sigma (so exp(-R/h)), normalised so that
+ *    Toomre's Q = sigma_R kappa / (3.36 G Sigma) equals toomre_q at
+ *    R = 2.5 h. This is Hernquist's choice (he fixes Q at the solar radius,
+ *    2.4 h). It keeps sigma_R/sigma_z constant, and it is the profile the
+ *    asymmetric-drift formula below assumes (d ln(Sigma sigma_R^2)/d ln R =
+ *    -2R/h). Q then has its minimum near 2-2.5 h and rises inward (kappa
+ *    grows) and outward (Sigma falls), so the disk is stable everywhere when
+ *    it is at 2.5 h; imposing Q at every R instead would make the outer
+ *    disk as marginal as the middle.
+ *  - sigma_phi^2 = sigma_R^2 kappa^2 / (4 Omega^2) (epicyclic approximation).
+ *  - mean v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/(4 Omega^2) - 2R/h),
+ *    clamped at 0 (asymmetric drift). */
+void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R,
+				struct sim_galaxy_disk_kin *k)
+{
+	double scale = m->h > 0 ? m->h : 1;
+	if (R < 1e-6 * scale)
+		R = 1e-6 * scale;
+	double sig = sim_galaxy_disk_sigma(m, R);
+	k->vc2 = sim_galaxy_vc2(m, R);
+	k->kappa2 = sim_galaxy_kappa2(m, R);
+	double om2 = k->vc2 / (R * R);
+	double ratio = om2 > 0 ? k->kappa2 / (4 * om2) : 1;
+	k->sigz2 = M_PI * sig * m->z0;
+	k->sigr2 = m->sigr0 * m->sigr0 * exp(-R / scale);
+	k->sigp2 = k->sigr2 * ratio;
+	double vp2 = k->vc2 + k->sigr2 * (1 - ratio - 2 * R / scale);
+	k->vphi = vp2 > 0 ? sqrt(vp2) : 0;
+	k->q = sig > 0 && k->kappa2 > 0 ? sqrt(k->sigr2 * k->kappa2) / (3.36 * sig) : 0;
+}
+
+void sim_galaxy_model_init(const struct scene_body *b, const struct sim_units *u,
+			   struct sim_galaxy_model *m)
+{
+	double rmax = b->rmax > 0 ? b->rmax : SIM_GALAXY_SPHERE_RMAX;
+	m->md = b->disk.count > 0 ? b->disk.mass * u->mass : 0;
+	m->h = b->disk.scale * u->length;
+	m->z0 = b->disk.scale_height * u->length;
+	m->q = b->disk.toomre_q;
+	m->mb = b->bulge.count > 0 ? b->bulge.mass * u->mass : 0;
+	m->ab = b->bulge.scale * u->length;
+	m->rtb = rmax * m->ab;
+	m->mh = b->halo.count > 0 ? b->halo.mass * u->mass : 0;
+	m->ah = b->halo.scale * u->length;
+	m->rth = rmax * m->ah;
+	m->sigr0 = 0;
+	if (m->md > 0 && m->h > 0) {
+		double rq = SIM_GALAXY_Q_RADIUS * m->h;
+		double kap = sqrt(sim_galaxy_kappa2(m, rq));
+		double sr = m->q * 3.36 * sim_galaxy_disk_sigma(m, rq) / kap;
+		m->sigr0 = sr * exp(rq / (2 * m->h));
+	}
+}
+
+double sim_galaxy_mass_sph(const struct sim_galaxy_model *m, double r)
+{
+	return sim_galaxy_disk_mass(m, r) + sim_galaxy_hernquist_mass(m->mb, m->ab, m->rtb, r) +
+	       sim_galaxy_hernquist_mass(m->mh, m->ah, m->rth, r);
+}
+
+/* ---- Jeans table ---- */
+
+static double grid_rhi(const struct sim_galaxy_model *m)
+{
+	double r = m->md > 0 ? SIM_GALAXY_DISK_RMAX * m->h : 0;
+	if (m->mb > 0 && m->rtb > r)
+		r = m->rtb;
+	if (m->mh > 0 && m->rth > r)
+		r = m->rth;
+	return r * 1.001;
+}
+
+static double grid_rlo(const struct sim_galaxy_model *m)
+{
+	double s = HUGE_VAL;
+	if (m->md > 0 && m->h < s)
+		s = m->h;
+	if (m->mb > 0 && m->ab < s)
+		s = m->ab;
+	if (m->mh > 0 && m->ah < s)
+		s = m->ah;
+	return 1e-4 * s;
+}
+
+/* Isotropic Jeans equation d(rho sigma^2)/dr = -rho dPhi/dr with
+ * rho sigma^2 -> 0 at the truncation, integrated by the trapezoid rule in
+ * ln r from the outside in; Phi likewise from Phi(r_hi) = -M_tot / r_hi. */
+int sim_galaxy_jeans_build(const struct sim_galaxy_model *m, int which,
+			   struct sim_galaxy_jeans *t)
+{
+	double M = which == 1 ? m->mb : m->mh;
+	double a = which == 1 ? m->ab : m->ah;
+	double rt = which == 1 ? m->rtb : m->rth;
+	t->n = JEANS_N;
+	t->sig2 = calloc(JEANS_N, sizeof(double));
+	t->phi = calloc(JEANS_N, sizeof(double));
+	if (!t->sig2 || !t->phi) {
+		log_error("disk galaxy: out of memory for the Jeans table");
+		sim_galaxy_jeans_free(t);
+		return NB_ERUNTIME;
+	}
+	double rlo = grid_rlo(m), rhi = grid_rhi(m);
+	t->lnr0 = log(rlo);
+	t->dlnr = (log(rhi) - t->lnr0) / (JEANS_N - 1);
+	double f_prev = 0, g_prev = 0, flux = 0;
+	for (int i = JEANS_N - 1; i >= 0; i--) {
+		double r = exp(t->lnr0 + i * t->dlnr);
+		double gr = sim_galaxy_mass_sph(m, r) / r; /* g r, g = M(r)/r^2 */
+		double rho = sim_galaxy_hernquist_density(M, a, rt, r);
+		double f = rho * gr; /* rho g r: the integrand in ln r */
+		if (i == JEANS_N - 1) {
+			t->phi[i] = -sim_galaxy_mass_sph(m, r) / r;
+		} else {
+			flux += 0.5 * t->dlnr * (f + f_prev);
+			t->phi[i] = t->phi[i + 1] - 0.5 * t->dlnr * (gr + g_prev);
+		}
+		t->sig2[i] = rho > 0 ? flux / rho : 0;
+		f_prev = f;
+		g_prev = gr;
+	}
+	return 0;
+}
+
+void sim_galaxy_jeans_free(struct sim_galaxy_jeans *t)
+{
+	free(t->sig2);
+	free(t->phi);
+	t->sig2 = t->phi = NULL;
+	t->n = 0;
+}
+
+static double interp(const struct sim_galaxy_jeans *t, const double *y, double r)
+{
+	double x = (log(r) - t->lnr0) / t->dlnr;
+	if (!(x > 0))
+		return y[0];
+	if (x >= t->n - 1)
+		return y[t->n - 1];
+	int i = (int)x;
+	double w = x - i;
+	return (1 - w) * y[i] + w * y[i + 1];
+}
+
+double sim_galaxy_jeans_sig2(const struct sim_galaxy_jeans *t, double r)
+{
+	return interp(t, t->sig2, r);
+}
+
+double sim_galaxy_jeans_phi(const struct sim_galaxy_jeans *t, const struct sim_galaxy_model *m,
+			    double r)
+{
+	double rhi = exp(t->lnr0 + (t->n - 1) * t->dlnr);
+	if (r >= rhi)
+		return -sim_galaxy_mass_sph(m, r) / r;
+	return interp(t, t->phi, r);
+}

@@ -1,0 +1,90 @@
+/* galaxy_potential.h - the mass model of one disk galaxy (exponential disk,
+ * Hernquist bulge and halo) in internal units (G = 1): enclosed masses,
+ * circular speed, epicyclic frequency, disk dispersions, and the Jeans
+ * table the bulge and halo velocities are drawn from.
+ *
+ * Used by galaxy.c (sampling), galaxy_report.c (dry-run table) and the
+ * tests. Private to sim/: not part of the public sim.h contract. */
+#ifndef NB_GALAXY_POTENTIAL_H
+#define NB_GALAXY_POTENTIAL_H
+
+#include "scene.h"
+
+/* Disk sampling stops at this many scale lengths (redraw beyond). */
+#define SIM_GALAXY_DISK_RMAX 10.0
+/* Toomre Q is imposed at this many scale lengths (scene.h: toomre_q). */
+#define SIM_GALAXY_Q_RADIUS 2.5
+/* Bulge/halo truncation in units of their own scale when the entry's rmax
+ * is not set (> 0). */
+#define SIM_GALAXY_SPHERE_RMAX 50.0
+
+/* One galaxy, internal units. A part with count 0 has mass 0 here. */
+struct sim_galaxy_model {
+	double md, h, z0, q; /* disk mass, scale length, sech^2 height, Toomre Q at 2.5 h */
+	double mb, ab, rtb;  /* bulge mass, Hernquist a, truncation radius */
+	double mh, ah, rth;  /* halo mass, Hernquist a, truncation radius */
+	double sigr0;        /* disk sigma_R at R = 0 (sigma_R^2 = sigr0^2 exp(-R/h)) */
+};
+
+/* Fill *m from entry b (model disk-galaxy) converted with u. Computes sigr0
+ * from the Q normalisation. */
+void sim_galaxy_model_init(const struct scene_body *b, const struct sim_units *u,
+			   struct sim_galaxy_model *m);
+
+/* Modified Bessel functions of integer order 0 and 1, x > 0
+ * (Abramowitz & Stegun 9.8.1-9.8.8, relative error < ~2e-7). The _e forms
+ * are scaled: i0e = e^{-x} I0(x), k0e = e^{x} K0(x), so products I*K never
+ * overflow. */
+double sim_galaxy_i0e(double x);
+double sim_galaxy_i1e(double x);
+double sim_galaxy_k0e(double x);
+double sim_galaxy_k1e(double x);
+
+/* Truncated Hernquist sphere of total (sampled) mass M, scale a, truncated
+ * at rt and renormalised so that M(rt) = M: enclosed mass and density. */
+double sim_galaxy_hernquist_mass(double M, double a, double rt, double r);
+double sim_galaxy_hernquist_density(double M, double a, double rt, double r);
+
+/* Exponential disk: surface density (untruncated formula) and the mass
+ * inside cylinder R, renormalised to the 10 h truncation. */
+double sim_galaxy_disk_sigma(const struct sim_galaxy_model *m, double R);
+double sim_galaxy_disk_mass(const struct sim_galaxy_model *m, double R);
+
+/* Circular speed squared in the midplane, R dPhi/dR: razor-thin exponential
+ * disk (Freeman 1970) + bulge + halo. */
+double sim_galaxy_disk_vc2(const struct sim_galaxy_model *m, double R);
+double sim_galaxy_vc2(const struct sim_galaxy_model *m, double R);
+/* kappa^2 = R dOmega^2/dR + 4 Omega^2 (finite differences of v_c^2). */
+double sim_galaxy_kappa2(const struct sim_galaxy_model *m, double R);
+
+/* Disk kinematics at R (see galaxy_potential.c for the choices):
+ * sigma_R^2, sigma_z^2, sigma_phi^2, mean v_phi (>= 0), and Toomre Q. */
+struct sim_galaxy_disk_kin {
+	double vc2, kappa2, sigr2, sigz2, sigp2, vphi, q;
+};
+void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R,
+				struct sim_galaxy_disk_kin *k);
+
+/* Spherically averaged model: enclosed mass of all parts at radius r (the
+ * disk counted as M_d(<R = r)), used for the bulge/halo Jeans equation and
+ * the escape speed. */
+double sim_galaxy_mass_sph(const struct sim_galaxy_model *m, double r);
+
+/* Jeans table of one spherical part (bulge or halo) in the combined,
+ * spherically averaged potential: sigma_r^2(r) = (1/rho) int_r^rt rho G M(r')/r'^2 dr',
+ * and Phi(r), on a log grid. */
+struct sim_galaxy_jeans {
+	int n;
+	double lnr0, dlnr;   /* grid: ln r_i = lnr0 + i dlnr */
+	double *sig2, *phi;  /* n each */
+};
+/* which: 1 bulge, 2 halo. Returns 0 or NB_ERUNTIME (allocation, logged). */
+int sim_galaxy_jeans_build(const struct sim_galaxy_model *m, int which,
+			   struct sim_galaxy_jeans *t);
+void sim_galaxy_jeans_free(struct sim_galaxy_jeans *t);
+/* Interpolated sigma_r^2(r) and Phi(r) (Phi = -M_tot/r beyond the grid). */
+double sim_galaxy_jeans_sig2(const struct sim_galaxy_jeans *t, double r);
+double sim_galaxy_jeans_phi(const struct sim_galaxy_jeans *t, const struct sim_galaxy_model *m,
+			    double r);
+
+#endif
