@@ -1,0 +1,98 @@
+/* fsutil.c - directories and temporary names for the output files: every
+ * output is written as ".NAME.partial" beside its final name and renamed
+ * into place only when complete (see output.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "../sim/log.h"
+#include "out_internal.h"
+#include "output.h"
+
+/* mkdir that accepts an existing directory. */
+static int mkdir_one(const char *dir, const char *whole)
+{
+	if (mkdir(dir, 0777) == 0)
+		return 0;
+	int e = errno;
+	struct stat sb;
+	if (e == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return 0;
+	if (e == EEXIST)
+		log_error("%s: cannot create directory: %s exists and is not a directory", whole, dir);
+	else
+		log_error("%s: cannot create directory %s: %s", whole, dir, strerror(e));
+	return NB_ERUNTIME;
+}
+
+int out_mkdirs(const char *dir)
+{
+	char buf[4096];
+	size_t n = strlen(dir);
+	if (n == 0)
+		return 0;
+	if (n >= sizeof buf) {
+		log_error("%s: directory path too long", dir);
+		return NB_ERUNTIME;
+	}
+	memcpy(buf, dir, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	/* Create each prefix ending before a '/', then the whole path. */
+	for (size_t i = 1; i < n; i++) {
+		if (buf[i] != '/' || buf[i - 1] == '/')
+			continue;
+		buf[i] = '\0';
+		int err = mkdir_one(buf, dir);
+		buf[i] = '/';
+		if (err)
+			return err;
+	}
+	return mkdir_one(buf, dir);
+}
+
+int out_mkdirs_for(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof buf) {
+		log_error("%s: path too long", path);
+		return NB_ERUNTIME;
+	}
+	memcpy(buf, path, n + 1);
+	char *slash = strrchr(buf, '/');
+	if (!slash || slash == buf)
+		return 0; /* current directory or "/" */
+	*slash = '\0';
+	return out_mkdirs(buf);
+}
+
+int out_temp_name(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+	const char *base = path + dirlen;
+	int n = snprintf(out, cap, "%.*s.%s.partial", (int)dirlen, path, base);
+	if (n < 0 || (size_t)n >= cap || *base == '\0') {
+		log_error("%s: bad output path (empty name or too long)", path);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int out_finish_temp(const char *tmp, const char *path, int ok)
+{
+	if (!ok) {
+		unlink(tmp);
+		return 0;
+	}
+	if (rename(tmp, path) != 0) {
+		log_error("%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+		unlink(tmp);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}

@@ -1,0 +1,288 @@
+/* mp4.c - MP4 (H.264 via libx264, H.265 via libx265) through libavformat /
+ * libavcodec / libswscale, in the call order of FFmpeg's doc/examples/mux.c:
+ *
+ *   open:  avformat_alloc_output_context2("mp4") -> new stream -> codec
+ *          context (time base 1/fps, yuv420p, BT.709 tags, limited range,
+ *          crf/preset) -> avcodec_open2 -> avcodec_parameters_from_context
+ *          -> avio_open(temp) -> avformat_write_header(+faststart)
+ *   frame: sws_scale RGB48 -> YUV420P (BT.709, limited) -> send_frame ->
+ *          receive_packet until EAGAIN -> rescale ts -> interleaved write
+ *   close: send NULL (flush) -> drain -> write trailer -> avio close ->
+ *          rename the temp into place (or unlink it).
+ *
+ * Every negative libav code becomes text in av_fail(), with the path. */
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sim/log.h"
+#include "out_internal.h"
+#include "output.h"
+
+struct out_mp4 {
+	char path[4096], tmp[4096];
+	int w, h;
+	AVFormatContext *fmt;
+	AVStream *st;
+	AVCodecContext *enc;
+	struct SwsContext *sws;
+	AVFrame *frame;
+	AVPacket *pkt;
+	int64_t next_pts;  /* frames sent so far */
+	int io_open;       /* avio_open succeeded */
+	int header_done;   /* avformat_write_header succeeded */
+	int failed;        /* an encode/write call failed: do not finish */
+};
+
+/* The one place where libav error codes become text. */
+static int av_fail(const struct out_mp4 *m, const char *what, int averr, int code)
+{
+	char buf[AV_ERROR_MAX_STRING_SIZE];
+	if (av_strerror(averr, buf, sizeof buf) < 0)
+		snprintf(buf, sizeof buf, "libav error %d", averr);
+	log_error("%s: %s: %s", m->path, what, buf);
+	return code;
+}
+
+static void mp4_free(struct out_mp4 *m)
+{
+	if (!m)
+		return;
+	if (m->io_open)
+		avio_closep(&m->fmt->pb);
+	sws_freeContext(m->sws);
+	av_frame_free(&m->frame);
+	av_packet_free(&m->pkt);
+	avcodec_free_context(&m->enc);
+	avformat_free_context(m->fmt);
+	free(m);
+}
+
+int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
+		 enum scene_codec codec, int crf, const char *preset)
+{
+	*out = NULL;
+	if (w <= 0 || h <= 0 || (w % 2) != 0 || (h % 2) != 0) {
+		log_error("%s: render.width and render.height must be even for video, got %dx%d",
+			  path, w, h);
+		return NB_EINPUT;
+	}
+	if (fps <= 0) {
+		log_error("%s: output.fps must be >= 1, got %d", path, fps);
+		return NB_EINPUT;
+	}
+	const char *encname = codec == SCENE_CODEC_H265 ? "libx265" : "libx264";
+	const AVCodec *enc = avcodec_find_encoder_by_name(encname);
+	if (!enc) {
+		log_error("%s: output.codec: %s: this build of FFmpeg has no %s encoder", path,
+			  codec == SCENE_CODEC_H265 ? "h265" : "h264", encname);
+		return NB_EINPUT;
+	}
+	/* libx264/libx265 report statistics at info level; keep quiet runs quiet. */
+	if (av_log_get_level() > AV_LOG_ERROR)
+		av_log_set_level(AV_LOG_ERROR);
+
+	struct out_mp4 *m = calloc(1, sizeof *m);
+	if (!m) {
+		log_error("%s: out of memory", path);
+		return NB_ERUNTIME;
+	}
+	int err = NB_ERUNTIME, ret;
+	m->w = w, m->h = h;
+	if (strlen(path) >= sizeof m->path) {
+		log_error("%s: path too long", path);
+		goto fail;
+	}
+	strcpy(m->path, path);
+	if ((err = out_temp_name(path, m->tmp, sizeof m->tmp)) != 0)
+		goto fail;
+	err = NB_ERUNTIME;
+
+	/* The temp name does not end in .mp4, so name the muxer explicitly. */
+	ret = avformat_alloc_output_context2(&m->fmt, NULL, "mp4", m->tmp);
+	if (ret < 0) {
+		err = av_fail(m, "cannot create the mp4 muxer", ret, NB_ERUNTIME);
+		goto fail;
+	}
+	m->st = avformat_new_stream(m->fmt, NULL);
+	m->enc = avcodec_alloc_context3(enc);
+	m->pkt = av_packet_alloc();
+	m->frame = av_frame_alloc();
+	if (!m->st || !m->enc || !m->pkt || !m->frame) {
+		err = av_fail(m, "cannot allocate the encoder", AVERROR(ENOMEM), NB_ERUNTIME);
+		goto fail;
+	}
+	m->st->id = (int)m->fmt->nb_streams - 1;
+
+	AVCodecContext *c = m->enc;
+	c->width = w;
+	c->height = h;
+	c->time_base = (AVRational){1, fps};
+	c->framerate = (AVRational){fps, 1};
+	m->st->time_base = c->time_base;
+	m->st->avg_frame_rate = c->framerate;
+	c->pix_fmt = AV_PIX_FMT_YUV420P;
+	c->color_primaries = AVCOL_PRI_BT709;
+	c->color_trc = AVCOL_TRC_BT709;
+	c->colorspace = AVCOL_SPC_BT709;
+	c->color_range = AVCOL_RANGE_MPEG;
+	c->thread_count = 0; /* libavcodec chooses */
+	char crfbuf[16];
+	snprintf(crfbuf, sizeof crfbuf, "%d", crf);
+	if ((ret = av_opt_set(c->priv_data, "crf", crfbuf, 0)) < 0) {
+		err = av_fail(m, "output.crf: cannot set crf", ret, NB_EINPUT);
+		goto fail;
+	}
+	if ((ret = av_opt_set(c->priv_data, "preset", preset, 0)) < 0) {
+		err = av_fail(m, "output.preset: cannot set preset", ret, NB_EINPUT);
+		goto fail;
+	}
+	if (codec == SCENE_CODEC_H265) {
+		/* x265 prints its banner and statistics through its own logger;
+		 * hvc1 is the tag QuickTime/Apple players need for HEVC in MP4. */
+		av_opt_set(c->priv_data, "x265-params", "log-level=error", 0);
+		m->st->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
+	}
+	if (m->fmt->oformat->flags & AVFMT_GLOBALHEADER)
+		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+	if ((ret = avcodec_open2(c, enc, NULL)) < 0) {
+		/* Usually a preset the encoder does not know. */
+		char what[128];
+		snprintf(what, sizeof what, "cannot open %s (output.preset '%s', output.crf %d)",
+			 encname, preset, crf);
+		err = av_fail(m, what, ret, NB_EINPUT);
+		goto fail;
+	}
+	if ((ret = avcodec_parameters_from_context(m->st->codecpar, c)) < 0) {
+		err = av_fail(m, "cannot copy the stream parameters", ret, NB_ERUNTIME);
+		goto fail;
+	}
+	if (codec == SCENE_CODEC_H265)
+		m->st->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
+
+	m->frame->format = c->pix_fmt;
+	m->frame->width = w;
+	m->frame->height = h;
+	if ((ret = av_frame_get_buffer(m->frame, 0)) < 0) {
+		err = av_fail(m, "cannot allocate a frame", ret, NB_ERUNTIME);
+		goto fail;
+	}
+
+	/* AV_PIX_FMT_RGB48 is the host-endian alias (RGB48LE here), matching
+	 * our uint16_t samples. BT.709 matrix, full-range input, limited-range
+	 * (MPEG) output as the stream is tagged. */
+	m->sws = sws_getContext(w, h, AV_PIX_FMT_RGB48, w, h, AV_PIX_FMT_YUV420P,
+				SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
+	if (!m->sws) {
+		log_error("%s: cannot create the RGB48 -> YUV420P converter", path);
+		goto fail;
+	}
+	const int *coef = sws_getCoefficients(SWS_CS_ITU709);
+	if (sws_setColorspaceDetails(m->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16) < 0) {
+		log_error("%s: cannot set BT.709 conversion coefficients", path);
+		goto fail;
+	}
+
+	if ((ret = avio_open(&m->fmt->pb, m->tmp, AVIO_FLAG_WRITE)) < 0) {
+		char what[4200];
+		snprintf(what, sizeof what, "cannot open %s for writing", m->tmp);
+		err = av_fail(m, what, ret, NB_ERUNTIME);
+		goto fail;
+	}
+	m->io_open = 1;
+
+	AVDictionary *opts = NULL;
+	av_dict_set(&opts, "movflags", "+faststart", 0);
+	ret = avformat_write_header(m->fmt, &opts);
+	av_dict_free(&opts);
+	if (ret < 0) {
+		err = av_fail(m, "cannot write the mp4 header", ret, NB_ERUNTIME);
+		goto fail;
+	}
+	m->header_done = 1;
+	*out = m;
+	return 0;
+
+fail:
+	if (m->io_open) {
+		avio_closep(&m->fmt->pb);
+		m->io_open = 0;
+		unlink(m->tmp);
+	}
+	mp4_free(m);
+	return err;
+}
+
+/* Send FRAME (NULL: flush) and write every packet the encoder returns. */
+static int encode(struct out_mp4 *m, AVFrame *frame)
+{
+	int ret = avcodec_send_frame(m->enc, frame);
+	if (ret < 0)
+		return av_fail(m, "cannot send a frame to the encoder", ret, NB_ERUNTIME);
+	for (;;) {
+		ret = avcodec_receive_packet(m->enc, m->pkt);
+		if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
+			return 0;
+		if (ret < 0)
+			return av_fail(m, "encoding failed", ret, NB_ERUNTIME);
+		av_packet_rescale_ts(m->pkt, m->enc->time_base, m->st->time_base);
+		m->pkt->stream_index = m->st->index;
+		/* Takes the packet's reference; also reports avio write errors
+		 * (disk full) through pb->error. */
+		ret = av_interleaved_write_frame(m->fmt, m->pkt);
+		if (ret < 0)
+			return av_fail(m, "cannot write a packet", ret, NB_ERUNTIME);
+	}
+}
+
+int out_mp4_write(struct out_mp4 *m, const uint16_t *rgb16)
+{
+	if (m->failed)
+		return NB_ERUNTIME;
+	int ret = av_frame_make_writable(m->frame);
+	if (ret < 0) {
+		m->failed = 1;
+		return av_fail(m, "cannot get a writable frame", ret, NB_ERUNTIME);
+	}
+	const uint8_t *src[1] = {(const uint8_t *)rgb16};
+	const int stride[1] = {m->w * 3 * (int)sizeof(uint16_t)};
+	sws_scale(m->sws, src, stride, 0, m->h, m->frame->data, m->frame->linesize);
+	m->frame->pts = m->next_pts++;
+	int err = encode(m, m->frame);
+	if (err)
+		m->failed = 1;
+	return err;
+}
+
+int out_mp4_close(struct out_mp4 **mp, int ok)
+{
+	struct out_mp4 *m = *mp;
+	if (!m)
+		return 0;
+	*mp = NULL;
+	int err = 0, ret;
+	if (ok && m->failed)
+		err = NB_ERUNTIME; /* already logged */
+	if (ok && !err)
+		err = encode(m, NULL);
+	if (ok && !err && (ret = av_write_trailer(m->fmt)) < 0)
+		err = av_fail(m, "cannot write the mp4 trailer", ret, NB_ERUNTIME);
+	if (m->io_open) {
+		ret = avio_closep(&m->fmt->pb);
+		m->io_open = 0;
+		if (ret < 0 && ok && !err)
+			err = av_fail(m, "cannot close the file", ret, NB_ERUNTIME);
+	}
+	int ferr = out_finish_temp(m->tmp, m->path, ok && !err);
+	if (!err)
+		err = ferr;
+	mp4_free(m);
+	return err;
+}

@@ -1,0 +1,339 @@
+/* writer.c - the writer thread: frames from the render loop pass through a
+ * ring of queue_depth slots (the producer blocks while it is full; nothing
+ * is dropped) to one thread that encodes the MP4, writes the PNG sequence
+ * and keeps what the preview needs (the last frame, or the contact sheet's
+ * thumbnails). One producer thread; every call but push/busy_seconds comes
+ * from the thread that opened the writer. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sim/log.h"
+#include "out_internal.h"
+#include "output.h"
+
+struct slot {
+	int index;
+	uint16_t *rgb16; /* w*h*3 */
+};
+
+struct out_writer {
+	/* configuration (read-only once the thread runs) */
+	int w, h, fps, frames, png_depth;
+	char video[SCENE_PATH_MAX], png_dir[SCENE_PATH_MAX], preview[SCENE_PATH_MAX];
+	enum scene_preview preview_kind;
+
+	/* outputs, touched only by the thread until it is joined */
+	struct out_mp4 *mp4;
+	long mp4_frames;            /* frames encoded into the MP4 */
+	int mp4_failed;             /* the MP4 itself failed: cannot be finished */
+	uint16_t *last;             /* preview_kind last: the newest frame, or NULL */
+	int have_last;
+	struct out_sheet sheet;     /* preview_kind sheet */
+
+	/* the ring, guarded by lock */
+	pthread_mutex_t lock;
+	pthread_cond_t not_full, not_empty;
+	struct slot *slots;
+	int depth, head, count;
+	int closing;                /* no more frames will come */
+	int err;                    /* first error of the thread (0 if none) */
+	pthread_t thread;
+	int thread_started;
+
+	_Atomic uint64_t busy_ns;   /* time the thread spent encoding/writing */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Write one frame to every output. Runs on the writer thread. */
+static int write_frame(struct out_writer *w, struct slot *s)
+{
+	int err = 0;
+	if (w->mp4) {
+		err = out_mp4_write(w->mp4, s->rgb16);
+		if (err) {
+			w->mp4_failed = 1;
+			return err;
+		}
+		w->mp4_frames++;
+	}
+	if (w->png_dir[0]) {
+		err = out_png_write(w->png_dir, s->index, w->w, w->h, w->png_depth, s->rgb16);
+		if (err)
+			return err;
+	}
+	if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_LAST) {
+		/* Swap buffers instead of copying: the slot gets the old one. */
+		uint16_t *t = w->last;
+		w->last = s->rgb16;
+		s->rgb16 = t;
+		w->have_last = 1;
+	} else if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_SHEET) {
+		out_sheet_add(&w->sheet, s->index, w->w, w->h, s->rgb16);
+	}
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct out_writer *w = arg;
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->count == 0 && !w->closing)
+			pthread_cond_wait(&w->not_empty, &w->lock);
+		if (w->count == 0)
+			break; /* closing and drained */
+		struct slot *s = &w->slots[w->head];
+		int failed = w->err != 0;
+		pthread_mutex_unlock(&w->lock);
+
+		/* The slot is ours until head moves: the producer only fills
+		 * slots past head + count. After a failure, frames are dropped
+		 * (push already reports the error). */
+		int err = 0;
+		if (!failed) {
+			uint64_t t0 = now_ns();
+			err = write_frame(w, s);
+			atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		}
+
+		pthread_mutex_lock(&w->lock);
+		if (err && !w->err)
+			w->err = err;
+		w->head = (w->head + 1) % w->depth;
+		w->count--;
+		pthread_cond_signal(&w->not_full);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void writer_free(struct out_writer *w)
+{
+	if (!w)
+		return;
+	if (w->slots)
+		for (int i = 0; i < w->depth; i++)
+			free(w->slots[i].rgb16);
+	free(w->slots);
+	free(w->last);
+	out_sheet_free(&w->sheet);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->not_full);
+	pthread_cond_destroy(&w->not_empty);
+	free(w);
+}
+
+/* Can we create files in DIR? Checked at open so a bad path fails before
+ * the simulation starts. */
+static int check_writable_dir(const char *dir, const char *what)
+{
+	const char *d = dir[0] ? dir : ".";
+	if (access(d, W_OK | X_OK) != 0) {
+		log_error("%s: %s: directory is not writable", dir, what);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+static int dir_of(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	if (slash == path)
+		n = 1;
+	if (n >= cap)
+		return NB_ERUNTIME;
+	memcpy(out, path, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer **out)
+{
+	*out = NULL;
+	int err = NB_ERUNTIME;
+	struct out_writer *w = calloc(1, sizeof *w);
+	if (!w) {
+		log_error("writer: out of memory");
+		return NB_ERUNTIME;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->not_full, NULL);
+	pthread_cond_init(&w->not_empty, NULL);
+	w->w = sc->render.width;
+	w->h = sc->render.height;
+	w->fps = sc->output.fps;
+	w->frames = sc->output.frames;
+	w->png_depth = sc->output.png_depth;
+	w->preview_kind = sc->output.preview_kind;
+	snprintf(w->video, sizeof w->video, "%s", sc->output.video);
+	snprintf(w->png_dir, sizeof w->png_dir, "%s", sc->output.png_dir);
+	if (sc->output.preview_kind != SCENE_PREVIEW_NONE)
+		snprintf(w->preview, sizeof w->preview, "%s", sc->output.preview);
+	w->depth = queue_depth < 1 ? 1 : queue_depth;
+
+	if (w->w <= 0 || w->h <= 0) {
+		log_error("writer: bad frame size %dx%d", w->w, w->h);
+		err = NB_EINPUT;
+		goto fail;
+	}
+	if (w->png_dir[0]) {
+		if (w->png_depth != 8 && w->png_depth != 16) {
+			log_error("output.png_depth: must be 8 or 16, got %d", w->png_depth);
+			err = NB_EINPUT;
+			goto fail;
+		}
+		if ((err = out_mkdirs(w->png_dir)) != 0 ||
+		    (err = check_writable_dir(w->png_dir, "output.png_dir")) != 0)
+			goto fail;
+	}
+	if (w->preview[0]) {
+		char d[SCENE_PATH_MAX];
+		if ((err = out_mkdirs_for(w->preview)) != 0)
+			goto fail;
+		if (dir_of(w->preview, d, sizeof d) == 0 &&
+		    (err = check_writable_dir(d, "output.preview")) != 0)
+			goto fail;
+		if (w->preview_kind == SCENE_PREVIEW_SHEET &&
+		    (err = out_sheet_init(&w->sheet, w->frames, w->w, w->h)) != 0)
+			goto fail;
+	}
+
+	size_t npix = (size_t)w->w * w->h * 3;
+	w->slots = calloc((size_t)w->depth, sizeof *w->slots);
+	if (!w->slots)
+		goto oom;
+	for (int i = 0; i < w->depth; i++)
+		if (!(w->slots[i].rgb16 = malloc(npix * sizeof(uint16_t))))
+			goto oom;
+	if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_LAST &&
+	    !(w->last = malloc(npix * sizeof(uint16_t))))
+		goto oom;
+
+	/* Last, so that a failure above leaves no temp file behind. */
+	if (w->video[0]) {
+		if ((err = out_mkdirs_for(w->video)) != 0)
+			goto fail;
+		err = out_mp4_open(&w->mp4, w->video, w->w, w->h, w->fps, sc->output.codec,
+				   sc->output.crf, sc->output.preset);
+		if (err)
+			goto fail;
+	}
+
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		log_error("writer: cannot start the writer thread");
+		err = NB_ERUNTIME;
+		goto fail;
+	}
+	w->thread_started = 1;
+	*out = w;
+	return 0;
+
+oom:
+	log_error("writer: out of memory for a queue of %d frames of %dx%d", w->depth, w->w, w->h);
+	err = NB_ERUNTIME;
+fail:
+	out_mp4_close(&w->mp4, 0);
+	writer_free(w);
+	return err;
+}
+
+int out_writer_push(struct out_writer *w, const struct out_frame *f)
+{
+	if (f->w != w->w || f->h != w->h) {
+		log_error("writer: frame %d is %dx%d, the outputs are %dx%d", f->index, f->w, f->h,
+			  w->w, w->h);
+		return NB_ERUNTIME;
+	}
+	pthread_mutex_lock(&w->lock);
+	while (w->count == w->depth && !w->err)
+		pthread_cond_wait(&w->not_full, &w->lock);
+	if (w->err) {
+		pthread_mutex_unlock(&w->lock);
+		return NB_ERUNTIME;
+	}
+	struct slot *s = &w->slots[(w->head + w->count) % w->depth];
+	pthread_mutex_unlock(&w->lock);
+
+	/* The slot past head + count is ours until count grows. */
+	s->index = f->index;
+	memcpy(s->rgb16, f->rgb16, (size_t)w->w * w->h * 3 * sizeof(uint16_t));
+
+	pthread_mutex_lock(&w->lock);
+	w->count++;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+/* After the thread is joined: write the preview (only for a good run). */
+static int finish_preview(struct out_writer *w)
+{
+	if (w->preview_kind == SCENE_PREVIEW_SHEET)
+		return out_preview_write(w->preview, w->sheet.sw, w->sheet.sh, w->sheet.rgb8);
+	if (!w->have_last)
+		return 0;
+	size_t n = (size_t)w->w * w->h * 3;
+	uint8_t *rgb8 = malloc(n);
+	if (!rgb8) {
+		log_error("%s: out of memory", w->preview);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < n; i++)
+		rgb8[i] = out_to8(w->last[i]);
+	int err = out_preview_write(w->preview, w->w, w->h, rgb8);
+	free(rgb8);
+	return err;
+}
+
+int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
+{
+	struct out_writer *w = *wp;
+	if (!w)
+		return 0;
+	*wp = NULL;
+	pthread_mutex_lock(&w->lock);
+	w->closing = 1;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->lock);
+	if (w->thread_started)
+		pthread_join(w->thread, NULL);
+
+	int err = w->err;
+	int good = ok && !err;
+	if (w->mp4) {
+		/* A cancelled run keeps the frames made so far, playable. */
+		int keep = good || (keep_partial_video && !w->mp4_failed && w->mp4_frames > 0);
+		uint64_t t0 = now_ns();
+		int e = out_mp4_close(&w->mp4, keep);
+		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		if (e && !err)
+			err = e;
+		if (keep && !e && !good)
+			log_info("%s: kept the %ld frames written before the run stopped",
+				 w->video, w->mp4_frames);
+	}
+	if (good && w->preview[0]) {
+		int e = finish_preview(w);
+		if (e && !err)
+			err = e;
+	}
+	writer_free(w);
+	return err;
+}
+
+double out_writer_busy_seconds(const struct out_writer *w)
+{
+	return (double)atomic_load(&w->busy_ns) * 1e-9;
+}
