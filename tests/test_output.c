@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -593,6 +595,63 @@ START_TEST(writer_unwritable_path_fails_at_open)
 }
 END_TEST
 
+/* Incompressible frames, so files grow fast. */
+static uint16_t *make_noise(int w, int h, uint32_t seed)
+{
+	uint16_t *p = malloc((size_t)w * h * 3 * sizeof *p);
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		p[i] = (uint16_t)(seed >> 16);
+	}
+	return p;
+}
+
+/* A full disk, simulated with a file size limit (writes then fail with
+ * EFBIG): push reports the failure, close returns it, nothing that looks
+ * complete is left. Runs in Check's forked child, so the limit stays there. */
+static void disk_full_case(int with_video, int with_png)
+{
+	make_tmpdir();
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = {60000, 60000};
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	struct scene sc;
+	const int w = 160, h = 96; /* 92 KB of noise per 16-bit PNG */
+	scene_for(&sc, w, h, 200);
+	sc.output.png_depth = 16;
+	sc.output.crf = 0;
+	if (with_video)
+		snprintf(sc.output.video, sizeof sc.output.video, "%s/full.mp4", g_dir);
+	if (with_png)
+		snprintf(sc.output.png_dir, sizeof sc.output.png_dir, "%s/fr", g_dir);
+	struct out_writer *wr = NULL;
+	ck_assert_int_eq(out_writer_open(&sc, 2, &wr), 0);
+	int err = 0, k;
+	for (k = 0; k < 200 && !err; k++) {
+		uint16_t *img = make_noise(w, h, (uint32_t)k + 1);
+		struct out_frame f = {k, w, h, img};
+		err = out_writer_push(wr, &f);
+		free(img);
+	}
+	ck_assert_int_eq(err, NB_ERUNTIME);
+	ck_assert_int_eq(out_writer_close(&wr, 1, 1), NB_ERUNTIME);
+	ck_assert_int_eq(count_files(g_dir, "partial"), 0);
+	ck_assert(!file_exists(sc.output.video) || !with_video);
+	if (with_png) {
+		ck_assert_int_eq(count_files(sc.output.png_dir, "partial"), 0);
+		ck_assert_int_eq(count_files(sc.output.png_dir, ".png"), 0);
+	}
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	rm_tree(g_dir);
+}
+
+START_TEST(writer_reports_full_disk_png) { disk_full_case(0, 1); }
+END_TEST
+START_TEST(writer_reports_full_disk_mp4) { disk_full_case(1, 0); }
+END_TEST
+
 START_TEST(mkdirs_creates_parents)
 {
 	make_tmpdir();
@@ -632,6 +691,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, writer_interrupted_keeps_playable_video);
 	tcase_add_test(tc, writer_cancelled_leaves_nothing);
 	tcase_add_test(tc, writer_unwritable_path_fails_at_open);
+	tcase_add_test(tc, writer_reports_full_disk_png);
+	tcase_add_test(tc, writer_reports_full_disk_mp4);
 	suite_add_tcase(s, tc);
 	return s;
 }
