@@ -52,4 +52,37 @@ int render_splat(const struct scene *sc, const struct render_camera *cam,
  * out16 must hold w*h*3 values. */
 void render_tonemap(const struct scene *sc, const struct render_image *img, uint16_t *out16);
 
+/* ---- shared pieces (additive; used by splat/tonemap, the tests, and as the
+ * specification the GPU renderer mirrors) ---- */
+
+/* A camera made ready to project onto a w x h image. */
+struct render_view {
+	int w, h;
+	double pos[3];                   /* camera position, scene units */
+	double fwd[3], right[3], upv[3]; /* orthonormal: right = fwd x up, upv = right x fwd */
+	double focal_px;                 /* (h/2) / tan(fov/2): pixels per unit of slope */
+	double near;                     /* depth <= near is culled: 1e-6 |target - pos| */
+};
+/* Basis and focal length for cam on a w x h image. A degenerate up (zero or
+ * parallel to forward) is replaced by +z, or +y when forward is along z;
+ * position == target looks along +y. Never produces NaN for finite input. */
+void render_view_make(const struct render_camera *cam, int w, int h, struct render_view *v);
+/* Pinhole projection of P (scene units) onto continuous pixel coordinates:
+ * pixel (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
+ * (w/2, h/2); x = w/2 + focal_px (d.right)/(d.fwd), y = h/2 - focal_px
+ * (d.upv)/(d.fwd), d = P - pos, depth = d.fwd. Returns 1 when depth > near
+ * (x, y, depth set), 0 when culled (only depth set). */
+int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
+			double *depth);
+
+/* The level render_tonemap calls "1" at exposure 1: RENDER_REF_SCALE times the
+ * mean pixel value over all pixels and channels (0 for an empty image). */
+#define RENDER_REF_SCALE 50.0
+/* Strength k of the log and asinh curves (render_tonemap, tonemap.c). */
+#define RENDER_CURVE_K 100.0
+double render_tonemap_reference(const struct render_image *img);
+/* Colour of map at t in [0, 1] (clamped), display-encoded RGB in [0, 1]:
+ * linear interpolation between tabulated matplotlib colormap values. */
+void render_colormap(enum scene_colormap map, double t, float rgb[3]);
+
 #endif
