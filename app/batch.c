@@ -1,0 +1,213 @@
+/* batch.c - `nbody-render batch BATCH.yaml [--set K=V]... [--jobs N]
+ * [--dry-run] [--resume] [--quiet]`: many scenes in one command.
+ *
+ *   parse batch file -> expand sweeps -> plan (load scenes, names, resume)
+ *   -> dry-run listing, or run (forked children) -> table + batch-report.json
+ *
+ * Exit status: 0 every run ok (or skipped), 1 a run failed, 2 the batch file
+ * or the command line is bad (nothing has run), 130 interrupted.
+ * Try: build/nbody-render batch tests/data/batch-small.yaml --dry-run */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume] [--quiet]\n"
+	      "  --set KEY=VALUE  override a scene key in every run (applied last)\n"
+	      "  --jobs N         run N runs at a time (default 1; GPU runs one per device)\n"
+	      "  --dry-run        list every run with its overrides and work; run nothing\n"
+	      "  --resume         skip runs whose outputs are complete\n"
+	      "  --quiet          only errors and the final table\n"
+	      "See docs/batch.md for the batch file.\n",
+	      f);
+}
+
+struct batch_args {
+	const char *file;
+	const char **set;
+	int nset;
+	int jobs, dry_run, resume, quiet;
+};
+
+/* "--opt VALUE" or "--opt=VALUE": the value, advancing *i; NULL if none. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+	if (strncmp(argv[*i], name, len))
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static int is_opt(const char *arg, const char *name)
+{
+	size_t len = strlen(name);
+	return !strncmp(arg, name, len) && (arg[len] == '\0' || arg[len] == '=');
+}
+
+static int parse_args(int argc, char **argv, struct batch_args *a)
+{
+	a->jobs = 1;
+	a->set = calloc((size_t)(argc > 0 ? argc : 1), sizeof *a->set);
+	if (!a->set)
+		return NB_ERUNTIME;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *v;
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			usage(stdout);
+			return 1;
+		} else if (is_opt(arg, "--set") || !strcmp(arg, "-s")) {
+			v = !strcmp(arg, "-s") ? (i + 1 < argc ? argv[++i] : NULL) : opt_value(argc, argv, &i, "--set");
+			if (!v) {
+				log_error("--set needs KEY=VALUE");
+				return NB_EINPUT;
+			}
+			a->set[a->nset++] = v;
+		} else if (is_opt(arg, "--jobs") || !strcmp(arg, "-j")) {
+			v = !strcmp(arg, "-j") ? (i + 1 < argc ? argv[++i] : NULL) : opt_value(argc, argv, &i, "--jobs");
+			char *end = NULL;
+			long n = v ? strtol(v, &end, 10) : 0;
+			if (!v || *end || n < 1 || n > 1024) {
+				log_error("--jobs: expected a whole number from 1 to 1024, got '%s'", v ? v : "");
+				return NB_EINPUT;
+			}
+			a->jobs = (int)n;
+		} else if (!strcmp(arg, "--dry-run") || !strcmp(arg, "-n")) {
+			a->dry_run = 1;
+		} else if (!strcmp(arg, "--resume")) {
+			a->resume = 1;
+		} else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+			a->quiet = 1;
+		} else if (arg[0] == '-' && arg[1]) {
+			log_error("batch: unknown option '%s'", arg);
+			usage(stderr);
+			return NB_EINPUT;
+		} else if (!a->file) {
+			a->file = arg;
+		} else {
+			log_error("batch: one batch file at a time, got '%s' and '%s'", a->file, arg);
+			return NB_EINPUT;
+		}
+	}
+	if (!a->file) {
+		log_error("batch: expected a batch file");
+		usage(stderr);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* --dry-run: YAML on stdout, one entry per run. */
+static int dry_run(const struct batch_file *bf, const struct batch_run *runs, int nruns)
+{
+	double total = 0;
+	int bad = 0;
+	printf("# batch %s: %d run%s into %s/\nruns:\n", bf->path, nruns, nruns == 1 ? "" : "s",
+	       bf->output_dir);
+	for (int i = 0; i < nruns; i++) {
+		const struct batch_run *r = &runs[i];
+		printf("  - name: ");
+		batch_json_string(stdout, r->name);
+		printf("\n    scene: ");
+		batch_json_string(stdout, r->scene_path);
+		printf("\n    overrides:\n");
+		for (int k = 0; k < r->noverrides; k++) {
+			char kv[2 * SCENE_PATH_MAX];
+			snprintf(kv, sizeof kv, "%s=%s", r->overrides[k].key, r->overrides[k].value);
+			printf("      - ");
+			batch_json_string(stdout, kv);
+			printf("\n");
+		}
+		if (!r->loaded) {
+			printf("    status: \"bad input\"\n    message: ");
+			batch_json_string(stdout, r->message);
+			printf("\n");
+			bad = 1;
+			continue;
+		}
+		double work = (double)r->bodies * (double)r->steps;
+		total += r->status == BATCH_SKIPPED ? 0 : work;
+		printf("    seed: %llu\n    bodies: %ld\n    frames: %d\n    steps: %ld\n"
+		       "    work_body_steps: %.4g\n    output: ",
+		       (unsigned long long)r->seed, r->bodies, r->frames, r->steps, work);
+		batch_json_string(stdout, r->dir);
+		printf("\n    status: \"%s\"\n",
+		       r->status == BATCH_SKIPPED ? "complete (skipped with --resume)" : "to run");
+	}
+	printf("# total work: %.4g body-steps (bodies x steps; a direct-sum step costs ~bodies^2)\n", total);
+	fflush(stdout);
+	return bad ? 1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int app_batch_main(int argc, char **argv)
+{
+	struct batch_args a = {0};
+	struct batch_file bf;
+	struct batch_run *runs = NULL;
+	int nruns = 0, status = 2, rc;
+	double t0 = now_s();
+
+	memset(&bf, 0, sizeof bf);
+	rc = parse_args(argc, argv, &a);
+	if (rc) {
+		status = rc == 1 ? 0 : 2;
+		goto end;
+	}
+	if (a.quiet)
+		log_set_level(LOG_QUIET);
+	if (batch_file_load(a.file, &bf) || batch_expand(&bf, a.set, a.nset, &runs, &nruns) ||
+	    batch_plan(&bf, runs, nruns, a.resume))
+		goto end; /* status 2: the batch is bad, nothing ran */
+	if (a.dry_run) {
+		status = dry_run(&bf, runs, nruns);
+		goto end;
+	}
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].status == BATCH_BAD_INPUT)
+			log_error("run %d/%d %s: bad input: %s", i + 1, nruns, runs[i].name, runs[i].message);
+		else if (runs[i].status == BATCH_SKIPPED)
+			log_info("run %d/%d %s: complete, skipped (--resume)", i + 1, nruns, runs[i].name);
+
+	app_signals_install();
+	if (batch_mkdirs(bf.output_dir)) {
+		status = 1;
+		goto end;
+	}
+	struct batch_opts opts = {.jobs = a.jobs, .backend_cli = -1};
+	rc = batch_exec(&bf, runs, nruns, &opts);
+	status = 0;
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED)
+			status = 1;
+	if (rc == NB_EINTR)
+		status = 130;
+
+	char report[SCENE_PATH_MAX + 32];
+	snprintf(report, sizeof report, "%s/batch-report.json", bf.output_dir);
+	fflush(stderr);
+	batch_report_table(runs, nruns, stdout);
+	fflush(stdout);
+	if (batch_report_json(&bf, runs, nruns, now_s() - t0, status, report) == 0)
+		log_info("batch: report in %s", report);
+	else if (status == 0)
+		status = 1;
+end:
+	batch_runs_free(runs, nruns);
+	batch_file_free(&bf);
+	free(a.set);
+	return status;
+}

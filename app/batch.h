@@ -1,0 +1,181 @@
+/* batch.h - scripted scene batches (nbody-render batch BATCH.yaml ...):
+ * the batch file, its expansion into runs, and how each run is placed,
+ * executed and reported. Private to app/batch*.c (and tests/test_batch.c).
+ *
+ * Flow: batch_file_load (batch_file.c) -> batch_expand (batch_expand.c:
+ * set + sweep product + command line --set, names from templates) ->
+ * batch_plan (batch_scene.c: load each run's scene, resolve names, move its
+ * outputs to OUTPUT_DIR/NAME/, resume check) -> batch_exec (batch_exec.c:
+ * forked children, --jobs) -> batch_report_* (batch_report.c: table, JSON). */
+#ifndef NB_BATCH_H
+#define NB_BATCH_H
+
+#include <stdio.h>
+
+#include "../sim/sim.h"
+#include "app.h"
+
+#define BATCH_MAX_RUNS 100000 /* after expansion */
+
+/* One "key=value" override. value is YAML flow text, loadable as the file's
+ * own value would be (plain scalars as written, quoted ones re-quoted,
+ * sequences as [a, b]); label is the same value as it goes into a run name
+ * (quotes dropped, sequence items joined with ','). */
+struct batch_override {
+	char *key;
+	char *value;
+	char *label;
+};
+
+/* One key of sweep: the values it takes, in order. */
+struct batch_sweep {
+	struct batch_override *values; /* nvalues entries, all with this key */
+	int nvalues;
+};
+
+/* One entry of runs: in the batch file. */
+struct batch_entry {
+	char scene[SCENE_PATH_MAX];     /* as written */
+	char scene_path[SCENE_PATH_MAX];/* relative to the batch file's directory */
+	char name_tmpl[SCENE_PATH_MAX]; /* name: or the default template */
+	int line, col;                  /* of the entry (1-based) */
+	int name_line, name_col;        /* of name: (or of the entry) */
+	struct batch_override *set;     /* set: flattened to dotted keys, in order */
+	int nset;
+	struct batch_sweep *sweep;      /* sweep: keys in order, first = slowest */
+	int nsweep;
+};
+
+struct batch_file {
+	char path[SCENE_PATH_MAX];       /* as given (messages) */
+	char dir[SCENE_PATH_MAX];        /* its directory ("." if none) */
+	char output_dir[SCENE_PATH_MAX]; /* relative to the current directory */
+	struct batch_override *set;      /* top-level set:, applied to every run first */
+	int nset;
+	struct batch_entry *entries;
+	int nentries;
+};
+
+/* Parse a batch file (libyaml). Keys: output_dir (default "out/batch"),
+ * set (optional map), runs (REQUIRED, non-empty list of {scene (REQUIRED),
+ * name, set, sweep}). Returns 0 or NB_EINPUT after logging one message
+ * "FILE:LINE:COL: runs.N.key: expected X, got Y". bf is zeroed first and
+ * must be freed with batch_file_free even on error. */
+int batch_file_load(const char *path, struct batch_file *bf);
+/* Same from TEXT (NAME in messages, DIR base for scene paths). */
+int batch_file_load_string(const char *text, const char *name, const char *dir,
+			   struct batch_file *bf);
+void batch_file_free(struct batch_file *bf);
+/* The value at dotted KEY (list indices as numbers) in the YAML TEXT, as a
+ * name label (see batch_override). 0, or -1 if absent or a mapping. */
+int batch_yaml_lookup(const char *text, const char *key, char *out, size_t outlen);
+
+enum batch_status {
+	BATCH_PENDING,     /* not run yet */
+	BATCH_OK,
+	BATCH_FAILED,      /* runtime error, crash */
+	BATCH_BAD_INPUT,   /* scene did not load, or the run said NB_EINPUT */
+	BATCH_SKIPPED,     /* --resume: complete outputs found */
+	BATCH_INTERRUPTED, /* stopped by SIGINT/SIGTERM while running */
+	BATCH_NOT_RUN,     /* never started because the batch was interrupted */
+};
+const char *batch_status_name(enum batch_status s);
+
+/* One run after expansion. */
+struct batch_run {
+	int entry;                 /* index into batch_file.entries */
+	int index;                 /* 0-based position in the batch */
+	char scene_path[SCENE_PATH_MAX];
+	struct batch_override *overrides; /* top set, entry set, sweep combination, --set */
+	int noverrides;
+	char name[SCENE_PATH_MAX]; /* filled by batch_expand (overrides only) or batch_plan */
+	int name_pending;          /* a placeholder needs the resolved scene */
+	char dir[SCENE_PATH_MAX];  /* OUTPUT_DIR/NAME */
+
+	/* from the resolved scene (batch_plan) */
+	int loaded;                /* scene loaded and placed */
+	uint64_t seed;
+	long bodies;
+	int frames;
+	long steps;
+	int uses_gpu_backend;      /* backend is not cpu */
+	char resolved[SCENE_PATH_MAX]; /* resolved-scene path ("" if none) */
+	char outputs[7][SCENE_PATH_MAX]; /* video, png_dir, stats, initial_state,
+					    final_state, preview, resolved_scene */
+
+	/* outcome */
+	enum batch_status status;
+	int exit_code;             /* child's exit status (-1 not run; 128+sig if killed) */
+	double wall_s;
+	int frames_done;
+	char message[512];         /* first error message, "" if none */
+};
+extern const char *const batch_output_keys[7];
+
+/* Expand every entry: cartesian product of its sweep (first key slowest),
+ * overrides = bf->set, entry set, combination, cli_set ("key=value").
+ * Names are filled from the templates where the overrides give every
+ * placeholder ({scene} = scene file stem; {KEY} = the run's value for KEY);
+ * other runs get name_pending = 1. *runs is malloc'd (batch_runs_free).
+ * NB_EINPUT (logged) for a bad --set or too many runs. */
+int batch_expand(const struct batch_file *bf, const char *const *cli_set, int ncli,
+		 struct batch_run **runs, int *nruns);
+void batch_runs_free(struct batch_run *runs, int nruns);
+
+/* Fill a name from TMPL. lookup(ctx, key, out, outlen) supplies keys missing
+ * from the overrides (NULL: none); it returns 0, or -1 if KEY is unknown.
+ * Returns 0, 1 if a placeholder is missing (*missing gets its key), or
+ * NB_EINPUT for a malformed template (unclosed '{'). */
+typedef int (*batch_lookup_fn)(void *ctx, const char *key, char *out, size_t outlen);
+int batch_name_fill(const char *tmpl, const char *scene_path, const struct batch_override *ov,
+		    int nov, batch_lookup_fn lookup, void *ctx, char *out, size_t outlen,
+		    char *missing, size_t missinglen);
+
+/* Check every name: non-empty, relative, no empty/"."/".." component, no
+ * control characters, not "batch-report.json", and no two runs where one's
+ * name equals or contains the other's as a directory. NB_EINPUT (logged at
+ * the name's file:line:col) on the first problem. */
+int batch_check_names(const struct batch_file *bf, const struct batch_run *runs, int nruns);
+
+/* ---- batch_scene.c ---- */
+/* Load RUN's scene with its overrides into *sc. On failure returns NB_EINPUT
+ * or NB_ERUNTIME with the loader's message in msg (not printed). */
+int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, size_t msglen);
+/* Move every output of sc into DIR, keeping each file name (png_dir keeps
+ * its last component). NB_EINPUT (msg) if two outputs would collide. */
+int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msglen);
+/* Plan every run: load its scene, fill pending names, place outputs, fill
+ * the resolved-scene facts; a run whose scene does not load gets
+ * BATCH_BAD_INPUT with the message. With resume, a run whose outputs are
+ * complete (all present and the resolved-scene file equal to what it would
+ * write now) gets BATCH_SKIPPED. Returns 0 or NB_EINPUT (bad name: the
+ * batch itself is bad; logged). */
+int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume);
+/* 1 if sc's outputs are complete on disk (see batch_plan), else 0. */
+int batch_scene_complete(const struct scene *sc);
+
+/* ---- batch_exec.c ---- */
+/* mkdir -p DIR. 0 or NB_ERUNTIME (logged). */
+int batch_mkdirs(const char *dir);
+struct batch_opts {
+	int jobs;       /* >= 1 */
+	int backend_cli;/* -1: the scenes' own */
+};
+/* Run every BATCH_PENDING run, at most opts->jobs at once, each in a forked
+ * child. Progress on stderr. Returns 0, or NB_EINTR if interrupted (runs not
+ * started get BATCH_NOT_RUN). */
+int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
+	       const struct batch_opts *opts);
+
+/* ---- batch_report.c ---- */
+/* Human table of every run on f. */
+void batch_report_table(const struct batch_run *runs, int nruns, FILE *f);
+/* OUTPUT_DIR/batch-report.json (tmp + rename). 0 or NB_ERUNTIME (logged). */
+int batch_report_json(const struct batch_file *bf, const struct batch_run *runs, int nruns,
+		      double wall_s, int exit_status, const char *path);
+/* JSON string with escapes (also a valid YAML double-quoted scalar). */
+void batch_json_string(FILE *f, const char *s);
+/* "12.3 s", "4m05s", "2h03m". */
+void batch_format_duration(double s, char *buf, size_t len);
+
+#endif

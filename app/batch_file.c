@@ -1,0 +1,553 @@
+/* batch_file.c - parse a batch file (see batch.h and docs/batch.md) with
+ * libyaml's document loader, which keeps the line and column of every node
+ * for "FILE:LINE:COL: runs.0.sweep: expected ..., got ..." messages.
+ *
+ *   output_dir: out/batch
+ *   set: {render.width: 640}                 # optional, every run
+ *   runs:
+ *     - scene: plummer-small.yaml            # relative to this file
+ *       name: "plummer-{seed}"
+ *       set: {output.frames: 5}
+ *       sweep: {seed: [1, 2], simulation.dt: {from: 0.001, to: 0.004, step: 0.001}}
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "batch.h"
+
+#define MAX_DEPTH 32       /* nesting of set: maps and flow values (aliases can loop) */
+#define MAX_SWEEP_VALUES 100000
+
+struct bparse {
+	const char *name;
+	yaml_document_t doc;
+};
+
+static yaml_node_t *node_at(struct bparse *p, int i) { return yaml_document_get_node(&p->doc, i); }
+
+/* "'text'" (shortened), "a list", "a mapping" - for "got ..." */
+static void describe(const yaml_node_t *n, char *buf, size_t len)
+{
+	if (!n) {
+		snprintf(buf, len, "nothing");
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		snprintf(buf, len, "a list");
+	} else if (n->type == YAML_MAPPING_NODE) {
+		snprintf(buf, len, "a mapping");
+	} else if (n->data.scalar.length == 0) {
+		snprintf(buf, len, "an empty value");
+	} else {
+		snprintf(buf, len, "'%.60s%s'", (const char *)n->data.scalar.value,
+			 n->data.scalar.length > 60 ? "..." : "");
+	}
+}
+
+static int fail_at(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail_at(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	int line = n ? (int)n->start_mark.line + 1 : 1;
+	int col = n ? (int)n->start_mark.column + 1 : 1;
+	log_error("%s:%d:%d: %s%s%s", p->name, line, col, keypath, *keypath ? ": " : "", msg);
+	return NB_EINPUT;
+}
+
+static int expect_got(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *what)
+{
+	char got[96];
+	describe(n, got, sizeof got);
+	return fail_at(p, n, keypath, "expected %s, got %s", what, got);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* ---- values as flow text ------------------------------------------------ */
+
+static void write_quoted(FILE *f, const char *s, size_t len)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* Write node n as YAML flow text (label = 0) or as its name label (label = 1:
+ * scalars unquoted, list items joined by ','). */
+static int write_flow(struct bparse *p, const yaml_node_t *n, FILE *f, int label, int depth)
+{
+	if (depth > MAX_DEPTH)
+		return -1;
+	if (n->type == YAML_SCALAR_NODE) {
+		const char *s = (const char *)n->data.scalar.value;
+		if (label || n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+			fwrite(s, 1, n->data.scalar.length, f);
+		else
+			write_quoted(f, s, n->data.scalar.length);
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		if (!label)
+			fputc('[', f);
+		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+			if (it != n->data.sequence.items.start)
+				fputs(label ? "," : ", ", f);
+			if (write_flow(p, node_at(p, *it), f, label, depth + 1))
+				return -1;
+		}
+		if (!label)
+			fputc(']', f);
+	} else {
+		fputc('{', f);
+		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+			if (pr != n->data.mapping.pairs.start)
+				fputs(", ", f);
+			if (write_flow(p, node_at(p, pr->key), f, 0, depth + 1))
+				return -1;
+			fputs(": ", f);
+			if (write_flow(p, node_at(p, pr->value), f, 0, depth + 1))
+				return -1;
+		}
+		fputc('}', f);
+	}
+	return 0;
+}
+
+static char *flow_text(struct bparse *p, const yaml_node_t *n, int label)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	int rc = write_flow(p, n, f, label, 0);
+	fclose(f);
+	if (rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int ov_append(struct batch_override **ov, int *n, const char *key, char *value, char *label)
+{
+	struct batch_override *grown = realloc(*ov, (size_t)(*n + 1) * sizeof **ov);
+	char *k = strdup(key);
+	if (!grown || !k || !value || !label) {
+		if (grown)
+			*ov = grown;
+		free(k), free(value), free(label);
+		log_error("out of memory reading the batch file");
+		return NB_ERUNTIME;
+	}
+	*ov = grown;
+	(*ov)[*n] = (struct batch_override){k, value, label};
+	(*n)++;
+	return 0;
+}
+
+static int ov_append_node(struct bparse *p, struct batch_override **ov, int *n, const char *key,
+			  const yaml_node_t *v, const char *keypath)
+{
+	char *value = flow_text(p, v, 0), *label = flow_text(p, v, 1);
+	if (!value || !label) {
+		free(value), free(label);
+		return fail_at(p, v, keypath, "value nested too deeply (an alias loop?)");
+	}
+	return ov_append(ov, n, key, value, label);
+}
+
+/* A mapping's keys must be non-empty scalars, each once. */
+static int check_keys(struct bparse *p, const yaml_node_t *map, const char *keypath)
+{
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++) {
+		const yaml_node_t *k = node_at(p, a->key);
+		const char *ka = scalar(k);
+		if (!ka || !*ka)
+			return expect_got(p, k, keypath, "a key name");
+		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++)
+			if (!strcmp(ka, scalar(node_at(p, b->key))))
+				return fail_at(p, k, keypath, "duplicate key '%s'", ka);
+	}
+	return 0;
+}
+
+/* set: {a.b: 1, c: {d: 2}} -> "a.b", "c.d" in order. */
+static int parse_set(struct bparse *p, const yaml_node_t *n, const char *prefix, const char *keypath,
+		     struct batch_override **ov, int *nov, int depth)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return expect_got(p, n, keypath, "a mapping of dotted keys to values");
+	if (depth > MAX_DEPTH)
+		return fail_at(p, n, keypath, "nested too deeply (an alias loop?)");
+	int rc = check_keys(p, n, keypath);
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
+		char key[SCENE_PATH_MAX], path[SCENE_PATH_MAX + 64];
+		snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", scalar(node_at(p, pr->key)));
+		snprintf(path, sizeof path, "%s.%s", keypath, key + strlen(prefix) + (*prefix ? 1 : 0));
+		const yaml_node_t *v = node_at(p, pr->value);
+		if (v->type == YAML_MAPPING_NODE)
+			rc = parse_set(p, v, key, path, ov, nov, depth + 1);
+		else
+			rc = ov_append_node(p, ov, nov, key, v, path);
+	}
+	return rc;
+}
+
+static int number(struct bparse *p, const yaml_node_t *n, const char *keypath, double *out)
+{
+	const char *s = scalar(n);
+	char *end;
+	if (!s || !*s)
+		return expect_got(p, n, keypath, "a number");
+	errno = 0;
+	*out = strtod(s, &end);
+	if (*end || errno || !isfinite(*out))
+		return expect_got(p, n, keypath, "a number");
+	return 0;
+}
+
+/* {from: a, to: b, step: s}: a, a+s, ... up to b (inclusive, to 1e-9 of a step). */
+static int parse_range(struct bparse *p, const yaml_node_t *n, const char *key, const char *keypath,
+		       struct batch_sweep *sw)
+{
+	const yaml_node_t *nodes[3] = {NULL, NULL, NULL};
+	static const char *const names[3] = {"from", "to", "step"};
+	double v[3];
+	char path[SCENE_PATH_MAX + 64];
+	int rc = check_keys(p, n, keypath);
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
+		const char *k = scalar(node_at(p, pr->key));
+		int i = 0;
+		while (i < 3 && strcmp(k, names[i]))
+			i++;
+		if (i == 3)
+			return fail_at(p, node_at(p, pr->key), keypath,
+				       "unknown key '%s' in a range (expected from, to, step)", k);
+		nodes[i] = node_at(p, pr->value);
+	}
+	for (int i = 0; !rc && i < 3; i++) {
+		if ((size_t)snprintf(path, sizeof path, "%s.%s", keypath, names[i]) >= sizeof path)
+			return fail_at(p, n, keypath, "key path too long");
+		if (!nodes[i])
+			return fail_at(p, n, keypath, "a range needs from, to and step; '%s' is missing", names[i]);
+		rc = number(p, nodes[i], path, &v[i]);
+	}
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(path, sizeof path, "%s.step", keypath) >= sizeof path)
+		return fail_at(p, n, keypath, "key path too long");
+	if (v[2] == 0 || (v[1] - v[0]) / v[2] < 0)
+		return fail_at(p, nodes[2], path, "expected a step that leads from %g to %g, got %g", v[0], v[1], v[2]);
+	double count = floor((v[1] - v[0]) / v[2] + 1e-9) + 1;
+	if (count > MAX_SWEEP_VALUES)
+		return fail_at(p, nodes[2], path, "expected at most %d values, got %.0f", MAX_SWEEP_VALUES, count);
+	for (int i = 0; i < (int)count; i++) {
+		double x = v[0] + i * v[2];
+		if (fabs(x) < 1e-12 * fabs(v[2]))
+			x = 0; /* 0.1 - 0.1 is 0, not 1e-17 */
+		char txt[64];
+		snprintf(txt, sizeof txt, "%.12g", x);
+		if (ov_append(&sw->values, &sw->nvalues, key, strdup(txt), strdup(txt)))
+			return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+static int parse_sweep(struct bparse *p, const yaml_node_t *n, const char *keypath, struct batch_entry *e)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return expect_got(p, n, keypath, "a mapping of dotted keys to lists of values or ranges");
+	int rc = check_keys(p, n, keypath);
+	int count = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	if (rc)
+		return rc;
+	e->sweep = calloc((size_t)(count > 0 ? count : 1), sizeof *e->sweep);
+	if (!e->sweep)
+		return NB_ERUNTIME;
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
+		const char *key = scalar(node_at(p, pr->key));
+		const yaml_node_t *v = node_at(p, pr->value);
+		struct batch_sweep *sw = &e->sweep[e->nsweep++];
+		char path[SCENE_PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s.%s", keypath, key);
+		if (v->type == YAML_MAPPING_NODE) {
+			rc = parse_range(p, v, key, path, sw);
+		} else if (v->type == YAML_SEQUENCE_NODE && v->data.sequence.items.top > v->data.sequence.items.start) {
+			for (yaml_node_item_t *it = v->data.sequence.items.start; !rc && it < v->data.sequence.items.top; it++)
+				rc = ov_append_node(p, &sw->values, &sw->nvalues, key, node_at(p, *it), path);
+		} else {
+			rc = expect_got(p, v, path, "a non-empty list of values or a range {from, to, step}");
+		}
+	}
+	return rc;
+}
+
+/* 0, or -1 if the result does not fit */
+static int join_path(char *out, size_t len, const char *dir, const char *rel)
+{
+	int n;
+	if (rel[0] == '/' || !strcmp(dir, "."))
+		n = snprintf(out, len, "%s", rel);
+	else
+		n = snprintf(out, len, "%s/%s", dir, rel);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static int parse_entry(struct bparse *p, const yaml_node_t *n, int idx, const char *dir, struct batch_entry *e)
+{
+	char keypath[64];
+	snprintf(keypath, sizeof keypath, "runs.%d", idx);
+	e->line = e->name_line = (int)n->start_mark.line + 1;
+	e->col = e->name_col = (int)n->start_mark.column + 1;
+	if (n->type != YAML_MAPPING_NODE)
+		return expect_got(p, n, keypath, "a mapping with scene, name, set, sweep");
+	int rc = check_keys(p, n, keypath);
+	int have_scene = 0, have_name = 0;
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
+		const char *k = scalar(node_at(p, pr->key));
+		const yaml_node_t *v = node_at(p, pr->value);
+		char path[128];
+		snprintf(path, sizeof path, "%s.%s", keypath, k);
+		if (!strcmp(k, "scene") || !strcmp(k, "name")) {
+			const char *s = scalar(v);
+			if (!s || !*s)
+				return expect_got(p, v, path, !strcmp(k, "scene") ? "a scene file path" : "a name template");
+			if (strlen(s) >= SCENE_PATH_MAX / 2)
+				return fail_at(p, v, path, "expected at most %d characters", SCENE_PATH_MAX / 2 - 1);
+			if (!strcmp(k, "scene")) {
+				have_scene = 1;
+				snprintf(e->scene, sizeof e->scene, "%s", s);
+			} else {
+				have_name = 1;
+				snprintf(e->name_tmpl, sizeof e->name_tmpl, "%s", s);
+				e->name_line = (int)v->start_mark.line + 1;
+				e->name_col = (int)v->start_mark.column + 1;
+			}
+		} else if (!strcmp(k, "set")) {
+			rc = parse_set(p, v, "", path, &e->set, &e->nset, 0);
+		} else if (!strcmp(k, "sweep")) {
+			rc = parse_sweep(p, v, path, e);
+		} else {
+			return fail_at(p, node_at(p, pr->key), path, "unknown key (expected scene, name, set or sweep)");
+		}
+	}
+	if (rc)
+		return rc;
+	if (!have_scene)
+		return fail_at(p, n, keypath, "expected a key 'scene' (the scene file), got none");
+	if (join_path(e->scene_path, sizeof e->scene_path, dir, e->scene))
+		return fail_at(p, n, keypath, "the scene path is too long");
+	if (!have_name) { /* {scene}-{key1}-{key2}: unique as long as the sweep is */
+		size_t len = (size_t)snprintf(e->name_tmpl, sizeof e->name_tmpl, "{scene}");
+		for (int i = 0; i < e->nsweep && len < sizeof e->name_tmpl; i++)
+			len += (size_t)snprintf(e->name_tmpl + len, sizeof e->name_tmpl - len, "-{%s}",
+						e->sweep[i].values[0].key);
+	}
+	return 0;
+}
+
+static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir, struct batch_file *bf)
+{
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return expect_got(p, root, "", "a mapping with output_dir and runs");
+	int rc = check_keys(p, root, "");
+	const yaml_node_t *runs = NULL;
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; !rc && pr < root->data.mapping.pairs.top; pr++) {
+		const char *k = scalar(node_at(p, pr->key));
+		const yaml_node_t *v = node_at(p, pr->value);
+		if (!strcmp(k, "output_dir")) {
+			const char *s = scalar(v);
+			if (!s || !*s)
+				return expect_got(p, v, k, "a directory path");
+			if (strlen(s) >= SCENE_PATH_MAX / 4)
+				return fail_at(p, v, k, "expected at most %d characters", SCENE_PATH_MAX / 4 - 1);
+			snprintf(bf->output_dir, sizeof bf->output_dir, "%s", s);
+		} else if (!strcmp(k, "set")) {
+			rc = parse_set(p, v, "", "set", &bf->set, &bf->nset, 0);
+		} else if (!strcmp(k, "runs")) {
+			runs = v;
+		} else {
+			return fail_at(p, node_at(p, pr->key), k, "unknown key (expected output_dir, set or runs)");
+		}
+	}
+	if (rc)
+		return rc;
+	if (!runs)
+		return fail_at(p, root, "runs", "expected a list of runs, got none");
+	if (runs->type != YAML_SEQUENCE_NODE || runs->data.sequence.items.top == runs->data.sequence.items.start)
+		return expect_got(p, runs, "runs", "a non-empty list of runs");
+	int n = runs->data.sequence.items.top - runs->data.sequence.items.start;
+	bf->entries = calloc((size_t)n, sizeof *bf->entries);
+	if (!bf->entries)
+		return NB_ERUNTIME;
+	for (int i = 0; !rc && i < n; i++) {
+		bf->nentries = i + 1;
+		rc = parse_entry(p, node_at(p, runs->data.sequence.items.start[i]), i, dir, &bf->entries[i]);
+	}
+	return rc;
+}
+
+int batch_file_load_string(const char *text, const char *name, const char *dir, struct batch_file *bf)
+{
+	struct bparse p = {.name = name};
+	yaml_parser_t parser;
+	int rc = 0, have_doc = 0;
+
+	memset(bf, 0, sizeof *bf);
+	snprintf(bf->path, sizeof bf->path, "%s", name);
+	snprintf(bf->dir, sizeof bf->dir, "%s", dir && *dir ? dir : ".");
+	snprintf(bf->output_dir, sizeof bf->output_dir, "out/batch");
+	if (!yaml_parser_initialize(&parser)) {
+		log_error("%s: cannot initialise the YAML parser", name);
+		return NB_ERUNTIME;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	if (!yaml_parser_load(&parser, &p.doc)) {
+		log_error("%s:%d:%d: YAML syntax: %s%s%s", name, (int)parser.problem_mark.line + 1,
+			  (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "error",
+			  parser.context ? " " : "", parser.context ? parser.context : "");
+		rc = NB_EINPUT;
+		goto end;
+	}
+	have_doc = 1;
+	rc = parse_root(&p, yaml_document_get_root_node(&p.doc), bf->dir, bf);
+end:
+	if (have_doc)
+		yaml_document_delete(&p.doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int batch_file_load(const char *path, struct batch_file *bf)
+{
+	char dir[SCENE_PATH_MAX];
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(bf, 0, sizeof *bf);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		log_error("%s: cannot open the batch file: %s", path, strerror(errno));
+		return NB_EINPUT;
+	}
+	FILE *ms = open_memstream(&text, &len);
+	char buf[65536];
+	size_t got;
+	while (ms && (got = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, got, ms);
+	int bad = ferror(f);
+	fclose(f);
+	if (ms)
+		fclose(ms);
+	if (!ms || bad) {
+		log_error("%s: cannot read the batch file", path);
+		free(text);
+		return NB_EINPUT;
+	}
+	if (memchr(text, '\0', len)) {
+		log_error("%s: not a text file (contains a NUL byte)", path);
+		free(text);
+		return NB_EINPUT;
+	}
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	rc = batch_file_load_string(text, path, dir, bf);
+	free(text);
+	return rc;
+}
+
+int batch_yaml_lookup(const char *text, const char *key, char *out, size_t outlen)
+{
+	struct bparse p = {.name = "resolved scene"};
+	yaml_parser_t parser;
+	int rc = -1;
+	if (!yaml_parser_initialize(&parser))
+		return -1;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	if (!yaml_parser_load(&parser, &p.doc)) {
+		yaml_parser_delete(&parser);
+		return -1;
+	}
+	yaml_node_t *n = yaml_document_get_root_node(&p.doc);
+	char part[SCENE_PATH_MAX];
+	for (const char *s = key; n && *s;) {
+		size_t len = strcspn(s, ".");
+		snprintf(part, sizeof part, "%.*s", (int)len, s);
+		s += len + (s[len] == '.');
+		yaml_node_t *next = NULL;
+		if (n->type == YAML_MAPPING_NODE) {
+			for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !next && pr < n->data.mapping.pairs.top; pr++) {
+				const char *k = scalar(node_at(&p, pr->key));
+				if (k && !strcmp(k, part))
+					next = node_at(&p, pr->value);
+			}
+		} else if (n->type == YAML_SEQUENCE_NODE) {
+			char *end;
+			long i = strtol(part, &end, 10);
+			if (!*end && i >= 0 && i < n->data.sequence.items.top - n->data.sequence.items.start)
+				next = node_at(&p, n->data.sequence.items.start[i]);
+		}
+		n = next;
+	}
+	if (n && n->type != YAML_MAPPING_NODE) {
+		char *label = flow_text(&p, n, 1);
+		if (label && strlen(label) < outlen) {
+			memcpy(out, label, strlen(label) + 1);
+			rc = 0;
+		}
+		free(label);
+	}
+	yaml_document_delete(&p.doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+static void free_overrides(struct batch_override *ov, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(ov[i].key), free(ov[i].value), free(ov[i].label);
+	free(ov);
+}
+
+void batch_file_free(struct batch_file *bf)
+{
+	free_overrides(bf->set, bf->nset);
+	for (int i = 0; i < bf->nentries; i++) {
+		struct batch_entry *e = &bf->entries[i];
+		free_overrides(e->set, e->nset);
+		for (int k = 0; k < e->nsweep; k++)
+			free_overrides(e->sweep[k].values, e->sweep[k].nvalues);
+		free(e->sweep);
+	}
+	free(bf->entries);
+	memset(bf, 0, sizeof *bf);
+}

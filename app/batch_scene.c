@@ -1,0 +1,278 @@
+/* batch_scene.c - each run's scene: loaded with the run's overrides, its
+ * outputs moved into OUTPUT_DIR/NAME/, names that need the resolved scene
+ * filled in, and the --resume test (outputs present, resolved-scene file
+ * byte-equal to what this run would write now). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+
+/* Run fn(arg) with stderr going to a temporary file; the first error line
+ * (without "nbody-render: error: ") ends up in msg. The loader logs its one
+ * message itself; the batch reports it per run instead. */
+static int captured(int (*fn)(void *), void *arg, char *msg, size_t msglen)
+{
+	FILE *tmp = tmpfile();
+	int saved = -1, rc;
+	if (msg && msglen)
+		msg[0] = '\0';
+	fflush(stderr);
+	if (tmp)
+		saved = dup(2);
+	if (saved < 0 || dup2(fileno(tmp), 2) < 0) { /* cannot capture: let it print */
+		if (saved >= 0)
+			close(saved);
+		if (tmp)
+			fclose(tmp);
+		return fn(arg);
+	}
+	rc = fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	char line[1024], first[1024] = "";
+	int have_error = 0;
+	while (fgets(line, sizeof line, tmp)) {
+		line[strcspn(line, "\n")] = '\0';
+		const char *e = strstr(line, "error: ");
+		if (e && !have_error) {
+			snprintf(first, sizeof first, "%s", e + 7);
+			have_error = 1;
+		} else if (!first[0]) {
+			snprintf(first, sizeof first, "%s", line);
+		}
+	}
+	fclose(tmp);
+	if (msg && msglen)
+		snprintf(msg, msglen, "%s", first);
+	return rc;
+}
+
+struct load_args {
+	const struct batch_run *run;
+	struct scene *sc;
+	long bodies;
+};
+
+static int load_fn(void *p)
+{
+	struct load_args *a = p;
+	const struct batch_run *r = a->run;
+	char **ov = calloc((size_t)(r->noverrides > 0 ? r->noverrides : 1), sizeof *ov);
+	int rc = NB_ERUNTIME;
+	if (!ov)
+		goto end;
+	for (int i = 0; i < r->noverrides; i++) {
+		size_t len = strlen(r->overrides[i].key) + strlen(r->overrides[i].value) + 2;
+		ov[i] = malloc(len);
+		if (!ov[i])
+			goto end;
+		snprintf(ov[i], len, "%s=%s", r->overrides[i].key, r->overrides[i].value);
+	}
+	rc = sim_scene_load(r->scene_path, (const char *const *)ov, r->noverrides, a->sc);
+end:
+	if (rc == NB_ERUNTIME && !ov)
+		log_error("out of memory loading %s", r->scene_path);
+	for (int i = 0; ov && i < r->noverrides; i++)
+		free(ov[i]);
+	free(ov);
+	return rc;
+}
+
+int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, size_t msglen)
+{
+	struct load_args a = {run, sc, 0};
+	return captured(load_fn, &a, msg, msglen);
+}
+
+static void output_fields(struct scene *sc, char *f[7])
+{
+	f[0] = sc->output.video;
+	f[1] = sc->output.png_dir;
+	f[2] = sc->output.stats;
+	f[3] = sc->output.initial_state;
+	f[4] = sc->output.final_state;
+	f[5] = sc->output.preview;
+	f[6] = sc->output.resolved_scene;
+}
+
+int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msglen)
+{
+	char *f[7];
+	output_fields(sc, f);
+	for (int i = 0; i < 7; i++) {
+		if (!f[i][0])
+			continue;
+		char base[SCENE_PATH_MAX];
+		snprintf(base, sizeof base, "%s", f[i]);
+		size_t len = strlen(base);
+		while (len > 1 && base[len - 1] == '/')
+			base[--len] = '\0';
+		const char *b = strrchr(base, '/');
+		b = b ? b + 1 : base;
+		if (!*b || !strcmp(b, ".") || !strcmp(b, ".."))
+			b = strchr(batch_output_keys[i], '.') + 1; /* e.g. "png_dir" */
+		char placed[SCENE_PATH_MAX];
+		if ((size_t)snprintf(placed, sizeof placed, "%s/%s", dir, b) >= sizeof placed) {
+			snprintf(msg, msglen, "%s: the path in %s is too long", batch_output_keys[i], dir);
+			return NB_EINPUT;
+		}
+		for (int k = 0; k < i; k++)
+			if (!strcmp(f[k], placed)) {
+				snprintf(msg, msglen, "%s and %s would both be %s in the batch (give them "
+					 "different file names)", batch_output_keys[k], batch_output_keys[i], placed);
+				return NB_EINPUT;
+			}
+		memcpy(f[i], placed, strlen(placed) + 1);
+	}
+	/* A scene that writes nothing still records that it ran (for --resume). */
+	char resolved[SCENE_PATH_MAX];
+	app_resolved_scene_path(sc, resolved);
+	if (!resolved[0])
+		snprintf(sc->output.resolved_scene, sizeof sc->output.resolved_scene, "%s/scene.yaml", dir);
+	return 0;
+}
+
+static char *emit_to_memory(const struct scene *sc, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	int rc = sim_scene_emit(sc, f);
+	fclose(f);
+	if (rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int is_file(const char *path, int dir)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+}
+
+int batch_scene_complete(const struct scene *sc)
+{
+	char path[SCENE_PATH_MAX];
+	app_resolved_scene_path(sc, path);
+	if (!path[0] || !is_file(path, 0))
+		return 0;
+	const char *files[] = {sc->output.video, sc->output.stats, sc->output.initial_state,
+			       sc->output.final_state,
+			       sc->output.preview_kind != SCENE_PREVIEW_NONE ? sc->output.preview : ""};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i][0] && !is_file(files[i], 0))
+			return 0;
+	if (sc->output.png_dir[0] && !is_file(sc->output.png_dir, 1))
+		return 0;
+
+	size_t want_len = 0;
+	char *want = emit_to_memory(sc, &want_len);
+	FILE *f = fopen(path, "rb");
+	int same = want && f;
+	for (size_t i = 0; same && i < want_len; i++)
+		same = fgetc(f) == (unsigned char)want[i];
+	if (same)
+		same = fgetc(f) == EOF;
+	if (f)
+		fclose(f);
+	free(want);
+	return same;
+}
+
+/* batch_lookup_fn over a resolved scene: KEY's value in its emitted YAML. */
+static int scene_lookup(void *ctx, const char *key, char *out, size_t outlen)
+{
+	size_t len = 0;
+	char *text = emit_to_memory(ctx, &len);
+	int rc = text ? batch_yaml_lookup(text, key, out, outlen) : -1;
+	free(text);
+	return rc;
+}
+
+static int body_count_fn(void *p)
+{
+	struct load_args *a = p;
+	a->bodies = sim_scene_body_count(a->sc);
+	return a->bodies < 0 ? NB_EINPUT : 0;
+}
+
+static void plan_one(const struct batch_file *bf, struct batch_run *r, struct scene *sc, int resume,
+		     int *bad_name)
+{
+	int rc = batch_scene_load(r, sc, r->message, sizeof r->message);
+	if (rc) {
+		r->status = BATCH_BAD_INPUT;
+		r->exit_code = log_exit_status(rc);
+		return;
+	}
+	if (r->name_pending) {
+		const struct batch_entry *e = &bf->entries[r->entry];
+		char missing[SCENE_PATH_MAX];
+		rc = batch_name_fill(e->name_tmpl, r->scene_path, r->overrides, r->noverrides, scene_lookup,
+				     sc, r->name, sizeof r->name, missing, sizeof missing);
+		if (rc) {
+			log_error("%s:%d:%d: runs.%d.name: unknown placeholder {%s}: expected {scene}, or a "
+				  "dotted key of the scene (e.g. {seed}, {render.width})",
+				  bf->path, e->name_line, e->name_col, r->entry, missing);
+			*bad_name = 1;
+			return;
+		}
+		r->name_pending = 0;
+	}
+	if ((size_t)snprintf(r->dir, sizeof r->dir, "%s/%s", bf->output_dir, r->name) >= sizeof r->dir / 2) {
+		snprintf(r->message, sizeof r->message, "output directory %.200s... is too long", r->dir);
+		r->status = BATCH_BAD_INPUT;
+		return;
+	}
+	if (batch_scene_place(sc, r->dir, r->message, sizeof r->message)) {
+		r->status = BATCH_BAD_INPUT;
+		r->exit_code = 2;
+		return;
+	}
+	struct load_args a = {r, sc, 0};
+	if (captured(body_count_fn, &a, r->message, sizeof r->message)) {
+		r->status = BATCH_BAD_INPUT;
+		r->exit_code = 2;
+		return;
+	}
+	r->message[0] = '\0';
+	r->loaded = 1;
+	r->seed = sc->seed;
+	r->bodies = a.bodies;
+	r->frames = sc->output.frames;
+	r->steps = (long)sc->output.frames * sc->simulation.steps_per_frame;
+	r->uses_gpu_backend = sc->simulation.backend != SCENE_BACKEND_CPU;
+	char *f[7];
+	output_fields(sc, f);
+	for (int i = 0; i < 7; i++)
+		snprintf(r->outputs[i], sizeof r->outputs[i], "%s", f[i]);
+	app_resolved_scene_path(sc, r->resolved);
+	if (resume && batch_scene_complete(sc)) {
+		r->status = BATCH_SKIPPED;
+		r->frames_done = r->frames;
+	}
+}
+
+int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume)
+{
+	struct scene *sc = malloc(sizeof *sc);
+	int bad_name = 0;
+	if (!sc) {
+		log_error("out of memory planning the batch");
+		return NB_ERUNTIME;
+	}
+	for (int i = 0; i < nruns && !bad_name; i++)
+		plan_one(bf, &runs[i], sc, resume, &bad_name);
+	free(sc);
+	if (bad_name)
+		return NB_EINPUT;
+	return batch_check_names(bf, runs, nruns);
+}
