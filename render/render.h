@@ -75,6 +75,11 @@ void render_view_make(const struct render_camera *cam, int w, int h, struct rend
 int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
 			double *depth);
 
+/* Splat kernel radius cap, pixels (render_splat, splat.c): a body nearer
+ * than smoothing * focal_px / RENDER_MAX_RADIUS_PX is spread over this
+ * radius only (its mass still fully deposited), to bound the work. */
+#define RENDER_MAX_RADIUS_PX 256.0
+
 /* The level render_tonemap calls "1" at exposure 1: RENDER_REF_SCALE times the
  * mean pixel value over all pixels and channels (0 for an empty image). */
 #define RENDER_REF_SCALE 50.0

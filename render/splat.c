@@ -41,7 +41,6 @@
 
 #include "render.h"
 
-#define RENDER_MAX_RADIUS_PX 256.0
 #define RENDER_BAND_ROWS 16
 
 struct splat_rec {
