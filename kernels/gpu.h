@@ -1,4 +1,4 @@
-/* gpu.h - everything the GPU does, behind one C interface (kernels/*.cu).
+/* gpu.h - everything the GPU does, behind one C interface (the kernels/ .cu files).
  *
  * With CUDA=0 the build links kernels/gpu_none.c instead, whose functions
  * report that the program was built without CUDA. Every function returns 0 or
@@ -48,6 +48,11 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p,
 int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential);
 /* Copy pos, vel, acc (and pot if computed) back into st (double). */
 int gpu_sim_download(struct gpu_sim *g, struct sim_state *st);
+/* Benchmark hook (bench/): nsteps steps as gpu_sim_advance takes them (no
+ * potential, no finiteness check), each timed with CUDA events: force_ms[k]
+ * around the force computation alone, step_ms[k] around the whole step.
+ * 0 or NB_ERUNTIME. Added by the GPU direct solver (kernels/sim.cu). */
+int gpu_sim_time_steps(struct gpu_sim *g, int nsteps, double *force_ms, double *step_ms);
 /* "direct/pairwise" etc. for messages. */
 const char *gpu_sim_describe(const struct gpu_sim *g);
 void gpu_sim_free(struct gpu_sim **g);

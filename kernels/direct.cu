@@ -1,0 +1,422 @@
+/* direct.cu - exact (all-pairs) softened gravity on the GPU.
+ *
+ * Two kernels compute a_i = sum_j m_j (x_j - x_i) / (r^2 + eps^2)^{3/2}
+ * (and phi_i = -sum_{j!=i} m_j / sqrt(r^2 + eps^2) when asked):
+ *
+ *  - pair_kernel: each pair once (Newton's third law, shared/PHYSICS.md).
+ *    Bodies are cut into tiles of B = NT*R. Only tile pairs (row <= col) are
+ *    scheduled: T(T+1)/2 blocks. Each thread keeps R bodies of the row tile in
+ *    registers; the column tile (positions and reaction sums) sits in shared
+ *    memory. The reaction sums are written without atomics, race-free without
+ *    any warp-synchronous assumption:
+ *      * the column tile is cut into 32-body slices; in round q warp w works on
+ *        slice (w + q) mod (B/32), so no two warps share a slice in a round,
+ *        and rounds are separated by __syncthreads();
+ *      * inside a slice, lane l at step k touches partner (l + k) mod 32: all
+ *        lanes distinct within a step, and __syncwarp() orders the steps.
+ *    Reactions and row sums go to global memory once per block (float4 RED).
+ *  - gather_kernel: the one-sided GPU Gems 3 (ch. 31) scheme, each body sums
+ *    over all others with broadcast reads of a shared tile. The baseline.
+ *
+ * Float range (PHYSICS.md's scaling trick): positions are multiplied by a
+ * power of two s with s*eps = 2^-20 before use, so 1/(s r)^3 stays inside
+ * float range for every separation from 0 to ~4e18 eps (unscaled, r^3
+ * overflows 1/r^3 for r^2 + eps^2 < 1e-26); a = s^2 a', phi = s phi'.
+ * Powers of two are exact, so this costs no accuracy and no per-pair work.
+ *
+ * Tile shape: NB_DIRECT_TILE=NTxR (e.g. 128x8) overrides the built-in choice;
+ * it exists for the benchmark (bench/direct.c) and the sanitizer script. */
+extern "C" {
+#include "../sim/log.h"
+#include "../sim/sim.h"
+}
+#include "gpu_internal.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Range-reduction target: s * eps = 2^DIRECT_SCALE_LOG2. */
+#define DIRECT_SCALE_LOG2 (-20)
+
+/* One MUFU.RSQ. Flushing denormal inputs is safe: r^2 >= (s eps)^2 = 2^-40. */
+__device__ __forceinline__ float direct_rsqrt(float x)
+{
+	float y;
+	asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+__device__ __forceinline__ void direct_red_add(float4 *p, float4 v)
+{
+#if __CUDA_ARCH__ >= 900
+	atomicAdd(p, v); /* one 16-byte RED on Hopper */
+#else
+	atomicAdd(&p->x, v.x);
+	atomicAdd(&p->y, v.y);
+	atomicAdd(&p->z, v.z);
+	atomicAdd(&p->w, v.w);
+#endif
+}
+
+__device__ __forceinline__ float4 direct_load_scaled(const float4 *pos, int i, int n, float s)
+{
+	if (i >= n) /* padding: massless, never written back */
+		return make_float4(0.f, 0.f, 0.f, 0.f);
+	float4 p = pos[i];
+	return make_float4(p.x * s, p.y * s, p.z * s, p.w);
+}
+
+/* Block b of the upper triangle (row <= col), numbered column by column:
+ * b = c(c+1)/2 + r. The double sqrt can be off by one near perfect squares,
+ * so the integer checks fix c up. */
+__device__ __forceinline__ void direct_tile_pair(long long b, int *row, int *col)
+{
+	long long c = (long long)((sqrt(8.0 * (double)b + 1.0) - 1.0) * 0.5);
+	while (c * (c + 1) / 2 > b)
+		c--;
+	while ((c + 1) * (c + 2) / 2 <= b)
+		c++;
+	*col = (int)c;
+	*row = (int)(b - c * (c + 1) / 2);
+}
+
+/* The rounds over the column tile for one block. DIAG: row tile == column
+ * tile, so only pairs with row index < column index count (each pair once,
+ * no self pair).
+ *
+ * Cost per pair: 3 FADD (d), 3 FFMA (r^2), 1 MUFU.RSQ, 2 FMUL (1/r^3),
+ * 2 FMUL (m_j/r^3, m_i/r^3), 6 FFMA (both accelerations) = 16 FP32 + 1 MUFU
+ * for two interactions; +2 FFMA with the potential. Per step of R pairs:
+ * one LDS.128 (partner position), one LDS.128 + STS.128 (partner's reaction
+ * sums), WARPSYNC and ~3 integer instructions. Shared memory per step and
+ * warp: 3 x 512 bytes for 32*R pairs. Global memory: 2 tiles read, 2 tiles
+ * of float4 RED per B^2 pairs. */
+template <int NT, int R, bool POT, bool DIAG>
+__device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, const float4 (&pi)[R],
+					    float (&ax)[R], float (&ay)[R], float (&az)[R],
+					    float (&ph)[R], float eps2)
+{
+	constexpr int B = NT * R;
+	constexpr int NS = B / 32; /* slices */
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+	for (int q = 0; q < NS; q++) {
+		int slice = w + q;
+		if (slice >= NS)
+			slice -= NS;
+		const int base = slice * 32;
+#pragma unroll 4
+		for (int k = 0; k < 32; k++) {
+			const int jl = base + ((lane + k) & 31);
+			const float4 pj = cpos[jl];
+			float4 a = cacc[jl];
+#pragma unroll
+			for (int u = 0; u < R; u++) {
+				const float dx = pj.x - pi[u].x;
+				const float dy = pj.y - pi[u].y;
+				const float dz = pj.z - pi[u].z;
+				const float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+				float inv = direct_rsqrt(r2);
+				if (DIAG) {
+					const int il = w * 32 * R + u * 32 + lane;
+					inv = il < jl ? inv : 0.f;
+				}
+				const float inv3 = inv * inv * inv;
+				const float sj = pj.w * inv3, si = pi[u].w * inv3;
+				ax[u] = fmaf(sj, dx, ax[u]);
+				ay[u] = fmaf(sj, dy, ay[u]);
+				az[u] = fmaf(sj, dz, az[u]);
+				a.x = fmaf(-si, dx, a.x);
+				a.y = fmaf(-si, dy, a.y);
+				a.z = fmaf(-si, dz, a.z);
+				if (POT) {
+					ph[u] = fmaf(-pj.w, inv, ph[u]);
+					a.w = fmaf(-pi[u].w, inv, a.w);
+				}
+			}
+			cacc[jl] = a;
+			__syncwarp(); /* lane l-1 touches this partner next step */
+		}
+		__syncthreads(); /* next round: another warp takes this slice */
+	}
+}
+
+template <int NT, int R, bool POT>
+__global__ void __launch_bounds__(NT) pair_kernel(const float4 *__restrict__ pos, float4 *acc, int n,
+						  float s, float eps2)
+{
+	constexpr int B = NT * R;
+	__shared__ float4 cpos[B];
+	__shared__ float4 cacc[B];
+	int rt, ct;
+	direct_tile_pair(blockIdx.x, &rt, &ct);
+	const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+	const int row0 = rt * B, col0 = ct * B;
+
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		const int jl = t + u * NT;
+		cpos[jl] = direct_load_scaled(pos, col0 + jl, n, s);
+		cacc[jl] = make_float4(0.f, 0.f, 0.f, 0.f);
+	}
+	/* Warp w owns tile-local rows w*32R + u*32 + lane (coalesced per u). */
+	float4 pi[R];
+	float ax[R], ay[R], az[R], ph[R];
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		pi[u] = direct_load_scaled(pos, row0 + w * 32 * R + u * 32 + lane, n, s);
+		ax[u] = ay[u] = az[u] = ph[u] = 0.f;
+	}
+	__syncthreads();
+
+	if (rt == ct)
+		pair_rounds<NT, R, POT, true>(cpos, cacc, pi, ax, ay, az, ph, eps2);
+	else
+		pair_rounds<NT, R, POT, false>(cpos, cacc, pi, ax, ay, az, ph, eps2);
+
+	/* a = s^2 a', phi = s phi' (two multiplies: s^2 alone may overflow). */
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		const int i = row0 + w * 32 * R + u * 32 + lane;
+		if (i < n)
+			direct_red_add(&acc[i], make_float4(ax[u] * s * s, ay[u] * s * s, az[u] * s * s,
+							    POT ? ph[u] * s : 0.f));
+	}
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		const int jl = t + u * NT, j = col0 + jl;
+		const float4 a = cacc[jl];
+		if (j < n)
+			direct_red_add(&acc[j], make_float4(a.x * s * s, a.y * s * s, a.z * s * s,
+							    POT ? a.w * s : 0.f));
+	}
+}
+
+/* One-sided tiled kernel: thread owns R bodies (blockIdx*NT*R + u*NT + t),
+ * the block walks all bodies in shared tiles of NT, every thread reading the
+ * same partner (broadcast). Per interaction: 3 FADD, 3 FFMA, 1 MUFU.RSQ,
+ * 2 FMUL (1/r^3), 1 FMUL (m_j/r^3), 3 FFMA = 12 FP32 + 1 MUFU (+1 FFMA with
+ * the potential), plus one broadcast LDS.128 per R interactions. Sums are
+ * two-level (per tile, then total) to keep float round-off at
+ * ~sqrt(NT) + sqrt(N/NT) rather than sqrt(N) additions. The self term adds
+ * no force (d = 0); its potential -m_i/eps is removed at the end. */
+template <int NT, int R, bool POT>
+__global__ void __launch_bounds__(NT) gather_kernel(const float4 *__restrict__ pos, float4 *acc, int n,
+						    float s, float eps2)
+{
+	__shared__ float4 tile[NT];
+	const int t = threadIdx.x;
+	const int i0 = blockIdx.x * NT * R + t;
+	float4 pi[R];
+	float ax[R], ay[R], az[R], ph[R];
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		pi[u] = direct_load_scaled(pos, i0 + u * NT, n, s);
+		ax[u] = ay[u] = az[u] = ph[u] = 0.f;
+	}
+	for (int base = 0; base < n; base += NT) {
+		tile[t] = direct_load_scaled(pos, base + t, n, s);
+		__syncthreads();
+		float tx[R], ty[R], tz[R], tp[R];
+#pragma unroll
+		for (int u = 0; u < R; u++)
+			tx[u] = ty[u] = tz[u] = tp[u] = 0.f;
+#pragma unroll 8
+		for (int k = 0; k < NT; k++) {
+			const float4 pj = tile[k];
+#pragma unroll
+			for (int u = 0; u < R; u++) {
+				const float dx = pj.x - pi[u].x;
+				const float dy = pj.y - pi[u].y;
+				const float dz = pj.z - pi[u].z;
+				const float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+				const float inv = direct_rsqrt(r2);
+				const float sj = pj.w * (inv * inv * inv);
+				tx[u] = fmaf(sj, dx, tx[u]);
+				ty[u] = fmaf(sj, dy, ty[u]);
+				tz[u] = fmaf(sj, dz, tz[u]);
+				if (POT)
+					tp[u] = fmaf(-pj.w, inv, tp[u]);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < R; u++) {
+			ax[u] += tx[u];
+			ay[u] += ty[u];
+			az[u] += tz[u];
+			ph[u] += tp[u];
+		}
+		__syncthreads();
+	}
+	const float self = direct_rsqrt(eps2);
+#pragma unroll
+	for (int u = 0; u < R; u++) {
+		const int i = i0 + u * NT;
+		if (i < n)
+			acc[i] = make_float4(ax[u] * s * s, ay[u] * s * s, az[u] * s * s,
+					     POT ? (ph[u] + pi[u].w * self) * s : 0.f);
+	}
+}
+
+typedef void (*direct_kernel_fn)(const float4 *, float4 *, int, float, float);
+
+struct direct_variant {
+	int nt, r;
+	direct_kernel_fn fn[2]; /* [need_pot] */
+};
+
+/* Compiled tile shapes. The first of each table is the default. */
+static const struct direct_variant pair_variants[] = {
+	{128, 8, {pair_kernel<128, 8, false>, pair_kernel<128, 8, true>}},
+	{128, 4, {pair_kernel<128, 4, false>, pair_kernel<128, 4, true>}},
+	{256, 4, {pair_kernel<256, 4, false>, pair_kernel<256, 4, true>}},
+	{256, 2, {pair_kernel<256, 2, false>, pair_kernel<256, 2, true>}},
+	{64, 8, {pair_kernel<64, 8, false>, pair_kernel<64, 8, true>}},
+};
+static const struct direct_variant gather_variants[] = {
+	{128, 4, {gather_kernel<128, 4, false>, gather_kernel<128, 4, true>}},
+	{256, 1, {gather_kernel<256, 1, false>, gather_kernel<256, 1, true>}},
+	{256, 2, {gather_kernel<256, 2, false>, gather_kernel<256, 2, true>}},
+};
+
+/* Below this many bodies the pairwise kernel has too few tile pairs to fill
+ * 132 SMs and the gather kernel wins (see docs/BENCHMARKS.md). */
+#define DIRECT_PAIRWISE_MIN_N 16384
+
+enum scene_direct_kernel gpu_direct_pick(size_t n)
+{
+	return n >= DIRECT_PAIRWISE_MIN_N ? SCENE_DIRECT_PAIRWISE : SCENE_DIRECT_GATHER;
+}
+
+size_t gpu_direct_bytes_needed(size_t n)
+{
+	(void)n; /* works in place on struct gpu_bodies: no scratch */
+	return 0;
+}
+
+static const struct direct_variant *direct_choose(const struct direct_variant *v, size_t nv, size_t n,
+						  int pairwise)
+{
+	const char *env = getenv("NB_DIRECT_TILE");
+	if (env && *env) {
+		int nt = 0, r = 0;
+		if (sscanf(env, "%dx%d", &nt, &r) == 2)
+			for (size_t k = 0; k < nv; k++)
+				if (v[k].nt == nt && v[k].r == r)
+					return &v[k];
+		static int warned;
+		if (!warned)
+			log_warn("NB_DIRECT_TILE=%s: no such %s tile shape; using the default", env,
+				 pairwise ? "pairwise" : "gather");
+		warned = 1;
+	}
+	/* Smaller tiles when there are few of them, so the tile pairs fill the GPU. */
+	if (pairwise && n < 131072 && nv > 1)
+		return &v[1];
+	return &v[0];
+}
+
+/* Power of two s with s*eps ~ 2^DIRECT_SCALE_LOG2, |log2 s| <= 60 so that
+ * s^2 stays a float. */
+static float direct_scale(float eps)
+{
+	int e;
+	frexpf(eps, &e);
+	int k = DIRECT_SCALE_LOG2 - e;
+	if (k > 60)
+		k = 60;
+	if (k < -60)
+		k = -60;
+	return ldexpf(1.f, k);
+}
+
+int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_kernel kernel,
+		       int need_pot, cudaStream_t stream)
+{
+	const size_t n = b->n;
+	if (n == 0)
+		return 0;
+	if (!(eps >= FLT_MIN) || !isfinite(eps)) {
+		log_error("simulation.softening: %g is not a normal positive float; the GPU direct "
+			  "solver computes in float", (double)eps);
+		return NB_EINPUT;
+	}
+	if (n > (size_t)INT_MAX) {
+		log_error("direct solver: %zu bodies is more than the GPU kernels index (%d)", n, INT_MAX);
+		return NB_EINPUT;
+	}
+	if (kernel == SCENE_DIRECT_AUTO)
+		kernel = gpu_direct_pick(n);
+	const float s = direct_scale(eps);
+	const float se = s * eps;
+	const float eps2 = se * se;
+	const int pot = need_pot ? 1 : 0;
+
+	if (kernel == SCENE_DIRECT_PAIRWISE) {
+		const struct direct_variant *v =
+			direct_choose(pair_variants, sizeof pair_variants / sizeof pair_variants[0], n, 1);
+		const size_t tb = (size_t)v->nt * v->r;
+		const size_t nt = (n + tb - 1) / tb;
+		const size_t blocks = nt * (nt + 1) / 2;
+		if (blocks > (size_t)INT_MAX) {
+			log_error("direct solver: %zu bodies need %zu tile pairs, more than one launch "
+				  "takes; use solver: barnes-hut", n, blocks);
+			return NB_EINPUT;
+		}
+		CUDA_CHECK(cudaMemsetAsync(b->acc, 0, n * sizeof(float4), stream));
+		v->fn[pot]<<<(unsigned)blocks, v->nt, 0, stream>>>(b->pos, b->acc, (int)n, s, eps2);
+		CUDA_CHECK(cudaGetLastError());
+	} else {
+		const struct direct_variant *v =
+			direct_choose(gather_variants, sizeof gather_variants / sizeof gather_variants[0], n, 0);
+		const size_t per = (size_t)v->nt * v->r;
+		const size_t blocks = (n + per - 1) / per;
+		v->fn[pot]<<<(unsigned)blocks, v->nt, 0, stream>>>(b->pos, b->acc, (int)n, s, eps2);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+}
+
+/* One-shot: upload, compute, download (tests, benchmarks). */
+int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps,
+		     enum scene_direct_kernel kernel, double *acc, double *pot)
+{
+	int rc = 0;
+	struct gpu_bodies b;
+	memset(&b, 0, sizeof b);
+	b.n = n;
+	float4 *h = NULL;
+	if (n == 0)
+		return 0;
+	h = (float4 *)malloc(n * sizeof(float4));
+	if (!h) {
+		log_error("gpu_direct_accel: out of host memory for %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < n; i++)
+		h[i] = make_float4((float)pos[3 * i], (float)pos[3 * i + 1], (float)pos[3 * i + 2],
+				   (float)mass[i]);
+	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.pos, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	rc = gpu_direct_compute(&b, (float)eps, kernel, pot != NULL, 0);
+	if (rc)
+		goto end;
+	CUDA_GOTO(cudaMemcpy(h, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
+	for (size_t i = 0; i < n; i++) {
+		acc[3 * i] = h[i].x;
+		acc[3 * i + 1] = h[i].y;
+		acc[3 * i + 2] = h[i].z;
+		if (pot)
+			pot[i] = h[i].w;
+	}
+end:
+	cudaFree(b.pos);
+	cudaFree(b.acc);
+	free(h);
+	return rc;
+}
