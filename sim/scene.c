@@ -1,0 +1,654 @@
+/* scene.c - load a scene file: YAML -> node tree (yaml_tree.c) -> --set
+ * overrides spliced into the tree -> one walk over the tree driven by the
+ * schema table (scene_schema.c) -> cross-key checks. See scene.h.
+ *
+ * Because overrides become tree nodes (marked with the --set string they
+ * came from), they are checked by exactly the code that checks the file. */
+#include "scene.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "scene_schema.h"
+#include "yaml_tree.h"
+
+#define SCENE_FILE_MAX (16u << 20) /* a scene is text; refuse anything larger */
+#define SCHEMA_MAX 128
+
+struct load_ctx {
+	struct scene_errctx ec;
+	struct scene *sc;
+	struct ynode *root;
+	const struct ynode *seen[SCHEMA_MAX]; /* value node of each key, by schema index */
+	const struct ynode *body_name[SCENE_MAX_BODIES];
+	const struct ynode *key_node[SCENE_MAX_KEYS];
+};
+
+static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
+
+/* Key text fit for a message path: printable, at most 40 characters. */
+static void clean_key(const char *k, char *buf, size_t size)
+{
+	size_t o = 0;
+	for (size_t i = 0; k[i] && o + 1 < size && i < 40; i++)
+		buf[o++] = (k[i] > 32 && k[i] < 127) ? k[i] : '?';
+	buf[o] = '\0';
+	if (o == 0 && size > 2)
+		snprintf(buf, size, "''");
+}
+
+/* OUT = PARENT.LEAF (or LEAF at the top), truncated to SIZE. OUT may not
+ * overlap PARENT. Copied by hand: key paths are short, and truncation of a
+ * message path is harmless. */
+static void join_path(char *out, size_t size, const char *parent, const char *leaf)
+{
+	size_t o = 0;
+	for (const char *p = parent; *p && o + 1 < size; p++)
+		out[o++] = *p;
+	if (parent[0] && o + 1 < size)
+		out[o++] = '.';
+	for (const char *p = leaf; *p && o + 1 < size; p++)
+		out[o++] = *p;
+	out[o] = '\0';
+}
+
+static void index_path(char *out, size_t size, const char *parent, int i)
+{
+	char num[16];
+	snprintf(num, sizeof(num), "%d", i);
+	join_path(out, size, parent, num);
+}
+
+static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm, const char *path,
+		    struct scene_body *b, struct scene_camera_key *ck);
+
+static int fail_not_map(struct load_ctx *c, const struct ynode *v, const char *norm,
+			const char *path)
+{
+	char keys[512], got[160];
+	scene_schema_list_keys(norm, keys, sizeof(keys));
+	return scene_fail(&c->ec, v, path, "expected a map with keys %s, got %s", keys,
+			  yaml_tree_describe(v, got, sizeof(got)));
+}
+
+/* Set every default of keys on BASE. */
+static int apply_defaults(struct load_ctx *c, enum skey_base base, struct scene_body *b,
+			  struct scene_camera_key *ck)
+{
+	for (int i = 0; i < scene_schema_count; i++) {
+		const struct scene_key *k = &scene_schema[i];
+		if (k->base != base || k->type == SKEY_MAP || k->type == SKEY_LIST)
+			continue;
+		void *dst = scene_schema_addr(k, c->sc, b, ck);
+		int *aux = k->type == SKEY_SMOOTHING ? (int *)((char *)c->sc + k->has_off) : NULL;
+		if (scene_value_default(k, c->sc->units, dst, aux))
+			return NB_EINPUT;
+	}
+	return 0;
+}
+
+static int body_checks(struct load_ctx *c, const struct ynode *m, const char *path, int idx)
+{
+	struct scene_body *b = &c->sc->bodies[idx];
+	const struct ynode *name = yaml_tree_get(m, "name", NULL);
+	char p[300];
+	for (int j = 0; j < idx; j++) {
+		if (strcmp(c->sc->bodies[j].name, b->name) == 0) {
+			join_path(p, sizeof(p), path, "name");
+			return scene_fail(&c->ec, name, p,
+					  "expected a name not used before, got '%s' (also bodies.%d.name)",
+					  b->name, j);
+		}
+	}
+	c->body_name[idx] = name;
+	if (!c->seen[key_index(scene_schema_find("bodies.*.rmax"))])
+		b->rmax = b->model == SCENE_MODEL_HERNQUIST ? 50.0 : 20.0;
+	if (b->model == SCENE_MODEL_DISK_GALAXY && b->disk.count + b->bulge.count + b->halo.count < 1)
+		return scene_fail(&c->ec, m, path,
+				  "expected a disk-galaxy with at least one of disk, bulge, halo "
+				  "with count > 0, got none");
+	if (b->model == SCENE_MODEL_FILE) {
+		const struct ynode *fn = yaml_tree_get(m, "file", NULL);
+		join_path(p, sizeof(p), path, "file");
+		if (b->file[0] == '\0')
+			return scene_fail(&c->ec, fn ? fn : m, p,
+					  "missing required key (model file needs a state CSV path)");
+		/* Stored absolute, so that an emitted scene works from anywhere. */
+		char joined[2 * SCENE_PATH_MAX + 2], real[PATH_MAX];
+		if (b->file[0] == '/')
+			snprintf(joined, sizeof(joined), "%s", b->file);
+		else
+			snprintf(joined, sizeof(joined), "%s/%s", c->sc->dir, b->file);
+		if (!realpath(joined, real))
+			return scene_fail(&c->ec, fn, p, "cannot open '%s': %s", joined, strerror(errno));
+		if (strlen(real) >= sizeof(b->file))
+			return scene_fail(&c->ec, fn, p, "expected a path shorter than %d, got %zu characters",
+					  SCENE_PATH_MAX, strlen(real));
+		memcpy(b->file, real, strlen(real) + 1);
+	}
+	return 0;
+}
+
+static int walk_list(struct load_ctx *c, const struct scene_key *k, const struct ynode *v,
+		     const char *norm, const char *path)
+{
+	char got[160], inorm[300], ipath[300];
+	int is_bodies = strcmp(k->path, "bodies") == 0;
+	int max = is_bodies ? SCENE_MAX_BODIES : SCENE_MAX_KEYS;
+	if (v->kind != YNODE_SEQ)
+		return scene_fail(&c->ec, v, path, "expected a list of maps, got %s",
+				  yaml_tree_describe(v, got, sizeof(got)));
+	if (v->n > max)
+		return scene_fail(&c->ec, v->items[max], path, "expected at most %d entries, got %d",
+				  max, v->n);
+	if (is_bodies && v->n == 0)
+		return scene_fail(&c->ec, v, path, "expected a list of at least one body, got an empty list");
+	join_path(inorm, sizeof(inorm), norm, "*");
+	for (int i = 0; i < v->n; i++) {
+		const struct ynode *item = v->items[i];
+		index_path(ipath, sizeof(ipath), path, i);
+		if (item->kind != YNODE_MAP)
+			return fail_not_map(c, item, inorm, ipath);
+		/* forget the previous entry's keys */
+		for (int j = 0; j < scene_schema_count; j++)
+			if (strncmp(scene_schema[j].path, inorm, strlen(inorm)) == 0)
+				c->seen[j] = NULL;
+		if (is_bodies) {
+			struct scene_body *b = &c->sc->bodies[i];
+			memset(b, 0, sizeof(*b));
+			if (apply_defaults(c, SBASE_BODY, b, NULL) ||
+			    walk_map(c, item, inorm, ipath, b, NULL))
+				return NB_EINPUT;
+			c->sc->nbodies = i + 1;
+			if (body_checks(c, item, ipath, i))
+				return NB_EINPUT;
+		} else {
+			struct scene_camera_key *ck = &c->sc->camera.keys[i];
+			memset(ck, 0, sizeof(*ck));
+			if (walk_map(c, item, inorm, ipath, NULL, ck))
+				return NB_EINPUT;
+			c->key_node[i] = c->seen[key_index(scene_schema_find("camera.keys.*.frame"))];
+			c->sc->camera.nkeys = i + 1;
+			if (i > 0 && ck->frame <= c->sc->camera.keys[i - 1].frame) {
+				char fp[300];
+				join_path(fp, sizeof(fp), ipath, "frame");
+				return scene_fail(&c->ec, c->key_node[i], fp,
+						  "expected a frame > %d (keys must be strictly increasing), got %d",
+						  c->sc->camera.keys[i - 1].frame, ck->frame);
+			}
+		}
+	}
+	return 0;
+}
+
+static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm, const char *path,
+		    struct scene_body *b, struct scene_camera_key *ck)
+{
+	char knorm[300], kpath[300], clean[64], list[512];
+	if (m->kind != YNODE_MAP)
+		return fail_not_map(c, m, norm, path);
+	if (b) { /* the model decides which keys a body may have: read it first */
+		const struct ynode *mv = yaml_tree_get(m, "model", NULL);
+		if (mv) {
+			join_path(kpath, sizeof(kpath), path, "model");
+			if (scene_value_set(&c->ec, scene_schema_find("bodies.*.model"), mv, kpath,
+					    &b->model, NULL))
+				return NB_EINPUT;
+		}
+	}
+	for (int i = 0; i < m->n; i++) {
+		const struct ynode *kn = m->keys[i], *v = m->items[i];
+		clean_key(kn->text, clean, sizeof(clean));
+		join_path(kpath, sizeof(kpath), path, clean);
+		for (int j = 0; j < i; j++)
+			if (strcmp(m->keys[j]->text, kn->text) == 0) {
+				if (m->keys[j]->origin)
+					return scene_fail(&c->ec, kn, kpath, "duplicate key");
+				return scene_fail(&c->ec, kn, kpath, "duplicate key (first given at line %d)",
+						  m->keys[j]->line);
+			}
+		join_path(knorm, sizeof(knorm), norm, kn->text);
+		const struct scene_key *k = kn->len == strlen(kn->text) ? scene_schema_find(knorm) : NULL;
+		if (!k) {
+			const char *near = scene_schema_suggest(norm, kn->text);
+			scene_schema_list_keys(norm, list, sizeof(list));
+			if (near)
+				return scene_fail(&c->ec, kn, kpath,
+						  "unknown key, did you mean '%s'? (expected one of %s)", near,
+						  list);
+			return scene_fail(&c->ec, kn, kpath, "unknown key (expected one of %s)", list);
+		}
+		if (b && k->models && !(k->models & SMODEL(b->model))) {
+			char keys[512];
+			size_t o = 0;
+			keys[0] = '\0';
+			for (int j = 0; j < scene_schema_count && o < sizeof(keys); j++)
+				if (scene_schema_is_child(&scene_schema[j], norm) &&
+				    (scene_schema[j].models & SMODEL(b->model)))
+					o += (size_t)snprintf(keys + o, sizeof(keys) - o, "%s%s",
+							      o ? ", " : "", scene_schema_leaf(&scene_schema[j]));
+			return scene_fail(&c->ec, kn, kpath,
+					  "unknown key for model %s (its keys are %s)",
+					  scene_model_names[b->model], keys);
+		}
+		c->seen[key_index(k)] = v;
+		if (k->type == SKEY_MAP || k->type == SKEY_LIST) {
+			if (yaml_tree_is_null(v))
+				continue; /* "key:" alone or null: as if absent */
+			if (strcmp(k->path, "encounter") == 0)
+				c->sc->encounter.enabled = 1;
+			int err = k->type == SKEY_MAP ? walk_map(c, v, knorm, kpath, b, ck)
+						      : walk_list(c, k, v, knorm, kpath);
+			if (err)
+				return err;
+			continue;
+		}
+		if (k->path[0] == 'b' && strcmp(k->path, "bodies.*.model") == 0)
+			continue; /* read above */
+		void *dst = scene_schema_addr(k, c->sc, b, ck);
+		int *aux = NULL;
+		if (k->type == SKEY_SMOOTHING)
+			aux = (int *)((char *)c->sc + k->has_off);
+		else if (k->flags & SKEY_HAS)
+			aux = (int *)((char *)ck + k->has_off);
+		if (scene_value_set(&c->ec, k, v, kpath, dst, aux))
+			return NB_EINPUT;
+	}
+	for (int j = 0; j < scene_schema_count; j++) {
+		const struct scene_key *k = &scene_schema[j];
+		if (!(k->flags & SKEY_REQUIRED) || !scene_schema_is_child(k, norm))
+			continue;
+		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
+		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
+			join_path(kpath, sizeof(kpath), path, scene_schema_leaf(k));
+			return scene_fail(&c->ec, m, kpath, "missing required key (%s: %s)", k->type_doc,
+					  k->help);
+		}
+	}
+	return 0;
+}
+
+/* ---- checks across keys ---- */
+
+static const struct ynode *seen(struct load_ctx *c, const char *path)
+{
+	const struct ynode *n = c->seen[key_index(scene_schema_find(path))];
+	return n ? n : c->root;
+}
+
+static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+/* Camera frame sanity: up not zero, eye not on the target, up not along the
+ * line of sight (the view basis would be undefined). */
+static int check_view(struct load_ctx *c, const struct ynode *at, const char *path,
+		      const double pos[3], const double tgt[3], const double up[3])
+{
+	double d[3] = {tgt[0] - pos[0], tgt[1] - pos[1], tgt[2] - pos[2]};
+	double nd = norm3(d), nu = norm3(up);
+	if (!(nu > 0))
+		return scene_fail(&c->ec, at, path, "expected an up vector that is not zero, got [0, 0, 0]");
+	if (!(nd > 0))
+		return scene_fail(&c->ec, at, path,
+				  "expected a position away from the target, got both at the same point");
+	double cr[3] = {d[1] * up[2] - d[2] * up[1], d[2] * up[0] - d[0] * up[2],
+			d[0] * up[1] - d[1] * up[0]};
+	if (!(norm3(cr) > 1e-9 * nd * nu))
+		return scene_fail(&c->ec, at, path,
+				  "expected an up vector not along the line of sight, got one parallel to it");
+	return 0;
+}
+
+static int ends_with_ci(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
+}
+
+static int cross_checks(struct load_ctx *c)
+{
+	struct scene *sc = c->sc;
+	char p[300];
+
+	if (sc->encounter.enabled) {
+		if (sc->nbodies != 2)
+			return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
+					  "expected exactly 2 entries in bodies (the two galaxies), got %d",
+					  sc->nbodies);
+		double rp = sc->encounter.pericenter, r0 = sc->encounter.separation;
+		double e = sc->encounter.eccentricity;
+		if (r0 < rp)
+			return scene_fail(&c->ec, seen(c, "encounter.separation"), "encounter.separation",
+					  "expected a number >= encounter.pericenter (%g), got %g", rp, r0);
+		if (e < 1) {
+			double apo = rp * (1 + e) / (1 - e);
+			if (r0 > apo)
+				return scene_fail(&c->ec, seen(c, "encounter.separation"),
+						  "encounter.separation",
+						  "expected a number <= the apocentre %g of a bound orbit with "
+						  "eccentricity %g, got %g",
+						  apo, e, r0);
+		}
+	}
+
+	if (check_view(c, seen(c, "camera.up"), "camera", sc->camera.position, sc->camera.target,
+		       sc->camera.up))
+		return NB_EINPUT;
+	if (sc->camera.nkeys == 0) { /* one key with the defaults: renderers see >= 1 key */
+		memset(&sc->camera.keys[0], 0, sizeof(sc->camera.keys[0]));
+		sc->camera.nkeys = 1;
+	}
+	for (int i = 0; i < sc->camera.nkeys; i++) {
+		struct scene_camera_key *k = &sc->camera.keys[i];
+		if (!k->has_position)
+			memcpy(k->position, sc->camera.position, sizeof(k->position));
+		if (!k->has_target)
+			memcpy(k->target, sc->camera.target, sizeof(k->target));
+		if (!k->has_up)
+			memcpy(k->up, sc->camera.up, sizeof(k->up));
+		if (!k->has_fov)
+			k->fov = sc->camera.fov;
+		index_path(p, sizeof(p), "camera.keys", i);
+		if (check_view(c, c->key_node[i] ? c->key_node[i] : seen(c, "camera.keys"), p,
+			       k->position, k->target, k->up))
+			return NB_EINPUT;
+	}
+
+	const char *f = sc->camera.follow;
+	if (f[0] && strcmp(f, "all") != 0 && sim_scene_find_body(sc, f) < 0) {
+		/* NAME.disk / NAME.bulge / NAME.halo of a disk galaxy */
+		const char *dot = strrchr(f, '.');
+		int ok = 0;
+		if (dot && (strcmp(dot, ".disk") == 0 || strcmp(dot, ".bulge") == 0 ||
+			    strcmp(dot, ".halo") == 0)) {
+			char base[SCENE_NAME_MAX];
+			snprintf(base, sizeof(base), "%.*s", (int)(dot - f), f);
+			int b = sim_scene_find_body(sc, base);
+			ok = b >= 0 && sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY;
+		}
+		if (!ok) {
+			char names[600];
+			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all");
+			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
+				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
+			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
+					  "expected one of %s (or NAME.disk/.bulge/.halo of a disk-galaxy), got '%s'",
+					  names, f);
+		}
+	}
+
+	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&
+	    !ends_with_ci(sc->output.preview, ".jpeg"))
+		return scene_fail(&c->ec, seen(c, "output.preview"), "output.preview",
+				  "expected a path ending in .jpg or .jpeg, got '%s'", sc->output.preview);
+	if (!sc->output.preview[0])
+		sc->output.preview_kind = SCENE_PREVIEW_NONE;
+	return 0;
+}
+
+/* ---- --set overrides ---- */
+
+/* Splice "a.b.0.c=value" into the tree at c->root. */
+static int apply_override(struct load_ctx *c, const char *ov)
+{
+	char comp[32][128], norm[300] = "", path[300] = "", got[160];
+	int ncomp = 0, err = 0;
+	const struct scene_key *k = NULL;
+	struct ynode *val = NULL;
+	struct ynode dummy = {.origin = ov}; /* for messages about the string itself */
+
+	const char *eq = strchr(ov, '=');
+	if (!eq || eq == ov)
+		return scene_fail(&c->ec, &dummy, NULL, "expected KEY=VALUE, got %s",
+				  eq ? "no key before '='" : "no '='");
+	/* split the key at dots */
+	for (const char *s = ov; s < eq;) {
+		const char *e = s;
+		while (e < eq && *e != '.')
+			e++;
+		if (e == s || ncomp == 32 || (size_t)(e - s) >= sizeof(comp[0]))
+			return scene_fail(&c->ec, &dummy, NULL,
+					  "expected a key path like render.width, got an empty or too long part");
+		snprintf(comp[ncomp++], sizeof(comp[0]), "%.*s", (int)(e - s), s);
+		s = e < eq ? e + 1 : e;
+		if (e < eq && s == eq)
+			return scene_fail(&c->ec, &dummy, NULL, "expected a key path, got one ending in '.'");
+	}
+	/* check the path against the schema before touching the tree */
+	for (int i = 0; i < ncomp; i++) {
+		int is_index = 1;
+		for (const char *q = comp[i]; *q; q++)
+			if (!isdigit((unsigned char)*q))
+				is_index = 0;
+		if (k && k->type == SKEY_LIST) {
+			if (!is_index || strlen(comp[i]) > 6)
+				return scene_fail(&c->ec, &dummy, path,
+						  "expected a list index (0, 1, ...), got '%s'", comp[i]);
+			char parent[300];
+			memcpy(parent, norm, sizeof(parent));
+			join_path(norm, sizeof(norm), parent, "*");
+		} else {
+			if (k && k->type != SKEY_MAP)
+				return scene_fail(&c->ec, &dummy, path,
+						  "expected nothing after a value key, got '.%s'", comp[i]);
+			char parent[300];
+			memcpy(parent, norm, sizeof(parent));
+			join_path(norm, sizeof(norm), parent, comp[i]);
+			k = scene_schema_find(norm);
+			if (!k) {
+				char kp[300], list[512];
+				join_path(kp, sizeof(kp), path, comp[i]);
+				const char *near = scene_schema_suggest(parent, comp[i]);
+				scene_schema_list_keys(parent, list, sizeof(list));
+				if (near)
+					return scene_fail(&c->ec, &dummy, kp,
+							  "unknown key, did you mean '%s'? (expected one of %s)",
+							  near, list);
+				return scene_fail(&c->ec, &dummy, kp, "unknown key (expected one of %s)", list);
+			}
+		}
+		char prev[300];
+		memcpy(prev, path, sizeof(prev));
+		join_path(path, sizeof(path), prev, comp[i]);
+	}
+	const char *text = eq + 1;
+	err = yaml_tree_parse(text, strlen(text), "--set", ov, &val);
+	if (err)
+		return err;
+	if (!val && !(val = yaml_tree_new_scalar("", 1, 1, 1, ov)))
+		goto oom;
+
+	if (!c->root && !(c->root = yaml_tree_new(YNODE_MAP, 1, 1, ov)))
+		goto oom;
+	struct ynode *cur = c->root;
+	path[0] = '\0';
+	for (int i = 0; i < ncomp; i++) {
+		int last = i == ncomp - 1;
+		/* (the schema check above allows digits only after a list) */
+		int next_is_index = !last && isdigit((unsigned char)comp[i + 1][0]);
+		char prev[300];
+		memcpy(prev, path, sizeof(prev));
+		join_path(path, sizeof(path), prev, comp[i]);
+		struct ynode **slot = NULL;
+		if (cur->kind == YNODE_MAP) {
+			int idx;
+			if (yaml_tree_get(cur, comp[i], &idx))
+				slot = &cur->items[idx];
+		} else if (cur->kind == YNODE_SEQ) {
+			long idx = strtol(comp[i], NULL, 10);
+			if (!isdigit((unsigned char)comp[i][0]) || idx > cur->n) {
+				err = scene_fail(&c->ec, &dummy, path,
+						 "expected an index in 0..%d (%d adds an entry), got %s",
+						 cur->n - 1 < 0 ? 0 : cur->n - 1, cur->n, comp[i]);
+				goto fail;
+			}
+			if (idx < cur->n)
+				slot = &cur->items[idx];
+		} else {
+			err = scene_fail(&c->ec, cur, prev, "expected a map or list to hold '%s', got %s",
+					 comp[i], yaml_tree_describe(cur, got, sizeof(got)));
+			goto fail;
+		}
+		struct ynode *node;
+		if (last) {
+			node = val;
+			val = NULL;
+		} else if (slot && !yaml_tree_is_null(*slot)) {
+			cur = *slot;
+			continue;
+		} else {
+			node = yaml_tree_new(next_is_index ? YNODE_SEQ : YNODE_MAP, 1, 1, ov);
+			if (!node)
+				goto oom;
+		}
+		if (slot) {
+			yaml_tree_free(*slot);
+			*slot = node;
+		} else {
+			struct ynode *key = NULL;
+			if (cur->kind == YNODE_MAP && !(key = yaml_tree_new_scalar(comp[i], 1, 1, 1, ov))) {
+				yaml_tree_free(node);
+				goto oom;
+			}
+			if (yaml_tree_append(cur, key, node)) {
+				yaml_tree_free(key);
+				yaml_tree_free(node);
+				goto oom;
+			}
+		}
+		cur = node;
+	}
+	return 0;
+oom:
+	log_error("--set %s: out of memory", ov);
+	err = NB_ERUNTIME;
+fail:
+	yaml_tree_free(val);
+	return err;
+}
+
+/* ---- loading ---- */
+
+static int load_tree(struct load_ctx *c, const char *const *overrides, int noverrides)
+{
+	struct scene *sc = c->sc;
+	char got[160];
+	int err;
+	for (int i = 0; i < noverrides; i++)
+		if ((err = apply_override(c, overrides[i])))
+			return err;
+	if (!c->root && !(c->root = yaml_tree_new(YNODE_MAP, 1, 1, NULL)))
+		return NB_ERUNTIME;
+	if (c->root->kind != YNODE_MAP) {
+		char keys[512];
+		scene_schema_list_keys("", keys, sizeof(keys));
+		return scene_fail(&c->ec, c->root, NULL, "expected a map of scene keys (%s), got %s",
+				  keys, yaml_tree_describe(c->root, got, sizeof(got)));
+	}
+	/* units first: other defaults depend on it */
+	const struct ynode *u = yaml_tree_get(c->root, "units", NULL);
+	if (u && scene_value_set(&c->ec, scene_schema_find("units"), u, "units", &sc->units, NULL))
+		return NB_EINPUT;
+	if (apply_defaults(c, SBASE_SCENE, NULL, NULL))
+		return NB_EINPUT;
+	if ((err = walk_map(c, c->root, "", "", NULL, NULL)))
+		return err;
+	return cross_checks(c);
+}
+
+static int load_text(const char *text, size_t len, const char *name, const char *dir,
+		     const char *const *overrides, int noverrides, struct scene *sc)
+{
+	struct load_ctx *c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_error("%s: out of memory", name);
+		return NB_ERUNTIME;
+	}
+	if (scene_schema_count > SCHEMA_MAX) {
+		log_error("scene schema has %d keys, more than %d", scene_schema_count, SCHEMA_MAX);
+		free(c);
+		return NB_ERUNTIME;
+	}
+	memset(sc, 0, sizeof(*sc));
+	snprintf(sc->dir, sizeof(sc->dir), "%s", dir && dir[0] ? dir : ".");
+	c->ec.name = name;
+	c->sc = sc;
+	int err = yaml_tree_parse(text, len, name, NULL, &c->root);
+	if (!err)
+		err = load_tree(c, overrides, noverrides);
+	yaml_tree_free(c->root);
+	free(c);
+	return err;
+}
+
+int sim_scene_load_string(const char *text, const char *name, const char *dir,
+			  const char *const *overrides, int noverrides, struct scene *sc)
+{
+	if (!name)
+		name = "(scene)";
+	if (!text)
+		text = "";
+	return load_text(text, strlen(text), name, dir, overrides, noverrides, sc);
+}
+
+int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
+		   struct scene *sc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int err = NB_EINPUT;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		log_error("cannot open %s: %s", path, strerror(errno));
+		return NB_EINPUT;
+	}
+	if (strlen(path) >= SCENE_PATH_MAX) {
+		log_error("%s: path longer than %d characters", path, SCENE_PATH_MAX - 1);
+		goto cleanup;
+	}
+	buf = malloc(SCENE_FILE_MAX + 1);
+	if (!buf) {
+		log_error("%s: out of memory", path);
+		err = NB_ERUNTIME;
+		goto cleanup;
+	}
+	len = fread(buf, 1, SCENE_FILE_MAX + 1, f);
+	if (ferror(f)) {
+		log_error("cannot read %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	if (len > SCENE_FILE_MAX) {
+		log_error("%s: expected a scene file of at most %u bytes, got a larger file", path,
+			  SCENE_FILE_MAX);
+		goto cleanup;
+	}
+	buf[len] = '\0';
+	char dir[SCENE_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	err = load_text(buf, len, path, dir, overrides, noverrides, sc);
+	if (!err)
+		snprintf(sc->path, sizeof(sc->path), "%s", path);
+cleanup:
+	free(buf);
+	fclose(f);
+	return err;
+}
+
+int sim_scene_find_body(const struct scene *sc, const char *name)
+{
+	for (int i = 0; i < sc->nbodies; i++)
+		if (strcmp(sc->bodies[i].name, name) == 0)
+			return i;
+	return -1;
+}

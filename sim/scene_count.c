@@ -1,0 +1,38 @@
+/* scene_count.c - how many bodies a scene creates (sim_scene_body_count).
+ * Kept apart from the loader because file models need the state-CSV reader
+ * (sim/state_csv.c) to count their rows. */
+#include <limits.h>
+
+#include "log.h"
+#include "sim.h"
+
+long sim_scene_body_count(const struct scene *sc)
+{
+	long total = 0;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		long n;
+		if (b->model == SCENE_MODEL_DISK_GALAXY) {
+			n = b->disk.count + b->bulge.count + b->halo.count;
+		} else if (b->model == SCENE_MODEL_FILE) {
+			struct sim_units u;
+			size_t rows = 0;
+			sim_units_of(sc->units, &u);
+			if (sim_state_read_csv(b->file, &u, NULL, 0, &rows) != 0)
+				return -1; /* logged by the reader, with file:line */
+			if (rows > (size_t)LONG_MAX / 2) {
+				log_error("bodies.%d.file: %s: too many rows (%zu)", i, b->file, rows);
+				return -1;
+			}
+			n = (long)rows;
+		} else {
+			n = b->count;
+		}
+		if (n < 0 || total > LONG_MAX / 2 - n) {
+			log_error("bodies.%d: body count overflows", i);
+			return -1;
+		}
+		total += n;
+	}
+	return total;
+}

@@ -1,0 +1,307 @@
+/* scene_schema.c - THE table of scene keys (see scene_schema.h): path, type,
+ * range, default, choices and help text of every key a scene file may hold.
+ * Order here is the order of sim_scene_emit and of docs/scenes.md. */
+#include "scene_schema.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define H 1e30 /* no bound */
+
+#define SC(f) .base = SBASE_SCENE, .off = offsetof(struct scene, f), .size = sizeof(((struct scene *)0)->f)
+#define BD(f) .base = SBASE_BODY, .off = offsetof(struct scene_body, f), .size = sizeof(((struct scene_body *)0)->f)
+#define CK(f) .base = SBASE_KEY, .off = offsetof(struct scene_camera_key, f), .has_off = offsetof(struct scene_camera_key, has_##f), .flags = SKEY_HAS
+#define MAPKEY(p, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .help = doc}
+
+static const char *const units_names[] = {"nbody", "galactic", NULL};
+static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
+static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
+static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
+const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
+static const char *const spin_names[] = {"prograde", "retrograde", NULL};
+static const char *const tonemap_names[] = {"linear", "log", "asinh", NULL};
+static const char *const mode_names[] = {"components", "density", NULL};
+static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", NULL};
+static const char *const kernel_names[] = {"cubic", "gaussian", NULL};
+static const char *const codec_names[] = {"h264", "h265", NULL};
+static const char *const preview_names[] = {"none", "last", "sheet", NULL};
+static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast", "faster",
+					   "fast", "medium", "slow", "slower", "veryslow",
+					   "placebo", NULL};
+static const char *const depth_names[] = {"8", "16", NULL};
+
+#define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
+	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
+	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .help = what},                                \
+	{.path = "bodies.*." #part ".count", .type = SKEY_LONG, BD(part.count), .lo = 0, .hi = 1e9, \
+	 .def = dcount, .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "integer >= 0",  \
+	 .help = "bodies in this part (0 = part absent)"},                                        \
+	{.path = "bodies.*." #part ".mass", .type = SKEY_DOUBLE, BD(part.mass), .lo = 0, .hi = H,   \
+	 .def = dmass, .def_galactic = gmass, .models = SMODEL(SCENE_MODEL_DISK_GALAXY),        \
+	 .type_doc = "number >= 0", .help = "total mass of this part"},                         \
+	{.path = "bodies.*." #part ".scale", .type = SKEY_DOUBLE, BD(part.scale), .lo = 0, .hi = H, \
+	 .flags = SKEY_LO_OPEN, .def = dscale, .def_galactic = gscale,                           \
+	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number > 0", .help = pth}
+
+const struct scene_key scene_schema[] = {
+	{.path = "units", .type = SKEY_ENUM, SC(units), .names = units_names, .def = "nbody",
+	 .type_doc = "nbody | galactic",
+	 .help = "nbody: G = 1; galactic: lengths in kpc, velocities in km/s, masses in M_sun, times in Myr"},
+	{.path = "seed", .type = SKEY_U64, SC(seed), .lo = 0, .hi = 18446744073709551615.0, .def = "1",
+	 .type_doc = "integer >= 0", .help = "random seed: the same seed gives the same initial state"},
+
+	MAPKEY("simulation", "how bodies move"),
+	{.path = "simulation.solver", .type = SKEY_ENUM, SC(simulation.solver), .names = solver_names,
+	 .def = "direct", .type_doc = "direct | barnes-hut",
+	 .help = "direct: every pair, O(N^2); barnes-hut: octree, O(N log N)"},
+	{.path = "simulation.theta", .type = SKEY_DOUBLE, SC(simulation.theta), .lo = 0, .hi = 1.5,
+	 .def = "0.5", .type_doc = "number in [0, 1.5]",
+	 .help = "barnes-hut opening angle (0 = exact); smaller is slower and more accurate"},
+	{.path = "simulation.multipoles", .type = SKEY_INT, SC(simulation.multipoles), .lo = 1, .hi = 2,
+	 .def = "2", .type_doc = "1 | 2", .help = "barnes-hut cell moments: 1 monopole, 2 adds the quadrupole"},
+	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
+	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
+	 .type_doc = "number > 0", .help = "Plummer softening length eps"},
+	{.path = "simulation.dt", .type = SKEY_DOUBLE, SC(simulation.dt), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .def = "0.001", .def_galactic = "0.5", .type_doc = "number > 0",
+	 .help = "time step (leapfrog, kick-drift-kick)"},
+	{.path = "simulation.steps_per_frame", .type = SKEY_INT, SC(simulation.steps_per_frame),
+	 .lo = 1, .hi = 1e6, .def = "10", .type_doc = "integer in [1, 1e6]",
+	 .help = "time steps between two frames"},
+	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
+	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
+	 .help = "auto: the GPU when there is a usable one, else the CPU"},
+	{.path = "simulation.direct_kernel", .type = SKEY_ENUM, SC(simulation.direct_kernel),
+	 .names = dkernel_names, .def = "auto", .type_doc = "auto | pairwise | gather",
+	 .help = "GPU direct-sum kernel (auto picks by body count)"},
+
+	{.path = "bodies", .type = SKEY_LIST, .flags = SKEY_REQUIRED, .type_doc = "list of maps",
+	 .help = "the bodies, one entry per group (at most 64 entries)"},
+	{.path = "bodies.*.name", .type = SKEY_NAME, BD(name), .flags = SKEY_REQUIRED,
+	 .models = SMODEL_ALL, .type_doc = "name ([A-Za-z0-9_-], < 64)",
+	 .help = "unique name of the entry (for camera.follow and component names)"},
+	{.path = "bodies.*.model", .type = SKEY_ENUM, BD(model), .flags = SKEY_REQUIRED,
+	 .names = scene_model_names, .models = SMODEL_ALL,
+	 .type_doc = "plummer | hernquist | disk-galaxy | file",
+	 .help = "what the entry is: a sphere, a disk galaxy, or bodies read from a state CSV"},
+	{.path = "bodies.*.count", .type = SKEY_LONG, BD(count), .lo = 1, .hi = 1e9, .def = "1000",
+	 .models = SMODEL_SPHERES, .type_doc = "integer in [1, 1e9]", .help = "number of bodies"},
+	{.path = "bodies.*.mass", .type = SKEY_DOUBLE, BD(mass), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .def = "1", .def_galactic = "1e10", .models = SMODEL_SPHERES,
+	 .type_doc = "number > 0", .help = "total mass"},
+	{.path = "bodies.*.scale", .type = SKEY_DOUBLE, BD(scale), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .def = "1", .models = SMODEL_SPHERES, .type_doc = "number > 0",
+	 .help = "scale radius a"},
+	{.path = "bodies.*.rmax", .type = SKEY_DOUBLE, BD(rmax), .lo = 1, .hi = 1e6,
+	 .flags = SKEY_LO_OPEN, .models = SMODEL_SPHERES, .type_doc = "number in (1, 1e6]",
+	 .help = "truncation radius in units of scale (default 20 for plummer, 50 for hernquist)"},
+	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "",
+	 .models = SMODEL(SCENE_MODEL_FILE), .type_doc = "path",
+	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz), relative to the scene file; required"},
+	{.path = "bodies.*.position", .type = SKEY_VEC3, BD(position), .lo = -H, .hi = H,
+	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[x, y, z]",
+	 .help = "centre of mass (ignored for bodies 0 and 1 when encounter is given)"},
+	{.path = "bodies.*.velocity", .type = SKEY_VEC3, BD(velocity), .lo = -H, .hi = H,
+	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[vx, vy, vz]",
+	 .help = "bulk velocity (ignored for bodies 0 and 1 when encounter is given)"},
+	{.path = "bodies.*.color", .type = SKEY_COLOR, BD(color), .lo = 0, .hi = 1e6,
+	 .def = "[1, 1, 1]", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
+	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the entry's bodies"},
+	{.path = "bodies.*.inclination", .type = SKEY_DOUBLE, BD(inclination), .lo = -360,
+	 .hi = 360, .def = "0", .models = SMODEL_ALL, .type_doc = "degrees in [-360, 360]",
+	 .help = "tilt of the entry's spin axis (a disk's normal) away from +z"},
+	{.path = "bodies.*.position_angle", .type = SKEY_DOUBLE, BD(position_angle), .lo = -360,
+	 .hi = 360, .def = "0", .models = SMODEL_ALL, .type_doc = "degrees in [-360, 360]",
+	 .help = "rotation of the tilted entry about +z"},
+	PART(disk, "exponential scale length h", "10000", "1", "5e10", "1", "3",
+	     "disk-galaxy: the exponential disk"),
+	{.path = "bodies.*.disk.scale_height", .type = SKEY_DOUBLE, BD(disk.scale_height), .lo = 0,
+	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.1", .def_galactic = "0.3",
+	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number > 0",
+	 .help = "vertical scale z0 of sech^2(z/z0)"},
+	{.path = "bodies.*.disk.toomre_q", .type = SKEY_DOUBLE, BD(disk.toomre_q), .lo = 0, .hi = 100,
+	 .flags = SKEY_LO_OPEN, .def = "1.5", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in (0, 100]", .help = "target Toomre Q at 2.5 scale lengths"},
+	{.path = "bodies.*.disk.color", .type = SKEY_COLOR, BD(disk.color), .lo = 0, .hi = 1e6,
+	 .def = "[0.55, 0.7, 1]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the disk"},
+	PART(bulge, "Hernquist scale radius a", "2000", "0.2", "1e10", "0.2", "0.6", "disk-galaxy: the Hernquist bulge"),
+	{.path = "bodies.*.bulge.color", .type = SKEY_COLOR, BD(bulge.color), .lo = 0, .hi = 1e6,
+	 .def = "[1, 0.8, 0.55]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the bulge"},
+	PART(halo, "Hernquist scale radius a", "8000", "10", "5e11", "10", "30", "disk-galaxy: the dark Hernquist halo"),
+	{.path = "bodies.*.halo.color", .type = SKEY_COLOR, BD(halo.color), .lo = 0, .hi = 1e6,
+	 .def = "[0.25, 0.2, 0.3]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the halo"},
+
+	MAPKEY("encounter", "optional: put bodies 0 and 1 (exactly 2 entries) on a Keplerian orbit (Toomre & Toomre 1972); present = enabled"),
+	{.path = "encounter.pericenter", .type = SKEY_DOUBLE, SC(encounter.pericenter), .lo = 0,
+	 .hi = H, .flags = SKEY_LO_OPEN, .def = "3", .def_galactic = "10", .type_doc = "number > 0",
+	 .help = "closest approach of the two centres"},
+	{.path = "encounter.separation", .type = SKEY_DOUBLE, SC(encounter.separation), .lo = 0,
+	 .hi = H, .flags = SKEY_LO_OPEN, .def = "20", .def_galactic = "60",
+	 .type_doc = "number >= pericenter", .help = "initial distance of the two centres (before pericentre)"},
+	{.path = "encounter.eccentricity", .type = SKEY_DOUBLE, SC(encounter.eccentricity), .lo = 0,
+	 .hi = 100, .def = "1", .type_doc = "number in [0, 100]",
+	 .help = "orbit eccentricity: 1 parabolic, < 1 bound, > 1 hyperbolic"},
+	{.path = "encounter.spin", .type = SKEY_SPIN2, SC(encounter.spin), .names = spin_names,
+	 .def = "[prograde, prograde]", .type_doc = "[prograde|retrograde, ...]",
+	 .help = "sense of each disk's rotation relative to the orbit (one word sets both)"},
+	{.path = "encounter.inclination", .type = SKEY_PAIR, SC(encounter.inclination), .lo = -360,
+	 .hi = 360, .def = "[0, 0]", .type_doc = "[deg, deg]",
+	 .help = "each disk's inclination to the orbital plane (one number sets both)"},
+	{.path = "encounter.omega", .type = SKEY_PAIR, SC(encounter.omega), .lo = -360, .hi = 360,
+	 .def = "[0, 0]", .type_doc = "[deg, deg]",
+	 .help = "each disk's argument of pericentre (one number sets both)"},
+
+	MAPKEY("camera", "where the movie is seen from"),
+	{.path = "camera.position", .type = SKEY_VEC3, SC(camera.position), .lo = -H, .hi = H,
+	 .def = "[0, -10, 4]", .def_galactic = "[0, -60, 25]", .type_doc = "[x, y, z]",
+	 .help = "eye position (default for keys)"},
+	{.path = "camera.target", .type = SKEY_VEC3, SC(camera.target), .lo = -H, .hi = H,
+	 .def = "[0, 0, 0]", .type_doc = "[x, y, z]", .help = "point looked at (default for keys)"},
+	{.path = "camera.up", .type = SKEY_VEC3, SC(camera.up), .lo = -H, .hi = H, .def = "[0, 0, 1]",
+	 .type_doc = "[x, y, z], not 0", .help = "up direction (default for keys)"},
+	{.path = "camera.fov", .type = SKEY_DOUBLE, SC(camera.fov), .lo = 0, .hi = 180,
+	 .flags = SKEY_LO_OPEN | SKEY_HI_OPEN, .def = "40", .type_doc = "degrees in (0, 180)",
+	 .help = "vertical field of view (default for keys)"},
+	{.path = "camera.follow", .type = SKEY_STRING, SC(camera.follow), .def = "\"\"",
+	 .type_doc = "\"\" | all | name",
+	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the target offset"},
+	{.path = "camera.orbit", .type = SKEY_DOUBLE, SC(camera.orbit), .lo = -1e6, .hi = 1e6,
+	 .def = "0", .type_doc = "degrees", .help = "degrees turned about target and up over the clip"},
+	{.path = "camera.keys", .type = SKEY_LIST, .type_doc = "list of maps",
+	 .help = "key frames (at most 256); absent: one key at frame 0 with the defaults above"},
+	{.path = "camera.keys.*.frame", .type = SKEY_INT, .base = SBASE_KEY,
+	 .off = offsetof(struct scene_camera_key, frame), .lo = 0, .hi = 1e9,
+	 .flags = SKEY_REQUIRED, .type_doc = "integer >= 0, increasing",
+	 .help = "frame of this key; strictly increasing through the list"},
+	{.path = "camera.keys.*.position", .type = SKEY_VEC3, CK(position), .lo = -H, .hi = H,
+	 .type_doc = "[x, y, z]", .help = "eye position at this key (default camera.position)"},
+	{.path = "camera.keys.*.target", .type = SKEY_VEC3, CK(target), .lo = -H, .hi = H,
+	 .type_doc = "[x, y, z]", .help = "target at this key (default camera.target)"},
+	{.path = "camera.keys.*.up", .type = SKEY_VEC3, CK(up), .lo = -H, .hi = H,
+	 .type_doc = "[x, y, z]", .help = "up at this key (default camera.up)"},
+	{.path = "camera.keys.*.fov", .type = SKEY_DOUBLE, .base = SBASE_KEY,
+	 .off = offsetof(struct scene_camera_key, fov),
+	 .has_off = offsetof(struct scene_camera_key, has_fov), .lo = 0, .hi = 180,
+	 .flags = SKEY_HAS | SKEY_LO_OPEN | SKEY_HI_OPEN, .type_doc = "degrees in (0, 180)",
+	 .help = "field of view at this key (default camera.fov)"},
+
+	MAPKEY("render", "how a frame is drawn"),
+	{.path = "render.width", .type = SKEY_INT, SC(render.width), .lo = 16, .hi = 16384,
+	 .flags = SKEY_EVEN, .def = "1280", .type_doc = "even integer in [16, 16384]",
+	 .help = "frame width in pixels (video needs even sizes)"},
+	{.path = "render.height", .type = SKEY_INT, SC(render.height), .lo = 16, .hi = 16384,
+	 .flags = SKEY_EVEN, .def = "720", .type_doc = "even integer in [16, 16384]",
+	 .help = "frame height in pixels"},
+	{.path = "render.exposure", .type = SKEY_DOUBLE, SC(render.exposure), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .def = "1", .type_doc = "number > 0",
+	 .help = "brightness multiplier before tone mapping"},
+	{.path = "render.gamma", .type = SKEY_DOUBLE, SC(render.gamma), .lo = 0, .hi = 10,
+	 .flags = SKEY_LO_OPEN, .def = "2.2", .type_doc = "number in (0, 10]",
+	 .help = "display gamma applied after tone mapping"},
+	{.path = "render.tonemap", .type = SKEY_ENUM, SC(render.tonemap), .names = tonemap_names,
+	 .def = "asinh", .type_doc = "linear | log | asinh", .help = "tone curve for the wide range of densities"},
+	{.path = "render.mode", .type = SKEY_ENUM, SC(render.mode), .names = mode_names,
+	 .def = "components", .type_doc = "components | density",
+	 .help = "components: each entry's colour; density: a colour map of brightness"},
+	{.path = "render.colormap", .type = SKEY_ENUM, SC(render.colormap), .names = cmap_names,
+	 .def = "magma", .type_doc = "magma | inferno | viridis | grey", .help = "colour map for mode density"},
+	{.path = "render.kernel", .type = SKEY_ENUM, SC(render.kernel), .names = kernel_names,
+	 .def = "cubic", .type_doc = "cubic | gaussian", .help = "splat kernel shape"},
+	{.path = "render.smoothing", .type = SKEY_SMOOTHING, SC(render.smoothing), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.smoothing_adaptive),
+	 .def = "0.05", .def_galactic = "0.1", .type_doc = "number > 0 | adaptive",
+	 .help = "splat radius in length units, or adaptive: distance to the k-th neighbour"},
+	{.path = "render.neighbours", .type = SKEY_INT, SC(render.neighbours), .lo = 1, .hi = 1024,
+	 .def = "32", .type_doc = "integer in [1, 1024]", .help = "k for adaptive smoothing"},
+	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
+	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each >= 0", .help = "linear RGB background"},
+
+	MAPKEY("output", "what is written (an empty path writes nothing)"),
+	{.path = "output.frames", .type = SKEY_INT, SC(output.frames), .lo = 1, .hi = 1e7,
+	 .def = "60", .type_doc = "integer in [1, 1e7]", .help = "number of frames"},
+	{.path = "output.fps", .type = SKEY_INT, SC(output.fps), .lo = 1, .hi = 240, .def = "30",
+	 .type_doc = "integer in [1, 240]", .help = "frames per second of the video"},
+	{.path = "output.video", .type = SKEY_STRING, SC(output.video), .def = "\"\"",
+	 .type_doc = "path", .help = "MP4 file (relative to the working directory)"},
+	{.path = "output.png_dir", .type = SKEY_STRING, SC(output.png_dir), .def = "\"\"",
+	 .type_doc = "path", .help = "directory for one PNG per frame"},
+	{.path = "output.stats", .type = SKEY_STRING, SC(output.stats), .def = "\"\"",
+	 .type_doc = "path", .help = "CSV of energy, momentum and angular momentum per frame"},
+	{.path = "output.initial_state", .type = SKEY_STRING, SC(output.initial_state), .def = "\"\"",
+	 .type_doc = "path", .help = "state CSV of the initial bodies"},
+	{.path = "output.final_state", .type = SKEY_STRING, SC(output.final_state), .def = "\"\"",
+	 .type_doc = "path", .help = "state CSV of the bodies after the last frame"},
+	{.path = "output.preview", .type = SKEY_STRING, SC(output.preview), .def = "\"\"",
+	 .type_doc = "path ending .jpg/.jpeg", .help = "JPEG preview image"},
+	{.path = "output.preview_kind", .type = SKEY_ENUM, SC(output.preview_kind),
+	 .names = preview_names, .def = "last", .type_doc = "none | last | sheet",
+	 .help = "last: the last frame; sheet: a contact sheet of frames (none when preview is \"\")"},
+	{.path = "output.codec", .type = SKEY_ENUM, SC(output.codec), .names = codec_names,
+	 .def = "h264", .type_doc = "h264 | h265", .help = "video codec"},
+	{.path = "output.crf", .type = SKEY_INT, SC(output.crf), .lo = 0, .hi = 51, .def = "20",
+	 .type_doc = "integer in [0, 51]", .help = "constant rate factor: lower is better and larger"},
+	{.path = "output.preset", .type = SKEY_WORD, SC(output.preset), .names = preset_names,
+	 .def = "veryfast", .type_doc = "ultrafast ... placebo", .help = "x264/x265 speed preset"},
+	{.path = "output.png_depth", .type = SKEY_INT, SC(output.png_depth), .lo = 8, .hi = 16,
+	 .names = depth_names, .def = "8", .type_doc = "8 | 16", .help = "bits per PNG channel"},
+	{.path = "output.resolved_scene", .type = SKEY_STRING, SC(output.resolved_scene),
+	 .def = "\"\"", .type_doc = "path",
+	 .help = "where the fully resolved scene is written (\"\": the program derives it)"},
+};
+
+const int scene_schema_count = (int)(sizeof(scene_schema) / sizeof(scene_schema[0]));
+
+const struct scene_key *scene_schema_find(const char *path)
+{
+	for (int i = 0; i < scene_schema_count; i++)
+		if (strcmp(scene_schema[i].path, path) == 0)
+			return &scene_schema[i];
+	return NULL;
+}
+
+const char *scene_schema_leaf(const struct scene_key *key)
+{
+	const char *dot = strrchr(key->path, '.');
+	return dot ? dot + 1 : key->path;
+}
+
+int scene_schema_is_child(const struct scene_key *key, const char *parent)
+{
+	size_t lp = strlen(parent);
+	if (lp == 0)
+		return strchr(key->path, '.') == NULL;
+	return strncmp(key->path, parent, lp) == 0 && key->path[lp] == '.' &&
+	       strchr(key->path + lp + 1, '.') == NULL;
+}
+
+const char *scene_schema_suggest(const char *parent, const char *word)
+{
+	const char *names[128];
+	int n = 0;
+	for (int i = 0; i < scene_schema_count && n < 128; i++)
+		if (scene_schema_is_child(&scene_schema[i], parent))
+			names[n++] = scene_schema_leaf(&scene_schema[i]);
+	return scene_closest(names, n, word);
+}
+
+void scene_schema_list_keys(const char *parent, char *buf, size_t size)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < scene_schema_count && o < size; i++)
+		if (scene_schema_is_child(&scene_schema[i], parent))
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "",
+					      scene_schema_leaf(&scene_schema[i]));
+}
+
+void *scene_schema_addr(const struct scene_key *key, struct scene *sc, struct scene_body *b,
+			struct scene_camera_key *ck)
+{
+	char *base = key->base == SBASE_SCENE ? (char *)sc
+		   : key->base == SBASE_BODY  ? (char *)b
+					      : (char *)ck;
+	return base ? base + key->off : NULL;
+}

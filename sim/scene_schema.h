@@ -1,0 +1,114 @@
+/* scene_schema.h - the one table that describes every scene key (private to
+ * sim/scene*.c). Loading, defaults, --set, "did you mean", emit and the
+ * reference in docs/scenes.md all come from scene_schema[].
+ *
+ * A key's path names its place in the document: "render.width",
+ * "bodies.*.disk.count", "camera.keys.*.frame" ('*' stands for a list index).
+ * Its value lives at `off` bytes into the struct named by `base`. */
+#ifndef NB_SCENE_SCHEMA_H
+#define NB_SCENE_SCHEMA_H
+
+#include <stddef.h>
+
+#include "scene.h"
+#include "yaml_tree.h"
+
+enum skey_type {
+	SKEY_MAP,       /* a map of further keys */
+	SKEY_LIST,      /* a list of maps, each with the keys "path.*.KEY" */
+	SKEY_INT,       /* int */
+	SKEY_LONG,      /* long */
+	SKEY_U64,       /* uint64_t */
+	SKEY_DOUBLE,    /* double */
+	SKEY_VEC3,      /* double[3] */
+	SKEY_COLOR,     /* float[3], linear RGB */
+	SKEY_PAIR,      /* double[2] (a scalar sets both) */
+	SKEY_ENUM,      /* int-sized enum, value = index into names */
+	SKEY_SPIN2,     /* enum scene_spin[2] (a scalar sets both) */
+	SKEY_NAME,      /* char[size], [A-Za-z0-9_-]+ */
+	SKEY_STRING,    /* char[size], any text (paths; null = "") */
+	SKEY_WORD,      /* char[size], one of names (x264 presets) */
+	SKEY_SMOOTHING, /* render.smoothing: a number, or the word adaptive */
+};
+
+enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };
+
+/* flags */
+#define SKEY_REQUIRED 1u  /* no default: must be given */
+#define SKEY_LO_OPEN 2u   /* value > lo (else >= lo) */
+#define SKEY_HI_OPEN 4u   /* value < hi (else <= hi) */
+#define SKEY_EVEN 8u      /* even integer (video sizes) */
+#define SKEY_HAS 16u      /* camera key: has_off marks it as given */
+
+/* bodies.* keys: which models use them */
+#define SMODEL(m) (1u << (m))
+#define SMODEL_SPHERES (SMODEL(SCENE_MODEL_PLUMMER) | SMODEL(SCENE_MODEL_HERNQUIST))
+#define SMODEL_ALL 0xfu
+
+struct scene_key {
+	const char *path;
+	enum skey_type type;
+	enum skey_base base;
+	size_t off;
+	size_t size;              /* strings: buffer size */
+	size_t has_off;           /* SKEY_HAS: offset of the int has_* flag */
+	unsigned flags;
+	double lo, hi;            /* numeric range (each element of vectors) */
+	const char *const *names; /* SKEY_ENUM / SKEY_WORD / SKEY_SPIN2 choices, NULL-ended */
+	const char *def;          /* default as YAML text; NULL: required or derived */
+	const char *def_galactic; /* default when units: galactic, if different */
+	unsigned models;          /* bodies.* keys: SMODEL bits (0 = not a body key) */
+	const char *type_doc;     /* type as shown in docs ("number > 0") */
+	const char *help;         /* one line: what it means */
+};
+
+extern const struct scene_key scene_schema[];
+extern const int scene_schema_count;
+
+extern const char *const scene_model_names[];
+
+/* The entry for normalized path P ("bodies.*.count"), or NULL. */
+const struct scene_key *scene_schema_find(const char *path);
+/* 1 if KEY's parent path is PARENT ("" for top level). */
+int scene_schema_is_child(const struct scene_key *key, const char *parent);
+/* Last component of the key's path. */
+const char *scene_schema_leaf(const struct scene_key *key);
+/* Closest valid key name under PARENT to WORD (edit distance <= 3, or a
+ * prefix), or NULL. */
+const char *scene_schema_suggest(const char *parent, const char *word);
+/* "a, b, c": the valid key names under PARENT. */
+void scene_schema_list_keys(const char *parent, char *buf, size_t size);
+/* Address of KEY's value given the three possible bases. */
+void *scene_schema_addr(const struct scene_key *key, struct scene *sc, struct scene_body *b,
+			struct scene_camera_key *ck);
+
+/* ---- values (sim/scene_value.c) ---- */
+
+/* Where an error is reported: the file name for messages. */
+struct scene_errctx {
+	const char *name;
+};
+
+/* Log "NAME:LINE:COL: PATH: MSG" (or "--set ORIGIN: PATH: MSG" for nodes from
+ * an override) as the one error message, and return NB_EINPUT. */
+int scene_fail(const struct scene_errctx *ec, const struct ynode *at, const char *path,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Parse node V as KEY's type, check it, and store it at DST. AUX, if not
+ * NULL, is set to 1 (the has_* flag of a camera key); for SKEY_SMOOTHING it
+ * must be the smoothing_adaptive flag. PATH is the key path for messages. */
+int scene_value_set(const struct scene_errctx *ec, const struct scene_key *key,
+		    const struct ynode *v, const char *path, void *dst, int *aux);
+/* Store KEY's default for UNITS at DST (no-op for keys without one); AUX as
+ * for scene_value_set (may be NULL except for SKEY_SMOOTHING). 0 or NB_EINPUT
+ * (a bad table entry: logged). */
+int scene_value_default(const struct scene_key *key, enum scene_units units, void *dst, int *aux);
+/* The name in NAMES (N of them, or NULL-ended when N < 0) closest to WORD by
+ * edit distance, if close enough to be a likely typo; else NULL. */
+const char *scene_closest(const char *const *names, int n, const char *word);
+
+/* Shortest "%.Ng" text that reads back as exactly X (double or float). */
+void scene_fmt_double(double x, char *buf, size_t size);
+void scene_fmt_float(float x, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,34 @@
+/* units.c - conversion factors from a scene's unit system to the internal
+ * G = 1 system (see sim_units_of in scene.h).
+ *
+ * Galactic scenes are written in kpc, km/s, M_sun and Myr. The internal
+ * system keeps G = 1 with length 1 kpc and velocity 100 km/s, so
+ *   mass unit = V^2 L / G = 1e4 / 4.30091727e-6 M_sun = 2.32509e9 M_sun
+ *   time unit = L / V = 3.0857e16 km / (100 km/s) = 9.7779 Myr.
+ * A factor multiplies a scene value to give the internal value. */
+#include "scene.h"
+
+/* G in kpc (km/s)^2 / M_sun (IAU 2015 nominal GM_sun and the IAU parsec). */
+#define UNITS_G_GALACTIC 4.30091727e-6
+#define UNITS_KPC_KM 3.0856775814913673e16 /* 1 kpc in km */
+#define UNITS_MYR_S 3.15576e13              /* 1 Myr (Julian years) in s */
+
+void sim_units_of(enum scene_units u, struct sim_units *out)
+{
+	if (u == SCENE_UNITS_GALACTIC) {
+		double v_unit = 100.0;                               /* km/s */
+		double m_unit = v_unit * v_unit / UNITS_G_GALACTIC;  /* M_sun */
+		double t_unit = UNITS_KPC_KM / v_unit / UNITS_MYR_S; /* Myr */
+		out->length = 1.0;
+		out->velocity = 1.0 / v_unit;
+		out->mass = 1.0 / m_unit;
+		out->time = 1.0 / t_unit;
+		out->G_scene = UNITS_G_GALACTIC;
+		return;
+	}
+	out->length = 1.0;
+	out->velocity = 1.0;
+	out->mass = 1.0;
+	out->time = 1.0;
+	out->G_scene = 1.0;
+}

@@ -1,0 +1,321 @@
+/* yaml_tree.c - build a YAML node tree with positions from libyaml events
+ * (see yaml_tree.h). The tree is built with an explicit stack, so deeply
+ * nested junk cannot overflow the C stack; nesting is capped at
+ * YTREE_MAX_DEPTH, far beyond what a scene uses. */
+#include "yaml_tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "log.h"
+
+#define YTREE_MAX_DEPTH 64
+
+struct ynode *yaml_tree_new(enum ynode_kind kind, int line, int col, const char *origin)
+{
+	struct ynode *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->kind = kind;
+	n->line = line;
+	n->col = col;
+	n->origin = origin;
+	return n;
+}
+
+static struct ynode *new_scalar_len(const char *s, size_t len, int plain, int line, int col,
+				    const char *origin)
+{
+	struct ynode *n = yaml_tree_new(YNODE_SCALAR, line, col, origin);
+	if (!n)
+		return NULL;
+	n->text = malloc(len + 1);
+	if (!n->text) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->text, s, len);
+	n->text[len] = '\0';
+	n->len = len;
+	n->plain = plain;
+	return n;
+}
+
+struct ynode *yaml_tree_new_scalar(const char *s, int plain, int line, int col, const char *origin)
+{
+	return new_scalar_len(s, strlen(s), plain, line, col, origin);
+}
+
+void yaml_tree_free(struct ynode *n)
+{
+	if (!n)
+		return;
+	for (int i = 0; i < n->n; i++) {
+		if (n->keys)
+			yaml_tree_free(n->keys[i]);
+		yaml_tree_free(n->items[i]);
+	}
+	free(n->keys);
+	free(n->items);
+	free(n->text);
+	free(n);
+}
+
+int yaml_tree_append(struct ynode *parent, struct ynode *key, struct ynode *value)
+{
+	if (parent->n == parent->cap) {
+		int cap = parent->cap ? 2 * parent->cap : 8;
+		struct ynode **items = realloc(parent->items, (size_t)cap * sizeof(*items));
+		if (!items)
+			return NB_ERUNTIME;
+		parent->items = items;
+		if (parent->kind == YNODE_MAP) {
+			struct ynode **keys = realloc(parent->keys, (size_t)cap * sizeof(*keys));
+			if (!keys)
+				return NB_ERUNTIME;
+			parent->keys = keys;
+		}
+		parent->cap = cap;
+	}
+	if (parent->kind == YNODE_MAP)
+		parent->keys[parent->n] = key;
+	parent->items[parent->n++] = value;
+	return 0;
+}
+
+struct ynode *yaml_tree_get(const struct ynode *m, const char *key, int *index)
+{
+	if (!m || m->kind != YNODE_MAP)
+		return NULL;
+	for (int i = m->n - 1; i >= 0; i--) {
+		if (strcmp(m->keys[i]->text, key) == 0) {
+			if (index)
+				*index = i;
+			return m->items[i];
+		}
+	}
+	return NULL;
+}
+
+int yaml_tree_is_null(const struct ynode *n)
+{
+	if (!n || n->kind != YNODE_SCALAR || !n->plain)
+		return 0;
+	const char *t = n->text;
+	return t[0] == '\0' || strcmp(t, "~") == 0 || strcmp(t, "null") == 0 ||
+	       strcmp(t, "Null") == 0 || strcmp(t, "NULL") == 0;
+}
+
+const char *yaml_tree_describe(const struct ynode *n, char *buf, size_t size)
+{
+	if (!n) {
+		snprintf(buf, size, "nothing");
+		return buf;
+	}
+	if (n->kind == YNODE_MAP) {
+		snprintf(buf, size, "a map");
+		return buf;
+	}
+	if (n->kind == YNODE_SEQ) {
+		snprintf(buf, size, "a list of %d", n->n);
+		return buf;
+	}
+	if (yaml_tree_is_null(n)) {
+		snprintf(buf, size, "nothing (null)");
+		return buf;
+	}
+	/* 'text', printable ASCII kept, the rest escaped, at most ~40 chars */
+	size_t o = 0;
+	if (size < 16) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	buf[o++] = '\'';
+	for (size_t i = 0; i < n->len; i++) {
+		unsigned char c = (unsigned char)n->text[i];
+		if (i >= 40 || o + 10 >= size) {
+			o += (size_t)snprintf(buf + o, size - o, "...(%zu chars)", n->len);
+			break;
+		}
+		if (c >= 32 && c < 127 && c != '\'')
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+	}
+	if (o + 2 > size)
+		o = size - 2;
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Position of byte OFFSET of TEXT as 1-based line and column. */
+static void offset_to_linecol(const char *text, size_t len, size_t offset, int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < offset && i < len; i++) {
+		if (text[i] == '\n') {
+			l++;
+			c = 1;
+		} else {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+static void parse_error(const char *name, const char *origin, int line, int col, const char *what)
+{
+	if (origin)
+		log_error("--set %s: expected a valid YAML value, got %s", origin, what);
+	else
+		log_error("%s:%d:%d: expected valid YAML, got %s", name, line, col, what);
+}
+
+/* Attach a finished node to the collection on top of the stack. */
+static int attach(struct ynode **stack, struct ynode **pending_key, int depth, struct ynode *node,
+		  struct ynode **root, const char *name, const char *origin)
+{
+	if (depth == 0) {
+		*root = node;
+		return 0;
+	}
+	struct ynode *top = stack[depth - 1];
+	if (top->kind == YNODE_SEQ) {
+		if (yaml_tree_append(top, NULL, node) != 0)
+			goto oom;
+		return 0;
+	}
+	if (!pending_key[depth - 1]) {
+		if (node->kind != YNODE_SCALAR) {
+			parse_error(name, origin, node->line, node->col,
+				    node->kind == YNODE_MAP ? "a map used as a key"
+							    : "a list used as a key");
+			yaml_tree_free(node);
+			return NB_EINPUT;
+		}
+		pending_key[depth - 1] = node;
+		return 0;
+	}
+	if (yaml_tree_append(top, pending_key[depth - 1], node) != 0)
+		goto oom;
+	pending_key[depth - 1] = NULL;
+	return 0;
+oom:
+	log_error("out of memory while reading %s", origin ? origin : name);
+	yaml_tree_free(node);
+	return NB_ERUNTIME;
+}
+
+int yaml_tree_parse(const char *text, size_t len, const char *name, const char *origin,
+		    struct ynode **out)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	struct ynode *stack[YTREE_MAX_DEPTH];
+	struct ynode *pending_key[YTREE_MAX_DEPTH];
+	struct ynode *root = NULL;
+	int depth = 0, ndocs = 0, err = 0, done = 0;
+	char what[256];
+
+	*out = NULL;
+	if (!yaml_parser_initialize(&parser)) {
+		log_error("cannot start the YAML parser for %s", origin ? origin : name);
+		return NB_ERUNTIME;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!done) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			int line, col;
+			if (parser.error == YAML_READER_ERROR) {
+				offset_to_linecol(text, len, parser.problem_offset, &line, &col);
+			} else {
+				line = (int)parser.problem_mark.line + 1;
+				col = (int)parser.problem_mark.column + 1;
+			}
+			snprintf(what, sizeof(what), "a syntax error: %s%s%s",
+				 parser.problem ? parser.problem : "unknown problem",
+				 parser.context ? " " : "", parser.context ? parser.context : "");
+			parse_error(name, origin, line, col, what);
+			err = NB_EINPUT;
+			goto cleanup;
+		}
+		int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+		struct ynode *node = NULL;
+		switch (ev.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			if (++ndocs > 1) {
+				parse_error(name, origin, line, col,
+					    "a second document (a scene file holds one)");
+				err = NB_EINPUT;
+			}
+			break;
+		case YAML_ALIAS_EVENT:
+			parse_error(name, origin, line, col,
+				    "an alias (anchors and aliases are not supported)");
+			err = NB_EINPUT;
+			break;
+		case YAML_SCALAR_EVENT:
+			node = new_scalar_len((const char *)ev.data.scalar.value, ev.data.scalar.length,
+					      ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE, line,
+					      col, origin);
+			if (!node) {
+				log_error("out of memory while reading %s", origin ? origin : name);
+				err = NB_ERUNTIME;
+				break;
+			}
+			err = attach(stack, pending_key, depth, node, &root, name, origin);
+			break;
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			if (depth >= YTREE_MAX_DEPTH) {
+				snprintf(what, sizeof(what), "nesting deeper than %d levels",
+					 YTREE_MAX_DEPTH);
+				parse_error(name, origin, line, col, what);
+				err = NB_EINPUT;
+				break;
+			}
+			node = yaml_tree_new(ev.type == YAML_MAPPING_START_EVENT ? YNODE_MAP : YNODE_SEQ,
+					     line, col, origin);
+			if (!node) {
+				log_error("out of memory while reading %s", origin ? origin : name);
+				err = NB_ERUNTIME;
+				break;
+			}
+			pending_key[depth] = NULL;
+			stack[depth++] = node;
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			node = stack[--depth];
+			yaml_tree_free(pending_key[depth]); /* cannot happen: libyaml pairs keys */
+			pending_key[depth] = NULL;
+			err = attach(stack, pending_key, depth, node, &root, name, origin);
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	while (depth > 0) {
+		depth--;
+		yaml_tree_free(pending_key[depth]);
+		yaml_tree_free(stack[depth]);
+	}
+	yaml_parser_delete(&parser);
+	if (err) {
+		yaml_tree_free(root);
+		return err;
+	}
+	*out = root;
+	return 0;
+}
