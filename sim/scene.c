@@ -81,13 +81,14 @@ static int fail_not_map(struct load_ctx *c, const struct ynode *v, const char *n
 static int apply_defaults(struct load_ctx *c, enum skey_base base, struct scene_body *b,
 			  struct scene_camera_key *ck)
 {
+	enum scene_units units = c->sc->units; /* read before "units" gets its own default */
 	for (int i = 0; i < scene_schema_count; i++) {
 		const struct scene_key *k = &scene_schema[i];
 		if (k->base != base || k->type == SKEY_MAP || k->type == SKEY_LIST)
 			continue;
 		void *dst = scene_schema_addr(k, c->sc, b, ck);
 		int *aux = k->type == SKEY_SMOOTHING ? (int *)((char *)c->sc + k->has_off) : NULL;
-		if (scene_value_default(k, c->sc->units, dst, aux))
+		if (scene_value_default(k, units, dst, aux))
 			return NB_EINPUT;
 	}
 	return 0;
@@ -267,8 +268,8 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
 		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
 			join_path(kpath, sizeof(kpath), path, scene_schema_leaf(k));
-			return scene_fail(&c->ec, m, kpath, "missing required key (%s: %s)", k->type_doc,
-					  k->help);
+			return scene_fail(&c->ec, m, kpath, "missing required key (expected %s: %s)",
+					  k->type_doc, k->help);
 		}
 	}
 	return 0;
@@ -419,27 +420,29 @@ static int apply_override(struct load_ctx *c, const char *ov)
 		if (e < eq && s == eq)
 			return scene_fail(&c->ec, &dummy, NULL, "expected a key path, got one ending in '.'");
 	}
-	/* check the path against the schema before touching the tree */
+	/* check the path against the schema before touching the tree: K is the
+	 * key reached so far (NULL: the top map), IN_ITEM: inside a list entry */
+	int in_item = 0;
 	for (int i = 0; i < ncomp; i++) {
 		int is_index = 1;
 		for (const char *q = comp[i]; *q; q++)
 			if (!isdigit((unsigned char)*q))
 				is_index = 0;
-		if (k && k->type == SKEY_LIST) {
+		char parent[300];
+		memcpy(parent, norm, sizeof(parent));
+		if (k && k->type == SKEY_LIST && !in_item) {
 			if (!is_index || strlen(comp[i]) > 6)
 				return scene_fail(&c->ec, &dummy, path,
 						  "expected a list index (0, 1, ...), got '%s'", comp[i]);
-			char parent[300];
-			memcpy(parent, norm, sizeof(parent));
 			join_path(norm, sizeof(norm), parent, "*");
+			in_item = 1;
 		} else {
-			if (k && k->type != SKEY_MAP)
+			if (k && k->type != SKEY_MAP && !in_item)
 				return scene_fail(&c->ec, &dummy, path,
 						  "expected nothing after a value key, got '.%s'", comp[i]);
-			char parent[300];
-			memcpy(parent, norm, sizeof(parent));
 			join_path(norm, sizeof(norm), parent, comp[i]);
 			k = scene_schema_find(norm);
+			in_item = 0;
 			if (!k) {
 				char kp[300], list[512];
 				join_path(kp, sizeof(kp), path, comp[i]);
@@ -551,11 +554,14 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, int nover
 				  keys, yaml_tree_describe(c->root, got, sizeof(got)));
 	}
 	/* units first: other defaults depend on it */
+	enum scene_units units = SCENE_UNITS_NBODY;
 	const struct ynode *u = yaml_tree_get(c->root, "units", NULL);
-	if (u && scene_value_set(&c->ec, scene_schema_find("units"), u, "units", &sc->units, NULL))
+	if (u && scene_value_set(&c->ec, scene_schema_find("units"), u, "units", &units, NULL))
 		return NB_EINPUT;
+	sc->units = units;
 	if (apply_defaults(c, SBASE_SCENE, NULL, NULL))
 		return NB_EINPUT;
+	sc->units = units; /* the defaults pass wrote units' own default */
 	if ((err = walk_map(c, c->root, "", "", NULL, NULL)))
 		return err;
 	return cross_checks(c);

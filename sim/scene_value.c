@@ -276,8 +276,12 @@ static int get_numbers(const struct scene_errctx *ec, const struct scene_key *k,
 	}
 	if (!v || v->kind != YNODE_SEQ || v->n != n) {
 		describe_range(k, 0, want, sizeof(want));
-		return scene_fail(ec, v, path, "expected a list of %d numbers (each %s), got %s", n,
-				  want + 2 /* drop "a " */, yaml_tree_describe(v, got, sizeof(got)));
+		if (k->lo > -VAL_HUGE || k->hi < VAL_HUGE)
+			return scene_fail(ec, v, path, "expected a list of %d numbers (each %s), got %s",
+					  n, want + 2 /* drop "a " */,
+					  yaml_tree_describe(v, got, sizeof(got)));
+		return scene_fail(ec, v, path, "expected a list of %d numbers, got %s", n,
+				  yaml_tree_describe(v, got, sizeof(got)));
 	}
 	for (int i = 0; i < n; i++) {
 		snprintf(epath, sizeof(epath), "%s.%d", path, i);
