@@ -147,7 +147,6 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		/* x265 prints its banner and statistics through its own logger;
 		 * hvc1 is the tag QuickTime/Apple players need for HEVC in MP4. */
 		av_opt_set(c->priv_data, "x265-params", "log-level=error", 0);
-		m->st->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
 	}
 	if (m->fmt->oformat->flags & AVFMT_GLOBALHEADER)
 		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;

@@ -5,6 +5,7 @@
  * thumbnails). One producer thread; every call but push/busy_seconds comes
  * from the thread that opened the writer. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,7 +232,16 @@ int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer *
 			goto fail;
 	}
 
-	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+	/* SIGINT/SIGTERM go to the render loop's thread, never to ours: the
+	 * thread starts with them blocked (it inherits this mask). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	int perr = pthread_create(&w->thread, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (perr != 0) {
 		log_error("writer: cannot start the writer thread");
 		err = NB_ERUNTIME;
 		goto fail;
