@@ -43,7 +43,8 @@ void render_image_clear(struct render_image *img);
  * footprint under one pixel deposits exactly its weight into the pixel it
  * lands in. Bodies behind the near plane or whose footprint misses the image
  * are culled. The image total therefore equals the visible mass (times
- * colour). Pixel values are mass per pixel, scaled by render_splat_norm. */
+ * colour). Pixel values are mass per pixel, unscaled: render_tonemap sets
+ * the level (render_tonemap_reference). Details: render/splat.c. */
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img);
 

@@ -14,7 +14,7 @@
  * centre from (x, y):
  *   cubic   : M4 cubic spline with support r, q = d/r (Monaghan & Lattanzio
  *             1985): 40/(7 pi r^2) * (1 - 6q^2 + 6q^3) for q <= 1/2,
- *             40/(7 pi r^2) * 2 (1 - q)^3 for 1/2 < q <= 1, 0 beyond;
+ *             40/(7 pi r^2) * 2 (1 - q)^3 for 1/2 < q < 1, 0 beyond;
  *   gaussian: exp(-d^2 / (2 s^2)), s = r/2, cut at d <= 3 s = 1.5 r.
  * The kernel is sampled at the pixel centres of its support and the samples
  * are divided by their sum (discrete normalisation), so a body deposits
@@ -52,24 +52,23 @@ struct splat_rec {
 	int i0, i1, j0, j1; /* footprint box, unclipped (columns i, rows j) */
 };
 
-/* Unnormalised kernel sample at squared pixel distance d2. */
-static double kernel_sample(enum scene_kernel k, double d2, double r)
+/* Kernel sample at squared pixel distance d2, up to a constant factor (the
+ * discrete normalisation removes it, so the 40/(7 pi r^2) of the cubic
+ * spline is left out). inv_r = 1/r. Zero outside the support. */
+static inline double kernel_sample(enum scene_kernel k, double d2, double inv_r)
 {
+	double q2 = d2 * inv_r * inv_r;
 	if (k == SCENE_KERNEL_GAUSSIAN) {
-		double s = 0.5 * r;
-		if (d2 > 9.0 * s * s)
-			return 0.0;
-		return exp(-d2 / (2.0 * s * s));
+		/* s = r/2: d^2 / (2 s^2) = 2 q^2; cut at d = 3 s, q^2 = 2.25 */
+		return q2 > 2.25 ? 0.0 : exp(-2.0 * q2);
 	}
-	double q = sqrt(d2) / r;
-	double sigma = 40.0 / (7.0 * M_PI * r * r);
+	if (q2 >= 1.0)
+		return 0.0;
+	double q = sqrt(q2);
 	if (q <= 0.5)
-		return sigma * (1.0 - 6.0 * q * q + 6.0 * q * q * q);
-	if (q <= 1.0) {
-		double t = 1.0 - q;
-		return sigma * 2.0 * t * t * t;
-	}
-	return 0.0;
+		return 1.0 - 6.0 * q2 + 6.0 * q2 * q;
+	double t = 1.0 - q;
+	return 2.0 * t * t * t;
 }
 
 /* Fill rec for a body at scene position p with weight w. Returns 1 if the
@@ -97,12 +96,12 @@ static int splat_prepare(const struct render_view *v, enum scene_kernel kern, do
 		/* Pixel centres c with |c - x| <= support: c = i + 0.5. */
 		int i0 = (int)ceil(x - support - 0.5), i1 = (int)floor(x + support - 0.5);
 		int j0 = (int)ceil(y - support - 0.5), j1 = (int)floor(y + support - 0.5);
-		double sum = 0.0;
+		double sum = 0.0, inv_r = 1.0 / r;
 		for (int j = j0; j <= j1; j++) {
 			double dy = (j + 0.5) - y;
 			for (int i = i0; i <= i1; i++) {
 				double dx = (i + 0.5) - x;
-				sum += kernel_sample(kern, dx * dx + dy * dy, r);
+				sum += kernel_sample(kern, dx * dx + dy * dy, inv_r);
 			}
 		}
 		if (sum > 0) {
@@ -142,12 +141,13 @@ static void splat_deposit(const struct splat_rec *rec, enum scene_kernel kern, i
 	}
 	int ia = rec->i0 < 0 ? 0 : rec->i0;
 	int ib = rec->i1 >= img->w ? img->w - 1 : rec->i1;
+	double inv_r = 1.0 / rec->r;
 	for (int j = ja; j <= jb; j++) {
 		double dy = (j + 0.5) - rec->y;
 		float *row = img->rgb + 3 * (size_t)j * img->w;
 		for (int i = ia; i <= ib; i++) {
 			double dx = (i + 0.5) - rec->x;
-			double f = kernel_sample(kern, dx * dx + dy * dy, rec->r) * rec->inv_norm;
+			double f = kernel_sample(kern, dx * dx + dy * dy, inv_r) * rec->inv_norm;
 			if (f == 0)
 				continue;
 			row[3 * i + 0] += (float)(rec->w[0] * f);
