@@ -1,0 +1,347 @@
+/* test_gpu_direct.c - the GPU direct solver (kernels/direct.cu, sim.cu)
+ * against double-precision references on the CPU.
+ *
+ * Without a usable GPU every test prints "SKIP: <why>" and passes.
+ * NB_GPU_SANITIZE=1 (tests/gpu_sanitize.sh) keeps only small cases, which
+ * compute-sanitizer can get through in seconds.
+ *
+ * The references get the same float-rounded positions and masses the GPU
+ * computes with, so the comparison measures the kernels' arithmetic, not the
+ * float storage of the state (that costs ~6e-8 |x| / r relative per pair). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "../kernels/gpu.h"
+#include "../sim/sim.h"
+
+static char g_why[256];
+
+static int have_gpu(void)
+{
+	if (gpu_probe(g_why, sizeof g_why))
+		return 1;
+	printf("SKIP: %s\n", g_why);
+	return 0;
+}
+
+static int sanitize_mode(void)
+{
+	const char *s = getenv("NB_GPU_SANITIZE");
+	return s && *s && *s != '0';
+}
+
+/* Plummer-like cloud (scale 1, cut at r = 20) with every 37th body put a
+ * hair (1e-3 eps) from its predecessor, as float-representable doubles. */
+static void make_scene(size_t n, double eps, uint64_t seed, double *pos, double *mass)
+{
+	for (size_t i = 0; i < n; i++) {
+		double u = sim_rng_uniform(seed, i, 0);
+		double r = 1.0 / sqrt(pow(u, -2.0 / 3.0) - 1.0);
+		if (r > 20.0)
+			r = 20.0 * sim_rng_uniform(seed, i, 4);
+		double cz = 2.0 * sim_rng_uniform(seed, i, 1) - 1.0;
+		double ph = 2.0 * M_PI * sim_rng_uniform(seed, i, 2);
+		double sz = sqrt(1.0 - cz * cz);
+		pos[3 * i] = r * sz * cos(ph);
+		pos[3 * i + 1] = r * sz * sin(ph);
+		pos[3 * i + 2] = r * cz;
+		if (i % 37 == 36) {
+			pos[3 * i] = pos[3 * i - 3] + 1e-3 * eps;
+			pos[3 * i + 1] = pos[3 * i - 2];
+			pos[3 * i + 2] = pos[3 * i - 1] - 1e-3 * eps;
+		}
+		mass[i] = (0.5 + sim_rng_uniform(seed, i, 3)) / (double)n;
+	}
+	for (size_t i = 0; i < 3 * n; i++)
+		pos[i] = (float)pos[i];
+	for (size_t i = 0; i < n; i++)
+		mass[i] = (float)mass[i];
+}
+
+/* Worst of |got - ref| / (1e-6 max|ref| + 1e-5 |ref|) over cnt values
+ * (pass: <= 1). */
+static double worst_ratio(const double *got, const double *ref, size_t cnt)
+{
+	double amax = 0.0, worst = 0.0;
+	for (size_t k = 0; k < cnt; k++)
+		amax = fmax(amax, fabs(ref[k]));
+	for (size_t k = 0; k < cnt; k++) {
+		double tol = 1e-6 * amax + 1e-5 * fabs(ref[k]);
+		double e = fabs(got[k] - ref[k]);
+		double q = tol > 0 ? e / tol : (e > 0 ? INFINITY : 0.0);
+		if (!(q <= worst))
+			worst = q; /* NaN sticks */
+	}
+	return worst;
+}
+
+static const char *kname(enum scene_direct_kernel k)
+{
+	return k == SCENE_DIRECT_PAIRWISE ? "pairwise" : k == SCENE_DIRECT_GATHER ? "gather" : "auto";
+}
+
+/* GPU vs sim_direct_accel for one n, kernel and tile shape ("" = default). */
+static void check_vs_cpu(size_t n, double eps, enum scene_direct_kernel k, const char *tile, int with_pot)
+{
+	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+	double *ag = malloc(3 * n * sizeof *ag), *ac = malloc(3 * n * sizeof *ac);
+	double *pg = malloc(n * sizeof *pg), *pc = malloc(n * sizeof *pc);
+	ck_assert(pos && mass && ag && ac && pg && pc);
+	make_scene(n, eps, 1000 + n, pos, mass);
+	if (*tile)
+		setenv("NB_DIRECT_TILE", tile, 1);
+	else
+		unsetenv("NB_DIRECT_TILE");
+	ck_assert_int_eq(gpu_direct_accel(pos, mass, n, eps, k, ag, with_pot ? pg : NULL), 0);
+	unsetenv("NB_DIRECT_TILE");
+	ck_assert_int_eq(sim_direct_accel(pos, mass, n, (float)eps, ac, pc), 0);
+	double qa = worst_ratio(ag, ac, 3 * n);
+	double qp = with_pot ? worst_ratio(pg, pc, n) : 0.0;
+	ck_assert_msg(qa <= 1.0, "n=%zu %s tile '%s': acceleration error %.3g x tolerance", n, kname(k),
+		      tile, qa);
+	ck_assert_msg(qp <= 1.0, "n=%zu %s tile '%s': potential error %.3g x tolerance", n, kname(k), tile,
+		      qp);
+	free(pos), free(mass), free(ag), free(ac), free(pg), free(pc);
+}
+
+START_TEST(gpu_accel_matches_cpu_reference)
+{
+	if (!have_gpu())
+		return;
+	static const size_t ns[] = {1, 2, 3, 127, 1000, 4097};
+	const size_t nn = sanitize_mode() ? 5 : 6;
+	for (size_t a = 0; a < nn; a++) {
+		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_PAIRWISE, "", 1);
+		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_PAIRWISE, "", 0);
+		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_GATHER, "", 1);
+		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_AUTO, "", 0);
+	}
+}
+END_TEST
+
+/* Every compiled tile shape, diagonal and off-diagonal tiles, ragged n. */
+START_TEST(gpu_every_tile_shape_matches)
+{
+	if (!have_gpu())
+		return;
+	static const char *pair[] = {"128x8", "128x4", "256x4", "256x2", "64x8"};
+	static const char *gath[] = {"128x4", "256x1", "256x2"};
+	const size_t n = sanitize_mode() ? 1500 : 2500; /* > one 1024 tile */
+	for (size_t k = 0; k < sizeof pair / sizeof pair[0]; k++) {
+		check_vs_cpu(n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 1);
+		check_vs_cpu(n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 0);
+	}
+	for (size_t k = 0; k < sizeof gath / sizeof gath[0]; k++)
+		check_vs_cpu(n, 0.01, SCENE_DIRECT_GATHER, gath[k], 1);
+}
+END_TEST
+
+/* eps = 1e-15 with a pair 1e-14 apart: unscaled float would form
+ * 1/(r^2+eps^2)^{3/2} ~ 1e42 = inf. The range reduction must keep it finite
+ * and right, while bodies at distance ~1 (r/eps = 1e15) still feel force. */
+START_TEST(gpu_close_pair_tiny_softening)
+{
+	if (!have_gpu())
+		return;
+	const size_t n = 64;
+	double pos[3 * 64], mass[64], ag[3 * 64], ac[3 * 64], pg[64], pc[64];
+	make_scene(n, 1.0, 77, pos, mass);
+	pos[0] = 1e-14, pos[1] = 0, pos[2] = 0;
+	pos[3] = 2e-14, pos[4] = 1e-15, pos[5] = 0;
+	for (int k = 0; k < 6; k++)
+		pos[k] = (float)pos[k];
+	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
+	for (int a = 0; a < 2; a++) {
+		ck_assert_int_eq(gpu_direct_accel(pos, mass, n, 1e-15, ks[a], ag, pg), 0);
+		ck_assert_int_eq(sim_direct_accel(pos, mass, n, (float)1e-15, ac, pc), 0);
+		for (size_t k = 0; k < 3 * n; k++)
+			ck_assert_msg(isfinite(ag[k]), "%s: a[%zu] = %g", kname(ks[a]), k, ag[k]);
+		double qa = worst_ratio(ag, ac, 3 * n), qp = worst_ratio(pg, pc, n);
+		ck_assert_msg(qa <= 1.0, "%s: acceleration error %.3g x tolerance", kname(ks[a]), qa);
+		ck_assert_msg(qp <= 1.0, "%s: potential error %.3g x tolerance", kname(ks[a]), qp);
+		/* the other bodies' ordinary (~1e-2) accelerations, on their own scale */
+		qa = worst_ratio(ag + 6, ac + 6, 3 * (n - 2));
+		ck_assert_msg(qa <= 1.0, "%s: far-body acceleration error %.3g x tolerance", kname(ks[a]), qa);
+	}
+}
+END_TEST
+
+/* Newton's third law: sum m a = 0 up to float round-off. */
+START_TEST(gpu_momentum_at_round_off)
+{
+	if (!have_gpu())
+		return;
+	const size_t n = sanitize_mode() ? 1000 : 4097;
+	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+	double *a = malloc(3 * n * sizeof *a);
+	ck_assert(pos && mass && a);
+	make_scene(n, 0.01, 5, pos, mass);
+	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
+	for (int q = 0; q < 2; q++) {
+		ck_assert_int_eq(gpu_direct_accel(pos, mass, n, 0.01, ks[q], a, NULL), 0);
+		double p[3] = {0, 0, 0}, scale = 0.0;
+		for (size_t i = 0; i < n; i++)
+			for (int c = 0; c < 3; c++) {
+				p[c] += mass[i] * a[3 * i + c];
+				scale += mass[i] * fabs(a[3 * i + c]);
+			}
+		for (int c = 0; c < 3; c++)
+			ck_assert_msg(fabs(p[c]) <= 1e-5 * scale, "%s: sum m a_%d = %g, sum m|a| = %g",
+				      kname(ks[q]), c, p[c], scale);
+	}
+	free(pos), free(mass), free(a);
+}
+END_TEST
+
+/* n = 65536: sim_direct_accel would take seconds here, so 256 bodies are
+ * checked against a plain O(n k) double loop. */
+START_TEST(gpu_large_n_subset_matches_double_loop)
+{
+	if (!have_gpu() || sanitize_mode())
+		return;
+	const size_t n = 65536, k = 256;
+	const double eps = 0.01, e2 = (double)(float)eps * (double)(float)eps;
+	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
+	double *ag = malloc(3 * n * sizeof *ag), *pg = malloc(n * sizeof *pg);
+	double ar[3 * 256], pr[256], as[3 * 256], ps[256];
+	ck_assert(pos && mass && ag && pg);
+	make_scene(n, eps, 65536, pos, mass);
+	for (size_t s = 0; s < k; s++) {
+		const size_t i = (s * 7919 + 13) % n;
+		double ax = 0, ay = 0, az = 0, ph = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (j == i)
+				continue;
+			double dx = pos[3 * j] - pos[3 * i], dy = pos[3 * j + 1] - pos[3 * i + 1];
+			double dz = pos[3 * j + 2] - pos[3 * i + 2];
+			double r2 = dx * dx + dy * dy + dz * dz + e2, inv = 1.0 / sqrt(r2);
+			double f = mass[j] * inv * inv * inv;
+			ax += f * dx, ay += f * dy, az += f * dz, ph -= mass[j] * inv;
+		}
+		ar[3 * s] = ax, ar[3 * s + 1] = ay, ar[3 * s + 2] = az, pr[s] = ph;
+	}
+	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
+	for (int q = 0; q < 2; q++) {
+		ck_assert_int_eq(gpu_direct_accel(pos, mass, n, eps, ks[q], ag, pg), 0);
+		for (size_t s = 0; s < k; s++) {
+			const size_t i = (s * 7919 + 13) % n;
+			for (int c = 0; c < 3; c++)
+				as[3 * s + c] = ag[3 * i + c];
+			ps[s] = pg[i];
+		}
+		double qa = worst_ratio(as, ar, 3 * k), qp = worst_ratio(ps, pr, k);
+		ck_assert_msg(qa <= 1.0, "%s: acceleration error %.3g x tolerance", kname(ks[q]), qa);
+		ck_assert_msg(qp <= 1.0, "%s: potential error %.3g x tolerance", kname(ks[q]), qp);
+	}
+	free(pos), free(mass), free(ag), free(pg);
+}
+END_TEST
+
+static double energy(const struct sim_state *st)
+{
+	double e = 0.0;
+	for (size_t i = 0; i < st->n; i++) {
+		const double *v = st->vel + 3 * i;
+		e += 0.5 * st->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+		e += 0.5 * st->mass[i] * st->pot[i];
+	}
+	return e;
+}
+
+/* The Plummer test scene over its whole clip (frames x steps_per_frame),
+ * leapfrog on the GPU: |dE/E| <= 1e-3, as on the CPU. */
+START_TEST(gpu_plummer_scene_keeps_energy)
+{
+	if (!have_gpu() || sanitize_mode())
+		return;
+	struct scene sc;
+	struct sim_units u;
+	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", NULL, 0, &sc), 0);
+	sim_units_of(sc.units, &u);
+	const int steps = sc.output.frames * sc.simulation.steps_per_frame;
+	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
+	for (int q = 0; q < 2; q++) {
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+		struct gpu_sim_params p = {
+			.solver = SCENE_SOLVER_DIRECT,
+			.direct_kernel = ks[q],
+			.softening = sc.simulation.softening * u.length,
+			.dt = sc.simulation.dt * u.time,
+			.theta = sc.simulation.theta,
+			.multipoles = sc.simulation.multipoles,
+		};
+		struct gpu_sim *g = NULL;
+		ck_assert_int_eq(gpu_sim_create(&st, &p, &g), 0);
+		ck_assert_int_eq(gpu_sim_download(g, &st), 0);
+		const double e0 = energy(&st);
+		ck_assert_int_eq(gpu_sim_advance(g, steps, 1), 0);
+		ck_assert_int_eq(gpu_sim_download(g, &st), 0);
+		const double e1 = energy(&st);
+		printf("gpu %s: %d steps of %zu bodies, E %.9g -> %.9g (dE/E %.2e)\n", kname(ks[q]), steps,
+		       st.n, e0, e1, (e1 - e0) / fabs(e0));
+		ck_assert_msg(e0 < 0, "a bound cluster has E < 0, got %g", e0);
+		ck_assert_msg(fabs(e1 - e0) <= 1e-3 * fabs(e0), "%s: E %g -> %g", kname(ks[q]), e0, e1);
+		for (size_t i = 0; i < st.n; i++)
+			ck_assert_uint_eq(st.id[i], i); /* download kept creation order */
+		gpu_sim_free(&g);
+		ck_assert_ptr_null(g);
+		sim_state_free(&st);
+	}
+}
+END_TEST
+
+/* A scene too large for the card is refused before anything is read or
+ * allocated, naming the bytes. */
+START_TEST(gpu_too_large_scene_is_input_error)
+{
+	if (!have_gpu())
+		return;
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	st.n = 2000000000; /* 2e9 bodies x 52 bytes = 104 GB: more than any H100 has */
+	struct gpu_sim_params p = {.solver = SCENE_SOLVER_DIRECT, .softening = 0.01, .dt = 0.001};
+	ck_assert_uint_ge(gpu_sim_bytes_needed(st.n, &p), (size_t)52 * st.n);
+	struct gpu_sim *g = (struct gpu_sim *)&st; /* must be overwritten with NULL */
+	ck_assert_int_eq(gpu_sim_create(&st, &p, &g), NB_EINPUT);
+	ck_assert_ptr_null(g);
+}
+END_TEST
+
+START_TEST(gpu_absent_says_why)
+{
+	char why[256] = "";
+	ck_assert_int_eq(gpu_probe(why, sizeof why), 0);
+	ck_assert_msg(strlen(why) > 0, "gpu_probe gave no reason");
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_direct");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 600);
+	/* CUDA does not survive fork() once initialised, and the probe below
+	 * initialises it: run the tests in this process. */
+	setenv("CK_FORK", "no", 1);
+	if (!gpu_probe(g_why, sizeof g_why)) {
+		printf("SKIP: test_gpu_direct: %s\n", g_why);
+		tcase_add_test(tc, gpu_absent_says_why);
+	} else {
+		tcase_add_test(tc, gpu_accel_matches_cpu_reference);
+		tcase_add_test(tc, gpu_every_tile_shape_matches);
+		tcase_add_test(tc, gpu_close_pair_tiny_softening);
+		tcase_add_test(tc, gpu_momentum_at_round_off);
+		tcase_add_test(tc, gpu_large_n_subset_matches_double_loop);
+		tcase_add_test(tc, gpu_plummer_scene_keeps_energy);
+		tcase_add_test(tc, gpu_too_large_scene_is_input_error);
+	}
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
