@@ -3,10 +3,11 @@
  * Order here is the order of sim_scene_emit and of docs/scenes.md. */
 #include "scene_schema.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define H 1e30 /* no bound */
+#define H INFINITY /* no bound */
 
 #define SC(f) .base = SBASE_SCENE, .off = offsetof(struct scene, f), .size = sizeof(((struct scene *)0)->f)
 #define BD(f) .base = SBASE_BODY, .off = offsetof(struct scene_body, f), .size = sizeof(((struct scene_body *)0)->f)
@@ -47,7 +48,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "units", .type = SKEY_ENUM, SC(units), .names = units_names, .def = "nbody",
 	 .type_doc = "nbody | galactic",
 	 .help = "nbody: G = 1; galactic: lengths in kpc, velocities in km/s, masses in M_sun, times in Myr"},
-	{.path = "seed", .type = SKEY_U64, SC(seed), .lo = 0, .hi = 18446744073709551615.0, .def = "1",
+	{.path = "seed", .type = SKEY_U64, SC(seed), .lo = 0, .hi = H, .def = "1",
 	 .type_doc = "integer >= 0", .help = "random seed: the same seed gives the same initial state"},
 
 	MAPKEY("simulation", "how bodies move"),
@@ -95,7 +96,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.rmax", .type = SKEY_DOUBLE, BD(rmax), .lo = 1, .hi = 1e6,
 	 .flags = SKEY_LO_OPEN, .models = SMODEL_SPHERES, .type_doc = "number in (1, 1e6]",
 	 .help = "truncation radius in units of scale (default 20 for plummer, 50 for hernquist)"},
-	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "",
+	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "\"\"",
 	 .models = SMODEL(SCENE_MODEL_FILE), .type_doc = "path",
 	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz), relative to the scene file; required"},
 	{.path = "bodies.*.position", .type = SKEY_VEC3, BD(position), .lo = -H, .hi = H,
@@ -106,7 +107,7 @@ const struct scene_key scene_schema[] = {
 	 .help = "bulk velocity (ignored for bodies 0 and 1 when encounter is given)"},
 	{.path = "bodies.*.color", .type = SKEY_COLOR, BD(color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 1, 1]", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
-	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the entry's bodies"},
+	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the entry's bodies"},
 	{.path = "bodies.*.inclination", .type = SKEY_DOUBLE, BD(inclination), .lo = -360,
 	 .hi = 360, .def = "0", .models = SMODEL_ALL, .type_doc = "degrees in [-360, 360]",
 	 .help = "tilt of the entry's spin axis (a disk's normal) away from +z"},
@@ -124,15 +125,15 @@ const struct scene_key scene_schema[] = {
 	 .type_doc = "number in (0, 100]", .help = "target Toomre Q at 2.5 scale lengths"},
 	{.path = "bodies.*.disk.color", .type = SKEY_COLOR, BD(disk.color), .lo = 0, .hi = 1e6,
 	 .def = "[0.55, 0.7, 1]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
-	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the disk"},
+	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the disk"},
 	PART(bulge, "Hernquist scale radius a", "2000", "0.2", "1e10", "0.2", "0.6", "disk-galaxy: the Hernquist bulge"),
 	{.path = "bodies.*.bulge.color", .type = SKEY_COLOR, BD(bulge.color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 0.8, 0.55]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
-	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the bulge"},
+	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the bulge"},
 	PART(halo, "Hernquist scale radius a", "8000", "10", "5e11", "10", "30", "disk-galaxy: the dark Hernquist halo"),
 	{.path = "bodies.*.halo.color", .type = SKEY_COLOR, BD(halo.color), .lo = 0, .hi = 1e6,
 	 .def = "[0.25, 0.2, 0.3]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
-	 .type_doc = "[r, g, b], each >= 0", .help = "linear RGB colour of the halo"},
+	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the halo"},
 
 	MAPKEY("encounter", "optional: put bodies 0 and 1 (exactly 2 entries) on a Keplerian orbit (Toomre & Toomre 1972); present = enabled"),
 	{.path = "encounter.pericenter", .type = SKEY_DOUBLE, SC(encounter.pericenter), .lo = 0,
@@ -217,7 +218,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.neighbours", .type = SKEY_INT, SC(render.neighbours), .lo = 1, .hi = 1024,
 	 .def = "32", .type_doc = "integer in [1, 1024]", .help = "k for adaptive smoothing"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
-	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each >= 0", .help = "linear RGB background"},
+	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
 
 	MAPKEY("output", "what is written (an empty path writes nothing)"),
 	{.path = "output.frames", .type = SKEY_INT, SC(output.frames), .lo = 1, .hi = 1e7,

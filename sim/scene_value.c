@@ -13,7 +13,6 @@
 #include "log.h"
 #include "scene_schema.h"
 
-#define VAL_HUGE 1e30 /* lo/hi at +-VAL_HUGE mean "no bound" */
 
 int scene_fail(const struct scene_errctx *ec, const struct ynode *at, const char *path,
 	       const char *fmt, ...)
@@ -65,7 +64,7 @@ static void describe_range(const struct scene_key *k, int integer, char *buf, si
 	char lo[32], hi[32];
 	scene_fmt_double(k->lo, lo, sizeof(lo));
 	scene_fmt_double(k->hi, hi, sizeof(hi));
-	int has_lo = k->lo > -VAL_HUGE, has_hi = k->hi < VAL_HUGE;
+	int has_lo = isfinite(k->lo), has_hi = isfinite(k->hi); /* infinite: no bound */
 	if (has_lo && has_hi)
 		snprintf(buf, size, "%s in %c%s, %s%c", what, (k->flags & SKEY_LO_OPEN) ? '(' : '[', lo,
 			 hi, (k->flags & SKEY_HI_OPEN) ? ')' : ']');
@@ -226,8 +225,10 @@ const char *scene_closest(const char *const *names, int n, const char *word)
 	for (int i = 0; (n < 0 ? names[i] != NULL : i < n); i++) {
 		int d = edit_distance(word, names[i]);
 		size_t ln = strlen(names[i]);
-		/* a prefix of at least 3 letters counts as close ("tone" -> tonemap) */
-		if (lw >= 3 && lw < ln && strncasecmp(word, names[i], lw) == 0 && d > 1)
+		/* one a prefix (>= 3 letters) of the other counts as close:
+		 * "tone" -> tonemap, "scale_height" -> scale */
+		size_t lmin = lw < ln ? lw : ln;
+		if (lmin >= 3 && lw != ln && strncasecmp(word, names[i], lmin) == 0 && d > 1)
 			d = 1;
 		if (d < bestd) {
 			bestd = d;
@@ -276,7 +277,7 @@ static int get_numbers(const struct scene_errctx *ec, const struct scene_key *k,
 	}
 	if (!v || v->kind != YNODE_SEQ || v->n != n) {
 		describe_range(k, 0, want, sizeof(want));
-		if (k->lo > -VAL_HUGE || k->hi < VAL_HUGE)
+		if (isfinite(k->lo) || isfinite(k->hi))
 			return scene_fail(ec, v, path, "expected a list of %d numbers (each %s), got %s",
 					  n, want + 2 /* drop "a " */,
 					  yaml_tree_describe(v, got, sizeof(got)));
