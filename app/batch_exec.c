@@ -109,14 +109,17 @@ static int gpu_list(char list[][64])
 	return n;
 }
 
+static int g_nruns; /* for "[k/M name]" */
+
 static void emit_line(struct batch_run *r, const char *line)
 {
 	const char *e = strstr(line, "error: ");
 	if (e && !r->message[0])
 		snprintf(r->message, sizeof r->message, "%s", e + 7);
-	log_info("[%s] %s", r->name, line);
-	if (e && log_get_level() == LOG_QUIET) /* errors show even when quiet */
-		log_error("[%s] %s", r->name, e + 7);
+	if (log_get_level() != LOG_QUIET)
+		log_info("[%d/%d %s] %s", r->index + 1, g_nruns, r->name, line);
+	else if (e) /* errors show even when quiet */
+		log_error("[%d/%d %s] %s", r->index + 1, g_nruns, r->name, e + 7);
 }
 
 /* Read what the child wrote; print complete lines (all at eof). */
@@ -261,6 +264,7 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	int todo = 0, finished = 0, next = 0, active = 0, forwarded = 0;
 	double total_work = 0, done_work = 0, t_start = now_s();
 
+	g_nruns = nruns;
 	for (int i = 0; i < nruns; i++)
 		if (runs[i].status == BATCH_PENDING)
 			todo++, total_work += work_of(&runs[i]);
@@ -344,17 +348,21 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 			active--;
 			finished++;
 			done_work += work_of(r);
-			char took[32], eta[32];
+			/* ETA: the elapsed time scaled by the work left (bodies x steps) */
+			char took[32], eta[64] = "";
 			batch_format_duration(r->wall_s, took, sizeof took);
-			batch_format_duration((now_s() - t_start) * (total_work - done_work) / done_work, eta,
-					      sizeof eta);
+			if (finished < todo && !app_interrupted()) {
+				size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
+				batch_format_duration((now_s() - t_start) * (total_work - done_work) / done_work,
+						      eta + l, sizeof eta - l);
+			}
 			if (r->status == BATCH_OK)
-				log_info("run %d/%d %s: done in %s; %d of %d finished, overall ETA %s", r->index + 1,
-					 nruns, r->name, took, finished, todo, eta);
+				log_info("run %d/%d %s: done in %s; %d of %d finished%s", r->index + 1, nruns,
+					 r->name, took, finished, todo, eta);
 			else
-				log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished, overall ETA %s",
-					 r->index + 1, nruns, r->name, batch_status_name(r->status), r->exit_code,
-					 took, finished, todo, eta);
+				log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished%s", r->index + 1,
+					 nruns, r->name, batch_status_name(r->status), r->exit_code, took, finished,
+					 todo, eta);
 		}
 	}
 	free(slots);
