@@ -236,9 +236,17 @@ int yaml_tree_parse(const char *text, size_t len, const char *name, const char *
 				line = (int)parser.problem_mark.line + 1;
 				col = (int)parser.problem_mark.column + 1;
 			}
+			char ctx[160] = "";
+			if (parser.context)
+				snprintf(ctx, sizeof(ctx), " %s (from %d:%d)", parser.context,
+					 (int)parser.context_mark.line + 1,
+					 (int)parser.context_mark.column + 1);
+			/* the usual cause of "cannot start any token": a tab */
+			size_t at = parser.problem_mark.index;
+			int tab = parser.error != YAML_READER_ERROR && at < len && text[at] == '\t';
 			snprintf(what, sizeof(what), "a syntax error: %s%s%s",
-				 parser.problem ? parser.problem : "unknown problem",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
+				 parser.problem ? parser.problem : "unknown problem", ctx,
+				 tab ? " (a tab: YAML indents with spaces only)" : "");
 			parse_error(name, origin, line, col, what);
 			err = NB_EINPUT;
 			goto cleanup;

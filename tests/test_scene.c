@@ -803,6 +803,7 @@ static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scene");
 	TCase *tc = tcase_create("scene");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
 	tcase_add_test(tc, contract_file_loads_as_written);
 	tcase_add_test(tc, defaults_fill_every_key);
 	tcase_add_test(tc, galaxy_scene_loads);
