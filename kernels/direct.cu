@@ -5,7 +5,8 @@
  *
  *  - pair_kernel: each pair once (Newton's third law, shared/PHYSICS.md).
  *    Bodies are cut into tiles of B = NT*R. Only tile pairs (row <= col) are
- *    scheduled: T(T+1)/2 blocks. Each thread keeps R bodies of the row tile in
+ *    scheduled: T(T+1)/2 blocks, the T diagonal ones in a launch of their
+ *    own. Each thread keeps R bodies of the row tile in
  *    registers; the column tile (positions and reaction sums) sits in shared
  *    memory. The reaction sums are written without atomics, race-free without
  *    any warp-synchronous assumption:
@@ -24,7 +25,8 @@
  * overflows 1/r^3 for r^2 + eps^2 < 1e-26); a = s^2 a', phi = s phi'.
  * Powers of two are exact, so this costs no accuracy and no per-pair work.
  *
- * Tile shape: NB_DIRECT_TILE=NTxR (e.g. 128x8) overrides the built-in choice;
+ * Tile shape: NB_DIRECT_TILE=NTxR[xB] (e.g. 128x8, 128x8x4: B = blocks per SM
+ * asked of the register allocator) overrides the built-in choice;
  * it exists for the benchmark (bench/direct.c) and the sanitizer script. */
 extern "C" {
 #include "../sim/log.h"
@@ -109,10 +111,13 @@ __device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, co
 		if (slice >= NS)
 			slice -= NS;
 		const int base = slice * 32;
-#pragma unroll 4
+		float4 pj = cpos[base + lane];
+#pragma unroll(32 / R)
 		for (int k = 0; k < 32; k++) {
 			const int jl = base + ((lane + k) & 31);
-			const float4 pj = cpos[jl];
+			/* cpos is read-only here, so the next partner's position can be
+			 * fetched ahead of the __syncwarp below (the last fetch is spare). */
+			const float4 pnext = cpos[base + ((lane + k + 1) & 31)];
 			float4 a = cacc[jl];
 #pragma unroll
 			for (int u = 0; u < R; u++) {
@@ -140,20 +145,30 @@ __device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, co
 			}
 			cacc[jl] = a;
 			__syncwarp(); /* lane l-1 touches this partner next step */
+			pj = pnext;
 		}
 		__syncthreads(); /* next round: another warp takes this slice */
 	}
 }
 
-template <int NT, int R, bool POT>
-__global__ void __launch_bounds__(NT) pair_kernel(const float4 *__restrict__ pos, float4 *acc, int n,
+/* DIAG: block b is diagonal tile b (launched apart, with its own shape NT x R
+ * of the same B, so that its masked loop does not share a register budget
+ * with the main one). Otherwise block b is the b-th tile pair with
+ * row < col. */
+template <int NT, int R, int MINB, bool POT, bool DIAG>
+__global__ void __launch_bounds__(NT, MINB) pair_kernel(const float4 *__restrict__ pos, float4 *acc, int n,
 						  float s, float eps2)
 {
 	constexpr int B = NT * R;
 	__shared__ float4 cpos[B];
 	__shared__ float4 cacc[B];
 	int rt, ct;
-	direct_tile_pair(blockIdx.x, &rt, &ct);
+	if (DIAG) {
+		rt = ct = blockIdx.x;
+	} else {
+		direct_tile_pair(blockIdx.x, &rt, &ct); /* rt <= ct */
+		ct++;                                   /* rt < ct */
+	}
 	const int t = threadIdx.x, lane = t & 31, w = t >> 5;
 	const int row0 = rt * B, col0 = ct * B;
 
@@ -173,10 +188,7 @@ __global__ void __launch_bounds__(NT) pair_kernel(const float4 *__restrict__ pos
 	}
 	__syncthreads();
 
-	if (rt == ct)
-		pair_rounds<NT, R, POT, true>(cpos, cacc, pi, ax, ay, az, ph, eps2);
-	else
-		pair_rounds<NT, R, POT, false>(cpos, cacc, pi, ax, ay, az, ph, eps2);
+	pair_rounds<NT, R, POT, DIAG>(cpos, cacc, pi, ax, ay, az, ph, eps2);
 
 	/* a = s^2 a', phi = s phi' (two multiplies: s^2 alone may overflow). */
 #pragma unroll
@@ -265,22 +277,23 @@ __global__ void __launch_bounds__(NT) gather_kernel(const float4 *__restrict__ p
 typedef void (*direct_kernel_fn)(const float4 *, float4 *, int, float, float);
 
 struct direct_variant {
-	int nt, r;
+	int nt, r, minb; /* threads, bodies per thread, blocks per SM asked of ptxas */
 	direct_kernel_fn fn[2]; /* [need_pot] */
+	int diag_nt;            /* pairwise: the diagonal kernel's threads (x 2 bodies) */
+	direct_kernel_fn diag[2];
 };
 
 /* Compiled tile shapes. The first of each table is the default. */
+#define PAIR_VARIANT(nt, r, b)                                                                \
+	{nt, r, b, {pair_kernel<nt, r, b, false, false>, pair_kernel<nt, r, b, true, false>},      \
+	 nt * r / 2, {pair_kernel<nt * r / 2, 2, 1, false, true>, pair_kernel<nt * r / 2, 2, 1, true, true>}}
+#define GATHER_VARIANT(nt, r) {nt, r, 1, {gather_kernel<nt, r, false>, gather_kernel<nt, r, true>}, 0, {NULL, NULL}}
 static const struct direct_variant pair_variants[] = {
-	{128, 8, {pair_kernel<128, 8, false>, pair_kernel<128, 8, true>}},
-	{128, 4, {pair_kernel<128, 4, false>, pair_kernel<128, 4, true>}},
-	{256, 4, {pair_kernel<256, 4, false>, pair_kernel<256, 4, true>}},
-	{256, 2, {pair_kernel<256, 2, false>, pair_kernel<256, 2, true>}},
-	{64, 8, {pair_kernel<64, 8, false>, pair_kernel<64, 8, true>}},
+	PAIR_VARIANT(128, 8, 3), PAIR_VARIANT(128, 4, 4), PAIR_VARIANT(128, 8, 4),
+	PAIR_VARIANT(256, 4, 2), PAIR_VARIANT(256, 2, 2), PAIR_VARIANT(64, 8, 6),
 };
 static const struct direct_variant gather_variants[] = {
-	{128, 4, {gather_kernel<128, 4, false>, gather_kernel<128, 4, true>}},
-	{256, 1, {gather_kernel<256, 1, false>, gather_kernel<256, 1, true>}},
-	{256, 2, {gather_kernel<256, 2, false>, gather_kernel<256, 2, true>}},
+	GATHER_VARIANT(128, 4), GATHER_VARIANT(256, 1), GATHER_VARIANT(256, 2),
 };
 
 /* Below this many bodies the pairwise kernel has too few tile pairs to fill
@@ -303,10 +316,10 @@ static const struct direct_variant *direct_choose(const struct direct_variant *v
 {
 	const char *env = getenv("NB_DIRECT_TILE");
 	if (env && *env) {
-		int nt = 0, r = 0;
-		if (sscanf(env, "%dx%d", &nt, &r) == 2)
+		int nt = 0, r = 0, b = 0;
+		if (sscanf(env, "%dx%dx%d", &nt, &r, &b) >= 2)
 			for (size_t k = 0; k < nv; k++)
-				if (v[k].nt == nt && v[k].r == r)
+				if (v[k].nt == nt && v[k].r == r && (b == 0 || v[k].minb == b))
 					return &v[k];
 		static int warned;
 		if (!warned)
@@ -361,15 +374,19 @@ int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_
 			direct_choose(pair_variants, sizeof pair_variants / sizeof pair_variants[0], n, 1);
 		const size_t tb = (size_t)v->nt * v->r;
 		const size_t nt = (n + tb - 1) / tb;
-		const size_t blocks = nt * (nt + 1) / 2;
+		const size_t blocks = nt * (nt - 1) / 2; /* tile pairs above the diagonal */
 		if (blocks > (size_t)INT_MAX) {
 			log_error("direct solver: %zu bodies need %zu tile pairs, more than one launch "
 				  "takes; use solver: barnes-hut", n, blocks);
 			return NB_EINPUT;
 		}
 		CUDA_CHECK(cudaMemsetAsync(b->acc, 0, n * sizeof(float4), stream));
-		v->fn[pot]<<<(unsigned)blocks, v->nt, 0, stream>>>(b->pos, b->acc, (int)n, s, eps2);
+		v->diag[pot]<<<(unsigned)nt, v->diag_nt, 0, stream>>>(b->pos, b->acc, (int)n, s, eps2);
 		CUDA_CHECK(cudaGetLastError());
+		if (blocks > 0) {
+			v->fn[pot]<<<(unsigned)blocks, v->nt, 0, stream>>>(b->pos, b->acc, (int)n, s, eps2);
+			CUDA_CHECK(cudaGetLastError());
+		}
 	} else {
 		const struct direct_variant *v =
 			direct_choose(gather_variants, sizeof gather_variants / sizeof gather_variants[0], n, 0);
