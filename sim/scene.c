@@ -3,7 +3,8 @@
  * schema table (scene_schema.c) -> cross-key checks. See scene.h.
  *
  * Because overrides become tree nodes (marked with the --set string they
- * came from), they are checked by exactly the code that checks the file. */
+ * came from; see scene_set.c), they are checked by exactly the code that
+ * checks the file. */
 #include "scene.h"
 
 #include <ctype.h>
@@ -43,26 +44,11 @@ static void clean_key(const char *k, char *buf, size_t size)
 		snprintf(buf, size, "''");
 }
 
-/* OUT = PARENT.LEAF (or LEAF at the top), truncated to SIZE. OUT may not
- * overlap PARENT. Copied by hand: key paths are short, and truncation of a
- * message path is harmless. */
-static void join_path(char *out, size_t size, const char *parent, const char *leaf)
-{
-	size_t o = 0;
-	for (const char *p = parent; *p && o + 1 < size; p++)
-		out[o++] = *p;
-	if (parent[0] && o + 1 < size)
-		out[o++] = '.';
-	for (const char *p = leaf; *p && o + 1 < size; p++)
-		out[o++] = *p;
-	out[o] = '\0';
-}
-
 static void index_path(char *out, size_t size, const char *parent, int i)
 {
 	char num[16];
 	snprintf(num, sizeof(num), "%d", i);
-	join_path(out, size, parent, num);
+	scene_path_join(out, size, parent, num);
 }
 
 static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm, const char *path,
@@ -101,7 +87,7 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 	char p[300];
 	for (int j = 0; j < idx; j++) {
 		if (strcmp(c->sc->bodies[j].name, b->name) == 0) {
-			join_path(p, sizeof(p), path, "name");
+			scene_path_join(p, sizeof(p), path, "name");
 			return scene_fail(&c->ec, name, p,
 					  "expected a name not used before, got '%s' (also bodies.%d.name)",
 					  b->name, j);
@@ -116,7 +102,7 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 				  "with count > 0, got none");
 	if (b->model == SCENE_MODEL_FILE) {
 		const struct ynode *fn = yaml_tree_get(m, "file", NULL);
-		join_path(p, sizeof(p), path, "file");
+		scene_path_join(p, sizeof(p), path, "file");
 		if (b->file[0] == '\0')
 			return scene_fail(&c->ec, fn ? fn : m, p,
 					  "missing required key (model file needs a state CSV path)");
@@ -150,7 +136,7 @@ static int walk_list(struct load_ctx *c, const struct scene_key *k, const struct
 				  max, v->n);
 	if (is_bodies && v->n == 0)
 		return scene_fail(&c->ec, v, path, "expected a list of at least one body, got an empty list");
-	join_path(inorm, sizeof(inorm), norm, "*");
+	scene_path_join(inorm, sizeof(inorm), norm, "*");
 	for (int i = 0; i < v->n; i++) {
 		const struct ynode *item = v->items[i];
 		index_path(ipath, sizeof(ipath), path, i);
@@ -178,7 +164,7 @@ static int walk_list(struct load_ctx *c, const struct scene_key *k, const struct
 			c->sc->camera.nkeys = i + 1;
 			if (i > 0 && ck->frame <= c->sc->camera.keys[i - 1].frame) {
 				char fp[300];
-				join_path(fp, sizeof(fp), ipath, "frame");
+				scene_path_join(fp, sizeof(fp), ipath, "frame");
 				return scene_fail(&c->ec, c->key_node[i], fp,
 						  "expected a frame > %d (keys must be strictly increasing), got %d",
 						  c->sc->camera.keys[i - 1].frame, ck->frame);
@@ -197,7 +183,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 	if (b) { /* the model decides which keys a body may have: read it first */
 		const struct ynode *mv = yaml_tree_get(m, "model", NULL);
 		if (mv) {
-			join_path(kpath, sizeof(kpath), path, "model");
+			scene_path_join(kpath, sizeof(kpath), path, "model");
 			if (scene_value_set(&c->ec, scene_schema_find("bodies.*.model"), mv, kpath,
 					    &b->model, NULL))
 				return NB_EINPUT;
@@ -206,7 +192,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 	for (int i = 0; i < m->n; i++) {
 		const struct ynode *kn = m->keys[i], *v = m->items[i];
 		clean_key(kn->text, clean, sizeof(clean));
-		join_path(kpath, sizeof(kpath), path, clean);
+		scene_path_join(kpath, sizeof(kpath), path, clean);
 		for (int j = 0; j < i; j++)
 			if (strcmp(m->keys[j]->text, kn->text) == 0) {
 				if (m->keys[j]->origin)
@@ -214,7 +200,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 				return scene_fail(&c->ec, kn, kpath, "duplicate key (first given at line %d)",
 						  m->keys[j]->line);
 			}
-		join_path(knorm, sizeof(knorm), norm, kn->text);
+		scene_path_join(knorm, sizeof(knorm), norm, kn->text);
 		const struct scene_key *k = kn->len == strlen(kn->text) ? scene_schema_find(knorm) : NULL;
 		if (!k) {
 			const char *near = scene_schema_suggest(norm, kn->text);
@@ -267,7 +253,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 			continue;
 		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
 		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
-			join_path(kpath, sizeof(kpath), path, scene_schema_leaf(k));
+			scene_path_join(kpath, sizeof(kpath), path, scene_schema_leaf(k));
 			return scene_fail(&c->ec, m, kpath, "missing required key (expected %s: %s)",
 					  k->type_doc, k->help);
 		}
@@ -392,149 +378,6 @@ static int cross_checks(struct load_ctx *c)
 	return 0;
 }
 
-/* ---- --set overrides ---- */
-
-/* Splice "a.b.0.c=value" into the tree at c->root. */
-static int apply_override(struct load_ctx *c, const char *ov)
-{
-	char comp[32][128], norm[300] = "", path[300] = "", got[160];
-	int ncomp = 0, err = 0;
-	const struct scene_key *k = NULL;
-	struct ynode *val = NULL;
-	struct ynode dummy = {.origin = ov}; /* for messages about the string itself */
-
-	const char *eq = strchr(ov, '=');
-	if (!eq || eq == ov)
-		return scene_fail(&c->ec, &dummy, NULL, "expected KEY=VALUE, got %s",
-				  eq ? "no key before '='" : "no '='");
-	/* split the key at dots */
-	for (const char *s = ov; s < eq;) {
-		const char *e = s;
-		while (e < eq && *e != '.')
-			e++;
-		if (e == s || ncomp == 32 || (size_t)(e - s) >= sizeof(comp[0]))
-			return scene_fail(&c->ec, &dummy, NULL,
-					  "expected a key path like render.width, got an empty or too long part");
-		snprintf(comp[ncomp++], sizeof(comp[0]), "%.*s", (int)(e - s), s);
-		s = e < eq ? e + 1 : e;
-		if (e < eq && s == eq)
-			return scene_fail(&c->ec, &dummy, NULL, "expected a key path, got one ending in '.'");
-	}
-	/* check the path against the schema before touching the tree: K is the
-	 * key reached so far (NULL: the top map), IN_ITEM: inside a list entry */
-	int in_item = 0;
-	for (int i = 0; i < ncomp; i++) {
-		int is_index = 1;
-		for (const char *q = comp[i]; *q; q++)
-			if (!isdigit((unsigned char)*q))
-				is_index = 0;
-		char parent[300];
-		memcpy(parent, norm, sizeof(parent));
-		if (k && k->type == SKEY_LIST && !in_item) {
-			if (!is_index || strlen(comp[i]) > 6)
-				return scene_fail(&c->ec, &dummy, path,
-						  "expected a list index (0, 1, ...), got '%s'", comp[i]);
-			join_path(norm, sizeof(norm), parent, "*");
-			in_item = 1;
-		} else {
-			if (k && k->type != SKEY_MAP && !in_item)
-				return scene_fail(&c->ec, &dummy, path,
-						  "expected nothing after a value key, got '.%s'", comp[i]);
-			join_path(norm, sizeof(norm), parent, comp[i]);
-			k = scene_schema_find(norm);
-			in_item = 0;
-			if (!k) {
-				char kp[300], list[512];
-				join_path(kp, sizeof(kp), path, comp[i]);
-				const char *near = scene_schema_suggest(parent, comp[i]);
-				scene_schema_list_keys(parent, list, sizeof(list));
-				if (near)
-					return scene_fail(&c->ec, &dummy, kp,
-							  "unknown key, did you mean '%s'? (expected one of %s)",
-							  near, list);
-				return scene_fail(&c->ec, &dummy, kp, "unknown key (expected one of %s)", list);
-			}
-		}
-		char prev[300];
-		memcpy(prev, path, sizeof(prev));
-		join_path(path, sizeof(path), prev, comp[i]);
-	}
-	const char *text = eq + 1;
-	err = yaml_tree_parse(text, strlen(text), "--set", ov, &val);
-	if (err)
-		return err;
-	if (!val && !(val = yaml_tree_new_scalar("", 1, 1, 1, ov)))
-		goto oom;
-
-	if (!c->root && !(c->root = yaml_tree_new(YNODE_MAP, 1, 1, ov)))
-		goto oom;
-	struct ynode *cur = c->root;
-	path[0] = '\0';
-	for (int i = 0; i < ncomp; i++) {
-		int last = i == ncomp - 1;
-		/* (the schema check above allows digits only after a list) */
-		int next_is_index = !last && isdigit((unsigned char)comp[i + 1][0]);
-		char prev[300];
-		memcpy(prev, path, sizeof(prev));
-		join_path(path, sizeof(path), prev, comp[i]);
-		struct ynode **slot = NULL;
-		if (cur->kind == YNODE_MAP) {
-			int idx;
-			if (yaml_tree_get(cur, comp[i], &idx))
-				slot = &cur->items[idx];
-		} else if (cur->kind == YNODE_SEQ) {
-			long idx = strtol(comp[i], NULL, 10);
-			if (!isdigit((unsigned char)comp[i][0]) || idx > cur->n) {
-				err = scene_fail(&c->ec, &dummy, path,
-						 "expected an index in 0..%d (%d adds an entry), got %s",
-						 cur->n - 1 < 0 ? 0 : cur->n - 1, cur->n, comp[i]);
-				goto fail;
-			}
-			if (idx < cur->n)
-				slot = &cur->items[idx];
-		} else {
-			err = scene_fail(&c->ec, cur, prev, "expected a map or list to hold '%s', got %s",
-					 comp[i], yaml_tree_describe(cur, got, sizeof(got)));
-			goto fail;
-		}
-		struct ynode *node;
-		if (last) {
-			node = val;
-			val = NULL;
-		} else if (slot && !yaml_tree_is_null(*slot)) {
-			cur = *slot;
-			continue;
-		} else {
-			node = yaml_tree_new(next_is_index ? YNODE_SEQ : YNODE_MAP, 1, 1, ov);
-			if (!node)
-				goto oom;
-		}
-		if (slot) {
-			yaml_tree_free(*slot);
-			*slot = node;
-		} else {
-			struct ynode *key = NULL;
-			if (cur->kind == YNODE_MAP && !(key = yaml_tree_new_scalar(comp[i], 1, 1, 1, ov))) {
-				yaml_tree_free(node);
-				goto oom;
-			}
-			if (yaml_tree_append(cur, key, node)) {
-				yaml_tree_free(key);
-				yaml_tree_free(node);
-				goto oom;
-			}
-		}
-		cur = node;
-	}
-	return 0;
-oom:
-	log_error("--set %s: out of memory", ov);
-	err = NB_ERUNTIME;
-fail:
-	yaml_tree_free(val);
-	return err;
-}
-
 /* ---- loading ---- */
 
 static int load_tree(struct load_ctx *c, const char *const *overrides, int noverrides)
@@ -543,7 +386,7 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, int nover
 	char got[160];
 	int err;
 	for (int i = 0; i < noverrides; i++)
-		if ((err = apply_override(c, overrides[i])))
+		if ((err = scene_set_apply(&c->ec, &c->root, overrides[i])))
 			return err;
 	if (!c->root && !(c->root = yaml_tree_new(YNODE_MAP, 1, 1, NULL)))
 		return NB_ERUNTIME;

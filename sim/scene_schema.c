@@ -306,3 +306,17 @@ void *scene_schema_addr(const struct scene_key *key, struct scene *sc, struct sc
 					      : (char *)ck;
 	return base ? base + key->off : NULL;
 }
+
+/* Copied by hand: key paths are short, and truncation of a message path is
+ * harmless. */
+void scene_path_join(char *out, size_t size, const char *parent, const char *leaf)
+{
+	size_t o = 0;
+	for (const char *p = parent; *p && o + 1 < size; p++)
+		out[o++] = *p;
+	if (parent[0] && o + 1 < size)
+		out[o++] = '.';
+	for (const char *p = leaf; *p && o + 1 < size; p++)
+		out[o++] = *p;
+	out[o] = '\0';
+}

@@ -107,6 +107,14 @@ int scene_value_default(const struct scene_key *key, enum scene_units units, voi
  * edit distance, if close enough to be a likely typo; else NULL. */
 const char *scene_closest(const char *const *names, int n, const char *word);
 
+/* OUT = PARENT.LEAF (LEAF alone when PARENT is ""), truncated to SIZE;
+ * OUT may not overlap PARENT. */
+void scene_path_join(char *out, size_t size, const char *parent, const char *leaf);
+
+/* Splice the override OV ("a.b.0.c=value") into the tree *ROOT (created if
+ * NULL). 0, or NB_EINPUT after one "--set OV: ..." message. */
+int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const char *ov);
+
 /* Shortest "%.Ng" text that reads back as exactly X (double or float). */
 void scene_fmt_double(double x, char *buf, size_t size);
 void scene_fmt_float(float x, char *buf, size_t size);
