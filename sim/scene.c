@@ -29,6 +29,7 @@ struct load_ctx {
 	const struct ynode *seen[SCHEMA_MAX]; /* value node of each key, by schema index */
 	const struct ynode *body_name[SCENE_MAX_BODIES];
 	const struct ynode *key_node[SCENE_MAX_KEYS];
+	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
 };
 
 static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
@@ -94,6 +95,9 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		}
 	}
 	c->body_name[idx] = name;
+	c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.position"))];
+	if (!c->body_placed[idx])
+		c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.velocity"))];
 	if (!c->seen[key_index(scene_schema_find("bodies.*.rmax"))])
 		b->rmax = b->model == SCENE_MODEL_HERNQUIST ? 50.0 : 20.0;
 	if (b->model == SCENE_MODEL_DISK_GALAXY && b->disk.count + b->bulge.count + b->halo.count < 1)
@@ -307,6 +311,17 @@ static int cross_checks(struct load_ctx *c)
 			return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
 					  "expected exactly 2 entries in bodies (the two galaxies), got %d",
 					  sc->nbodies);
+		for (int i = 0; i < 2; i++) {
+			const struct ynode *at = c->body_placed[i];
+			if (!at)
+				continue;
+			if (at->origin)
+				log_warn("--set %s: bodies.%d: position and velocity are ignored: "
+					 "encounter places bodies 0 and 1", at->origin, i);
+			else
+				log_warn("%s:%d:%d: bodies.%d: position and velocity are ignored: "
+					 "encounter places bodies 0 and 1", c->ec.name, at->line, at->col, i);
+		}
 		double rp = sc->encounter.pericenter, r0 = sc->encounter.separation;
 		double e = sc->encounter.eccentricity;
 		if (r0 < rp)
