@@ -27,7 +27,6 @@ struct load_ctx {
 	struct scene *sc;
 	struct ynode *root;
 	const struct ynode *seen[SCHEMA_MAX]; /* value node of each key, by schema index */
-	const struct ynode *body_name[SCENE_MAX_BODIES];
 	const struct ynode *key_node[SCENE_MAX_KEYS];
 	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
 };
@@ -94,7 +93,6 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 					  b->name, j);
 		}
 	}
-	c->body_name[idx] = name;
 	c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.position"))];
 	if (!c->body_placed[idx])
 		c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.velocity"))];
