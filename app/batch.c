@@ -117,7 +117,7 @@ static int dry_run(const struct batch_file *bf, const struct batch_run *runs, in
 		batch_json_string(stdout, r->name);
 		printf("\n    scene: ");
 		batch_json_string(stdout, r->scene_path);
-		printf("\n    overrides:\n");
+		printf("\n    overrides:%s\n", r->noverrides ? "" : " []");
 		for (int k = 0; k < r->noverrides; k++) {
 			char kv[2 * SCENE_PATH_MAX];
 			snprintf(kv, sizeof kv, "%s=%s", r->overrides[k].key, r->overrides[k].value);
@@ -172,6 +172,17 @@ int app_batch_main(int argc, char **argv)
 	if (batch_file_load(a.file, &bf) || batch_expand(&bf, a.set, a.nset, &runs, &nruns) ||
 	    batch_plan(&bf, runs, nruns, a.resume))
 		goto end; /* status 2: the batch is bad, nothing ran */
+	/* A run that fails to load because of the command line's own --set: the
+	 * command line is bad, as it would be for a single scene. */
+	for (int i = 0; i < nruns; i++)
+		for (int k = 0; runs[i].status == BATCH_BAD_INPUT && k < a.nset; k++) {
+			size_t len = strlen(a.set[k]);
+			if (!strncmp(runs[i].message, "--set ", 6) && !strncmp(runs[i].message + 6, a.set[k], len) &&
+			    runs[i].message[6 + len] == ':') {
+				log_error("%s (run %s)", runs[i].message, runs[i].name);
+				goto end;
+			}
+		}
 	if (a.dry_run) {
 		status = dry_run(&bf, runs, nruns);
 		goto end;
