@@ -7,12 +7,12 @@
  * Exit status: 0 every run ok (or skipped), 1 a run failed, 2 the batch file
  * or the command line is bad (nothing has run), 130 interrupted.
  * Try: build/nbody-render batch tests/data/batch-small.yaml --dry-run */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../output/output.h"
 #include "batch.h"
+#include "progress.h"
 
 static void usage(FILE *f)
 {
@@ -146,20 +146,13 @@ static int dry_run(const struct batch_file *bf, const struct batch_run *runs, in
 	return bad ? 1 : 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int app_batch_main(int argc, char **argv)
 {
 	struct batch_args a = {0};
 	struct batch_file bf;
 	struct batch_run *runs = NULL;
 	int nruns = 0, status = 2, rc;
-	double t0 = now_s();
+	double t0 = app_now();
 
 	memset(&bf, 0, sizeof bf);
 	rc = parse_args(argc, argv, &a);
@@ -194,7 +187,7 @@ int app_batch_main(int argc, char **argv)
 			log_info("run %d/%d %s: complete, skipped (--resume)", i + 1, nruns, runs[i].name);
 
 	app_signals_install();
-	if (batch_mkdirs(bf.output_dir)) {
+	if (out_mkdirs(bf.output_dir)) {
 		status = 1;
 		goto end;
 	}
@@ -212,7 +205,7 @@ int app_batch_main(int argc, char **argv)
 	fflush(stderr);
 	batch_report_table(runs, nruns, stdout);
 	fflush(stdout);
-	if (batch_report_json(&bf, runs, nruns, now_s() - t0, status, report) == 0)
+	if (batch_report_json(&bf, runs, nruns, app_now() - t0, status, report) == 0)
 		log_info("batch: report in %s", report);
 	else if (status == 0)
 		status = 1;

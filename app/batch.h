@@ -155,8 +155,6 @@ int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, i
 int batch_scene_complete(const struct scene *sc);
 
 /* ---- batch_exec.c ---- */
-/* mkdir -p DIR. 0 or NB_ERUNTIME (logged). */
-int batch_mkdirs(const char *dir);
 struct batch_opts {
 	int jobs;       /* >= 1 */
 	int backend_cli;/* -1: the scenes' own */

@@ -28,12 +28,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../output/output.h"
 #include "batch.h"
+#include "progress.h"
 
 #define MAX_GPUS 64
 
@@ -46,33 +46,6 @@ struct slot {
 	char line[2048];  /* partial line from the child */
 	size_t len;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int batch_mkdirs(const char *dir)
-{
-	char p[SCENE_PATH_MAX];
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			log_error("%s: cannot create the directory: %s", p, strerror(errno));
-			return NB_ERUNTIME;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	return 0;
-}
 
 static int cpu_count(void)
 {
@@ -183,7 +156,7 @@ child(const struct batch_run *r, const struct batch_opts *o, int threads, const 
 		log_error("%s", msg);
 		goto end;
 	}
-	rc = batch_mkdirs(r->dir);
+	rc = out_mkdirs(r->dir);
 	if (!rc)
 		rc = app_run(sc, o->backend_cli, &res);
 end:
@@ -220,7 +193,7 @@ static int launch(struct slot *s, struct batch_run *r, const struct batch_opts *
 	s->run = r->index;
 	s->err_fd = ep[0];
 	s->res_fd = rp[0];
-	s->t0 = now_s();
+	s->t0 = app_now();
 	s->len = 0;
 	return 0;
 }
@@ -230,7 +203,7 @@ static void reap(struct slot *s, struct batch_run *r, int ws)
 {
 	struct app_result res;
 	drain(s, r, 1);
-	r->wall_s = now_s() - s->t0;
+	r->wall_s = app_now() - s->t0;
 	if (read(s->res_fd, &res, sizeof res) == (ssize_t)sizeof res)
 		r->frames_done = res.frames_done;
 	close(s->err_fd), close(s->res_fd);
@@ -262,7 +235,7 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	static char gpus[MAX_GPUS][64];
 	int ngpu = gpu_list(gpus), gpu_busy[MAX_GPUS] = {0};
 	int todo = 0, finished = 0, next = 0, active = 0, forwarded = 0;
-	double total_work = 0, done_work = 0, t_start = now_s();
+	double total_work = 0, done_work = 0, t_start = app_now();
 
 	g_nruns = nruns;
 	for (int i = 0; i < nruns; i++)
@@ -353,7 +326,7 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 			batch_format_duration(r->wall_s, took, sizeof took);
 			if (finished < todo && !app_interrupted()) {
 				size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
-				batch_format_duration((now_s() - t_start) * (total_work - done_work) / done_work,
+				batch_format_duration((app_now() - t_start) * (total_work - done_work) / done_work,
 						      eta + l, sizeof eta - l);
 			}
 			if (r->status == BATCH_OK)
