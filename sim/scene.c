@@ -256,8 +256,8 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
 		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
 			scene_path_join(kpath, sizeof(kpath), path, scene_schema_leaf(k));
-			return scene_fail(&c->ec, m, kpath, "missing required key (expected %s: %s)",
-					  k->type_doc, k->help);
+			return scene_fail(&c->ec, v ? v : m, kpath,
+					  "missing required key (expected %s: %s)", k->type_doc, k->help);
 		}
 	}
 	return 0;
