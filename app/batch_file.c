@@ -76,25 +76,6 @@ static const char *scalar(const yaml_node_t *n)
 
 /* ---- values as flow text ------------------------------------------------ */
 
-static void write_quoted(FILE *f, const char *s, size_t len)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* Write node n as YAML flow text (label = 0) or as its name label (label = 1:
  * scalars unquoted, list items joined by ','). */
 static int write_flow(struct bparse *p, const yaml_node_t *n, FILE *f, int label, int depth)
@@ -105,8 +86,8 @@ static int write_flow(struct bparse *p, const yaml_node_t *n, FILE *f, int label
 		const char *s = (const char *)n->data.scalar.value;
 		if (label || n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
 			fwrite(s, 1, n->data.scalar.length, f);
-		else
-			write_quoted(f, s, n->data.scalar.length);
+		else /* a JSON string is also a YAML double-quoted scalar */
+			batch_json_string(f, s);
 	} else if (n->type == YAML_SEQUENCE_NODE) {
 		if (!label)
 			fputc('[', f);

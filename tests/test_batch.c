@@ -2,7 +2,7 @@
  *
  * Unit level: the batch parser and sweep expansion (count, order, names,
  * override order), name clashes, error positions. The test program links
- * only libnbody.a, so it compiles the two app files it tests itself.
+ * only libnbody.a, so it compiles the app files it tests itself.
  * Program level (NB_BIN, in a temporary directory): the contract batch
  * tests/data/batch-small.yaml, --resume, a run that fails at run time
  * between others, a clash that stops the batch before anything runs, and
@@ -19,6 +19,7 @@
 
 #include "../app/batch_expand.c"
 #include "../app/batch_file.c"
+#include "../app/batch_report.c"
 #include "check_main.h"
 
 /* ---- helpers ---- */
