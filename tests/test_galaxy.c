@@ -1,0 +1,530 @@
+/* test_galaxy.c - disk galaxy initial conditions and encounters, held
+ * against formulas: Bessel integrals, a direct quadrature of the thin disk's
+ * force, Hernquist (1990)'s analytic Jeans dispersion, sampled cumulative
+ * masses, Kepler orbits integrated as point masses, and an isolated disk
+ * that must keep its shape for three rotations under the tree code.
+ *
+ *   make BUILD=/tmp/b CUDA=0 /tmp/b/tests/test_galaxy && /tmp/b/tests/test_galaxy
+ *   NB_LONG=1 ...   adds a larger, longer isolated-disk run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "../sim/galaxy_potential.h"
+#include "../sim/sim.h"
+
+static const struct sim_units UNIT = {1, 1, 1, 1, 1};
+
+/* A disk-galaxy scene in N-body units: disk h = 1, M = 1. */
+static void galaxy_scene(struct scene *sc, long nd, long nb, long nh, double mh, double ah)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->units = SCENE_UNITS_NBODY;
+	sc->seed = 12345;
+	sc->nbodies = 1;
+	struct scene_body *b = &sc->bodies[0];
+	strcpy(b->name, "g");
+	b->model = SCENE_MODEL_DISK_GALAXY;
+	b->rmax = 50;
+	b->disk = (struct scene_part){nd, 1.0, 1.0, 0.15, 1.5, {1, 1, 1}};
+	b->bulge = (struct scene_part){nb, 0.2, 0.2, 0, 0, {1, 1, 1}};
+	b->halo = (struct scene_part){nh, mh, ah, 0, 0, {1, 1, 1}};
+}
+
+/* ---- Bessel functions against their integral representations ---- */
+
+/* e^{-x} I_n(x) = (1/pi) int_0^pi e^{x (cos t - 1)} cos(n t) dt (trapezoid:
+ * exponentially convergent for a smooth periodic integrand). */
+static double bessel_i_scaled(int n, double x)
+{
+	const int N = 4000;
+	double s = 0;
+	for (int k = 0; k <= N; k++) {
+		double t = M_PI * k / N, w = (k == 0 || k == N) ? 0.5 : 1.0;
+		s += w * exp(x * (cos(t) - 1)) * cos(n * t);
+	}
+	return s / N;
+}
+
+/* e^{x} K_n(x) = int_0^inf e^{-x (cosh t - 1)} cosh(n t) dt (even integrand:
+ * the trapezoid from 0 converges exponentially too). */
+static double bessel_k_scaled(int n, double x)
+{
+	const double dt = 1e-3;
+	double s = 0.5;
+	for (int k = 1;; k++) {
+		double t = k * dt, f = exp(-x * (cosh(t) - 1)) * cosh(n * t);
+		s += f;
+		if (f < 1e-18)
+			break;
+	}
+	return s * dt;
+}
+
+START_TEST(bessel_matches_integral_representation)
+{
+	const double xs[] = {0.05, 0.3, 1.0, 1.99, 2.01, 3.0, 3.74, 3.76, 6.0, 15.0};
+	for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+		double x = xs[i];
+		ck_assert_close(sim_galaxy_i0e(x), bessel_i_scaled(0, x), 0, 1e-6);
+		ck_assert_close(sim_galaxy_i1e(x), bessel_i_scaled(1, x), 0, 1e-6);
+		ck_assert_close(sim_galaxy_k0e(x), bessel_k_scaled(0, x), 0, 1e-6);
+		ck_assert_close(sim_galaxy_k1e(x), bessel_k_scaled(1, x), 0, 1e-6);
+	}
+}
+END_TEST
+
+/* ---- circular speed and kappa ---- */
+
+/* In-plane radial force of the thin disk at (R, 0), by quadrature in polar
+ * coordinates centred on the point: F = int ds/s int dalpha Sigma(P + s e) e,
+ * which has no singularity (the 1/s cancels over alpha). */
+static double thin_disk_force(const struct sim_galaxy_model *m, double R)
+{
+	const int NS = 6000, NA = 720;
+	const double smax = 40 * m->h, ds = smax / NS;
+	double s0 = sim_galaxy_disk_sigma(m, 0), fx = 0;
+	for (int i = 0; i < NS; i++) {
+		double s = (i + 0.5) * ds, ring = 0;
+		for (int k = 0; k < NA; k++) {
+			double al = 2 * M_PI * (k + 0.5) / NA, c = cos(al);
+			double x = R + s * c, y = s * sin(al);
+			ring += s0 * exp(-sqrt(x * x + y * y) / m->h) * c;
+		}
+		fx += ring * (2 * M_PI / NA) * ds / s;
+	}
+	return fx; /* along +x: negative (inward) */
+}
+
+START_TEST(disk_vc_matches_direct_quadrature)
+{
+	struct scene sc;
+	galaxy_scene(&sc, 100, 0, 0, 0, 1);
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	const double rs[] = {0.3, 1.0, 2.2, 4.0, 7.0};
+	for (int i = 0; i < 5; i++) {
+		double vc2_quad = -rs[i] * thin_disk_force(&m, rs[i]);
+		ck_assert_close(sim_galaxy_disk_vc2(&m, rs[i]), vc2_quad, 0, 5e-3);
+	}
+}
+END_TEST
+
+START_TEST(sphere_vc_and_kappa_match_hernquist)
+{
+	/* Halo only, truncation far away: v_c^2 = M r/(r+a)^2 and
+	 * kappa^2 = M (3a + r) / (r (r+a)^3) for a Hernquist sphere. */
+	struct scene sc;
+	galaxy_scene(&sc, 0, 0, 100, 5.0, 3.0);
+	sc.bodies[0].rmax = 1e6;
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	const double rs[] = {0.1, 1.0, 3.0, 10.0, 40.0};
+	for (int i = 0; i < 5; i++) {
+		double r = rs[i], a = 3.0, M = 5.0;
+		ck_assert_close(sim_galaxy_vc2(&m, r), M * r / ((r + a) * (r + a)), 0, 1e-5);
+		ck_assert_close(sim_galaxy_kappa2(&m, r), M * (3 * a + r) / (r * pow(r + a, 3)), 0,
+				1e-4);
+	}
+	/* Density and enclosed mass agree: M(r) = int 4 pi r^2 rho dr. */
+	double acc = 0, dr = 1e-4, rt = m.rth;
+	for (double r = 0.5 * dr; r < 6.0; r += dr)
+		acc += 4 * M_PI * r * r * sim_galaxy_hernquist_density(5.0, 3.0, rt, r) * dr;
+	ck_assert_close(acc, sim_galaxy_hernquist_mass(5.0, 3.0, rt, 6.0), 0, 1e-5);
+}
+END_TEST
+
+START_TEST(jeans_matches_hernquist_analytic)
+{
+	/* A lone Hernquist sphere: the combined-potential Jeans table reduces to
+	 * Hernquist (1990) eq. 10. */
+	struct scene sc;
+	galaxy_scene(&sc, 0, 0, 100, 2.0, 1.5);
+	sc.bodies[0].rmax = 1e4;
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	struct sim_galaxy_jeans t = {0};
+	ck_assert_int_eq(sim_galaxy_jeans_build(&m, 2, &t), 0);
+	const double rs[] = {0.05, 0.5, 1.5, 6.0};
+	for (int i = 0; i < 4; i++) {
+		double r = rs[i], a = 1.5, M = 2.0, x = r / a;
+		double s2 = M / (12 * a) * (12 * r * pow(r + a, 3) / pow(a, 4) * log((r + a) / r) -
+					    r / (r + a) * (25 + 52 * x + 42 * x * x + 12 * x * x * x));
+		ck_assert_close(sim_galaxy_jeans_sig2(&t, r), s2, 0, 5e-3);
+		ck_assert_close(sim_galaxy_jeans_phi(&t, &m, r), -M / (r + a), 0, 2e-3);
+	}
+	sim_galaxy_jeans_free(&t);
+}
+END_TEST
+
+START_TEST(toomre_q_is_imposed_at_2p5_h)
+{
+	struct scene sc;
+	galaxy_scene(&sc, 100, 100, 100, 10.0, 5.0);
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	struct sim_galaxy_disk_kin k;
+	sim_galaxy_disk_kinematics(&m, 2.5, &k);
+	/* Q = sigma_R kappa / (3.36 G Sigma), recomputed here from its parts. */
+	double q = sqrt(k.sigr2 * sim_galaxy_kappa2(&m, 2.5)) / (3.36 * sim_galaxy_disk_sigma(&m, 2.5));
+	ck_assert_close(q, 1.5, 0, 1e-9);
+	ck_assert_close(k.sigz2, M_PI * sim_galaxy_disk_sigma(&m, 2.5) * 0.15, 0, 1e-12);
+}
+END_TEST
+
+/* ---- sampling ---- */
+
+static int binom_ok(long n_in, long n, double p)
+{
+	double sig = sqrt(n * p * (1 - p));
+	return fabs(n_in - n * p) <= 3 * sig + 1;
+}
+
+START_TEST(sampled_masses_match_profiles)
+{
+	const long nd = 20000, nb = 6000, nh = 20000;
+	struct scene sc;
+	galaxy_scene(&sc, nd, nb, nh, 8.0, 4.0);
+	struct sim_state st;
+	ck_assert_int_eq(sim_state_alloc(&st, nd + nb + nh, 3), 0);
+	ck_assert_int_eq(sim_ic_disk_galaxy(&sc, 0, &UNIT, &st, 0, 0, 7), 0);
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	ck_assert_str_eq(st.comps[0].name, "g.disk");
+	ck_assert_str_eq(st.comps[2].name, "g.halo");
+	ck_assert_int_eq(st.comps[1].first, nd);
+
+	/* Disk: M(<R) = 1 - (1 + R/h) e^{-R/h}, over the 10 h truncation. */
+	const double Rs[] = {0.5, 1.0, 2.0, 4.0};
+	double ftr = 1 - 11 * exp(-10.0);
+	for (int i = 0; i < 4; i++) {
+		long in = 0;
+		for (long j = 0; j < nd; j++)
+			in += hypot(st.pos[3 * j], st.pos[3 * j + 1]) < Rs[i];
+		double p = (1 - (1 + Rs[i]) * exp(-Rs[i])) / ftr;
+		ck_assert_msg(binom_ok(in, nd, p), "disk M(<%g): %ld of %ld, expected %.1f", Rs[i],
+			      in, nd, nd * p);
+	}
+	/* Vertical: sech^2, median |z| = z0 artanh(1/2). */
+	long zin = 0;
+	for (long j = 0; j < nd; j++)
+		zin += fabs(st.pos[3 * j + 2]) < 0.15 * atanh(0.5);
+	ck_assert_msg(binom_ok(zin, nd, 0.5), "median |z|: %ld of %ld inside", zin, nd);
+
+	/* Bulge and halo: M(<r) = r^2/(r+a)^2 over the truncation r_t = 50 a. */
+	const double rs[] = {0.5, 1.0, 2.0, 5.0};
+	for (int c = 1; c <= 2; c++) {
+		double a = c == 1 ? 0.2 : 4.0, rt = 50 * a;
+		size_t first = c == 1 ? nd : nd + nb;
+		long n = c == 1 ? nb : nh;
+		for (int i = 0; i < 4; i++) {
+			double r = rs[i] * a;
+			long in = 0;
+			for (long j = 0; j < n; j++) {
+				const double *x = &st.pos[3 * (first + j)];
+				in += sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < r;
+			}
+			double p = r * r / ((r + a) * (r + a)) / (rt * rt / ((rt + a) * (rt + a)));
+			ck_assert_msg(binom_ok(in, n, p), "part %d M(<%g a): %ld of %ld, expected %.1f",
+				      c, rs[i], in, n, n * p);
+		}
+	}
+	/* Total mass and centring. */
+	struct sim_diag d;
+	sim_diag_compute(&st, &d);
+	ck_assert_close(d.mass, 1.0 + 0.2 + 8.0, 0, 1e-12);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_close(d.com[k], 0, 1e-12, 0);
+		ck_assert_close(d.comv[k], 0, 1e-12, 0);
+	}
+	/* Disk spins counter-clockwise about +z. */
+	ck_assert(d.l[2] > 0);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* ---- encounters ---- */
+
+static void encounter_scene(struct scene *sc, double e, double rp, double r0)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->units = SCENE_UNITS_NBODY;
+	sc->nbodies = 2;
+	for (int k = 0; k < 2; k++) {
+		sprintf(sc->bodies[k].name, "p%d", k);
+		sc->bodies[k].model = SCENE_MODEL_PLUMMER;
+		sc->bodies[k].count = 1;
+	}
+	sc->bodies[0].mass = 1.0;
+	sc->bodies[1].mass = 0.3;
+	sc->encounter.enabled = 1;
+	sc->encounter.eccentricity = e;
+	sc->encounter.pericenter = rp;
+	sc->encounter.separation = r0;
+}
+
+/* Integrate two point masses placed by sim_ic_placement with leapfrog; return
+ * the smallest and largest separations seen over time T. */
+static void two_body_extremes(const struct scene *sc, double T, double dt, double *rmin,
+			      double *rmax, double *energy)
+{
+	double R[9], x[2][3], v[2][3], m[2] = {sc->bodies[0].mass, sc->bodies[1].mass};
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(sim_ic_placement(sc, k, &UNIT, R, x[k], v[k]), 0);
+	/* Centre of mass at rest at the origin. */
+	for (int d = 0; d < 3; d++) {
+		ck_assert_close(m[0] * x[0][d] + m[1] * x[1][d], 0, 1e-12, 0);
+		ck_assert_close(m[0] * v[0][d] + m[1] * v[1][d], 0, 1e-12, 0);
+	}
+	double r = 0, v2 = 0;
+	for (int d = 0; d < 3; d++) {
+		r += pow(x[1][d] - x[0][d], 2);
+		v2 += pow(v[1][d] - v[0][d], 2);
+	}
+	*energy = 0.5 * m[0] * m[1] / (m[0] + m[1]) * v2 - m[0] * m[1] / sqrt(r);
+	*rmin = HUGE_VAL, *rmax = 0;
+	long steps = (long)(T / dt);
+	double a[2][3];
+	for (long s = 0; s <= steps; s++) {
+		double dx[3], rr = 0;
+		for (int d = 0; d < 3; d++) {
+			dx[d] = x[1][d] - x[0][d];
+			rr += dx[d] * dx[d];
+		}
+		double ri = sqrt(rr);
+		if (ri < *rmin)
+			*rmin = ri;
+		if (ri > *rmax)
+			*rmax = ri;
+		double f = 1 / (rr * ri);
+		for (int d = 0; d < 3; d++) {
+			a[0][d] = m[1] * dx[d] * f;
+			a[1][d] = -m[0] * dx[d] * f;
+		}
+		if (s > 0) /* finish the previous step's kick */
+			for (int k = 0; k < 2; k++)
+				for (int d = 0; d < 3; d++)
+					v[k][d] += 0.5 * dt * a[k][d];
+		if (s == steps)
+			break;
+		for (int k = 0; k < 2; k++)
+			for (int d = 0; d < 3; d++) {
+				v[k][d] += 0.5 * dt * a[k][d];
+				x[k][d] += dt * v[k][d];
+			}
+	}
+}
+
+START_TEST(parabolic_encounter_reaches_pericenter)
+{
+	struct scene sc;
+	encounter_scene(&sc, 1.0, 1.0, 20.0);
+	double rmin, rmax, e;
+	/* Barker: t_peri = 0.5 sqrt(p^3/GM) (D + D^3/3), D = tan(f0/2) = sqrt(19). */
+	double D = sqrt(19.0), tp = 0.5 * sqrt(8 / 1.3) * (D + D * D * D / 3);
+	two_body_extremes(&sc, tp + 5, 2e-4, &rmin, &rmax, &e);
+	ck_assert_close(rmin, 1.0, 0, 0.02);
+	ck_assert_close(rmax, 20.0, 0, 1e-9);
+	ck_assert_close(e, 0, 1e-12 * 1.0 * 0.3 / 20, 0);
+}
+END_TEST
+
+START_TEST(elliptic_and_hyperbolic_orbits)
+{
+	struct scene sc;
+	double rmin, rmax, e;
+	encounter_scene(&sc, 0.5, 1.0, 2.0);
+	/* Period 2 pi sqrt(a^3/GM), a = r_p/(1-e) = 2; run two. */
+	two_body_extremes(&sc, 2 * 2 * M_PI * sqrt(8 / 1.3), 2e-4, &rmin, &rmax, &e);
+	ck_assert_close(rmin, 1.0, 0, 0.02);
+	ck_assert_close(rmax, 3.0, 0, 0.02); /* apocentre r_p (1+e)/(1-e) */
+	ck_assert_close(e, -1.0 * 0.3 / (2 * 2.0), 0, 1e-9); /* E = -G m0 m1 / 2a */
+	encounter_scene(&sc, 2.0, 1.0, 10.0);
+	two_body_extremes(&sc, 30, 2e-4, &rmin, &rmax, &e);
+	ck_assert_close(rmin, 1.0, 0, 0.02);
+	ck_assert_close(e, 1.0 * 0.3 / (2 * 1.0), 0, 1e-9); /* E = G m0 m1 / 2|a|, |a| = r_p/(e-1) */
+}
+END_TEST
+
+START_TEST(invalid_encounters_are_input_errors)
+{
+	struct scene sc;
+	double R[9], x[3], v[3];
+	encounter_scene(&sc, 1.0, 2.0, 1.0); /* separation < pericenter */
+	ck_assert_int_eq(sim_ic_placement(&sc, 0, &UNIT, R, x, v), NB_EINPUT);
+	encounter_scene(&sc, 0.5, 1.0, 3.5); /* beyond apocentre 3 */
+	ck_assert_int_eq(sim_ic_placement(&sc, 1, &UNIT, R, x, v), NB_EINPUT);
+	encounter_scene(&sc, 1.0, 1.0, 3.5);
+	ck_assert_int_eq(sim_ic_placement(&sc, 1, &UNIT, R, x, v), 0);
+}
+END_TEST
+
+/* R * (0,0,1): where the disk's spin axis points. */
+static void spin_axis(const double R[9], double s[3])
+{
+	for (int i = 0; i < 3; i++)
+		s[i] = R[3 * i + 2];
+}
+
+START_TEST(disk_orientation_follows_spin_and_inclination)
+{
+	struct scene sc;
+	encounter_scene(&sc, 1.0, 1.0, 10.0);
+	for (int k = 0; k < 2; k++) {
+		sc.bodies[k].model = SCENE_MODEL_DISK_GALAXY;
+		sc.bodies[k].disk = (struct scene_part){10, 1.0, 1, 0.1, 1.5, {1, 1, 1}};
+	}
+	double R[9], x[3], v[3], s[3];
+	sc.encounter.spin[1] = SCENE_SPIN_RETROGRADE;
+	ck_assert_int_eq(sim_ic_placement(&sc, 0, &UNIT, R, x, v), 0);
+	spin_axis(R, s);
+	ck_assert_close(s[2], 1, 1e-12, 0); /* prograde, i = 0: along the orbit's L (+z) */
+	ck_assert_int_eq(sim_ic_placement(&sc, 1, &UNIT, R, x, v), 0);
+	spin_axis(R, s);
+	ck_assert_close(s[2], -1, 1e-12, 0);
+	/* Inclination 60: spin at 60 degrees from +z, for any omega. */
+	sc.encounter.spin[1] = SCENE_SPIN_PROGRADE;
+	sc.encounter.inclination[1] = 60;
+	sc.encounter.omega[1] = 30;
+	ck_assert_int_eq(sim_ic_placement(&sc, 1, &UNIT, R, x, v), 0);
+	spin_axis(R, s);
+	ck_assert_close(s[2], 0.5, 1e-12, 0);
+	/* R is a rotation: R R^T = 1, det 1. */
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			double d = 0;
+			for (int l = 0; l < 3; l++)
+				d += R[3 * i + l] * R[3 * j + l];
+			ck_assert_close(d, i == j, 1e-12, 0);
+		}
+	/* Without an encounter: tilt about +x, then about +z. */
+	sc.encounter.enabled = 0;
+	sc.bodies[0].inclination = 90;
+	sc.bodies[0].position_angle = 90;
+	ck_assert_int_eq(sim_ic_placement(&sc, 0, &UNIT, R, x, v), 0);
+	spin_axis(R, s); /* Rx(90) z = -y, then Rz(90) (-y) = +x */
+	ck_assert_close(s[0], 1, 1e-12, 0);
+	ck_assert_close(s[2], 0, 1e-12, 0);
+}
+END_TEST
+
+/* ---- isolated disk equilibrium ---- */
+
+struct tree_ctx {
+	double eps, theta;
+};
+
+static int tree_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
+		      double *pot)
+{
+	const struct tree_ctx *c = ctx;
+	return sim_tree_accel(pos, mass, n, c->eps, c->theta, 2, acc, pot);
+}
+
+/* Cylindrical radii (about the disk's centre of mass) enclosing 25, 50, 75%
+ * of the disk, and its median |z - z_com|. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void disk_shape(const struct sim_state *st, long nd, double lag[3], double *zmed)
+{
+	double c[3] = {0};
+	for (long j = 0; j < nd; j++)
+		for (int d = 0; d < 3; d++)
+			c[d] += st->pos[3 * j + d] / nd;
+	double *R = malloc(nd * sizeof *R), *z = malloc(nd * sizeof *z);
+	ck_assert(R && z);
+	for (long j = 0; j < nd; j++) {
+		R[j] = hypot(st->pos[3 * j] - c[0], st->pos[3 * j + 1] - c[1]);
+		z[j] = fabs(st->pos[3 * j + 2] - c[2]);
+	}
+	qsort(R, nd, sizeof *R, cmp_double);
+	qsort(z, nd, sizeof *z, cmp_double);
+	for (int i = 0; i < 3; i++)
+		lag[i] = R[(long)((i + 1) * 0.25 * nd)];
+	*zmed = z[nd / 2];
+	free(R);
+	free(z);
+}
+
+static void run_isolated_disk(long nd, long nb, long nh, double eps, double periods)
+{
+	struct scene sc;
+	galaxy_scene(&sc, nd, nb, nh, 10.0, 5.0);
+	struct sim_state st;
+	long n = nd + nb + nh;
+	ck_assert_int_eq(sim_state_alloc(&st, n, 3), 0);
+	ck_assert_int_eq(sim_ic_disk_galaxy(&sc, 0, &UNIT, &st, 0, 0, 3), 0);
+	struct sim_galaxy_model m;
+	sim_galaxy_model_init(&sc.bodies[0], &UNIT, &m);
+	double t2 = 2 * M_PI * 2 / sqrt(sim_galaxy_vc2(&m, 2.0));
+	double th = 2 * M_PI * 0.5 / sqrt(sim_galaxy_vc2(&m, 0.5));
+	double dt = th / 64;
+	long steps = (long)(periods * t2 / dt);
+	struct tree_ctx ctx = {eps, 0.7};
+	double lag0[3], z0, lag[3], z;
+	disk_shape(&st, nd, lag0, &z0);
+	ck_assert_int_eq(tree_force(st.pos, st.mass, n, &ctx, st.acc, NULL), 0);
+	for (long s = 0; s < steps; s++)
+		ck_assert_int_eq(sim_leapfrog_step(&st, dt, tree_force, &ctx, 0), 0);
+	disk_shape(&st, nd, lag, &z);
+	printf("isolated disk N=%ld, %ld steps of %.4g (%.2f periods at 2h): lagrangian R "
+	       "%.3f %.3f %.3f -> %.3f %.3f %.3f, median |z| %.4f -> %.4f\n",
+	       n, steps, dt, periods, lag0[0], lag0[1], lag0[2], lag[0], lag[1], lag[2], z0, z);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(NB_CLOSE(lag[i], lag0[i], 0, 0.05), "%d%% radius %.4f -> %.4f",
+			      25 * (i + 1), lag0[i], lag[i]);
+	ck_assert_msg(NB_CLOSE(z, z0, 0, 0.25), "median |z| %.4f -> %.4f", z0, z);
+	sim_state_free(&st);
+}
+
+START_TEST(isolated_disk_keeps_its_shape)
+{
+	run_isolated_disk(3000, 500, 6000, 0.05, 3.0);
+}
+END_TEST
+
+START_TEST(isolated_disk_keeps_its_shape_long)
+{
+	if (!nb_long_tests())
+		return;
+	run_isolated_disk(40000, 8000, 80000, 0.03, 5.0);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("galaxy");
+	TCase *tc = tcase_create("potential");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_add_test(tc, bessel_matches_integral_representation);
+	tcase_add_test(tc, disk_vc_matches_direct_quadrature);
+	tcase_add_test(tc, sphere_vc_and_kappa_match_hernquist);
+	tcase_add_test(tc, jeans_matches_hernquist_analytic);
+	tcase_add_test(tc, toomre_q_is_imposed_at_2p5_h);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sampling");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_add_test(tc, sampled_masses_match_profiles);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("encounter");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_add_test(tc, parabolic_encounter_reaches_pericenter);
+	tcase_add_test(tc, elliptic_and_hyperbolic_orbits);
+	tcase_add_test(tc, invalid_encounters_are_input_errors);
+	tcase_add_test(tc, disk_orientation_follows_spin_and_inclination);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("equilibrium");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, isolated_disk_keeps_its_shape);
+	tcase_add_test(tc, isolated_disk_keeps_its_shape_long);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
