@@ -1,0 +1,190 @@
+/* engine.c - the solver for one run: picks the backend (CPU or CUDA), owns
+ * the GPU simulation when there is one, and advances the state by leapfrog
+ * steps of the scene's dt. Scene values (softening, dt) are converted to
+ * internal units here, once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kernels/gpu.h"
+#include "sim.h"
+
+struct sim_engine {
+	struct sim_state *st; /* not owned */
+	enum scene_solver solver;
+	double eps, dt, theta; /* internal units */
+	int multipoles;
+	struct gpu_sim *gpu;   /* NULL on the CPU */
+	double time;           /* time and step as of the last advance (GPU path) */
+	long step;
+	char desc[192];
+};
+
+/* sim_force_fn for the CPU backend */
+static int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx,
+			    double *acc, double *pot)
+{
+	const struct sim_engine *e = ctx;
+	if (e->solver == SCENE_SOLVER_BARNES_HUT)
+		return sim_tree_accel(pos, mass, n, e->eps, e->theta, e->multipoles, acc, pot);
+	return sim_direct_accel(pos, mass, n, e->eps, acc, pot);
+}
+
+/* Report body i's non-finite value with a hint; always NB_ERUNTIME. */
+static int engine_report_nonfinite(const struct sim_engine *e, long i)
+{
+	const struct sim_state *st = e->st;
+	const char *comp = "?";
+	if (st->comp[i] < st->ncomp)
+		comp = st->comps[st->comp[i]].name;
+	log_error("step %ld (t = %g internal units): body %u of component '%s' has a non-finite "
+		  "position, velocity or acceleration: time step too large or softening too "
+		  "small: try simulation.dt smaller or simulation.softening larger",
+		  st->step, st->time, (unsigned)st->id[i], comp);
+	return NB_ERUNTIME;
+}
+
+int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
+		      struct sim_engine **out)
+{
+	int err = 0;
+	*out = NULL;
+	struct sim_engine *e = calloc(1, sizeof *e);
+	if (!e) {
+		log_error("out of memory creating the simulation engine");
+		return NB_ERUNTIME;
+	}
+	struct sim_units u;
+	sim_units_of(sc->units, &u);
+	e->st = st;
+	e->solver = sc->simulation.solver;
+	e->eps = sc->simulation.softening * u.length;
+	e->dt = sc->simulation.dt * u.time;
+	e->theta = sc->simulation.theta;
+	e->multipoles = sc->simulation.multipoles;
+	e->time = st->time;
+	e->step = st->step;
+	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
+
+	if (backend == SCENE_BACKEND_CUDA || backend == SCENE_BACKEND_AUTO) {
+		char why[256] = "";
+		if (gpu_probe(why, sizeof why)) {
+			struct gpu_sim_params p = {
+				.solver = e->solver,
+				.direct_kernel = sc->simulation.direct_kernel,
+				.softening = e->eps,
+				.dt = e->dt,
+				.theta = e->theta,
+				.multipoles = e->multipoles,
+			};
+			err = gpu_sim_create(st, &p, &e->gpu);
+			if (err)
+				goto fail;
+			char name[128] = "GPU";
+			size_t fr = 0, tot = 0;
+			if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
+				snprintf(name, sizeof name, "GPU");
+			snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name,
+				 gpu_sim_describe(e->gpu));
+			*out = e;
+			return 0;
+		}
+		if (backend == SCENE_BACKEND_CUDA) {
+			log_error("simulation.backend: cuda was requested but there is no usable "
+				  "GPU: %s",
+				  why);
+			err = NB_EINPUT;
+			goto fail;
+		}
+		static int said_once; /* the notice is printed once per process */
+		if (!said_once) {
+			said_once = 1;
+			log_info("no usable GPU (%s): using the CPU", why);
+		}
+	}
+
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	if (e->solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s)", nt,
+			 nt == 1 ? "" : "s", e->theta,
+			 e->multipoles >= 2 ? "quadrupole" : "monopole");
+	else
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
+			 nt == 1 ? "" : "s");
+	/* first accelerations (and potential, so frame 0's energy is known) */
+	err = engine_cpu_force(st->pos, st->mass, st->n, e, st->acc, st->pot);
+	if (err)
+		goto fail;
+	long bad = sim_diag_find_nonfinite(st);
+	if (bad >= 0) {
+		err = engine_report_nonfinite(e, bad);
+		goto fail;
+	}
+	*out = e;
+	return 0;
+fail:
+	sim_engine_free(&e);
+	return err;
+}
+
+int sim_engine_advance(struct sim_engine *e, int steps, int need_potential)
+{
+	if (steps <= 0)
+		return 0;
+	if (e->gpu) {
+		int err = gpu_sim_advance(e->gpu, steps, need_potential);
+		if (err)
+			return err;
+		e->step += steps;
+		e->time += steps * e->dt;
+		return 0;
+	}
+	for (int s = 0; s < steps; s++) {
+		int err = sim_leapfrog_step(e->st, e->dt, engine_cpu_force, e,
+					    need_potential && s == steps - 1);
+		if (err)
+			return err;
+		/* O(n) scan per step, cheap next to the force: the message can name
+		 * the exact step at which the first value went bad */
+		long bad = sim_diag_find_nonfinite(e->st);
+		if (bad >= 0)
+			return engine_report_nonfinite(e, bad);
+	}
+	return 0;
+}
+
+int sim_engine_sync(struct sim_engine *e)
+{
+	if (!e->gpu)
+		return 0;
+	int err = gpu_sim_download(e->gpu, e->st);
+	if (err)
+		return err;
+	e->st->time = e->time;
+	e->st->step = e->step;
+	long bad = sim_diag_find_nonfinite(e->st);
+	if (bad >= 0)
+		return engine_report_nonfinite(e, bad);
+	return 0;
+}
+
+const char *sim_engine_describe(const struct sim_engine *e)
+{
+	return e->desc;
+}
+
+void sim_engine_free(struct sim_engine **e)
+{
+	if (!e || !*e)
+		return;
+	gpu_sim_free(&(*e)->gpu);
+	free(*e);
+	*e = NULL;
+}

@@ -1,0 +1,446 @@
+/* tree.c - Barnes-Hut octree gravity on the CPU (Barnes & Hut 1986), the
+ * twin of kernels/tree.cu and the fallback for large scenes without a GPU.
+ *
+ * Build (serial, O(N log N)): a cube around all bodies is split recursively
+ * into octants; a cell with at most TREE_LEAF_MAX bodies, or at depth
+ * TREE_MAX_DEPTH (coincident bodies), is a leaf. Bodies are sorted into tree
+ * order so every cell owns a contiguous range, and each cell's moments are
+ * summed straight from its bodies: mass, centre of mass, traceless
+ * quadrupole Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab), y = x - com.
+ *
+Walk (Barnes 1990 grouping; parallel over leaves, dynamic schedule): the
+ * bodies of one leaf share one walk and one interaction list. A cell of
+ * side l whose centre of mass is at distance d from body i may be accepted
+ * when l < theta d; the group accepts a cell only when that holds for every
+ * point of the group's bounding box and the cell's box does not overlap the
+ * group's box (without that, for theta > 1/sqrt(3) a cell could pass the
+ * test while holding the body itself). So each body gets the per-body
+ * criterion or a stricter one. theta = 0 opens every cell, so the sum is
+ * over exact pairs, as sim_direct_accel. Opened leaves interact body by body
+ * (j != i).
+ *
+ * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2 (the unsoftened
+ * multipole expansion with |r| replaced by s, as Bonsai and Gadget do):
+ *   phi = -M/s - (1/2) r.Q.r / s^5
+ *   a   = -M r/s^3 + Q.r / s^5 - (5/2) (r.Q.r) r / s^7
+ * (the exact Plummer-softened expansion adds +tr(sum m y y) eps^2/(2 s^5) to
+ * -phi; it is negligible once d >> eps and is left out to match the GPU). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define TREE_LEAF_MAX 12
+#define TREE_MAX_DEPTH 60
+
+struct tree_node {
+	double com[3], mass;
+	double q[6];           /* Qxx Qyy Qzz Qxy Qxz Qyz (traceless) */
+	double center[3], half; /* geometric cube: centre and half side */
+	int first, count;      /* bodies [first, first+count) in tree order */
+	int child[8];          /* -1 where the octant is empty; all -1 for a leaf */
+	int leaf;
+};
+
+struct tree {
+	struct tree_node *nodes;
+	int nnodes, cap;
+	size_t n;
+	int *order;   /* order[k] = original index of the k-th body in tree order */
+	int *tmp;     /* scratch for partitioning */
+	double *pos;  /* 3n, tree order */
+	double *mass; /* n, tree order */
+	const double *pos_in;  /* caller's positions (original order) */
+	const double *mass_in; /* caller's masses (original order) */
+	int multipoles;
+};
+
+static int tree_new_node(struct tree *t)
+{
+	if (t->nnodes == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 64;
+		struct tree_node *p = realloc(t->nodes, (size_t)cap * sizeof *p);
+		if (!p)
+			return -1;
+		t->nodes = p;
+		t->cap = cap;
+	}
+	return t->nnodes++;
+}
+
+/* Moments of a node from its bodies (its range of t->order is final). */
+static void tree_moments(struct tree *t, struct tree_node *nd)
+{
+	const double *x = t->pos_in;
+	double m = 0, c[3] = {0, 0, 0};
+	for (int k = nd->first; k < nd->first + nd->count; k++) {
+		int i = t->order[k];
+		double mi = t->mass_in[i];
+		m += mi;
+		for (int a = 0; a < 3; a++)
+			c[a] += mi * x[3 * i + a];
+	}
+	for (int a = 0; a < 3; a++) {
+		/* massless cells keep their geometric centre */
+		nd->com[a] = m > 0 ? c[a] / m : nd->center[a];
+	}
+	nd->mass = m;
+	memset(nd->q, 0, sizeof nd->q);
+	if (t->multipoles < 2 || nd->count < 2)
+		return;
+	for (int k = nd->first; k < nd->first + nd->count; k++) {
+		int i = t->order[k];
+		double mi = t->mass_in[i];
+		double y0 = x[3 * i] - nd->com[0], y1 = x[3 * i + 1] - nd->com[1],
+		       y2 = x[3 * i + 2] - nd->com[2];
+		double yy = y0 * y0 + y1 * y1 + y2 * y2;
+		nd->q[0] += mi * (3 * y0 * y0 - yy);
+		nd->q[1] += mi * (3 * y1 * y1 - yy);
+		nd->q[2] += mi * (3 * y2 * y2 - yy);
+		nd->q[3] += mi * 3 * y0 * y1;
+		nd->q[4] += mi * 3 * y0 * y2;
+		nd->q[5] += mi * 3 * y1 * y2;
+	}
+}
+
+/* Fill node k (range [first, first+count) of t->order, cube given) and its
+ * subtree. Returns 0 or -1 (out of memory). */
+static int tree_build_node(struct tree *t, int k, int first, int count, const double center[3],
+			   double half, int depth)
+{
+	struct tree_node *nd = &t->nodes[k];
+	nd->first = first;
+	nd->count = count;
+	memcpy(nd->center, center, sizeof nd->center);
+	nd->half = half;
+	for (int o = 0; o < 8; o++)
+		nd->child[o] = -1;
+	nd->leaf = count <= TREE_LEAF_MAX || depth >= TREE_MAX_DEPTH;
+	if (nd->leaf) {
+		tree_moments(t, nd);
+		return 0;
+	}
+	/* counting sort of the range into octants */
+	const double *x = t->pos_in;
+	int cnt[8] = {0}, start[8];
+	int *ord = t->order + first, *tmp = t->tmp + first;
+	for (int q = 0; q < count; q++) {
+		int i = ord[q];
+		int o = (x[3 * i] > center[0]) | (x[3 * i + 1] > center[1]) << 1 |
+			(x[3 * i + 2] > center[2]) << 2;
+		cnt[o]++;
+	}
+	start[0] = 0;
+	for (int o = 1; o < 8; o++)
+		start[o] = start[o - 1] + cnt[o - 1];
+	int pos[8];
+	memcpy(pos, start, sizeof pos);
+	for (int q = 0; q < count; q++) {
+		int i = ord[q];
+		int o = (x[3 * i] > center[0]) | (x[3 * i + 1] > center[1]) << 1 |
+			(x[3 * i + 2] > center[2]) << 2;
+		tmp[pos[o]++] = i;
+	}
+	memcpy(ord, tmp, (size_t)count * sizeof *ord);
+
+	for (int o = 0; o < 8; o++) {
+		if (!cnt[o])
+			continue;
+		int c = tree_new_node(t); /* may move t->nodes: re-derive pointers */
+		if (c < 0)
+			return -1;
+		t->nodes[k].child[o] = c;
+		double h = 0.5 * half, cc[3];
+		cc[0] = center[0] + (o & 1 ? h : -h);
+		cc[1] = center[1] + (o & 2 ? h : -h);
+		cc[2] = center[2] + (o & 4 ? h : -h);
+		if (tree_build_node(t, c, first + start[o], cnt[o], cc, h, depth + 1))
+			return -1;
+	}
+	tree_moments(t, &t->nodes[k]);
+	return 0;
+}
+
+static void tree_free(struct tree *t)
+{
+	free(t->nodes);
+	free(t->order);
+	free(t->tmp);
+	free(t->pos);
+	free(t->mass);
+	memset(t, 0, sizeof *t);
+}
+
+static int tree_build(struct tree *t, const double *pos, const double *mass, size_t n,
+		      int multipoles)
+{
+	memset(t, 0, sizeof *t);
+	t->n = n;
+	t->pos_in = pos;
+	t->mass_in = mass;
+	t->multipoles = multipoles;
+	t->order = malloc(n * sizeof *t->order);
+	t->tmp = malloc(n * sizeof *t->tmp);
+	t->pos = malloc(3 * n * sizeof *t->pos);
+	t->mass = malloc(n * sizeof *t->mass);
+	if (!t->order || !t->tmp || !t->pos || !t->mass)
+		goto oom;
+	double lo[3] = {pos[0], pos[1], pos[2]}, hi[3] = {pos[0], pos[1], pos[2]};
+	for (size_t i = 0; i < n; i++) {
+		t->order[i] = (int)i;
+		for (int a = 0; a < 3; a++) {
+			lo[a] = fmin(lo[a], pos[3 * i + a]);
+			hi[a] = fmax(hi[a], pos[3 * i + a]);
+		}
+	}
+	double center[3], half = 0;
+	for (int a = 0; a < 3; a++) {
+		center[a] = 0.5 * (lo[a] + hi[a]);
+		half = fmax(half, 0.5 * (hi[a] - lo[a]));
+	}
+	/* a little slack so no body sits on the root's faces; any size will do
+	 * when every body is at one point */
+	half = half > 0 ? half * (1 + 1e-9) : 1.0;
+	int root = tree_new_node(t);
+	if (root < 0)
+		goto oom;
+	if (tree_build_node(t, root, 0, (int)n, center, half, 0))
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		int i = t->order[k];
+		t->mass[k] = mass[i];
+		for (int a = 0; a < 3; a++)
+			t->pos[3 * k + a] = pos[3 * i + a];
+	}
+	return 0;
+oom:
+	log_error("barnes-hut: out of memory building the tree for %zu bodies", n);
+	tree_free(t);
+	return NB_ERUNTIME;
+}
+
+/* One thread's interaction list for a group (the bodies of one leaf). */
+struct tree_cell_term {
+	double x, y, z, m, q[6];
+};
+struct tree_ilist {
+	struct tree_cell_term *cell; /* accepted cells: multipoles */
+	double *body;                /* bodies of opened leaves: x, y, z, m */
+	size_t ncell, capcell, nbody, capbody;
+};
+
+static int tree_ilist_reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* Squared distance from point x to the box [lo, hi] (0 inside). */
+static double tree_box_dist2(const double x[3], const double lo[3], const double hi[3])
+{
+	double d2 = 0;
+	for (int a = 0; a < 3; a++) {
+		double d = x[a] < lo[a] ? lo[a] - x[a] : (x[a] > hi[a] ? x[a] - hi[a] : 0);
+		d2 += d * d;
+	}
+	return d2;
+}
+
+/* Walk the tree once for the group of bodies in leaf g and list what they
+ * interact with. A cell is accepted only if it passes l < theta d for every
+ * point of the group's bounding box (so for every body: the per-body test
+ * applied conservatively) and its box does not overlap the group's box.
+ * Leaf g itself is never listed: its bodies are handled pairwise by the
+ * caller, skipping self-pairs. Returns 0 or -1 (out of memory). */
+static int tree_walk_group(const struct tree *t, int g, double theta2, struct tree_ilist *il)
+{
+	const struct tree_node *gn = &t->nodes[g];
+	double lo[3], hi[3];
+	for (int a = 0; a < 3; a++) {
+		lo[a] = hi[a] = t->pos[3 * gn->first + a];
+		for (int k = gn->first + 1; k < gn->first + gn->count; k++) {
+			lo[a] = fmin(lo[a], t->pos[3 * k + a]);
+			hi[a] = fmax(hi[a], t->pos[3 * k + a]);
+		}
+	}
+	il->ncell = il->nbody = 0;
+	int stack[8 * TREE_MAX_DEPTH + 8];
+	int sp = 0;
+	stack[sp++] = 0;
+	while (sp > 0) {
+		const int ni = stack[--sp];
+		if (ni == g)
+			continue;
+		const struct tree_node *nd = &t->nodes[ni];
+		int overlap = 1;
+		for (int a = 0; a < 3; a++) {
+			if (nd->center[a] + nd->half < lo[a] || nd->center[a] - nd->half > hi[a])
+				overlap = 0;
+		}
+		const double l = 2 * nd->half;
+		if (!overlap && l * l < theta2 * tree_box_dist2(nd->com, lo, hi)) {
+			if (tree_ilist_reserve((void **)&il->cell, &il->capcell, il->ncell + 1,
+					       sizeof *il->cell))
+				return -1;
+			struct tree_cell_term *c = &il->cell[il->ncell++];
+			c->x = nd->com[0];
+			c->y = nd->com[1];
+			c->z = nd->com[2];
+			c->m = nd->mass;
+			memcpy(c->q, nd->q, sizeof c->q);
+		} else if (nd->leaf) {
+			if (tree_ilist_reserve((void **)&il->body, &il->capbody,
+					       4 * (il->nbody + (size_t)nd->count), sizeof *il->body))
+				return -1;
+			for (int j = nd->first; j < nd->first + nd->count; j++) {
+				double *b = il->body + 4 * il->nbody++;
+				b[0] = t->pos[3 * j];
+				b[1] = t->pos[3 * j + 1];
+				b[2] = t->pos[3 * j + 2];
+				b[3] = t->mass[j];
+			}
+		} else {
+			for (int o = 0; o < 8; o++) {
+				if (nd->child[o] >= 0)
+					stack[sp++] = nd->child[o];
+			}
+		}
+	}
+	return 0;
+}
+
+/* Acceleration and potential of tree-order body k of group g from the
+ * group's interaction list, its own leaf (j != k) and the multipoles. */
+static void tree_eval_body(const struct tree *t, const struct tree_node *gn, size_t k,
+			   const struct tree_ilist *il, double eps2, double out_a[3],
+			   double *out_phi)
+{
+	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
+	double ax = 0, ay = 0, az = 0, phi = 0;
+	/* bodies: own leaf (skip self), then the opened leaves */
+	for (int j = gn->first; j < gn->first + gn->count; j++) {
+		if ((size_t)j == k)
+			continue;
+		const double dx = t->pos[3 * j] - xi, dy = t->pos[3 * j + 1] - yi,
+			     dz = t->pos[3 * j + 2] - zi;
+		const double sinv = 1.0 / sqrt(dx * dx + dy * dy + dz * dz + eps2);
+		const double ms3 = t->mass[j] * sinv * sinv * sinv;
+		ax += dx * ms3;
+		ay += dy * ms3;
+		az += dz * ms3;
+		phi -= t->mass[j] * sinv;
+	}
+	for (size_t j = 0; j < il->nbody; j++) {
+		const double *b = il->body + 4 * j;
+		const double dx = b[0] - xi, dy = b[1] - yi, dz = b[2] - zi;
+		const double sinv = 1.0 / sqrt(dx * dx + dy * dy + dz * dz + eps2);
+		const double ms3 = b[3] * sinv * sinv * sinv;
+		ax += dx * ms3;
+		ay += dy * ms3;
+		az += dz * ms3;
+		phi -= b[3] * sinv;
+	}
+	/* accepted cells: r = x_i - com (see the formulas at the top) */
+	const int quad = t->multipoles >= 2;
+	for (size_t c = 0; c < il->ncell; c++) {
+		const struct tree_cell_term *ct = &il->cell[c];
+		const double rx = xi - ct->x, ry = yi - ct->y, rz = zi - ct->z;
+		const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
+		const double sinv2 = sinv * sinv;
+		const double sinv3 = sinv * sinv2;
+		ax -= ct->m * rx * sinv3;
+		ay -= ct->m * ry * sinv3;
+		az -= ct->m * rz * sinv3;
+		phi -= ct->m * sinv;
+		if (quad) {
+			const double *q = ct->q;
+			const double qx = q[0] * rx + q[3] * ry + q[4] * rz;
+			const double qy = q[3] * rx + q[1] * ry + q[5] * rz;
+			const double qz = q[4] * rx + q[5] * ry + q[2] * rz;
+			const double rqr = rx * qx + ry * qy + rz * qz;
+			const double sinv5 = sinv3 * sinv2;
+			const double f = 2.5 * rqr * sinv5 * sinv2;
+			ax += qx * sinv5 - f * rx;
+			ay += qy * sinv5 - f * ry;
+			az += qz * sinv5 - f * rz;
+			phi -= 0.5 * rqr * sinv5;
+		}
+	}
+	out_a[0] = ax;
+	out_a[1] = ay;
+	out_a[2] = az;
+	*out_phi = phi;
+}
+
+int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
+		   double theta, int multipoles, double *acc, double *pot)
+{
+	if (n == 0)
+		return 0;
+	if (n > (size_t)1 << 30) {
+		log_error("barnes-hut: %zu bodies is more than the CPU tree supports (2^30)", n);
+		return NB_ERUNTIME;
+	}
+	struct tree t;
+	int err = tree_build(&t, pos, mass, n, multipoles);
+	if (err)
+		return err;
+	/* leaves in build (depth-first) order: neighbours in space */
+	int nleaf = 0;
+	int *leaves = malloc((size_t)t.nnodes * sizeof *leaves);
+	if (!leaves) {
+		log_error("barnes-hut: out of memory for the leaf list (%d cells)", t.nnodes);
+		tree_free(&t);
+		return NB_ERUNTIME;
+	}
+	for (int c = 0; c < t.nnodes; c++) {
+		if (t.nodes[c].leaf)
+			leaves[nleaf++] = c;
+	}
+	const double eps2 = eps * eps, theta2 = theta * theta;
+	int failed = 0;
+#pragma omp parallel
+	{
+		struct tree_ilist il = {0};
+#pragma omp for schedule(dynamic, 4)
+		for (int L = 0; L < nleaf; L++) {
+			if (failed)
+				continue;
+			const struct tree_node *gn = &t.nodes[leaves[L]];
+			if (tree_walk_group(&t, leaves[L], theta2, &il)) {
+#pragma omp atomic write
+				failed = 1;
+				continue;
+			}
+			for (int k = gn->first; k < gn->first + gn->count; k++) {
+				double a[3], phi;
+				tree_eval_body(&t, gn, (size_t)k, &il, eps2, a, &phi);
+				size_t i = (size_t)t.order[k];
+				acc[3 * i] = a[0];
+				acc[3 * i + 1] = a[1];
+				acc[3 * i + 2] = a[2];
+				if (pot)
+					pot[i] = phi;
+			}
+		}
+		free(il.cell);
+		free(il.body);
+	}
+	free(leaves);
+	tree_free(&t);
+	if (failed) {
+		log_error("barnes-hut: out of memory for interaction lists (%zu bodies)", n);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
