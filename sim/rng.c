@@ -25,7 +25,9 @@ uint64_t sim_rng_u64(uint64_t seed, uint64_t stream, uint64_t counter)
 
 double sim_rng_uniform(uint64_t seed, uint64_t stream, uint64_t counter)
 {
-	/* top 53 bits, offset by half a ulp: in (0, 1), never 0 or 1 */
-	uint64_t r = sim_rng_u64(seed, stream, counter) >> 11;
-	return ((double)r + 0.5) * (1.0 / 9007199254740992.0);
+	/* top 52 bits, offset by half a step: (r + 0.5) / 2^52 lies in
+	 * [2^-53, 1 - 2^-53], exactly representable, never 0 or 1 (with 53
+	 * bits, 2^53 - 0.5 would round up to 2^53 and give 1.0) */
+	uint64_t r = sim_rng_u64(seed, stream, counter) >> 12;
+	return ((double)r + 0.5) * (1.0 / 4503599627370496.0);
 }
