@@ -33,8 +33,9 @@ void app_resolved_scene_path(const struct scene *sc, char *buf)
 		snprintf(buf, SCENE_PATH_MAX, "%.*s.scene.yaml", (int)stem, from[i]);
 		return;
 	}
-	if (sc->output.png_dir[0])
-		snprintf(buf, SCENE_PATH_MAX, "%s/scene.yaml", sc->output.png_dir);
+	if (sc->output.png_dir[0] &&
+	    snprintf(buf, SCENE_PATH_MAX, "%s/scene.yaml", sc->output.png_dir) >= SCENE_PATH_MAX)
+		buf[0] = '\0'; /* too long to store: skip rather than truncate */
 }
 
 /* Emit the resolved scene to PATH via a temp name. */
@@ -62,6 +63,20 @@ static int write_resolved_scene(const struct scene *sc, const char *path)
 	if (rc)
 		remove(tmp);
 	return rc;
+}
+
+/* Create the directories the CSV outputs go into, before any work, so an
+ * unwritable path fails at once (the writer thread does the same for
+ * video, frames and preview). */
+static int make_output_dirs(const struct scene *sc)
+{
+	const char *files[] = {sc->output.stats, sc->output.initial_state, sc->output.final_state};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		int rc = files[i][0] ? out_mkdirs_for(files[i]) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int wants_frames(const struct scene *sc)
@@ -105,6 +120,8 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 	res->frames_total = sc->output.frames;
 	sim_units_of(sc->units, &u);
 
+	if ((rc = make_output_dirs(sc)))
+		goto end;
 	t = app_now();
 	rc = sim_ic_build(sc, &st);
 	if (rc)
