@@ -20,6 +20,7 @@ static const struct {
 	{"bh", bench_bh, "GPU Barnes-Hut: ms per step and per stage (--n LIST)"},
 	{"bh-accuracy", bench_bh_accuracy, "tree force error vs direct, theta and multipoles"},
 	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG"},
+	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV"},
 };
 
 int main(int argc, char **argv)

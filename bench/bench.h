@@ -7,4 +7,5 @@ int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs k
 int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */
 int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct force error */
 int bench_frame(int argc, char **argv);       /* bench/frame.c: CPU splat/tonemap/convert/encode/PNG */
+int bench_render(int argc, char **argv);      /* bench/render.c: GPU splat/adaptive h/tone map/YUV */
 #endif

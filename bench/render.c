@@ -1,0 +1,375 @@
+/* render.c - nbody-bench render: milliseconds per frame of the GPU renderer
+ * (kernels/gpu_render.h), stage by stage, measured with CUDA events:
+ *
+ *   adaptive   k-th neighbour h for every body (render.neighbours = 32)
+ *   splat      projection, footprints, binning/sort, deposit
+ *   tone       reference level + tone map + colormap + YUV420P (fused)
+ *   copy       YUV planes device -> pinned host (its own stream)
+ *   gpu        first event to copy end, host gaps included
+ *   wall       host wall time per frame with two frames in flight
+ *
+ * Scenes (positions only; velocities do not matter to a picture):
+ *   galaxies  two disk galaxies (exponential disk with two arms, Hernquist
+ *             bulge, Plummer halo), 30 and 60 degrees inclined, 40 apart,
+ *             camera 120 away: the two-galaxy case of the issue;
+ *   core      one Plummer sphere (a = 1) seen from 8 with fov 40: its core
+ *             fills the frame centre, every body's footprint lands in a few
+ *             hundred central tiles (the atomics' worst case).
+ *
+ *   nbody-bench render [--sizes 1080p,4k] [--n 1000000,10000000] [--repeats 5]
+ *                      [--png DIR]
+ *
+ * Each figure is the median over --repeats frames after one warm-up frame;
+ * the camera turns 0.5 degrees per frame. --png writes the 1080p galaxy
+ * frame of the first N, fixed and adaptive h, as DIR/frame_0000{0,1}.png
+ * (16-bit). Needs a CUDA build and a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kernels/gpu.h"
+#include "../kernels/gpu_render.h"
+#include "../output/output.h"
+#include "../render/render.h"
+#include "../sim/sim.h"
+#include "bench.h"
+
+#define RB_MAX_LIST 8
+#define RB_MAX_REPS 64
+
+static double rb_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int rb_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double rb_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, rb_cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double rb_u(uint64_t seed, size_t i, int d)
+{
+	return sim_rng_uniform(seed, i, (uint64_t)d);
+}
+
+/* Uniform direction times r into p. */
+static void rb_sphere(uint64_t seed, size_t i, double r, double *p)
+{
+	double cz = 2 * rb_u(seed, i, 5) - 1, ph = 2 * M_PI * rb_u(seed, i, 6);
+	double sz = sqrt(1 - cz * cz);
+	p[0] = r * sz * cos(ph);
+	p[1] = r * sz * sin(ph);
+	p[2] = r * cz;
+}
+
+/* One galaxy into bodies [first, first + n), components comp0..comp0+2:
+ * 60% disk (scale 3, height 0.3, half of it on two logarithmic arms), 10%
+ * bulge (Hernquist a = 0.6), 30% halo (Plummer a = 12, cut at 5a). Masses
+ * 0.6, 0.25, 0.15 of 1 per galaxy. Tilted by incl about x, then moved. */
+static void rb_galaxy(struct sim_state *st, size_t first, size_t n, const double c[3],
+		      double incl, int comp0, uint64_t seed)
+{
+	size_t nd = n * 6 / 10, nb = n / 10;
+	double ci = cos(incl * M_PI / 180), si = sin(incl * M_PI / 180);
+#pragma omp parallel for schedule(static)
+	for (size_t k = 0; k < n; k++) {
+		size_t i = first + k;
+		double p[3], m;
+		int part = k < nd ? 0 : k < nd + nb ? 1 : 2;
+		if (part == 0) {
+			double R = -3.0 * log(rb_u(seed, i, 0) * rb_u(seed, i, 1));
+			if (R > 30)
+				R = 30 * rb_u(seed, i, 2);
+			double ph = 2 * M_PI * rb_u(seed, i, 3);
+			if (k % 2) /* arms: phi = arm + 2 ln R, with a spread */
+				ph = M_PI * (k / 2 % 2) + 2.0 * log(R + 0.5) +
+				     0.35 * (rb_u(seed, i, 4) - 0.5);
+			double z = 0.3 * atanh(2 * rb_u(seed, i, 7) - 1);
+			p[0] = R * cos(ph);
+			p[1] = R * sin(ph);
+			p[2] = fmax(-3.0, fmin(3.0, z));
+			m = 0.6 / (double)nd;
+		} else if (part == 1) {
+			double s = sqrt(fmin(rb_u(seed, i, 0), 0.9));
+			rb_sphere(seed, i, 0.6 * s / (1 - s), p);
+			m = 0.25 / (double)nb;
+		} else {
+			double u = fmin(rb_u(seed, i, 0), 0.943); /* r <= 5a */
+			rb_sphere(seed, i, 12.0 / sqrt(pow(u, -2.0 / 3.0) - 1), p);
+			m = 0.15 / (double)(n - nd - nb);
+		}
+		st->pos[3 * i] = p[0] + c[0];
+		st->pos[3 * i + 1] = ci * p[1] - si * p[2] + c[1];
+		st->pos[3 * i + 2] = si * p[1] + ci * p[2] + c[2];
+		st->mass[i] = m;
+		st->comp[i] = (uint16_t)(comp0 + part);
+	}
+}
+
+static void rb_scene_defaults(struct scene *sc, int w, int h, double smoothing)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->units = SCENE_UNITS_NBODY;
+	sc->render.width = w;
+	sc->render.height = h;
+	sc->render.kernel = SCENE_KERNEL_CUBIC;
+	sc->render.smoothing = smoothing;
+	sc->render.neighbours = 32;
+	sc->render.exposure = 1.0;
+	sc->render.gamma = 2.2;
+	sc->render.tonemap = SCENE_TONEMAP_ASINH;
+	sc->render.mode = SCENE_COLOR_COMPONENTS;
+	sc->output.frames = 1;
+}
+
+static int rb_make_galaxies(size_t n, struct sim_state *st, struct render_camera *cam)
+{
+	static const float col[6][3] = {{0.55f, 0.7f, 1.0f}, {1.0f, 0.8f, 0.5f}, {0.5f, 0.3f, 0.6f},
+					{1.0f, 0.75f, 0.6f}, {1.0f, 0.85f, 0.45f}, {0.4f, 0.35f, 0.6f}};
+	if (sim_state_alloc(st, n, 6) != 0)
+		return 1;
+	for (int c = 0; c < 6; c++)
+		memcpy(st->comps[c].color, col[c], sizeof col[c]);
+	const double c0[3] = {-20, 0, 0}, c1[3] = {20, 8, 3};
+	rb_galaxy(st, 0, n / 2, c0, 30, 0, 101);
+	rb_galaxy(st, n / 2, n - n / 2, c1, 60, 3, 202);
+	*cam = (struct render_camera){{0, -110, 50}, {0, 2, 0}, {0, 0, 1}, 45};
+	return 0;
+}
+
+static int rb_make_core(size_t n, struct sim_state *st, struct render_camera *cam)
+{
+	if (sim_state_alloc(st, n, 1) != 0)
+		return 1;
+	st->comps[0].color[0] = 1.0f;
+	st->comps[0].color[1] = 0.9f;
+	st->comps[0].color[2] = 0.7f;
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < n; i++) {
+		double u = fmin(rb_u(77, i, 0), 0.9985); /* r <= 50 */
+		rb_sphere(77, i, 1.0 / sqrt(pow(u, -2.0 / 3.0) - 1), st->pos + 3 * i);
+		st->mass[i] = 1.0 / (double)n;
+		st->comp[i] = 0;
+	}
+	*cam = (struct render_camera){{0, -8, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	return 0;
+}
+
+/* The camera turned by deg about the target's z axis. */
+static struct render_camera rb_turn(const struct render_camera *c, double deg)
+{
+	struct render_camera r = *c;
+	double a = deg * M_PI / 180, dx = c->pos[0] - c->target[0], dy = c->pos[1] - c->target[1];
+	r.pos[0] = c->target[0] + cos(a) * dx - sin(a) * dy;
+	r.pos[1] = c->target[1] + sin(a) * dx + cos(a) * dy;
+	return r;
+}
+
+struct rb_row {
+	double adaptive, splat, tone, copy, gpu, wall;
+	double pairs;
+};
+
+/* Time reps frames (after one warm-up) of st through cam. */
+static int rb_time(const struct scene *sc, const struct sim_state *st,
+		   const struct render_camera *cam, enum gpu_render_method m, int reps,
+		   struct rb_row *row)
+{
+	double v[6][RB_MAX_REPS], pairs = 0;
+	struct gpu_render_params p;
+	gpu_render_default_params(&p);
+	p.slots = 2;
+	p.method = m;
+	struct gpu_render *gr = NULL;
+	struct gpu_render_input in;
+	int rc = 1;
+	if (gpu_render_create(sc, st, NULL, &p, &gr) != 0 || gpu_render_upload(gr, st, &in) != 0)
+		goto cleanup;
+	for (int r = -1; r < reps; r++) { /* per-frame stage times, one frame at a time */
+		struct render_camera c = rb_turn(cam, 0.5 * (r + 1));
+		struct gpu_render_timing t;
+		if (gpu_render_frame(gr, &in, r + 1, &c, 0) != 0 || gpu_render_wait(gr, 0) != 0 ||
+		    gpu_render_last_timing(gr, &t) != 0)
+			goto cleanup;
+		if (r < 0)
+			continue;
+		v[0][r] = t.adaptive_ms;
+		v[1][r] = t.splat_ms;
+		v[2][r] = t.tonemap_ms;
+		v[3][r] = t.copy_ms;
+		v[4][r] = t.total_ms;
+		pairs = (double)t.pairs;
+	}
+	/* Wall time with two frames in flight (wait for a slot only before
+	 * reusing it), frame numbers continuing so adaptive h stays due. */
+	double t0 = rb_now();
+	for (int r = 0; r < reps; r++) {
+		struct render_camera c = rb_turn(cam, 0.5 * (reps + r));
+		if ((r >= 2 && gpu_render_wait(gr, r % 2) != 0) ||
+		    gpu_render_frame(gr, &in, reps + 1 + r, &c, r % 2) != 0)
+			goto cleanup;
+	}
+	if (gpu_render_wait(gr, 0) != 0 || gpu_render_wait(gr, 1) != 0)
+		goto cleanup;
+	double wall = (rb_now() - t0) * 1e3 / reps;
+	row->adaptive = rb_median(v[0], reps);
+	row->splat = rb_median(v[1], reps);
+	row->tone = rb_median(v[2], reps);
+	row->copy = rb_median(v[3], reps);
+	row->gpu = rb_median(v[4], reps);
+	row->wall = wall;
+	row->pairs = pairs;
+	rc = 0;
+cleanup:
+	gpu_render_free(&gr);
+	return rc;
+}
+
+static void rb_print(const char *scene, const char *size, size_t n, const char *method,
+		     const char *h, const struct rb_row *r)
+{
+	printf("| %-8s | %-5s | %5.1fM | %-6s | %-8s | %8.2f | %7.2f | %6.2f | %5.2f | %7.2f | %7.2f | %7.2f |\n",
+	       scene, size, n / 1e6, method, h, r->adaptive, r->splat, r->tone, r->copy, r->gpu,
+	       r->wall, r->pairs / 1e6);
+	fflush(stdout);
+}
+
+/* 1080p 1M-ish galaxy frame, fixed and adaptive h, as 16-bit PNGs. */
+static int rb_png(const char *dir, const struct sim_state *st, const struct render_camera *cam)
+{
+	for (int a = 0; a < 2; a++) {
+		struct scene sc;
+		rb_scene_defaults(&sc, 1920, 1080, 0.15);
+		sc.render.smoothing_adaptive = a;
+		struct gpu_render_params p;
+		gpu_render_default_params(&p);
+		p.outputs = GPU_RENDER_OUT_RGB16;
+		p.slots = 1;
+		struct gpu_render *gr = NULL;
+		struct gpu_render_input in;
+		struct gpu_render_host_frame f;
+		int rc = out_mkdirs(dir);
+		if (!rc)
+			rc = gpu_render_create(&sc, st, NULL, &p, &gr);
+		if (!rc)
+			rc = gpu_render_upload(gr, st, &in);
+		if (!rc)
+			rc = gpu_render_frame(gr, &in, 0, cam, 0);
+		if (!rc)
+			rc = gpu_render_wait(gr, 0);
+		if (!rc)
+			rc = gpu_render_host_frame(gr, 0, &f);
+		if (!rc)
+			rc = out_png_write(dir, a, f.w, f.h, 16, f.rgb16);
+		gpu_render_free(&gr);
+		if (rc)
+			return 1;
+		fprintf(stderr, "render: wrote %s/frame_%05d.png (%s h)\n", dir, a, a ? "adaptive" : "fixed");
+	}
+	return 0;
+}
+
+static int rb_list(const char *s, long *out, int max)
+{
+	int k = 0;
+	while (*s && k < max) {
+		char *end;
+		out[k++] = strtol(s, &end, 10);
+		if (end == s)
+			return -1;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return k;
+}
+
+int bench_render(int argc, char **argv)
+{
+	long ns[RB_MAX_LIST] = {1000000, 10000000};
+	int nn = 2, reps = 5, s1080 = 1, s4k = 1;
+	const char *png = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--n") && i + 1 < argc)
+			nn = rb_list(argv[++i], ns, RB_MAX_LIST);
+		else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+			const char *s = argv[++i];
+			s1080 = strstr(s, "1080p") != NULL;
+			s4k = strstr(s, "4k") != NULL;
+		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
+			png = argv[++i];
+		else {
+			fprintf(stderr, "usage: nbody-bench render [--sizes 1080p,4k] [--n LIST] "
+					"[--repeats R] [--png DIR]\n");
+			return 2;
+		}
+	}
+	if (nn < 1 || reps < 1 || reps > RB_MAX_REPS) {
+		fprintf(stderr, "render: bad --n or --repeats (1..%d)\n", RB_MAX_REPS);
+		return 2;
+	}
+	char why[256], name[128] = "?";
+	if (!gpu_probe(why, sizeof why)) {
+		printf("SKIP: %s\n", why);
+		return 0;
+	}
+	gpu_device_info(name, sizeof name, NULL, NULL);
+	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, reps);
+	printf("| scene    | size  |     N  | method | h        | adaptive |   splat |   tone |  copy |     gpu |    wall | pairs M |\n");
+	printf("|----------|-------|--------|--------|----------|---------:|--------:|-------:|------:|--------:|--------:|--------:|\n");
+	const struct {
+		const char *name;
+		int w, h, on;
+	} sizes[2] = {{"1080p", 1920, 1080, s1080}, {"4k", 3840, 2160, s4k}};
+	const char *mname[2] = {"tiled", "atomic"};
+	int rc = 0;
+	for (int k = 0; k < nn && !rc; k++) {
+		size_t n = (size_t)ns[k];
+		for (int sceneid = 0; sceneid < 2 && !rc; sceneid++) {
+			struct sim_state st;
+			struct render_camera cam;
+			memset(&st, 0, sizeof st);
+			if ((sceneid ? rb_make_core(n, &st, &cam) : rb_make_galaxies(n, &st, &cam)) != 0) {
+				fprintf(stderr, "render: out of memory for %zu bodies\n", n);
+				return 1;
+			}
+			if (png && sceneid == 0 && k == 0 && rb_png(png, &st, &cam) != 0)
+				rc = 1;
+			for (int s = 0; s < 2 && !rc; s++) {
+				if (!sizes[s].on)
+					continue;
+				for (int a = 0; a < 2 && !rc; a++) {
+					if (sceneid == 1 && a == 1)
+						continue; /* the core case is about deposit contention */
+					for (int m = 0; m < 2 && !rc; m++) {
+						struct scene sc;
+						rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
+								  sceneid ? 0.02 : 0.15);
+						sc.render.smoothing_adaptive = a;
+						struct rb_row row;
+						if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, reps,
+							    &row) != 0) {
+							rc = 1;
+							break;
+						}
+						rb_print(sceneid ? "core" : "galaxies", sizes[s].name, n,
+							 mname[m], a ? "adaptive" : "fixed", &row);
+					}
+				}
+			}
+			sim_state_free(&st);
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,162 @@
+/* gpu_render.h - the frame renderer on the GPU: splatting (fixed or adaptive
+ * smoothing), tone mapping, colormaps and RGB -> YUV420P, with the results
+ * copied into a ring of pinned host buffers on a copy stream of its own.
+ *
+ * Meaning: exactly render_splat + render_tonemap (render/render.h) with the
+ * per-body smoothing of render/adaptive.h when render.smoothing is adaptive;
+ * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
+ * picture. tests/test_gpu_render.c holds each stage against its CPU twin:
+ *   HDR image   |gpu - cpu| <= 1e-4 max(cpu) + 1e-3 |cpu| per pixel and
+ *               channel (float summation order differs; the projection is
+ *               done in double exactly like the CPU, so footprints agree);
+ *   16-bit RGB  within 1 LSB from the same HDR image, 2 LSB end to end;
+ *   YUV planes  within 1 of the CPU conversion of the same 16-bit picture;
+ *   adaptive h  within 1e-5 relative of render_adaptive_h.
+ *
+ * Use (one frame; the app keeps several slots in flight):
+ *
+ *   struct gpu_render *gr;
+ *   gpu_render_create(sc, st, NULL, &params, &gr);    // st: comps, n
+ *   struct gpu_render_input in;
+ *   gpu_render_upload(gr, st, &in);                   // or fill in from the GPU sim
+ *   gpu_render_frame(gr, &in, frame, &cam, slot);     // returns once queued
+ *   ... (simulate the next frame meanwhile) ...
+ *   gpu_render_wait(gr, slot);                        // host buffers now valid
+ *   gpu_render_host_frame(gr, slot, &f);              // f.y/u/v, f.rgb8, f.rgb16
+ *   ... encode f (the slot is yours until you pass it to gpu_render_frame again)
+ *   gpu_render_free(&gr);
+ *
+ * Ownership: gr owns every device buffer, both streams, the events and the
+ * pinned host ring (params.slots slots, each holding the outputs asked for).
+ * Bodies passed as a gpu_render_input stay owned by the caller. With CUDA=0
+ * every function logs that CUDA is missing and returns NB_ERUNTIME
+ * (render/gpu_render_none.c). All functions return 0 or a negative NB_* code
+ * (sim/log.h) after logging. Not thread-safe: one host thread drives a gr. */
+#ifndef NB_GPU_RENDER_H
+#define NB_GPU_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "../render/render.h"
+#include "../sim/sim.h"
+
+/* Outputs each slot receives (bit mask). */
+enum {
+	GPU_RENDER_OUT_YUV420P = 1, /* 8-bit planes Y (w*h), U, V (w/2*h/2 each), BT.709 limited */
+	GPU_RENDER_OUT_RGB8 = 2,    /* w*h*3 bytes, out_to8 of the 16-bit values (PNG depth 8, preview) */
+	GPU_RENDER_OUT_RGB16 = 4,   /* w*h*3 uint16, render_tonemap's output (PNG depth 16) */
+};
+
+/* How bodies reach the image. Both give the same picture within rounding. */
+enum gpu_render_method {
+	GPU_RENDER_TILED = 0,  /* footprints binned into 16x16 px tiles (sorted by tile key), each
+			        * block gathers its tile on chip: no atomics on dense cores (default) */
+	GPU_RENDER_ATOMIC = 1, /* each body adds its footprint with global atomicAdd */
+};
+
+struct gpu_render_params {
+	int outputs;                   /* GPU_RENDER_OUT_* mask, nonzero */
+	int slots;                     /* pinned host ring size, 1..16 (e.g. 3) */
+	int adaptive_every;            /* recompute adaptive h every this many frames (>= 1) */
+	enum gpu_render_method method;
+};
+/* outputs YUV420P, 3 slots, adaptive h every frame, tiled. */
+void gpu_render_default_params(struct gpu_render_params *p);
+
+struct gpu_render;
+
+/* Renderer for sc's render block (width, height, kernel, smoothing or
+ * adaptive with render.neighbours, mode, colormap, tonemap, exposure, gamma,
+ * background) and st's bodies: st->n is the most bodies a frame may have;
+ * st->comp (may be NULL: component 0) and st->comps colours are copied, as
+ * component of each body id. u: internal -> scene factors (NULL: from
+ * sc->units), as render_splat. Device memory grows later only for the
+ * splat pair list. NB_EINPUT on odd width/height with YUV420P output or bad
+ * params, NB_ERUNTIME on a CUDA failure (e.g. out of device memory). */
+int gpu_render_create(const struct scene *sc, const struct sim_state *st,
+		      const struct sim_units *u, const struct gpu_render_params *p,
+		      struct gpu_render **out);
+void gpu_render_free(struct gpu_render **gr);
+
+/* Where a frame's bodies are: device memory, float4 per slot s = (x, y, z, m)
+ * in internal units; body id of slot s = id[s] (id NULL: s), which picks the
+ * component colour and the adaptive h (both kept per id, so a solver may
+ * permute slots between frames). n <= st->n given at create.
+ * ready_event: a cudaEvent_t (cast to void *) recorded by the producer after
+ * writing pos4, or NULL when pos4 is already complete for the device. */
+struct gpu_render_input {
+	const void *pos4;
+	const uint32_t *id;
+	size_t n;
+	void *ready_event;
+};
+/* Copy st's positions and masses (double, internal) into gr's own device
+ * buffer as float4 and fill *in to point at it (CPU engine and tests).
+ * Synchronous on the host side (the data is staged before returning). */
+int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
+		      struct gpu_render_input *in);
+
+/* Queue frame `frame` of in, seen by cam, into ring slot `slot`: adaptive h
+ * (when due: frame - last recompute >= adaptive_every, or never computed),
+ * splat, tone map, conversions, async copy into the slot's pinned buffers.
+ * Returns once queued; the host waits only for one scalar (the splat pair
+ * count, which sizes the sort) in between. The caller must be done with
+ * the slot's host buffers before calling. in->pos4 must stay unchanged on
+ * the device until gpu_render_consumed_event has completed. */
+int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
+		     const struct render_camera *cam, int slot);
+/* cudaEvent_t (as void *) recorded on gr's stream once the last frame no
+ * longer reads in->pos4: a simulation stream waits on it
+ * (cudaStreamWaitEvent) before the next drift. Valid for gr's lifetime. */
+void *gpu_render_consumed_event(struct gpu_render *gr);
+/* Block until slot's copy is complete (then its host buffers are valid). */
+int gpu_render_wait(struct gpu_render *gr, int slot);
+/* 1 if slot's copy is complete, 0 if not yet, NB_ERUNTIME on error. */
+int gpu_render_query(struct gpu_render *gr, int slot);
+
+/* A slot's pinned host buffers (NULL for outputs not asked for). Owned by
+ * gr; valid after gpu_render_wait until the slot is rendered into again. */
+struct gpu_render_host_frame {
+	int frame;       /* frame number rendered into the slot, -1 if none yet */
+	int w, h;
+	const uint8_t *y, *u, *v; /* strides w, w/2, w/2 */
+	const uint8_t *rgb8;
+	const uint16_t *rgb16;
+};
+int gpu_render_host_frame(const struct gpu_render *gr, int slot, struct gpu_render_host_frame *f);
+
+/* Milliseconds of each stage of the last frame (CUDA events; waits for it).
+ * tonemap covers the reference level, tone curve, colormap and every output
+ * conversion (one fused kernel); copy is device -> pinned host. */
+struct gpu_render_timing {
+	double adaptive_ms, splat_ms, tonemap_ms, copy_ms, total_ms;
+	size_t pairs; /* (body, tile) pairs of the tiled splat, 0 for atomic */
+	int adaptive_done; /* 1 if this frame recomputed h */
+};
+int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t);
+
+/* ---- pieces, for tests and benchmarks ---- */
+/* Switch the splat method from the next frame on. */
+void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m);
+/* Use these per-body smoothing lengths (scene units, indexed by body id, n
+ * values) instead of render.smoothing / adaptive from now on. */
+int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n);
+/* The device HDR image of the last frame into rgb (w*h*3, render_image
+ * layout). Synchronous. */
+int gpu_render_download_hdr(struct gpu_render *gr, float *rgb);
+/* Replace the device HDR image with rgb and redo the tone map and output
+ * conversions into slot (as gpu_render_frame after its splat). */
+int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, int slot);
+/* Adaptive h of the last recompute, scene units, indexed by body id
+ * (n values). Synchronous. */
+int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

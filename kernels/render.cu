@@ -1,0 +1,453 @@
+/* render.cu - the GPU frame renderer's public side (kernels/gpu_render.h):
+ * device buffers, the two streams, the pinned host ring, frame sequencing.
+ *
+ * Per frame, on gr->stream: [wait for the producer's event] -> adaptive h
+ * (when due) -> splat (records ev_consumed once positions are read) ->
+ * reference level, tone map and conversions into the slot's device buffer
+ * (after that buffer's previous copy, ev_done[slot]) -> ev_planes[slot].
+ * On gr->copy_stream: wait ev_planes[slot] -> cudaMemcpyAsync into the
+ * slot's pinned host buffer -> ev_done[slot]. So the copy of frame i
+ * overlaps the splat of frame i+1, and the caller's simulation stream can
+ * run as soon as ev_consumed has fired.
+ *
+ * Timing events (ev_t, ev_c) are recorded every frame; they cost a few
+ * microseconds and give gpu_render_last_timing. */
+#include "render_internal.cuh"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gpu_render_default_params(struct gpu_render_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->outputs = GPU_RENDER_OUT_YUV420P;
+	p->slots = 3;
+	p->adaptive_every = 1;
+	p->method = GPU_RENDER_TILED;
+}
+
+int gr_temp_reserve(struct gpu_render *gr, size_t bytes)
+{
+	if (bytes <= gr->temp_bytes)
+		return 0;
+	cudaFree(gr->d_temp); /* implicit device synchronisation: rare (growth only) */
+	gr->d_temp = NULL;
+	gr->temp_bytes = 0;
+	size_t want = bytes + bytes / 4;
+	CUDA_CHECK(cudaMalloc(&gr->d_temp, want));
+	gr->temp_bytes = want;
+	return 0;
+}
+
+static int gr_check_params(const struct scene *sc, const struct sim_state *st,
+			   const struct gpu_render_params *p)
+{
+	const int known = GPU_RENDER_OUT_YUV420P | GPU_RENDER_OUT_RGB8 | GPU_RENDER_OUT_RGB16;
+	if (!p->outputs || (p->outputs & ~known)) {
+		log_error("GPU render: outputs must be a nonzero GPU_RENDER_OUT_* mask, got %d", p->outputs);
+		return NB_EINPUT;
+	}
+	if (p->slots < 1 || p->slots > GR_MAX_SLOTS) {
+		log_error("GPU render: slots must be in [1, %d], got %d", GR_MAX_SLOTS, p->slots);
+		return NB_EINPUT;
+	}
+	if (p->adaptive_every < 1) {
+		log_error("GPU render: adaptive_every must be >= 1, got %d", p->adaptive_every);
+		return NB_EINPUT;
+	}
+	int w = sc->render.width, h = sc->render.height;
+	if (w < 1 || h < 1 || ((p->outputs & GPU_RENDER_OUT_YUV420P) && (w % 2 || h % 2))) {
+		log_error("render.width x render.height: YUV420P output needs even sizes >= 2, got %dx%d",
+			  w, h);
+		return NB_EINPUT;
+	}
+	if (st->n > (size_t)INT32_MAX) {
+		log_error("GPU render: %zu bodies is more than it supports (%d)", st->n, INT32_MAX);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* Device copies of the component of each body id and the colours. */
+static int gr_upload_components(struct gpu_render *gr, const struct sim_state *st)
+{
+	size_t n = gr->nmax ? gr->nmax : 1;
+	CUDA_CHECK(cudaMalloc(&gr->d_comp, n * sizeof(uint16_t)));
+	if (st->comp && st->n)
+		CUDA_CHECK(cudaMemcpy(gr->d_comp, st->comp, st->n * sizeof(uint16_t),
+				      cudaMemcpyHostToDevice));
+	else
+		CUDA_CHECK(cudaMemset(gr->d_comp, 0, n * sizeof(uint16_t)));
+	gr->ncomp = st->comps ? st->ncomp : 0;
+	size_t nc = gr->ncomp > 0 ? (size_t)gr->ncomp : 1;
+	float *col = (float *)calloc(3 * nc, sizeof(float));
+	if (!col) {
+		log_error("GPU render: out of memory");
+		return NB_ERUNTIME;
+	}
+	for (int c = 0; c < gr->ncomp; c++)
+		memcpy(col + 3 * c, st->comps[c].color, 3 * sizeof(float));
+	cudaError_t e = cudaMalloc(&gr->d_colors, 3 * nc * sizeof(float));
+	if (e == cudaSuccess)
+		e = cudaMemcpy(gr->d_colors, col, 3 * nc * sizeof(float), cudaMemcpyHostToDevice);
+	free(col);
+	CUDA_CHECK(e);
+	CUDA_CHECK(cudaMalloc(&gr->d_h, n * sizeof(float)));
+	return 0;
+}
+
+static int gr_alloc_outputs(struct gpu_render *gr)
+{
+	size_t npix = (size_t)gr->w * gr->h, o = 0;
+	if (gr->outputs & GPU_RENDER_OUT_YUV420P) {
+		gr->off_y = o;
+		o += npix;
+		gr->off_u = o;
+		o += npix / 4;
+		gr->off_v = o;
+		o += npix / 4;
+	}
+	o = (o + 15) & ~(size_t)15;
+	if (gr->outputs & GPU_RENDER_OUT_RGB8) {
+		gr->off_rgb8 = o;
+		o += 3 * npix;
+	}
+	o = (o + 15) & ~(size_t)15;
+	if (gr->outputs & GPU_RENDER_OUT_RGB16) {
+		gr->off_rgb16 = o;
+		o += 6 * npix;
+	}
+	gr->out_bytes = o;
+	for (int s = 0; s < gr->nslots; s++) {
+		CUDA_CHECK(cudaMalloc(&gr->d_out[s], o));
+		CUDA_CHECK(cudaMallocHost(&gr->h_out[s], o));
+		CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_planes[s], cudaEventDisableTiming));
+		CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_done[s], cudaEventDisableTiming));
+		gr->slot_frame[s] = -1;
+	}
+	return 0;
+}
+
+static int gr_create_streams(struct gpu_render *gr)
+{
+	CUDA_CHECK(cudaStreamCreateWithFlags(&gr->stream, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaStreamCreateWithFlags(&gr->copy_stream, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_consumed, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_pairs, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_upload, cudaEventDisableTiming));
+	for (int k = 0; k < 4; k++)
+		CUDA_CHECK(cudaEventCreate(&gr->ev_t[k]));
+	for (int k = 0; k < 2; k++)
+		CUDA_CHECK(cudaEventCreate(&gr->ev_c[k]));
+	return 0;
+}
+
+int gpu_render_create(const struct scene *sc, const struct sim_state *st,
+		      const struct sim_units *u, const struct gpu_render_params *p,
+		      struct gpu_render **out)
+{
+	*out = NULL;
+	int rc = gr_check_params(sc, st, p);
+	if (rc)
+		return rc;
+	struct gpu_render *gr = (struct gpu_render *)calloc(1, sizeof *gr);
+	if (!gr) {
+		log_error("GPU render: out of memory");
+		return NB_ERUNTIME;
+	}
+	gr->w = sc->render.width;
+	gr->h = sc->render.height;
+	gr->outputs = p->outputs;
+	gr->nslots = p->slots;
+	gr->adaptive_every = p->adaptive_every;
+	gr->method = p->method;
+	gr->nmax = st->n;
+	if (u)
+		gr->u = *u;
+	else
+		sim_units_of(sc->units, &gr->u);
+	gr->kernel = sc->render.kernel;
+	gr->mode = sc->render.mode;
+	gr->cmap = sc->render.colormap;
+	gr->tonemap = sc->render.tonemap;
+	gr->exposure = sc->render.exposure;
+	gr->gamma = sc->render.gamma;
+	gr->smoothing = sc->render.smoothing;
+	for (int c = 0; c < 3; c++) {
+		float b = sc->render.background[c];
+		gr->bg[c] = b > 0 ? (b < 1 ? b : 1) : 0;
+	}
+	gr->adaptive = sc->render.smoothing_adaptive;
+	gr->neighbours = sc->render.neighbours;
+	gr->ntx = (gr->w + GR_TILE - 1) / GR_TILE;
+	gr->nty = (gr->h + GR_TILE - 1) / GR_TILE;
+	gr->ntiles = gr->ntx * gr->nty;
+	gr->key_bits = 1;
+	while ((1l << gr->key_bits) < gr->ntiles)
+		gr->key_bits++;
+
+	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
+	    gr_tone_alloc(gr) || gr_alloc_outputs(gr)) {
+		gpu_render_free(&gr);
+		return NB_ERUNTIME;
+	}
+	*out = gr;
+	return 0;
+}
+
+void gpu_render_free(struct gpu_render **grp)
+{
+	struct gpu_render *gr = grp ? *grp : NULL;
+	if (!gr)
+		return;
+	if (gr->stream)
+		cudaStreamSynchronize(gr->stream);
+	if (gr->copy_stream)
+		cudaStreamSynchronize(gr->copy_stream);
+	gr_adaptive_free(gr);
+	gr_splat_free(gr);
+	gr_tone_free(gr);
+	for (int s = 0; s < gr->nslots; s++) {
+		cudaFree(gr->d_out[s]);
+		cudaFreeHost(gr->h_out[s]);
+		if (gr->ev_planes[s])
+			cudaEventDestroy(gr->ev_planes[s]);
+		if (gr->ev_done[s])
+			cudaEventDestroy(gr->ev_done[s]);
+	}
+	cudaFree(gr->d_comp);
+	cudaFree(gr->d_colors);
+	cudaFree(gr->d_h);
+	cudaFree(gr->d_upload);
+	cudaFreeHost(gr->h_stage);
+	cudaFree(gr->d_temp);
+	cudaEvent_t evs[] = {gr->ev_consumed, gr->ev_pairs, gr->ev_upload, gr->ev_t[0], gr->ev_t[1],
+			     gr->ev_t[2], gr->ev_t[3], gr->ev_c[0], gr->ev_c[1]};
+	for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
+		if (evs[k])
+			cudaEventDestroy(evs[k]);
+	if (gr->stream)
+		cudaStreamDestroy(gr->stream);
+	if (gr->copy_stream)
+		cudaStreamDestroy(gr->copy_stream);
+	free(gr);
+	*grp = NULL;
+}
+
+int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct gpu_render_input *in)
+{
+	if (st->n > gr->nmax) {
+		log_error("GPU render: %zu bodies, created for at most %zu", st->n, gr->nmax);
+		return NB_EINPUT;
+	}
+	size_t n = gr->nmax ? gr->nmax : 1;
+	if (!gr->d_upload) {
+		CUDA_CHECK(cudaMalloc(&gr->d_upload, n * sizeof(float4)));
+		CUDA_CHECK(cudaMallocHost(&gr->h_stage, n * sizeof(float4)));
+	}
+	/* The staging buffer is free once the previous upload has landed. */
+	CUDA_CHECK(cudaEventSynchronize(gr->ev_upload));
+	for (size_t i = 0; i < st->n; i++)
+		gr->h_stage[i] = make_float4((float)st->pos[3 * i], (float)st->pos[3 * i + 1],
+					     (float)st->pos[3 * i + 2], (float)st->mass[i]);
+	CUDA_CHECK(cudaMemcpyAsync(gr->d_upload, gr->h_stage, st->n * sizeof(float4),
+				   cudaMemcpyHostToDevice, gr->stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_upload, gr->stream));
+	in->pos4 = gr->d_upload;
+	in->id = NULL;
+	in->n = st->n;
+	in->ready_event = NULL;
+	return 0;
+}
+
+static void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g)
+{
+	struct render_view v;
+	render_view_make(cam, gr->w, gr->h, &v);
+	for (int k = 0; k < 3; k++) {
+		g->pos[k] = v.pos[k];
+		g->fwd[k] = v.fwd[k];
+		g->right[k] = v.right[k];
+		g->upv[k] = v.upv[k];
+	}
+	g->focal = v.focal_px;
+	g->near = v.near;
+	g->w = v.w;
+	g->h = v.h;
+}
+
+/* Tone map + conversions of d_hdr into slot, then its copy to the host. */
+static int gr_finish(struct gpu_render *gr, int frame, int slot)
+{
+	if (gr_tone(gr, slot) != 0)
+		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[3], gr->stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_planes[slot], gr->stream));
+	CUDA_CHECK(cudaStreamWaitEvent(gr->copy_stream, gr->ev_planes[slot], 0));
+	CUDA_CHECK(cudaEventRecord(gr->ev_c[0], gr->copy_stream));
+	CUDA_CHECK(cudaMemcpyAsync(gr->h_out[slot], gr->d_out[slot], gr->out_bytes,
+				   cudaMemcpyDeviceToHost, gr->copy_stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_c[1], gr->copy_stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_done[slot], gr->copy_stream));
+	gr->slot_frame[slot] = frame;
+	gr->timed = 1;
+	return 0;
+}
+
+static int gr_check_slot(const struct gpu_render *gr, int slot)
+{
+	if (slot < 0 || slot >= gr->nslots) {
+		log_error("GPU render: slot %d out of range [0, %d)", slot, gr->nslots);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
+		     const struct render_camera *cam, int slot)
+{
+	if (gr_check_slot(gr, slot))
+		return NB_EINPUT;
+	if (in->n > gr->nmax) {
+		log_error("GPU render: %zu bodies, created for at most %zu", in->n, gr->nmax);
+		return NB_EINPUT;
+	}
+	cudaStream_t st = gr->stream;
+	if (in->ready_event)
+		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
+	gr->last_adaptive = 0;
+	if (gr->adaptive && !gr->h_given &&
+	    (!gr->h_valid || frame - gr->h_frame >= gr->adaptive_every || frame < gr->h_frame)) {
+		if (gr_adaptive_h(gr, in) != 0)
+			return NB_ERUNTIME;
+		gr->h_valid = 1;
+		gr->h_frame = frame;
+		gr->last_adaptive = 1;
+	}
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
+	struct gr_view v;
+	gr_view_of(gr, cam, &v);
+	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
+	if (gr_splat(gr, in, &v, d_h) != 0)
+		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+	return gr_finish(gr, frame, slot);
+}
+
+void *gpu_render_consumed_event(struct gpu_render *gr)
+{
+	return (void *)gr->ev_consumed;
+}
+
+int gpu_render_wait(struct gpu_render *gr, int slot)
+{
+	if (gr_check_slot(gr, slot))
+		return NB_EINPUT;
+	CUDA_CHECK(cudaEventSynchronize(gr->ev_done[slot]));
+	return 0;
+}
+
+int gpu_render_query(struct gpu_render *gr, int slot)
+{
+	if (gr_check_slot(gr, slot))
+		return NB_EINPUT;
+	cudaError_t e = cudaEventQuery(gr->ev_done[slot]);
+	if (e == cudaErrorNotReady)
+		return 0;
+	CUDA_CHECK(e);
+	return 1;
+}
+
+int gpu_render_host_frame(const struct gpu_render *gr, int slot, struct gpu_render_host_frame *f)
+{
+	if (gr_check_slot(gr, slot))
+		return NB_EINPUT;
+	const uint8_t *b = gr->h_out[slot];
+	memset(f, 0, sizeof *f);
+	f->frame = gr->slot_frame[slot];
+	f->w = gr->w;
+	f->h = gr->h;
+	if (gr->outputs & GPU_RENDER_OUT_YUV420P) {
+		f->y = b + gr->off_y;
+		f->u = b + gr->off_u;
+		f->v = b + gr->off_v;
+	}
+	if (gr->outputs & GPU_RENDER_OUT_RGB8)
+		f->rgb8 = b + gr->off_rgb8;
+	if (gr->outputs & GPU_RENDER_OUT_RGB16)
+		f->rgb16 = (const uint16_t *)(b + gr->off_rgb16);
+	return 0;
+}
+
+int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t)
+{
+	memset(t, 0, sizeof *t);
+	if (!gr->timed)
+		return 0;
+	CUDA_CHECK(cudaEventSynchronize(gr->ev_c[1]));
+	float ms[5];
+	CUDA_CHECK(cudaEventElapsedTime(&ms[0], gr->ev_t[0], gr->ev_t[1]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms[1], gr->ev_t[1], gr->ev_t[2]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms[2], gr->ev_t[2], gr->ev_t[3]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms[3], gr->ev_c[0], gr->ev_c[1]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms[4], gr->ev_t[0], gr->ev_c[1]));
+	t->adaptive_ms = ms[0];
+	t->splat_ms = ms[1];
+	t->tonemap_ms = ms[2];
+	t->copy_ms = ms[3];
+	t->total_ms = ms[4];
+	t->pairs = gr->last_pairs;
+	t->adaptive_done = gr->last_adaptive;
+	return 0;
+}
+
+void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m)
+{
+	gr->method = m;
+}
+
+int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n)
+{
+	if (n > gr->nmax) {
+		log_error("GPU render: %zu smoothing lengths, created for at most %zu bodies", n, gr->nmax);
+		return NB_EINPUT;
+	}
+	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
+	CUDA_CHECK(cudaMemcpy(gr->d_h, h_by_id, n * sizeof(float), cudaMemcpyHostToDevice));
+	gr->h_given = 1;
+	return 0;
+}
+
+int gpu_render_download_hdr(struct gpu_render *gr, float *rgb)
+{
+	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
+	CUDA_CHECK(cudaMemcpy(rgb, gr->d_hdr, (size_t)gr->w * gr->h * 3 * sizeof(float),
+			      cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, int slot)
+{
+	if (gr_check_slot(gr, slot))
+		return NB_EINPUT;
+	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
+	CUDA_CHECK(cudaMemcpy(gr->d_hdr, rgb, (size_t)gr->w * gr->h * 3 * sizeof(float),
+			      cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], gr->stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], gr->stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], gr->stream));
+	return gr_finish(gr, frame, slot);
+}
+
+int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
+{
+	if (n > gr->nmax) {
+		log_error("GPU render: %zu smoothing lengths asked, %zu bodies", n, gr->nmax);
+		return NB_EINPUT;
+	}
+	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
+	CUDA_CHECK(cudaMemcpy(h_by_id, gr->d_h, n * sizeof(float), cudaMemcpyDeviceToHost));
+	return 0;
+}

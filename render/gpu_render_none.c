@@ -1,0 +1,118 @@
+/* gpu_render_none.c - the GPU renderer's interface (kernels/gpu_render.h)
+ * in a CPU-only build (make CUDA=0): each entry point reports that CUDA was
+ * not compiled in. It lives in render/ because only render/, sim/ and
+ * output/ sources reach a CPU-only library; with CUDA it compiles to
+ * nothing and kernels/render.cu provides the functions. */
+#ifndef NB_HAVE_CUDA
+#include <string.h>
+
+#include "../kernels/gpu_render.h"
+
+static int gpu_render_none(void)
+{
+	log_error("GPU rendering: this build has no CUDA support (built with CUDA=0)");
+	return NB_ERUNTIME;
+}
+
+void gpu_render_default_params(struct gpu_render_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->outputs = GPU_RENDER_OUT_YUV420P;
+	p->slots = 3;
+	p->adaptive_every = 1;
+	p->method = GPU_RENDER_TILED;
+}
+
+int gpu_render_create(const struct scene *sc, const struct sim_state *st,
+		      const struct sim_units *u, const struct gpu_render_params *p,
+		      struct gpu_render **out)
+{
+	(void)sc, (void)st, (void)u, (void)p;
+	*out = NULL;
+	return gpu_render_none();
+}
+
+void gpu_render_free(struct gpu_render **gr)
+{
+	if (gr)
+		*gr = NULL;
+}
+
+int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
+		      struct gpu_render_input *in)
+{
+	(void)gr, (void)st, (void)in;
+	return gpu_render_none();
+}
+
+int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
+		     const struct render_camera *cam, int slot)
+{
+	(void)gr, (void)in, (void)frame, (void)cam, (void)slot;
+	return gpu_render_none();
+}
+
+void *gpu_render_consumed_event(struct gpu_render *gr)
+{
+	(void)gr;
+	return NULL;
+}
+
+int gpu_render_wait(struct gpu_render *gr, int slot)
+{
+	(void)gr, (void)slot;
+	return gpu_render_none();
+}
+
+int gpu_render_query(struct gpu_render *gr, int slot)
+{
+	(void)gr, (void)slot;
+	return gpu_render_none();
+}
+
+int gpu_render_host_frame(const struct gpu_render *gr, int slot, struct gpu_render_host_frame *f)
+{
+	(void)gr, (void)slot;
+	memset(f, 0, sizeof *f);
+	return gpu_render_none();
+}
+
+int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t)
+{
+	(void)gr;
+	memset(t, 0, sizeof *t);
+	return gpu_render_none();
+}
+
+void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m)
+{
+	(void)gr, (void)m;
+}
+
+int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n)
+{
+	(void)gr, (void)h_by_id, (void)n;
+	return gpu_render_none();
+}
+
+int gpu_render_download_hdr(struct gpu_render *gr, float *rgb)
+{
+	(void)gr, (void)rgb;
+	return gpu_render_none();
+}
+
+int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, int slot)
+{
+	(void)gr, (void)rgb, (void)frame, (void)slot;
+	return gpu_render_none();
+}
+
+int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
+{
+	(void)gr, (void)h_by_id, (void)n;
+	return gpu_render_none();
+}
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int gpu_render_none_unused;
+#endif

@@ -1,0 +1,576 @@
+/* test_gpu_render.c - the GPU renderer (kernels/render*.cu) against its CPU
+ * twins: render_splat, render_tonemap, render_rgb16_to_yuv420p,
+ * render_adaptive_h. The YUV reference itself is checked against BT.709's
+ * published values first (no GPU needed).
+ *
+ * Tolerances (stated in kernels/gpu_render.h):
+ *   HDR        |gpu - cpu| <= 1e-4 max|cpu| + 1e-3 |cpu|, every value;
+ *   16-bit RGB <= 1 LSB from the same HDR image, <= 2 LSB end to end;
+ *   8-bit      RGB8 = out_to8(RGB16) exactly, YUV within 1 of the CPU
+ *              conversion of the GPU's own RGB16;
+ *   adaptive h within 1e-5 relative.
+ * Positions and masses are float-representable, as the GPU stores them.
+ * Without a usable GPU the GPU tests print "SKIP: <why>" and pass.
+ *
+ * Run: make CUDA_ARCH=sm_90 BUILD=/tmp/b /tmp/b/tests/test_gpu_render && /tmp/b/tests/test_gpu_render */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "kernels/gpu.h"
+#include "kernels/gpu_render.h"
+#include "render/adaptive.h"
+#include "render/render.h"
+#include "render/yuv.h"
+
+#define W 100
+#define H 60
+
+static char g_why[256];
+
+static int have_gpu(void)
+{
+	if (gpu_probe(g_why, sizeof g_why))
+		return 1;
+	printf("SKIP: %s\n", g_why);
+	return 0;
+}
+
+/* ---- YUV reference vs BT.709 (CPU only) ---- */
+
+static void solid_block(uint16_t *rgb, int w, int h, uint16_t r, uint16_t g, uint16_t b)
+{
+	for (int p = 0; p < w * h; p++) {
+		rgb[3 * p] = r;
+		rgb[3 * p + 1] = g;
+		rgb[3 * p + 2] = b;
+	}
+}
+
+/* Studio-swing BT.709 8-bit codes of the primaries (ITU-R BT.709-6 with
+ * Y = 16 + 219 E'Y, Cb/Cr = 128 + 224 E'Cb/Cr, rounded): white 235/128/128,
+ * black 16/128/128, red 63/102/240, green 173/42/26, blue 32/240/118. */
+START_TEST(yuv_reference_matches_bt709_codes)
+{
+	const struct {
+		uint16_t rgb[3];
+		uint8_t y, u, v;
+	} c[] = {{{65535, 65535, 65535}, 235, 128, 128}, {{0, 0, 0}, 16, 128, 128},
+		 {{65535, 0, 0}, 63, 102, 240},         {{0, 65535, 0}, 173, 42, 26},
+		 {{0, 0, 65535}, 32, 240, 118}};
+	uint16_t rgb[4 * 4 * 3];
+	uint8_t y[16], u[4], v[4];
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		solid_block(rgb, 4, 4, c[k].rgb[0], c[k].rgb[1], c[k].rgb[2]);
+		render_rgb16_to_yuv420p(rgb, 4, 4, y, u, v);
+		for (int p = 0; p < 16; p++)
+			ck_assert_int_eq(y[p], c[k].y);
+		for (int q = 0; q < 4; q++) {
+			ck_assert_int_eq(u[q], c[k].u);
+			ck_assert_int_eq(v[q], c[k].v);
+		}
+	}
+}
+END_TEST
+
+/* Chroma is the 2x2 block mean; luma stays per pixel; rows are not
+ * swapped: a 2x4 picture, top block white/black, bottom block red. */
+START_TEST(yuv_reference_averages_blocks_in_place)
+{
+	uint16_t rgb[2 * 4 * 3];
+	solid_block(rgb, 2, 4, 65535, 0, 0);
+	for (int c = 0; c < 3; c++) {
+		rgb[c] = 65535;     /* (0,0) white */
+		rgb[3 + c] = 0;     /* (1,0) black */
+		rgb[6 + c] = 65535; /* (0,1) white */
+		rgb[9 + c] = 0;     /* (1,1) black */
+	}
+	uint8_t y[8], u[2], v[2];
+	render_rgb16_to_yuv420p(rgb, 2, 4, y, u, v);
+	ck_assert_int_eq(y[0], 235);
+	ck_assert_int_eq(y[1], 16);
+	ck_assert_int_eq(y[4], 63);
+	ck_assert_int_eq(u[0], 128); /* grey mean: no chroma */
+	ck_assert_int_eq(v[0], 128);
+	ck_assert_int_eq(u[1], 102);
+	ck_assert_int_eq(v[1], 240);
+}
+END_TEST
+
+/* ---- scenes and bodies ---- */
+
+static struct scene *scene_new(enum scene_kernel k, double smoothing)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	ck_assert_ptr_nonnull(sc);
+	sc->render.width = W;
+	sc->render.height = H;
+	sc->render.kernel = k;
+	sc->render.smoothing = smoothing;
+	sc->render.neighbours = 32;
+	sc->render.exposure = 1.3;
+	sc->render.gamma = 2.2;
+	sc->render.tonemap = SCENE_TONEMAP_ASINH;
+	sc->render.mode = SCENE_COLOR_COMPONENTS;
+	sc->render.colormap = SCENE_CMAP_MAGMA;
+	sc->render.background[0] = 0.02f;
+	sc->render.background[1] = 0.01f;
+	sc->render.background[2] = 0.05f;
+	sc->output.frames = 1;
+	return sc;
+}
+
+static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
+static const struct render_camera cam_side = {{-9, -4, 2}, {0.3, 0.1, 0}, {0, 0.2, 1}, 45};
+/* Internal = scene * factor: positions doubled, masses quadrupled. */
+static const struct sim_units u_test = {2.0, 1.0, 4.0, 1.0, 1.0};
+static const float comp_colors[3][3] = {{1, 0.5f, 0.25f}, {0.2f, 1, 0.7f}, {0.9f, 0.1f, 1}};
+
+static double urand(uint64_t seed, size_t i, int d)
+{
+	return sim_rng_uniform(seed, i, (uint64_t)d);
+}
+
+/* n bodies in 3 coloured components. Bodies fill x in [-6, 6], z in
+ * [-4.5, 4.5], depth 7..13 (past the image edges, so footprints clip);
+ * every 50th sits 0.5 from the camera (radius capped), every 70th behind
+ * it; core > 0 puts that many more within 0.03 of the centre (one tile:
+ * lists longer than a deposit chunk). Float-representable. */
+static void state_fill(struct sim_state *st, size_t n, size_t core, uint64_t seed)
+{
+	ck_assert_int_eq(sim_state_alloc(st, n + core, 3), 0);
+	for (int c = 0; c < 3; c++) {
+		snprintf(st->comps[c].name, sizeof st->comps[c].name, "c%d", c);
+		memcpy(st->comps[c].color, comp_colors[c], sizeof comp_colors[c]);
+	}
+	for (size_t i = 0; i < n + core; i++) {
+		double p[3] = {12 * urand(seed, i, 0) - 6, 6 * urand(seed, i, 1) - 3,
+			       9 * urand(seed, i, 2) - 4.5};
+		if (i % 50 == 49)
+			p[1] = -9.5;
+		if (i % 70 == 69)
+			p[1] = -12;
+		if (i >= n)
+			for (int d = 0; d < 3; d++)
+				p[d] = 0.06 * urand(seed, i, 3 + d) - 0.03;
+		for (int d = 0; d < 3; d++)
+			st->pos[3 * i + d] = (float)(p[d] * u_test.length);
+		st->mass[i] = (float)((0.5 + urand(seed, i, 6)) * u_test.mass);
+		st->comp[i] = (uint16_t)(i % 3);
+	}
+}
+
+static struct gpu_render *gr_new(const struct scene *sc, const struct sim_state *st,
+				 enum gpu_render_method m)
+{
+	struct gpu_render_params p;
+	gpu_render_default_params(&p);
+	p.outputs = GPU_RENDER_OUT_YUV420P | GPU_RENDER_OUT_RGB8 | GPU_RENDER_OUT_RGB16;
+	p.slots = 2;
+	p.method = m;
+	struct gpu_render *gr = NULL;
+	ck_assert_int_eq(gpu_render_create(sc, st, &u_test, &p, &gr), 0);
+	return gr;
+}
+
+/* GPU HDR image of st through cam (slot 0). */
+static void gpu_hdr(struct gpu_render *gr, const struct sim_state *st,
+		    const struct render_camera *cam, float *rgb)
+{
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, cam, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_download_hdr(gr, rgb), 0);
+}
+
+static void cpu_hdr(const struct scene *sc, const struct sim_state *st,
+		    const struct render_camera *cam, struct render_image *img)
+{
+	ck_assert_int_eq(render_image_alloc(img, W, H), 0);
+	ck_assert_int_eq(render_splat(sc, cam, st, &u_test, img), 0);
+}
+
+/* The stated HDR tolerance, every value; prints the worst ratio. */
+static void expect_hdr_close(const float *g, const float *c, const char *what)
+{
+	size_t nv = (size_t)W * H * 3;
+	double cmax = 0, worst = 0, sg = 0, sc = 0;
+	for (size_t k = 0; k < nv; k++)
+		cmax = fmax(cmax, fabs(c[k]));
+	ck_assert_msg(cmax > 0, "%s: empty reference image", what);
+	for (size_t k = 0; k < nv; k++) {
+		double tol = 1e-4 * cmax + 1e-3 * fabs(c[k]);
+		double err = fabs((double)g[k] - c[k]);
+		worst = fmax(worst, err / tol);
+		ck_assert_msg(err <= tol, "%s: value %zu (pixel %zu,%zu ch %zu): gpu %.9g cpu %.9g", what,
+			      k, k / 3 % W, k / 3 / W, k % 3, g[k], c[k]);
+		sg += g[k];
+		sc += c[k];
+	}
+	ck_assert_close(sg, sc, 0, 1e-5);
+	printf("%s: worst |gpu-cpu| / tolerance = %.3g, totals %.9g vs %.9g\n", what, worst, sg, sc);
+}
+
+static void splat_case(enum scene_kernel k, double smoothing, enum scene_colormode mode,
+		       size_t core, enum gpu_render_method m, const char *what)
+{
+	struct scene *sc = scene_new(k, smoothing);
+	sc->render.mode = mode;
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, core, 11);
+	struct render_image img;
+	float *g = malloc((size_t)W * H * 3 * sizeof *g);
+	struct gpu_render *gr = gr_new(sc, &st, m);
+	const struct render_camera *cams[2] = {&cam_std, &cam_side};
+	for (int c = 0; c < 2; c++) {
+		cpu_hdr(sc, &st, cams[c], &img);
+		gpu_hdr(gr, &st, cams[c], g);
+		expect_hdr_close(g, img.rgb, what);
+		render_image_free(&img);
+	}
+	gpu_render_free(&gr);
+	free(g);
+	sim_state_free(&st);
+	free(sc);
+}
+
+START_TEST(splat_matches_cpu_cubic_all_radii)
+{
+	if (!have_gpu())
+		return;
+	/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
+	 * (warp-normalised footprints), and 256 px (capped) near the lens. */
+	const double sm[] = {0.05, 0.3, 2.0};
+	for (int m = 0; m < 2; m++)
+		for (int s = 0; s < 3; s++)
+			splat_case(SCENE_KERNEL_CUBIC, sm[s], SCENE_COLOR_COMPONENTS, 0,
+				   (enum gpu_render_method)m, m ? "cubic atomic" : "cubic tiled");
+}
+END_TEST
+
+START_TEST(splat_matches_cpu_gaussian_and_density)
+{
+	if (!have_gpu())
+		return;
+	for (int m = 0; m < 2; m++) {
+		splat_case(SCENE_KERNEL_GAUSSIAN, 0.3, SCENE_COLOR_COMPONENTS, 0,
+			   (enum gpu_render_method)m, "gaussian");
+		splat_case(SCENE_KERNEL_GAUSSIAN, 0.05, SCENE_COLOR_DENSITY, 0,
+			   (enum gpu_render_method)m, "gaussian density");
+		splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_DENSITY, 0, (enum gpu_render_method)m,
+			   "cubic density");
+	}
+}
+END_TEST
+
+/* 20000 extra bodies in one tile: its list is cut into chunks that add
+ * their sums with atomics. */
+START_TEST(splat_matches_cpu_dense_core)
+{
+	if (!have_gpu())
+		return;
+	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_TILED,
+		   "dense core tiled");
+	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_ATOMIC,
+		   "dense core atomic");
+}
+END_TEST
+
+/* All footprints inside the image: the image total is the analytic sum of
+ * mass * colour (scene units), channel by channel. */
+START_TEST(splat_conserves_mass)
+{
+	if (!have_gpu())
+		return;
+	struct scene *sc = scene_new(SCENE_KERNEL_GAUSSIAN, 0.2);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 2000, 0, 5);
+	for (size_t i = 0; i < st.n; i++) { /* squeeze into the central third, depth ~10 */
+		st.pos[3 * i] = (float)(st.pos[3 * i] * 0.25);
+		st.pos[3 * i + 1] = (float)(0.1 * st.pos[3 * i + 1] / 6.0 * u_test.length);
+		st.pos[3 * i + 2] = (float)(st.pos[3 * i + 2] * 0.25);
+	}
+	double want[3] = {0, 0, 0};
+	for (size_t i = 0; i < st.n; i++)
+		for (int c = 0; c < 3; c++)
+			want[c] += (double)(float)(st.mass[i] / u_test.mass * comp_colors[st.comp[i]][c]);
+	float *g = malloc((size_t)W * H * 3 * sizeof *g);
+	for (int m = 0; m < 2; m++) {
+		struct gpu_render *gr = gr_new(sc, &st, (enum gpu_render_method)m);
+		gpu_hdr(gr, &st, &cam_std, g);
+		for (int c = 0; c < 3; c++) {
+			double tot = 0;
+			for (size_t p = 0; p < (size_t)W * H; p++)
+				tot += g[3 * p + c];
+			ck_assert_close(tot, want[c], 0, 1e-5);
+		}
+		gpu_render_free(&gr);
+	}
+	free(g);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+/* Per-body smoothing (the path adaptive h takes): four h values; the CPU
+ * reference renders each group with its value and sums the images. */
+START_TEST(per_body_smoothing_matches_grouped_cpu)
+{
+	if (!have_gpu())
+		return;
+	const float hv[4] = {0.04f, 0.2f, 0.6f, 1.5f};
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 99.0);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 2000, 0, 7);
+	float *h = malloc(st.n * sizeof *h);
+	for (size_t i = 0; i < st.n; i++)
+		h[i] = hv[i % 4];
+	struct render_image sum, part;
+	ck_assert_int_eq(render_image_alloc(&sum, W, H), 0);
+	for (int g = 0; g < 4; g++) {
+		struct sim_state sub;
+		memset(&sub, 0, sizeof sub);
+		ck_assert_int_eq(sim_state_alloc(&sub, st.n / 4, 3), 0);
+		memcpy(sub.comps, st.comps, 3 * sizeof *st.comps);
+		for (size_t k = 0; k < sub.n; k++) {
+			size_t i = 4 * k + g;
+			memcpy(sub.pos + 3 * k, st.pos + 3 * i, 3 * sizeof *st.pos);
+			sub.mass[k] = st.mass[i];
+			sub.comp[k] = st.comp[i];
+		}
+		sc->render.smoothing = hv[g];
+		cpu_hdr(sc, &sub, &cam_std, &part);
+		for (size_t v = 0; v < (size_t)W * H * 3; v++)
+			sum.rgb[v] += part.rgb[v];
+		render_image_free(&part);
+		sim_state_free(&sub);
+	}
+	sc->render.smoothing = 99.0; /* must not be used */
+	float *g = malloc((size_t)W * H * 3 * sizeof *g);
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
+	gpu_hdr(gr, &st, &cam_std, g);
+	expect_hdr_close(g, sum.rgb, "per-body h");
+	gpu_render_free(&gr);
+	free(g);
+	free(h);
+	render_image_free(&sum);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+/* ---- tone map and conversions ---- */
+
+static int max_abs_diff16(const uint16_t *a, const uint16_t *b, size_t n)
+{
+	int m = 0;
+	for (size_t k = 0; k < n; k++)
+		m = abs((int)a[k] - (int)b[k]) > m ? abs((int)a[k] - (int)b[k]) : m;
+	return m;
+}
+
+/* The GPU slot's 8-bit outputs against the contract, from its own RGB16. */
+static void expect_8bit_outputs(const struct gpu_render_host_frame *f)
+{
+	size_t npix = (size_t)W * H;
+	for (size_t k = 0; k < 3 * npix; k++)
+		ck_assert_int_eq(f->rgb8[k], (f->rgb16[k] * 255u + 32767u) / 65535u);
+	uint8_t *y = malloc(npix), *u = malloc(npix / 4), *v = malloc(npix / 4);
+	render_rgb16_to_yuv420p(f->rgb16, W, H, y, u, v);
+	int off = 0;
+	for (size_t p = 0; p < npix; p++) {
+		ck_assert_int_le(abs((int)f->y[p] - y[p]), 1);
+		off += f->y[p] != y[p];
+	}
+	for (size_t q = 0; q < npix / 4; q++) {
+		ck_assert_int_le(abs((int)f->u[q] - u[q]), 1);
+		ck_assert_int_le(abs((int)f->v[q] - v[q]), 1);
+		off += (f->u[q] != u[q]) + (f->v[q] != v[q]);
+	}
+	ck_assert_int_le(off, (int)(npix / 100)); /* off by one only at rounding ties */
+	free(y);
+	free(u);
+	free(v);
+}
+
+START_TEST(tonemap_matches_cpu_from_same_hdr)
+{
+	if (!have_gpu())
+		return;
+	const enum scene_tonemap tms[3] = {SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH};
+	const enum scene_colormap maps[3] = {SCENE_CMAP_MAGMA, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY};
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 3);
+	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
+	for (int mode = 0; mode < 2; mode++) {
+		for (int t = 0; t < 3; t++) {
+			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
+			sc->render.tonemap = tms[t];
+			sc->render.colormap = maps[t];
+			struct render_image img;
+			cpu_hdr(sc, &st, &cam_std, &img);
+			render_tonemap(sc, &img, c16);
+			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+			ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
+			ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+			struct gpu_render_host_frame f;
+			ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
+			ck_assert_int_eq(f.frame, 7);
+			int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
+			printf("tonemap mode %d curve %d: max |gpu-cpu| = %d LSB\n", mode, t, d);
+			ck_assert_int_le(d, 1);
+			expect_8bit_outputs(&f);
+			gpu_render_free(&gr);
+			render_image_free(&img);
+			free(sc);
+		}
+	}
+	free(c16);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Two frames in flight in two slots, then both checked end to end against
+ * the CPU's splat + tone map (2 LSB). */
+START_TEST(frames_in_two_slots_match_cpu_end_to_end)
+{
+	if (!have_gpu())
+		return;
+	struct scene *sc = scene_new(SCENE_KERNEL_GAUSSIAN, 0.3);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 2000, 9);
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 1, &cam_side, 1), 0);
+	const struct render_camera *cams[2] = {&cam_std, &cam_side};
+	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
+	for (int s = 0; s < 2; s++) {
+		ck_assert_int_eq(gpu_render_wait(gr, s), 0);
+		ck_assert_int_eq(gpu_render_query(gr, s), 1);
+		struct gpu_render_host_frame f;
+		ck_assert_int_eq(gpu_render_host_frame(gr, s, &f), 0);
+		ck_assert_int_eq(f.frame, s);
+		struct render_image img;
+		cpu_hdr(sc, &st, cams[s], &img);
+		render_tonemap(sc, &img, c16);
+		int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
+		printf("end to end slot %d: max |gpu-cpu| = %d LSB\n", s, d);
+		ck_assert_int_le(d, 2);
+		expect_8bit_outputs(&f);
+		render_image_free(&img);
+	}
+	struct gpu_render_timing t;
+	ck_assert_int_eq(gpu_render_last_timing(gr, &t), 0);
+	ck_assert(t.total_ms > 0 && t.pairs > 0);
+	free(c16);
+	gpu_render_free(&gr);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+/* Nothing visible (all bodies behind the camera): every pixel is the
+ * background, round(65535 bg). */
+START_TEST(empty_view_is_background)
+{
+	if (!have_gpu())
+		return;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 100, 0, 1);
+	for (size_t i = 0; i < st.n; i++)
+		st.pos[3 * i + 1] = -40.0f; /* scene y = -20: behind the camera at -10 */
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	struct gpu_render_host_frame f;
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	for (size_t p = 0; p < (size_t)W * H; p++)
+		for (int c = 0; c < 3; c++)
+			ck_assert_int_eq(f.rgb16[3 * p + c], (int)lrint(65535.0 * sc->render.background[c]));
+	gpu_render_free(&gr);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+/* ---- adaptive h ---- */
+
+START_TEST(adaptive_h_matches_cpu_twin)
+{
+	if (!have_gpu())
+		return;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.smoothing_adaptive = 1;
+	const int ks[3] = {1, 32, 200};
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 6000, 3000, 13); /* a dense core in a sparse box */
+	for (size_t i = 0; i < st.n; i += 97) /* duplicates: h may be 0 */
+		memcpy(st.pos + 3 * (i + 1), st.pos + 3 * i, 3 * sizeof *st.pos);
+	double *ref = malloc(st.n * sizeof *ref);
+	float *h = malloc(st.n * sizeof *h);
+	for (int t = 0; t < 3; t++) {
+		sc->render.neighbours = ks[t];
+		ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		struct gpu_render_input in;
+		ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+		ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+		ck_assert_int_eq(gpu_render_download_h(gr, h, st.n), 0);
+		double worst = 0;
+		for (size_t i = 0; i < st.n; i++) {
+			ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5),
+				      "k=%d body %zu: gpu h %.9g, cpu %.9g", ks[t], i, h[i], ref[i]);
+			if (ref[i] > 0)
+				worst = fmax(worst, fabs(h[i] - ref[i]) / ref[i]);
+		}
+		printf("adaptive h k=%d: worst relative difference %.3g\n", ks[t], worst);
+		gpu_render_free(&gr);
+	}
+	free(ref);
+	free(h);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_render");
+	TCase *cpu = tcase_create("yuv_reference");
+	tcase_add_checked_fixture(cpu, nb_trap_fpe, NULL);
+	tcase_add_test(cpu, yuv_reference_matches_bt709_codes);
+	tcase_add_test(cpu, yuv_reference_averages_blocks_in_place);
+	suite_add_tcase(s, cpu);
+	/* No FPE trap around CUDA: the driver's own code may raise flags. */
+	TCase *tc = tcase_create("gpu");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, splat_matches_cpu_cubic_all_radii);
+	tcase_add_test(tc, splat_matches_cpu_gaussian_and_density);
+	tcase_add_test(tc, splat_matches_cpu_dense_core);
+	tcase_add_test(tc, splat_conserves_mass);
+	tcase_add_test(tc, per_body_smoothing_matches_grouped_cpu);
+	tcase_add_test(tc, tonemap_matches_cpu_from_same_hdr);
+	tcase_add_test(tc, frames_in_two_slots_match_cpu_end_to_end);
+	tcase_add_test(tc, empty_view_is_background);
+	tcase_add_test(tc, adaptive_h_matches_cpu_twin);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
