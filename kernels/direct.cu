@@ -98,7 +98,7 @@ __device__ __forceinline__ void direct_tile_pair(long long b, int *row, int *col
  * warp: 3 x 512 bytes for 32*R pairs. Global memory: 2 tiles read, 2 tiles
  * of float4 RED per B^2 pairs. */
 template <int NT, int R, bool POT, bool DIAG>
-__device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, const float4 (&pi)[R],
+__device__ __forceinline__ void pair_rounds(const float4 *cpos, const float4 (&pi)[R],
 					    float (&ax)[R], float (&ay)[R], float (&az)[R],
 					    float (&ph)[R], float eps2)
 {
@@ -106,19 +106,24 @@ __device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, co
 	constexpr int NS = B / 32; /* slices */
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 
+	/* Byte offsets: partner (lane + k) mod 32 of a slice lies at
+	 * ((16 lane + 16 k) & 0x1f0) past the slice; cacc is B float4 past cpos
+	 * (one register address, an immediate offset). */
+	const int lane16 = lane * 16;
 	for (int q = 0; q < NS; q++) {
 		int slice = w + q;
 		if (slice >= NS)
 			slice -= NS;
-		const int base = slice * 32;
-		float4 pj = cpos[base + lane];
+		const char *sl = (const char *)(cpos + slice * 32);
+		float4 pj = *(const float4 *)(sl + lane16);
 #pragma unroll(32 / R)
 		for (int k = 0; k < 32; k++) {
-			const int jl = base + ((lane + k) & 31);
+			const int off = (lane16 + 16 * k) & 0x1f0;
 			/* cpos is read-only here, so the next partner's position can be
 			 * fetched ahead of the __syncwarp below (the last fetch is spare). */
-			const float4 pnext = cpos[base + ((lane + k + 1) & 31)];
-			float4 a = cacc[jl];
+			const float4 pnext = *(const float4 *)(sl + ((lane16 + 16 * (k + 1)) & 0x1f0));
+			float4 *ap = (float4 *)(sl + off) + B; /* == cacc + jl */
+			float4 a = *ap;
 #pragma unroll
 			for (int u = 0; u < R; u++) {
 				const float dx = pj.x - pi[u].x;
@@ -128,6 +133,7 @@ __device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, co
 				float inv = direct_rsqrt(r2);
 				if (DIAG) {
 					const int il = w * 32 * R + u * 32 + lane;
+					const int jl = slice * 32 + (off >> 4);
 					inv = il < jl ? inv : 0.f;
 				}
 				const float inv3 = inv * inv * inv;
@@ -143,7 +149,7 @@ __device__ __forceinline__ void pair_rounds(const float4 *cpos, float4 *cacc, co
 					a.w = fmaf(-pi[u].w, inv, a.w);
 				}
 			}
-			cacc[jl] = a;
+			*ap = a;
 			__syncwarp(); /* lane l-1 touches this partner next step */
 			pj = pnext;
 		}
@@ -160,8 +166,8 @@ __global__ void __launch_bounds__(NT, MINB) pair_kernel(const float4 *__restrict
 						  float s, float eps2)
 {
 	constexpr int B = NT * R;
-	__shared__ float4 cpos[B];
-	__shared__ float4 cacc[B];
+	__shared__ float4 tile[2 * B]; /* column positions, then their reaction sums */
+	float4 *cpos = tile, *cacc = tile + B;
 	int rt, ct;
 	if (DIAG) {
 		rt = ct = blockIdx.x;
@@ -188,7 +194,7 @@ __global__ void __launch_bounds__(NT, MINB) pair_kernel(const float4 *__restrict
 	}
 	__syncthreads();
 
-	pair_rounds<NT, R, POT, DIAG>(cpos, cacc, pi, ax, ay, az, ph, eps2);
+	pair_rounds<NT, R, POT, DIAG>(cpos, pi, ax, ay, az, ph, eps2);
 
 	/* a = s^2 a', phi = s phi' (two multiplies: s^2 alone may overflow). */
 #pragma unroll
@@ -270,7 +276,7 @@ __global__ void __launch_bounds__(NT) gather_kernel(const float4 *__restrict__ p
 		const int i = i0 + u * NT;
 		if (i < n)
 			acc[i] = make_float4(ax[u] * s * s, ay[u] * s * s, az[u] * s * s,
-					     POT ? (ph[u] + pi[u].w * self) * s : 0.f);
+					     POT ? (ph[u] + __fmul_rn(pi[u].w, self)) * s : 0.f);
 	}
 }
 
@@ -289,16 +295,17 @@ struct direct_variant {
 	 nt * r / 2, {pair_kernel<nt * r / 2, 2, 1, false, true>, pair_kernel<nt * r / 2, 2, 1, true, true>}}
 #define GATHER_VARIANT(nt, r) {nt, r, 1, {gather_kernel<nt, r, false>, gather_kernel<nt, r, true>}, 0, {NULL, NULL}}
 static const struct direct_variant pair_variants[] = {
-	PAIR_VARIANT(128, 8, 3), PAIR_VARIANT(128, 4, 4), PAIR_VARIANT(128, 8, 4),
-	PAIR_VARIANT(256, 4, 2), PAIR_VARIANT(256, 2, 2), PAIR_VARIANT(64, 8, 6),
+	PAIR_VARIANT(128, 8, 4), PAIR_VARIANT(128, 4, 4), PAIR_VARIANT(64, 4, 8),
+	PAIR_VARIANT(128, 8, 3), PAIR_VARIANT(256, 4, 2), PAIR_VARIANT(256, 2, 2),
 };
 static const struct direct_variant gather_variants[] = {
-	GATHER_VARIANT(128, 4), GATHER_VARIANT(256, 1), GATHER_VARIANT(256, 2),
+	GATHER_VARIANT(256, 1), GATHER_VARIANT(128, 4), GATHER_VARIANT(64, 1),
 };
 
-/* Below this many bodies the pairwise kernel has too few tile pairs to fill
- * 132 SMs and the gather kernel wins (see docs/BENCHMARKS.md). */
-#define DIRECT_PAIRWISE_MIN_N 16384
+/* Below this many bodies the gather kernel is as fast or faster: measured on
+ * an H100 (docs/BENCHMARKS.md), n = 1024: gather 0.029 ms, pairwise 0.034 ms
+ * (both mostly launch latency); n = 4096: gather 0.101 ms, pairwise 0.037 ms. */
+#define DIRECT_PAIRWISE_MIN_N 4096
 
 enum scene_direct_kernel gpu_direct_pick(size_t n)
 {
@@ -327,10 +334,14 @@ static const struct direct_variant *direct_choose(const struct direct_variant *v
 				 pairwise ? "pairwise" : "gather");
 		warned = 1;
 	}
-	/* Smaller tiles when there are few of them, so the tile pairs fill the GPU. */
-	if (pairwise && n < 131072 && nv > 1)
-		return &v[1];
-	return &v[0];
+	/* Built-in choice, from the H100 measurements in docs/BENCHMARKS.md:
+	 * pairwise 128x8 (B = 1024) from 262144 up (2.95e12 vs 2.87e12 for 128x4),
+	 * 64x4 (B = 256) below, where more, smaller tile pairs fill the GPU
+	 * (16384: 2.25e12 vs 1.89e12 for 128x4); gather 128x4 from 262144 up,
+	 * 256x1 below. */
+	if (pairwise)
+		return n >= 131072 ? &v[0] : &v[2];
+	return n >= 131072 ? &v[1] : &v[0];
 }
 
 /* Power of two s with s*eps ~ 2^DIRECT_SCALE_LOG2, |log2 s| <= 60 so that

@@ -127,8 +127,8 @@ START_TEST(gpu_every_tile_shape_matches)
 {
 	if (!have_gpu())
 		return;
-	static const char *pair[] = {"128x8", "128x4", "256x4", "256x2", "64x8"};
-	static const char *gath[] = {"128x4", "256x1", "256x2"};
+	static const char *pair[] = {"128x8x4", "128x4", "64x4", "128x8x3", "256x4", "256x2"};
+	static const char *gath[] = {"256x1", "128x4", "64x1"};
 	const size_t n = sanitize_mode() ? 1500 : 2500; /* > one 1024 tile */
 	for (size_t k = 0; k < sizeof pair / sizeof pair[0]; k++) {
 		check_vs_cpu(n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 1);
