@@ -330,9 +330,6 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
 		if (e && !err)
 			err = e;
-		if (keep && !e && !good)
-			log_info("%s: kept the %ld frames written before the run stopped",
-				 w->video, w->mp4_frames);
 	}
 	if (good && w->preview[0]) {
 		int e = finish_preview(w);
