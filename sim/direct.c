@@ -19,13 +19,17 @@
 /* Per-thread buffers cost 4n doubles each; above this many bytes in all,
  * use fewer threads rather than exhaust memory. */
 #define DIRECT_BUF_LIMIT ((size_t)1 << 30)
+/* Below this many bodies (~0.5M pairs, well under a millisecond) one thread
+ * is faster than waking a team, and much faster on a busy machine. */
+#define DIRECT_SERIAL_N 1000
 
 int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     double *acc, double *pot)
 {
 	int nt = 1;
 #ifdef _OPENMP
-	nt = omp_get_max_threads();
+	if (n >= DIRECT_SERIAL_N)
+		nt = omp_get_max_threads();
 #endif
 	while (nt > 1 && (size_t)nt * 4 * n * sizeof(double) > DIRECT_BUF_LIMIT)
 		nt--;

@@ -4,12 +4,15 @@
  * drifting. */
 #include "sim.h"
 
+/* Few bodies: one thread (a team costs more than the loop). */
+#define LEAPFROG_PARALLEL_MIN 20000
+
 static void leapfrog_kick(struct sim_state *st, double h)
 {
 	const size_t m = 3 * st->n;
 	double *v = st->vel;
 	const double *a = st->acc;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m >= 3 * LEAPFROG_PARALLEL_MIN)
 	for (size_t k = 0; k < m; k++)
 		v[k] += a[k] * h;
 }
@@ -19,7 +22,7 @@ static void leapfrog_drift(struct sim_state *st, double h)
 	const size_t m = 3 * st->n;
 	double *x = st->pos;
 	const double *v = st->vel;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m >= 3 * LEAPFROG_PARALLEL_MIN)
 	for (size_t k = 0; k < m; k++)
 		x[k] += v[k] * h;
 }

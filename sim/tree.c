@@ -33,6 +33,8 @@ Walk (Barnes 1990 grouping; parallel over leaves, dynamic schedule): the
 
 #define TREE_LEAF_MAX 12
 #define TREE_MAX_DEPTH 60
+/* Fewer bodies than this: walk on one thread (a team costs more). */
+#define TREE_SERIAL_N 2000
 
 struct tree_node {
 	double com[3], mass;
@@ -409,7 +411,7 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 	}
 	const double eps2 = eps * eps, theta2 = theta * theta;
 	int failed = 0;
-#pragma omp parallel
+#pragma omp parallel if (n >= TREE_SERIAL_N)
 	{
 		struct tree_ilist il = {0};
 #pragma omp for schedule(dynamic, 4)
