@@ -24,18 +24,6 @@
 #define DIRECT_MAX_RUNS 16
 #define DIRECT_MAX_STEPS 101
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int k)
-{
-	qsort(v, (size_t)k, sizeof *v, cmp_double);
-	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 static int parse_sizes(const char *s, size_t *out, int max)
 {
 	int k = 0;
@@ -53,6 +41,18 @@ static int parse_sizes(const char *s, size_t *out, int max)
 }
 
 #ifdef NB_HAVE_CUDA
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int k)
+{
+	qsort(v, (size_t)k, sizeof *v, cmp_double);
+	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
 struct direct_run {
 	enum scene_direct_kernel kernel;
 	char tile[16]; /* "" = built-in */
