@@ -1,4 +1,4 @@
-/* bench.h - nbody-bench subcommands; each lives in its own bench/*.c.
+/* bench.h - nbody-bench subcommands; each lives in its own file under bench/.
  * Each takes the arguments after the subcommand name and returns an exit
  * status. Timings are medians over repeats after a warm-up. */
 #ifndef NB_BENCH_H

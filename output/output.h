@@ -13,6 +13,10 @@
 
 #include "../sim/scene.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A finished frame: 16-bit RGB, row 0 top, w*h*3 values. */
 struct out_frame {
 	int index; /* frame number, 0-based */
@@ -59,4 +63,7 @@ int out_mkdirs(const char *dir);
 /* Create the parent directory of PATH. */
 int out_mkdirs_for(const char *path);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

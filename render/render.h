@@ -12,6 +12,10 @@
 
 #include "../sim/sim.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct render_camera {
 	double pos[3], target[3], up[3]; /* scene length units, as the scene file */
 	double fov;                      /* vertical field of view, degrees */
@@ -91,4 +95,7 @@ double render_tonemap_reference(const struct render_image *img);
  * linear interpolation between tabulated matplotlib colormap values. */
 void render_colormap(enum scene_colormap map, double t, float rgb[3]);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

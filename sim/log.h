@@ -12,6 +12,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
 	NB_OK = 0,
 	NB_ERUNTIME = -1,
@@ -35,4 +39,7 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Exit status for an error code (see above). */
 int log_exit_status(int err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -19,6 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SCENE_NAME_MAX 64
 #define SCENE_PATH_MAX 1024
 #define SCENE_MAX_BODIES 64 /* entries in bodies: */
@@ -184,4 +188,7 @@ long sim_scene_body_count(const struct scene *sc);
 /* Index of the body entry named NAME, or -1. */
 int sim_scene_find_body(const struct scene *sc, const char *name);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -14,6 +14,10 @@
 #include "log.h"
 #include "scene.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A named group of bodies with its own colour: one per plummer/hernquist/file
  * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"). */
 struct sim_component {
@@ -166,4 +170,7 @@ int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct s
 		  const struct sim_units *u);
 int sim_stats_close(FILE *f, const char *path, int ok);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
