@@ -250,9 +250,9 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 		log_error("out of memory starting the batch");
 		return NB_ERUNTIME;
 	}
-	log_info("batch: %d run%s to do, %d at a time (%d CPU thread%s each%s)", todo, todo == 1 ? "" : "s",
-		 nslots, threads, threads == 1 ? "" : "s",
-		 ngpu ? ", GPU runs one per device" : "");
+	log_info("batch: %d run%s to do, up to %d at a time (%d CPU thread%s each%s)", todo,
+		 todo == 1 ? "" : "s", nslots, threads, threads == 1 ? "" : "s",
+		 ngpu && nslots > 1 ? ", GPU runs one per device" : "");
 
 	for (;;) {
 		/* launch while there is a free slot (and a free device for GPU runs) */
