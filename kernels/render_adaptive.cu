@@ -3,35 +3,38 @@
  * render/adaptive.c is the test oracle).
  *
  * Grid. The bounding box of the finite bodies is a cube of side S cut into
- * 2^16 cells per axis (level 0); level l merges 2^l x 2^l x 2^l of them.
- * Each body's cell key is the 48-bit Morton code of its level-0 cell, so
+ * 2^21 cells per axis (level 0); level l merges 2^l x 2^l x 2^l of them.
+ * Each body's cell key is the 63-bit Morton code of its level-0 cell, so
  * after one CUB radix sort by key every cell of every level is one
- * contiguous range of the sorted array: the level-l cell of key c holds
- * the keys in [(c >> 3l) << 3l, ((c >> 3l) + 1) << 3l), found by binary
- * search (cell start and end).
+ * contiguous range of the sorted array: the level-l cell of prefix P holds
+ * the keys in [P << 3l, (P + 1) << 3l), and its start and end are found by
+ * binary search inside its parent's range. The levels form an implicit
+ * octree over the sorted bodies, with no tree to build.
  *
  * Search (one thread per body, in key order, so a warp's bodies are
- * neighbours in space). Level: the smallest l whose cell around the body
- * holds at least ~k/3 others (galloping search from the body's own index);
- * then the 3x3x3 cells around it at that level are scanned, keeping the k
- * smallest squared distances in a max-heap (local memory). Every body
- * closer than cov = distance to the nearest face of the 3x3x3 block (faces
- * at the edge of the grid do not count) has then been seen; if the heap's
- * top is <= cov^2 (less a margin above the rounding of cell keys and
- * distances) it is the k-th distance, otherwise the next level is tried.
- * Level 16 is the whole box, so the search always ends, and a dense core
- * and a sparse halo each get a cell size that fits them: one grid, many
- * cell sizes, and exact results.
+ * neighbours in space): depth-first from the whole box, nearest child
+ * first; ranges of at most AD_LEAF bodies (or level-0 cells) are scanned,
+ * keeping the k smallest squared distances in a max-heap (local memory);
+ * a cell whose box is farther than the current k-th distance is skipped.
+ * The side is a power of two, so cell keys and box distances are exact;
+ * box distances are reduced by 1e-6 relative, above the float rounding of
+ * body distances, so the skip is always safe and the result exact (up to
+ * that rounding, ~1e-7 relative).
  *
- * Cost: per body ~27 k/3 .. 27*8 k/3 candidates (12 flops + a compare
- * each, plus a heap update for the few that enter), ~60 binary-search
- * steps; the sort of n 48-bit keys dominates for small k. */
+ * A first version scanned the 3x3x3 cells around each body at one level
+ * chosen by its own cell's count: exact too, but a halo body next to a
+ * dense disk then scanned tens of thousands of disk bodies (175 ms for 1M
+ * bodies on an H100). The pruned descent visits only cells that can hold
+ * one of the k nearest.
+ *
+ * Cost per body: ~k + a few AD_LEAF-sized leaves of candidates (12 flops
+ * each), ~10 cells split (7 binary searches each in the parent's range). */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
 
-#define AD_BITS 16          /* cells per axis at level 0: 2^16 */
-#define AD_BAD (1ull << 48) /* key of a body with a non-finite position */
+#define AD_BITS 21          /* cells per axis at level 0: 2^21 (63-bit keys) */
+#define AD_BAD (1ull << 63) /* key of a body with a non-finite position */
 #define AD_BBOX_BLOCKS 256
 
 typedef unsigned long long u64;
@@ -46,10 +49,10 @@ struct gr_adaptive {
 	uint32_t *d_ngood;
 };
 
-/* Every third bit: 16-bit v -> bits 0, 3, 6, ... */
+/* Every third bit: 21-bit v -> bits 0, 3, 6, ... */
 __device__ __forceinline__ u64 ad_spread(uint32_t v)
 {
-	u64 x = v & 0xffffu;
+	u64 x = v & 0x1fffffu;
 	x = (x | x << 32) & 0x1f00000000ffffull;
 	x = (x | x << 16) & 0x1f0000ff0000ffull;
 	x = (x | x << 8) & 0x100f00f00f00f00full;
@@ -63,14 +66,15 @@ __device__ __forceinline__ u64 ad_morton(int x, int y, int z)
 	return ad_spread((uint32_t)x) | ad_spread((uint32_t)y) << 1 | ad_spread((uint32_t)z) << 2;
 }
 
-/* Level-0 cell of coordinate p on axis a (one rounding of each operation,
- * unfused, so both kernels that call it agree). */
+/* Level-0 cell of coordinate p on axis a. The cube's side is a power of
+ * two, so in double (p - lo) and the scaling are exact: the cell is exactly
+ * the one whose box [lo + x c0, lo + (x+1) c0) holds p. */
 __device__ __forceinline__ int ad_cell(float p, const float *grid, int a)
 {
-	float t = floorf(__fmul_rn(__fsub_rn(p, grid[a]), grid[4]));
-	if (!(t >= 0.0f))
+	double t = floor(((double)p - (double)grid[a]) * (double)grid[4]);
+	if (!(t >= 0.0))
 		return 0;
-	if (t >= (float)(1 << AD_BITS))
+	if (t >= (double)(1 << AD_BITS))
 		return (1 << AD_BITS) - 1;
 	return (int)t;
 }
@@ -105,27 +109,32 @@ __global__ void ad_bbox_part(const float4 *pos, int n, float *part)
 		part[6 * blockIdx.x + threadIdx.x] = sh[threadIdx.x][0];
 }
 
-/* One thread: the cube (lo, side S = 1.0001 x largest extent), c0 = S/2^16. */
+/* One thread: the cube (lo, side S = the power of two >= the largest
+ * extent), c0 = S / 2^21, and the distance margin. */
 __global__ void ad_bbox_final(const float *part, int nparts, float *grid)
 {
 	float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
 	for (int b = 0; b < nparts; b++)
 		for (int k = 0; k < 6; k++)
 			v[k] = k < 3 ? fminf(v[k], part[6 * b + k]) : fmaxf(v[k], part[6 * b + k]);
-	float side = 0.0f, mag = 0.0f;
+	float side = 0.0f;
 	for (int k = 0; k < 3; k++) {
 		if (!(v[k] <= v[k + 3]))
 			v[k] = v[k + 3] = 0.0f; /* no finite body */
 		side = fmaxf(side, v[k + 3] - v[k]);
-		mag = fmaxf(mag, fmaxf(fabsf(v[k]), fabsf(v[k + 3])));
 	}
-	side = side > 0.0f && isfinite(side) ? side * 1.0001f : 1.0f;
+	side = side > 0.0f && isfinite(side) ? exp2f(ceilf(log2f(side))) : 1.0f;
+	if (side < v[3] - v[0] || side < v[4] - v[1] || side < v[5] - v[2])
+		side *= 2.0f; /* log2f rounding */
 	for (int k = 0; k < 3; k++)
 		grid[k] = v[k];
 	grid[3] = side / (float)(1 << AD_BITS);
 	grid[4] = (float)(1 << AD_BITS) / side;
-	/* Cell keys are right to ~0.01 cell; distances to ~2 ulp of |x|. */
-	grid[5] = 0.02f * grid[3] + 4.0f * 1.2e-7f * (mag + side);
+	/* Cell keys and box distances are exact; a float distance between two
+	 * float positions is off by a relative ~2e-7 only (the difference of
+	 * two floats rounds relative to itself), which ad_box_d2's factor
+	 * (1 - 1e-6) covers: no absolute margin is needed. */
+	grid[5] = 0.0f;
 }
 
 __global__ void ad_keys(const float4 *pos, int n, const float *grid, u64 *code, uint32_t *slot,
@@ -166,42 +175,6 @@ __device__ __forceinline__ int ad_lower(const u64 *code, int lo, int hi, u64 key
 	return lo;
 }
 
-/* First index <= from with code >= key, given code[from] >= key. */
-__device__ __forceinline__ int ad_gallop_down(const u64 *code, int from, u64 key)
-{
-	int hi = from, step = 1, lo = -1;
-	for (;;) {
-		int c = hi - step;
-		if (c < 0)
-			break;
-		if (code[c] < key) {
-			lo = c;
-			break;
-		}
-		hi = c;
-		step <<= 1;
-	}
-	return ad_lower(code, lo + 1, hi, key);
-}
-
-/* First index >= from with code >= key (n if none), given code[from-1] < key. */
-__device__ __forceinline__ int ad_gallop_up(const u64 *code, int from, int n, u64 key)
-{
-	int lo = from - 1, step = 1, hi = n;
-	for (;;) {
-		int c = lo + step;
-		if (c >= n)
-			break;
-		if (code[c] >= key) {
-			hi = c;
-			break;
-		}
-		lo = c;
-		step <<= 1;
-	}
-	return ad_lower(code, lo + 1, hi, key);
-}
-
 __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float d2)
 {
 	if (size < k) {
@@ -236,6 +209,42 @@ __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float 
 	hp[i] = d2;
 }
 
+#define AD_LEAF 24  /* ranges up to this many bodies are scanned, not split */
+#define AD_STACK 160 /* 7 waiting siblings per level x 21 levels + 8 */
+
+/* A cell of the implicit octree waiting on the stack: sorted range
+ * [lo, hi), level, cell coordinates at that level, squared distance from
+ * the body to the cell's box (less the margin). */
+struct ad_node {
+	int lo, hi;
+	u64 xyz;     /* x | y << 21 | z << 42 */
+	int level;
+	float mind2;
+};
+
+/* Squared distance from p to the box of cell (x, y, z) at level l, less
+ * 1e-6 relative (so it never exceeds the computed distance of a body
+ * inside). */
+__device__ __forceinline__ float ad_box_d2(const float pc[3], const float *grid, int l, int x,
+					   int y, int z)
+{
+	const double cell = (double)grid[3] * (double)(1 << l);
+	const int c[3] = {x, y, z};
+	double d2 = 0.0;
+	for (int a = 0; a < 3; a++) {
+		const double rel = (double)pc[a] - (double)grid[a];
+		double d = fmax(c[a] * cell - rel, rel - (c[a] + 1) * cell);
+		d -= (double)grid[5];
+		if (d > 0)
+			d2 += d * d;
+	}
+	return (float)(d2 * (1.0 - 1e-6));
+}
+
+/* k nearest of body i by depth-first search of the implicit octree (cell
+ * of level l = a range of the sorted keys), nearest child first, cells
+ * farther than the current k-th distance skipped. Exact: a cell is skipped
+ * only when no body in it can be closer than the k-th found so far. */
 template <int KMAX>
 __global__ void __launch_bounds__(128)
 ad_knn(const u64 *code, const uint32_t *slot, const float4 *spos, const uint32_t *id,
@@ -243,6 +252,7 @@ ad_knn(const u64 *code, const uint32_t *slot, const float4 *spos, const uint32_t
        float *h_by_id)
 {
 	float hp[KMAX];
+	struct ad_node st[AD_STACK];
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n)
 		return;
@@ -256,66 +266,52 @@ ad_knn(const u64 *code, const uint32_t *slot, const float4 *spos, const uint32_t
 	}
 	const float4 p = spos[i];
 	const float pc[3] = {p.x, p.y, p.z};
-	const int q[3] = {ad_cell(p.x, grid, 0), ad_cell(p.y, grid, 1), ad_cell(p.z, grid, 2)};
-	const u64 me = code[i];
-	const int target = max(1, (K + 2) / 3);
-	int l = 0, lo = i, hi = i + 1;
-	for (;; l++) {
-		lo = ad_gallop_down(code, lo, (me >> (3 * l)) << (3 * l));
-		hi = ad_gallop_up(code, hi, ng, ((me >> (3 * l)) + 1) << (3 * l));
-		if (hi - lo - 1 >= target || l == AD_BITS)
-			break;
-	}
-	float kth = 0.0f;
-	for (;; l++) {
-		if (l > 0) { /* own cell at this level (grows from the last one) */
-			lo = ad_gallop_down(code, lo, (me >> (3 * l)) << (3 * l));
-			hi = ad_gallop_up(code, hi, ng, ((me >> (3 * l)) + 1) << (3 * l));
-		}
-		const int G = (1 << AD_BITS) >> l;
-		const int cl[3] = {q[0] >> l, q[1] >> l, q[2] >> l};
-		int size = 0;
-		for (int dz = -1; dz <= 1; dz++) {
-			for (int dy = -1; dy <= 1; dy++) {
-				for (int dx = -1; dx <= 1; dx++) {
-					const int nx = cl[0] + dx, ny = cl[1] + dy, nz = cl[2] + dz;
-					if (nx < 0 || ny < 0 || nz < 0 || nx >= G || ny >= G || nz >= G)
-						continue;
-					int a = lo, e = hi;
-					if (dx || dy || dz) {
-						const u64 c = ad_morton(nx, ny, nz);
-						a = ad_lower(code, 0, ng, c << (3 * l));
-						e = ad_lower(code, a, ng, (c + 1) << (3 * l));
-					}
-					for (int j = a; j < e; j++) {
-						if (j == i)
-							continue;
-						const float4 o = spos[j];
-						const float ex = o.x - p.x, ey = o.y - p.y, ez = o.z - p.z;
-						ad_heap_push(hp, size, K, ex * ex + ey * ey + ez * ez);
-					}
-				}
+	int size = 0, top = 0;
+	st[top++] = {0, ng, 0ull, AD_BITS, 0.0f};
+	while (top > 0) {
+		const struct ad_node e = st[--top];
+		if (size == K && e.mind2 > hp[0])
+			continue;
+		const int l = e.level;
+		if (e.hi - e.lo <= AD_LEAF || l == 0) {
+			for (int j = e.lo; j < e.hi; j++) {
+				if (j == i)
+					continue;
+				const float4 o = spos[j];
+				const float ex = o.x - p.x, ey = o.y - p.y, ez = o.z - p.z;
+				ad_heap_push(hp, size, K, ex * ex + ey * ey + ez * ez);
 			}
+			continue;
 		}
-		/* Radius surely searched: nearest face of the 3x3x3 block with
-		 * cells behind it (double: keeps the rounding inside the margin). */
-		const double cell = (double)grid[3] * (double)(1 << l);
-		double cov = INFINITY;
-		for (int ax = 0; ax < 3; ax++) {
-			const double rel = (double)pc[ax] - (double)grid[ax];
-			if (cl[ax] - 1 > 0)
-				cov = fmin(cov, rel - (cl[ax] - 1) * cell);
-			if (cl[ax] + 1 < G - 1)
-				cov = fmin(cov, (cl[ax] + 2) * cell - rel);
+		/* Split into the 8 children (ranges by binary search inside the
+		 * parent's), push the non-empty ones farthest first. */
+		const int x = (int)(e.xyz & 0x1fffffu), y = (int)(e.xyz >> 21 & 0x1fffffu),
+			  z = (int)(e.xyz >> 42);
+		const u64 base = ad_morton(2 * x, 2 * y, 2 * z);
+		struct ad_node ch[8];
+		int nc = 0, lo = e.lo;
+		for (int c = 0; c < 8; c++) {
+			const int hi = c == 7 ? e.hi
+					      : ad_lower(code, lo, e.hi, (base + (u64)(c + 1)) << (3 * (l - 1)));
+			if (hi > lo) {
+				const int cx = 2 * x + (c & 1), cy = 2 * y + ((c >> 1) & 1),
+					  cz = 2 * z + (c >> 2);
+				struct ad_node nd = {lo, hi, (u64)cx | (u64)cy << 21 | (u64)cz << 42,
+						     l - 1, ad_box_d2(pc, grid, l - 1, cx, cy, cz)};
+				int m = nc++;
+				while (m > 0 && ch[m - 1].mind2 < nd.mind2) { /* descending */
+					ch[m] = ch[m - 1];
+					m--;
+				}
+				ch[m] = nd;
+			}
+			lo = hi;
 		}
-		kth = size ? hp[0] : 0.0f;
-		if (cov == INFINITY || l >= AD_BITS)
-			break;
-		cov -= (double)grid[5];
-		if (size == K && cov > 0 && (double)kth <= cov * cov)
-			break;
+		for (int c = 0; c < nc; c++)
+			if (!(size == K && ch[c].mind2 > hp[0]))
+				st[top++] = ch[c];
 	}
-	h_by_id[b] = (float)(sqrt((double)kth) / length);
+	h_by_id[b] = (float)(sqrt((double)hp[0]) / length);
 }
 
 static int ad_alloc(struct gr_adaptive *ad, size_t n)
@@ -387,11 +383,11 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 	cub::DoubleBuffer<u64> codes(ad->d_code[0], ad->d_code[1]);
 	cub::DoubleBuffer<uint32_t> slots(ad->d_slot[0], ad->d_slot[1]);
 	size_t bytes = 0;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, bytes, codes, slots, n, 0, 49, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, bytes, codes, slots, n, 0, 64, st));
 	if (gr_temp_reserve(gr, bytes) != 0)
 		return NB_ERUNTIME;
 	bytes = gr->temp_bytes;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, bytes, codes, slots, n, 0, 49, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, bytes, codes, slots, n, 0, 64, st));
 	ad_gather<<<nb, GR_THREADS, 0, st>>>(pos, slots.Current(), n, ad->d_spos);
 	CUDA_CHECK(cudaGetLastError());
 
