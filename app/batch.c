@@ -16,11 +16,13 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume] [--quiet]\n"
+	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
+	      "                          [--backend auto|cuda|cpu] [--quiet]\n"
 	      "  --set KEY=VALUE  override a scene key in every run (applied last)\n"
 	      "  --jobs N         run N runs at a time (default 1; GPU runs one per device)\n"
 	      "  --dry-run        list every run with its overrides and work; run nothing\n"
 	      "  --resume         skip runs whose outputs are complete\n"
+	      "  --backend B      auto, cuda or cpu for every run (overrides simulation.backend)\n"
 	      "  --quiet          only errors and the final table\n"
 	      "See docs/batch.md for the batch file.\n",
 	      f);
@@ -31,6 +33,7 @@ struct batch_args {
 	const char **set;
 	int nset;
 	int jobs, dry_run, resume, quiet;
+	int backend; /* -1: each scene's own */
 };
 
 /* "--opt VALUE" or "--opt=VALUE": the value, advancing *i; NULL if none. */
@@ -55,6 +58,7 @@ static int is_opt(const char *arg, const char *name)
 static int parse_args(int argc, char **argv, struct batch_args *a)
 {
 	a->jobs = 1;
+	a->backend = -1;
 	a->set = calloc((size_t)(argc > 0 ? argc : 1), sizeof *a->set);
 	if (!a->set)
 		return NB_ERUNTIME;
@@ -79,6 +83,17 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 				return NB_EINPUT;
 			}
 			a->jobs = (int)n;
+		} else if (is_opt(arg, "--backend")) {
+			static const char *const names[] = {"auto", "cuda", "cpu"}; /* enum scene_backend order */
+			v = opt_value(argc, argv, &i, "--backend");
+			a->backend = -1;
+			for (int b = 0; v && b < 3; b++)
+				if (!strcmp(v, names[b]))
+					a->backend = b;
+			if (a->backend < 0) {
+				log_error("--backend: expected auto, cuda or cpu, got '%s'", v ? v : "");
+				return NB_EINPUT;
+			}
 		} else if (!strcmp(arg, "--dry-run") || !strcmp(arg, "-n")) {
 			a->dry_run = 1;
 		} else if (!strcmp(arg, "--resume")) {
@@ -191,7 +206,7 @@ int app_batch_main(int argc, char **argv)
 		status = 1;
 		goto end;
 	}
-	struct batch_opts opts = {.jobs = a.jobs, .backend_cli = -1};
+	struct batch_opts opts = {.jobs = a.jobs, .backend_cli = a.backend};
 	rc = batch_exec(&bf, runs, nruns, &opts);
 	status = 0;
 	for (int i = 0; i < nruns; i++)
