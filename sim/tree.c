@@ -8,16 +8,17 @@
  * summed straight from its bodies: mass, centre of mass, traceless
  * quadrupole Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab), y = x - com.
  *
-Walk (Barnes 1990 grouping; parallel over leaves, dynamic schedule): the
- * bodies of one leaf share one walk and one interaction list. A cell of
- * side l whose centre of mass is at distance d from body i may be accepted
- * when l < theta d; the group accepts a cell only when that holds for every
+ * Walk (Barnes 1990 grouping; parallel over groups, dynamic schedule): the
+ * bodies of one group - the largest cell holding at most TREE_GROUP_MAX
+ * bodies - share one walk and one interaction list. A cell of side l whose
+ * centre of mass is at distance d from body i may be accepted when
+ * l < theta d; the group accepts a cell only when that holds for every
  * point of the group's bounding box and the cell's box does not overlap the
  * group's box (without that, for theta > 1/sqrt(3) a cell could pass the
  * test while holding the body itself). So each body gets the per-body
  * criterion or a stricter one. theta = 0 opens every cell, so the sum is
- * over exact pairs, as sim_direct_accel. Opened leaves interact body by body
- * (j != i).
+ * over exact pairs, as sim_direct_accel. Opened leaves, and the group's own
+ * bodies, interact body by body (j != i).
  *
  * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2 (the unsoftened
  * multipole expansion with |r| replaced by s, as Bonsai and Gadget do):
@@ -32,6 +33,8 @@ Walk (Barnes 1990 grouping; parallel over leaves, dynamic schedule): the
 #include "sim.h"
 
 #define TREE_LEAF_MAX 12
+/* Bodies that share one walk and one interaction list (at most). */
+#define TREE_GROUP_MAX 32
 #define TREE_MAX_DEPTH 60
 /* Fewer bodies than this: walk on one thread (a team costs more). */
 #define TREE_SERIAL_N 2000
@@ -222,29 +225,40 @@ oom:
 	return NB_ERUNTIME;
 }
 
-/* One thread's interaction list for a group (the bodies of one leaf). */
-struct tree_cell_term {
-	double x, y, z, m, q[6];
-};
+/* One thread's interaction list for a group (the bodies of one leaf), as
+ * structure of arrays so the evaluation loops vectorise (omp simd). */
+enum { IL_X, IL_Y, IL_Z, IL_M, IL_Q0 }; /* cell arrays: x y z m q0..q5 */
+#define IL_CELL_ARRAYS (IL_Q0 + 6)
 struct tree_ilist {
-	struct tree_cell_term *cell; /* accepted cells: multipoles */
-	double *body;                /* bodies of opened leaves: x, y, z, m */
+	double *cell[IL_CELL_ARRAYS]; /* accepted cells: multipoles */
+	double *body[4];              /* bodies of opened leaves: x y z m */
 	size_t ncell, capcell, nbody, capbody;
 };
 
-static int tree_ilist_reserve(void **p, size_t *cap, size_t need, size_t elem)
+/* Make room for `need` entries in each of the k arrays a[]. 0 or -1. */
+static int tree_ilist_reserve(double **a, int k, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return 0;
 	size_t c = *cap ? *cap : 256;
 	while (c < need)
 		c *= 2;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return -1;
-	*p = q;
+	for (int j = 0; j < k; j++) {
+		double *q = realloc(a[j], c * sizeof *q);
+		if (!q)
+			return -1; /* arrays already grown stay valid; cap unchanged */
+		a[j] = q;
+	}
 	*cap = c;
 	return 0;
+}
+
+static void tree_ilist_free(struct tree_ilist *il)
+{
+	for (int j = 0; j < IL_CELL_ARRAYS; j++)
+		free(il->cell[j]);
+	for (int j = 0; j < 4; j++)
+		free(il->body[j]);
 }
 
 /* Squared distance from point x to the box [lo, hi] (0 inside). */
@@ -258,11 +272,11 @@ static double tree_box_dist2(const double x[3], const double lo[3], const double
 	return d2;
 }
 
-/* Walk the tree once for the group of bodies in leaf g and list what they
+/* Walk the tree once for the group of bodies in cell g and list what they
  * interact with. A cell is accepted only if it passes l < theta d for every
  * point of the group's bounding box (so for every body: the per-body test
  * applied conservatively) and its box does not overlap the group's box.
- * Leaf g itself is never listed: its bodies are handled pairwise by the
+ * Cell g itself is never entered: its bodies are handled pairwise by the
  * caller, skipping self-pairs. Returns 0 or -1 (out of memory). */
 static int tree_walk_group(const struct tree *t, int g, double theta2, struct tree_ilist *il)
 {
@@ -291,25 +305,25 @@ static int tree_walk_group(const struct tree *t, int g, double theta2, struct tr
 		}
 		const double l = 2 * nd->half;
 		if (!overlap && l * l < theta2 * tree_box_dist2(nd->com, lo, hi)) {
-			if (tree_ilist_reserve((void **)&il->cell, &il->capcell, il->ncell + 1,
-					       sizeof *il->cell))
+			if (tree_ilist_reserve(il->cell, IL_CELL_ARRAYS, &il->capcell, il->ncell + 1))
 				return -1;
-			struct tree_cell_term *c = &il->cell[il->ncell++];
-			c->x = nd->com[0];
-			c->y = nd->com[1];
-			c->z = nd->com[2];
-			c->m = nd->mass;
-			memcpy(c->q, nd->q, sizeof c->q);
+			const size_t c = il->ncell++;
+			il->cell[IL_X][c] = nd->com[0];
+			il->cell[IL_Y][c] = nd->com[1];
+			il->cell[IL_Z][c] = nd->com[2];
+			il->cell[IL_M][c] = nd->mass;
+			for (int j = 0; j < 6; j++)
+				il->cell[IL_Q0 + j][c] = nd->q[j];
 		} else if (nd->leaf) {
-			if (tree_ilist_reserve((void **)&il->body, &il->capbody,
-					       4 * (il->nbody + (size_t)nd->count), sizeof *il->body))
+			if (tree_ilist_reserve(il->body, 4, &il->capbody,
+					       il->nbody + (size_t)nd->count))
 				return -1;
 			for (int j = nd->first; j < nd->first + nd->count; j++) {
-				double *b = il->body + 4 * il->nbody++;
-				b[0] = t->pos[3 * j];
-				b[1] = t->pos[3 * j + 1];
-				b[2] = t->pos[3 * j + 2];
-				b[3] = t->mass[j];
+				const size_t b = il->nbody++;
+				il->body[0][b] = t->pos[3 * j];
+				il->body[1][b] = t->pos[3 * j + 1];
+				il->body[2][b] = t->pos[3 * j + 2];
+				il->body[3][b] = t->mass[j];
 			}
 		} else {
 			for (int o = 0; o < 8; o++) {
@@ -321,15 +335,15 @@ static int tree_walk_group(const struct tree *t, int g, double theta2, struct tr
 	return 0;
 }
 
-/* Acceleration and potential of tree-order body k of group g from the
- * group's interaction list, its own leaf (j != k) and the multipoles. */
+/* Acceleration and potential of tree-order body k of group gn from the
+ * group's own bodies (j != k), the listed bodies and the listed cells. */
 static void tree_eval_body(const struct tree *t, const struct tree_node *gn, size_t k,
 			   const struct tree_ilist *il, double eps2, double out_a[3],
 			   double *out_phi)
 {
 	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
 	double ax = 0, ay = 0, az = 0, phi = 0;
-	/* bodies: own leaf (skip self), then the opened leaves */
+	/* bodies: own group (skip self), then the opened leaves */
 	for (int j = gn->first; j < gn->first + gn->count; j++) {
 		if ((size_t)j == k)
 			continue;
@@ -342,40 +356,52 @@ static void tree_eval_body(const struct tree *t, const struct tree_node *gn, siz
 		az += dz * ms3;
 		phi -= t->mass[j] * sinv;
 	}
+	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3];
+#pragma omp simd reduction(+ : ax, ay, az, phi)
 	for (size_t j = 0; j < il->nbody; j++) {
-		const double *b = il->body + 4 * j;
-		const double dx = b[0] - xi, dy = b[1] - yi, dz = b[2] - zi;
+		const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
 		const double sinv = 1.0 / sqrt(dx * dx + dy * dy + dz * dz + eps2);
-		const double ms3 = b[3] * sinv * sinv * sinv;
+		const double ms3 = bm[j] * sinv * sinv * sinv;
 		ax += dx * ms3;
 		ay += dy * ms3;
 		az += dz * ms3;
-		phi -= b[3] * sinv;
+		phi -= bm[j] * sinv;
 	}
 	/* accepted cells: r = x_i - com (see the formulas at the top) */
-	const int quad = t->multipoles >= 2;
-	for (size_t c = 0; c < il->ncell; c++) {
-		const struct tree_cell_term *ct = &il->cell[c];
-		const double rx = xi - ct->x, ry = yi - ct->y, rz = zi - ct->z;
-		const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
-		const double sinv2 = sinv * sinv;
-		const double sinv3 = sinv * sinv2;
-		ax -= ct->m * rx * sinv3;
-		ay -= ct->m * ry * sinv3;
-		az -= ct->m * rz * sinv3;
-		phi -= ct->m * sinv;
-		if (quad) {
-			const double *q = ct->q;
-			const double qx = q[0] * rx + q[3] * ry + q[4] * rz;
-			const double qy = q[3] * rx + q[1] * ry + q[5] * rz;
-			const double qz = q[4] * rx + q[5] * ry + q[2] * rz;
-			const double rqr = rx * qx + ry * qy + rz * qz;
+	const double *cx = il->cell[IL_X], *cy = il->cell[IL_Y], *cz = il->cell[IL_Z],
+		     *cm = il->cell[IL_M];
+	if (t->multipoles < 2) {
+#pragma omp simd reduction(+ : ax, ay, az, phi)
+		for (size_t c = 0; c < il->ncell; c++) {
+			const double rx = xi - cx[c], ry = yi - cy[c], rz = zi - cz[c];
+			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
+			const double ms3 = cm[c] * sinv * sinv * sinv;
+			ax -= rx * ms3;
+			ay -= ry * ms3;
+			az -= rz * ms3;
+			phi -= cm[c] * sinv;
+		}
+	} else {
+		const double *q0 = il->cell[IL_Q0], *q1 = il->cell[IL_Q0 + 1],
+			     *q2 = il->cell[IL_Q0 + 2], *q3 = il->cell[IL_Q0 + 3],
+			     *q4 = il->cell[IL_Q0 + 4], *q5 = il->cell[IL_Q0 + 5];
+#pragma omp simd reduction(+ : ax, ay, az, phi)
+		for (size_t c = 0; c < il->ncell; c++) {
+			const double rx = xi - cx[c], ry = yi - cy[c], rz = zi - cz[c];
+			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
+			const double sinv2 = sinv * sinv;
+			const double sinv3 = sinv * sinv2;
 			const double sinv5 = sinv3 * sinv2;
-			const double f = 2.5 * rqr * sinv5 * sinv2;
+			/* Q.r with Q = [q0 q3 q4; q3 q1 q5; q4 q5 q2] */
+			const double qx = q0[c] * rx + q3[c] * ry + q4[c] * rz;
+			const double qy = q3[c] * rx + q1[c] * ry + q5[c] * rz;
+			const double qz = q4[c] * rx + q5[c] * ry + q2[c] * rz;
+			const double rqr = rx * qx + ry * qy + rz * qz;
+			const double f = cm[c] * sinv3 + 2.5 * rqr * sinv5 * sinv2;
 			ax += qx * sinv5 - f * rx;
 			ay += qy * sinv5 - f * ry;
 			az += qz * sinv5 - f * rz;
-			phi -= 0.5 * rqr * sinv5;
+			phi -= cm[c] * sinv + 0.5 * rqr * sinv5;
 		}
 	}
 	out_a[0] = ax;
@@ -397,29 +423,43 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 	int err = tree_build(&t, pos, mass, n, multipoles);
 	if (err)
 		return err;
-	/* leaves in build (depth-first) order: neighbours in space */
-	int nleaf = 0;
-	int *leaves = malloc((size_t)t.nnodes * sizeof *leaves);
-	if (!leaves) {
-		log_error("barnes-hut: out of memory for the leaf list (%d cells)", t.nnodes);
+	/* groups: the largest cells with at most TREE_GROUP_MAX bodies (or
+	 * leaves), in depth-first order, so neighbours in space */
+	int ngroup = 0;
+	int *groups = malloc((size_t)t.nnodes * sizeof *groups);
+	int *stack = malloc((size_t)t.nnodes * sizeof *stack);
+	if (!groups || !stack) {
+		log_error("barnes-hut: out of memory for the group list (%d cells)", t.nnodes);
+		free(groups);
+		free(stack);
 		tree_free(&t);
 		return NB_ERUNTIME;
 	}
-	for (int c = 0; c < t.nnodes; c++) {
-		if (t.nodes[c].leaf)
-			leaves[nleaf++] = c;
+	int sp = 0;
+	stack[sp++] = 0;
+	while (sp > 0) {
+		const struct tree_node *nd = &t.nodes[stack[--sp]];
+		if (nd->leaf || nd->count <= TREE_GROUP_MAX) {
+			groups[ngroup++] = (int)(nd - t.nodes);
+			continue;
+		}
+		for (int o = 7; o >= 0; o--) {
+			if (nd->child[o] >= 0)
+				stack[sp++] = nd->child[o];
+		}
 	}
+	free(stack);
 	const double eps2 = eps * eps, theta2 = theta * theta;
 	int failed = 0;
 #pragma omp parallel if (n >= TREE_SERIAL_N)
 	{
 		struct tree_ilist il = {0};
 #pragma omp for schedule(dynamic, 4)
-		for (int L = 0; L < nleaf; L++) {
+		for (int G = 0; G < ngroup; G++) {
 			if (failed)
 				continue;
-			const struct tree_node *gn = &t.nodes[leaves[L]];
-			if (tree_walk_group(&t, leaves[L], theta2, &il)) {
+			const struct tree_node *gn = &t.nodes[groups[G]];
+			if (tree_walk_group(&t, groups[G], theta2, &il)) {
 #pragma omp atomic write
 				failed = 1;
 				continue;
@@ -435,10 +475,9 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 					pot[i] = phi;
 			}
 		}
-		free(il.cell);
-		free(il.body);
+		tree_ilist_free(&il);
 	}
-	free(leaves);
+	free(groups);
 	tree_free(&t);
 	if (failed) {
 		log_error("barnes-hut: out of memory for interaction lists (%zu bodies)", n);

@@ -267,13 +267,13 @@ END_TEST
 
 START_TEST(tree_distant_cell_quadrupole_formula)
 {
-	/* A dumbbell (masses 1 at z = +-1) seen by 13 feather-weight probes near
+	/* A dumbbell (masses 1 at z = +-1) seen by 40 feather-weight probes near
 	 * (50, 0, 10), eps = 0. The dumbbell is one leaf, far enough to be
 	 * accepted at theta 0.6. Against the exact two-body sum, the monopole
 	 * is off by O((1/r)^2) ~ 4e-4; the quadrupole term removes that, and
 	 * the octupole vanishes by symmetry, so what is left is O((1/r)^4). */
 	struct bodies b;
-	const size_t n = 15;
+	const size_t n = 42; /* more than one walk group, so the root splits */
 	bodies_alloc(&b, n);
 	b.pos[2] = 1, b.pos[5] = -1, b.mass[0] = b.mass[1] = 1;
 	for (size_t k = 2; k < n; k++) {
