@@ -1,0 +1,314 @@
+/* tree.cu - GPU Barnes-Hut: the gpu_tree_* contract (gpu_internal.h) and the
+ * test/benchmark entry points (tree_api.h). One force evaluation enqueues,
+ * on one stream and with no host round trip:
+ *   bbox -> keys + sort + gather (tree_build.cu) -> build -> moments
+ *   -> walk (tree_walk.cu)
+ * The bodies stay in key order afterwards (id follows), so the next step's
+ * gather reads almost in order.
+ *
+ * Device memory: per body 64 B (keys x2, index x2, tree-order pos, vel,
+ * id), per node 68 B, nodes capped at 6n/leaf + 4096 (about 4n/leaf are
+ * used on a Plummer sphere; at the cap, nodes stay leaves and the sums stay
+ * exact), plus CUB's sort scratch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree_internal.cuh"
+
+static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_BH, 0};
+static int g_profile_on;
+static struct gpu_tree_profile g_prof;
+
+extern "C" void gpu_tree_tuning_get(struct gpu_tree_tuning *t)
+{
+	*t = g_tuning;
+}
+
+extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
+{
+	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_BH, 0};
+	g_tuning = t ? *t : defaults;
+	if (g_tuning.leaf_size < 1 || g_tuning.leaf_size > 64)
+		g_tuning.leaf_size = defaults.leaf_size;
+	if (g_tuning.lanes != 1 && g_tuning.lanes != 2)
+		g_tuning.lanes = defaults.lanes;
+	if (g_tuning.criterion != GPU_TREE_CRIT_BH && g_tuning.criterion != GPU_TREE_CRIT_BMAX)
+		g_tuning.criterion = defaults.criterion;
+}
+
+extern "C" void gpu_tree_profile_enable(int on)
+{
+	g_profile_on = on;
+}
+
+extern "C" void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset)
+{
+	*p = g_prof;
+	if (reset) {
+		size_t bytes = g_prof.bytes;
+		long cap = g_prof.node_cap;
+		memset(&g_prof, 0, sizeof g_prof);
+		g_prof.bytes = bytes;
+		g_prof.node_cap = cap;
+	}
+}
+
+static size_t tree_node_cap(size_t n, int leaf)
+{
+	size_t cap = 6 * n / (size_t)leaf + 4096;
+	size_t hard = 2 * n + 1; /* a compressed octree never needs more */
+	return cap < hard ? cap : hard;
+}
+
+static size_t round256(size_t x)
+{
+	return (x + 255) & ~(size_t)255;
+}
+
+size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
+{
+	(void)p;
+	size_t nn = n ? n : 1;
+	size_t cap = tree_node_cap(nn, g_tuning.leaf_size);
+	size_t body = 2 * round256(nn * 8) + 2 * round256(nn * 4) + 2 * round256(nn * 16) +
+		      round256(nn * 4);
+	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
+	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl));
+}
+
+#define TREE_ALLOC(ptr, count)                                                                \
+	do {                                                                                  \
+		size_t b_ = round256((count) * sizeof(*(ptr)));                               \
+		CUDA_GOTO(cudaMalloc((void **)&(ptr), b_), rc, fail);                         \
+		t->bytes += b_;                                                               \
+	} while (0)
+
+int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **out)
+{
+	int rc = 0;
+	*out = NULL;
+	if (n >= ((size_t)1 << 28)) {
+		log_error("barnes-hut (GPU): %zu bodies is more than the GPU tree supports (2^28)", n);
+		return NB_EINPUT;
+	}
+	if (!(p->softening > 0) || !(p->theta >= 0) || (p->multipoles != 1 && p->multipoles != 2)) {
+		log_error("barnes-hut (GPU): needs softening > 0, theta >= 0 and multipoles 1 or 2 "
+			  "(got %g, %g, %d)",
+			  p->softening, p->theta, p->multipoles);
+		return NB_EINPUT;
+	}
+	size_t need = gpu_tree_bytes_needed(n, p), free_b = 0, total_b = 0;
+	CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+	if (need > free_b) {
+		log_error("barnes-hut (GPU): the tree for %zu bodies needs %zu bytes of device memory, "
+			  "%zu of %zu are free",
+			  n, need, free_b, total_b);
+		return NB_EINPUT;
+	}
+	struct gpu_tree *t = (struct gpu_tree *)calloc(1, sizeof *t);
+	if (!t) {
+		log_error("barnes-hut (GPU): out of host memory");
+		return NB_ERUNTIME;
+	}
+	size_t nn = n ? n : 1;
+	t->n = n;
+	t->leaf_size = g_tuning.leaf_size;
+	t->lanes = g_tuning.lanes;
+	t->criterion = g_tuning.criterion;
+	t->count_interactions = g_tuning.count_interactions;
+	t->multipoles = p->multipoles;
+	t->theta = (float)p->theta;
+	t->eps = (float)p->softening;
+	t->node_cap = (int)tree_node_cap(nn, t->leaf_size);
+	int dev = 0;
+	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
+	CUDA_GOTO(cudaDeviceGetAttribute(&t->sm_count, cudaDevAttrMultiProcessorCount, dev), rc, fail);
+
+	TREE_ALLOC(t->keys, nn);
+	TREE_ALLOC(t->keys_alt, nn);
+	TREE_ALLOC(t->iota, nn);
+	TREE_ALLOC(t->perm, nn);
+	TREE_ALLOC(t->pos, nn);
+	TREE_ALLOC(t->vel, nn);
+	TREE_ALLOC(t->id, nn);
+	TREE_ALLOC(t->node_range, (size_t)t->node_cap);
+	TREE_ALLOC(t->node_kids, (size_t)t->node_cap);
+	TREE_ALLOC(t->node_open, (size_t)t->node_cap);
+	TREE_ALLOC(t->node_mq0, (size_t)t->node_cap);
+	TREE_ALLOC(t->node_mq1, (size_t)t->node_cap);
+	TREE_ALLOC(t->node_bmax, (size_t)t->node_cap);
+	TREE_ALLOC(t->ctl, 1);
+	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
+	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
+	t->bytes += round256(t->sort_tmp_bytes);
+	for (int k = 0; k < 7; k++)
+		CUDA_GOTO(cudaEventCreate(&t->ev[k]), rc, fail);
+	rc = tree_walk_prepare(t);
+	if (rc)
+		goto fail;
+	g_prof.bytes = t->bytes;
+	g_prof.node_cap = t->node_cap;
+	*out = t;
+	return 0;
+fail:
+	gpu_tree_free(&t);
+	return rc ? rc : NB_ERUNTIME;
+}
+
+static int tree_profile_collect(struct gpu_tree *t)
+{
+	float ms[6];
+	CUDA_CHECK(cudaEventSynchronize(t->ev[6]));
+	for (int k = 0; k < 6; k++)
+		CUDA_CHECK(cudaEventElapsedTime(&ms[k], t->ev[k], t->ev[k + 1]));
+	struct tree_ctl c;
+	CUDA_CHECK(cudaMemcpy(&c, t->ctl, sizeof c, cudaMemcpyDeviceToHost));
+	g_prof.computes++;
+	g_prof.ms_bbox += ms[0];
+	g_prof.ms_sort += ms[1];
+	g_prof.ms_build += ms[2];
+	g_prof.ms_moments += ms[3];
+	g_prof.ms_walk += ms[4] + ms[5];
+	g_prof.ms_total += ms[0] + ms[1] + ms[2] + ms[3] + ms[4] + ms[5];
+	g_prof.p2p += (double)c.p2p;
+	g_prof.m2p += (double)c.m2p;
+	long used = c.alloc_end;
+	if (used > g_prof.nodes_max)
+		g_prof.nodes_max = used;
+	if (c.overflow)
+		g_prof.overflow = 1;
+	return 0;
+}
+
+int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream)
+{
+	int rc;
+	if (b->n == 0)
+		return 0;
+	if (b->n > t->n) {
+		log_error("barnes-hut (GPU): tree made for %zu bodies was given %zu", t->n, b->n);
+		return NB_EINPUT;
+	}
+	const int prof = g_profile_on;
+	if (prof)
+		CUDA_CHECK(cudaEventRecord(t->ev[0], stream));
+	if ((rc = tree_stage_reset(t, b->n, stream)) || (rc = tree_stage_bbox(t, b, stream)))
+		return rc;
+	if (prof)
+		CUDA_CHECK(cudaEventRecord(t->ev[1], stream));
+	if ((rc = tree_stage_sort(t, b, stream)))
+		return rc;
+	if (prof)
+		CUDA_CHECK(cudaEventRecord(t->ev[2], stream));
+	if ((rc = tree_stage_build(t, stream)))
+		return rc;
+	if (prof)
+		CUDA_CHECK(cudaEventRecord(t->ev[3], stream));
+	if ((rc = tree_stage_moments(t, stream)))
+		return rc;
+	if (prof)
+		CUDA_CHECK(cudaEventRecord(t->ev[4], stream));
+	if ((rc = tree_stage_walk(t, b, need_pot, stream)))
+		return rc;
+	if (prof) {
+		CUDA_CHECK(cudaEventRecord(t->ev[5], stream));
+		CUDA_CHECK(cudaEventRecord(t->ev[6], stream));
+		return tree_profile_collect(t);
+	}
+	return 0;
+}
+
+void gpu_tree_free(struct gpu_tree **tp)
+{
+	struct gpu_tree *t = tp ? *tp : NULL;
+	if (!t)
+		return;
+	if (t->ctl) {
+		struct tree_ctl c;
+		if (cudaMemcpy(&c, t->ctl, sizeof c, cudaMemcpyDeviceToHost) == cudaSuccess) {
+			if (c.overflow)
+				log_warn("barnes-hut (GPU): the tree ran out of its %d nodes; larger leaves "
+					 "kept the forces exact but slower",
+					 t->node_cap);
+			if (c.stack_overflow)
+				log_warn("barnes-hut (GPU): walk stack overflow (a bug): forces were "
+					 "incomplete");
+		}
+	}
+	void *bufs[] = {t->keys,      t->keys_alt,  t->iota,     t->perm,     t->pos,
+			t->vel,       t->id,        t->node_range, t->node_kids, t->node_open,
+			t->node_mq0,  t->node_mq1,  t->node_bmax, t->ctl,      t->sort_tmp};
+	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+		if (bufs[k])
+			cudaFree(bufs[k]);
+	for (int k = 0; k < 7; k++)
+		if (t->ev[k])
+			cudaEventDestroy(t->ev[k]);
+	free(t);
+	*tp = NULL;
+}
+
+/* ---- one-shot accelerations (tests, benchmarks) --------------------------- */
+
+extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps,
+			      double theta, int multipoles, double *acc, double *pot)
+{
+	int rc = 0;
+	struct gpu_tree *t = NULL;
+	struct gpu_bodies b;
+	float4 *h4 = NULL;
+	uint32_t *hid = NULL;
+	memset(&b, 0, sizeof b);
+	if (n == 0)
+		return 0;
+	struct gpu_sim_params p;
+	memset(&p, 0, sizeof p);
+	p.solver = SCENE_SOLVER_BARNES_HUT;
+	p.softening = eps;
+	p.theta = theta;
+	p.multipoles = multipoles;
+	if ((rc = gpu_tree_create(n, &p, &t)))
+		return rc;
+	h4 = (float4 *)malloc(n * sizeof *h4);
+	hid = (uint32_t *)malloc(n * sizeof *hid);
+	if (!h4 || !hid) {
+		log_error("barnes-hut (GPU): out of host memory for %zu bodies", n);
+		rc = NB_ERUNTIME;
+		goto end;
+	}
+	for (size_t i = 0; i < n; i++) {
+		h4[i] = make_float4((float)pos[3 * i], (float)pos[3 * i + 1], (float)pos[3 * i + 2],
+				    (float)mass[i]);
+		hid[i] = (uint32_t)i;
+	}
+	b.n = n;
+	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.id, n * sizeof(uint32_t)), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.pos, h4, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, end);
+	if ((rc = gpu_tree_compute(t, &b, pot != NULL, 0)))
+		goto end;
+	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
+	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = hid[k];
+		acc[3 * i] = h4[k].x;
+		acc[3 * i + 1] = h4[k].y;
+		acc[3 * i + 2] = h4[k].z;
+		if (pot)
+			pot[i] = h4[k].w;
+	}
+end:
+	if (b.pos)
+		cudaFree(b.pos);
+	if (b.acc)
+		cudaFree(b.acc);
+	if (b.id)
+		cudaFree(b.id);
+	free(h4);
+	free(hid);
+	gpu_tree_free(&t);
+	return rc;
+}

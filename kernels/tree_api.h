@@ -1,0 +1,63 @@
+/* tree_api.h - C entry points of the GPU Barnes-Hut tree (kernels/tree*.cu)
+ * for tests and benchmarks: a one-shot force call, tuning knobs and
+ * per-stage timings. Only in CUDA builds (NB_HAVE_CUDA); the simulation
+ * itself reaches the tree through gpu_sim_* (gpu.h) and gpu_tree_*
+ * (gpu_internal.h). */
+#ifndef NB_TREE_API_H
+#define NB_TREE_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opening criteria. d is the distance from the cell's centre of mass to the
+ * nearest point of the walking group's bounding box; l the side of the
+ * smallest octree cell that holds the cell's bodies.
+ *  GPU_TREE_CRIT_BH: accept when l < theta d (Barnes & Hut 1986; the CPU
+ *    twin's criterion), and never a cell that may contain a group body
+ *    (d must also exceed |com - centre| + sqrt(3)/2 l; this matters only for
+ *    theta > 1/sqrt(3)).
+ *  GPU_TREE_CRIT_BMAX: accept when bmax < theta d, bmax the largest distance
+ *    of the cell's bodies from its centre of mass (Salmon & Warren 1994): it
+ *    bounds the multipole error by the mass's real extent. */
+enum gpu_tree_criterion { GPU_TREE_CRIT_BH = 0, GPU_TREE_CRIT_BMAX = 1 };
+
+struct gpu_tree_tuning {
+	int leaf_size; /* max bodies per leaf, 1..64 (default 16) */
+	int lanes;     /* bodies per warp lane in a walk group: 1 (32) or 2 (64) */
+	int criterion; /* enum gpu_tree_criterion */
+	int count_interactions; /* count body-body and body-cell interactions */
+};
+/* The tuning that trees created from now on use (process-wide; benchmarks
+ * and tests only). set(NULL) restores the defaults. */
+void gpu_tree_tuning_get(struct gpu_tree_tuning *t);
+void gpu_tree_tuning_set(const struct gpu_tree_tuning *t);
+
+/* Per-stage device time, summed over force evaluations since the last
+ * reset, while profiling is on (each evaluation then synchronises once). */
+struct gpu_tree_profile {
+	long computes;
+	double ms_bbox, ms_sort, ms_build, ms_moments, ms_walk, ms_total;
+	double p2p, m2p;        /* interactions (when counting), summed */
+	long nodes_max;         /* most nodes used by one tree */
+	long node_cap;          /* node capacity of the last tree */
+	int overflow;           /* a tree ran out of nodes (leaves grew instead) */
+	size_t bytes;           /* device bytes of the last tree created */
+};
+void gpu_tree_profile_enable(int on);
+void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);
+
+/* One-shot tree accelerations (double in and out, float on the device):
+ * builds a tree over pos (3n) and mass (n) with softening eps > 0, opening
+ * angle theta >= 0 (0: every pair, exact) and multipoles 1 or 2, writes acc
+ * (3n) and, when pot != NULL, pot (n), in the caller's body order. Returns 0,
+ * NB_EINPUT (bad argument or too big for the card, logged) or NB_ERUNTIME. */
+int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, double theta,
+		   int multipoles, double *acc, double *pot);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

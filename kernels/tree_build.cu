@@ -1,0 +1,430 @@
+/* tree_build.cu - the GPU octree's construction stages, all on the device:
+ * bounding box (parallel reduction), 63-bit Morton keys, CUB radix sort of
+ * (key, index), gather of the bodies into key order, compressed-octree build
+ * depth by depth from the sorted keys, and bottom-up moments (mass, centre of
+ * mass, traceless quadrupole, opening radius). No host round trip: every
+ * kernel reads the sizes it needs from the device control block.
+ *
+ * Costs per body (bytes through DRAM): bbox 16; keys 16 + 12; sort ~8 passes
+ * x 24; gather 36 read + 36 written, copy back 72; build ~log(n/leaf) binary
+ * searches per node; moments one pass over bodies (2 for leaves) and one per
+ * node. */
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "tree_internal.cuh"
+
+#define BUILD_THREADS 256
+
+/* ---- reset ---------------------------------------------------------------- */
+
+__global__ void tree_reset_kernel(struct tree_ctl *c, int n, int2 *node_range)
+{
+	int k = threadIdx.x;
+	if (k < 3) {
+		c->bmin[k] = 0xffffffffu;
+		c->bmax[k] = 0u;
+	}
+	if (k < TREE_MAX_DEPTH + 2)
+		c->depth_start[k] = k == 0 ? 0 : 1;
+	if (k < TREE_MAX_DEPTH + 1)
+		c->blocks_done[k] = 0;
+	if (k == 0) {
+		c->node_count = 1;
+		c->alloc_end = 1;
+		c->overflow = 0;
+		c->stack_overflow = 0;
+		c->group_next = 0;
+		c->p2p = 0;
+		c->m2p = 0;
+		node_range[0] = make_int2(0, n);
+	}
+}
+
+int tree_stage_reset(struct gpu_tree *t, size_t n, cudaStream_t s)
+{
+	tree_reset_kernel<<<1, 64, 0, s>>>(t->ctl, (int)n, t->node_range);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+/* ---- bounding box ----------------------------------------------------------
+ * Grid-stride min/max per thread, warp shuffles, one atomic per block and
+ * axis on order-preserving uints. 16 B read per body, 6 FMNMX. */
+
+__global__ void tree_bbox_kernel(const float4 *__restrict__ pos, size_t n, struct tree_ctl *c)
+{
+	float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float4 p = pos[i];
+		lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
+		lo[1] = fminf(lo[1], p.y), hi[1] = fmaxf(hi[1], p.y);
+		lo[2] = fminf(lo[2], p.z), hi[2] = fmaxf(hi[2], p.z);
+	}
+	for (int off = 16; off > 0; off >>= 1) {
+		for (int a = 0; a < 3; a++) {
+			lo[a] = fminf(lo[a], __shfl_xor_sync(0xffffffffu, lo[a], off));
+			hi[a] = fmaxf(hi[a], __shfl_xor_sync(0xffffffffu, hi[a], off));
+		}
+	}
+	__shared__ float s_lo[3][BUILD_THREADS / 32], s_hi[3][BUILD_THREADS / 32];
+	int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+	if (lane == 0) {
+		for (int a = 0; a < 3; a++)
+			s_lo[a][w] = lo[a], s_hi[a][w] = hi[a];
+	}
+	__syncthreads();
+	if (threadIdx.x < 3) {
+		int a = threadIdx.x;
+		float l = s_lo[a][0], h = s_hi[a][0];
+		for (int k = 1; k < BUILD_THREADS / 32; k++)
+			l = fminf(l, s_lo[a][k]), h = fmaxf(h, s_hi[a][k]);
+		atomicMin(&c->bmin[a], tree_f2u(l));
+		atomicMax(&c->bmax[a], tree_f2u(h));
+	}
+}
+
+int tree_stage_bbox(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s)
+{
+	size_t want = (b->n + BUILD_THREADS - 1) / BUILD_THREADS;
+	int grid = (int)(want < (size_t)t->sm_count * 4 ? want : (size_t)t->sm_count * 4);
+	tree_bbox_kernel<<<grid > 0 ? grid : 1, BUILD_THREADS, 0, s>>>(b->pos, b->n, t->ctl);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+/* ---- keys, sort, gather ---------------------------------------------------- */
+
+/* 21 low bits of v spread to every third bit of a 63-bit word. */
+__device__ __forceinline__ unsigned long long tree_spread(unsigned int v)
+{
+	unsigned long long x = v & 0x1fffffu;
+	x = (x | x << 32) & 0x1f00000000ffffull;
+	x = (x | x << 16) & 0x1f0000ff0000ffull;
+	x = (x | x << 8) & 0x100f00f00f00f00full;
+	x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+	x = (x | x << 2) & 0x1249249249249249ull;
+	return x;
+}
+
+__device__ __forceinline__ unsigned int tree_cell_coord(float x, float x0, float scale)
+{
+	/* fmaxf first: a NaN coordinate maps to 0 instead of poisoning the key */
+	float f = fminf(fmaxf((x - x0) * scale, 0.0f), 2097151.0f);
+	return (unsigned int)f;
+}
+
+/* 16 B read, 12 B written per body. */
+__global__ void tree_keys_kernel(const float4 *__restrict__ pos, size_t n,
+				 const struct tree_ctl *c, unsigned long long *keys, uint32_t *iota)
+{
+	struct tree_cube q = tree_cube_of(c);
+	float scale = 2097152.0f / q.side;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float4 p = pos[i];
+		unsigned int ix = tree_cell_coord(p.x, q.x0, scale);
+		unsigned int iy = tree_cell_coord(p.y, q.y0, scale);
+		unsigned int iz = tree_cell_coord(p.z, q.z0, scale);
+		keys[i] = tree_spread(ix) | tree_spread(iy) << 1 | tree_spread(iz) << 2;
+		iota[i] = (uint32_t)i;
+	}
+}
+
+/* Tree-order copies of pos, vel and id; perm[k] = old slot of new slot k.
+ * Bodies stay sorted between steps, so perm is close to the identity and
+ * these reads are nearly coalesced. */
+__global__ void tree_gather_kernel(const uint32_t *__restrict__ perm, size_t n,
+				   const float4 *__restrict__ pos, const float4 *__restrict__ vel,
+				   const uint32_t *__restrict__ id, float4 *pos_o, float4 *vel_o,
+				   uint32_t *id_o)
+{
+	for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
+	     k += (size_t)gridDim.x * blockDim.x) {
+		uint32_t i = perm[k];
+		pos_o[k] = pos[i];
+		if (vel)
+			vel_o[k] = vel[i];
+		if (id)
+			id_o[k] = id[i];
+	}
+}
+
+size_t tree_sort_tmp_bytes(size_t n)
+{
+	size_t bytes = 0;
+	cub::DeviceRadixSort::SortPairs(NULL, bytes, (const unsigned long long *)NULL,
+					(unsigned long long *)NULL, (const uint32_t *)NULL,
+					(uint32_t *)NULL, (int)n, 0, 63);
+	return bytes;
+}
+
+static int grid_for(const struct gpu_tree *t, size_t n)
+{
+	size_t want = (n + BUILD_THREADS - 1) / BUILD_THREADS;
+	size_t cap = (size_t)t->sm_count * 16;
+	return (int)(want < 1 ? 1 : want < cap ? want : cap);
+}
+
+int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
+{
+	size_t n = b->n;
+	int grid = grid_for(t, n);
+	tree_keys_kernel<<<grid, BUILD_THREADS, 0, s>>>(b->pos, n, t->ctl, t->keys_alt, t->iota);
+	CUDA_CHECK(cudaGetLastError());
+	size_t bytes = t->sort_tmp_bytes;
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(t->sort_tmp, bytes, t->keys_alt, t->keys, t->iota,
+						   t->perm, (int)n, 0, 63, s));
+	tree_gather_kernel<<<grid, BUILD_THREADS, 0, s>>>(t->perm, n, b->pos, b->vel, b->id, t->pos,
+							 t->vel, t->id);
+	CUDA_CHECK(cudaGetLastError());
+	/* the caller's arrays follow tree order (acc is rewritten by the walk) */
+	CUDA_CHECK(cudaMemcpyAsync(b->pos, t->pos, n * sizeof(float4), cudaMemcpyDeviceToDevice, s));
+	if (b->vel)
+		CUDA_CHECK(cudaMemcpyAsync(b->vel, t->vel, n * sizeof(float4),
+					   cudaMemcpyDeviceToDevice, s));
+	if (b->id)
+		CUDA_CHECK(cudaMemcpyAsync(b->id, t->id, n * sizeof(uint32_t),
+					   cudaMemcpyDeviceToDevice, s));
+	return 0;
+}
+
+/* ---- build -----------------------------------------------------------------
+ * One launch per depth d: each node of depth d either becomes a leaf (at most
+ * leaf bodies, or all keys equal) or finds its 2..8 non-empty child octants
+ * by binary search over its sorted keys. A block scan numbers the children;
+ * one atomicAdd per block allocates them, contiguous per parent. When the
+ * node capacity is reached the block's nodes stay leaves (exact sums, just
+ * slower) and ctl->overflow says so. The block that finishes last records
+ * where depth d+1 ends (threadfence + counter, no spinning). */
+
+__device__ __forceinline__ int tree_lower_bound(const unsigned long long *keys, int lo, int hi,
+						unsigned long long k)
+{
+	while (lo < hi) {
+		int mid = lo + ((hi - lo) >> 1);
+		if (keys[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+__global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ keys,
+				  int2 *node_range, int2 *node_kids, struct tree_ctl *c, int leaf,
+				  int cap)
+{
+	typedef cub::BlockScan<int, BUILD_THREADS> scan_t;
+	__shared__ typename scan_t::TempStorage scan_tmp;
+	__shared__ int s_first;
+	const int lo = c->depth_start[d], hi = c->depth_start[d + 1];
+	for (int base = lo + blockIdx.x * BUILD_THREADS; base < hi; base += gridDim.x * BUILD_THREADS) {
+		int i = base + threadIdx.x;
+		int bound[9];
+		int nch = 0;
+		int2 r = make_int2(0, 0);
+		if (i < hi) {
+			r = node_range[i];
+			unsigned long long k0 = keys[r.x], k1 = keys[r.y - 1];
+			if (r.y - r.x > leaf && k0 != k1) {
+				int level = tree_common_level(k0, k1) + 1; /* children's level, <= 21 */
+				int sh = 63 - 3 * level;
+				unsigned long long prefix = k0 >> (sh + 3) << (sh + 3); /* sh + 3 <= 63 */
+				bound[0] = r.x;
+#pragma unroll
+				for (int o = 1; o < 8; o++)
+					bound[o] = tree_lower_bound(keys, bound[o - 1], r.y,
+								    prefix | (unsigned long long)o << sh);
+				bound[8] = r.y;
+#pragma unroll
+				for (int o = 0; o < 8; o++)
+					nch += bound[o + 1] > bound[o];
+			}
+		}
+		int off, total;
+		scan_t(scan_tmp).ExclusiveSum(nch, off, total);
+		if (threadIdx.x == 0) {
+			int first = total > 0 ? atomicAdd(&c->node_count, total) : 0;
+			if (total > 0 && first + total > cap) {
+				first = -1;
+				c->overflow = 1;
+			} else if (total > 0) {
+				atomicMax(&c->alloc_end, first + total);
+			}
+			s_first = first;
+		}
+		__syncthreads();
+		int first = s_first;
+		if (i < hi) {
+			if (nch > 0 && first >= 0) {
+				int k = first + off;
+				node_kids[i] = make_int2(k, nch);
+#pragma unroll
+				for (int o = 0; o < 8; o++) {
+					if (bound[o + 1] > bound[o])
+						node_range[k++] = make_int2(bound[o], bound[o + 1]);
+				}
+			} else {
+				node_kids[i] = make_int2(r.x, -(r.y - r.x));
+			}
+		}
+		__syncthreads(); /* scan_tmp and s_first are reused */
+	}
+	/* the last block to finish publishes where depth d+1 ends */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		unsigned int done = atomicAdd(&c->blocks_done[d], 1u);
+		if (done == gridDim.x - 1) {
+			__threadfence();
+			c->depth_start[d + 2] = atomicAdd(&c->alloc_end, 0);
+		}
+	}
+}
+
+int tree_stage_build(struct gpu_tree *t, cudaStream_t s)
+{
+	/* a depth never holds more nodes than leaves of n bodies, nor than cap */
+	int grid = grid_for(t, t->n < (size_t)t->node_cap ? t->n : (size_t)t->node_cap);
+	for (int d = 0; d < TREE_MAX_DEPTH; d++) {
+		tree_split_kernel<<<grid, BUILD_THREADS, 0, s>>>(d, t->keys, t->node_range, t->node_kids,
+								 t->ctl, t->leaf_size, t->node_cap);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+}
+
+/* ---- moments ---------------------------------------------------------------
+ * Depth by depth from the deepest: a leaf sums its bodies (two passes: centre
+ * of mass, then Q, T and bmax about it), an internal node combines its
+ * children by the parallel-axis theorem,
+ *   Q = sum_c [Q_c + m_c (3 s s^T - |s|^2 I)],  T = sum_c [T_c + m_c |s|^2],
+ *   s = com_c - com, and bmax = max_c (|s| + bmax_c).
+ * T = tr sum m y y^T is what the softened expansion needs beyond Q (see
+ * tree_walk.cu). Then the opening radius (tree_api.h). */
+
+struct tree_mom {
+	float m, x, y, z, q[6], tr, bmax;
+};
+
+__device__ void tree_leaf_moments(const float4 *__restrict__ pos, int b, int e, float cx, float cy,
+				  float cz, struct tree_mom *o)
+{
+	/* sums relative to the cell centre keep float precision */
+	float m = 0, sx = 0, sy = 0, sz = 0;
+	for (int j = b; j < e; j++) {
+		float4 p = pos[j];
+		m += p.w;
+		sx += p.w * (p.x - cx), sy += p.w * (p.y - cy), sz += p.w * (p.z - cz);
+	}
+	float inv = m > 0 ? 1.0f / m : 0.0f;
+	o->m = m;
+	o->x = cx + sx * inv, o->y = cy + sy * inv, o->z = cz + sz * inv;
+	float q[6] = {0, 0, 0, 0, 0, 0}, b2 = 0, tr = 0;
+	for (int j = b; j < e; j++) {
+		float4 p = pos[j];
+		float dx = p.x - o->x, dy = p.y - o->y, dz = p.z - o->z;
+		float r2 = dx * dx + dy * dy + dz * dz;
+		b2 = fmaxf(b2, r2);
+		tr += p.w * r2;
+		q[0] += p.w * (3 * dx * dx - r2);
+		q[1] += p.w * (3 * dy * dy - r2);
+		q[2] += p.w * (3 * dz * dz - r2);
+		q[3] += p.w * 3 * dx * dy;
+		q[4] += p.w * 3 * dx * dz;
+		q[5] += p.w * 3 * dy * dz;
+	}
+	for (int a = 0; a < 6; a++)
+		o->q[a] = q[a];
+	o->tr = tr;
+	o->bmax = sqrtf(b2);
+}
+
+__global__ void tree_moments_kernel(int d, const unsigned long long *__restrict__ keys,
+				    const float4 *__restrict__ pos, const int2 *__restrict__ node_range,
+				    const int2 *__restrict__ node_kids, float4 *node_open,
+				    float4 *node_mq0, float4 *node_mq1, float *node_bmax,
+				    const struct tree_ctl *c,
+				    float theta, int criterion)
+{
+	const int lo = c->depth_start[d], hi = c->depth_start[d + 1];
+	const struct tree_cube cube = tree_cube_of(c);
+	for (int i = lo + blockIdx.x * blockDim.x + threadIdx.x; i < hi; i += gridDim.x * blockDim.x) {
+		int2 r = node_range[i], kid = node_kids[i];
+		unsigned long long k0 = keys[r.x];
+		int level = tree_common_level(k0, keys[r.y - 1]);
+		/* cell centre from the key prefix */
+		unsigned int ix = 0, iy = 0, iz = 0;
+		for (int l = 0; l < level; l++) {
+			unsigned int o = (unsigned int)(k0 >> (60 - 3 * l)) & 7u;
+			ix = ix << 1 | (o & 1u), iy = iy << 1 | (o >> 1 & 1u), iz = iz << 1 | (o >> 2);
+		}
+		float side = ldexpf(cube.side, -level);
+		float cx = cube.x0 + (ix + 0.5f) * side, cy = cube.y0 + (iy + 0.5f) * side,
+		      cz = cube.z0 + (iz + 0.5f) * side;
+		struct tree_mom o;
+		if (kid.y < 0) {
+			tree_leaf_moments(pos, r.x, r.y, cx, cy, cz, &o);
+		} else {
+			float m = 0, sx = 0, sy = 0, sz = 0;
+			for (int k = kid.x; k < kid.x + kid.y; k++) {
+				float4 cc = node_open[k];
+				float cm = node_mq0[k].x;
+				m += cm;
+				sx += cm * (cc.x - cx), sy += cm * (cc.y - cy), sz += cm * (cc.z - cz);
+			}
+			float inv = m > 0 ? 1.0f / m : 0.0f;
+			o.m = m;
+			o.x = cx + sx * inv, o.y = cy + sy * inv, o.z = cz + sz * inv;
+			for (int a = 0; a < 6; a++)
+				o.q[a] = 0;
+			o.tr = 0;
+			o.bmax = 0;
+			for (int k = kid.x; k < kid.x + kid.y; k++) {
+				float4 cc = node_open[k], q0 = node_mq0[k], q1 = node_mq1[k];
+				float dx = cc.x - o.x, dy = cc.y - o.y, dz = cc.z - o.z;
+				float s2 = dx * dx + dy * dy + dz * dz, cm = q0.x;
+				o.q[0] += q0.y + cm * (3 * dx * dx - s2);
+				o.q[1] += q0.z + cm * (3 * dy * dy - s2);
+				o.q[2] += q0.w + cm * (3 * dz * dz - s2);
+				o.q[3] += q1.x + cm * 3 * dx * dy;
+				o.q[4] += q1.y + cm * 3 * dx * dz;
+				o.q[5] += q1.z + cm * 3 * dy * dz;
+				o.tr += q1.w + cm * s2;
+				o.bmax = fmaxf(o.bmax, sqrtf(s2) + node_bmax[k]);
+			}
+		}
+		/* opening radius: accepted when dist(com, group box) > rcrit */
+		float rc;
+		if (criterion == GPU_TREE_CRIT_BMAX) {
+			rc = theta > 0 ? o.bmax / theta : INFINITY;
+			rc = fmaxf(rc, o.bmax) * (1.0f + 1e-5f);
+		} else {
+			float dx = o.x - cx, dy = o.y - cy, dz = o.z - cz;
+			float delta = sqrtf(dx * dx + dy * dy + dz * dz);
+			rc = theta > 0 ? side / theta : INFINITY;
+			/* never accept a cell that may hold a group body: the cube
+			 * lies within delta + sqrt(3)/2 side of the com (plus two
+			 * finest cells for rounding in the keys) */
+			rc = fmaxf(rc, delta + 0.8660254f * side + ldexpf(cube.side, -20));
+		}
+		node_open[i] = make_float4(o.x, o.y, o.z, rc * rc);
+		node_mq0[i] = make_float4(o.m, o.q[0], o.q[1], o.q[2]);
+		node_mq1[i] = make_float4(o.q[3], o.q[4], o.q[5], o.tr);
+		node_bmax[i] = o.bmax;
+	}
+}
+
+int tree_stage_moments(struct gpu_tree *t, cudaStream_t s)
+{
+	int grid = grid_for(t, t->n < (size_t)t->node_cap ? t->n : (size_t)t->node_cap);
+	for (int d = TREE_MAX_DEPTH - 1; d >= 0; d--) {
+		tree_moments_kernel<<<grid, BUILD_THREADS, 0, s>>>(
+			d, t->keys, t->pos, t->node_range, t->node_kids, t->node_open, t->node_mq0,
+			t->node_mq1, t->node_bmax, t->ctl, t->theta, t->criterion);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+}

@@ -1,0 +1,136 @@
+/* tree_internal.cuh - what kernels/tree.cu, tree_build.cu and tree_walk.cu
+ * share: the device octree's layout and the launchers of each stage.
+ *
+ * The tree is a compressed octree over 63-bit Morton keys (21 levels):
+ * every node is the smallest octree cell that holds its bodies, so every
+ * internal node has 2..8 children (no single-child chains) and there are at
+ * most 2n - 1 nodes. Children of a node are contiguous; nodes are stored
+ * depth by depth (breadth first), depth d in [depth_start[d],
+ * depth_start[d+1]). Bodies are sorted by key, so every node owns the
+ * contiguous body range [begin, end).
+ *
+ * Node arrays are structures of arrays so the walk loads only what each test
+ * needs: the opening test reads node_open (16 B) and node_kids (8 B); an
+ * accepted cell's interaction reads node_open and node_mq0/1. */
+#ifndef NB_TREE_INTERNAL_CUH
+#define NB_TREE_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+/* log.h and sim.h carry no extern "C" of their own */
+extern "C" {
+#include "../sim/sim.h"
+}
+#include "gpu_internal.h"
+#include "tree_api.h"
+
+#define TREE_KEY_LEVELS 21                  /* 3 * 21 = 63 key bits */
+#define TREE_MAX_DEPTH (TREE_KEY_LEVELS + 1) /* depths 0..21: levels rise by >= 1 per depth */
+#define TREE_WARP 32
+/* Walk stack bound (see tree_walk.cu): at most 32 ranges per surviving
+ * generation and one generation per depth 1..21, plus the root. */
+#define TREE_STACK_CAP (TREE_WARP * (TREE_MAX_DEPTH - 1) + 32)
+
+/* Device control block: reset at the start of every compute. */
+struct tree_ctl {
+	unsigned int bmin[3], bmax[3]; /* bounding box as order-preserving uints */
+	int node_count;                /* bump allocator (may pass cap on overflow) */
+	int alloc_end;                 /* end of the last successful allocation */
+	int depth_start[TREE_MAX_DEPTH + 2];
+	unsigned int blocks_done[TREE_MAX_DEPTH + 1];
+	int overflow;     /* 1: node capacity reached (bigger leaves, still exact sums) */
+	int stack_overflow; /* walk stack bound violated (never expected) */
+	unsigned int group_next; /* walk work counter */
+	unsigned long long p2p, m2p; /* interaction counts when counting */
+};
+
+struct gpu_tree {
+	size_t n;          /* bodies the buffers hold */
+	int node_cap;
+	int leaf_size;     /* max bodies per leaf (more only at key depth 21) */
+	int lanes;         /* bodies per lane in a walk group (1 or 2) */
+	int criterion;     /* enum gpu_tree_criterion */
+	int multipoles;
+	float theta, eps;
+	int count_interactions;
+
+	/* per body */
+	unsigned long long *keys, *keys_alt;
+	uint32_t *iota, *perm;
+	float4 *pos, *vel; /* tree-order copies (gather targets) */
+	uint32_t *id;
+	void *sort_tmp;
+	size_t sort_tmp_bytes;
+
+	/* per node */
+	int2 *node_range; /* body [begin, end) */
+	int2 *node_kids;  /* internal: (first child, nchild > 0); leaf: (first body, -count) */
+	float4 *node_open; /* (com x, y, z, rcrit^2): accepted when dist^2 > rcrit^2 */
+	float4 *node_mq0;  /* (mass, Qxx, Qyy, Qzz) */
+	float4 *node_mq1;  /* (Qxy, Qxz, Qyz, T = tr sum m y y^T) */
+	float *node_bmax;  /* largest distance of a body from the com */
+
+	struct tree_ctl *ctl;
+	size_t bytes; /* device bytes owned */
+	int sm_count;
+	int walk_blocks[2][2][2]; /* persistent grid size per walk variant [lanes-1][mp-1][pot] */
+	cudaEvent_t ev[7];
+};
+
+/* tree_build.cu: the stages before the walk, each enqueued on stream. */
+int tree_stage_reset(struct gpu_tree *t, size_t n, cudaStream_t s);
+int tree_stage_bbox(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s);
+/* keys, radix sort, gather of pos/vel/id into tree order and copy back into b */
+int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
+int tree_stage_build(struct gpu_tree *t, cudaStream_t s);
+int tree_stage_moments(struct gpu_tree *t, cudaStream_t s);
+size_t tree_sort_tmp_bytes(size_t n);
+
+/* tree_walk.cu */
+int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t s);
+int tree_walk_prepare(struct gpu_tree *t); /* occupancy -> persistent grid sizes */
+
+/* Order-preserving float <-> uint (so atomicMin/Max on uint order floats). */
+__device__ __forceinline__ unsigned int tree_f2u(float f)
+{
+	unsigned int u = __float_as_uint(f);
+	return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float tree_u2f(unsigned int u)
+{
+	return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
+/* The key cube: lower corner and side, from the reduced box. Every kernel
+ * derives it the same way from ctl, so no kernel needs to store it. */
+struct tree_cube {
+	float x0, y0, z0, side;
+};
+__device__ __forceinline__ struct tree_cube tree_cube_of(const struct tree_ctl *c)
+{
+	struct tree_cube q;
+	float lo[3], ext = 0.0f;
+	for (int a = 0; a < 3; a++) {
+		lo[a] = tree_u2f(c->bmin[a]);
+		ext = fmaxf(ext, tree_u2f(c->bmax[a]) - lo[a]);
+	}
+	/* slack so the top face maps inside; any side will do for one point */
+	q.side = ext > 0.0f ? ext * (1.0f + 1e-6f) + 1e-30f : 1.0f;
+	q.x0 = lo[0];
+	q.y0 = lo[1];
+	q.z0 = lo[2];
+	return q;
+}
+
+/* Level (0..21) of the smallest cell holding keys a <= b of one node. */
+__device__ __forceinline__ int tree_common_level(unsigned long long a, unsigned long long b)
+{
+	unsigned long long x = a ^ b;
+	if (!x)
+		return TREE_KEY_LEVELS;
+	int hb = 63 - __clzll((long long)x); /* highest differing bit, 0..62 */
+	return (62 - hb) / 3;
+}
+
+#endif

@@ -1,0 +1,370 @@
+/* tree_walk.cu - the GPU tree's force walk: one warp per group of 32 * NB
+ * consecutive tree-ordered bodies (lane l holds bodies l, l+32, ...), all of
+ * the group's bodies sharing one walk.
+ *
+ * A cell is tested against the group's bounding box: d = distance from the
+ * cell's centre of mass to the nearest point of the box, accepted when
+ * d^2 > rcrit^2 (tree_build.cu sets rcrit per criterion). That is at least
+ * as strict for every body as the per-body test, and keeps the warp on one
+ * path. Work per iteration of the walk:
+ *   pop up to 32 cells (whole sibling ranges) off a per-warp stack in shared
+ *   memory, one per lane; test them; accepted cells go to a pending cell
+ *   list, opened leaves' bodies to a pending body list, opened internal
+ *   nodes push their child range. When a list holds 32 entries, its entries
+ *   are staged in shared memory and every lane applies all 32 to its
+ *   bodies (broadcast reads: one LDS per source for NB targets).
+ * Everything is warp-cooperative with explicit masks (__shfl_sync,
+ * __ballot_sync, __reduce_or_sync, __syncwarp): no warp-synchronous
+ * assumptions, no spinning. Groups are handed out by an atomic counter to a
+ * persistent grid, so dense groups do not stall a block.
+ *
+ * Stack bound: ranges pushed in one iteration form a generation (<= 32
+ * ranges). While a generation survives on the stack, every later pop takes
+ * cells from it or from generations above it, so the next surviving
+ * generation holds only strict descendants of its cells; surviving
+ * generations therefore lie at strictly increasing depths 1..21, and the
+ * stack never holds more than 21 * 32 ranges plus the root.
+ *
+ * Cost per interaction and target (FP32 lane instructions):
+ *   body-body 13 + 1 rsqrt (+1 with potential), 16 B broadcast LDS per NB;
+ *   body-cell monopole 13 + 1 rsqrt; quadrupole 31 + 1 rsqrt, 48 B LDS per NB.
+ *   Quadrupole, r = x - com, s^2 = |r|^2 + eps^2, Q traceless, T = tr S
+ *   with S = sum m y y^T the second moment about the com: the Taylor
+ *   expansion of the softened potential -sum m/|x - com - y|_eps to second
+ *   order, since d_a d_b (1/s) = (3 r_a r_b - s^2 delta_ab)/s^5, gives
+ *     phi = -M/s - (1/2)(r.Q.r - T eps^2)/s^5
+ *     a   = -M r/s^3 + Q.r/s^5 - (5/2)(r.Q.r - T eps^2) r/s^7.
+ *   The T eps^2 term matters for cells within a few eps (it halves the
+ *   median error of a 1M-body Plummer sphere at eps = 0.05, theta = 0.5). */
+#include "tree_internal.cuh"
+
+#define WALK_WARPS 4
+#define WALK_THREADS (WALK_WARPS * TREE_WARP)
+#define FULL 0xffffffffu
+
+struct walk_smem {
+	uint32_t stack[TREE_STACK_CAP]; /* packed ranges: first << 3 | (count - 1) */
+	int cells[64];                  /* accepted cells waiting for a flush */
+	float4 bodies[64];              /* opened leaves' bodies waiting for a flush */
+	float4 stage[3][32];            /* accepted cells' data during a flush */
+};
+
+__device__ __forceinline__ int warp_incl_scan(int v, int lane)
+{
+#pragma unroll
+	for (int off = 1; off < 32; off <<= 1) {
+		int u = __shfl_up_sync(FULL, v, off);
+		if (lane >= off)
+			v += u;
+	}
+	return v;
+}
+
+template <int NB, bool POT>
+__device__ __forceinline__ void walk_p2p(const float4 *src, int cnt, const float *px,
+					 const float *py, const float *pz, float *ax, float *ay,
+					 float *az, float *phi, float eps2)
+{
+#pragma unroll 4
+	for (int j = 0; j < cnt; j++) {
+		float4 s = src[j];
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			float dx = s.x - px[k], dy = s.y - py[k], dz = s.z - pz[k];
+			float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+			float rinv = rsqrtf(r2);
+			float mr = s.w * rinv;
+			float mr3 = mr * rinv * rinv;
+			ax[k] = fmaf(dx, mr3, ax[k]);
+			ay[k] = fmaf(dy, mr3, ay[k]);
+			az[k] = fmaf(dz, mr3, az[k]);
+			if (POT)
+				phi[k] -= mr;
+		}
+	}
+}
+
+template <int NB, int MP, bool POT>
+__device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, const float *px,
+					 const float *py, const float *pz, float *ax, float *ay,
+					 float *az, float *phi, float eps2)
+{
+#pragma unroll 2
+	for (int j = 0; j < cnt; j++) {
+		float4 c0 = sm->stage[0][j]; /* com, mass */
+		float4 c1 = make_float4(0, 0, 0, 0), c2 = c1;
+		if (MP >= 2) {
+			c1 = sm->stage[1][j]; /* Qxx Qyy Qzz Qxy */
+			c2 = sm->stage[2][j]; /* Qxz Qyz T eps^2 */
+		}
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			float rx = px[k] - c0.x, ry = py[k] - c0.y, rz = pz[k] - c0.z;
+			float r2 = fmaf(rx, rx, fmaf(ry, ry, fmaf(rz, rz, eps2)));
+			float rinv = rsqrtf(r2);
+			float rinv2 = rinv * rinv;
+			float mr = c0.w * rinv;
+			float f = mr * rinv2; /* M / s^3 */
+			if (MP >= 2) {
+				float qx = fmaf(c1.x, rx, fmaf(c1.w, ry, c2.x * rz));
+				float qy = fmaf(c1.w, rx, fmaf(c1.y, ry, c2.y * rz));
+				float qz = fmaf(c2.x, rx, fmaf(c2.y, ry, c1.z * rz));
+				float rqr = fmaf(rx, qx, fmaf(ry, qy, fmaf(rz, qz, -c2.z)));
+				float rinv5 = rinv2 * rinv2 * rinv;
+				float t = rqr * rinv5;
+				f = fmaf(2.5f * t, rinv2, f);
+				ax[k] = fmaf(rinv5, qx, ax[k]);
+				ay[k] = fmaf(rinv5, qy, ay[k]);
+				az[k] = fmaf(rinv5, qz, az[k]);
+				if (POT)
+					phi[k] = fmaf(-0.5f, t, phi[k]);
+			}
+			ax[k] = fmaf(-f, rx, ax[k]);
+			ay[k] = fmaf(-f, ry, ay[k]);
+			az[k] = fmaf(-f, rz, az[k]);
+			if (POT)
+				phi[k] -= mr;
+		}
+	}
+}
+
+template <int NB, int MP, bool POT>
+__global__ void __launch_bounds__(WALK_THREADS)
+	tree_walk_kernel(const float4 *__restrict__ pos, int n, const int2 *__restrict__ node_kids,
+			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
+			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
+			 struct tree_ctl *ctl, float eps2, int count)
+{
+	__shared__ struct walk_smem smem[WALK_WARPS];
+	const int lane = threadIdx.x & 31;
+	struct walk_smem *sm = &smem[threadIdx.x >> 5];
+	const unsigned lt_mask = (1u << lane) - 1u;
+	const int gsize = 32 * NB;
+	const unsigned ngroups = (unsigned)((n + gsize - 1) / gsize);
+
+	for (;;) {
+		unsigned g = 0;
+		if (lane == 0)
+			g = atomicAdd(&ctl->group_next, 1u);
+		g = __shfl_sync(FULL, g, 0);
+		if (g >= ngroups)
+			break;
+
+		/* this lane's targets; slots past n copy the group's first body */
+		const int first = (int)g * gsize;
+		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
+		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			int i = first + 32 * k + lane;
+			float4 p = pos[i < n ? i : first];
+			px[k] = p.x, py[k] = p.y, pz[k] = p.z, pm[k] = p.w;
+			ax[k] = ay[k] = az[k] = phi[k] = 0.0f;
+			lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
+			lo[1] = fminf(lo[1], p.y), hi[1] = fmaxf(hi[1], p.y);
+			lo[2] = fminf(lo[2], p.z), hi[2] = fmaxf(hi[2], p.z);
+		}
+#pragma unroll
+		for (int off = 16; off > 0; off >>= 1) {
+#pragma unroll
+			for (int a = 0; a < 3; a++) {
+				lo[a] = fminf(lo[a], __shfl_xor_sync(FULL, lo[a], off));
+				hi[a] = fmaxf(hi[a], __shfl_xor_sync(FULL, hi[a], off));
+			}
+		}
+		const float gcx = 0.5f * (lo[0] + hi[0]), gcy = 0.5f * (lo[1] + hi[1]),
+			    gcz = 0.5f * (lo[2] + hi[2]);
+		const float ghx = 0.5f * (hi[0] - lo[0]), ghy = 0.5f * (hi[1] - lo[1]),
+			    ghz = 0.5f * (hi[2] - lo[2]);
+
+		int sp = 1, nc = 0, nb = 0;
+		unsigned long long n_p2p = 0, n_m2p = 0;
+		if (lane == 0)
+			sm->stack[0] = 0u << 3 | 0u; /* the root, a range of one */
+		__syncwarp();
+		while (sp > 0) {
+			/* pop whole ranges from the top while they fit in 32 lanes */
+			uint32_t e = 0;
+			int cnt = 0;
+			if (lane < sp) {
+				e = sm->stack[sp - 1 - lane];
+				cnt = (int)(e & 7u) + 1;
+			}
+			int incl = warp_incl_scan(cnt, lane);
+			int k = __popc(__ballot_sync(FULL, lane < sp && incl <= 32));
+			int total = __shfl_sync(FULL, incl, k - 1);
+			sp -= k;
+			int excl = incl - cnt;
+			unsigned starts = __reduce_or_sync(FULL, lane < k ? 1u << excl : 0u);
+			int r = __popc(starts & ((2u << lane) - 1u)) - 1;
+			uint32_t er = __shfl_sync(FULL, e, r);
+			int exr = __shfl_sync(FULL, excl, r);
+			const bool have = lane < total;
+			const int cell = (int)(er >> 3) + (lane - exr);
+			__syncwarp(); /* pops read before pushes overwrite */
+
+			bool accept = false, open_leaf = false, open_int = false;
+			int2 kid = make_int2(0, 0);
+			if (have) {
+				float4 op = node_open[cell];
+				kid = node_kids[cell];
+				float dx = fmaxf(fabsf(op.x - gcx) - ghx, 0.0f);
+				float dy = fmaxf(fabsf(op.y - gcy) - ghy, 0.0f);
+				float dz = fmaxf(fabsf(op.z - gcz) - ghz, 0.0f);
+				accept = fmaf(dx, dx, fmaf(dy, dy, dz * dz)) > op.w;
+				open_leaf = !accept && kid.y < 0;
+				open_int = !accept && kid.y > 0;
+			}
+
+			/* opened internal nodes push their children's range */
+			unsigned mi = __ballot_sync(FULL, open_int);
+			int slot = sp + __popc(mi & lt_mask);
+			if (open_int) {
+				if (slot < TREE_STACK_CAP)
+					sm->stack[slot] = (uint32_t)kid.x << 3 | (uint32_t)(kid.y - 1);
+				else
+					ctl->stack_overflow = 1; /* impossible by the bound above */
+			}
+			sp = min(sp + __popc(mi), TREE_STACK_CAP);
+
+			/* accepted cells join the pending list */
+			unsigned ma = __ballot_sync(FULL, accept);
+			if (accept)
+				sm->cells[nc + __popc(ma & lt_mask)] = cell;
+			nc += __popc(ma);
+			__syncwarp();
+			if (nc >= 32) {
+				int c = sm->cells[lane];
+				float4 op = node_open[c], q0 = node_mq0[c];
+				sm->stage[0][lane] = make_float4(op.x, op.y, op.z, q0.x);
+				if (MP >= 2) {
+					float4 q1 = node_mq1[c];
+					sm->stage[1][lane] = make_float4(q0.y, q0.z, q0.w, q1.x);
+					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * eps2, 0.0f);
+				}
+				int rest = lane < nc - 32 ? sm->cells[32 + lane] : 0;
+				__syncwarp();
+				if (lane < nc - 32)
+					sm->cells[lane] = rest;
+				walk_m2p<NB, MP, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
+				nc -= 32;
+				n_m2p += 32;
+				__syncwarp();
+			}
+
+			/* opened leaves' bodies join the pending body list, 32 at a time */
+			int lcnt = open_leaf ? -kid.y : 0;
+			int lincl = warp_incl_scan(lcnt, lane);
+			int lexcl = lincl - lcnt;
+			int T = __shfl_sync(FULL, lincl, 31);
+			for (int base = 0; base < T; base += 32) {
+				int q = base + lane;
+				int rl = 0; /* lanes whose leaves end at or before q */
+#pragma unroll
+				for (int step = 16; step > 0; step >>= 1) {
+					int v = __shfl_sync(FULL, lincl, rl + step - 1);
+					if (v <= q)
+						rl += step;
+				}
+				int lf = __shfl_sync(FULL, kid.x, rl);
+				int lx = __shfl_sync(FULL, lexcl, rl);
+				int add = min(32, T - base);
+				if (lane < add)
+					sm->bodies[nb + lane] = pos[lf + (q - lx)];
+				nb += add;
+				__syncwarp();
+				if (nb >= 32) {
+					walk_p2p<NB, POT>(sm->bodies, 32, px, py, pz, ax, ay, az, phi, eps2);
+					__syncwarp();
+					float4 rest = sm->bodies[32 + lane];
+					__syncwarp();
+					if (lane < nb - 32)
+						sm->bodies[lane] = rest;
+					nb -= 32;
+					n_p2p += 32;
+					__syncwarp();
+				}
+			}
+		}
+		/* what is left in the lists */
+		if (nc > 0) {
+			if (lane < nc) {
+				int c = sm->cells[lane];
+				float4 op = node_open[c], q0 = node_mq0[c];
+				sm->stage[0][lane] = make_float4(op.x, op.y, op.z, q0.x);
+				if (MP >= 2) {
+					float4 q1 = node_mq1[c];
+					sm->stage[1][lane] = make_float4(q0.y, q0.z, q0.w, q1.x);
+					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * eps2, 0.0f);
+				}
+			}
+			__syncwarp();
+			walk_m2p<NB, MP, POT>(sm, nc, px, py, pz, ax, ay, az, phi, eps2);
+			n_m2p += nc;
+		}
+		if (nb > 0) {
+			walk_p2p<NB, POT>(sm->bodies, nb, px, py, pz, ax, ay, az, phi, eps2);
+			n_p2p += nb;
+		}
+		__syncwarp(); /* the next group reuses the lists */
+
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			int i = first + 32 * k + lane;
+			if (i < n) {
+				/* the walk summed the body's own softened self term
+				 * -m/eps into phi exactly once (its leaf always opens);
+				 * the same float expression takes it out again */
+				float w = POT ? phi[k] + pm[k] * rsqrtf(eps2) : 0.0f;
+				acc[i] = make_float4(ax[k], ay[k], az[k], w);
+			}
+		}
+		if (count && lane == 0) {
+			int nt = min(gsize, n - first);
+			atomicAdd(&ctl->p2p, n_p2p * (unsigned long long)nt);
+			atomicAdd(&ctl->m2p, n_m2p * (unsigned long long)nt);
+		}
+	}
+}
+
+typedef void (*walk_fn)(const float4 *, int, const int2 *, const float4 *, const float4 *,
+			const float4 *, float4 *, struct tree_ctl *, float, int);
+
+static walk_fn walk_pick(int lanes, int mp, int pot)
+{
+	static const walk_fn fns[2][2][2] = {
+		{{tree_walk_kernel<1, 1, false>, tree_walk_kernel<1, 1, true>},
+		 {tree_walk_kernel<1, 2, false>, tree_walk_kernel<1, 2, true>}},
+		{{tree_walk_kernel<2, 1, false>, tree_walk_kernel<2, 1, true>},
+		 {tree_walk_kernel<2, 2, false>, tree_walk_kernel<2, 2, true>}},
+	};
+	return fns[lanes - 1][mp - 1][pot ? 1 : 0];
+}
+
+int tree_walk_prepare(struct gpu_tree *t)
+{
+	for (int l = 1; l <= 2; l++)
+		for (int mp = 1; mp <= 2; mp++)
+			for (int pot = 0; pot <= 1; pot++) {
+				int per_sm = 0;
+				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+					&per_sm, walk_pick(l, mp, pot), WALK_THREADS, 0));
+				t->walk_blocks[l - 1][mp - 1][pot] = (per_sm > 0 ? per_sm : 1) * t->sm_count;
+			}
+	return 0;
+}
+
+int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t s)
+{
+	int lanes = t->lanes, mp = t->multipoles, pot = need_pot ? 1 : 0;
+	int blocks = t->walk_blocks[lanes - 1][mp - 1][pot];
+	size_t groups = (b->n + 32 * lanes - 1) / (32 * lanes);
+	size_t want = (groups + WALK_WARPS - 1) / WALK_WARPS;
+	if ((size_t)blocks > want)
+		blocks = (int)want;
+	walk_pick(lanes, mp, pot)<<<blocks, WALK_THREADS, 0, s>>>(
+		t->pos, (int)b->n, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
+		t->ctl, t->eps * t->eps, t->count_interactions);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}

@@ -1,0 +1,362 @@
+/* test_gpu_tree.c - the GPU Barnes-Hut tree (kernels/tree*.cu) against
+ * double-precision direct sums, the CPU tree (sim/tree.c) and analytic
+ * cases. Without a usable GPU every test prints "SKIP: <why>" and passes.
+ *
+ *   make CUDA_ARCH=sm_90 build/tests/test_gpu_tree && build/tests/test_gpu_tree
+ *   NB_GPU_SANITIZE=1: only the 10k-body case, for compute-sanitizer
+ *   (tests/gpu_tree_sanitize.sh). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "../kernels/gpu.h"
+#include "../sim/sim.h"
+#if NB_HAVE_CUDA
+#include "../kernels/tree_api.h"
+#endif
+
+static int gpu_ok(void)
+{
+	char why[256];
+	if (gpu_probe(why, sizeof why))
+		return 1;
+	printf("SKIP: %s\n", why);
+	return 0;
+}
+
+#if NB_HAVE_CUDA
+
+/* Relative acceleration error of each body, |a - ref| / |ref|, sorted. */
+static double *rel_errors(const double *a, const double *ref, size_t n)
+{
+	double *e = malloc(n * sizeof *e);
+	ck_assert_ptr_nonnull(e);
+	for (size_t i = 0; i < n; i++) {
+		double d2 = 0, r2 = 0;
+		for (int k = 0; k < 3; k++) {
+			double d = a[3 * i + k] - ref[3 * i + k];
+			d2 += d * d;
+			r2 += ref[3 * i + k] * ref[3 * i + k];
+		}
+		e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+	}
+	for (size_t i = 1; i < n; i++) { /* insertion sort is fine at test sizes */
+		double v = e[i];
+		size_t j = i;
+		for (; j > 0 && e[j - 1] > v; j--)
+			e[j] = e[j - 1];
+		e[j] = v;
+	}
+	return e;
+}
+
+static double pct(const double *sorted, size_t n, double p)
+{
+	size_t k = (size_t)(p * (double)(n - 1));
+	return sorted[k];
+}
+
+static void plummer(struct sim_state *st, size_t n, uint64_t seed)
+{
+	ck_assert_int_eq(sim_state_alloc(st, n, 1), 0);
+	sim_ic_plummer(st, 0, n, 1.0, 1.0, 20.0, seed, 0);
+}
+
+/* GPU tree and CPU tree use the same criterion and moments: at theta 0.5
+ * with quadrupoles each is within ~3e-4 (median) of the direct sum, so
+ * they differ from each other by about that much, not more. */
+START_TEST(gpu_tree_matches_cpu_tree)
+{
+	if (!gpu_ok())
+		return;
+	const size_t n = 20000;
+	struct sim_state st;
+	plummer(&st, n, 11);
+	double *ag = malloc(3 * n * sizeof *ag), *ac = malloc(3 * n * sizeof *ac);
+	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, ag, NULL), 0);
+	ck_assert_int_eq(sim_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, ac, NULL), 0);
+	double *e = rel_errors(ag, ac, n);
+	printf("gpu vs cpu tree (theta 0.5, quadrupole): median %.3g, 99th %.3g\n",
+	       pct(e, n, 0.5), pct(e, n, 0.99));
+	ck_assert_double_le(pct(e, n, 0.5), 1e-3);
+	ck_assert_double_le(pct(e, n, 0.99), 1e-2);
+	free(e);
+	free(ag);
+	free(ac);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Median error against the double direct sum falls as theta falls
+ * (monopole error ~ theta^2, quadrupole ~ theta^3), and theta = 0 is the
+ * direct sum itself up to float rounding. */
+START_TEST(gpu_tree_error_shrinks_with_theta)
+{
+	if (!gpu_ok())
+		return;
+	const size_t n = 20000;
+	struct sim_state st;
+	plummer(&st, n, 12);
+	double *ad = malloc(3 * n * sizeof *ad), *at = malloc(3 * n * sizeof *at);
+	double *pd = malloc(n * sizeof *pd), *pt = malloc(n * sizeof *pt);
+	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
+	const double thetas[] = {0.9, 0.7, 0.5, 0.3};
+	for (int mp = 1; mp <= 2; mp++) {
+		double prev = INFINITY;
+		for (int k = 0; k < 4; k++) {
+			ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, thetas[k], mp, at, NULL), 0);
+			double *e = rel_errors(at, ad, n);
+			double med = pct(e, n, 0.5);
+			printf("multipoles %d theta %.1f: median %.3g 99th %.3g\n", mp, thetas[k], med,
+			       pct(e, n, 0.99));
+			ck_assert_msg(med < prev, "median error %g at theta %g is not below %g", med,
+				      thetas[k], prev);
+			if (mp == 2 && thetas[k] == 0.5)
+				ck_assert_double_le(med, 1e-3);
+			prev = med;
+			free(e);
+		}
+	}
+	/* theta = 0: every pair, float sums of n terms */
+	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.0, 2, at, pt), 0);
+	double *e = rel_errors(at, ad, n);
+	printf("theta 0: median %.3g 99th %.3g max %.3g\n", pct(e, n, 0.5), pct(e, n, 0.99), e[n - 1]);
+	ck_assert_double_le(pct(e, n, 0.99), 1e-5);
+	ck_assert_double_le(e[n - 1], 1e-3);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_close(pt[i], pd[i], 0.0, 1e-5);
+	free(e);
+	free(ad), free(at), free(pd), free(pt);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* One body feels nothing; two bodies feel m r / (r^2 + eps^2)^{3/2} and
+ * phi = -m / sqrt(r^2 + eps^2). */
+START_TEST(gpu_tree_one_and_two_bodies)
+{
+	if (!gpu_ok())
+		return;
+	double pos[6] = {0.3, -0.2, 0.1, 1.3, 0.8, -0.4}, mass[2] = {2.0, 0.5}, acc[6], pot[2];
+	ck_assert_int_eq(gpu_tree_accel(pos, mass, 1, 0.1, 0.5, 2, acc, pot), 0);
+	for (int k = 0; k < 3; k++)
+		ck_assert_close(acc[k], 0.0, 1e-12, 0.0);
+	ck_assert_close(pot[0], 0.0, 1e-6, 0.0);
+	const double eps = 0.1;
+	for (int mp = 1; mp <= 2; mp++) {
+		ck_assert_int_eq(gpu_tree_accel(pos, mass, 2, eps, 0.7, mp, acc, pot), 0);
+		double r[3] = {pos[3] - pos[0], pos[4] - pos[1], pos[5] - pos[2]};
+		double s2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + eps * eps;
+		double f = 1.0 / (s2 * sqrt(s2));
+		for (int k = 0; k < 3; k++) {
+			ck_assert_close(acc[k], mass[1] * r[k] * f, 0.0, 1e-5);
+			ck_assert_close(acc[3 + k], -mass[0] * r[k] * f, 0.0, 1e-5);
+		}
+		ck_assert_close(pot[0], -mass[1] / sqrt(s2), 0.0, 1e-5);
+		ck_assert_close(pot[1], -mass[0] / sqrt(s2), 0.0, 1e-5);
+	}
+}
+END_TEST
+
+/* n bodies, the tree against the double direct sum: every value finite,
+ * 99th percentile error below tol. */
+static void check_vs_direct(const double *pos, const double *mass, size_t n, double eps,
+			    double theta, double tol, const char *what)
+{
+	double *ad = malloc(3 * n * sizeof *ad), *at = malloc(3 * n * sizeof *at);
+	double *pt = malloc(n * sizeof *pt);
+	ck_assert_int_eq(sim_direct_accel(pos, mass, n, eps, ad, NULL), 0);
+	ck_assert_int_eq(gpu_tree_accel(pos, mass, n, eps, theta, 2, at, pt), 0);
+	for (size_t i = 0; i < 3 * n; i++)
+		ck_assert_msg(isfinite(at[i]), "%s: acc[%zu] = %g", what, i, at[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(isfinite(pt[i]), "%s: pot[%zu] = %g", what, i, pt[i]);
+	double *e = rel_errors(at, ad, n);
+	printf("%s: median %.3g 99th %.3g\n", what, pct(e, n, 0.5), pct(e, n, 0.99));
+	ck_assert_msg(pct(e, n, 0.99) <= tol, "%s: 99th percentile error %g > %g", what,
+		      pct(e, n, 0.99), tol);
+	free(e);
+	free(ad), free(at), free(pt);
+}
+
+/* Coincident bodies (one key for all: a leaf beyond the leaf size at the
+ * deepest level), a body 1e6 away, and a flat sheet (most octants empty). */
+START_TEST(gpu_tree_awkward_inputs)
+{
+	if (!gpu_ok())
+		return;
+	const size_t n = 3000;
+	struct sim_state st;
+	plummer(&st, n, 13);
+	/* 1000 bodies at one point inside the sphere */
+	for (size_t i = 0; i < 1000; i++) {
+		st.pos[3 * i] = 0.25, st.pos[3 * i + 1] = -0.5, st.pos[3 * i + 2] = 0.125;
+	}
+	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, "1000 coincident bodies");
+	/* all bodies at one point: no force, phi = -(M - m) / eps */
+	double *p1 = calloc(3 * 500, sizeof *p1), *m1 = malloc(500 * sizeof *m1);
+	double *a1 = malloc(3 * 500 * sizeof *a1), *f1 = malloc(500 * sizeof *f1);
+	for (size_t i = 0; i < 500; i++)
+		m1[i] = 0.002, p1[3 * i] = 7.0;
+	ck_assert_int_eq(gpu_tree_accel(p1, m1, 500, 0.05, 0.5, 2, a1, f1), 0);
+	for (size_t i = 0; i < 500; i++) {
+		for (int k = 0; k < 3; k++)
+			ck_assert_close(a1[3 * i + k], 0.0, 1e-9, 0.0);
+		ck_assert_close(f1[i], -(1.0 - 0.002) / 0.05, 0.0, 1e-5);
+	}
+	free(p1), free(m1), free(a1), free(f1);
+	/* one body a million units away */
+	plummer(&st, n, 14);
+	st.pos[0] = 1e6, st.pos[1] = -3e5, st.pos[2] = 2e5;
+	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, "a body 1e6 away");
+	/* a flat sheet z = 0 and a line: most octants of every cell empty */
+	for (size_t i = 0; i < n; i++)
+		st.pos[3 * i + 2] = 0.0;
+	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, "a flat sheet");
+	for (size_t i = 0; i < n; i++)
+		st.pos[3 * i + 1] = 0.0, st.pos[3 * i] = (double)i / n;
+	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, "a line");
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Every walk variant (groups of 32 and 64, both criteria, monopole and
+ * quadrupole, with and without potential) on a 10k Plummer sphere. */
+START_TEST(gpu_tree_all_variants)
+{
+	if (!gpu_ok())
+		return;
+	const size_t n = 10000;
+	struct sim_state st;
+	plummer(&st, n, 15);
+	double *ad = malloc(3 * n * sizeof *ad), *at = malloc(3 * n * sizeof *at);
+	double *pd = malloc(n * sizeof *pd), *pt = malloc(n * sizeof *pt);
+	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
+	struct gpu_tree_tuning keep, tu;
+	gpu_tree_tuning_get(&keep);
+	const int sanitize = getenv("NB_GPU_SANITIZE") != NULL;
+	for (int lanes = 1; lanes <= 2; lanes++)
+		for (int crit = 0; crit <= 1; crit++)
+			for (int mp = 1; mp <= 2; mp++) {
+				if (sanitize && crit == 1)
+					continue;
+				tu = keep;
+				tu.lanes = lanes;
+				tu.criterion = crit;
+				tu.leaf_size = lanes == 1 ? 16 : 32;
+				gpu_tree_tuning_set(&tu);
+				int pot = (lanes + mp) % 2;
+				ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, mp, at,
+								pot ? pt : NULL), 0);
+				double *e = rel_errors(at, ad, n);
+				printf("lanes %d criterion %d multipoles %d: median %.3g 99th %.3g\n", lanes,
+				       crit, mp, pct(e, n, 0.5), pct(e, n, 0.99));
+				ck_assert_double_le(pct(e, n, 0.5), mp == 2 ? 1e-3 : 3e-3);
+				ck_assert_double_le(pct(e, n, 0.99), 2e-2);
+				if (pot)
+					for (size_t i = 0; i < n; i++)
+						ck_assert_close(pt[i], pd[i], 0.0, 1e-2);
+				free(e);
+			}
+	gpu_tree_tuning_set(&keep);
+	free(ad), free(at), free(pd), free(pt);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* The Plummer test scene with solver barnes-hut stepped on the GPU:
+ * momentum stays near zero (tree forces are not exactly antisymmetric, so
+ * only to a small fraction of sum m|v|) and energy within 1e-3. */
+START_TEST(gpu_tree_plummer_scene_conserves)
+{
+	if (!gpu_ok())
+		return;
+	const char *set[] = {"simulation.solver=barnes-hut", "simulation.multipoles=2"};
+	struct scene sc;
+	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", set, 2, &sc), 0);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+	struct gpu_sim_params p = {SCENE_SOLVER_BARNES_HUT, SCENE_DIRECT_AUTO, sc.simulation.softening,
+				   sc.simulation.dt, sc.simulation.theta, sc.simulation.multipoles};
+	struct gpu_sim *g = NULL;
+	ck_assert_int_eq(gpu_sim_create(&st, &p, &g), 0);
+	ck_assert_int_eq(gpu_sim_download(g, &st), 0);
+	struct sim_diag d0, d1;
+	sim_diag_compute(&st, &d0);
+	double pscale = 0;
+	for (size_t i = 0; i < st.n; i++)
+		pscale += st.mass[i] * sqrt(st.vel[3 * i] * st.vel[3 * i] + st.vel[3 * i + 1] * st.vel[3 * i + 1] +
+					    st.vel[3 * i + 2] * st.vel[3 * i + 2]);
+	ck_assert_int_eq(gpu_sim_advance(g, 300, 1), 0);
+	ck_assert_int_eq(gpu_sim_download(g, &st), 0);
+	sim_diag_compute(&st, &d1);
+	printf("plummer-small, barnes-hut on the GPU, 300 steps: dE/E %.3g, |dp|/sum m|v| %.3g\n",
+	       (d1.total - d0.total) / fabs(d0.total),
+	       sqrt(pow(d1.p[0] - d0.p[0], 2) + pow(d1.p[1] - d0.p[1], 2) + pow(d1.p[2] - d0.p[2], 2)) / pscale);
+	ck_assert_close(d1.total, d0.total, 0.0, 1e-3);
+	for (int k = 0; k < 3; k++)
+		ck_assert_close(d1.p[k], d0.p[k], 1e-4 * pscale, 0.0);
+	gpu_sim_free(&g);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* More bodies than the tree indexes: a clear input error, no allocation. */
+START_TEST(gpu_tree_too_big_is_input_error)
+{
+	if (!gpu_ok())
+		return;
+	double pos[3] = {0, 0, 0}, mass[1] = {1}, acc[3];
+	(void)pos, (void)mass, (void)acc;
+	struct gpu_sim_params p = {SCENE_SOLVER_BARNES_HUT, SCENE_DIRECT_AUTO, 0.05, 0.01, 0.5, 2};
+	ck_assert_int_eq(gpu_tree_accel(pos, mass, (size_t)1 << 28, 0.05, 0.5, 2, acc, NULL), NB_EINPUT);
+	/* the estimate grows linearly: ~100 bytes per body at the default leaf */
+	size_t b1 = gpu_sim_bytes_needed(1000000, &p), b2 = gpu_sim_bytes_needed(2000000, &p);
+	ck_assert_msg(b2 > b1 && b2 < 2 * b1 + 100000000, "bytes %zu, %zu", b1, b2);
+	printf("device bytes per body (sim + tree, 1M): %.1f\n", b1 / 1e6);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_tree");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 600);
+	if (getenv("NB_GPU_SANITIZE")) {
+		tcase_add_test(tc, gpu_tree_all_variants);
+		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
+	} else {
+		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
+		tcase_add_test(tc, gpu_tree_matches_cpu_tree);
+		tcase_add_test(tc, gpu_tree_error_shrinks_with_theta);
+		tcase_add_test(tc, gpu_tree_awkward_inputs);
+		tcase_add_test(tc, gpu_tree_all_variants);
+		tcase_add_test(tc, gpu_tree_plummer_scene_conserves);
+		tcase_add_test(tc, gpu_tree_too_big_is_input_error);
+	}
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#else /* CPU-only build */
+
+START_TEST(gpu_tree_skipped)
+{
+	ck_assert_int_eq(gpu_ok(), 0);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_tree");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, gpu_tree_skipped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+#endif
+
+NB_CHECK_MAIN(make_suite)
