@@ -2,6 +2,7 @@
  * the GPU simulation when there is one, and advances the state by leapfrog
  * steps of the scene's dt. Scene values (softening, dt) are converted to
  * internal units here, once. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,11 +101,11 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 			err = NB_EINPUT;
 			goto fail;
 		}
-		static int said_once; /* the notice is printed once per process */
-		if (!said_once) {
-			said_once = 1;
+		/* once per process, even when batch jobs create engines on
+		 * several threads */
+		static atomic_int said_once;
+		if (!atomic_exchange(&said_once, 1))
 			log_info("no usable GPU (%s): using the CPU", why);
-		}
 	}
 
 	int nt = 1;
