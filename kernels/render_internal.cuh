@@ -30,11 +30,10 @@ struct gr_view {
 	int w, h;
 };
 
-/* One body's footprint (render/splat.c's splat_rec). 64 bytes. */
+/* One body's footprint (render/splat.c's splat_rec). 56 bytes. */
 struct gr_rec {
 	double x, y;    /* projected centre, continuous pixel coordinates */
 	double inv_r;   /* 1 / r; 0 for a single-pixel deposit */
-	float inv_r2;   /* (float)(inv_r * inv_r); 0 for a single-pixel deposit */
 	float inv_norm; /* 1 / (sum of the kernel samples over the whole footprint) */
 	float w[3];     /* weight per channel */
 	int i0, i1, j0, j1; /* footprint box, unclipped */

@@ -6,9 +6,12 @@
  * pixel are computed in double with the CPU's operation order, and the
  * multiply-adds written with __dmul_rn/__dadd_rn so that nvcc cannot fuse
  * them: for the same float positions the GPU selects exactly the CPU's
- * pixels (gr_pixel: float first, double near the support edge). Kernel
- * values are float (relative error ~1e-7), their sum for the
- * normalisation double.
+ * pixels. Kernel values are float (relative error ~1e-7), their sum for
+ * the normalisation double. (Tried and measured on an H100: forming q^2 in
+ * float first and redoing it in double only near the support edge made
+ * every splat 9-23% slower, tiled and atomic alike: FP64 at half the FP32
+ * rate is not the limit here, the extra conversions and the 64-byte record
+ * were. So the double test stays.)
  *
  * Pipeline (gr->stream):
  *  1. prepare: one thread per body: project, footprint, normalisation for
@@ -29,8 +32,8 @@
  *  atomicAdd (one thread per small body, a warp per large one).
  *
  * Cost per (pixel, footprint) pair visited by the deposit: a box test (4
- * int compares) and, inside the box, 2 double subtractions, ~8 float
- * flops, 1 sqrt or exp and 3 FMAs; per body 64 bytes of footprint written and read per tile. */
+ * int compares) and, inside the box, 6 double flops, 1 sqrt or exp and
+ * 3 FMAs; per body 56 bytes of footprint written and read per tile. */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
@@ -53,35 +56,27 @@ __device__ __forceinline__ double gr_dot(const double a[3], double d0, double d1
 	return __dadd_rn(__dadd_rn(__dmul_rn(d0, a[0]), __dmul_rn(d1, a[1])), __dmul_rn(d2, a[2]));
 }
 
-/* Kernel sample of footprint r at the pixel centre (pxc, pyc) = (i + 0.5,
- * j + 0.5) (splat.c kernel_sample, up to the same constant factor). The
- * support test must give the CPU's answer exactly: q^2 is first formed in
- * float from the double offsets (relative error < 5e-7), and only within
- * 1e-5 of the support edge is it redone in double in the CPU's order,
- * unfused. The value itself is float. */
-__device__ __forceinline__ float gr_pixel(int gauss, const struct gr_rec &r, double pxc, double pyc)
+/* Kernel sample at squared pixel distance d2 (splat.c kernel_sample): the
+ * support test in double, the value in float. */
+__device__ __forceinline__ float gr_sample(int gauss, double d2, double inv_r)
 {
-	const double dx = pxc - r.x, dy = pyc - r.y;
-	const float fx = (float)dx, fy = (float)dy;
-	const float q2f = (fx * fx + fy * fy) * r.inv_r2;
-	const float lim = gauss ? 2.25f : 1.0f;
-	bool inside;
-	if (fabsf(q2f - lim) > 1e-5f * lim) {
-		inside = q2f < lim;
-	} else {
-		const double d2 = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
-		const double q2 = __dmul_rn(__dmul_rn(d2, r.inv_r), r.inv_r);
-		inside = gauss ? !(q2 > 2.25) : q2 < 1.0;
-	}
-	if (!inside)
-		return 0.0f;
+	double q2 = __dmul_rn(__dmul_rn(d2, inv_r), inv_r);
 	if (gauss)
-		return expf(-2.0f * q2f);
-	const float q = sqrtf(fminf(q2f, 1.0f));
+		return q2 > 2.25 ? 0.0f : expf(-2.0f * (float)q2);
+	if (q2 >= 1.0)
+		return 0.0f;
+	float qf2 = (float)q2, q = sqrtf(qf2);
 	if (q <= 0.5f)
-		return 1.0f - 6.0f * q2f + 6.0f * q2f * q;
-	const float t = 1.0f - q;
+		return 1.0f - 6.0f * qf2 + 6.0f * qf2 * q;
+	float t = 1.0f - q;
 	return 2.0f * t * t * t;
+}
+
+/* Sample of footprint rec at pixel (i, j). */
+__device__ __forceinline__ float gr_pixel(int gauss, const struct gr_rec &r, int i, int j)
+{
+	double dx = (i + 0.5) - r.x, dy = (j + 0.5) - r.y;
+	return gr_sample(gauss, __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), r.inv_r);
 }
 
 __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long v)
@@ -141,7 +136,6 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 			int single = rad < 0.5;
 			if (live && !single) {
 				r.inv_r = 1.0 / rad;
-				r.inv_r2 = (float)(r.inv_r * r.inv_r);
 				r.i0 = (int)ceil(x - support - 0.5);
 				r.i1 = (int)floor(x + support - 0.5);
 				r.j0 = (int)ceil(y - support - 0.5);
@@ -155,7 +149,7 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 					double sum = 0.0;
 					for (int j = r.j0; j <= r.j1; j++)
 						for (int i = r.i0; i <= r.i1; i++)
-							sum += gr_pixel(a.gauss, r, i + 0.5, j + 0.5);
+							sum += gr_pixel(a.gauss, r, i, j);
 					if (sum > 0)
 						r.inv_norm = (float)(1.0 / sum);
 					else
@@ -168,7 +162,6 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 			if (live && single) {
 				if (x >= 0 && x < v.w && y >= 0 && y < v.h) {
 					r.inv_r = 0.0;
-					r.inv_r2 = 0.0f;
 					r.inv_norm = 1.0f;
 					r.i0 = r.i1 = (int)floor(x);
 					r.j0 = r.j1 = (int)floor(y);
@@ -216,7 +209,7 @@ __global__ void gr_norm_big(int gauss, const uint32_t *big, const uint32_t *nbig
 		const long area = (long)bw * (r.j1 - r.j0 + 1);
 		double sum = 0.0;
 		for (long e = lane; e < area; e += 32)
-			sum += gr_pixel(gauss, r, r.i0 + (int)(e % bw) + 0.5, r.j0 + (int)(e / bw) + 0.5);
+			sum += gr_pixel(gauss, r, r.i0 + (int)(e % bw), r.j0 + (int)(e / bw));
 		sum = gr_warp_sum_d(sum);
 		if (lane == 0)
 			rec[s].inv_norm = (float)(1.0 / sum);
@@ -292,7 +285,6 @@ gr_deposit_tiled(const struct gr_rec *rec, const uint32_t *vals, const uint32_t 
 	const uint32_t b = min(t1, a + GR_CHUNK);
 	const int i = (int)(t % ntx) * GR_TILE + (threadIdx.x & (GR_TILE - 1));
 	const int j = (int)(t / ntx) * GR_TILE + (threadIdx.x / GR_TILE);
-	const double pxc = i + 0.5, pyc = j + 0.5;
 	float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f;
 	for (uint32_t base = a; base < b; base += GR_THREADS) {
 		const int cnt = (int)min((uint32_t)GR_THREADS, b - base);
@@ -305,8 +297,8 @@ gr_deposit_tiled(const struct gr_rec *rec, const uint32_t *vals, const uint32_t 
 			if (i < r.i0 || i > r.i1 || j < r.j0 || j > r.j1)
 				continue;
 			float f = 1.0f;
-			if (r.inv_r2 != 0.0f) {
-				float smp = gr_pixel(gauss, r, pxc, pyc);
+			if (r.inv_r != 0.0) {
+				float smp = gr_pixel(gauss, r, i, j);
 				if (smp == 0.0f)
 					continue;
 				f = smp * r.inv_norm;
@@ -339,8 +331,8 @@ __device__ __forceinline__ void gr_add(const struct gr_rec &r, int gauss, int nc
 				       int w, float *hdr)
 {
 	float f = 1.0f;
-	if (r.inv_r2 != 0.0f) {
-		float smp = gr_pixel(gauss, r, i + 0.5, j + 0.5);
+	if (r.inv_r != 0.0) {
+		float smp = gr_pixel(gauss, r, i, j);
 		if (smp == 0.0f)
 			return;
 		f = smp * r.inv_norm;
@@ -360,7 +352,7 @@ __global__ void gr_deposit_atomic_small(const struct gr_rec *rec, const uint32_t
 	if (s >= n || count[s] == 0)
 		return;
 	const struct gr_rec r = rec[s];
-	if (r.inv_r2 != 0.0f && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE)
+	if (r.inv_r != 0.0 && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE)
 		return; /* large: gr_deposit_atomic_big */
 	for (int j = max(r.j0, 0); j <= min(r.j1, h - 1); j++)
 		for (int i = max(r.i0, 0); i <= min(r.i1, w - 1); i++)
