@@ -1,15 +1,392 @@
-/* bh.c - placeholder until its owner lands it. */
+/* bh.c - nbody-bench bh and bh-accuracy: the GPU Barnes-Hut tree, timed and
+ * held against the GPU direct sum.
+ *
+ *   nbody-bench bh [--n 1000000,4000000,16000000] [--steps 7]
+ *                  [--configs ecl,default,fast] [--accuracy-max 4000000]
+ *   nbody-bench bh-accuracy [--n 1000000] [--criterion bh|bmax]
+ *
+ * bh: for each n, a Plummer sphere (M = 1, a = 1, sim_ic_plummer), eps =
+ * 0.05. For each config a gpu_sim (solver barnes-hut): creation and two
+ * steps warm up, then --steps leapfrog steps timed with CUDA events
+ * (gpu_sim_time_steps: whole step and force), then --steps more with the
+ * tree's per-stage events on (one sync per step). Medians are printed;
+ * integrate = step - force. Then one more tree evaluation at the initial
+ * positions counts interactions and, for n <= --accuracy-max, is compared
+ * with gpu_direct_accel: median and 99th percentile of
+ * |a_tree - a_direct| / |a_direct| over all bodies.
+ * A config is a name or THETA:MULTIPOLES:CRITERION:LEAF:LANES, e.g.
+ * 0.55:2:bmax:16:1. Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
+ * default = 0.5:2:bh:16:1 (the scene defaults), fast = 0.55:2:bmax:16:1.
+ *
+ * bh-accuracy: the error table for theta in {0.3, 0.5, 0.7, 0.9} (and 0),
+ * monopole and quadrupole, on a Plummer sphere (eps = 0.05) and on two disk
+ * galaxies (disk, bulge, halo each) approaching on a parabolic orbit
+ * (galactic units, the scene's default eps of 0.1 kpc). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bench.h"
+#include "../kernels/gpu.h"
+#include "../sim/sim.h"
+#if NB_HAVE_CUDA
+#include "../kernels/tree_api.h"
+#endif
+
+#define BH_MAX_N 16
+#define BH_MAX_CONFIGS 8
+#define BH_MAX_STEPS 64
+
+static int parse_sizes(const char *s, size_t *out, int max)
+{
+	int k = 0;
+	while (*s && k < max) {
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s || v < 1 || v > 3e8 || (*end && *end != ','))
+			return -1;
+		out[k++] = (size_t)v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return k;
+}
+
+#if NB_HAVE_CUDA
+struct bh_config {
+	char name[48];
+	double theta;
+	int multipoles;
+	struct gpu_tree_tuning tu;
+};
+
+static int parse_config(const char *tok, struct bh_config *c)
+{
+	char crit[16] = "";
+	gpu_tree_tuning_get(&c->tu);
+	c->tu.count_interactions = 0;
+	snprintf(c->name, sizeof c->name, "%s", tok);
+	if (strcmp(tok, "ecl") == 0)
+		tok = "0.5:1:bh:16:1";
+	else if (strcmp(tok, "default") == 0)
+		tok = "0.5:2:bh:16:1";
+	else if (strcmp(tok, "fast") == 0)
+		tok = "0.55:2:bmax:16:1";
+	if (sscanf(tok, "%lf:%d:%15[a-z]:%d:%d", &c->theta, &c->multipoles, crit, &c->tu.leaf_size,
+		   &c->tu.lanes) != 5)
+		return -1;
+	if (strcmp(crit, "bh") == 0)
+		c->tu.criterion = GPU_TREE_CRIT_BH;
+	else if (strcmp(crit, "bmax") == 0)
+		c->tu.criterion = GPU_TREE_CRIT_BMAX;
+	else
+		return -1;
+	if (c->theta < 0 || (c->multipoles != 1 && c->multipoles != 2) || c->tu.leaf_size < 1 ||
+	    c->tu.leaf_size > 64 || (c->tu.lanes != 1 && c->tu.lanes != 2))
+		return -1;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int k)
+{
+	qsort(v, (size_t)k, sizeof *v, cmp_double);
+	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+/* Median and 99th percentile of |a - ref| / |ref|; max too if wanted. */
+static int error_stats(const double *a, const double *ref, size_t n, double *med, double *p99,
+		       double *max)
+{
+	double *e = malloc(n * sizeof *e);
+	if (!e)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		double d2 = 0, r2 = 0;
+		for (int k = 0; k < 3; k++) {
+			double d = a[3 * i + k] - ref[3 * i + k];
+			d2 += d * d, r2 += ref[3 * i + k] * ref[3 * i + k];
+		}
+		e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+	}
+	qsort(e, n, sizeof *e, cmp_double);
+	*med = e[n / 2];
+	*p99 = e[(size_t)(0.99 * (double)(n - 1))];
+	if (max)
+		*max = e[n - 1];
+	free(e);
+	return 0;
+}
+
+/* One tree evaluation with interaction counting: per-body counts, and
+ * the error against ref (ref may be NULL). */
+static int tree_eval(const struct sim_state *st, double eps, double theta, int mp,
+		     const struct gpu_tree_tuning *tu, const double *ref, double *acc, double *p2p,
+		     double *m2p, double *med, double *p99, double *max)
+{
+	struct gpu_tree_tuning keep, t = *tu;
+	struct gpu_tree_profile pr;
+	gpu_tree_tuning_get(&keep);
+	t.count_interactions = 1;
+	gpu_tree_tuning_set(&t);
+	gpu_tree_profile_read(&pr, 1);
+	gpu_tree_profile_enable(1);
+	int rc = gpu_tree_accel(st->pos, st->mass, st->n, eps, theta, mp, acc, NULL);
+	gpu_tree_profile_enable(0);
+	gpu_tree_profile_read(&pr, 1);
+	gpu_tree_tuning_set(&keep);
+	if (rc)
+		return rc;
+	*p2p = pr.p2p / (double)st->n;
+	*m2p = pr.m2p / (double)st->n;
+	*med = *p99 = NAN;
+	if (max)
+		*max = NAN;
+	if (ref && error_stats(acc, ref, st->n, med, p99, max))
+		return NB_ERUNTIME;
+	return 0;
+}
+
+static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, const double *ref,
+		  double *acc)
+{
+	double f[BH_MAX_STEPS], t[BH_MAX_STEPS], sb[BH_MAX_STEPS], ss[BH_MAX_STEPS],
+		sd[BH_MAX_STEPS], sm[BH_MAX_STEPS], sw[BH_MAX_STEPS];
+	struct gpu_sim_params p = {SCENE_SOLVER_BARNES_HUT, SCENE_DIRECT_AUTO, 0.05, 1e-3, c->theta,
+				   c->multipoles};
+	struct gpu_tree_profile pr;
+	struct gpu_sim *g = NULL;
+	const size_t n = st->n;
+	gpu_tree_tuning_set(&c->tu);
+	int rc = gpu_sim_create(st, &p, &g);
+	if (rc == 0)
+		rc = gpu_sim_advance(g, 2, 0);
+	if (rc == 0)
+		rc = gpu_sim_time_steps(g, steps, f, t);
+	gpu_tree_profile_read(&pr, 1);
+	gpu_tree_profile_enable(1);
+	for (int s = 0; rc == 0 && s < steps; s++) {
+		rc = gpu_sim_advance(g, 1, 0);
+		gpu_tree_profile_read(&pr, 1);
+		sb[s] = pr.ms_bbox, ss[s] = pr.ms_sort, sd[s] = pr.ms_build;
+		sm[s] = pr.ms_moments, sw[s] = pr.ms_walk;
+	}
+	gpu_tree_profile_enable(0);
+	long nodes = pr.nodes_max;
+	int overflow = pr.overflow;
+	size_t tree_bytes = pr.bytes, all_bytes = gpu_sim_bytes_needed(n, &p);
+	gpu_sim_free(&g);
+	if (rc)
+		return rc;
+	double p2p, m2p, med, p99;
+	rc = tree_eval(st, 0.05, c->theta, c->multipoles, &c->tu, ref, acc, &p2p, &m2p, &med, &p99,
+		       NULL);
+	if (rc)
+		return rc;
+	double step = median(t, steps), force = median(f, steps);
+	printf("%10zu %-18s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f | %8.2e "
+	       "%8.2e | %5.1f %5.1f %5.3f%s\n",
+	       n, c->name, step, force, median(sb, steps), median(ss, steps), median(sd, steps),
+	       median(sm, steps), median(sw, steps), step - force, p2p, m2p, med, p99,
+	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n,
+	       overflow ? " (node cap reached)" : "");
+	fflush(stdout);
+	return 0;
+}
+#endif
+
 int bench_bh(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	fprintf(stderr, "nbody-bench: bh: not built yet\n");
+	size_t ns[BH_MAX_N] = {1000000, 4000000, 16000000};
+	int nn = 3, steps = 7;
+	size_t acc_max = 4000000;
+	const char *configs = "ecl,default,fast";
+	for (int a = 0; a < argc; a++) {
+		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
+			if ((nn = parse_sizes(argv[++a], ns, BH_MAX_N)) <= 0) {
+				fprintf(stderr, "nbody-bench bh: --n %s: expected a list like 1000000,4000000\n",
+					argv[a]);
+				return 2;
+			}
+		} else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc) {
+			steps = atoi(argv[++a]);
+			if (steps < 1 || steps > BH_MAX_STEPS) {
+				fprintf(stderr, "nbody-bench bh: --steps: expected 1..%d\n", BH_MAX_STEPS);
+				return 2;
+			}
+		} else if (strcmp(argv[a], "--configs") == 0 && a + 1 < argc) {
+			configs = argv[++a];
+		} else if (strcmp(argv[a], "--accuracy-max") == 0 && a + 1 < argc) {
+			acc_max = (size_t)strtod(argv[++a], NULL);
+		} else {
+			fprintf(stderr, "usage: nbody-bench bh [--n LIST] [--steps K] [--configs "
+					"ecl,default,fast,THETA:MP:bh|bmax:LEAF:LANES] [--accuracy-max N]\n");
+			return 2;
+		}
+	}
+#if !NB_HAVE_CUDA
+	(void)configs, (void)acc_max;
+	fprintf(stderr, "nbody-bench bh: this build has no CUDA support\n");
 	return 1;
+#else
+	struct bh_config cfg[BH_MAX_CONFIGS];
+	int nc = 0;
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", configs);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		if (nc == BH_MAX_CONFIGS || parse_config(tok, &cfg[nc])) {
+			fprintf(stderr, "nbody-bench bh: --configs: bad or too many entries at '%s'\n", tok);
+			return 2;
+		}
+		nc++;
+	}
+	char why[256], name[256];
+	size_t fr = 0, tot = 0;
+	if (!gpu_probe(why, sizeof why)) {
+		fprintf(stderr, "nbody-bench bh: no usable GPU: %s\n", why);
+		return 1;
+	}
+	if (gpu_device_info(name, sizeof name, &fr, &tot) == 0)
+		printf("# %s, %.1f GiB free of %.1f; Plummer sphere, eps 0.05; medians of %d steps\n",
+		       name, fr / 1073741824.0, tot / 1073741824.0, steps);
+	printf("# config THETA:MULTIPOLES:CRITERION:LEAF:LANES; stage columns in ms; interactions per "
+	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body\n");
+	printf("%10s %-18s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s | %8s %8s | %5s %5s %5s\n", "n",
+	       "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
+	       "M2P", "err med", "err p99", "B/bd", "B/all", "nodes");
+	int rc = 0;
+	for (int k = 0; k < nn && rc == 0; k++) {
+		const size_t n = ns[k];
+		struct sim_state st;
+		double *ref = NULL, *acc = malloc(3 * n * sizeof *acc);
+		if (!acc || sim_state_alloc(&st, n, 1)) {
+			fprintf(stderr, "nbody-bench bh: out of host memory for %zu bodies\n", n);
+			free(acc);
+			return 1;
+		}
+		sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
+		if (n <= acc_max) {
+			ref = malloc(3 * n * sizeof *ref);
+			if (!ref || gpu_direct_accel(st.pos, st.mass, n, 0.05, SCENE_DIRECT_AUTO, ref, NULL)) {
+				free(ref);
+				ref = NULL;
+			}
+		}
+		for (int c = 0; c < nc && rc == 0; c++)
+			rc = bh_one(&st, &cfg[c], steps, ref, acc);
+		free(ref);
+		free(acc);
+		sim_state_free(&st);
+	}
+	return rc ? 1 : 0;
+#endif
 }
+
+#if NB_HAVE_CUDA
+/* Two disk galaxies on a parabolic encounter, n bodies in all. */
+static int two_galaxies(size_t n, struct sim_state *st, double *eps)
+{
+	char y[1024];
+	long d = (long)(n / 5), b = (long)(n / 20), h = (long)(n / 2) - d - b;
+	snprintf(y, sizeof y,
+		 "units: galactic\nseed: 3\nsimulation: {solver: barnes-hut}\nbodies:\n"
+		 "  - {name: a, model: disk-galaxy, disk: {count: %ld}, bulge: {count: %ld}, halo: "
+		 "{count: %ld}}\n"
+		 "  - {name: b, model: disk-galaxy, disk: {count: %ld}, bulge: {count: %ld}, halo: "
+		 "{count: %ld}}\n"
+		 "encounter: {pericenter: 10, separation: 50}\n",
+		 d, b, h, d, b, h);
+	struct scene sc;
+	struct sim_units u;
+	int rc = sim_scene_load_string(y, "two-galaxies", ".", NULL, 0, &sc);
+	if (rc)
+		return rc;
+	sim_units_of(sc.units, &u);
+	*eps = sc.simulation.softening * u.length;
+	memset(st, 0, sizeof *st);
+	return sim_ic_build(&sc, st);
+}
+#endif
+
 int bench_bh_accuracy(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	fprintf(stderr, "nbody-bench: bh-accuracy: not built yet\n");
+	size_t n = 1000000;
+	int crit = 0;
+	for (int a = 0; a < argc; a++) {
+		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
+			n = (size_t)strtod(argv[++a], NULL);
+		} else if (strcmp(argv[a], "--criterion") == 0 && a + 1 < argc) {
+			a++;
+			crit = strcmp(argv[a], "bmax") == 0 ? 1 : 0;
+		} else {
+			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bh|bmax]\n");
+			return 2;
+		}
+	}
+	if (n < 2 || n > 50000000) {
+		fprintf(stderr, "nbody-bench bh-accuracy: --n: expected 2..5e7\n");
+		return 2;
+	}
+#if !NB_HAVE_CUDA
+	(void)crit;
+	fprintf(stderr, "nbody-bench bh-accuracy: this build has no CUDA support\n");
 	return 1;
+#else
+	char why[256];
+	if (!gpu_probe(why, sizeof why)) {
+		fprintf(stderr, "nbody-bench bh-accuracy: no usable GPU: %s\n", why);
+		return 1;
+	}
+	struct gpu_tree_tuning tu;
+	gpu_tree_tuning_get(&tu);
+	tu.criterion = crit;
+	printf("# |a_tree - a_direct| / |a_direct| over all bodies; direct = gpu_direct_accel; "
+	       "criterion %s, leaf %d, groups of %d\n",
+	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes);
+	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s\n", "scene", "n", "mp", "theta", "median",
+	       "99th", "max", "P2P/bd", "M2P/bd");
+	const double thetas[] = {0.0, 0.3, 0.5, 0.7, 0.9};
+	int rc = 0;
+	for (int scene = 0; scene < 2 && rc == 0; scene++) {
+		struct sim_state st;
+		double eps = 0.05;
+		if (scene == 0) {
+			rc = sim_state_alloc(&st, n, 1);
+			if (rc == 0)
+				sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
+		} else {
+			rc = two_galaxies(n, &st, &eps);
+		}
+		if (rc)
+			break;
+		double *ref = malloc(3 * st.n * sizeof *ref), *acc = malloc(3 * st.n * sizeof *acc);
+		if (!ref || !acc)
+			rc = NB_ERUNTIME;
+		if (rc == 0)
+			rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
+		for (int mp = 1; mp <= 2 && rc == 0; mp++) {
+			for (int k = 0; k < 5 && rc == 0; k++) {
+				if (k == 0 && mp == 1)
+					continue; /* theta 0 is the same sum for both */
+				double p2p, m2p, med, p99, max;
+				rc = tree_eval(&st, eps, thetas[k], mp, &tu, ref, acc, &p2p, &m2p, &med, &p99,
+					       &max);
+				if (rc == 0)
+					printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f\n",
+					       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
+					       max, p2p, m2p);
+				fflush(stdout);
+			}
+		}
+		free(ref);
+		free(acc);
+		sim_state_free(&st);
+	}
+	return rc ? 1 : 0;
+#endif
 }

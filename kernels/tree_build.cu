@@ -160,17 +160,18 @@ size_t tree_sort_tmp_bytes(size_t n)
 	return bytes;
 }
 
-static int grid_for(const struct gpu_tree *t, size_t n)
+/* Grid-stride grids: per_sm blocks of BUILD_THREADS per multiprocessor. */
+static int grid_for(const struct gpu_tree *t, size_t n, int per_sm)
 {
 	size_t want = (n + BUILD_THREADS - 1) / BUILD_THREADS;
-	size_t cap = (size_t)t->sm_count * 16;
+	size_t cap = (size_t)t->sm_count * per_sm;
 	return (int)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
 int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 {
 	size_t n = b->n;
-	int grid = grid_for(t, n);
+	int grid = grid_for(t, n, 16);
 	tree_keys_kernel<<<grid, BUILD_THREADS, 0, s>>>(b->pos, n, t->ctl, t->keys_alt, t->iota);
 	CUDA_CHECK(cudaGetLastError());
 	size_t bytes = t->sort_tmp_bytes;
@@ -286,8 +287,9 @@ __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ 
 
 int tree_stage_build(struct gpu_tree *t, cudaStream_t s)
 {
-	/* a depth never holds more nodes than leaves of n bodies, nor than cap */
-	int grid = grid_for(t, t->n < (size_t)t->node_cap ? t->n : (size_t)t->node_cap);
+	/* one depth holds a fraction of the nodes: a small grid-stride grid
+	 * keeps the many near-empty depths cheap */
+	int grid = grid_for(t, (size_t)t->node_cap, 4);
 	for (int d = 0; d < TREE_MAX_DEPTH; d++) {
 		tree_split_kernel<<<grid, BUILD_THREADS, 0, s>>>(d, t->keys, t->node_range, t->node_kids,
 								 t->ctl, t->leaf_size, t->node_cap);
@@ -419,7 +421,7 @@ __global__ void tree_moments_kernel(int d, const unsigned long long *__restrict_
 
 int tree_stage_moments(struct gpu_tree *t, cudaStream_t s)
 {
-	int grid = grid_for(t, t->n < (size_t)t->node_cap ? t->n : (size_t)t->node_cap);
+	int grid = grid_for(t, (size_t)t->node_cap, 4);
 	for (int d = TREE_MAX_DEPTH - 1; d >= 0; d--) {
 		tree_moments_kernel<<<grid, BUILD_THREADS, 0, s>>>(
 			d, t->keys, t->pos, t->node_range, t->node_kids, t->node_open, t->node_mq0,
