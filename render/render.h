@@ -49,8 +49,20 @@ void render_image_clear(struct render_image *img);
  * are culled. The image total therefore equals the visible mass (times
  * colour). Pixel values are mass per pixel, unscaled: render_tonemap sets
  * the level (render_tonemap_reference). Details: render/splat.c. */
+/* With render.smoothing: adaptive, each body i uses its own h_i
+ * (render/adaptive.h, k = render.neighbours, computed here on every call)
+ * in place of smoothing. */
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img);
+/* Same with given per-body smoothing lengths (additive): body b uses
+ * h_by_body[b] (scene length units, st->n values, e.g. from
+ * render_adaptive_h_state, so a caller may recompute them only every few
+ * frames) whatever render.smoothing says; h_by_body NULL: the fixed
+ * render.smoothing value for every body. render_splat(adaptive) equals
+ * render_splat_h with render_adaptive_h_state's h, bit for bit. */
+int render_splat_h(const struct scene *sc, const struct render_camera *cam,
+		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
+		   struct render_image *img);
 
 /* Tone map img into 16-bit RGB (w*h*3, row 0 top): exposure, curve
  * (linear, log, asinh), colormap in density mode, gamma, background.

@@ -6,9 +6,10 @@
  *
  * Footprint. The body projects (render_view_project) to the continuous pixel
  * position (x, y); pixel (i, j) has its centre at (i + 0.5, j + 0.5). The
- * kernel radius in pixels is r = smoothing / depth * focal_px (smoothing in
- * scene length units; render.smoothing: adaptive is not done yet and uses the
- * fixed render.smoothing value), capped at RENDER_MAX_RADIUS_PX so that a body
+ * kernel radius in pixels is r = h / depth * focal_px (h in scene length
+ * units: render.smoothing, or with render.smoothing: adaptive the body's own
+ * h_i of render/adaptive.h, used as is: no factor, no clamp; h_i = 0 gives
+ * a single-pixel deposit), capped at RENDER_MAX_RADIUS_PX so that a body
  * at the lens costs bounded work (its light is then spread over that radius
  * only; its mass is still conserved). Kernels, d = distance of a pixel
  * centre from (x, y):
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adaptive.h"
 #include "render.h"
 
 #define RENDER_BAND_ROWS 16
@@ -157,8 +159,9 @@ static void splat_deposit(const struct splat_rec *rec, enum scene_kernel kern, i
 	}
 }
 
-int render_splat(const struct scene *sc, const struct render_camera *cam,
-		 const struct sim_state *st, const struct sim_units *u, struct render_image *img)
+int render_splat_h(const struct scene *sc, const struct render_camera *cam,
+		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
+		   struct render_image *img)
 {
 	int rc = 0;
 	struct splat_rec *recs = NULL;
@@ -176,8 +179,7 @@ int render_splat(const struct scene *sc, const struct render_camera *cam,
 	render_view_make(cam, img->w, img->h, &v);
 	enum scene_kernel kern = sc->render.kernel;
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
-	/* Adaptive smoothing is not implemented yet: the fixed value is used. */
-	double smoothing = sc->render.smoothing;
+	double smoothing = sc->render.smoothing; /* when h_by_body is NULL */
 	size_t n = st->n;
 
 	recs = malloc(n * sizeof *recs);
@@ -205,7 +207,8 @@ int render_splat(const struct scene *sc, const struct render_camera *cam,
 				col = st->comps[c].color[k];
 			w[k] = (float)(m * col);
 		}
-		live[b] = (unsigned char)splat_prepare(&v, kern, smoothing, p, w, &recs[b]);
+		double hs = h_by_body ? h_by_body[b] : smoothing;
+		live[b] = (unsigned char)splat_prepare(&v, kern, hs, p, w, &recs[b]);
 	}
 
 	/* Pass 2: band lists, in body order. */
@@ -255,5 +258,22 @@ cleanup:
 	free(band_start);
 	free(band_fill);
 	free(band_list);
+	return rc;
+}
+
+int render_splat(const struct scene *sc, const struct render_camera *cam,
+		 const struct sim_state *st, const struct sim_units *u, struct render_image *img)
+{
+	if (!sc->render.smoothing_adaptive || st->n == 0 || img->w <= 0 || img->h <= 0)
+		return render_splat_h(sc, cam, st, u, NULL, img);
+	double *h = malloc(st->n * sizeof *h);
+	if (!h) {
+		log_error("render: out of memory for %zu adaptive smoothing lengths", st->n);
+		return NB_ERUNTIME;
+	}
+	int rc = render_adaptive_h_state(sc, st, u, h);
+	if (rc == 0)
+		rc = render_splat_h(sc, cam, st, u, h, img);
+	free(h);
 	return rc;
 }
