@@ -102,13 +102,45 @@ static double ic_hernquist_df(double q)
 	return fmax(br, 0.0) / pow(1 - q2, 2.5);
 }
 
-/* Probability density (unnormalised) of w = v / v_esc at relative
- * potential psi: w^2 f(psi (1 - w^2)). */
-static double ic_hernquist_pw(double w, double psi, double mass, double a)
+/* Probability density (unnormalised) of w = v / v_esc at x = r / a:
+ * w^2 f(E) with E = psi (1 - w^2), psi = G M / (r + a), so that
+ * q^2 = E a / (G M) = (1 - w^2) / (1 + x): the shape depends on x only. */
+static double ic_hernquist_pw(double w, double x)
 {
-	double e = psi * (1 - w * w);
-	return w * w * ic_hernquist_df(sqrt(e * a / mass));
+	return w * w * ic_hernquist_df(sqrt((1 - w * w) / (1 + x)));
 }
+
+/* Maximum over w in [0, 1] of ic_hernquist_pw(., x): a fine grid, then a
+ * golden-section search around the best point (the density is smooth and
+ * single-peaked in w). */
+static double ic_hernquist_pmax(double x)
+{
+	const int ngrid = 128;
+	double best = 0, wbest = 0.5;
+	for (int k = 1; k < ngrid; k++) {
+		double w = (double)k / ngrid, p = ic_hernquist_pw(w, x);
+		if (p > best) {
+			best = p;
+			wbest = w;
+		}
+	}
+	double lo = fmax(0.0, wbest - 1.0 / ngrid), hi = fmin(1.0, wbest + 1.0 / ngrid);
+	const double gr = 0.6180339887498949;
+	for (int it = 0; it < 40; it++) {
+		double w1 = hi - gr * (hi - lo), w2 = lo + gr * (hi - lo);
+		if (ic_hernquist_pw(w1, x) > ic_hernquist_pw(w2, x))
+			hi = w2;
+		else
+			lo = w1;
+	}
+	return fmax(best, ic_hernquist_pw(0.5 * (lo + hi), x));
+}
+
+/* Rejection bounds on a log grid of x = r / a. Since f grows with q and q
+ * falls with x at fixed w, the density falls pointwise with x, and so does
+ * its maximum: the value at a node bounds every x up to the next node. */
+#define IC_HQ_NTAB 256
+#define IC_HQ_XMIN 1e-6
 
 void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass, double a,
 		      double rmax, uint64_t seed, uint64_t stream_base)
@@ -116,7 +148,12 @@ void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double m
 	if (count == 0)
 		return;
 	const double m = mass / (double)count;
-#pragma omp parallel for schedule(dynamic, 64)
+	double tab[IC_HQ_NTAB];
+	const double lx0 = log(IC_HQ_XMIN), lx1 = log(fmax(rmax, 2 * IC_HQ_XMIN));
+	const double dlx = (lx1 - lx0) / (IC_HQ_NTAB - 1);
+	for (int k = 0; k < IC_HQ_NTAB; k++)
+		tab[k] = ic_hernquist_pmax(exp(lx0 + k * dlx));
+#pragma omp parallel for schedule(static)
 	for (size_t b = 0; b < count; b++) {
 		struct ic_draw d = {seed, stream_base + b, 0};
 		double r;
@@ -124,36 +161,21 @@ void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double m
 			double s = sqrt(ic_next(&d));
 			r = a * s / (1 - s);
 		} while (!(r <= rmax * a));
-		/* speed by rejection from w^2 f(E), w = v / v_esc in [0, 1]. The
-		 * bound is the maximum of a fine grid, refined by golden-section
-		 * search around the best point, with 10% headroom: the density
-		 * is smooth and single-peaked in w. */
-		const double psi = mass / (r + a), vesc = sqrt(2 * psi);
-		const int ngrid = 128;
-		double best = 0, wbest = 0.5;
-		for (int k = 1; k < ngrid; k++) {
-			double w = (double)k / ngrid;
-			double p = ic_hernquist_pw(w, psi, mass, a);
-			if (p > best) {
-				best = p;
-				wbest = w;
-			}
+		/* speed by rejection from w^2 f(E), w = v / v_esc in [0, 1],
+		 * under the tabulated bound with 5% headroom for its error */
+		const double x = r / a, vesc = sqrt(2 * mass / (r + a));
+		double pmax;
+		if (x < IC_HQ_XMIN) {
+			pmax = ic_hernquist_pmax(x); /* probability ~1e-12 */
+		} else {
+			int k = (int)((log(x) - lx0) / dlx);
+			pmax = tab[k < 0 ? 0 : (k >= IC_HQ_NTAB ? IC_HQ_NTAB - 1 : k)];
 		}
-		double lo = fmax(0.0, wbest - 1.0 / ngrid), hi = fmin(1.0, wbest + 1.0 / ngrid);
-		const double gr = 0.6180339887498949;
-		for (int it = 0; it < 40; it++) {
-			double w1 = hi - gr * (hi - lo), w2 = lo + gr * (hi - lo);
-			if (ic_hernquist_pw(w1, psi, mass, a) > ic_hernquist_pw(w2, psi, mass, a))
-				hi = w2;
-			else
-				lo = w1;
-		}
-		best = fmax(best, ic_hernquist_pw(0.5 * (lo + hi), psi, mass, a));
-		const double bound = 1.1 * best;
+		const double bound = 1.05 * pmax;
 		double w;
 		for (;;) {
 			w = ic_next(&d);
-			if (bound * ic_next(&d) <= ic_hernquist_pw(w, psi, mass, a))
+			if (bound * ic_next(&d) <= ic_hernquist_pw(w, x))
 				break;
 		}
 		size_t i = first + b;
