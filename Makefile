@@ -34,7 +34,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 libavcodec libavformat libavutil libswscale libpng 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 OPT ?= -O2
-CFLAGS += $(OPT) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenmp -I. -I/usr/include/stb $(PKG_CFLAGS) $(SAN)
+CFLAGS += $(OPT) -g -fno-math-errno -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenmp -I. -I/usr/include/stb $(PKG_CFLAGS) $(SAN)
 LDLIBS += $(PKG_LIBS) -fopenmp -lpthread -lm $(SAN)
 NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler -Wall -I.
 
