@@ -1,10 +1,12 @@
 /* run.c - one render run: scene -> bodies -> steps -> frames -> files.
  *
  * Frame 0 shows the initial state; each later frame follows
- * simulation.steps_per_frame leapfrog steps. The main thread simulates and
- * renders; the writer thread (output/) encodes while the next frame is
- * computed. Every output appears under its final name only when complete;
- * the resolved scene is written last, so it marks a finished run. */
+ * simulation.steps_per_frame leapfrog steps. On the CPU the main thread
+ * simulates and renders; the writer thread (output/) encodes while the next
+ * frame is computed. When the engine runs on the GPU, app/run_gpu.c takes
+ * the frame loop: simulation, rendering and encoding overlap there. Every
+ * output appears under its final name only when complete; the resolved
+ * scene is written last, so it marks a finished run. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "../render/render.h"
 #include "app.h"
 #include "progress.h"
+#include "run_gpu.h"
 
 void app_resolved_scene_path(const struct scene *sc, char *buf)
 {
@@ -102,6 +105,45 @@ static int render_frame(const struct scene *sc, int f, const struct sim_state *s
 	return out_writer_push(w, &fr);
 }
 
+/* The frame loop on the CPU engine: simulate, sync, statistics, render
+ * and queue each frame in turn (the writer thread encodes meanwhile). */
+static int run_cpu_frames(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+			  const struct sim_units *u, FILE *stats, struct out_writer *w,
+			  struct render_image *img, uint16_t *rgb16, struct app_progress *prog,
+			  struct app_result *res)
+{
+	struct sim_diag d;
+	int rc = 0;
+	double t;
+	for (int f = 0; f < sc->output.frames; f++) {
+		t = app_now();
+		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, stats != NULL)))
+			break;
+		if ((rc = sim_engine_sync(eng)))
+			break;
+		if (stats) {
+			sim_diag_compute(st, &d);
+			if ((rc = sim_stats_row(stats, f, st, &d, u)))
+				break;
+		}
+		res->sim_s += app_now() - t;
+		if (w) {
+			t = app_now();
+			rc = render_frame(sc, f, st, u, img, rgb16, w);
+			res->render_s += app_now() - t;
+			if (rc)
+				break;
+		}
+		res->frames_done = f + 1;
+		app_progress_update(prog, f + 1);
+		if (app_interrupted() && f + 1 < sc->output.frames) {
+			rc = NB_EINTR;
+			break;
+		}
+	}
+	return rc;
+}
+
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 {
 	struct sim_units u;
@@ -111,9 +153,8 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 	struct render_image img = {0};
 	uint16_t *rgb16 = NULL;
 	FILE *stats = NULL;
-	struct sim_diag d;
 	struct app_progress prog;
-	int rc, f = 0;
+	int rc, on_gpu = 0;
 	double t, t_start = app_now();
 
 	memset(res, 0, sizeof *res);
@@ -136,7 +177,11 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 	res->sim_s += app_now() - t;
 	log_info("%zu bodies, %d frames, %s", st.n, sc->output.frames, sim_engine_describe(eng));
 
-	if (wants_frames(sc)) {
+	on_gpu = sim_engine_gpu(eng) != NULL;
+	if (wants_frames(sc) && on_gpu) {
+		if ((rc = out_writer_open(sc, 4, &w)))
+			goto end;
+	} else if (wants_frames(sc)) {
 		size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
 		if ((rc = render_image_alloc(&img, sc->render.width, sc->render.height)))
 			goto end;
@@ -153,32 +198,10 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
-	for (f = 0; f < sc->output.frames; f++) {
-		t = app_now();
-		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, stats != NULL)))
-			break;
-		if ((rc = sim_engine_sync(eng)))
-			break;
-		if (stats) {
-			sim_diag_compute(&st, &d);
-			if ((rc = sim_stats_row(stats, f, &st, &d, &u)))
-				break;
-		}
-		res->sim_s += app_now() - t;
-		if (w) {
-			t = app_now();
-			rc = render_frame(sc, f, &st, &u, &img, rgb16, w);
-			res->render_s += app_now() - t;
-			if (rc)
-				break;
-		}
-		res->frames_done = f + 1;
-		app_progress_update(&prog, f + 1);
-		if (app_interrupted() && f + 1 < sc->output.frames) {
-			rc = NB_EINTR;
-			break;
-		}
-	}
+	if (on_gpu)
+		rc = app_run_gpu_frames(sc, &st, eng, &u, stats, w, &prog, res);
+	else
+		rc = run_cpu_frames(sc, &st, eng, &u, stats, w, &img, rgb16, &prog, res);
 	app_progress_end(&prog);
 	if (rc == 0 && sc->output.final_state[0])
 		rc = sim_state_write_csv(sc->output.final_state, &st, &u);

@@ -13,6 +13,7 @@
 #define NB_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../sim/sim.h"
 
@@ -56,6 +57,64 @@ int gpu_sim_time_steps(struct gpu_sim *g, int nsteps, double *force_ms, double *
 /* "direct/pairwise" etc. for messages. */
 const char *gpu_sim_describe(const struct gpu_sim *g);
 void gpu_sim_free(struct gpu_sim **g);
+
+/* ---- the overlapped frame pipeline (additive; app/run_gpu.c) ----
+ * The app drives the simulation stream directly so that frame f+1 is
+ * simulated while frame f is rendered and copied and frame f-1 encoded:
+ *   gpu_sim_wait_event(g, gpu_render_consumed_event(gr));
+ *   gpu_sim_advance_async(g, steps, need_pot);   // returns at once
+ *   ... host work for earlier frames ...
+ *   gpu_sim_check(g);                            // waits, reports NaN
+ *   gpu_sim_render_input(g, &in); gpu_render_frame(gr, &in, ...);
+ * The host state is brought over only for frames that need it, without
+ * stopping the simulation (gpu_sim_snapshot_*). */
+struct gpu_render_input; /* kernels/gpu_render.h */
+/* Point in at the device bodies: pos4 = float4 (x, y, z, m) per slot in
+ * internal units, id = body id per slot (a solver may permute slots), n;
+ * ready_event = an event recorded now on the simulation stream, after every
+ * step queued so far. in stays valid until steps are queued again (and the
+ * positions must not change before the renderer's consumed event: see
+ * gpu_sim_wait_event). 0 or NB_ERUNTIME. */
+int gpu_sim_render_input(struct gpu_sim *g, struct gpu_render_input *in);
+/* Work queued on the simulation stream after this call waits for
+ * cuda_event (a cudaEvent_t as void *, e.g. gpu_render_consumed_event).
+ * NULL: nothing to wait for. 0 or NB_ERUNTIME. */
+int gpu_sim_wait_event(struct gpu_sim *g, void *cuda_event);
+/* gpu_sim_advance without the wait: the steps and the finiteness check are
+ * queued and the call returns; gpu_sim_check gives the check's result. */
+int gpu_sim_advance_async(struct gpu_sim *g, int nsteps, int need_potential);
+/* Wait for the simulation stream, then report a non-finite body of the
+ * last queued check exactly as gpu_sim_advance does (NB_ERUNTIME). */
+int gpu_sim_check(struct gpu_sim *g);
+
+/* A copy of the current state on its way to pinned host memory: queued on
+ * the simulation stream (a device-to-device copy, ~0.05 ms per 1M bodies;
+ * the copy to the host then runs on a stream of its own beside the next
+ * steps; when there is no device memory for the copy, the host copy is made
+ * on the simulation stream itself). The buffers are allocated at the first
+ * call. Queue one snapshot, take it, then queue the next. */
+int gpu_sim_snapshot_queue(struct gpu_sim *g);
+/* The last queued snapshot (waits for its copy): per slot s, pos/vel/acc
+ * are 4 floats (x, y, z, w) at [4s], acc's w = phi_i when has_pot, and
+ * id[s] the body id. Pinned memory owned by g, valid until the next
+ * gpu_sim_snapshot_queue. 0 or NB_ERUNTIME (nothing queued: logged). */
+struct gpu_sim_snapshot {
+	size_t n;
+	const float *pos, *vel, *acc;
+	const uint32_t *id;
+	int has_pot;
+};
+int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s);
+
+/* Bodies whose centre of mass gpu_sim_com reports: sel_by_id[i] != 0 for
+ * body id i (n values, copied to the device), or NULL for all bodies. */
+int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id);
+/* Centre of mass (internal units) of the selected bodies, summed in double
+ * on the device, now (waits for the simulation stream). Massless bodies
+ * only: their plain mean; none selected: the origin (as camera follow
+ * defines it, render/camera.c). *mass gets their total mass, *count how
+ * many. 0 or NB_ERUNTIME. */
+int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
 
 /* One-shot direct accelerations for tests and benchmarks (float on device,
  * returned as double). kernel: pairwise or gather (auto picks). pot may be NULL. */

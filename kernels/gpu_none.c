@@ -62,3 +62,52 @@ int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps
 	log_error("this build has no CUDA support");
 	return NB_ERUNTIME;
 }
+
+/* ---- the overlapped frame pipeline: never reached without a GPU sim ---- */
+int gpu_sim_render_input(struct gpu_sim *g, struct gpu_render_input *in)
+{
+	(void)g, (void)in;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_wait_event(struct gpu_sim *g, void *cuda_event)
+{
+	(void)g, (void)cuda_event;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_advance_async(struct gpu_sim *g, int nsteps, int need_potential)
+{
+	(void)g, (void)nsteps, (void)need_potential;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_check(struct gpu_sim *g)
+{
+	(void)g;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_snapshot_queue(struct gpu_sim *g)
+{
+	(void)g;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s)
+{
+	(void)g, (void)s;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id)
+{
+	(void)g, (void)sel_by_id;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count)
+{
+	(void)g, (void)com, (void)mass, (void)count;
+	return NB_ERUNTIME;
+}

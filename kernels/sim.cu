@@ -8,12 +8,20 @@
  *
  * Leapfrog (PHYSICS.md): v += a dt/2; x += v dt; a = a(x); v += a dt/2. The
  * first kick and the drift are one kernel, the last kick another; both are
- * memory-bound (48 bytes per body) and negligible next to the force. */
+ * memory-bound (48 bytes per body) and negligible next to the force.
+ *
+ * For the overlapped frame pipeline (app/run_gpu.c) the steps can be queued
+ * without waiting (the finiteness check lands in pinned memory and is read
+ * by gpu_sim_check), the device positions are handed to the renderer with
+ * a ready event, a snapshot of the state travels to pinned host memory on a
+ * copy stream beside the next steps, and the followed centre of mass is
+ * reduced on the device. */
 extern "C" {
 #include "../sim/log.h"
 #include "../sim/sim.h"
 }
 #include "gpu_internal.h"
+#include "gpu_render.h"
 
 #include <float.h>
 #include <limits.h>
@@ -32,9 +40,22 @@ struct gpu_sim {
 	struct gpu_tree *tree;           /* barnes-hut only */
 	cudaStream_t stream;
 	int *d_bad;    /* lowest slot with a non-finite value (SIM_NO_BAD if none) */
+	int *h_bad;    /* pinned: d_bad of the last queued check */
+	int check_pending; /* a check was queued and not yet reported */
 	int pot_valid; /* acc.w holds phi for the current positions */
 	long steps;    /* steps advanced so far (for messages) */
 	char desc[64];
+	cudaEvent_t ev_ready;   /* gpu_sim_render_input: positions written */
+	/* snapshot (allocated at the first gpu_sim_snapshot_queue) */
+	cudaStream_t snap_stream;
+	cudaEvent_t ev_snap_copied, ev_snap_done;
+	void *d_snap;           /* pos, vel, acc (float4) + id; NULL: copy in-stream */
+	void *h_snap;           /* pinned, same layout */
+	int snap_ready;         /* buffers exist */
+	int snap_queued, snap_pot;
+	/* centre of mass */
+	unsigned char *d_sel;   /* by body id, or NULL: all */
+	double *d_com, *h_com;  /* 8 sums: m, m x, m y, m z, count, x, y, z */
 };
 
 /* ---- Barnes-Hut link fallbacks ------------------------------------------
@@ -169,6 +190,22 @@ void gpu_sim_free(struct gpu_sim **gp)
 	struct gpu_sim *g = *gp;
 	if (g->stream)
 		cudaStreamSynchronize(g->stream);
+	if (g->snap_stream) {
+		cudaStreamSynchronize(g->snap_stream);
+		cudaStreamDestroy(g->snap_stream);
+	}
+	if (g->ev_ready)
+		cudaEventDestroy(g->ev_ready);
+	if (g->ev_snap_copied)
+		cudaEventDestroy(g->ev_snap_copied);
+	if (g->ev_snap_done)
+		cudaEventDestroy(g->ev_snap_done);
+	cudaFree(g->d_snap);
+	cudaFreeHost(g->h_snap);
+	cudaFree(g->d_sel);
+	cudaFree(g->d_com);
+	cudaFreeHost(g->h_com);
+	cudaFreeHost(g->h_bad);
 	gpu_tree_free(&g->tree);
 	cudaFree(g->b.pos);
 	cudaFree(g->b.vel);
@@ -241,6 +278,8 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	CUDA_GOTO(cudaMalloc((void **)&g->b.acc, (n ? n : 1) * sizeof(float4)), rc, fail);
 	CUDA_GOTO(cudaMalloc((void **)&g->b.id, (n ? n : 1) * sizeof(uint32_t)), rc, fail);
 	CUDA_GOTO(cudaMalloc((void **)&g->d_bad, sizeof(int)), rc, fail);
+	CUDA_GOTO(cudaMallocHost((void **)&g->h_bad, sizeof(int)), rc, fail);
+	CUDA_GOTO(cudaEventCreateWithFlags(&g->ev_ready, cudaEventDisableTiming), rc, fail);
 
 	for (size_t i = 0; i < n; i++) {
 		h[i] = make_float4((float)st->pos[3 * i], (float)st->pos[3 * i + 1], (float)st->pos[3 * i + 2],
@@ -275,27 +314,43 @@ fail:
 	return rc;
 }
 
-/* Lowest slot holding a non-finite value, or -1. */
-static int sim_find_bad(struct gpu_sim *g, int *slot)
+/* Queue the finiteness check of the current state: the lowest bad slot
+ * lands in pinned h_bad (SIM_NO_BAD if none); sim_report_bad reads it. */
+static int sim_queue_check(struct gpu_sim *g)
 {
-	int bad = SIM_NO_BAD;
-	*slot = -1;
+	g->check_pending = 0;
 	if (g->b.n == 0)
 		return 0;
 	CUDA_CHECK(cudaMemsetAsync(g->d_bad, 0x7f, sizeof(int), g->stream));
 	sim_check_finite<<<sim_blocks(g->b.n), SIM_THREADS, 0, g->stream>>>(g->b.pos, g->b.vel, g->b.acc,
 									     (int)g->b.n, g->d_bad);
 	CUDA_CHECK(cudaGetLastError());
-	CUDA_CHECK(cudaMemcpyAsync(&bad, g->d_bad, sizeof(int), cudaMemcpyDeviceToHost, g->stream));
-	CUDA_CHECK(cudaStreamSynchronize(g->stream));
-	if (bad != SIM_NO_BAD)
-		*slot = bad;
+	CUDA_CHECK(cudaMemcpyAsync(g->h_bad, g->d_bad, sizeof(int), cudaMemcpyDeviceToHost, g->stream));
+	g->check_pending = 1;
 	return 0;
 }
 
-int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential)
+/* Wait for the stream; NB_ERUNTIME (logged, naming the body) if the last
+ * queued check found a non-finite value. */
+static int sim_report_bad(struct gpu_sim *g)
 {
-	int rc, slot;
+	CUDA_CHECK(cudaStreamSynchronize(g->stream));
+	if (!g->check_pending)
+		return 0;
+	g->check_pending = 0;
+	const int slot = *g->h_bad;
+	if (slot == SIM_NO_BAD || slot < 0 || (size_t)slot >= g->b.n)
+		return 0;
+	uint32_t id = 0;
+	CUDA_CHECK(cudaMemcpy(&id, g->b.id + slot, sizeof id, cudaMemcpyDeviceToHost));
+	log_error("GPU step %ld: body %u has a non-finite position, velocity or acceleration "
+		  "(dt too large for the softening, or bodies thrown far apart?)", g->steps, id);
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_advance_async(struct gpu_sim *g, int nsteps, int need_potential)
+{
+	int rc;
 	for (int s = 0; s < nsteps; s++) {
 		rc = sim_step(g, need_potential && s == nsteps - 1, NULL);
 		if (rc)
@@ -310,17 +365,18 @@ int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential)
 		g->pot_valid = 1;
 	}
 	g->steps += nsteps;
-	rc = sim_find_bad(g, &slot);
-	if (rc)
-		return rc;
-	if (slot >= 0) {
-		uint32_t id = 0;
-		CUDA_CHECK(cudaMemcpy(&id, g->b.id + slot, sizeof id, cudaMemcpyDeviceToHost));
-		log_error("GPU step %ld: body %u has a non-finite position, velocity or acceleration "
-			  "(dt too large for the softening, or bodies thrown far apart?)", g->steps, id);
-		return NB_ERUNTIME;
-	}
-	return 0;
+	return sim_queue_check(g);
+}
+
+int gpu_sim_check(struct gpu_sim *g)
+{
+	return sim_report_bad(g);
+}
+
+int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential)
+{
+	int rc = gpu_sim_advance_async(g, nsteps, need_potential);
+	return rc ? rc : sim_report_bad(g);
 }
 
 int gpu_sim_download(struct gpu_sim *g, struct sim_state *st)
@@ -397,4 +453,171 @@ end:
 		if (ev[k])
 			cudaEventDestroy(ev[k]);
 	return rc;
+}
+
+/* ---- the overlapped frame pipeline (gpu.h) ---- */
+
+int gpu_sim_render_input(struct gpu_sim *g, struct gpu_render_input *in)
+{
+	CUDA_CHECK(cudaEventRecord(g->ev_ready, g->stream));
+	in->pos4 = g->b.pos;
+	in->id = g->b.id;
+	in->n = g->b.n;
+	in->ready_event = (void *)g->ev_ready;
+	return 0;
+}
+
+int gpu_sim_wait_event(struct gpu_sim *g, void *cuda_event)
+{
+	if (cuda_event)
+		CUDA_CHECK(cudaStreamWaitEvent(g->stream, (cudaEvent_t)cuda_event, 0));
+	return 0;
+}
+
+/* Snapshot layout, in bytes from the start of d_snap / h_snap: pos, vel,
+ * acc (n float4 each), then id (n uint32). */
+static size_t snap_bytes(size_t n)
+{
+	return n * (3 * sizeof(float4) + sizeof(uint32_t));
+}
+
+static int snap_alloc(struct gpu_sim *g)
+{
+	const size_t bytes = snap_bytes(g->b.n ? g->b.n : 1);
+	CUDA_CHECK(cudaStreamCreateWithFlags(&g->snap_stream, cudaStreamNonBlocking));
+	CUDA_CHECK(cudaEventCreateWithFlags(&g->ev_snap_copied, cudaEventDisableTiming));
+	CUDA_CHECK(cudaEventCreateWithFlags(&g->ev_snap_done, cudaEventDisableTiming));
+	CUDA_CHECK(cudaMallocHost(&g->h_snap, bytes));
+	/* Without room for a device copy, the host copy runs in-stream. */
+	if (cudaMalloc(&g->d_snap, bytes) != cudaSuccess) {
+		(void)cudaGetLastError(); /* not sticky: clear it for later checks */
+		g->d_snap = NULL;
+		log_info("GPU: no device memory for a %.1f MiB state snapshot; frames with "
+			 "statistics copy the state on the simulation stream",
+			 bytes / 1048576.0);
+	}
+	g->snap_ready = 1;
+	return 0;
+}
+
+int gpu_sim_snapshot_queue(struct gpu_sim *g)
+{
+	const size_t n = g->b.n, v4 = n * sizeof(float4);
+	if (!g->snap_ready && snap_alloc(g) != 0)
+		return NB_ERUNTIME;
+	char *h = (char *)g->h_snap;
+	const void *src[4] = {g->b.pos, g->b.vel, g->b.acc, g->b.id};
+	const size_t off[4] = {0, v4, 2 * v4, 3 * v4};
+	const size_t len[4] = {v4, v4, v4, n * sizeof(uint32_t)};
+	if (g->d_snap) {
+		/* The previous snapshot's host copy must be done before its
+		 * device buffer is overwritten (the host took it already, but
+		 * the stream should not rely on that). */
+		if (g->snap_queued)
+			CUDA_CHECK(cudaStreamWaitEvent(g->stream, g->ev_snap_done, 0));
+		char *d = (char *)g->d_snap;
+		for (int k = 0; k < 4; k++)
+			CUDA_CHECK(cudaMemcpyAsync(d + off[k], src[k], len[k], cudaMemcpyDeviceToDevice,
+						   g->stream));
+		CUDA_CHECK(cudaEventRecord(g->ev_snap_copied, g->stream));
+		CUDA_CHECK(cudaStreamWaitEvent(g->snap_stream, g->ev_snap_copied, 0));
+		CUDA_CHECK(cudaMemcpyAsync(h, d, snap_bytes(n), cudaMemcpyDeviceToHost, g->snap_stream));
+		CUDA_CHECK(cudaEventRecord(g->ev_snap_done, g->snap_stream));
+	} else {
+		for (int k = 0; k < 4; k++)
+			CUDA_CHECK(cudaMemcpyAsync(h + off[k], src[k], len[k], cudaMemcpyDeviceToHost,
+						   g->stream));
+		CUDA_CHECK(cudaEventRecord(g->ev_snap_done, g->stream));
+	}
+	g->snap_queued = 1;
+	g->snap_pot = g->pot_valid;
+	return 0;
+}
+
+int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s)
+{
+	const size_t n = g->b.n, v4 = n * sizeof(float4);
+	if (!g->snap_queued) {
+		log_error("GPU: gpu_sim_snapshot_take without a queued snapshot (internal)");
+		return NB_ERUNTIME;
+	}
+	CUDA_CHECK(cudaEventSynchronize(g->ev_snap_done));
+	const char *h = (const char *)g->h_snap;
+	s->n = n;
+	s->pos = (const float *)h;
+	s->vel = (const float *)(h + v4);
+	s->acc = (const float *)(h + 2 * v4);
+	s->id = (const uint32_t *)(h + 3 * v4);
+	s->has_pot = g->snap_pot;
+	return 0;
+}
+
+int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id)
+{
+	cudaFree(g->d_sel);
+	g->d_sel = NULL;
+	if (!sel_by_id || g->b.n == 0)
+		return 0;
+	CUDA_CHECK(cudaMalloc((void **)&g->d_sel, g->b.n));
+	CUDA_CHECK(cudaMemcpy(g->d_sel, sel_by_id, g->b.n, cudaMemcpyHostToDevice));
+	return 0;
+}
+
+#define SIM_COM_SUMS 8
+#define SIM_COM_BLOCKS 264 /* 2 per SM on an H100; a grid-stride loop covers any n */
+
+/* Sums over the selected slots (sel NULL: all) of m, m x, m y, m z, 1, x,
+ * y, z, in double: each thread a strided share, then the warp (shuffles),
+ * then one atomicAdd per warp and sum. 16 bytes read and ~10 flops per
+ * body: memory-bound, ~0.02 ms per 1M bodies. */
+__global__ void sim_com_kernel(const float4 *pos, const uint32_t *id, const unsigned char *sel, int n,
+			       double *out)
+{
+	double a[SIM_COM_SUMS] = {0, 0, 0, 0, 0, 0, 0, 0};
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		if (sel && !sel[id[i]])
+			continue;
+		const float4 p = pos[i];
+		a[0] += p.w;
+		a[1] += (double)p.w * p.x;
+		a[2] += (double)p.w * p.y;
+		a[3] += (double)p.w * p.z;
+		a[4] += 1.0;
+		a[5] += p.x;
+		a[6] += p.y;
+		a[7] += p.z;
+	}
+	for (int k = 0; k < SIM_COM_SUMS; k++) {
+		double v = a[k];
+		for (int off = 16; off > 0; off /= 2)
+			v += __shfl_down_sync(0xffffffffu, v, off);
+		if ((threadIdx.x & 31) == 0)
+			atomicAdd(&out[k], v);
+	}
+}
+
+int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count)
+{
+	if (!g->d_com) {
+		CUDA_CHECK(cudaMalloc((void **)&g->d_com, SIM_COM_SUMS * sizeof(double)));
+		CUDA_CHECK(cudaMallocHost((void **)&g->h_com, SIM_COM_SUMS * sizeof(double)));
+	}
+	CUDA_CHECK(cudaMemsetAsync(g->d_com, 0, SIM_COM_SUMS * sizeof(double), g->stream));
+	if (g->b.n > 0) {
+		unsigned blocks = sim_blocks(g->b.n);
+		if (blocks > SIM_COM_BLOCKS)
+			blocks = SIM_COM_BLOCKS;
+		sim_com_kernel<<<blocks, SIM_THREADS, 0, g->stream>>>(g->b.pos, g->b.id, g->d_sel,
+								       (int)g->b.n, g->d_com);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	CUDA_CHECK(cudaMemcpyAsync(g->h_com, g->d_com, SIM_COM_SUMS * sizeof(double),
+				   cudaMemcpyDeviceToHost, g->stream));
+	CUDA_CHECK(cudaStreamSynchronize(g->stream));
+	const double *r = g->h_com;
+	for (int d = 0; d < 3; d++)
+		com[d] = r[0] > 0 ? r[1 + d] / r[0] : (r[4] > 0 ? r[5 + d] / r[4] : 0.0);
+	*mass = r[0];
+	*count = (size_t)r[4];
+	return 0;
 }

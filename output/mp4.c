@@ -7,6 +7,8 @@
  *          -> avio_open(temp) -> avformat_write_header(+faststart)
  *   frame: sws_scale RGB48 -> YUV420P (BT.709, limited) -> send_frame ->
  *          receive_packet until EAGAIN -> rescale ts -> interleaved write
+ *          (out_mp4_write_yuv: planes made on the GPU are copied into the
+ *          frame as they are, no swscale)
  *   close: send NULL (flush) -> drain -> write trailer -> avio close ->
  *          rename the temp into place (or unlink it).
  *
@@ -253,6 +255,30 @@ int out_mp4_write(struct out_mp4 *m, const uint16_t *rgb16)
 	const uint8_t *src[1] = {(const uint8_t *)rgb16};
 	const int stride[1] = {m->w * 3 * (int)sizeof(uint16_t)};
 	sws_scale(m->sws, src, stride, 0, m->h, m->frame->data, m->frame->linesize);
+	m->frame->pts = m->next_pts++;
+	int err = encode(m, m->frame);
+	if (err)
+		m->failed = 1;
+	return err;
+}
+
+int out_mp4_write_yuv(struct out_mp4 *m, const uint8_t *y, const uint8_t *u, const uint8_t *v)
+{
+	if (m->failed)
+		return NB_ERUNTIME;
+	int ret = av_frame_make_writable(m->frame);
+	if (ret < 0) {
+		m->failed = 1;
+		return av_fail(m, "cannot get a writable frame", ret, NB_ERUNTIME);
+	}
+	/* The encoder's frame has padded line sizes: copy row by row. */
+	const uint8_t *src[3] = {y, u, v};
+	for (int p = 0; p < 3; p++) {
+		const int pw = p ? m->w / 2 : m->w, ph = p ? m->h / 2 : m->h;
+		for (int r = 0; r < ph; r++)
+			memcpy(m->frame->data[p] + (size_t)r * m->frame->linesize[p],
+			       src[p] + (size_t)r * pw, (size_t)pw);
+	}
 	m->frame->pts = m->next_pts++;
 	int err = encode(m, m->frame);
 	if (err)

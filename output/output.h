@@ -24,6 +24,24 @@ struct out_frame {
 	uint16_t *rgb16;
 };
 
+/* Additive (for the GPU renderer, kernels/gpu_render.h): a frame whose
+ * 8-bit data was made elsewhere. Any pointer may be NULL:
+ *   y, u, v: YUV420P planes, BT.709 limited range as render_rgb16_to_yuv420p
+ *            (render/yuv.h) defines them; strides w, w/2, w/2; all three or
+ *            none. The MP4 takes them as they are (no swscale).
+ *   rgb8:    w*h*3 bytes, out_to8 of the 16-bit values (PNG depth 8, preview).
+ *   rgb16:   as in out_frame, for outputs that find no 8-bit data they can
+ *            use (PNG depth 16 always needs it).
+ * A separate struct rather than more fields in out_frame, so that positional
+ * initialisers of out_frame stay complete. */
+struct out_frame8 {
+	int index;
+	int w, h;
+	const uint8_t *y, *u, *v;
+	const uint8_t *rgb8;
+	const uint16_t *rgb16;
+};
+
 /* ---- low-level writers (each usable alone; used by tests and bench) ---- */
 struct out_mp4;
 /* Open PATH (written to a temp name) for w x h at fps. codec h264 (libx264)
@@ -33,6 +51,10 @@ int out_mp4_open(struct out_mp4 **m, const char *path, int w, int h, int fps,
 		 enum scene_codec codec, int crf, const char *preset);
 /* Encode one frame (pts = frames written so far). 0 or NB_ERUNTIME. */
 int out_mp4_write(struct out_mp4 *m, const uint16_t *rgb16);
+/* Encode one frame given as YUV420P planes (BT.709 limited, strides w, w/2,
+ * w/2), copied once into the encoder's frame: no conversion. 0 or
+ * NB_ERUNTIME. */
+int out_mp4_write_yuv(struct out_mp4 *m, const uint8_t *y, const uint8_t *u, const uint8_t *v);
 /* Flush the encoder, write the trailer, rename into place (ok != 0) or
  * delete the temp file (ok == 0). Frees *m and sets it NULL. */
 int out_mp4_close(struct out_mp4 **m, int ok);
@@ -51,6 +73,12 @@ int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer *
 /* Queue a copy of the frame. Blocks while the queue is full (never drops).
  * Returns NB_ERUNTIME if the writer thread has failed (already logged). */
 int out_writer_push(struct out_writer *w, const struct out_frame *f);
+/* Same for a frame of 8-bit data (additive). Only what the outputs use is
+ * copied, each kind once: the YUV planes (1.5 bytes/px) for the video when
+ * the frame has them, rgb8 (3 bytes/px) for PNG depth 8 and the preview
+ * when it has it, rgb16 for the rest. NB_ERUNTIME (logged) also when an
+ * output finds nothing in f it can use. */
+int out_writer_push8(struct out_writer *w, const struct out_frame8 *f);
 /* Drain the queue, finish every output (ok: rename into place; !ok: remove
  * temps, except a started MP4 is still finished and kept when
  * keep_partial_video), join the thread, free. Returns the first error. */

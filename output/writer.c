@@ -3,7 +3,15 @@
  * is dropped) to one thread that encodes the MP4, writes the PNG sequence
  * and keeps what the preview needs (the last frame, or the contact sheet's
  * thumbnails). One producer thread; every call but push/busy_seconds comes
- * from the thread that opened the writer. */
+ * from the thread that opened the writer.
+ *
+ * A frame may come as 16-bit RGB (CPU renderer) or as 8-bit data made on
+ * the GPU (YUV420P planes, RGB8; output.h). A slot holds one buffer per
+ * kind, allocated on first use, and push copies only the kinds the outputs
+ * will read: a GPU frame for video alone costs 1.5 bytes/px. PNG depth 8
+ * and the contact sheet take 16-bit input (png.c, preview.c), so an RGB8
+ * frame is widened there on the writer thread (v * 257: out_to8 gives v
+ * back exactly). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -19,7 +27,10 @@
 
 struct slot {
 	int index;
-	uint16_t *rgb16; /* w*h*3 */
+	uint16_t *rgb16; /* w*h*3, or NULL until first needed */
+	uint8_t *yuv;    /* Y, U, V planes back to back (w*h*3/2), or NULL */
+	uint8_t *rgb8;   /* w*h*3, or NULL */
+	int has16, hasyuv, has8; /* what this frame carries */
 };
 
 struct out_writer {
@@ -33,7 +44,9 @@ struct out_writer {
 	long mp4_frames;            /* frames encoded into the MP4 */
 	int mp4_failed;             /* the MP4 itself failed: cannot be finished */
 	uint16_t *last;             /* preview_kind last: the newest frame, or NULL */
-	int have_last;
+	uint8_t *last8;             /* same, when frames came as RGB8 */
+	int have_last;              /* 0 none, 16 in last, 8 in last8 */
+	uint16_t *wide;             /* scratch: an RGB8 frame widened to 16 bits */
 	struct out_sheet sheet;     /* preview_kind sheet */
 
 	/* the ring, guarded by lock */
@@ -56,12 +69,31 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* s's RGB8 frame as 16-bit values in w->wide (v * 257, which out_to8 maps
+ * back to v exactly). Writer thread. */
+static const uint16_t *widen(struct out_writer *w, const struct slot *s)
+{
+	size_t n = (size_t)w->w * w->h * 3;
+	if (!w->wide && !(w->wide = malloc(n * sizeof *w->wide))) {
+		log_error("writer: out of memory for a %dx%d frame", w->w, w->h);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		w->wide[i] = (uint16_t)(s->rgb8[i] * 257u);
+	return w->wide;
+}
+
 /* Write one frame to every output. Runs on the writer thread. */
 static int write_frame(struct out_writer *w, struct slot *s)
 {
 	int err = 0;
 	if (w->mp4) {
-		err = out_mp4_write(w->mp4, s->rgb16);
+		if (s->hasyuv) {
+			const size_t ny = (size_t)w->w * w->h, nc = ny / 4;
+			err = out_mp4_write_yuv(w->mp4, s->yuv, s->yuv + ny, s->yuv + ny + nc);
+		} else {
+			err = out_mp4_write(w->mp4, s->rgb16);
+		}
 		if (err) {
 			w->mp4_failed = 1;
 			return err;
@@ -69,18 +101,32 @@ static int write_frame(struct out_writer *w, struct slot *s)
 		w->mp4_frames++;
 	}
 	if (w->png_dir[0]) {
-		err = out_png_write(w->png_dir, s->index, w->w, w->h, w->png_depth, s->rgb16);
+		const uint16_t *src = s->rgb16;
+		if (w->png_depth == 8 && s->has8 && !(src = widen(w, s)))
+			return NB_ERUNTIME;
+		err = out_png_write(w->png_dir, s->index, w->w, w->h, w->png_depth, src);
 		if (err)
 			return err;
 	}
 	if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_LAST) {
 		/* Swap buffers instead of copying: the slot gets the old one. */
-		uint16_t *t = w->last;
-		w->last = s->rgb16;
-		s->rgb16 = t;
-		w->have_last = 1;
-	} else if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_SHEET) {
-		out_sheet_add(&w->sheet, s->index, w->w, w->h, s->rgb16);
+		if (s->has8) {
+			uint8_t *t = w->last8;
+			w->last8 = s->rgb8;
+			s->rgb8 = t;
+			w->have_last = 8;
+		} else {
+			uint16_t *t = w->last;
+			w->last = s->rgb16;
+			s->rgb16 = t;
+			w->have_last = 16;
+		}
+	} else if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_SHEET &&
+		   out_sheet_slot(&w->sheet, s->index) >= 0) {
+		const uint16_t *src = s->rgb16;
+		if (s->has8 && !(src = widen(w, s)))
+			return NB_ERUNTIME;
+		out_sheet_add(&w->sheet, s->index, w->w, w->h, src);
 	}
 	return 0;
 }
@@ -124,10 +170,15 @@ static void writer_free(struct out_writer *w)
 	if (!w)
 		return;
 	if (w->slots)
-		for (int i = 0; i < w->depth; i++)
+		for (int i = 0; i < w->depth; i++) {
 			free(w->slots[i].rgb16);
+			free(w->slots[i].yuv);
+			free(w->slots[i].rgb8);
+		}
 	free(w->slots);
 	free(w->last);
+	free(w->last8);
+	free(w->wide);
 	out_sheet_free(&w->sheet);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->not_full);
@@ -211,15 +262,9 @@ int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer *
 			goto fail;
 	}
 
-	size_t npix = (size_t)w->w * w->h * 3;
+	/* Slot buffers come with the first frame that needs them (push). */
 	w->slots = calloc((size_t)w->depth, sizeof *w->slots);
 	if (!w->slots)
-		goto oom;
-	for (int i = 0; i < w->depth; i++)
-		if (!(w->slots[i].rgb16 = malloc(npix * sizeof(uint16_t))))
-			goto oom;
-	if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_LAST &&
-	    !(w->last = malloc(npix * sizeof(uint16_t))))
 		goto oom;
 
 	/* Last, so that a failure above leaves no temp file behind. */
@@ -259,13 +304,67 @@ fail:
 	return err;
 }
 
-int out_writer_push(struct out_writer *w, const struct out_frame *f)
+/* buf, or a new buffer of cap bytes when buf is NULL (first use); NULL
+ * when out of memory (logged). */
+static void *ensure(void *buf, size_t cap, const struct out_writer *w)
 {
+	if (!buf && !(buf = malloc(cap)))
+		log_error("writer: out of memory for a queue of %d frames of %dx%d", w->depth, w->w,
+			  w->h);
+	return buf;
+}
+
+/* Which kinds of f the outputs read (see output.h). NB_ERUNTIME (logged)
+ * when an output finds nothing it can use. */
+static int plan_copy(const struct out_writer *w, const struct out_frame8 *f, int *need16,
+		     int *needyuv, int *need8)
+{
+	const int hasyuv = f->y && f->u && f->v;
+	const char *missing = NULL;
+	*need16 = *needyuv = *need8 = 0;
+	if (w->video[0]) {
+		if (hasyuv)
+			*needyuv = 1;
+		else if (f->rgb16)
+			*need16 = 1;
+		else
+			missing = "the video needs YUV420P planes or 16-bit RGB";
+	}
+	if (w->png_dir[0]) {
+		if (w->png_depth == 8 && f->rgb8)
+			*need8 = 1;
+		else if (f->rgb16)
+			*need16 = 1;
+		else
+			missing = w->png_depth == 16 ? "output.png_depth 16 needs 16-bit RGB"
+						     : "the PNG frames need RGB8 or 16-bit RGB";
+	}
+	if (w->preview[0] && (w->preview_kind == SCENE_PREVIEW_LAST ||
+			      out_sheet_slot(&w->sheet, f->index) >= 0)) {
+		if (f->rgb8)
+			*need8 = 1;
+		else if (f->rgb16)
+			*need16 = 1;
+		else
+			missing = "the preview needs RGB8 or 16-bit RGB";
+	}
+	if (missing) {
+		log_error("writer: frame %d: %s", f->index, missing);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int out_writer_push8(struct out_writer *w, const struct out_frame8 *f)
+{
+	int need16, needyuv, need8;
 	if (f->w != w->w || f->h != w->h) {
 		log_error("writer: frame %d is %dx%d, the outputs are %dx%d", f->index, f->w, f->h,
 			  w->w, w->h);
 		return NB_ERUNTIME;
 	}
+	if (plan_copy(w, f, &need16, &needyuv, &need8))
+		return NB_ERUNTIME;
 	pthread_mutex_lock(&w->lock);
 	while (w->count == w->depth && !w->err)
 		pthread_cond_wait(&w->not_full, &w->lock);
@@ -277,14 +376,38 @@ int out_writer_push(struct out_writer *w, const struct out_frame *f)
 	pthread_mutex_unlock(&w->lock);
 
 	/* The slot past head + count is ours until count grows. */
+	const size_t npix = (size_t)w->w * w->h;
 	s->index = f->index;
-	memcpy(s->rgb16, f->rgb16, (size_t)w->w * w->h * 3 * sizeof(uint16_t));
+	s->has16 = need16, s->hasyuv = needyuv, s->has8 = need8;
+	if (need16) {
+		if (!(s->rgb16 = ensure(s->rgb16, npix * 3 * sizeof(uint16_t), w)))
+			return NB_ERUNTIME;
+		memcpy(s->rgb16, f->rgb16, npix * 3 * sizeof(uint16_t));
+	}
+	if (need8) {
+		if (!(s->rgb8 = ensure(s->rgb8, npix * 3, w)))
+			return NB_ERUNTIME;
+		memcpy(s->rgb8, f->rgb8, npix * 3);
+	}
+	if (needyuv) {
+		if (!(s->yuv = ensure(s->yuv, npix + npix / 2, w)))
+			return NB_ERUNTIME;
+		memcpy(s->yuv, f->y, npix);
+		memcpy(s->yuv + npix, f->u, npix / 4);
+		memcpy(s->yuv + npix + npix / 4, f->v, npix / 4);
+	}
 
 	pthread_mutex_lock(&w->lock);
 	w->count++;
 	pthread_cond_signal(&w->not_empty);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
+}
+
+int out_writer_push(struct out_writer *w, const struct out_frame *f)
+{
+	const struct out_frame8 f8 = {.index = f->index, .w = f->w, .h = f->h, .rgb16 = f->rgb16};
+	return out_writer_push8(w, &f8);
 }
 
 /* After the thread is joined: write the preview (only for a good run). */
@@ -294,6 +417,8 @@ static int finish_preview(struct out_writer *w)
 		return out_preview_write(w->preview, w->sheet.sw, w->sheet.sh, w->sheet.rgb8);
 	if (!w->have_last)
 		return 0;
+	if (w->have_last == 8)
+		return out_preview_write(w->preview, w->w, w->h, w->last8);
 	size_t n = (size_t)w->w * w->h * 3;
 	uint8_t *rgb8 = malloc(n);
 	if (!rgb8) {

@@ -141,6 +141,26 @@ int sim_engine_sync(struct sim_engine *e);
 const char *sim_engine_describe(const struct sim_engine *e);
 void sim_engine_free(struct sim_engine **e);
 
+/* ---- the overlapped GPU frame pipeline (additive; app/run_gpu.c) ---- */
+struct gpu_sim; /* kernels/gpu.h */
+/* The engine's device simulation, or NULL on the CPU. The app may queue
+ * work beside it (gpu_sim_render_input, gpu_sim_wait_event, gpu_sim_com)
+ * but advances it only through the engine, so time and step stay right. */
+struct gpu_sim *sim_engine_gpu(struct sim_engine *e);
+/* As sim_engine_advance, except that on the GPU the steps are only queued:
+ * sim_engine_check waits for them and reports a non-finite value exactly as
+ * sim_engine_advance would. On the CPU: sim_engine_advance, and check is a
+ * no-op. */
+int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential);
+int sim_engine_check(struct sim_engine *e);
+/* GPU: queue a copy of the current state to the host without stopping the
+ * simulation; sim_engine_snapshot_take waits for it and fills st's pos,
+ * vel, acc, pot (when computed by that advance), time and step as they were
+ * at the queue. One snapshot at a time. CPU: st is always current; both are
+ * no-ops. 0 or NB_ERUNTIME. */
+int sim_engine_snapshot_queue(struct sim_engine *e);
+int sim_engine_snapshot_take(struct sim_engine *e);
+
 /* One kick-drift-kick step on the CPU with any force function (used by the
  * engine and by tests). acc must hold a(x) on entry and holds the new a(x)
  * on return. */
