@@ -14,8 +14,10 @@
  * positions counts interactions and, for n <= --accuracy-max, is compared
  * with gpu_direct_accel: median and 99th percentile of
  * |a_tree - a_direct| / |a_direct| over all bodies.
- * A config is a name or THETA:MULTIPOLES:CRITERION:LEAF:LANES, e.g.
- * 0.55:2:bmax:16:1. Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
+ * A config is a name or THETA:MULTIPOLES:CRITERION:LEAF:LANES[:GMAX[:BLOCKS]],
+ * e.g. 0.55:2:bmax:16:1 (GMAX: walk groups from nodes of at most GMAX
+ * bodies, 0 = default; BLOCKS: walk blocks per multiprocessor, default as
+ * many as fit). Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
  * default = 0.5:2:bh:16:1 (the scene defaults), fast = 0.55:2:bmax:16:1.
  *
  * bh-accuracy: the error table for theta in {0.3, 0.5, 0.7, 0.9} (and 0),
@@ -72,8 +74,9 @@ static int parse_config(const char *tok, struct bh_config *c)
 		tok = "0.5:2:bh:16:1";
 	else if (strcmp(tok, "fast") == 0)
 		tok = "0.55:2:bmax:16:1";
-	if (sscanf(tok, "%lf:%d:%15[a-z]:%d:%d", &c->theta, &c->multipoles, crit, &c->tu.leaf_size,
-		   &c->tu.lanes) != 5)
+	int got = sscanf(tok, "%lf:%d:%15[a-z]:%d:%d:%d:%d", &c->theta, &c->multipoles, crit,
+			 &c->tu.leaf_size, &c->tu.lanes, &c->tu.group_max, &c->tu.walk_blocks_per_sm);
+	if (got < 5)
 		return -1;
 	if (strcmp(crit, "bh") == 0)
 		c->tu.criterion = GPU_TREE_CRIT_BH;
@@ -178,7 +181,8 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 	}
 	gpu_tree_profile_enable(0);
 	long nodes = pr.nodes_max;
-	int overflow = pr.overflow;
+	int overflow = pr.overflow, wblocks = pr.walk_blocks, wfit = pr.walk_fit_per_sm;
+	double gsize = pr.groups > 0 ? (double)n / (double)pr.groups : 0;
 	size_t tree_bytes = pr.bytes, all_bytes = gpu_sim_bytes_needed(n, &p);
 	gpu_sim_free(&g);
 	if (rc)
@@ -190,10 +194,10 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 		return rc;
 	double step = median(t, steps), force = median(f, steps);
 	printf("%10zu %-18s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f | %8.2e "
-	       "%8.2e | %5.1f %5.1f %5.3f%s\n",
+	       "%8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
 	       n, c->name, step, force, median(sb, steps), median(ss, steps), median(sd, steps),
 	       median(sm, steps), median(sw, steps), step - force, p2p, m2p, med, p99,
-	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n,
+	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n, gsize, wblocks, wfit,
 	       overflow ? " (node cap reached)" : "");
 	fflush(stdout);
 	return 0;
@@ -255,10 +259,11 @@ int bench_bh(int argc, char **argv)
 		printf("# %s, %.1f GiB free of %.1f; Plummer sphere, eps 0.05; medians of %d steps\n",
 		       name, fr / 1073741824.0, tot / 1073741824.0, steps);
 	printf("# config THETA:MULTIPOLES:CRITERION:LEAF:LANES; stage columns in ms; interactions per "
-	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body\n");
-	printf("%10s %-18s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s | %8s %8s | %5s %5s %5s\n", "n",
+	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body; "
+	       "bodies per walk group; walk blocks/fit per SM\n");
+	printf("%10s %-18s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s | %8s %8s | %5s %5s %5s %5s %s\n", "n",
 	       "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
-	       "M2P", "err med", "err p99", "B/bd", "B/all", "nodes");
+	       "M2P", "err med", "err p99", "B/bd", "B/all", "nodes", "grp", "walk grid/fit");
 	int rc = 0;
 	for (int k = 0; k < nn && rc == 0; k++) {
 		const size_t n = ns[k];

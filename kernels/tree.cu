@@ -16,7 +16,7 @@
 
 #include "tree_internal.cuh"
 
-static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_BH, 0};
+static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_BH, 0, 0, 0};
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
 
@@ -27,7 +27,7 @@ extern "C" void gpu_tree_tuning_get(struct gpu_tree_tuning *t)
 
 extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 {
-	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_BH, 0};
+	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_BH, 0, 0, 0};
 	g_tuning = t ? *t : defaults;
 	if (g_tuning.leaf_size < 1 || g_tuning.leaf_size > 64)
 		g_tuning.leaf_size = defaults.leaf_size;
@@ -35,6 +35,10 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 		g_tuning.lanes = defaults.lanes;
 	if (g_tuning.criterion != GPU_TREE_CRIT_BH && g_tuning.criterion != GPU_TREE_CRIT_BMAX)
 		g_tuning.criterion = defaults.criterion;
+	if (g_tuning.walk_blocks_per_sm < 0)
+		g_tuning.walk_blocks_per_sm = 0;
+	if (g_tuning.group_max < 0)
+		g_tuning.group_max = 0;
 }
 
 extern "C" void gpu_tree_profile_enable(int on)
@@ -61,6 +65,13 @@ static size_t tree_node_cap(size_t n, int leaf)
 	return cap < hard ? cap : hard;
 }
 
+/* Walk groups (tree_build.cu): chunks of group nodes and of big leaves, at
+ * most 2n/gsize + (number of group nodes) <= 2n/gsize + node_cap. */
+static size_t tree_group_cap(size_t n, size_t node_cap, int lanes)
+{
+	return 2 * n / (32 * (size_t)lanes) + node_cap + 2;
+}
+
 static size_t round256(size_t x)
 {
 	return (x + 255) & ~(size_t)255;
@@ -74,6 +85,7 @@ size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
 	size_t body = 2 * round256(nn * 8) + 2 * round256(nn * 4) + 2 * round256(nn * 16) +
 		      round256(nn * 4);
 	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
+	node += round256(tree_group_cap(nn, cap, g_tuning.lanes) * 8);
 	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl));
 }
 
@@ -117,10 +129,15 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	t->lanes = g_tuning.lanes;
 	t->criterion = g_tuning.criterion;
 	t->count_interactions = g_tuning.count_interactions;
+	t->walk_blocks_per_sm = g_tuning.walk_blocks_per_sm;
 	t->multipoles = p->multipoles;
 	t->theta = (float)p->theta;
 	t->eps = (float)p->softening;
 	t->node_cap = (int)tree_node_cap(nn, t->leaf_size);
+	t->group_cap = (int)tree_group_cap(nn, (size_t)t->node_cap, t->lanes);
+	t->group_max = g_tuning.group_max > 0 ? g_tuning.group_max : 16 * 32 * t->lanes;
+	if (t->group_max < 32 * t->lanes)
+		t->group_max = 32 * t->lanes;
 	int dev = 0;
 	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
 	CUDA_GOTO(cudaDeviceGetAttribute(&t->sm_count, cudaDevAttrMultiProcessorCount, dev), rc, fail);
@@ -138,6 +155,7 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	TREE_ALLOC(t->node_mq0, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_mq1, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_bmax, (size_t)t->node_cap);
+	TREE_ALLOC(t->groups, (size_t)t->group_cap);
 	TREE_ALLOC(t->ctl, 1);
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
 	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
@@ -178,6 +196,9 @@ static int tree_profile_collect(struct gpu_tree *t)
 		g_prof.nodes_max = used;
 	if (c.overflow)
 		g_prof.overflow = 1;
+	g_prof.walk_blocks = t->walk_last_blocks;
+	g_prof.groups = c.group_count;
+	g_prof.walk_fit_per_sm = t->walk_fit_per_sm;
 	return 0;
 }
 
@@ -231,6 +252,9 @@ void gpu_tree_free(struct gpu_tree **tp)
 				log_warn("barnes-hut (GPU): the tree ran out of its %d nodes; larger leaves "
 					 "kept the forces exact but slower",
 					 t->node_cap);
+			if (c.group_overflow)
+				log_warn("barnes-hut (GPU): walk group list overflow (a bug): forces "
+					 "were incomplete");
 			if (c.stack_overflow)
 				log_warn("barnes-hut (GPU): walk stack overflow (a bug): forces were "
 					 "incomplete");
@@ -238,7 +262,7 @@ void gpu_tree_free(struct gpu_tree **tp)
 	}
 	void *bufs[] = {t->keys,      t->keys_alt,  t->iota,     t->perm,     t->pos,
 			t->vel,       t->id,        t->node_range, t->node_kids, t->node_open,
-			t->node_mq0,  t->node_mq1,  t->node_bmax, t->ctl,      t->sort_tmp};
+			t->node_mq0,  t->node_mq1,  t->node_bmax, t->groups, t->ctl,  t->sort_tmp};
 	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
 		if (bufs[k])
 			cudaFree(bufs[k]);

@@ -29,6 +29,9 @@ struct gpu_tree_tuning {
 	int lanes;     /* bodies per warp lane in a walk group: 1 (32) or 2 (64) */
 	int criterion; /* enum gpu_tree_criterion */
 	int count_interactions; /* count body-body and body-cell interactions */
+	int walk_blocks_per_sm; /* walk grid: 0 = as many as fit (occupancy) */
+	int group_max; /* walk groups come from nodes of at most this many bodies
+			* (0: 16 groups' worth); see tree_build.cu */
 };
 /* The tuning that trees created from now on use (process-wide; benchmarks
  * and tests only). set(NULL) restores the defaults. */
@@ -45,6 +48,9 @@ struct gpu_tree_profile {
 	long node_cap;          /* node capacity of the last tree */
 	int overflow;           /* a tree ran out of nodes (leaves grew instead) */
 	size_t bytes;           /* device bytes of the last tree created */
+	int walk_blocks;        /* walk grid of the last evaluation (blocks of 128) */
+	int walk_fit_per_sm;    /* walk blocks that fit on one multiprocessor */
+	long groups;            /* walk groups of the last evaluation */
 };
 void gpu_tree_profile_enable(int on);
 void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);

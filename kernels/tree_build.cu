@@ -35,6 +35,8 @@ __global__ void tree_reset_kernel(struct tree_ctl *c, int n, int2 *node_range)
 		c->overflow = 0;
 		c->stack_overflow = 0;
 		c->group_next = 0;
+		c->group_count = 0;
+		c->group_overflow = 0;
 		c->p2p = 0;
 		c->m2p = 0;
 		node_range[0] = make_int2(0, n);
@@ -213,13 +215,34 @@ __device__ __forceinline__ int tree_lower_bound(const unsigned long long *keys, 
 	return lo;
 }
 
+/* Walk groups: a group node is a node of at most gmax bodies whose parent
+ * has more (or the root, if it has at most gmax); its body range is cut into
+ * chunks of gsize consecutive bodies, one walk group each. A leaf of more
+ * than gmax bodies (coincident bodies, or the node cap) is cut the same way.
+ * Every body lands in exactly one group: the first node of at most gmax
+ * bodies on its root-to-leaf path, or else its leaf. Groups therefore never
+ * straddle a coarse octant boundary, which would give a box as large as the
+ * system and one warp doing a near-direct sum for the whole step. */
+__device__ __forceinline__ int tree_chunks(int count, int gsize)
+{
+	return (count + gsize - 1) / gsize;
+}
+
+__device__ __forceinline__ int tree_put_chunks(int2 *groups, int k, int b, int e, int gsize)
+{
+	for (; b < e; b += gsize)
+		groups[k++] = make_int2(b, min(b + gsize, e));
+	return k;
+}
+
 __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ keys,
-				  int2 *node_range, int2 *node_kids, struct tree_ctl *c, int leaf,
-				  int cap)
+				  int2 *node_range, int2 *node_kids, int2 *groups,
+				  struct tree_ctl *c, int leaf, int cap, int gsize, int gmax,
+				  int gcap)
 {
 	typedef cub::BlockScan<int, BUILD_THREADS> scan_t;
 	__shared__ typename scan_t::TempStorage scan_tmp;
-	__shared__ int s_first;
+	__shared__ int s_first, s_gfirst;
 	const int lo = c->depth_start[d], hi = c->depth_start[d + 1];
 	for (int base = lo + blockIdx.x * BUILD_THREADS; base < hi; base += gridDim.x * BUILD_THREADS) {
 		int i = base + threadIdx.x;
@@ -257,9 +280,42 @@ __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ 
 			s_first = first;
 		}
 		__syncthreads();
-		int first = s_first;
+		const int first = s_first;
+		const bool split = nch > 0 && first >= 0;
+		const int cnt = r.y - r.x;
+
+		/* walk groups this node starts (see above) */
+		int gch = 0;
 		if (i < hi) {
-			if (nch > 0 && first >= 0) {
+			if (d == 0 && cnt <= gmax)
+				gch = tree_chunks(cnt, gsize);
+			else if (!split && cnt > gmax)
+				gch = tree_chunks(cnt, gsize);
+			else if (split && cnt > gmax) {
+#pragma unroll
+				for (int o = 0; o < 8; o++) {
+					int cc = bound[o + 1] - bound[o];
+					if (cc > 0 && cc <= gmax)
+						gch += tree_chunks(cc, gsize);
+				}
+			}
+		}
+		int goff, gtotal;
+		__syncthreads(); /* scan_tmp reused */
+		scan_t(scan_tmp).ExclusiveSum(gch, goff, gtotal);
+		if (threadIdx.x == 0) {
+			int gfirst = gtotal > 0 ? atomicAdd(&c->group_count, gtotal) : 0;
+			if (gtotal > 0 && gfirst + gtotal > gcap) {
+				gfirst = -1; /* impossible by the bound in tree.cu */
+				c->group_overflow = 1;
+			}
+			s_gfirst = gfirst;
+		}
+		__syncthreads();
+		const int gfirst = s_gfirst;
+
+		if (i < hi) {
+			if (split) {
 				int k = first + off;
 				node_kids[i] = make_int2(k, nch);
 #pragma unroll
@@ -268,7 +324,21 @@ __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ 
 						node_range[k++] = make_int2(bound[o], bound[o + 1]);
 				}
 			} else {
-				node_kids[i] = make_int2(r.x, -(r.y - r.x));
+				node_kids[i] = make_int2(r.x, -cnt);
+			}
+			if (gch > 0 && gfirst >= 0) {
+				int k = gfirst + goff;
+				if ((d == 0 && cnt <= gmax) || (!split && cnt > gmax)) {
+					tree_put_chunks(groups, k, r.x, r.y, gsize);
+				} else {
+#pragma unroll
+					for (int o = 0; o < 8; o++) {
+						int cc = bound[o + 1] - bound[o];
+						if (cc > 0 && cc <= gmax)
+							k = tree_put_chunks(groups, k, bound[o], bound[o + 1],
+									    gsize);
+					}
+				}
 			}
 		}
 		__syncthreads(); /* scan_tmp and s_first are reused */
@@ -291,8 +361,9 @@ int tree_stage_build(struct gpu_tree *t, cudaStream_t s)
 	 * keeps the many near-empty depths cheap */
 	int grid = grid_for(t, (size_t)t->node_cap, 4);
 	for (int d = 0; d < TREE_MAX_DEPTH; d++) {
-		tree_split_kernel<<<grid, BUILD_THREADS, 0, s>>>(d, t->keys, t->node_range, t->node_kids,
-								 t->ctl, t->leaf_size, t->node_cap);
+		tree_split_kernel<<<grid, BUILD_THREADS, 0, s>>>(
+			d, t->keys, t->node_range, t->node_kids, t->groups, t->ctl, t->leaf_size,
+			t->node_cap, 32 * t->lanes, t->group_max, t->group_cap);
 		CUDA_CHECK(cudaGetLastError());
 	}
 	return 0;

@@ -42,6 +42,8 @@ struct tree_ctl {
 	int overflow;     /* 1: node capacity reached (bigger leaves, still exact sums) */
 	int stack_overflow; /* walk stack bound violated (never expected) */
 	unsigned int group_next; /* walk work counter */
+	int group_count;         /* walk groups listed by the build */
+	int group_overflow;      /* group list full (never expected) */
 	unsigned long long p2p, m2p; /* interaction counts when counting */
 };
 
@@ -50,6 +52,8 @@ struct gpu_tree {
 	int node_cap;
 	int leaf_size;     /* max bodies per leaf (more only at key depth 21) */
 	int lanes;         /* bodies per lane in a walk group (1 or 2) */
+	int group_max;     /* group nodes hold at most this many bodies */
+	int group_cap;     /* capacity of groups[] */
 	int criterion;     /* enum gpu_tree_criterion */
 	int multipoles;
 	float theta, eps;
@@ -70,11 +74,14 @@ struct gpu_tree {
 	float4 *node_mq0;  /* (mass, Qxx, Qyy, Qzz) */
 	float4 *node_mq1;  /* (Qxy, Qxz, Qyz, T = tr sum m y y^T) */
 	float *node_bmax;  /* largest distance of a body from the com */
+	int2 *groups;      /* walk groups: body [begin, end), at most 32 * lanes */
 
 	struct tree_ctl *ctl;
 	size_t bytes; /* device bytes owned */
 	int sm_count;
 	int walk_blocks[2][2][2]; /* persistent grid size per walk variant [lanes-1][mp-1][pot] */
+	int walk_blocks_per_sm;   /* tuning override (0: occupancy) */
+	int walk_last_blocks, walk_fit_per_sm;
 	cudaEvent_t ev[7];
 };
 

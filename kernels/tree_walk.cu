@@ -1,6 +1,8 @@
-/* tree_walk.cu - the GPU tree's force walk: one warp per group of 32 * NB
- * consecutive tree-ordered bodies (lane l holds bodies l, l+32, ...), all of
- * the group's bodies sharing one walk.
+/* tree_walk.cu - the GPU tree's force walk: one warp per group of up to
+ * 32 * NB consecutive tree-ordered bodies (lane l holds bodies l, l+32, ...),
+ * all of the group's bodies sharing one walk. The groups come from the
+ * build (tree_build.cu): chunks of nodes of at most group_max bodies, so no
+ * group straddles a coarse cell boundary.
  *
  * A cell is tested against the group's bounding box: d = distance from the
  * cell's centre of mass to the nearest point of the box, accepted when
@@ -130,7 +132,8 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 
 template <int NB, int MP, bool POT>
 __global__ void __launch_bounds__(WALK_THREADS)
-	tree_walk_kernel(const float4 *__restrict__ pos, int n, const int2 *__restrict__ node_kids,
+	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
+			 const int2 *__restrict__ node_kids,
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count)
@@ -139,8 +142,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
 	const int lane = threadIdx.x & 31;
 	struct walk_smem *sm = &smem[threadIdx.x >> 5];
 	const unsigned lt_mask = (1u << lane) - 1u;
-	const int gsize = 32 * NB;
-	const unsigned ngroups = (unsigned)((n + gsize - 1) / gsize);
+	const unsigned ngroups = (unsigned)ctl->group_count;
 
 	for (;;) {
 		unsigned g = 0;
@@ -150,14 +152,15 @@ __global__ void __launch_bounds__(WALK_THREADS)
 		if (g >= ngroups)
 			break;
 
-		/* this lane's targets; slots past n copy the group's first body */
-		const int first = (int)g * gsize;
+		/* this lane's targets; slots past the group's end copy its first body */
+		const int2 gr = groups[g];
+		const int first = gr.x, gcount = gr.y - gr.x;
 		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
 			int i = first + 32 * k + lane;
-			float4 p = pos[i < n ? i : first];
+			float4 p = pos[32 * k + lane < gcount ? i : first];
 			px[k] = p.x, py[k] = p.y, pz[k] = p.z, pm[k] = p.w;
 			ax[k] = ay[k] = az[k] = phi[k] = 0.0f;
 			lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
@@ -311,7 +314,7 @@ __global__ void __launch_bounds__(WALK_THREADS)
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
 			int i = first + 32 * k + lane;
-			if (i < n) {
+			if (32 * k + lane < gcount) {
 				/* the walk summed the body's own softened self term
 				 * -m/eps into phi exactly once (its leaf always opens);
 				 * the same float expression takes it out again */
@@ -320,14 +323,13 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			}
 		}
 		if (count && lane == 0) {
-			int nt = min(gsize, n - first);
-			atomicAdd(&ctl->p2p, n_p2p * (unsigned long long)nt);
-			atomicAdd(&ctl->m2p, n_m2p * (unsigned long long)nt);
+			atomicAdd(&ctl->p2p, n_p2p * (unsigned long long)gcount);
+			atomicAdd(&ctl->m2p, n_m2p * (unsigned long long)gcount);
 		}
 	}
 }
 
-typedef void (*walk_fn)(const float4 *, int, const int2 *, const float4 *, const float4 *,
+typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int);
 
 static walk_fn walk_pick(int lanes, int mp, int pot)
@@ -349,6 +351,10 @@ int tree_walk_prepare(struct gpu_tree *t)
 				int per_sm = 0;
 				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 					&per_sm, walk_pick(l, mp, pot), WALK_THREADS, 0));
+				if (l == t->lanes && mp == t->multipoles && pot == 0)
+					t->walk_fit_per_sm = per_sm;
+				if (t->walk_blocks_per_sm > 0 && t->walk_blocks_per_sm < per_sm)
+					per_sm = t->walk_blocks_per_sm;
 				t->walk_blocks[l - 1][mp - 1][pot] = (per_sm > 0 ? per_sm : 1) * t->sm_count;
 			}
 	return 0;
@@ -358,12 +364,14 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cuda
 {
 	int lanes = t->lanes, mp = t->multipoles, pot = need_pot ? 1 : 0;
 	int blocks = t->walk_blocks[lanes - 1][mp - 1][pot];
+	/* the group count is on the device; n/(32 lanes) is about it */
 	size_t groups = (b->n + 32 * lanes - 1) / (32 * lanes);
-	size_t want = (groups + WALK_WARPS - 1) / WALK_WARPS;
+	size_t want = (groups + WALK_WARPS - 1) / WALK_WARPS + 1;
 	if ((size_t)blocks > want)
 		blocks = (int)want;
+	t->walk_last_blocks = blocks;
 	walk_pick(lanes, mp, pot)<<<blocks, WALK_THREADS, 0, s>>>(
-		t->pos, (int)b->n, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
+		t->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
 		t->ctl, t->eps * t->eps, t->count_interactions);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
