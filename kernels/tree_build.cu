@@ -196,23 +196,43 @@ int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 /* ---- build -----------------------------------------------------------------
  * One launch per depth d: each node of depth d either becomes a leaf (at most
  * leaf bodies, or all keys equal) or finds its 2..8 non-empty child octants
- * by binary search over its sorted keys. A block scan numbers the children;
+ * by binary searches over its sorted keys. A block scan numbers the children;
  * one atomicAdd per block allocates them, contiguous per parent. When the
  * node capacity is reached the block's nodes stay leaves (exact sums, just
  * slower) and ctl->overflow says so. The block that finishes last records
  * where depth d+1 ends (threadfence + counter, no spinning). */
 
-__device__ __forceinline__ int tree_lower_bound(const unsigned long long *keys, int lo, int hi,
-						unsigned long long k)
+/* The 7 octant boundaries of a sorted key range [b, e): bound[o] = first
+ * index whose key >= prefix | o << sh. The 7 binary searches run in
+ * lockstep (the same halving sequence, as it depends only on e - b), so
+ * their dependent loads overlap instead of queueing one search after
+ * another: about log2(e - b) memory latencies per node instead of 7x that. */
+__device__ __forceinline__ void tree_octant_bounds(const unsigned long long *__restrict__ keys,
+						   int b, int e, unsigned long long prefix, int sh,
+						   int bound[9])
 {
-	while (lo < hi) {
-		int mid = lo + ((hi - lo) >> 1);
-		if (keys[mid] < k)
-			lo = mid + 1;
-		else
-			hi = mid;
+	int pos[7];
+#pragma unroll
+	for (int o = 0; o < 7; o++)
+		pos[o] = b;
+	int len = e - b; /* search [pos, pos + len) for the first key >= target */
+	while (len > 1) {
+		int half = len >> 1;
+#pragma unroll
+		for (int o = 0; o < 7; o++) {
+			unsigned long long t = prefix | (unsigned long long)(o + 1) << sh;
+			if (keys[pos[o] + half - 1] < t)
+				pos[o] += half;
+		}
+		len -= half;
 	}
-	return lo;
+	bound[0] = b;
+#pragma unroll
+	for (int o = 0; o < 7; o++) {
+		unsigned long long t = prefix | (unsigned long long)(o + 1) << sh;
+		bound[o + 1] = pos[o] + (keys[pos[o]] < t ? 1 : 0);
+	}
+	bound[8] = e;
 }
 
 /* Walk groups: a group node is a node of at most gmax bodies whose parent
@@ -256,12 +276,7 @@ __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ 
 				int level = tree_common_level(k0, k1) + 1; /* children's level, <= 21 */
 				int sh = 63 - 3 * level;
 				unsigned long long prefix = k0 >> (sh + 3) << (sh + 3); /* sh + 3 <= 63 */
-				bound[0] = r.x;
-#pragma unroll
-				for (int o = 1; o < 8; o++)
-					bound[o] = tree_lower_bound(keys, bound[o - 1], r.y,
-								    prefix | (unsigned long long)o << sh);
-				bound[8] = r.y;
+				tree_octant_bounds(keys, r.x, r.y, prefix, sh, bound);
 #pragma unroll
 				for (int o = 0; o < 8; o++)
 					nch += bound[o + 1] > bound[o];

@@ -29,7 +29,7 @@
  *
  * Cost per interaction and target (FP32 lane instructions):
  *   body-body 13 + 1 rsqrt (+1 with potential), 16 B broadcast LDS per NB;
- *   body-cell monopole 13 + 1 rsqrt; quadrupole 31 + 1 rsqrt, 48 B LDS per NB.
+ *   body-cell monopole 12 + 1 rsqrt; quadrupole 30 + 1 rsqrt, 48 B LDS per NB.
  *   Quadrupole, r = x - com, s^2 = |r|^2 + eps^2, Q traceless, T = tr S
  *   with S = sum m y y^T the second moment about the com: the Taylor
  *   expansion of the softened potential -sum m/|x - com - y|_eps to second
@@ -105,16 +105,16 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 			float r2 = fmaf(rx, rx, fmaf(ry, ry, fmaf(rz, rz, eps2)));
 			float rinv = rsqrtf(r2);
 			float rinv2 = rinv * rinv;
-			float mr = c0.w * rinv;
-			float f = mr * rinv2; /* M / s^3 */
+			float rinv3 = rinv * rinv2;
+			float f = c0.w * rinv3; /* M / s^3 */
 			if (MP >= 2) {
 				float qx = fmaf(c1.x, rx, fmaf(c1.w, ry, c2.x * rz));
 				float qy = fmaf(c1.w, rx, fmaf(c1.y, ry, c2.y * rz));
 				float qz = fmaf(c2.x, rx, fmaf(c2.y, ry, c1.z * rz));
 				float rqr = fmaf(rx, qx, fmaf(ry, qy, fmaf(rz, qz, -c2.z)));
-				float rinv5 = rinv2 * rinv2 * rinv;
+				float rinv5 = rinv3 * rinv2;
 				float t = rqr * rinv5;
-				f = fmaf(2.5f * t, rinv2, f);
+				f = fmaf(t, 2.5f * rinv2, f);
 				ax[k] = fmaf(rinv5, qx, ax[k]);
 				ay[k] = fmaf(rinv5, qy, ay[k]);
 				az[k] = fmaf(rinv5, qz, az[k]);
@@ -125,7 +125,7 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 			ay[k] = fmaf(-f, ry, ay[k]);
 			az[k] = fmaf(-f, rz, az[k]);
 			if (POT)
-				phi[k] -= mr;
+				phi[k] = fmaf(-c0.w, rinv, phi[k]);
 		}
 	}
 }
@@ -256,6 +256,8 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			}
 
 			/* opened leaves' bodies join the pending body list, 32 at a time */
+			if (!__any_sync(FULL, open_leaf))
+				continue;
 			int lcnt = open_leaf ? -kid.y : 0;
 			int lincl = warp_incl_scan(lcnt, lane);
 			int lexcl = lincl - lcnt;
