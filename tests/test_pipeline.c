@@ -5,11 +5,19 @@
  * RGB8 reach the MP4 and the PNGs unchanged: every frame is there, in
  * order, and the decoded colours of flat regions (decoded here with
  * libavcodec and turned back into RGB with the BT.709 limited-range
- * formula) are the colours that went in, within 3/255.
+ * formula) are the colours that went in, within 3/255; the preview of
+ * RGB8 frames is the last frame.
  * On a GPU: a small scene rendered through the GPU pipeline gives an MP4
  * with all frames, and its frame 0 PNG (16 bit) is within 2 LSB of the CPU
  * path's (same initial state); without one it prints SKIP and passes.
  *   make BUILD=build build/tests/test_pipeline && build/tests/test_pipeline */
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_JPEG
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <stb_image.h>
+#pragma GCC diagnostic pop
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
@@ -184,6 +192,42 @@ START_TEST(writer_yuv_planes_make_mp4)
 }
 END_TEST
 
+/* The preview of RGB8 frames is the last frame: two grey frames, then the
+ * F picture (red bar, green arm, blue arm), read back from the JPEG. */
+START_TEST(writer_preview_from_rgb8_is_last_frame)
+{
+	struct scene sc;
+	const int w = 96, h = 64;
+	make_tmpdir();
+	scene_for(&sc, w, h, 3);
+	snprintf(sc.output.preview, sizeof sc.output.preview, "%s/last.jpg", g_dir);
+	sc.output.preview_kind = SCENE_PREVIEW_LAST;
+	struct out_writer *wr = NULL;
+	ck_assert_int_eq(out_writer_open(&sc, 1, &wr), 0);
+	uint8_t *rgb8 = malloc((size_t)w * h * 3);
+	for (int k = 0; k < 3; k++) {
+		uint16_t *img = k == 2 ? make_f(w, h) : make_gray(w, h, 30000);
+		for (int p = 0; p < w * h * 3; p++)
+			rgb8[p] = (uint8_t)(img[p] >> 8);
+		free(img);
+		struct out_frame8 f = {.index = k, .w = w, .h = h, .rgb8 = rgb8};
+		ck_assert_int_eq(out_writer_push8(wr, &f), 0);
+	}
+	ck_assert_int_eq(out_writer_close(&wr, 1, 0), 0);
+	int rw, rh, rn;
+	unsigned char *rgb = stbi_load(sc.output.preview, &rw, &rh, &rn, 3);
+	ck_assert_ptr_nonnull(rgb);
+	ck_assert_int_eq(rw, w);
+	ck_assert_int_eq(rh, h);
+	assert_colour(rgb, w, f_bar(w, h), 255, 0, 0, "preview red bar");
+	assert_colour(rgb, w, f_top(w, h), 0, 255, 0, "preview green arm");
+	assert_colour(rgb, w, f_mid(w, h), 0, 0, 255, "preview blue arm");
+	stbi_image_free(rgb);
+	free(rgb8);
+	rm_tree(g_dir);
+}
+END_TEST
+
 /* PNG depth 16 needs 16-bit RGB: a frame of planes alone is refused at
  * push, naming the reason, and the run fails cleanly. */
 START_TEST(writer_refuses_frame_it_cannot_use)
@@ -302,6 +346,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("pipeline");
 	TCase *tc = tcase_create("writer8");
 	tcase_add_test(tc, writer_yuv_planes_make_mp4);
+	tcase_add_test(tc, writer_preview_from_rgb8_is_last_frame);
 	tcase_add_test(tc, writer_refuses_frame_it_cannot_use);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("gpu");
