@@ -16,7 +16,9 @@
  * nothing is rendered), statistics rows to stats (NULL: none). st is made
  * current on the host when output.final_state is set. res->frames_done
  * counts the frames finished (queued to w, statistics written); res's
- * stage times are added to. Returns 0, NB_EINTR (SIGINT/SIGTERM: the frames
+ * stage times are added to: sim_s the time the host waited for the
+ * simulation (what the overlap did not hide), render_s the renderer's GPU
+ * time (CUDA events). Returns 0, NB_EINTR (SIGINT/SIGTERM: the frames
  * in flight are finished first), or an error. */
 int app_run_gpu_frames(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
 		       const struct sim_units *u, FILE *stats, struct out_writer *w,
