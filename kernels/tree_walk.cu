@@ -62,11 +62,19 @@ __device__ __forceinline__ int warp_incl_scan(int v, int lane)
 	return v;
 }
 
+/* Each flush sums its (at most 32) terms into fresh partial sums and adds
+ * those to the body's totals: blocked summation, so the rounding error of a
+ * body's force grows with the number of flushes, not of terms (at theta = 0
+ * that is n/32 instead of n additions into one float). */
 template <int NB, bool POT>
 __device__ __forceinline__ void walk_p2p(const float4 *src, int cnt, const float *px,
 					 const float *py, const float *pz, float *ax, float *ay,
 					 float *az, float *phi, float eps2)
 {
+	float sx[NB], sy[NB], sz[NB], sp[NB];
+#pragma unroll
+	for (int k = 0; k < NB; k++)
+		sx[k] = sy[k] = sz[k] = sp[k] = 0.0f;
 #pragma unroll 4
 	for (int j = 0; j < cnt; j++) {
 		float4 s = src[j];
@@ -77,12 +85,18 @@ __device__ __forceinline__ void walk_p2p(const float4 *src, int cnt, const float
 			float rinv = rsqrtf(r2);
 			float mr = s.w * rinv;
 			float mr3 = mr * rinv * rinv;
-			ax[k] = fmaf(dx, mr3, ax[k]);
-			ay[k] = fmaf(dy, mr3, ay[k]);
-			az[k] = fmaf(dz, mr3, az[k]);
+			sx[k] = fmaf(dx, mr3, sx[k]);
+			sy[k] = fmaf(dy, mr3, sy[k]);
+			sz[k] = fmaf(dz, mr3, sz[k]);
 			if (POT)
-				phi[k] -= mr;
+				sp[k] -= mr;
 		}
+	}
+#pragma unroll
+	for (int k = 0; k < NB; k++) {
+		ax[k] += sx[k], ay[k] += sy[k], az[k] += sz[k];
+		if (POT)
+			phi[k] += sp[k];
 	}
 }
 
@@ -91,6 +105,10 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 					 const float *py, const float *pz, float *ax, float *ay,
 					 float *az, float *phi, float eps2)
 {
+	float sx[NB], sy[NB], sz[NB], sp[NB];
+#pragma unroll
+	for (int k = 0; k < NB; k++)
+		sx[k] = sy[k] = sz[k] = sp[k] = 0.0f;
 #pragma unroll 2
 	for (int j = 0; j < cnt; j++) {
 		float4 c0 = sm->stage[0][j]; /* com, mass */
@@ -115,18 +133,24 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 				float rinv5 = rinv3 * rinv2;
 				float t = rqr * rinv5;
 				f = fmaf(t, 2.5f * rinv2, f);
-				ax[k] = fmaf(rinv5, qx, ax[k]);
-				ay[k] = fmaf(rinv5, qy, ay[k]);
-				az[k] = fmaf(rinv5, qz, az[k]);
+				sx[k] = fmaf(rinv5, qx, sx[k]);
+				sy[k] = fmaf(rinv5, qy, sy[k]);
+				sz[k] = fmaf(rinv5, qz, sz[k]);
 				if (POT)
-					phi[k] = fmaf(-0.5f, t, phi[k]);
+					sp[k] = fmaf(-0.5f, t, sp[k]);
 			}
-			ax[k] = fmaf(-f, rx, ax[k]);
-			ay[k] = fmaf(-f, ry, ay[k]);
-			az[k] = fmaf(-f, rz, az[k]);
+			sx[k] = fmaf(-f, rx, sx[k]);
+			sy[k] = fmaf(-f, ry, sy[k]);
+			sz[k] = fmaf(-f, rz, sz[k]);
 			if (POT)
-				phi[k] = fmaf(-c0.w, rinv, phi[k]);
+				sp[k] = fmaf(-c0.w, rinv, sp[k]);
 		}
+	}
+#pragma unroll
+	for (int k = 0; k < NB; k++) {
+		ax[k] += sx[k], ay[k] += sy[k], az[k] += sz[k];
+		if (POT)
+			phi[k] += sp[k];
 	}
 }
 
