@@ -6,8 +6,8 @@
  * The bodies stay in key order afterwards (id follows), so the next step's
  * gather reads almost in order.
  *
- * Device memory: per body 64 B (keys x2, index x2, tree-order pos, vel,
- * id), per node 68 B, nodes capped at 6n/leaf + 4096 (about 4n/leaf are
+ * Device memory: per body 60 B (keys x2, index x2, tree-order pos, vel,
+ * id), per node 68 B, per walk group 8 B, nodes capped at 6n/leaf + 4096 (about 4n/leaf are
  * used on a Plummer sphere; at the cap, nodes stay leaves and the sums stay
  * exact), plus CUB's sort scratch. */
 #include <stdio.h>
