@@ -19,6 +19,7 @@ struct sim_engine {
 	enum scene_solver solver;
 	double eps, dt, theta; /* internal units */
 	int multipoles;
+	enum scene_opening opening;
 	struct gpu_sim *gpu;   /* NULL on the CPU */
 	double time;           /* time and step as of the last advance (GPU path) */
 	long step;
@@ -33,7 +34,8 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 {
 	const struct sim_engine *e = ctx;
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
-		return sim_tree_accel(pos, mass, n, e->eps, e->theta, e->multipoles, acc, pot);
+		return sim_tree_accel_ex(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
+					 acc, pot);
 	return sim_direct_accel(pos, mass, n, e->eps, acc, pot);
 }
 
@@ -69,6 +71,7 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 	e->dt = sc->simulation.dt * u.time;
 	e->theta = sc->simulation.theta;
 	e->multipoles = sc->simulation.multipoles;
+	e->opening = sc->simulation.opening;
 	e->time = st->time;
 	e->step = st->step;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
@@ -83,6 +86,7 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 				.dt = e->dt,
 				.theta = e->theta,
 				.multipoles = e->multipoles,
+				.opening = e->opening,
 			};
 			err = gpu_sim_create(st, &p, &e->gpu);
 			if (err)
@@ -115,9 +119,10 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 	nt = omp_get_max_threads();
 #endif
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s)", nt,
-			 nt == 1 ? "" : "s", e->theta,
-			 e->multipoles >= 2 ? "quadrupole" : "monopole");
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s, %s)",
+			 nt, nt == 1 ? "" : "s", e->theta,
+			 e->multipoles >= 2 ? "quadrupole" : "monopole",
+			 e->opening == SCENE_OPENING_COM ? "com" : "bmax");
 	else
 		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
 			 nt == 1 ? "" : "s");

@@ -32,6 +32,10 @@ enum scene_units { SCENE_UNITS_NBODY, SCENE_UNITS_GALACTIC };
 enum scene_solver { SCENE_SOLVER_DIRECT, SCENE_SOLVER_BARNES_HUT };
 enum scene_backend { SCENE_BACKEND_AUTO, SCENE_BACKEND_CUDA, SCENE_BACKEND_CPU };
 enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER };
+/* Barnes-Hut opening criterion (sim.h, sim_tree_accel_ex): bmax accepts a
+ * cell when bmax < theta d (bmax: a bound on its bodies' distance from
+ * its centre of mass); com when its side l < theta d. */
+enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -93,6 +97,7 @@ struct scene {
 		enum scene_solver solver;
 		double theta;          /* [0, 1.5] */
 		int multipoles;        /* 1 monopole, 2 quadrupole */
+		enum scene_opening opening; /* barnes-hut opening criterion */
 		double softening;      /* > 0, length units */
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */

@@ -18,6 +18,7 @@ static const char *const units_names[] = {"nbody", "galactic", NULL};
 static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
+static const char *const opening_names[] = {"bmax", "com", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", NULL};
@@ -60,6 +61,9 @@ const struct scene_key scene_schema[] = {
 	 .help = "barnes-hut opening angle (0 = exact); smaller is slower and more accurate"},
 	{.path = "simulation.multipoles", .type = SKEY_INT, SC(simulation.multipoles), .lo = 1, .hi = 2,
 	 .def = "2", .type_doc = "1 | 2", .help = "barnes-hut cell moments: 1 monopole, 2 adds the quadrupole"},
+	{.path = "simulation.opening", .type = SKEY_ENUM, SC(simulation.opening), .names = opening_names,
+	 .def = "bmax", .type_doc = "bmax | com",
+	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side"},
 	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
 	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
 	 .type_doc = "number > 0", .help = "Plummer softening length eps"},

@@ -111,10 +111,20 @@ int sim_state_write_csv(const char *path, const struct sim_state *st,
 int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     double *acc, double *pot);
 
-/* Barnes-Hut octree. A cell of side l whose centre of mass is at distance d
- * from the body is accepted when l < theta * d (theta = 0: exact, every
- * pair). multipoles: 1 monopole, 2 adds the traceless quadrupole. The GPU
- * tree uses the same criterion and moments. */
+/* Barnes-Hut octree. d is the distance from a cell's centre of mass to the
+ * body (conservatively: to the box of the bodies walking together).
+ * opening SCENE_OPENING_BMAX accepts a cell when bmax < theta d and
+ * bmax < d, bmax a bound on the distance of its bodies from their centre of
+ * mass; SCENE_OPENING_COM accepts a cell of side l when l < theta d.
+ * theta = 0: exact, every pair. multipoles: 1 monopole, 2 adds the
+ * traceless quadrupole and the softened expansion's trace term (T eps^2,
+ * see sim/tree.c). The GPU tree (kernels/tree*.cu) uses the same criteria
+ * and moments. */
+int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
+		      double theta, int multipoles, enum scene_opening opening, double *acc,
+		      double *pot);
+/* sim_tree_accel_ex with the scene's default opening (simulation.opening:
+ * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot);
 

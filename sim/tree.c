@@ -6,26 +6,34 @@
  * TREE_MAX_DEPTH (coincident bodies), is a leaf. Bodies are sorted into tree
  * order so every cell owns a contiguous range, and each cell's moments are
  * summed straight from its bodies: mass, centre of mass, traceless
- * quadrupole Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab), y = x - com.
+ * quadrupole Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab) and its trace part
+ * T = sum m |y|^2, y = x - com. bmax bounds the bodies' distance from the
+ * com as the GPU tree bounds it: exact over a leaf's bodies, and
+ * max_c (|com_c - com| + bmax_c) over an internal cell's children.
  *
  * Walk (Barnes 1990 grouping; parallel over groups, dynamic schedule): the
  * bodies of one group - the largest cell holding at most TREE_GROUP_MAX
- * bodies - share one walk and one interaction list. A cell of side l whose
- * centre of mass is at distance d from body i may be accepted when
- * l < theta d; the group accepts a cell only when that holds for every
- * point of the group's bounding box and the cell's box does not overlap the
- * group's box (without that, for theta > 1/sqrt(3) a cell could pass the
- * test while holding the body itself). So each body gets the per-body
- * criterion or a stricter one. theta = 0 opens every cell, so the sum is
- * over exact pairs, as sim_direct_accel. Opened leaves, and the group's own
- * bodies, interact body by body (j != i).
+ * bodies - share one walk and one interaction list. d is the distance from
+ * a cell's centre of mass to the nearest point of the group's bounding box
+ * (so every body gets the per-body criterion or a stricter one). Opening
+ * criteria (enum scene_opening; kernels/tree_build.cu sets the GPU's alike):
+ *   bmax (Salmon & Warren 1994): accept when bmax < theta d and bmax < d.
+ *     A cell holding a group body has d <= bmax, so it is never accepted.
+ *   com (Barnes & Hut 1986): accept when l < theta d, l the cell's side,
+ *     and the cell's box does not overlap the group's box (without that,
+ *     for theta > 1/sqrt(3) a cell could pass the test while holding the
+ *     body itself).
+ * theta = 0 opens every cell, so the sum is over exact pairs, as
+ * sim_direct_accel. Opened leaves, and the group's own bodies, interact
+ * body by body (j != i).
  *
- * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2 (the unsoftened
- * multipole expansion with |r| replaced by s, as Bonsai and Gadget do):
- *   phi = -M/s - (1/2) r.Q.r / s^5
- *   a   = -M r/s^3 + Q.r / s^5 - (5/2) (r.Q.r) r / s^7
- * (the exact Plummer-softened expansion adds +tr(sum m y y) eps^2/(2 s^5) to
- * -phi; it is negligible once d >> eps and is left out to match the GPU). */
+ * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2: the Taylor
+ * expansion of the softened potential -sum m / |x_i - com - y|_eps to
+ * second order in y (d_a d_b (1/s) = (3 r_a r_b - s^2 delta_ab) / s^5),
+ *   phi = -M/s - (1/2) (r.Q.r - T eps^2) / s^5
+ *   a   = -M r/s^3 + Q.r / s^5 - (5/2) (r.Q.r - T eps^2) r / s^7,
+ * the same terms as the GPU walk (kernels/tree_walk.cu). The T eps^2 term
+ * matters for cells within a few eps of the body. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +50,8 @@
 struct tree_node {
 	double com[3], mass;
 	double q[6];           /* Qxx Qyy Qzz Qxy Qxz Qyz (traceless) */
+	double tr;             /* T = sum m |y|^2 about the com */
+	double bmax;           /* bound on |x - com| over the cell's bodies */
 	double center[3], half; /* geometric cube: centre and half side */
 	int first, count;      /* bodies [first, first+count) in tree order */
 	int child[8];          /* -1 where the octant is empty; all -1 for a leaf */
@@ -74,7 +84,8 @@ static int tree_new_node(struct tree *t)
 	return t->nnodes++;
 }
 
-/* Moments of a node from its bodies (its range of t->order is final). */
+/* Moments of a node from its bodies (its range of t->order is final, and
+ * its children's moments are done). */
 static void tree_moments(struct tree *t, struct tree_node *nd)
 {
 	const double *x = t->pos_in;
@@ -92,14 +103,31 @@ static void tree_moments(struct tree *t, struct tree_node *nd)
 	}
 	nd->mass = m;
 	memset(nd->q, 0, sizeof nd->q);
-	if (t->multipoles < 2 || nd->count < 2)
-		return;
+	nd->tr = 0;
+	nd->bmax = 0;
+	if (!nd->leaf) {
+		for (int o = 0; o < 8; o++) {
+			if (nd->child[o] < 0)
+				continue;
+			const struct tree_node *c = &t->nodes[nd->child[o]];
+			double s0 = c->com[0] - nd->com[0], s1 = c->com[1] - nd->com[1],
+			       s2 = c->com[2] - nd->com[2];
+			nd->bmax = fmax(nd->bmax, sqrt(s0 * s0 + s1 * s1 + s2 * s2) + c->bmax);
+		}
+		if (t->multipoles < 2)
+			return;
+	}
 	for (int k = nd->first; k < nd->first + nd->count; k++) {
 		int i = t->order[k];
 		double mi = t->mass_in[i];
 		double y0 = x[3 * i] - nd->com[0], y1 = x[3 * i + 1] - nd->com[1],
 		       y2 = x[3 * i + 2] - nd->com[2];
 		double yy = y0 * y0 + y1 * y1 + y2 * y2;
+		if (nd->leaf)
+			nd->bmax = fmax(nd->bmax, sqrt(yy));
+		if (t->multipoles < 2)
+			continue;
+		nd->tr += mi * yy;
 		nd->q[0] += mi * (3 * y0 * y0 - yy);
 		nd->q[1] += mi * (3 * y1 * y1 - yy);
 		nd->q[2] += mi * (3 * y2 * y2 - yy);
@@ -227,7 +255,7 @@ oom:
 
 /* One thread's interaction list for a group (the bodies of one leaf), as
  * structure of arrays so the evaluation loops vectorise (omp simd). */
-enum { IL_X, IL_Y, IL_Z, IL_M, IL_Q0 }; /* cell arrays: x y z m q0..q5 */
+enum { IL_X, IL_Y, IL_Z, IL_M, IL_T, IL_Q0 }; /* cell arrays: x y z m T eps^2, q0..q5 */
 #define IL_CELL_ARRAYS (IL_Q0 + 6)
 struct tree_ilist {
 	double *cell[IL_CELL_ARRAYS]; /* accepted cells: multipoles */
@@ -273,12 +301,13 @@ static double tree_box_dist2(const double x[3], const double lo[3], const double
 }
 
 /* Walk the tree once for the group of bodies in cell g and list what they
- * interact with. A cell is accepted only if it passes l < theta d for every
- * point of the group's bounding box (so for every body: the per-body test
- * applied conservatively) and its box does not overlap the group's box.
- * Cell g itself is never entered: its bodies are handled pairwise by the
- * caller, skipping self-pairs. Returns 0 or -1 (out of memory). */
-static int tree_walk_group(const struct tree *t, int g, double theta2, struct tree_ilist *il)
+ * interact with. A cell is accepted only if it passes the opening test for
+ * every point of the group's bounding box (the per-body test applied
+ * conservatively; see the top of the file). Cell g itself is never
+ * entered: its bodies are handled pairwise by the caller, skipping
+ * self-pairs. Returns 0 or -1 (out of memory). */
+static int tree_walk_group(const struct tree *t, int g, double theta, enum scene_opening opening,
+			   double eps2, struct tree_ilist *il)
 {
 	const struct tree_node *gn = &t->nodes[g];
 	double lo[3], hi[3];
@@ -298,13 +327,22 @@ static int tree_walk_group(const struct tree *t, int g, double theta2, struct tr
 		if (ni == g)
 			continue;
 		const struct tree_node *nd = &t->nodes[ni];
-		int overlap = 1;
-		for (int a = 0; a < 3; a++) {
-			if (nd->center[a] + nd->half < lo[a] || nd->center[a] - nd->half > hi[a])
-				overlap = 0;
+		const double d2 = tree_box_dist2(nd->com, lo, hi);
+		int accept;
+		if (opening == SCENE_OPENING_BMAX) {
+			const double b = nd->bmax;
+			accept = theta > 0 && b * b < theta * theta * d2 && b * b < d2;
+		} else {
+			int overlap = 1;
+			for (int a = 0; a < 3; a++) {
+				if (nd->center[a] + nd->half < lo[a] ||
+				    nd->center[a] - nd->half > hi[a])
+					overlap = 0;
+			}
+			const double l = 2 * nd->half;
+			accept = !overlap && l * l < theta * theta * d2;
 		}
-		const double l = 2 * nd->half;
-		if (!overlap && l * l < theta2 * tree_box_dist2(nd->com, lo, hi)) {
+		if (accept) {
 			if (tree_ilist_reserve(il->cell, IL_CELL_ARRAYS, &il->capcell, il->ncell + 1))
 				return -1;
 			const size_t c = il->ncell++;
@@ -312,6 +350,7 @@ static int tree_walk_group(const struct tree *t, int g, double theta2, struct tr
 			il->cell[IL_Y][c] = nd->com[1];
 			il->cell[IL_Z][c] = nd->com[2];
 			il->cell[IL_M][c] = nd->mass;
+			il->cell[IL_T][c] = nd->tr * eps2;
 			for (int j = 0; j < 6; j++)
 				il->cell[IL_Q0 + j][c] = nd->q[j];
 		} else if (nd->leaf) {
@@ -382,6 +421,7 @@ static void tree_eval_body(const struct tree *t, const struct tree_node *gn, siz
 			phi -= cm[c] * sinv;
 		}
 	} else {
+		const double *te = il->cell[IL_T];
 		const double *q0 = il->cell[IL_Q0], *q1 = il->cell[IL_Q0 + 1],
 			     *q2 = il->cell[IL_Q0 + 2], *q3 = il->cell[IL_Q0 + 3],
 			     *q4 = il->cell[IL_Q0 + 4], *q5 = il->cell[IL_Q0 + 5];
@@ -396,7 +436,8 @@ static void tree_eval_body(const struct tree *t, const struct tree_node *gn, siz
 			const double qx = q0[c] * rx + q3[c] * ry + q4[c] * rz;
 			const double qy = q3[c] * rx + q1[c] * ry + q5[c] * rz;
 			const double qz = q4[c] * rx + q5[c] * ry + q2[c] * rz;
-			const double rqr = rx * qx + ry * qy + rz * qz;
+			/* r.Q.r - T eps^2 */
+			const double rqr = rx * qx + ry * qy + rz * qz - te[c];
 			const double f = cm[c] * sinv3 + 2.5 * rqr * sinv5 * sinv2;
 			ax += qx * sinv5 - f * rx;
 			ay += qy * sinv5 - f * ry;
@@ -412,6 +453,15 @@ static void tree_eval_body(const struct tree *t, const struct tree_node *gn, siz
 
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot)
+{
+	/* the scene's default (sim/scene_schema.c: simulation.opening) */
+	return sim_tree_accel_ex(pos, mass, n, eps, theta, multipoles, SCENE_OPENING_BMAX, acc,
+				 pot);
+}
+
+int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
+		      double theta, int multipoles, enum scene_opening opening, double *acc,
+		      double *pot)
 {
 	if (n == 0)
 		return 0;
@@ -449,7 +499,7 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		}
 	}
 	free(stack);
-	const double eps2 = eps * eps, theta2 = theta * theta;
+	const double eps2 = eps * eps;
 	int failed = 0;
 #pragma omp parallel if (n >= TREE_SERIAL_N)
 	{
@@ -459,7 +509,7 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 			if (failed)
 				continue;
 			const struct tree_node *gn = &t.nodes[groups[G]];
-			if (tree_walk_group(&t, groups[G], theta2, &il)) {
+			if (tree_walk_group(&t, groups[G], theta, opening, eps2, &il)) {
 #pragma omp atomic write
 				failed = 1;
 				continue;
