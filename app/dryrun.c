@@ -79,9 +79,15 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
 	if (backend != SCENE_BACKEND_CPU) {
 		char why[256], name[128];
-		struct gpu_sim_params p = {sc->simulation.solver, sc->simulation.direct_kernel,
-					   sc->simulation.softening, sc->simulation.dt, sc->simulation.theta,
-					   sc->simulation.multipoles};
+		struct gpu_sim_params p = {
+			.solver = sc->simulation.solver,
+			.direct_kernel = sc->simulation.direct_kernel,
+			.softening = sc->simulation.softening,
+			.dt = sc->simulation.dt,
+			.theta = sc->simulation.theta,
+			.multipoles = sc->simulation.multipoles,
+			.opening = sc->simulation.opening,
+		};
 		human_bytes((double)gpu_sim_bytes_needed((size_t)n, &p), gb, sizeof gb);
 		size_t fr = 0, tot = 0;
 		if (gpu_probe(why, sizeof why) && gpu_device_info(name, sizeof name, &fr, &tot) == 0) {

@@ -34,6 +34,7 @@ struct gpu_sim_params {
 	double dt;        /* internal units */
 	double theta;
 	int multipoles;
+	enum scene_opening opening; /* barnes-hut opening criterion (additive) */
 };
 
 struct gpu_sim; /* device-resident simulation; owns all device memory */
