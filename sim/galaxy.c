@@ -8,11 +8,12 @@
  *    the dispersions of galaxy_potential.c (Toomre Q, isothermal sheet,
  *    epicyclic ratio, asymmetric drift).
  *  - Bulge and halo: Hernquist spheres truncated at rmax * a (renormalised),
- *    r from the inverse cumulative mass; isotropic Gaussian velocities with
- *    the Jeans dispersion in the COMBINED (spherically averaged) potential of
- *    all three parts, redrawn above 0.95 of the local escape speed. Using the
- *    combined potential, not each sphere's own, is what keeps the halo in
- *    equilibrium around the disk.
+ *    r from the inverse cumulative mass; isotropic velocities drawn from
+ *    the Eddington distribution function in the COMBINED (spherically
+ *    averaged) potential of all three parts (galaxy_df.c). The combined
+ *    potential, not each sphere's own, is what keeps the halo in
+ *    equilibrium around the disk; the exact f(E) rather than Gaussians with
+ *    the Jeans dispersion is what keeps the cusp and the virial ratio.
  *
  * Bodies 2p and 2p+1 of a part are mirror images (x, v) and (-x, -v), a
  * "quiet start" that puts each part's centre of mass exactly at rest at the
@@ -28,9 +29,8 @@
 
 /* Draws per body: body i of a part uses counters [i * DRAWS, (i+1) * DRAWS). */
 #define DRAWS 256
-/* Velocity redraws above the escape-speed cut before giving up (then the
- * speed is scaled down to the cut). */
-#define MAX_VEL_TRIES 50
+/* Rejection tries for a bulge/halo speed (acceptance is ~40%). */
+#define MAX_VEL_TRIES 100
 
 struct draw {
 	uint64_t seed, stream, base;
@@ -77,7 +77,7 @@ static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, 
 		double uz = uni(&r);
 		double z = 0.5 * m->z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
 		struct sim_galaxy_disk_kin k;
-		sim_galaxy_disk_kinematics(m, R, &k);
+		sim_galaxy_disk_kinematics(m, R, z, &k);
 		double vr = sqrt(k.sigr2) * gauss(&r);
 		double vz = sqrt(k.sigz2) * gauss(&r);
 		double vp = k.vphi + sqrt(k.sigp2) * gauss(&r);
@@ -92,9 +92,33 @@ static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, 
 	}
 }
 
-static void sample_sphere(const struct sim_galaxy_model *m, const struct sim_galaxy_jeans *t,
-			  double a, double rt, struct sim_state *st, size_t first, long count,
-			  uint64_t seed, uint64_t stream)
+/* Speed at relative potential psi from P(v) ~ v^2 f(psi - v^2/2), v < v_esc,
+ * by rejection under 1.25 x the largest of 48 evenly spaced samples (the
+ * density is smooth and single-peaked; 1.25 covers the peak between them). */
+static double draw_speed(const struct sim_galaxy_df *df, double psi, struct draw *r)
+{
+	const int NSCAN = 48;
+	double vesc = sqrt(2 * psi), gmax = 0, vbest = 0;
+	for (int i = 1; i < NSCAN; i++) {
+		double v = vesc * i / NSCAN;
+		double g = v * v * sim_galaxy_df_f(df, psi - 0.5 * v * v);
+		if (g > gmax)
+			gmax = g, vbest = v;
+	}
+	if (!(gmax > 0))
+		return 0;
+	gmax *= 1.25;
+	for (int tries = 0; tries < MAX_VEL_TRIES; tries++) {
+		double v = vesc * uni(r);
+		if (uni(r) * gmax <= v * v * sim_galaxy_df_f(df, psi - 0.5 * v * v))
+			return v;
+	}
+	return vbest;
+}
+
+static void sample_sphere(const struct sim_galaxy_df *df, double a, double rt,
+			  struct sim_state *st, size_t first, long count, uint64_t seed,
+			  uint64_t stream)
 {
 	double ft = rt * rt / ((rt + a) * (rt + a));
 #pragma omp parallel for schedule(static)
@@ -105,26 +129,16 @@ static void sample_sphere(const struct sim_galaxy_model *m, const struct sim_gal
 		double rad = a * sq / (1 - sq);
 		double ct = 2 * uni(&r) - 1, sth = sqrt(1 - ct * ct);
 		double ph = 2 * M_PI * uni(&r);
-		double sig = sqrt(sim_galaxy_jeans_sig2(t, rad));
-		double vmax = 0.95 * sqrt(-2 * sim_galaxy_jeans_phi(t, m, rad));
-		double v[3], v2;
-		int tries = 0;
-		do {
-			v[0] = sig * gauss(&r);
-			v[1] = sig * gauss(&r);
-			v[2] = sig * gauss(&r);
-			v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-		} while (v2 > vmax * vmax && ++tries < MAX_VEL_TRIES);
-		if (v2 > vmax * vmax) {
-			double f = vmax / sqrt(v2);
-			v[0] *= f, v[1] *= f, v[2] *= f;
-		}
+		double vct = 2 * uni(&r) - 1, vst = sqrt(1 - vct * vct);
+		double vph = 2 * M_PI * uni(&r);
+		double v = draw_speed(df, sim_galaxy_df_psi(df, rad), &r);
 		size_t j = first + (size_t)i;
 		st->pos[3 * j + 0] = sg * rad * sth * cos(ph);
 		st->pos[3 * j + 1] = sg * rad * sth * sin(ph);
 		st->pos[3 * j + 2] = sg * rad * ct;
-		for (int d = 0; d < 3; d++)
-			st->vel[3 * j + d] = sg * v[d];
+		st->vel[3 * j + 0] = sg * v * vst * cos(vph);
+		st->vel[3 * j + 1] = sg * v * vst * sin(vph);
+		st->vel[3 * j + 2] = sg * v * vct;
 	}
 }
 
@@ -172,8 +186,8 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 	const struct scene_body *b = &sc->bodies[k];
 	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
 	static const char *pname[3] = {"disk", "bulge", "halo"};
-	struct sim_galaxy_jeans jt[3];
-	memset(jt, 0, sizeof jt);
+	struct sim_galaxy_df df[3];
+	memset(df, 0, sizeof df);
 	int rc = 0;
 
 	if (b->model != SCENE_MODEL_DISK_GALAXY) {
@@ -193,9 +207,11 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 	}
 
 	struct sim_galaxy_model m;
-	sim_galaxy_model_init(b, u, &m);
+	double eps = sc->simulation.softening * u->length;
+	if ((rc = sim_galaxy_model_build(b, u, eps, &m)))
+		return rc;
 	for (int j = 1; j < 3; j++)
-		if (parts[j]->count > 0 && (rc = sim_galaxy_jeans_build(&m, j, &jt[j])))
+		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&m, j, &df[j])))
 			goto cleanup;
 
 	size_t at = first;
@@ -214,9 +230,9 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		if (j == 0)
 			sample_disk(&m, st, at, cnt, sc->seed, stream);
 		else if (j == 1)
-			sample_sphere(&m, &jt[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
+			sample_sphere(&df[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
 		else
-			sample_sphere(&m, &jt[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
+			sample_sphere(&df[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
 		centre_part(st, at, cnt);
 		double mi = parts[j]->mass * u->mass / (double)cnt;
 		for (long i = 0; i < cnt; i++) {
@@ -229,6 +245,7 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 
 cleanup:
 	for (int j = 0; j < 3; j++)
-		sim_galaxy_jeans_free(&jt[j]);
+		sim_galaxy_df_free(&df[j]);
+	sim_galaxy_model_free(&m);
 	return rc;
 }

@@ -137,29 +137,91 @@ double sim_galaxy_disk_vc2(const struct sim_galaxy_model *m, double R)
 	return 4 * M_PI * s0 * m->h * y * y * bk;
 }
 
+static double spheres_vc2(const struct sim_galaxy_model *m, double R)
+{
+	return sim_galaxy_spheres_meff(m, R) / R;
+}
+
+static int use_table(const struct sim_galaxy_model *m, double R)
+{
+	return m->tab && R <= sim_galaxy_disk_table_rmax(m);
+}
+
 double sim_galaxy_vc2(const struct sim_galaxy_model *m, double R)
 {
 	if (R <= 0)
 		return 0;
-	return sim_galaxy_disk_vc2(m, R) + (sim_galaxy_hernquist_mass(m->mb, m->ab, m->rtb, R) +
-		sim_galaxy_hernquist_mass(m->mh, m->ah, m->rth, R)) / R;
+	double d = use_table(m, R) ? sim_galaxy_disk_table_v2(m, R, 0) : sim_galaxy_disk_vc2(m, R);
+	return d + spheres_vc2(m, R);
 }
 
-/* kappa^2 = R dOmega^2/dR + 4 Omega^2 = (1/R) dv_c^2/dR + 2 v_c^2/R^2, the
- * derivative by central differences (step 1e-3 R: the Bessel
- * approximations' 2e-7 error then costs ~1e-4 in kappa^2). */
+/* Spheres at (R, z): R F_R = M(r) R^2 / r^3. */
+double sim_galaxy_vc2_at(const struct sim_galaxy_model *m, double R, double z)
+{
+	if (R <= 0)
+		return 0;
+	double r = sqrt(R * R + z * z);
+	double d = use_table(m, R) ? sim_galaxy_disk_table_v2(m, R, z) : sim_galaxy_disk_vc2(m, R);
+	return d + spheres_vc2(m, r) * R * R / (r * r);
+}
+
+/* kappa^2 = R dOmega^2/dR + 4 Omega^2 = (1/R) dv_c^2/dR + 2 v_c^2/R^2,
+ * additive over the parts. Spheres and the thin disk: central differences
+ * (step 1e-3 R: the Bessel approximations' 2e-7 error then costs ~1e-4);
+ * the thick disk: its table. */
+static double kappa2_fd(const struct sim_galaxy_model *m, double R, int disk)
+{
+	double d = 1e-3 * R;
+	double vp = spheres_vc2(m, R + d), vm = spheres_vc2(m, R - d), v0 = spheres_vc2(m, R);
+	if (disk) {
+		vp += sim_galaxy_disk_vc2(m, R + d);
+		vm += sim_galaxy_disk_vc2(m, R - d);
+		v0 += sim_galaxy_disk_vc2(m, R);
+	}
+	return (vp - vm) / (2 * d * R) + 2 * v0 / (R * R);
+}
+
 double sim_galaxy_kappa2(const struct sim_galaxy_model *m, double R)
 {
 	double scale = m->h > 0 ? m->h : (m->ab > 0 ? m->ab : m->ah);
 	if (R < 1e-6 * scale)
 		R = 1e-6 * scale;
-	double d = 1e-3 * R;
-	double dv2 = (sim_galaxy_vc2(m, R + d) - sim_galaxy_vc2(m, R - d)) / (2 * d);
-	return dv2 / R + 2 * sim_galaxy_vc2(m, R) / (R * R);
+	if (use_table(m, R))
+		return sim_galaxy_disk_table_kappa2(m, R) + kappa2_fd(m, R, 0);
+	return kappa2_fd(m, R, 1);
+}
+
+/* The bulge and halo's share of sigma_z^2 at (R, z) for a sech^2 layer:
+ * (1/rho) int_z^inf rho dPhi_sph/dz' dz', with dPhi/dz = G M(r) z / r^3,
+ * in u = z/z0, w = u - |z|/z0: rho(u)/rho(u0) = cosh^2(u0)/cosh^2(u0 + w),
+ * written with exponentials so it never overflows; Simpson on w in [0, 12]
+ * (the weight falls as e^{-2w}). */
+static double sphere_sigz2(const struct sim_galaxy_model *m, double R, double z)
+{
+	if (!(m->z0 > 0) || (m->mb <= 0 && m->mh <= 0))
+		return 0;
+	const int n = 96;
+	const double wmax = 12, dw = wmax / n;
+	double u0 = fabs(z) / m->z0, e0 = exp(-2 * u0), sum = 0;
+	for (int i = 0; i <= n; i++) {
+		double w = i * dw, zz = (u0 + w) * m->z0;
+		double q = (1 + e0) / (1 + e0 * exp(-2 * w));
+		double wt = exp(-2 * w) * q * q;
+		double r = sqrt(R * R + zz * zz);
+		double g = r > 0 ? sim_galaxy_spheres_meff(m, r) * zz / (r * r * r) : 0;
+		double c = (i == 0 || i == n) ? 1 : (i % 2 ? 4 : 2);
+		sum += c * wt * g;
+	}
+	return sum * dw / 3 * m->z0;
 }
 
 /* Disk kinematics (Hernquist 1993, sec. 2.2.3):
- *  - sigma_z^2 = pi G Sigma z0: the isothermal sheet, sech^2(z/z0).
+ *  - sigma_z^2 from the vertical Jeans equation for the sech^2(z/z0)
+ *    layer in the full potential (Springel, Di Matteo & Hernquist 2005):
+ *    the disk's own pull from its force table (pi G Sigma z0, the
+ *    isothermal sheet, for the thin model), plus the bulge and halo's.
+ *    Without the spheres the layer starts too cold, collapses, and the
+ *    thinner disk then pulls itself radially inward.
  *  - sigma_R^2 proportional to Sigma (so exp(-R/h)), normalised so that
  *    Toomre's Q = sigma_R kappa / (3.36 G Sigma) equals toomre_q at
  *    R = 2.5 h. This is Hernquist's choice (he fixes Q at the solar radius,
@@ -171,24 +233,39 @@ double sim_galaxy_kappa2(const struct sim_galaxy_model *m, double R)
  *    disk as marginal as the middle.
  *  - sigma_phi^2 = sigma_R^2 kappa^2 / (4 Omega^2) (epicyclic approximation).
  *  - mean v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/(4 Omega^2) - 2R/h),
- *    clamped at 0 (asymmetric drift). */
-void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R,
+ *    clamped at 0 (asymmetric drift), with v_c^2 = R dPhi/dR at the star's
+ *    own height (Springel, Di Matteo & Hernquist 2005): above the plane the
+ *    radial pull is weaker. */
+void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R, double z,
 				struct sim_galaxy_disk_kin *k)
 {
 	double scale = m->h > 0 ? m->h : 1;
 	if (R < 1e-6 * scale)
 		R = 1e-6 * scale;
 	double sig = sim_galaxy_disk_sigma(m, R);
-	k->vc2 = sim_galaxy_vc2(m, R);
+	k->vc2 = sim_galaxy_vc2_at(m, R, z);
 	k->kappa2 = sim_galaxy_kappa2(m, R);
-	double om2 = k->vc2 / (R * R);
+	double om2 = sim_galaxy_vc2(m, R) / (R * R);
 	double ratio = om2 > 0 ? k->kappa2 / (4 * om2) : 1;
-	k->sigz2 = M_PI * sig * m->z0;
+	k->sigz2 = (use_table(m, R) ? sim_galaxy_disk_table_sigz2(m, R, z) : M_PI * sig * m->z0) +
+		   sphere_sigz2(m, R, z);
 	k->sigr2 = m->sigr0 * m->sigr0 * exp(-R / scale);
 	k->sigp2 = k->sigr2 * ratio;
 	double vp2 = k->vc2 + k->sigr2 * (1 - ratio - 2 * R / scale);
 	k->vphi = vp2 > 0 ? sqrt(vp2) : 0;
 	k->q = sig > 0 && k->kappa2 > 0 ? sqrt(k->sigr2 * k->kappa2) / (3.36 * sig) : 0;
+}
+
+/* sigma_R(2.5 h) from Q, then sigma_R(0) = sigma_R(2.5 h) e^{1.25}. */
+static void normalise_q(struct sim_galaxy_model *m)
+{
+	m->sigr0 = 0;
+	if (m->md > 0 && m->h > 0) {
+		double rq = SIM_GALAXY_Q_RADIUS * m->h;
+		double kap = sqrt(sim_galaxy_kappa2(m, rq));
+		double sr = m->q * 3.36 * sim_galaxy_disk_sigma(m, rq) / kap;
+		m->sigr0 = sr * exp(rq / (2 * m->h));
+	}
 }
 
 void sim_galaxy_model_init(const struct scene_body *b, const struct sim_units *u,
@@ -205,19 +282,37 @@ void sim_galaxy_model_init(const struct scene_body *b, const struct sim_units *u
 	m->mh = b->halo.count > 0 ? b->halo.mass * u->mass : 0;
 	m->ah = b->halo.scale * u->length;
 	m->rth = rmax * m->ah;
-	m->sigr0 = 0;
-	if (m->md > 0 && m->h > 0) {
-		double rq = SIM_GALAXY_Q_RADIUS * m->h;
-		double kap = sqrt(sim_galaxy_kappa2(m, rq));
-		double sr = m->q * 3.36 * sim_galaxy_disk_sigma(m, rq) / kap;
-		m->sigr0 = sr * exp(rq / (2 * m->h));
+	m->eps = 0;
+	m->tab = NULL;
+	m->soft = NULL;
+	normalise_q(m);
+}
+
+int sim_galaxy_model_build(const struct scene_body *b, const struct sim_units *u, double eps,
+			   struct sim_galaxy_model *m)
+{
+	sim_galaxy_model_init(b, u, m);
+	m->eps = eps > 0 ? eps : 0;
+	int rc = sim_galaxy_soft_build(m);
+	if (!rc)
+		rc = sim_galaxy_disk_table_build(m);
+	if (rc) {
+		sim_galaxy_model_free(m);
+		return rc;
 	}
+	normalise_q(m);
+	return 0;
+}
+
+void sim_galaxy_model_free(struct sim_galaxy_model *m)
+{
+	sim_galaxy_disk_table_free(m);
+	sim_galaxy_soft_free(m);
 }
 
 double sim_galaxy_mass_sph(const struct sim_galaxy_model *m, double r)
 {
-	return sim_galaxy_disk_mass(m, r) + sim_galaxy_hernquist_mass(m->mb, m->ab, m->rtb, r) +
-	       sim_galaxy_hernquist_mass(m->mh, m->ah, m->rth, r);
+	return sim_galaxy_disk_sph_meff(m, r) + sim_galaxy_spheres_meff(m, r);
 }
 
 /* ---- Jeans table ---- */

@@ -18,18 +18,43 @@
  * is not set (> 0). */
 #define SIM_GALAXY_SPHERE_RMAX 50.0
 
+struct sim_galaxy_disk_table; /* galaxy_disk_force.c */
+struct sim_galaxy_soft;       /* galaxy_soften.c */
+
 /* One galaxy, internal units. A part with count 0 has mass 0 here. */
 struct sim_galaxy_model {
 	double md, h, z0, q; /* disk mass, scale length, sech^2 height, Toomre Q at 2.5 h */
 	double mb, ab, rtb;  /* bulge mass, Hernquist a, truncation radius */
 	double mh, ah, rth;  /* halo mass, Hernquist a, truncation radius */
 	double sigr0;        /* disk sigma_R at R = 0 (sigma_R^2 = sigr0^2 exp(-R/h)) */
+	double eps;          /* Plummer softening the forces include (0: none) */
+	struct sim_galaxy_disk_table *tab; /* thick-disk forces, or NULL: thin disk */
+	struct sim_galaxy_soft *soft;      /* softened sphere masses, or NULL */
 };
 
-/* Fill *m from entry b (model disk-galaxy) converted with u. Computes sigr0
- * from the Q normalisation. */
+/* Fill *m from entry b (model disk-galaxy) converted with u, with the
+ * razor-thin disk and no softening (tab = soft = NULL; nothing to free).
+ * Computes sigr0 from the Q normalisation. */
 void sim_galaxy_model_init(const struct scene_body *b, const struct sim_units *u,
 			   struct sim_galaxy_model *m);
+/* The same with the thick (sech^2) disk's force table and the gravity
+ * softened by eps (internal length units; 0 for none), as the simulation
+ * will feel it: what the sampler and the report use. 0 or NB_ERUNTIME
+ * (logged); free with sim_galaxy_model_free. */
+int sim_galaxy_model_build(const struct scene_body *b, const struct sim_units *u, double eps,
+			   struct sim_galaxy_model *m);
+void sim_galaxy_model_free(struct sim_galaxy_model *m);
+
+/* Thick-disk table (galaxy_disk_force.c): build sets m->tab (left NULL when
+ * the disk is absent); v2 is the disk's R dPhi/dR at (R, z), kappa2 its
+ * midplane kappa^2, both for R <= table_rmax (10 h). */
+int sim_galaxy_disk_table_build(struct sim_galaxy_model *m);
+void sim_galaxy_disk_table_free(struct sim_galaxy_model *m);
+double sim_galaxy_disk_table_v2(const struct sim_galaxy_model *m, double R, double z);
+double sim_galaxy_disk_table_kappa2(const struct sim_galaxy_model *m, double R);
+/* The disk's own share of sigma_z^2 at (R, z) (vertical Jeans equation). */
+double sim_galaxy_disk_table_sigz2(const struct sim_galaxy_model *m, double R, double z);
+double sim_galaxy_disk_table_rmax(const struct sim_galaxy_model *m);
 
 /* Modified Bessel functions of integer order 0 and 1, x > 0
  * (Abramowitz & Stegun 9.8.1-9.8.8, relative error < ~2e-7). The _e forms
@@ -50,24 +75,37 @@ double sim_galaxy_hernquist_density(double M, double a, double rt, double r);
 double sim_galaxy_disk_sigma(const struct sim_galaxy_model *m, double R);
 double sim_galaxy_disk_mass(const struct sim_galaxy_model *m, double R);
 
-/* Circular speed squared in the midplane, R dPhi/dR: razor-thin exponential
- * disk (Freeman 1970) + bulge + halo. */
+/* Razor-thin exponential disk's v_c^2 (Freeman 1970), whatever m->tab. */
 double sim_galaxy_disk_vc2(const struct sim_galaxy_model *m, double R);
+/* R dPhi/dR of disk (thick if m->tab) + bulge + halo, in the midplane and
+ * at height z. */
 double sim_galaxy_vc2(const struct sim_galaxy_model *m, double R);
-/* kappa^2 = R dOmega^2/dR + 4 Omega^2 (finite differences of v_c^2). */
+double sim_galaxy_vc2_at(const struct sim_galaxy_model *m, double R, double z);
+/* kappa^2 = R dOmega^2/dR + 4 Omega^2 in the midplane. */
 double sim_galaxy_kappa2(const struct sim_galaxy_model *m, double R);
 
-/* Disk kinematics at R (see galaxy_potential.c for the choices):
- * sigma_R^2, sigma_z^2, sigma_phi^2, mean v_phi (>= 0), and Toomre Q. */
+/* Disk kinematics at (R, z) (see galaxy_potential.c for the choices):
+ * v_c^2 at (R, z), kappa^2 (midplane), sigma_R^2, sigma_z^2, sigma_phi^2,
+ * mean v_phi (>= 0), and Toomre Q. */
 struct sim_galaxy_disk_kin {
 	double vc2, kappa2, sigr2, sigz2, sigp2, vphi, q;
 };
-void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R,
+void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R, double z,
 				struct sim_galaxy_disk_kin *k);
 
-/* Spherically averaged model: enclosed mass of all parts at radius r (the
- * disk counted as M_d(<R = r)), used for the bulge/halo Jeans equation and
- * the escape speed. */
+/* Spherically averaged gravity (galaxy_soften.c): build sets m->soft.
+ * disk_mass_sph is the thick disk's mass inside the sphere r (the
+ * cylinder's M_d(<R = r) without the table); the _meff forms are effective
+ * enclosed masses r^2 |dPhi/dr| with softening m->eps, of bulge + halo and
+ * of the disk averaged over spheres. */
+int sim_galaxy_soft_build(struct sim_galaxy_model *m);
+void sim_galaxy_soft_free(struct sim_galaxy_model *m);
+double sim_galaxy_disk_mass_sph(const struct sim_galaxy_model *m, double r);
+double sim_galaxy_spheres_meff(const struct sim_galaxy_model *m, double r);
+double sim_galaxy_disk_sph_meff(const struct sim_galaxy_model *m, double r);
+
+/* Spherically averaged model: effective enclosed mass of all parts at r,
+ * used for the bulge/halo Jeans equation and distribution function. */
 double sim_galaxy_mass_sph(const struct sim_galaxy_model *m, double r);
 
 /* Jeans table of one spherical part (bulge or halo) in the combined,
@@ -86,5 +124,22 @@ void sim_galaxy_jeans_free(struct sim_galaxy_jeans *t);
 double sim_galaxy_jeans_sig2(const struct sim_galaxy_jeans *t, double r);
 double sim_galaxy_jeans_phi(const struct sim_galaxy_jeans *t, const struct sim_galaxy_model *m,
 			    double r);
+
+/* Isotropic distribution function f(E) of the bulge (which 1) or halo
+ * (which 2) in the combined, spherically averaged potential (Eddington;
+ * galaxy_df.c). psi: relative potential -Phi on the grid ln r_i = lnr0 +
+ * i dlnr; f[j] at energies eps[j] (decreasing). */
+struct sim_galaxy_df {
+	int n;
+	double lnr0, dlnr;
+	double *psi;      /* n */
+	double *eps, *f;  /* n - 1 */
+};
+/* 0 or NB_ERUNTIME (logged). */
+int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_galaxy_df *df);
+void sim_galaxy_df_free(struct sim_galaxy_df *df);
+double sim_galaxy_df_psi(const struct sim_galaxy_df *df, double r);
+/* f(e), 0 for e at or below the grid's smallest energy. */
+double sim_galaxy_df_f(const struct sim_galaxy_df *df, double e);
 
 #endif

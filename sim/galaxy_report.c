@@ -60,16 +60,18 @@ void sim_galaxy_report(const struct scene *sc, FILE *f)
 				"T_rot(2h)");
 		any = 1;
 		struct sim_galaxy_model m;
-		sim_galaxy_model_init(b, &u, &m);
+		if (sim_galaxy_model_build(b, &u, sc->simulation.softening * u.length, &m))
+			continue;
 		double vc[3] = {0}, q[3] = {0};
 		for (int j = 0; j < 3; j++) {
 			if (!(m.h > 0))
 				break;
 			struct sim_galaxy_disk_kin kin;
-			sim_galaxy_disk_kinematics(&m, (j + 1) * m.h, &kin);
+			sim_galaxy_disk_kinematics(&m, (j + 1) * m.h, 0, &kin);
 			vc[j] = sqrt(kin.vc2) / u.velocity;
 			q[j] = kin.q;
 		}
+		sim_galaxy_model_free(&m);
 		double t2 = vc[1] > 0 ? 2 * M_PI * 2 * b->disk.scale / vc[1] : 0;
 		/* 2 pi R / v in scene length/velocity, then to scene time. */
 		t2 = t2 * (u.length / u.velocity) / u.time;
