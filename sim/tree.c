@@ -1,22 +1,31 @@
 /* tree.c - Barnes-Hut octree gravity on the CPU (Barnes & Hut 1986), the
- * twin of kernels/tree.cu and the fallback for large scenes without a GPU.
+ * twin of kernels/tree*.cu and the fallback for large scenes without a GPU.
+ * It builds the GPU tree's cells, groups and moments and applies the same
+ * opening criteria, in double, so the two differ by float rounding (and
+ * bodies that rounding puts in another cell), not by method.
  *
- * Build (serial, O(N log N)): a cube around all bodies is split recursively
- * into octants; a cell with at most TREE_LEAF_MAX bodies, or at depth
- * TREE_MAX_DEPTH (coincident bodies), is a leaf. Bodies are sorted into tree
- * order so every cell owns a contiguous range, and each cell's moments are
- * summed straight from its bodies: mass, centre of mass, traceless
- * quadrupole Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab) and its trace part
+ * Build (serial, O(N log N)): the cube of the GPU's Morton keys (lower
+ * corner at the bodies' lower bound, side their largest extent, plus a
+ * little slack) is split recursively into octants; a cell with at most
+ * TREE_LEAF_MAX bodies, or at depth TREE_MAX_DEPTH (coincident bodies), is
+ * a leaf. Bodies are sorted into tree order (Morton order, as on the GPU) so
+ * every cell owns a contiguous range, and each cell's moments are summed
+ * straight from its bodies: mass, centre of mass, traceless quadrupole
+ * Q_ab = sum m (3 y_a y_b - |y|^2 delta_ab) and its trace part
  * T = sum m |y|^2, y = x - com. bmax bounds the bodies' distance from the
  * com as the GPU tree bounds it: exact over a leaf's bodies, and
- * max_c (|com_c - com| + bmax_c) over an internal cell's children.
+ * max_c (|com_c - com| + bmax_c) over an internal cell's children. (A cell
+ * with one occupied octant has the same bodies, moments and bmax as that
+ * octant's cell, which is the node the GPU's compressed octree keeps.)
  *
- * Walk (Barnes 1990 grouping; parallel over groups, dynamic schedule): the
- * bodies of one group - the largest cell holding at most TREE_GROUP_MAX
- * bodies - share one walk and one interaction list. d is the distance from
- * a cell's centre of mass to the nearest point of the group's bounding box
- * (so every body gets the per-body criterion or a stricter one). Opening
- * criteria (enum scene_opening; kernels/tree_build.cu sets the GPU's alike):
+ * Walk (Barnes 1990 grouping; parallel over groups, dynamic schedule):
+ * groups are runs of TREE_GROUP_SIZE consecutive tree-order bodies, cut
+ * from the largest cells of at most TREE_GROUP_NODE_MAX bodies (the GPU's
+ * walk groups); a group's bodies share one walk and one interaction list.
+ * d is the distance from a cell's centre of mass to the nearest point of
+ * the group's bounding box (so every body gets the per-body criterion or a
+ * stricter one). Opening criteria (enum scene_opening; kernels/tree_build.cu
+ * sets the GPU's alike):
  *   bmax (Salmon & Warren 1994): accept when bmax < theta d and bmax < d.
  *     A cell holding a group body has d <= bmax, so it is never accepted.
  *   com (Barnes & Hut 1986): accept when l < theta d, l the cell's side,
@@ -24,8 +33,8 @@
  *     for theta > 1/sqrt(3) a cell could pass the test while holding the
  *     body itself).
  * theta = 0 opens every cell, so the sum is over exact pairs, as
- * sim_direct_accel. Opened leaves, and the group's own bodies, interact
- * body by body (j != i).
+ * sim_direct_accel. Opened leaves (the group's own among them) interact
+ * body by body, skipping j = i.
  *
  * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2: the Taylor
  * expansion of the softened potential -sum m / |x_i - com - y|_eps to
@@ -40,9 +49,14 @@
 
 #include "sim.h"
 
-#define TREE_LEAF_MAX 12
-/* Bodies that share one walk and one interaction list (at most). */
-#define TREE_GROUP_MAX 32
+/* the GPU tree's defaults (kernels/tree.cu: leaf 16, groups of 32 cut from
+ * nodes of at most 16 groups' worth of bodies) */
+#define TREE_LEAF_MAX 16
+#define TREE_GROUP_SIZE 32
+#define TREE_GROUP_NODE_MAX (16 * TREE_GROUP_SIZE)
+/* The GPU's keys stop at depth 21 (a leaf there holds what it holds); the
+ * CPU goes on, so far outliers do not leave thousands of bodies in one
+ * leaf. Both agree wherever depth 21 is not reached. */
 #define TREE_MAX_DEPTH 60
 /* Fewer bodies than this: walk on one thread (a team costs more). */
 #define TREE_SERIAL_N 2000
@@ -160,8 +174,8 @@ static int tree_build_node(struct tree *t, int k, int first, int count, const do
 	int *ord = t->order + first, *tmp = t->tmp + first;
 	for (int q = 0; q < count; q++) {
 		int i = ord[q];
-		int o = (x[3 * i] > center[0]) | (x[3 * i + 1] > center[1]) << 1 |
-			(x[3 * i + 2] > center[2]) << 2;
+		int o = (x[3 * i] >= center[0]) | (x[3 * i + 1] >= center[1]) << 1 |
+			(x[3 * i + 2] >= center[2]) << 2;
 		cnt[o]++;
 	}
 	start[0] = 0;
@@ -171,8 +185,8 @@ static int tree_build_node(struct tree *t, int k, int first, int count, const do
 	memcpy(pos, start, sizeof pos);
 	for (int q = 0; q < count; q++) {
 		int i = ord[q];
-		int o = (x[3 * i] > center[0]) | (x[3 * i + 1] > center[1]) << 1 |
-			(x[3 * i + 2] > center[2]) << 2;
+		int o = (x[3 * i] >= center[0]) | (x[3 * i + 1] >= center[1]) << 1 |
+			(x[3 * i + 2] >= center[2]) << 2;
 		tmp[pos[o]++] = i;
 	}
 	memcpy(ord, tmp, (size_t)count * sizeof *ord);
@@ -227,14 +241,15 @@ static int tree_build(struct tree *t, const double *pos, const double *mass, siz
 			hi[a] = fmax(hi[a], pos[3 * i + a]);
 		}
 	}
-	double center[3], half = 0;
-	for (int a = 0; a < 3; a++) {
-		center[a] = 0.5 * (lo[a] + hi[a]);
-		half = fmax(half, 0.5 * (hi[a] - lo[a]));
-	}
-	/* a little slack so no body sits on the root's faces; any size will do
-	 * when every body is at one point */
-	half = half > 0 ? half * (1 + 1e-9) : 1.0;
+	/* the GPU's key cube (kernels/tree_internal.cuh, tree_cube_of): lower
+	 * corner lo, side the largest extent with slack so the top face maps
+	 * inside; any side will do when every body is at one point */
+	double ext = 0, center[3];
+	for (int a = 0; a < 3; a++)
+		ext = fmax(ext, hi[a] - lo[a]);
+	const double half = ext > 0 ? 0.5 * ext * (1 + 1e-6) : 0.5;
+	for (int a = 0; a < 3; a++)
+		center[a] = lo[a] + half;
 	int root = tree_new_node(t);
 	if (root < 0)
 		goto oom;
@@ -253,13 +268,13 @@ oom:
 	return NB_ERUNTIME;
 }
 
-/* One thread's interaction list for a group (the bodies of one leaf), as
- * structure of arrays so the evaluation loops vectorise (omp simd). */
+/* One thread's interaction list for a group, as structure of arrays so the
+ * evaluation loops vectorise (omp simd). */
 enum { IL_X, IL_Y, IL_Z, IL_M, IL_T, IL_Q0 }; /* cell arrays: x y z m T eps^2, q0..q5 */
 #define IL_CELL_ARRAYS (IL_Q0 + 6)
 struct tree_ilist {
 	double *cell[IL_CELL_ARRAYS]; /* accepted cells: multipoles */
-	double *body[4];              /* bodies of opened leaves: x y z m */
+	double *body[5];              /* bodies of opened leaves: x y z m, tree index */
 	size_t ncell, capcell, nbody, capbody;
 };
 
@@ -285,7 +300,7 @@ static void tree_ilist_free(struct tree_ilist *il)
 {
 	for (int j = 0; j < IL_CELL_ARRAYS; j++)
 		free(il->cell[j]);
-	for (int j = 0; j < 4; j++)
+	for (int j = 0; j < 5; j++)
 		free(il->body[j]);
 }
 
@@ -300,20 +315,19 @@ static double tree_box_dist2(const double x[3], const double lo[3], const double
 	return d2;
 }
 
-/* Walk the tree once for the group of bodies in cell g and list what they
- * interact with. A cell is accepted only if it passes the opening test for
- * every point of the group's bounding box (the per-body test applied
- * conservatively; see the top of the file). Cell g itself is never
- * entered: its bodies are handled pairwise by the caller, skipping
- * self-pairs. Returns 0 or -1 (out of memory). */
-static int tree_walk_group(const struct tree *t, int g, double theta, enum scene_opening opening,
-			   double eps2, struct tree_ilist *il)
+/* Walk the tree once for the group of tree-order bodies [gb, ge) and list
+ * what they interact with. A cell is accepted only if it passes the opening
+ * test for every point of the group's bounding box (the per-body test
+ * applied conservatively; see the top of the file); the cells holding the
+ * group's bodies never pass, so their leaves are listed body by body.
+ * Returns 0 or -1 (out of memory). */
+static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
+			   enum scene_opening opening, double eps2, struct tree_ilist *il)
 {
-	const struct tree_node *gn = &t->nodes[g];
 	double lo[3], hi[3];
 	for (int a = 0; a < 3; a++) {
-		lo[a] = hi[a] = t->pos[3 * gn->first + a];
-		for (int k = gn->first + 1; k < gn->first + gn->count; k++) {
+		lo[a] = hi[a] = t->pos[3 * gb + a];
+		for (int k = gb + 1; k < ge; k++) {
 			lo[a] = fmin(lo[a], t->pos[3 * k + a]);
 			hi[a] = fmax(hi[a], t->pos[3 * k + a]);
 		}
@@ -323,10 +337,7 @@ static int tree_walk_group(const struct tree *t, int g, double theta, enum scene
 	int sp = 0;
 	stack[sp++] = 0;
 	while (sp > 0) {
-		const int ni = stack[--sp];
-		if (ni == g)
-			continue;
-		const struct tree_node *nd = &t->nodes[ni];
+		const struct tree_node *nd = &t->nodes[stack[--sp]];
 		const double d2 = tree_box_dist2(nd->com, lo, hi);
 		int accept;
 		if (opening == SCENE_OPENING_BMAX) {
@@ -354,7 +365,7 @@ static int tree_walk_group(const struct tree *t, int g, double theta, enum scene
 			for (int j = 0; j < 6; j++)
 				il->cell[IL_Q0 + j][c] = nd->q[j];
 		} else if (nd->leaf) {
-			if (tree_ilist_reserve(il->body, 4, &il->capbody,
+			if (tree_ilist_reserve(il->body, 5, &il->capbody,
 					       il->nbody + (size_t)nd->count))
 				return -1;
 			for (int j = nd->first; j < nd->first + nd->count; j++) {
@@ -363,6 +374,7 @@ static int tree_walk_group(const struct tree *t, int g, double theta, enum scene
 				il->body[1][b] = t->pos[3 * j + 1];
 				il->body[2][b] = t->pos[3 * j + 2];
 				il->body[3][b] = t->mass[j];
+				il->body[4][b] = (double)j;
 			}
 		} else {
 			for (int o = 0; o < 8; o++) {
@@ -374,42 +386,35 @@ static int tree_walk_group(const struct tree *t, int g, double theta, enum scene
 	return 0;
 }
 
-/* Acceleration and potential of tree-order body k of group gn from the
- * group's own bodies (j != k), the listed bodies and the listed cells. */
-static void tree_eval_body(const struct tree *t, const struct tree_node *gn, size_t k,
+/* Acceleration and potential of tree-order body k from the listed bodies
+ * (all but itself) and the listed cells. */
+static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 			   const struct tree_ilist *il, double eps2, double out_a[3],
 			   double *out_phi)
 {
 	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
+	const double self = (double)k;
 	double ax = 0, ay = 0, az = 0, phi = 0;
-	/* bodies: own group (skip self), then the opened leaves */
-	for (int j = gn->first; j < gn->first + gn->count; j++) {
-		if ((size_t)j == k)
-			continue;
-		const double dx = t->pos[3 * j] - xi, dy = t->pos[3 * j + 1] - yi,
-			     dz = t->pos[3 * j + 2] - zi;
-		const double sinv = 1.0 / sqrt(dx * dx + dy * dy + dz * dz + eps2);
-		const double ms3 = t->mass[j] * sinv * sinv * sinv;
-		ax += dx * ms3;
-		ay += dy * ms3;
-		az += dz * ms3;
-		phi -= t->mass[j] * sinv;
-	}
-	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3];
+	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3],
+		     *bi = il->body[4];
 #pragma omp simd reduction(+ : ax, ay, az, phi)
 	for (size_t j = 0; j < il->nbody; j++) {
+		const int is_self = bi[j] == self;
 		const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
-		const double sinv = 1.0 / sqrt(dx * dx + dy * dy + dz * dz + eps2);
-		const double ms3 = bm[j] * sinv * sinv * sinv;
+		/* body k itself: no term (and no 1/0 when eps = 0) */
+		const double r2 = is_self ? 1.0 : dx * dx + dy * dy + dz * dz + eps2;
+		const double m = is_self ? 0.0 : bm[j];
+		const double sinv = 1.0 / sqrt(r2);
+		const double ms3 = m * sinv * sinv * sinv;
 		ax += dx * ms3;
 		ay += dy * ms3;
 		az += dz * ms3;
-		phi -= bm[j] * sinv;
+		phi -= m * sinv;
 	}
 	/* accepted cells: r = x_i - com (see the formulas at the top) */
 	const double *cx = il->cell[IL_X], *cy = il->cell[IL_Y], *cz = il->cell[IL_Z],
 		     *cm = il->cell[IL_M];
-	if (t->multipoles < 2) {
+	if (multipoles < 2) {
 #pragma omp simd reduction(+ : ax, ay, az, phi)
 		for (size_t c = 0; c < il->ncell; c++) {
 			const double rx = xi - cx[c], ry = yi - cy[c], rz = zi - cz[c];
@@ -473,10 +478,13 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 	int err = tree_build(&t, pos, mass, n, multipoles);
 	if (err)
 		return err;
-	/* groups: the largest cells with at most TREE_GROUP_MAX bodies (or
-	 * leaves), in depth-first order, so neighbours in space */
+	/* groups: runs of TREE_GROUP_SIZE bodies cut from the largest cells of
+	 * at most TREE_GROUP_NODE_MAX bodies (or from leaves), in depth-first
+	 * order, so neighbours in space. At most n / TREE_GROUP_SIZE plus one
+	 * partial run per cell. */
+	size_t gcap = n / TREE_GROUP_SIZE + (size_t)t.nnodes + 1;
 	int ngroup = 0;
-	int *groups = malloc((size_t)t.nnodes * sizeof *groups);
+	int *groups = malloc(2 * gcap * sizeof *groups); /* [begin, end) pairs */
 	int *stack = malloc((size_t)t.nnodes * sizeof *stack);
 	if (!groups || !stack) {
 		log_error("barnes-hut: out of memory for the group list (%d cells)", t.nnodes);
@@ -489,8 +497,13 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 	stack[sp++] = 0;
 	while (sp > 0) {
 		const struct tree_node *nd = &t.nodes[stack[--sp]];
-		if (nd->leaf || nd->count <= TREE_GROUP_MAX) {
-			groups[ngroup++] = (int)(nd - t.nodes);
+		if (nd->leaf || nd->count <= TREE_GROUP_NODE_MAX) {
+			for (int b = nd->first; b < nd->first + nd->count; b += TREE_GROUP_SIZE) {
+				int e = b + TREE_GROUP_SIZE;
+				groups[2 * ngroup] = b;
+				groups[2 * ngroup + 1] = e < nd->first + nd->count ? e : nd->first + nd->count;
+				ngroup++;
+			}
 			continue;
 		}
 		for (int o = 7; o >= 0; o--) {
@@ -508,15 +521,15 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 		for (int G = 0; G < ngroup; G++) {
 			if (failed)
 				continue;
-			const struct tree_node *gn = &t.nodes[groups[G]];
-			if (tree_walk_group(&t, groups[G], theta, opening, eps2, &il)) {
+			const int gb = groups[2 * G], ge = groups[2 * G + 1];
+			if (tree_walk_group(&t, gb, ge, theta, opening, eps2, &il)) {
 #pragma omp atomic write
 				failed = 1;
 				continue;
 			}
-			for (int k = gn->first; k < gn->first + gn->count; k++) {
+			for (int k = gb; k < ge; k++) {
 				double a[3], phi;
-				tree_eval_body(&t, gn, (size_t)k, &il, eps2, a, &phi);
+				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				size_t i = (size_t)t.order[k];
 				acc[3 * i] = a[0];
 				acc[3 * i + 1] = a[1];

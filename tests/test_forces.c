@@ -306,17 +306,17 @@ END_TEST
 
 START_TEST(tree_distant_cell_quadrupole_formula)
 {
-	/* A dumbbell (masses 1 at z = +-1) seen by 40 feather-weight probes near
-	 * (50, 0, 10), eps = 0. The dumbbell is one leaf, far enough to be
+	/* A dumbbell (masses 1 at z = +-1) seen by 600 feather-weight probes
+	 * near (50, 0, 10), eps = 0. The dumbbell is one leaf, far enough to be
 	 * accepted at theta 0.6. Against the exact two-body sum, the monopole
 	 * is off by O((1/r)^2) ~ 4e-4; the quadrupole term removes that, and
 	 * the octupole vanishes by symmetry, so what is left is O((1/r)^4). */
 	struct bodies b;
-	const size_t n = 42; /* more than one walk group, so the root splits */
+	const size_t n = 602; /* more than a group node's 512, so the root splits */
 	bodies_alloc(&b, n);
 	b.pos[2] = 1, b.pos[5] = -1, b.mass[0] = b.mass[1] = 1;
 	for (size_t k = 2; k < n; k++) {
-		b.pos[3 * k] = 50 + 0.01 * (double)k;
+		b.pos[3 * k] = 50 + 0.001 * (double)k;
 		b.pos[3 * k + 2] = 10;
 		b.mass[k] = 1e-30;
 	}
@@ -360,13 +360,13 @@ START_TEST(tree_softened_quadrupole_trace_term)
 	 * acceleration would be off by (5/2) T eps^2 |r| / s^7 (~8e-4 of
 	 * |a|) and the potential by T eps^2 / (2 s^5) (~2e-4 of |phi|). */
 	struct bodies b;
-	const size_t n = 42;
+	const size_t n = 602;
 	const double half = 0.05, eps = 0.5, T = 2 * half * half;
 	const double tol_a = 2e-5, tol_p = 2e-6;
 	bodies_alloc(&b, n);
 	b.pos[2] = half, b.pos[5] = -half, b.mass[0] = b.mass[1] = 1;
 	for (size_t k = 2; k < n; k++) {
-		b.pos[3 * k] = 1 + 0.001 * (double)k;
+		b.pos[3 * k] = 1 + 1e-4 * (double)k;
 		b.pos[3 * k + 2] = 0.3;
 		b.mass[k] = 1e-30;
 	}
