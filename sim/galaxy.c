@@ -54,9 +54,9 @@ static double gauss(struct draw *r)
 
 static uint64_t part_stream(uint64_t stream_base, int part)
 {
-	/* Parts sit far above any plausible per-entry base (entry index, or
-	 * index << 32), so they never share a stream with another entry. */
-	return stream_base + ((uint64_t)(part + 1) << 40);
+	/* sim_ic_build spaces entries' bases 1 << 40 apart (ic.c), so parts
+	 * 1 << 32 apart stay inside their entry's range. */
+	return stream_base + ((uint64_t)(part + 1) << 32);
 }
 
 static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, size_t first,
