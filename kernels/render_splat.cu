@@ -123,6 +123,9 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 					col = a.colors[3 * c + k];
 				r.w[k] = (float)(m * col);
 			}
+			/* Zero weight (a dark halo drawn black): nothing to add, as on the CPU. */
+			if (r.w[0] == 0.0f && r.w[1] == 0.0f && r.w[2] == 0.0f)
+				live = 0;
 			double hs = a.h ? (double)a.h[b] : a.smoothing;
 			double rad = __dmul_rn(hs / z, v.focal);
 			if (!(rad <= RENDER_MAX_RADIUS_PX))

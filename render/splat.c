@@ -208,7 +208,10 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 			w[k] = (float)(m * col);
 		}
 		double hs = h_by_body ? h_by_body[b] : smoothing;
-		live[b] = (unsigned char)splat_prepare(&v, kern, hs, p, w, &recs[b]);
+		/* A body of zero weight (a dark halo drawn black) adds nothing:
+		 * skip it, as the GPU does, rather than spread zeros. */
+		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
+		live[b] = dark ? 0 : (unsigned char)splat_prepare(&v, kern, hs, p, w, &recs[b]);
 	}
 
 	/* Pass 2: band lists, in body order. */
