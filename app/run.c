@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../output/output.h"
+#include "../render/adaptive.h"
 #include "../render/render.h"
 #include "app.h"
 #include "progress.h"
@@ -87,17 +88,29 @@ static int wants_frames(const struct scene *sc)
 	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0];
 }
 
+/* Per-body adaptive smoothing lengths, kept between frames and recomputed
+ * every render.adaptive_every frames, exactly as the GPU renderer does. */
+struct cpu_smoothing {
+	double *h; /* n, scene units; NULL with fixed smoothing */
+	int frame; /* frame of the last recompute, -1 none */
+};
+
 /* Render the current state as frame f and queue it for the writer. */
 static int render_frame(const struct scene *sc, int f, const struct sim_state *st,
-			const struct sim_units *u, struct render_image *img, uint16_t *rgb16,
-			struct out_writer *w)
+			const struct sim_units *u, struct cpu_smoothing *sm, struct render_image *img,
+			uint16_t *rgb16, struct out_writer *w)
 {
 	struct render_camera cam;
 	int rc = render_camera_at(sc, f, st, &cam);
 	if (rc)
 		return rc;
+	if (sm->h && (sm->frame < 0 || f - sm->frame >= sc->render.adaptive_every || f < sm->frame)) {
+		if ((rc = render_adaptive_h_state(sc, st, u, sm->h)))
+			return rc;
+		sm->frame = f;
+	}
 	render_image_clear(img);
-	rc = render_splat(sc, &cam, st, u, img);
+	rc = render_splat_h(sc, &cam, st, u, sm->h, img);
 	if (rc)
 		return rc;
 	render_tonemap(sc, img, rgb16);
@@ -113,8 +126,13 @@ static int run_cpu_frames(const struct scene *sc, struct sim_state *st, struct s
 			  struct app_result *res)
 {
 	struct sim_diag d;
+	struct cpu_smoothing sm = {NULL, -1};
 	int rc = 0;
 	double t;
+	if (w && sc->render.smoothing_adaptive && !(sm.h = malloc(st->n * sizeof *sm.h))) {
+		log_error("out of memory for %zu smoothing lengths", st->n);
+		return NB_ERUNTIME;
+	}
 	for (int f = 0; f < sc->output.frames; f++) {
 		t = app_now();
 		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, stats != NULL)))
@@ -129,7 +147,7 @@ static int run_cpu_frames(const struct scene *sc, struct sim_state *st, struct s
 		res->sim_s += app_now() - t;
 		if (w) {
 			t = app_now();
-			rc = render_frame(sc, f, st, u, img, rgb16, w);
+			rc = render_frame(sc, f, st, u, &sm, img, rgb16, w);
 			res->render_s += app_now() - t;
 			if (rc)
 				break;
@@ -141,6 +159,7 @@ static int run_cpu_frames(const struct scene *sc, struct sim_state *st, struct s
 			break;
 		}
 	}
+	free(sm.h);
 	return rc;
 }
 

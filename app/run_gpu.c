@@ -141,6 +141,7 @@ static int renderer_create(struct run_gpu *r)
 	if (!p.outputs)
 		p.outputs = GPU_RENDER_OUT_RGB8; /* a writer with no output: keep it fed */
 	p.slots = RUN_GPU_SLOTS;
+	p.adaptive_every = sc->render.adaptive_every;
 	return gpu_render_create(sc, r->st, r->u, &p, &r->gr);
 }
 

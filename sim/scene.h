@@ -140,6 +140,7 @@ struct scene {
 		double smoothing;      /* > 0 length units; ignored if smoothing_adaptive */
 		int smoothing_adaptive;/* render.smoothing: adaptive */
 		int neighbours;        /* k for adaptive smoothing */
+		int adaptive_every;    /* recompute adaptive h every this many frames */
 		float background[3];
 	} render;
 

@@ -221,6 +221,9 @@ const struct scene_key scene_schema[] = {
 	 .help = "splat radius in length units, or adaptive: distance to the k-th neighbour"},
 	{.path = "render.neighbours", .type = SKEY_INT, SC(render.neighbours), .lo = 1, .hi = 1024,
 	 .def = "32", .type_doc = "integer in [1, 1024]", .help = "k for adaptive smoothing"},
+	{.path = "render.adaptive_every", .type = SKEY_INT, SC(render.adaptive_every), .lo = 1, .hi = 1e6,
+	 .def = "4", .type_doc = "integer in [1, 1e6]",
+	 .help = "recompute adaptive smoothing lengths every this many frames (1: every frame)"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
 
