@@ -19,5 +19,9 @@ if "$BIN" "$SCENE" --dry-run "$@" 2>/dev/null | grep -q '^# GPU memory: .* free 
 	exec "$BIN" "$SCENE" "$@"
 fi
 echo "demo: no usable GPU: rendering a smaller version of $SCENE on the CPU"
-echo "demo: (2 x 12k bodies, 640x360, 150 frames; the full scene needs a GPU) into $OUT/"
-exec "$BIN" "$SCENE" "$@" --backend cpu $(cat tools/demo-cpu.args)
+echo "demo: (2 x 7.5k bodies, 640x360, 120 frames of 15 Myr; the full 1M-body scene needs a GPU) into $OUT/"
+# One argument per line of tools/demo-cpu.args (values may hold spaces).
+while IFS= read -r arg; do
+	[ -n "$arg" ] && set -- "$@" "$arg"
+done < tools/demo-cpu.args
+exec "$BIN" "$SCENE" "$@" --backend cpu
