@@ -2,8 +2,8 @@
  * held against the GPU direct sum.
  *
  *   nbody-bench bh [--n 1000000,4000000,16000000] [--steps 7]
- *                  [--configs ecl,default,fast] [--accuracy-max 4000000]
- *   nbody-bench bh-accuracy [--n 1000000] [--criterion bh|bmax]
+ *                  [--configs ecl,com,default,fast] [--accuracy-max 4000000]
+ *   nbody-bench bh-accuracy [--n 1000000] [--criterion bmax|bh]
  *
  * bh: for each n, a Plummer sphere (M = 1, a = 1, sim_ic_plummer), eps =
  * 0.05. For each config a gpu_sim (solver barnes-hut): creation and two
@@ -18,7 +18,9 @@
  * e.g. 0.55:2:bmax:16:1 (GMAX: walk groups from nodes of at most GMAX
  * bodies, 0 = default; BLOCKS: walk blocks per multiprocessor, default as
  * many as fit). Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
- * default = 0.5:2:bh:16:1 (the scene defaults), fast = 0.55:2:bmax:16:1.
+ * default = 0.5:2:bmax:16:1 (the scene defaults), com = 0.5:2:bh:16:1
+ * (simulation.opening: com), fast = 0.55:2:bmax:16:1. Criterion bh is the
+ * scene's opening com.
  *
  * bh-accuracy: the error table for theta in {0.3, 0.5, 0.7, 0.9} (and 0),
  * monopole and quadrupole, on a Plummer sphere (eps = 0.05) and on two disk
@@ -71,6 +73,8 @@ static int parse_config(const char *tok, struct bh_config *c)
 	if (strcmp(tok, "ecl") == 0)
 		tok = "0.5:1:bh:16:1";
 	else if (strcmp(tok, "default") == 0)
+		tok = "0.5:2:bmax:16:1";
+	else if (strcmp(tok, "com") == 0)
 		tok = "0.5:2:bh:16:1";
 	else if (strcmp(tok, "fast") == 0)
 		tok = "0.55:2:bmax:16:1";
@@ -160,8 +164,15 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 {
 	double f[BH_MAX_STEPS], t[BH_MAX_STEPS], sb[BH_MAX_STEPS], ss[BH_MAX_STEPS],
 		sd[BH_MAX_STEPS], sm[BH_MAX_STEPS], sw[BH_MAX_STEPS];
-	struct gpu_sim_params p = {SCENE_SOLVER_BARNES_HUT, SCENE_DIRECT_AUTO, 0.05, 1e-3, c->theta,
-				   c->multipoles};
+	struct gpu_sim_params p = {
+		.solver = SCENE_SOLVER_BARNES_HUT,
+		.direct_kernel = SCENE_DIRECT_AUTO,
+		.softening = 0.05,
+		.dt = 1e-3,
+		.theta = c->theta,
+		.multipoles = c->multipoles,
+		.opening = c->tu.criterion == GPU_TREE_CRIT_BH ? SCENE_OPENING_COM : SCENE_OPENING_BMAX,
+	};
 	struct gpu_tree_profile pr;
 	struct gpu_sim *g = NULL;
 	const size_t n = st->n;
@@ -209,7 +220,7 @@ int bench_bh(int argc, char **argv)
 	size_t ns[BH_MAX_N] = {1000000, 4000000, 16000000};
 	int nn = 3, steps = 7;
 	size_t acc_max = 4000000;
-	const char *configs = "ecl,default,fast";
+	const char *configs = "ecl,com,default,fast";
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
 			if ((nn = parse_sizes(argv[++a], ns, BH_MAX_N)) <= 0) {
@@ -229,7 +240,7 @@ int bench_bh(int argc, char **argv)
 			acc_max = (size_t)strtod(argv[++a], NULL);
 		} else {
 			fprintf(stderr, "usage: nbody-bench bh [--n LIST] [--steps K] [--configs "
-					"ecl,default,fast,THETA:MP:bh|bmax:LEAF:LANES] [--accuracy-max N]\n");
+					"ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES] [--accuracy-max N]\n");
 			return 2;
 		}
 	}
@@ -321,15 +332,15 @@ static int two_galaxies(size_t n, struct sim_state *st, double *eps)
 int bench_bh_accuracy(int argc, char **argv)
 {
 	size_t n = 1000000;
-	int crit = 0;
+	int crit = 1; /* bmax, the scene default */
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
 			n = (size_t)strtod(argv[++a], NULL);
 		} else if (strcmp(argv[a], "--criterion") == 0 && a + 1 < argc) {
 			a++;
-			crit = strcmp(argv[a], "bmax") == 0 ? 1 : 0;
+			crit = strcmp(argv[a], "bh") == 0 || strcmp(argv[a], "com") == 0 ? 0 : 1;
 		} else {
-			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bh|bmax]\n");
+			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bmax|bh]\n");
 			return 2;
 		}
 	}

@@ -267,7 +267,9 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	g->b.n = n;
 	g->kernel = p->direct_kernel == SCENE_DIRECT_AUTO ? gpu_direct_pick(n) : p->direct_kernel;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(g->desc, sizeof g->desc, "barnes-hut");
+		snprintf(g->desc, sizeof g->desc, "barnes-hut theta %g, %s, %s", p->theta,
+			 p->multipoles >= 2 ? "quadrupole" : "monopole",
+			 p->opening == SCENE_OPENING_COM ? "com" : "bmax");
 	else
 		snprintf(g->desc, sizeof g->desc, "direct/%s",
 			 g->kernel == SCENE_DIRECT_PAIRWISE ? "pairwise" : "gather");

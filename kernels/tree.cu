@@ -16,7 +16,7 @@
 
 #include "tree_internal.cuh"
 
-static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_BH, 0, 0, 0};
+static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0};
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
 
@@ -27,13 +27,14 @@ extern "C" void gpu_tree_tuning_get(struct gpu_tree_tuning *t)
 
 extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 {
-	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_BH, 0, 0, 0};
+	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0};
 	g_tuning = t ? *t : defaults;
 	if (g_tuning.leaf_size < 1 || g_tuning.leaf_size > 64)
 		g_tuning.leaf_size = defaults.leaf_size;
 	if (g_tuning.lanes != 1 && g_tuning.lanes != 2)
 		g_tuning.lanes = defaults.lanes;
-	if (g_tuning.criterion != GPU_TREE_CRIT_BH && g_tuning.criterion != GPU_TREE_CRIT_BMAX)
+	if (g_tuning.criterion != GPU_TREE_CRIT_BH && g_tuning.criterion != GPU_TREE_CRIT_BMAX &&
+	    g_tuning.criterion != GPU_TREE_CRIT_SCENE)
 		g_tuning.criterion = defaults.criterion;
 	if (g_tuning.walk_blocks_per_sm < 0)
 		g_tuning.walk_blocks_per_sm = 0;
@@ -104,10 +105,11 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 		log_error("barnes-hut (GPU): %zu bodies is more than the GPU tree supports (2^28)", n);
 		return NB_EINPUT;
 	}
-	if (!(p->softening > 0) || !(p->theta >= 0) || (p->multipoles != 1 && p->multipoles != 2)) {
-		log_error("barnes-hut (GPU): needs softening > 0, theta >= 0 and multipoles 1 or 2 "
-			  "(got %g, %g, %d)",
-			  p->softening, p->theta, p->multipoles);
+	if (!(p->softening > 0) || !(p->theta >= 0) || (p->multipoles != 1 && p->multipoles != 2) ||
+	    (p->opening != SCENE_OPENING_BMAX && p->opening != SCENE_OPENING_COM)) {
+		log_error("barnes-hut (GPU): needs softening > 0, theta >= 0, multipoles 1 or 2 and "
+			  "opening bmax or com (got %g, %g, %d, %d)",
+			  p->softening, p->theta, p->multipoles, (int)p->opening);
 		return NB_EINPUT;
 	}
 	size_t need = gpu_tree_bytes_needed(n, p), free_b = 0, total_b = 0;
@@ -127,7 +129,10 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	t->n = n;
 	t->leaf_size = g_tuning.leaf_size;
 	t->lanes = g_tuning.lanes;
-	t->criterion = g_tuning.criterion;
+	if (g_tuning.criterion == GPU_TREE_CRIT_SCENE)
+		t->criterion = p->opening == SCENE_OPENING_COM ? GPU_TREE_CRIT_BH : GPU_TREE_CRIT_BMAX;
+	else
+		t->criterion = g_tuning.criterion;
 	t->count_interactions = g_tuning.count_interactions;
 	t->walk_blocks_per_sm = g_tuning.walk_blocks_per_sm;
 	t->multipoles = p->multipoles;
@@ -292,6 +297,7 @@ extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, d
 	p.softening = eps;
 	p.theta = theta;
 	p.multipoles = multipoles;
+	p.opening = SCENE_OPENING_BMAX; /* the scene default, as sim_tree_accel */
 	if ((rc = gpu_tree_create(n, &p, &t)))
 		return rc;
 	h4 = (float4 *)malloc(n * sizeof *h4);

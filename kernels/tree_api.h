@@ -15,19 +15,23 @@ extern "C" {
 /* Opening criteria. d is the distance from the cell's centre of mass to the
  * nearest point of the walking group's bounding box; l the side of the
  * smallest octree cell that holds the cell's bodies.
- *  GPU_TREE_CRIT_BH: accept when l < theta d (Barnes & Hut 1986; the CPU
- *    twin's criterion), and never a cell that may contain a group body
- *    (d must also exceed |com - centre| + sqrt(3)/2 l; this matters only for
- *    theta > 1/sqrt(3)).
- *  GPU_TREE_CRIT_BMAX: accept when bmax < theta d, bmax the largest distance
- *    of the cell's bodies from its centre of mass (Salmon & Warren 1994): it
- *    bounds the multipole error by the mass's real extent. */
-enum gpu_tree_criterion { GPU_TREE_CRIT_BH = 0, GPU_TREE_CRIT_BMAX = 1 };
+ *  GPU_TREE_CRIT_BH: accept when l < theta d (Barnes & Hut 1986; scene
+ *    simulation.opening: com), and never a cell that may contain a group
+ *    body (d must also exceed |com - centre| + sqrt(3)/2 l; this matters
+ *    only for theta > 1/sqrt(3)).
+ *  GPU_TREE_CRIT_BMAX: accept when bmax < theta d and bmax < d, bmax a
+ *    bound on the distance of the cell's bodies from its centre of mass
+ *    (Salmon & Warren 1994; simulation.opening: bmax, the default): it
+ *    bounds the multipole error by the mass's real extent.
+ *  GPU_TREE_CRIT_SCENE (tuning only, the default): the criterion that
+ *    gpu_sim_params.opening names; gpu_tree_accel uses bmax.
+ * The CPU twin (sim/tree.c, sim_tree_accel_ex) implements both. */
+enum gpu_tree_criterion { GPU_TREE_CRIT_SCENE = -1, GPU_TREE_CRIT_BH = 0, GPU_TREE_CRIT_BMAX = 1 };
 
 struct gpu_tree_tuning {
 	int leaf_size; /* max bodies per leaf, 1..64 (default 16) */
 	int lanes;     /* bodies per warp lane in a walk group: 1 (32) or 2 (64) */
-	int criterion; /* enum gpu_tree_criterion */
+	int criterion; /* enum gpu_tree_criterion; GPU_TREE_CRIT_SCENE by default */
 	int count_interactions; /* count body-body and body-cell interactions */
 	int walk_blocks_per_sm; /* walk grid: 0 = as many as fit (occupancy) */
 	int group_max; /* walk groups come from nodes of at most this many bodies
@@ -58,7 +62,9 @@ void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);
 /* One-shot tree accelerations (double in and out, float on the device):
  * builds a tree over pos (3n) and mass (n) with softening eps > 0, opening
  * angle theta >= 0 (0: every pair, exact) and multipoles 1 or 2, writes acc
- * (3n) and, when pot != NULL, pot (n), in the caller's body order. Returns 0,
+ * (3n) and, when pot != NULL, pot (n), in the caller's body order. The
+ * opening criterion is the tuning's, or bmax (the scene default, as
+ * sim_tree_accel) when that is GPU_TREE_CRIT_SCENE. Returns 0,
  * NB_EINPUT (bad argument or too big for the card, logged) or NB_ERUNTIME. */
 int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, double theta,
 		   int multipoles, double *acc, double *pot);
