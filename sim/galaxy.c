@@ -5,8 +5,9 @@
  *  - Disk: Sigma(R) = M/(2 pi h^2) exp(-R/h), rho ~ sech^2(z/z0). R from
  *    the gamma(2) distribution R = -h ln(u1 u2), redrawn beyond 10 h;
  *    z = z0 artanh(2u - 1). Velocities: Gaussian about the mean rotation with
- *    the dispersions of galaxy_potential.c (Toomre Q, isothermal sheet,
- *    epicyclic ratio, asymmetric drift).
+ *    the dispersions of galaxy_potential.c (Toomre Q, vertical Jeans
+ *    equation, epicyclic ratio, asymmetric drift), using the thick, softened
+ *    disk's own forces (galaxy_disk_force.c).
  *  - Bulge and halo: Hernquist spheres truncated at rmax * a (renormalised),
  *    r from the inverse cumulative mass; isotropic velocities drawn from
  *    the Eddington distribution function in the COMBINED (spherically
@@ -27,7 +28,7 @@
 #include "galaxy_potential.h"
 #include "sim.h"
 
-/* Draws per body: body i of a part uses counters [i * DRAWS, (i+1) * DRAWS). */
+/* Draws per mirror pair: pair p of a part uses counters [p * DRAWS, (p+1) * DRAWS). */
 #define DRAWS 256
 /* Rejection tries for a bulge/halo speed (acceptance is ~40%). */
 #define MAX_VEL_TRIES 100
