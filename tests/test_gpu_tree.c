@@ -64,13 +64,17 @@ static void plummer(struct sim_state *st, size_t n, uint64_t seed)
 	sim_ic_plummer(st, 0, n, 1.0, 1.0, 20.0, seed, 0);
 }
 
-/* GPU tree and CPU tree use the same criteria and moments (the softened
- * quadrupole's trace term included), so with the same criterion they agree
- * much more closely than either agrees with the direct sum; the trees
- * themselves differ (compressed octree over Morton keys with leaves of 16
- * against a plain octree with leaves of 12), so not to float rounding.
- * The default criterion (tuning GPU_TREE_CRIT_SCENE, sim_tree_accel) is
- * bmax on both. */
+/* GPU tree and CPU tree build the same cells and walk groups and use the
+ * same criteria and moments (the softened quadrupole's trace term
+ * included), so with the same criterion they differ by float rounding:
+ * median ~1e-6 (measured on an H100: 3.0e-7 bmax, 7.6e-7 com, where the
+ * tree's own error against the direct sum is ~2e-4). A body that rounding
+ * puts in a neighbouring cell shifts the walk groups cut after it, so the
+ * far tail differs by up to the trees' own error (99th percentile measured
+ * 7.1e-4 bmax, 2.4e-4 com, against 1.9e-3 and 6.0e-4 from the direct sum).
+ * Before the CPU tree had the trace term and the GPU's cells, the median
+ * difference was 2.2e-4. The default criterion (tuning
+ * GPU_TREE_CRIT_SCENE, sim_tree_accel) is bmax on both. */
 START_TEST(gpu_tree_matches_cpu_tree)
 {
 	if (!gpu_ok())
@@ -107,10 +111,10 @@ START_TEST(gpu_tree_matches_cpu_tree)
 		       "gpu median %.3g 99th %.3g, cpu median %.3g 99th %.3g\n",
 		       c[k].name, pct(e, n, 0.5), pct(e, n, 0.99), pct(eg, n, 0.5), pct(eg, n, 0.99),
 		       pct(ec, n, 0.5), pct(ec, n, 0.99));
-		/* well inside either tree's own error against the direct sum */
-		ck_assert_double_le(pct(e, n, 0.5), 0.5 * pct(ec, n, 0.5));
-		ck_assert_double_le(pct(e, n, 0.5), 1e-4);
-		ck_assert_double_le(pct(e, n, 0.99), 1e-3);
+		ck_assert_double_le(pct(e, n, 0.5), 1e-5);
+		ck_assert_double_le(pct(e, n, 0.99), 1.5e-3);
+		/* and the two trees are equally accurate */
+		ck_assert_double_le(fabs(pct(eg, n, 0.5) - pct(ec, n, 0.5)), 0.05 * pct(ec, n, 0.5));
 		free(e), free(eg), free(ec);
 	}
 	gpu_tree_tuning_set(&keep);
