@@ -1,10 +1,15 @@
 /* galaxy_potential.h - the mass model of one disk galaxy (exponential disk,
- * Hernquist bulge and halo) in internal units (G = 1): enclosed masses,
- * circular speed, epicyclic frequency, disk dispersions, and the Jeans
- * table the bulge and halo velocities are drawn from.
+ * Hernquist bulge and halo) in internal units (G = 1), as the simulation's
+ * softened gravity will feel it: enclosed masses, circular speed, epicyclic
+ * frequency and disk dispersions (galaxy_potential.c), the thick disk's
+ * forces (galaxy_disk_force.c), the spherically averaged and softened
+ * gravity (galaxy_soften.c), the bulge/halo distribution function the
+ * sampler draws from (galaxy_df.c), and the Jeans table the tests check
+ * that function against.
  *
- * Used by galaxy.c (sampling), galaxy_report.c (dry-run table) and the
- * tests. Private to sim/: not part of the public sim.h contract. */
+ * Used by galaxy.c (sampling), galaxy_report.c (dry-run table) and
+ * tests/test_galaxy.c. Private to sim/: not part of the public sim.h
+ * contract. */
 #ifndef NB_GALAXY_POTENTIAL_H
 #define NB_GALAXY_POTENTIAL_H
 
@@ -15,7 +20,7 @@
 /* Toomre Q is imposed at this many scale lengths (scene.h: toomre_q). */
 #define SIM_GALAXY_Q_RADIUS 2.5
 /* Bulge/halo truncation in units of their own scale when the entry's rmax
- * is not set (> 0). */
+ * is not set (> 0); the scene loader sets 20 for disk galaxies. */
 #define SIM_GALAXY_SPHERE_RMAX 50.0
 
 struct sim_galaxy_disk_table; /* galaxy_disk_force.c */
