@@ -93,26 +93,22 @@ static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, 
 	}
 }
 
-/* Speed at relative potential psi from P(v) ~ v^2 f(psi - v^2/2), v < v_esc,
- * by rejection under 1.25 x the largest of 48 evenly spaced samples (the
- * density is smooth and single-peaked; 1.25 covers the peak between them). */
-static double draw_speed(const struct sim_galaxy_df *df, double psi, struct draw *r)
+/* Speed at radius r from P(v) ~ v^2 f(psi - v^2/2), v < v_esc, by rejection
+ * under 1.25 x the tabulated peak (sim_galaxy_df_gmax; the margin covers the
+ * peak between its 64 samples and between grid radii). */
+static double draw_speed(const struct sim_galaxy_df *df, double r, struct draw *rd)
 {
-	const int NSCAN = 48;
-	double vesc = sqrt(2 * psi), gmax = 0, vbest = 0;
-	for (int i = 1; i < NSCAN; i++) {
-		double v = vesc * i / NSCAN;
-		double g = v * v * sim_galaxy_df_f(df, psi - 0.5 * v * v);
-		if (g > gmax)
-			gmax = g, vbest = v;
-	}
+	double psi = sim_galaxy_df_psi(df, r), vesc = sqrt(2 * psi);
+	double gmax = 1.25 * sim_galaxy_df_gmax(df, r), best = 0, vbest = 0;
 	if (!(gmax > 0))
 		return 0;
-	gmax *= 1.25;
 	for (int tries = 0; tries < MAX_VEL_TRIES; tries++) {
-		double v = vesc * uni(r);
-		if (uni(r) * gmax <= v * v * sim_galaxy_df_f(df, psi - 0.5 * v * v))
+		double v = vesc * uni(rd);
+		double g = v * v * sim_galaxy_df_f(df, psi - 0.5 * v * v);
+		if (uni(rd) * gmax <= g)
 			return v;
+		if (g > best)
+			best = g, vbest = v;
 	}
 	return vbest;
 }
@@ -132,7 +128,7 @@ static void sample_sphere(const struct sim_galaxy_df *df, double a, double rt,
 		double ph = 2 * M_PI * uni(&r);
 		double vct = 2 * uni(&r) - 1, vst = sqrt(1 - vct * vct);
 		double vph = 2 * M_PI * uni(&r);
-		double v = draw_speed(df, sim_galaxy_df_psi(df, rad), &r);
+		double v = draw_speed(df, rad, &r);
 		size_t j = first + (size_t)i;
 		st->pos[3 * j + 0] = sg * rad * sth * cos(ph);
 		st->pos[3 * j + 1] = sg * rad * sth * sin(ph);

@@ -43,7 +43,8 @@ int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_
 	df->psi = malloc(n * sizeof *df->psi);
 	df->eps = malloc((n - 1) * sizeof *df->eps);
 	df->f = malloc((n - 1) * sizeof *df->f);
-	if (!rho || !F || !df->psi || !df->eps || !df->f) {
+	df->gmax = malloc(n * sizeof *df->gmax);
+	if (!rho || !F || !df->psi || !df->eps || !df->f || !df->gmax) {
 		log_error("disk galaxy: out of memory for the distribution function");
 		rc = NB_ERUNTIME;
 		goto cleanup;
@@ -94,6 +95,17 @@ int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_
 		double fj = norm * (F[j] - F[j + 1]) / (df->psi[j] - df->psi[j + 1]);
 		df->f[j] = fj > 0 ? fj : 0;
 	}
+	/* Speed bound per grid radius: the largest of 64 evenly spaced samples
+	 * of v^2 f(psi - v^2/2) below v_esc. */
+#pragma omp parallel for schedule(static)
+	for (int i = 0; i < n; i++) {
+		double vesc = sqrt(2 * df->psi[i]), g = 0;
+		for (int k = 1; k < 64; k++) {
+			double v = vesc * k / 64;
+			g = fmax(g, v * v * sim_galaxy_df_f(df, df->psi[i] - 0.5 * v * v));
+		}
+		df->gmax[i] = g;
+	}
 
 cleanup:
 	free(rho);
@@ -108,8 +120,20 @@ void sim_galaxy_df_free(struct sim_galaxy_df *df)
 	free(df->psi);
 	free(df->eps);
 	free(df->f);
-	df->psi = df->eps = df->f = NULL;
+	free(df->gmax);
+	df->psi = df->eps = df->f = df->gmax = NULL;
 	df->n = 0;
+}
+
+/* The two grid radii around r: the larger bound (adjacent radii differ by
+ * 0.7%, so the peak barely moves between them). */
+double sim_galaxy_df_gmax(const struct sim_galaxy_df *df, double r)
+{
+	double x = (log(r) - df->lnr0) / df->dlnr;
+	int i = x > 0 ? (int)x : 0;
+	if (i >= df->n - 1)
+		i = df->n - 2;
+	return fmax(df->gmax[i], df->gmax[i + 1]);
 }
 
 double sim_galaxy_df_psi(const struct sim_galaxy_df *df, double r)

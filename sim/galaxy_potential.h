@@ -139,6 +139,7 @@ struct sim_galaxy_df {
 	double lnr0, dlnr;
 	double *psi;      /* n */
 	double *eps, *f;  /* n - 1 */
+	double *gmax;     /* n: max over v of v^2 f(psi_i - v^2/2) (sampling bound) */
 };
 /* 0 or NB_ERUNTIME (logged). */
 int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_galaxy_df *df);
@@ -146,5 +147,7 @@ void sim_galaxy_df_free(struct sim_galaxy_df *df);
 double sim_galaxy_df_psi(const struct sim_galaxy_df *df, double r);
 /* f(e), 0 for e at or below the grid's smallest energy. */
 double sim_galaxy_df_f(const struct sim_galaxy_df *df, double e);
+/* Bound on v^2 f(psi(r) - v^2/2) over v at radius r (before any margin). */
+double sim_galaxy_df_gmax(const struct sim_galaxy_df *df, double r);
 
 #endif

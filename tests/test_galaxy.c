@@ -376,6 +376,30 @@ START_TEST(sampled_masses_match_profiles)
 		ck_assert_msg(binom_ok(in, nd, p), "disk M(r<%g): %ld of %ld, expected %.1f", rsd[i],
 			      in, nd, nd * p);
 	}
+	/* Halo speeds drawn from f(E): <v^2> in shells against 3 sigma_r^2 from
+	 * the Jeans equation; the error of a mean of n/2 independent v^2 (the
+	 * pairs share |v|) is sqrt(2/3) <v^2> / sqrt(n/2). */
+	struct sim_galaxy_jeans jt = {0};
+	ck_assert_int_eq(sim_galaxy_jeans_build(&mb, 2, &jt), 0);
+	const double shell[4] = {0.5, 1.0, 2.0, 4.0};
+	for (int i = 0; i < 3; i++) {
+		double sv = 0, sj = 0;
+		long c = 0;
+		for (long j = nd + nb; j < nd + nb + nh; j++) {
+			const double *x = &st.pos[3 * j], *v = &st.vel[3 * j];
+			double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 4.0;
+			if (r < shell[i] || r >= shell[i + 1])
+				continue;
+			sv += v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+			sj += 3 * sim_galaxy_jeans_sig2(&jt, r * 4.0);
+			c++;
+		}
+		double tol = 3 * sqrt(2.0 / 3.0) / sqrt(c / 2.0);
+		ck_assert_msg(c > 500 && NB_CLOSE(sv / c, sj / c, 0, tol),
+			      "halo <v^2> in %g-%g a: %.5g, Jeans %.5g (n %ld, tol %.3f)", shell[i],
+			      shell[i + 1], sv / c, sj / c, c, tol);
+	}
+	sim_galaxy_jeans_free(&jt);
 	sim_galaxy_model_free(&mb);
 	/* Vertical: sech^2, median |z| = z0 artanh(1/2). */
 	long zin = 0;
