@@ -746,7 +746,7 @@ static Suite *make_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("equilibrium");
 	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, nb_long_tests() ? 3600 : 600);
 	tcase_add_test(tc, isolated_disk_keeps_its_shape);
 	tcase_add_test(tc, isolated_disk_keeps_its_shape_long);
 	suite_add_tcase(s, tc);
