@@ -12,12 +12,12 @@
  *   1. the simulation stream waits for the renderer's consumed event (frame
  *      f-1 has read the positions), then the steps of frame f are queued;
  *      the call returns at once;
- *   2. while they run: the statistics row of frame f-1 from its snapshot;
- *      wait for slot (f-1) % S and push frame f-1 to the writer, which
- *      copies the 8-bit planes (1.5 bytes/px for video) and blocks only
- *      when its queue is full;
- *   3. queue the snapshot of frame f (statistics only; a device copy, then
- *      a host copy beside the next steps);
+ *   2. while they run: the statistics row of frame f-1 from its
+ *      diagnostics; wait for slot (f-1) % S and push frame f-1 to the
+ *      writer, which copies the 8-bit planes (1.5 bytes/px for video) and
+ *      blocks only when its queue is full;
+ *   3. queue the diagnostics of frame f (statistics only: energies and
+ *      momenta reduced on the device, 96 bytes to pinned memory);
  *   4. wait for the steps of frame f (the finiteness check);
  *   5. the camera of frame f, then queue its rendering into slot f % S.
  * So nothing blocks unless the writer's queue is full or the GPU is the
@@ -27,8 +27,19 @@
  * reduced on the device (gpu_sim_com, double sums of the float positions)
  * and handed to render_camera_at as one body standing for them, so the
  * camera is the CPU path's (to float rounding) with no host copy of the
- * state. Statistics need the whole state on the host: only then is a
- * snapshot taken, and it is converted while the next frame simulates. */
+ * state. Statistics need no host copy either: the energies, momentum and
+ * angular momentum are reduced on the device (sim_engine_diag_*,
+ * kernels/diag.cu) in double, as sim_diag_compute sums the float state.
+ * Only output.final_state downloads the whole state, once, at the end.
+ *
+ * The renderer waits once per frame for a scalar (the splat pair count,
+ * kernels/render_splat.cu) inside gpu_render_frame. That wait costs the
+ * GPU nothing measurable: the steps of frame f+1 cannot start before
+ * frame f's positions are read (the consumed event, recorded before the
+ * count is read back), so the only idle time is one host round trip per
+ * frame (tens of microseconds); the host time it shows as "queueing
+ * frames" is the GPU's work for frame f, waited for there instead of
+ * elsewhere. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,16 +156,17 @@ static int renderer_create(struct run_gpu *r)
 	return gpu_render_create(sc, r->st, r->u, &p, &r->gr);
 }
 
-/* Statistics row of frame f from the snapshot queued for it. */
+/* Statistics row of frame f from the diagnostics queued for it. */
 static int stats_of(struct run_gpu *r, int f)
 {
 	struct sim_diag d;
+	/* sim_stats_row reads only the time of the state it is given: the
+	 * host state's is stale on the GPU path, the queue's is frame f's */
+	struct sim_state at = {0};
 	double t = app_now();
-	int rc = sim_engine_snapshot_take(r->eng);
-	if (rc == 0) {
-		sim_diag_compute(r->st, &d);
-		rc = sim_stats_row(r->stats, f, r->st, &d, r->u);
-	}
+	int rc = sim_engine_diag_take(r->eng, &d, &at.time);
+	if (rc == 0)
+		rc = sim_stats_row(r->stats, f, &at, &d, r->u);
 	r->t_stats += app_now() - t;
 	return rc;
 }
@@ -191,7 +203,7 @@ static int push_frame(struct run_gpu *r, int f)
 static int queue_frame(struct run_gpu *r, int f)
 {
 	int rc;
-	if (r->stats && (rc = sim_engine_snapshot_queue(r->eng)))
+	if (r->stats && (rc = sim_engine_diag_queue(r->eng)))
 		return rc;
 	double t = app_now();
 	rc = sim_engine_check(r->eng);

@@ -107,6 +107,19 @@ struct gpu_sim_snapshot {
 };
 int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s);
 
+/* The statistics' numbers without the state (additive): queue on the
+ * simulation stream, after every step queued so far, a reduction of the
+ * device bodies to sim_diag_compute's quantities (kinetic energy,
+ * potential 0.5 sum m phi when the last advance computed phi -- else NaN --,
+ * momentum, angular momentum, centre of mass and its velocity, mass),
+ * summed in double from the float state in a fixed order (block partials,
+ * then one final pass; no atomics); 96 bytes then travel to pinned memory.
+ * ~0.03 ms per 1M bodies; the call returns at once. gpu_sim_diag_take
+ * waits for that copy only. Queue one, take it, then queue the next.
+ * Both 0 or NB_ERUNTIME. */
+int gpu_sim_diag_queue(struct gpu_sim *g);
+int gpu_sim_diag_take(struct gpu_sim *g, struct sim_diag *d);
+
 /* Bodies whose centre of mass gpu_sim_com reports: sel_by_id[i] != 0 for
  * body id i (n values, copied to the device), or NULL for all bodies. */
 int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id);

@@ -111,3 +111,15 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count)
 	(void)g, (void)com, (void)mass, (void)count;
 	return NB_ERUNTIME;
 }
+
+int gpu_sim_diag_queue(struct gpu_sim *g)
+{
+	(void)g;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_diag_take(struct gpu_sim *g, struct sim_diag *d)
+{
+	(void)g, (void)d;
+	return NB_ERUNTIME;
+}

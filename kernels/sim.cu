@@ -14,12 +14,14 @@
  * without waiting (the finiteness check lands in pinned memory and is read
  * by gpu_sim_check), the device positions are handed to the renderer with
  * a ready event, a snapshot of the state travels to pinned host memory on a
- * copy stream beside the next steps, and the followed centre of mass is
- * reduced on the device. */
+ * copy stream beside the next steps, the followed centre of mass is
+ * reduced on the device, and so are the statistics' energies and momenta
+ * (gpu_sim_diag_*, kernels/diag.cu). */
 extern "C" {
 #include "../sim/log.h"
 #include "../sim/sim.h"
 }
+#include "diag_internal.h"
 #include "gpu_internal.h"
 #include "gpu_render.h"
 
@@ -56,42 +58,8 @@ struct gpu_sim {
 	/* centre of mass */
 	unsigned char *d_sel;   /* by body id, or NULL: all */
 	double *d_com, *h_com;  /* 8 sums: m, m x, m y, m z, count, x, y, z */
+	struct gpu_diag *diag;  /* energies and momenta (diag.cu), at the first queue */
 };
-
-/* ---- Barnes-Hut link fallbacks ------------------------------------------
- * kernels/tree.cu (gpu_tree_*) is written by another engineer. Until it
- * exists, these weak definitions let the program link; a barnes-hut scene on
- * the GPU then fails with a clear message. They are compiled only when
- * tree.cu is absent: in a static library a weak definition already present
- * in sim.o would stop the linker from pulling tree.o in at all. After adding
- * tree.cu, rebuild sim.o (make notices only a changed sim.cu). */
-#if !__has_include("tree.cu")
-__attribute__((weak)) size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
-{
-	(void)n, (void)p;
-	return 0;
-}
-__attribute__((weak)) int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **out)
-{
-	(void)n, (void)p;
-	*out = NULL;
-	log_error("barnes-hut on the GPU is not built yet (kernels/tree.cu); use solver: direct or "
-		  "backend: cpu");
-	return NB_EINPUT;
-}
-__attribute__((weak)) int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot,
-					   cudaStream_t stream)
-{
-	(void)t, (void)b, (void)need_pot, (void)stream;
-	log_error("barnes-hut on the GPU is not built yet (kernels/tree.cu)");
-	return NB_EINPUT;
-}
-__attribute__((weak)) void gpu_tree_free(struct gpu_tree **t)
-{
-	if (t)
-		*t = NULL;
-}
-#endif
 
 /* ---- step kernels (48 bytes read + 32 written per body; no arithmetic to
  * speak of) ---- */
@@ -202,6 +170,7 @@ void gpu_sim_free(struct gpu_sim **gp)
 		cudaEventDestroy(g->ev_snap_done);
 	cudaFree(g->d_snap);
 	cudaFreeHost(g->h_snap);
+	gpu_diag_free(&g->diag);
 	cudaFree(g->d_sel);
 	cudaFree(g->d_com);
 	cudaFreeHost(g->h_com);
@@ -622,4 +591,14 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count)
 	*mass = r[0];
 	*count = (size_t)r[4];
 	return 0;
+}
+
+int gpu_sim_diag_queue(struct gpu_sim *g)
+{
+	return gpu_diag_queue(&g->diag, &g->b, g->pot_valid, g->stream);
+}
+
+int gpu_sim_diag_take(struct gpu_sim *g, struct sim_diag *d)
+{
+	return gpu_diag_take(g->diag, d);
 }

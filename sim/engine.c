@@ -25,6 +25,9 @@ struct sim_engine {
 	long step;
 	double snap_time;      /* time and step of the queued snapshot */
 	long snap_step;
+	double diag_time;      /* time of the queued diagnostics */
+	int diag_queued;
+	struct sim_diag diag;  /* CPU: the queued diagnostics */
 	char desc[192];
 };
 
@@ -256,6 +259,43 @@ int sim_engine_snapshot_take(struct sim_engine *e)
 	}
 	st->time = e->snap_time;
 	st->step = e->snap_step;
+	return 0;
+}
+
+int sim_engine_diag_queue(struct sim_engine *e)
+{
+	if (e->diag_queued) {
+		log_error("sim_engine_diag_queue: the last diagnostics were not taken (internal)");
+		return NB_ERUNTIME;
+	}
+	if (e->gpu) {
+		int err = gpu_sim_diag_queue(e->gpu);
+		if (err)
+			return err;
+		e->diag_time = e->time;
+	} else {
+		sim_diag_compute(e->st, &e->diag);
+		e->diag_time = e->st->time;
+	}
+	e->diag_queued = 1;
+	return 0;
+}
+
+int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time)
+{
+	if (!e->diag_queued) {
+		log_error("sim_engine_diag_take: nothing queued (internal)");
+		return NB_ERUNTIME;
+	}
+	e->diag_queued = 0;
+	if (e->gpu) {
+		int err = gpu_sim_diag_take(e->gpu, d);
+		if (err)
+			return err;
+	} else {
+		*d = e->diag;
+	}
+	*time = e->diag_time;
 	return 0;
 }
 

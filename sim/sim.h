@@ -170,6 +170,17 @@ int sim_engine_check(struct sim_engine *e);
  * no-ops. 0 or NB_ERUNTIME. */
 int sim_engine_snapshot_queue(struct sim_engine *e);
 int sim_engine_snapshot_take(struct sim_engine *e);
+/* The statistics' diagnostics of the current state without a copy of it
+ * (additive): GPU: a reduction queued on the simulation stream after the
+ * steps queued so far (gpu_sim_diag_queue), taken later (waits for its
+ * 96-byte copy only); CPU: sim_diag_compute of st at the queue. take
+ * fills *d as sim_diag_compute would from the state at the queue (GPU:
+ * from the float state; the potential is NaN unless that advance computed
+ * it) and *time with its time (internal units). Queue one, take it, then
+ * queue the next. 0 or NB_ERUNTIME. */
+struct sim_diag; /* below */
+int sim_engine_diag_queue(struct sim_engine *e);
+int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time);
 
 /* One kick-drift-kick step on the CPU with any force function (used by the
  * engine and by tests). acc must hold a(x) on entry and holds the new a(x)
