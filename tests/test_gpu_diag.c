@@ -180,7 +180,7 @@ START_TEST(engine_diag_matches_sim_diag_compute)
 END_TEST
 
 /* Three bodies by hand: K, p, L from their definitions, W = -sum over
- * pairs m_i m_j / sqrt(r^2 + eps^2) (float force pass: 1e-6). */
+ * pairs m_i m_j / sqrt(r^2 + eps^2) (float force pass: 1e-5). */
 START_TEST(gpu_diag_three_bodies_by_hand)
 {
 	if (!gpu_ok()) {
@@ -234,8 +234,11 @@ START_TEST(gpu_diag_three_bodies_by_hand)
 	/* all inputs are exact in float: K, p, L, com are exact sums */
 	ck_assert_close(d.mass, M, 0, 1e-15);
 	ck_assert_close(d.kinetic, K, 0, 1e-15);
-	ck_assert_close(d.potential, W, 0, 1e-6);
-	ck_assert_close(d.total, K + W, 0, 1e-6);
+	/* phi from the float force pass (rsqrtf, float sums): 1e-5 of |W|,
+	 * measured 9.5e-7 on an H100; K + W cancels, so the total's bound is
+	 * taken on |K| + |W| */
+	ck_assert_close(d.potential, W, 0, 1e-5);
+	ck_assert_close(d.total, K + W, 1e-5 * (fabs(K) + fabs(W)), 0);
 	for (int c = 0; c < 3; c++) {
 		ck_assert_close(d.p[c], P[c], 1e-15, 1e-15);
 		ck_assert_close(d.l[c], L[c], 1e-15, 1e-15);
