@@ -67,8 +67,8 @@ void gpu_sim_free(struct gpu_sim **g);
  *   ... host work for earlier frames ...
  *   gpu_sim_check(g);                            // waits, reports NaN
  *   gpu_sim_render_input(g, &in); gpu_render_frame(gr, &in, ...);
- * The host state is brought over only for frames that need it, without
- * stopping the simulation (gpu_sim_snapshot_*). */
+ * Statistics come from a reduction on the device (gpu_sim_diag_*); the whole
+ * state is brought over only for the final state CSV (gpu_sim_download). */
 struct gpu_render_input; /* kernels/gpu_render.h */
 /* Point in at the device bodies: pos4 = float4 (x, y, z, m) per slot in
  * internal units, id = body id per slot (a solver may permute slots), n;
@@ -87,25 +87,6 @@ int gpu_sim_advance_async(struct gpu_sim *g, int nsteps, int need_potential);
 /* Wait for the simulation stream, then report a non-finite body of the
  * last queued check exactly as gpu_sim_advance does (NB_ERUNTIME). */
 int gpu_sim_check(struct gpu_sim *g);
-
-/* A copy of the current state on its way to pinned host memory: queued on
- * the simulation stream (a device-to-device copy, ~0.05 ms per 1M bodies;
- * the copy to the host then runs on a stream of its own beside the next
- * steps; when there is no device memory for the copy, the host copy is made
- * on the simulation stream itself). The buffers are allocated at the first
- * call. Queue one snapshot, take it, then queue the next. */
-int gpu_sim_snapshot_queue(struct gpu_sim *g);
-/* The last queued snapshot (waits for its copy): per slot s, pos/vel/acc
- * are 4 floats (x, y, z, w) at [4s], acc's w = phi_i when has_pot, and
- * id[s] the body id. Pinned memory owned by g, valid until the next
- * gpu_sim_snapshot_queue. 0 or NB_ERUNTIME (nothing queued: logged). */
-struct gpu_sim_snapshot {
-	size_t n;
-	const float *pos, *vel, *acc;
-	const uint32_t *id;
-	int has_pot;
-};
-int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s);
 
 /* The statistics' numbers without the state (additive): queue on the
  * simulation stream, after every step queued so far, a reduction of the

@@ -88,18 +88,6 @@ int gpu_sim_check(struct gpu_sim *g)
 	return NB_ERUNTIME;
 }
 
-int gpu_sim_snapshot_queue(struct gpu_sim *g)
-{
-	(void)g;
-	return NB_ERUNTIME;
-}
-
-int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s)
-{
-	(void)g, (void)s;
-	return NB_ERUNTIME;
-}
-
 int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id)
 {
 	(void)g, (void)sel_by_id;

@@ -13,9 +13,8 @@
  * For the overlapped frame pipeline (app/run_gpu.c) the steps can be queued
  * without waiting (the finiteness check lands in pinned memory and is read
  * by gpu_sim_check), the device positions are handed to the renderer with
- * a ready event, a snapshot of the state travels to pinned host memory on a
- * copy stream beside the next steps, the followed centre of mass is
- * reduced on the device, and so are the statistics' energies and momenta
+ * a ready event, the followed centre of mass is reduced on the device, and
+ * so are the statistics' energies and momenta
  * (gpu_sim_diag_*, kernels/diag.cu). */
 extern "C" {
 #include "../sim/log.h"
@@ -48,13 +47,6 @@ struct gpu_sim {
 	long steps;    /* steps advanced so far (for messages) */
 	char desc[64];
 	cudaEvent_t ev_ready;   /* gpu_sim_render_input: positions written */
-	/* snapshot (allocated at the first gpu_sim_snapshot_queue) */
-	cudaStream_t snap_stream;
-	cudaEvent_t ev_snap_copied, ev_snap_done;
-	void *d_snap;           /* pos, vel, acc (float4) + id; NULL: copy in-stream */
-	void *h_snap;           /* pinned, same layout */
-	int snap_ready;         /* buffers exist */
-	int snap_queued, snap_pot;
 	/* centre of mass */
 	unsigned char *d_sel;   /* by body id, or NULL: all */
 	double *d_com, *h_com;  /* 8 sums: m, m x, m y, m z, count, x, y, z */
@@ -158,18 +150,8 @@ void gpu_sim_free(struct gpu_sim **gp)
 	struct gpu_sim *g = *gp;
 	if (g->stream)
 		cudaStreamSynchronize(g->stream);
-	if (g->snap_stream) {
-		cudaStreamSynchronize(g->snap_stream);
-		cudaStreamDestroy(g->snap_stream);
-	}
 	if (g->ev_ready)
 		cudaEventDestroy(g->ev_ready);
-	if (g->ev_snap_copied)
-		cudaEventDestroy(g->ev_snap_copied);
-	if (g->ev_snap_done)
-		cudaEventDestroy(g->ev_snap_done);
-	cudaFree(g->d_snap);
-	cudaFreeHost(g->h_snap);
 	gpu_diag_free(&g->diag);
 	cudaFree(g->d_sel);
 	cudaFree(g->d_com);
@@ -442,84 +424,6 @@ int gpu_sim_wait_event(struct gpu_sim *g, void *cuda_event)
 {
 	if (cuda_event)
 		CUDA_CHECK(cudaStreamWaitEvent(g->stream, (cudaEvent_t)cuda_event, 0));
-	return 0;
-}
-
-/* Snapshot layout, in bytes from the start of d_snap / h_snap: pos, vel,
- * acc (n float4 each), then id (n uint32). */
-static size_t snap_bytes(size_t n)
-{
-	return n * (3 * sizeof(float4) + sizeof(uint32_t));
-}
-
-static int snap_alloc(struct gpu_sim *g)
-{
-	const size_t bytes = snap_bytes(g->b.n ? g->b.n : 1);
-	CUDA_CHECK(cudaStreamCreateWithFlags(&g->snap_stream, cudaStreamNonBlocking));
-	CUDA_CHECK(cudaEventCreateWithFlags(&g->ev_snap_copied, cudaEventDisableTiming));
-	CUDA_CHECK(cudaEventCreateWithFlags(&g->ev_snap_done, cudaEventDisableTiming));
-	CUDA_CHECK(cudaMallocHost(&g->h_snap, bytes));
-	/* Without room for a device copy, the host copy runs in-stream. */
-	if (cudaMalloc(&g->d_snap, bytes) != cudaSuccess) {
-		(void)cudaGetLastError(); /* not sticky: clear it for later checks */
-		g->d_snap = NULL;
-		log_info("GPU: no device memory for a %.1f MiB state snapshot; frames with "
-			 "statistics copy the state on the simulation stream",
-			 bytes / 1048576.0);
-	}
-	g->snap_ready = 1;
-	return 0;
-}
-
-int gpu_sim_snapshot_queue(struct gpu_sim *g)
-{
-	const size_t n = g->b.n, v4 = n * sizeof(float4);
-	if (!g->snap_ready && snap_alloc(g) != 0)
-		return NB_ERUNTIME;
-	char *h = (char *)g->h_snap;
-	const void *src[4] = {g->b.pos, g->b.vel, g->b.acc, g->b.id};
-	const size_t off[4] = {0, v4, 2 * v4, 3 * v4};
-	const size_t len[4] = {v4, v4, v4, n * sizeof(uint32_t)};
-	if (g->d_snap) {
-		/* The previous snapshot's host copy must be done before its
-		 * device buffer is overwritten (the host took it already, but
-		 * the stream should not rely on that). */
-		if (g->snap_queued)
-			CUDA_CHECK(cudaStreamWaitEvent(g->stream, g->ev_snap_done, 0));
-		char *d = (char *)g->d_snap;
-		for (int k = 0; k < 4; k++)
-			CUDA_CHECK(cudaMemcpyAsync(d + off[k], src[k], len[k], cudaMemcpyDeviceToDevice,
-						   g->stream));
-		CUDA_CHECK(cudaEventRecord(g->ev_snap_copied, g->stream));
-		CUDA_CHECK(cudaStreamWaitEvent(g->snap_stream, g->ev_snap_copied, 0));
-		CUDA_CHECK(cudaMemcpyAsync(h, d, snap_bytes(n), cudaMemcpyDeviceToHost, g->snap_stream));
-		CUDA_CHECK(cudaEventRecord(g->ev_snap_done, g->snap_stream));
-	} else {
-		for (int k = 0; k < 4; k++)
-			CUDA_CHECK(cudaMemcpyAsync(h + off[k], src[k], len[k], cudaMemcpyDeviceToHost,
-						   g->stream));
-		CUDA_CHECK(cudaEventRecord(g->ev_snap_done, g->stream));
-	}
-	g->snap_queued = 1;
-	g->snap_pot = g->pot_valid;
-	return 0;
-}
-
-int gpu_sim_snapshot_take(struct gpu_sim *g, struct gpu_sim_snapshot *s)
-{
-	const size_t n = g->b.n, v4 = n * sizeof(float4);
-	if (!g->snap_queued) {
-		log_error("GPU: gpu_sim_snapshot_take without a queued snapshot (internal)");
-		return NB_ERUNTIME;
-	}
-	CUDA_CHECK(cudaEventSynchronize(g->ev_snap_done));
-	const char *h = (const char *)g->h_snap;
-	s->n = n;
-	s->pos = (const float *)h;
-	s->vel = (const float *)(h + v4);
-	s->acc = (const float *)(h + 2 * v4);
-	s->id = (const uint32_t *)(h + 3 * v4);
-	s->has_pot = g->snap_pot;
 	return 0;
 }
 

@@ -23,8 +23,6 @@ struct sim_engine {
 	struct gpu_sim *gpu;   /* NULL on the CPU */
 	double time;           /* time and step as of the last advance (GPU path) */
 	long step;
-	double snap_time;      /* time and step of the queued snapshot */
-	long snap_step;
 	double diag_time;      /* time of the queued diagnostics */
 	int diag_queued;
 	struct sim_diag diag;  /* CPU: the queued diagnostics */
@@ -208,58 +206,6 @@ int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential
 int sim_engine_check(struct sim_engine *e)
 {
 	return e->gpu ? gpu_sim_check(e->gpu) : 0;
-}
-
-int sim_engine_snapshot_queue(struct sim_engine *e)
-{
-	if (!e->gpu)
-		return 0;
-	e->snap_time = e->time;
-	e->snap_step = e->step;
-	return gpu_sim_snapshot_queue(e->gpu);
-}
-
-int sim_engine_snapshot_take(struct sim_engine *e)
-{
-	if (!e->gpu)
-		return 0;
-	struct gpu_sim_snapshot s;
-	struct sim_state *st = e->st;
-	int err = gpu_sim_snapshot_take(e->gpu, &s);
-	if (err)
-		return err;
-	if (s.n != st->n) {
-		log_error("GPU snapshot: %zu bodies, the state %zu (internal)", s.n, st->n);
-		return NB_ERUNTIME;
-	}
-	/* Undo the solver's permutation: slot k holds body id[k]. Float to
-	 * double, 100 bytes per body: parallel, it is on the host's share of
-	 * the frame. */
-	long bad = -1;
-	const long n = (long)s.n;
-#pragma omp parallel for reduction(max : bad)
-	for (long k = 0; k < n; k++) {
-		const size_t i = s.id[k];
-		if (i >= s.n) {
-			bad = k > bad ? k : bad;
-			continue;
-		}
-		for (int d = 0; d < 3; d++) {
-			st->pos[3 * i + d] = s.pos[4 * k + d];
-			st->vel[3 * i + d] = s.vel[4 * k + d];
-			st->acc[3 * i + d] = s.acc[4 * k + d];
-		}
-		if (s.has_pot && st->pot)
-			st->pot[i] = s.acc[4 * k + 3];
-	}
-	if (bad >= 0) {
-		log_error("GPU snapshot: slot %ld holds body id %u of %zu (solver bug)", bad,
-			  (unsigned)s.id[bad], s.n);
-		return NB_ERUNTIME;
-	}
-	st->time = e->snap_time;
-	st->step = e->snap_step;
-	return 0;
 }
 
 int sim_engine_diag_queue(struct sim_engine *e)

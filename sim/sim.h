@@ -163,13 +163,6 @@ struct gpu_sim *sim_engine_gpu(struct sim_engine *e);
  * no-op. */
 int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential);
 int sim_engine_check(struct sim_engine *e);
-/* GPU: queue a copy of the current state to the host without stopping the
- * simulation; sim_engine_snapshot_take waits for it and fills st's pos,
- * vel, acc, pot (when computed by that advance), time and step as they were
- * at the queue. One snapshot at a time. CPU: st is always current; both are
- * no-ops. 0 or NB_ERUNTIME. */
-int sim_engine_snapshot_queue(struct sim_engine *e);
-int sim_engine_snapshot_take(struct sim_engine *e);
 /* The statistics' diagnostics of the current state without a copy of it
  * (additive): GPU: a reduction queued on the simulation stream after the
  * steps queued so far (gpu_sim_diag_queue), taken later (waits for its
