@@ -80,7 +80,7 @@ $(BUILD)/libnbody.a: $(LIB_OBJ)
 $(BIN): $(APP_OBJ) $(BUILD)/libnbody.a
 	$(CC) -o $@ $(APP_OBJ) $(BUILD)/libnbody.a $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libnbody.a tests/check_main.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libnbody.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnbody.a $(CHECK_LIBS) $(LDLIBS)
 
