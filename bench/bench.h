@@ -3,6 +3,18 @@
  * status. Timings are medians over repeats after a warm-up. */
 #ifndef NB_BENCH_H
 #define NB_BENCH_H
+
+#include <stddef.h>
+
+/* bench/bench_util.c */
+/* Parse "65536,262144,..." into out (at most max values, each in [1, limit]).
+ * Returns the count, or -1 on a malformed list. */
+int bench_parse_sizes(const char *s, size_t *out, int max, double limit);
+/* qsort comparator for doubles, ascending. */
+int bench_cmp_double(const void *a, const void *b);
+/* Median of v[0..n) (n >= 1); sorts v in place. */
+double bench_median(double *v, int n);
+
 int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs kernels */
 int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */
 int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct force error */

@@ -42,20 +42,6 @@
 #define BH_MAX_CONFIGS 8
 #define BH_MAX_STEPS 64
 
-static int parse_sizes(const char *s, size_t *out, int max)
-{
-	int k = 0;
-	while (*s && k < max) {
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s || v < 1 || v > 3e8 || (*end && *end != ','))
-			return -1;
-		out[k++] = (size_t)v;
-		s = *end == ',' ? end + 1 : end;
-	}
-	return k;
-}
-
 #if NB_HAVE_CUDA
 struct bh_config {
 	char name[48];
@@ -94,18 +80,6 @@ static int parse_config(const char *tok, struct bh_config *c)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int k)
-{
-	qsort(v, (size_t)k, sizeof *v, cmp_double);
-	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 /* Median and 99th percentile of |a - ref| / |ref|; max too if wanted. */
 static int error_stats(const double *a, const double *ref, size_t n, double *med, double *p99,
 		       double *max)
@@ -121,7 +95,7 @@ static int error_stats(const double *a, const double *ref, size_t n, double *med
 		}
 		e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
 	}
-	qsort(e, n, sizeof *e, cmp_double);
+	qsort(e, n, sizeof *e, bench_cmp_double);
 	*med = e[n / 2];
 	*p99 = e[(size_t)(0.99 * (double)(n - 1))];
 	if (max)
@@ -203,11 +177,11 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 		       NULL);
 	if (rc)
 		return rc;
-	double step = median(t, steps), force = median(f, steps);
+	double step = bench_median(t, steps), force = bench_median(f, steps);
 	printf("%10zu %-18s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f | %8.2e "
 	       "%8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
-	       n, c->name, step, force, median(sb, steps), median(ss, steps), median(sd, steps),
-	       median(sm, steps), median(sw, steps), step - force, p2p, m2p, med, p99,
+	       n, c->name, step, force, bench_median(sb, steps), bench_median(ss, steps), bench_median(sd, steps),
+	       bench_median(sm, steps), bench_median(sw, steps), step - force, p2p, m2p, med, p99,
 	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n, gsize, wblocks, wfit,
 	       overflow ? " (node cap reached)" : "");
 	fflush(stdout);
@@ -223,7 +197,7 @@ int bench_bh(int argc, char **argv)
 	const char *configs = "ecl,com,default,fast";
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
-			if ((nn = parse_sizes(argv[++a], ns, BH_MAX_N)) <= 0) {
+			if ((nn = bench_parse_sizes(argv[++a], ns, BH_MAX_N, 3e8)) <= 0) {
 				fprintf(stderr, "nbody-bench bh: --n %s: expected a list like 1000000,4000000\n",
 					argv[a]);
 				return 2;

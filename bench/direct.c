@@ -24,35 +24,7 @@
 #define DIRECT_MAX_RUNS 16
 #define DIRECT_MAX_STEPS 101
 
-static int parse_sizes(const char *s, size_t *out, int max)
-{
-	int k = 0;
-	while (*s && k < max) {
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s || v < 1 || v > 1e9)
-			return -1;
-		out[k++] = (size_t)v;
-		s = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return -1;
-	}
-	return k;
-}
-
 #ifdef NB_HAVE_CUDA
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int k)
-{
-	qsort(v, (size_t)k, sizeof *v, cmp_double);
-	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 struct direct_run {
 	enum scene_direct_kernel kernel;
 	char tile[16]; /* "" = built-in */
@@ -104,8 +76,8 @@ static int time_one(struct sim_state *st, const struct direct_run *r, int steps,
 	if (rc == 0)
 		rc = gpu_sim_time_steps(g, steps, f, t);
 	if (rc == 0) {
-		*force_ms = median(f, steps);
-		*step_ms = median(t, steps);
+		*force_ms = bench_median(f, steps);
+		*step_ms = bench_median(t, steps);
 		snprintf(desc, desclen, "%s", gpu_sim_describe(g));
 	}
 	gpu_sim_free(&g);
@@ -121,7 +93,7 @@ int bench_direct(int argc, char **argv)
 	const char *tiles = "gather,pairwise";
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
-			nn = parse_sizes(argv[++a], ns, DIRECT_MAX_N);
+			nn = bench_parse_sizes(argv[++a], ns, DIRECT_MAX_N, 1e9);
 			if (nn <= 0) {
 				fprintf(stderr, "nbody-bench direct: --n %s: expected a list like 65536,262144\n",
 					argv[a]);

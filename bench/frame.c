@@ -56,23 +56,11 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One table line from per-repeat wall and CPU seconds per frame. */
 static void row(const char *size, const char *n, const char *stage, double *t, double *tc,
 		int reps, const char *note)
 {
-	double ms = 1e3 * median(t, reps), cms = 1e3 * median(tc, reps);
+	double ms = 1e3 * bench_median(t, reps), cms = 1e3 * bench_median(tc, reps);
 	printf("| %-5s | %-4s | %-30s | %8.1f | %6.1f | %8.1f | %s |\n", size, n, stage, ms,
 	       ms > 0 ? 1000.0 / ms : 0.0, cms, note);
 	fflush(stdout);
@@ -164,21 +152,6 @@ static double time_encode(AVFrame **yuv, int w, int h, const char *preset, long 
 	return t;
 }
 
-static int parse_list(const char *s, long *out, int max)
-{
-	int n = 0;
-	while (*s && n < max) {
-		char *end;
-		out[n++] = strtol(s, &end, 10);
-		if (end == s)
-			return -1;
-		s = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return -1;
-	}
-	return n;
-}
-
 static int parse_size(const char *s, int *w, int *h)
 {
 	if (strcmp(s, "1080p") == 0)
@@ -191,7 +164,7 @@ static int parse_size(const char *s, int *w, int *h)
 }
 
 /* All stages at one size. */
-static int bench_size(const char *size, int w, int h, const long *ns, int nn, int reps,
+static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, int reps,
 		      const char *dir)
 {
 	struct scene sc;
@@ -212,9 +185,9 @@ static int bench_size(const char *size, int w, int h, const long *ns, int nn, in
 	for (int in = 0; in < nn; in++) {
 		struct sim_state st = {0};
 		char nlabel[16];
-		snprintf(nlabel, sizeof nlabel, ns[in] >= 1000000 ? "%ldM" : "%ldk",
+		snprintf(nlabel, sizeof nlabel, ns[in] >= 1000000 ? "%zuM" : "%zuk",
 			 ns[in] >= 1000000 ? ns[in] / 1000000 : ns[in] / 1000);
-		if (sim_state_alloc(&st, (size_t)ns[in], 1) != 0)
+		if (sim_state_alloc(&st, ns[in], 1) != 0)
 			goto end;
 		st.comps[0].color[0] = 1.0f, st.comps[0].color[1] = 0.85f, st.comps[0].color[2] = 0.6f;
 		st.comps[0].count = st.n;
@@ -367,13 +340,13 @@ end:
 int bench_frame(int argc, char **argv)
 {
 	const char *sizes = "1080p,4k", *dir = "/tmp";
-	long ns[MAX_LIST] = {100000, 1000000};
+	size_t ns[MAX_LIST] = {100000, 1000000};
 	int nn = 2, reps = 5;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--sizes") == 0 && v)
 			sizes = v, i++;
-		else if (strcmp(a, "--n") == 0 && v && (nn = parse_list(v, ns, MAX_LIST)) > 0)
+		else if (strcmp(a, "--n") == 0 && v && (nn = bench_parse_sizes(v, ns, MAX_LIST, 1e9)) > 0)
 			i++;
 		else if (strcmp(a, "--repeats") == 0 && v && (reps = atoi(v)) > 0)
 			i++;

@@ -46,18 +46,6 @@ static double rb_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int rb_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double rb_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, rb_cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static double rb_u(uint64_t seed, size_t i, int d)
 {
 	return sim_rng_uniform(seed, i, (uint64_t)d);
@@ -223,11 +211,11 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 	if (gpu_render_wait(gr, 0) != 0 || gpu_render_wait(gr, 1) != 0)
 		goto cleanup;
 	double wall = (rb_now() - t0) * 1e3 / reps;
-	row->adaptive = rb_median(v[0], reps);
-	row->splat = rb_median(v[1], reps);
-	row->tone = rb_median(v[2], reps);
-	row->copy = rb_median(v[3], reps);
-	row->gpu = rb_median(v[4], reps);
+	row->adaptive = bench_median(v[0], reps);
+	row->splat = bench_median(v[1], reps);
+	row->tone = bench_median(v[2], reps);
+	row->copy = bench_median(v[3], reps);
+	row->gpu = bench_median(v[4], reps);
 	row->wall = wall;
 	row->pairs = pairs;
 	rc = 0;
@@ -280,27 +268,14 @@ static int rb_png(const char *dir, const struct sim_state *st, const struct rend
 	return 0;
 }
 
-static int rb_list(const char *s, long *out, int max)
-{
-	int k = 0;
-	while (*s && k < max) {
-		char *end;
-		out[k++] = strtol(s, &end, 10);
-		if (end == s)
-			return -1;
-		s = *end == ',' ? end + 1 : end;
-	}
-	return k;
-}
-
 int bench_render(int argc, char **argv)
 {
-	long ns[RB_MAX_LIST] = {1000000, 10000000};
+	size_t ns[RB_MAX_LIST] = {1000000, 10000000};
 	int nn = 2, reps = 5, s1080 = 1, s4k = 1;
 	const char *png = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--n") && i + 1 < argc)
-			nn = rb_list(argv[++i], ns, RB_MAX_LIST);
+			nn = bench_parse_sizes(argv[++i], ns, RB_MAX_LIST, 1e9);
 		else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
@@ -335,7 +310,7 @@ int bench_render(int argc, char **argv)
 	const char *mname[2] = {"tiled", "atomic"};
 	int rc = 0;
 	for (int k = 0; k < nn && !rc; k++) {
-		size_t n = (size_t)ns[k];
+		size_t n = ns[k];
 		for (int sceneid = 0; sceneid < 2 && !rc; sceneid++) {
 			struct sim_state st;
 			struct render_camera cam;
