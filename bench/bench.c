@@ -4,6 +4,8 @@
  *   nbody-bench bh --n 1000000,4000000,16000000
  *   nbody-bench bh-accuracy
  *   nbody-bench frame
+ *   nbody-bench render [--e2e]
+ *   nbody-bench e2e --scene scenes/galaxy-collision.yaml
  *
  * Speed is measured here, never asserted in unit tests. */
 #include <stdio.h>
@@ -21,6 +23,7 @@ static const struct {
 	{"bh-accuracy", bench_bh_accuracy, "tree force error vs direct, theta and multipoles"},
 	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG"},
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV"},
+	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)"},
 };
 
 int main(int argc, char **argv)

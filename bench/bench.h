@@ -20,4 +20,5 @@ int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per 
 int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct force error */
 int bench_frame(int argc, char **argv);       /* bench/frame.c: CPU splat/tonemap/convert/encode/PNG */
 int bench_render(int argc, char **argv);      /* bench/render.c: GPU splat/adaptive h/tone map/YUV */
+int bench_e2e(int argc, char **argv);         /* bench/e2e.c: a whole movie vs its slowest stage */
 #endif

@@ -9,15 +9,22 @@
  *   wall       host wall time per frame with two frames in flight
  *
  * Scenes (positions only; velocities do not matter to a picture):
+ *   scene     the default scene's own bodies (scenes/galaxy-collision.yaml
+ *             scaled to N: two disk galaxies from sim_ic_build, the dark
+ *             halo half of the bodies drawn black), its renderer settings
+ *             and frame 0's camera; fixed rows use h = 0.3 kpc; tiled only;
  *   galaxies  two disk galaxies (exponential disk with two arms, Hernquist
- *             bulge, Plummer halo), 30 and 60 degrees inclined, 40 apart,
+ *             bulge, Plummer halo drawn), 30 and 60 degrees inclined, 40 apart,
  *             camera 120 away: the two-galaxy case of the issue;
  *   core      one Plummer sphere (a = 1) seen from 8 with fov 40: its core
  *             fills the frame centre, every body's footprint lands in a few
  *             hundred central tiles (the atomics' worst case).
  *
  *   nbody-bench render [--sizes 1080p,4k] [--n 1000000,10000000] [--repeats 5]
- *                      [--png DIR]
+ *                      [--png DIR] [--e2e]
+ *
+ * --e2e then runs `nbody-bench e2e` (bench/e2e.c): the default scene end to
+ * end, frames per second, beside the simulation alone and x264 alone.
  *
  * Each figure is the median over --repeats frames after one warm-up frame;
  * the camera turns 0.5 degrees per frame. --png writes the 1080p galaxy
@@ -38,6 +45,7 @@
 
 #define RB_MAX_LIST 8
 #define RB_MAX_REPS 64
+#define RB_SCENE "scenes/galaxy-collision.yaml" /* run from the repository root */
 
 static double rb_now(void)
 {
@@ -151,6 +159,30 @@ static int rb_make_core(size_t n, struct sim_state *st, struct render_camera *ca
 		st->comp[i] = 0;
 	}
 	*cam = (struct render_camera){{0, -8, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	return 0;
+}
+
+/* The default scene's own bodies (scenes/galaxy-collision.yaml: two disk
+ * galaxies of disk 40 %, bulge 10 %, dark halo 50 % each, the halo drawn
+ * black) scaled to n bodies, at t = 0, through the camera of frame `frame`.
+ * *sc gets the scene (its colours, tone map, units, adaptive smoothing). */
+static int rb_make_scene(size_t n, int frame, struct scene *sc, struct sim_state *st,
+			 struct render_camera *cam)
+{
+	char set[6][64];
+	const char *ov[6];
+	const long part[3] = {(long)(n * 2 / 10), (long)(n / 20), 0};
+	for (int g = 0; g < 2; g++) {
+		long halo = (long)(n / 2) - part[0] - part[1];
+		snprintf(set[3 * g], sizeof set[0], "bodies.%d.disk.count=%ld", g, part[0]);
+		snprintf(set[3 * g + 1], sizeof set[0], "bodies.%d.bulge.count=%ld", g, part[1]);
+		snprintf(set[3 * g + 2], sizeof set[0], "bodies.%d.halo.count=%ld", g, halo);
+	}
+	for (int k = 0; k < 6; k++)
+		ov[k] = set[k];
+	if (sim_scene_load(RB_SCENE, ov, 6, sc) != 0 || sim_ic_build(sc, st) != 0 ||
+	    render_camera_at(sc, frame, st, cam) != 0)
+		return 1;
 	return 0;
 }
 
@@ -271,7 +303,7 @@ static int rb_png(const char *dir, const struct sim_state *st, const struct rend
 int bench_render(int argc, char **argv)
 {
 	size_t ns[RB_MAX_LIST] = {1000000, 10000000};
-	int nn = 2, reps = 5, s1080 = 1, s4k = 1;
+	int nn = 2, reps = 5, s1080 = 1, s4k = 1, e2e = 0;
 	const char *png = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--n") && i + 1 < argc)
@@ -284,9 +316,11 @@ int bench_render(int argc, char **argv)
 			s4k = strstr(s, "4k") != NULL;
 		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
 			png = argv[++i];
+		else if (!strcmp(argv[i], "--e2e"))
+			e2e = 1;
 		else {
 			fprintf(stderr, "usage: nbody-bench render [--sizes 1080p,4k] [--n LIST] "
-					"[--repeats R] [--png DIR]\n");
+					"[--repeats R] [--png DIR] [--e2e]\n");
 			return 2;
 		}
 	}
@@ -308,29 +342,44 @@ int bench_render(int argc, char **argv)
 		int w, h, on;
 	} sizes[2] = {{"1080p", 1920, 1080, s1080}, {"4k", 3840, 2160, s4k}};
 	const char *mname[2] = {"tiled", "atomic"};
+	const char *scname[3] = {"scene", "galaxies", "core"};
 	int rc = 0;
 	for (int k = 0; k < nn && !rc; k++) {
 		size_t n = ns[k];
-		for (int sceneid = 0; sceneid < 2 && !rc; sceneid++) {
+		for (int sceneid = 0; sceneid < 3 && !rc; sceneid++) {
 			struct sim_state st;
 			struct render_camera cam;
+			struct scene file_sc;
 			memset(&st, 0, sizeof st);
-			if ((sceneid ? rb_make_core(n, &st, &cam) : rb_make_galaxies(n, &st, &cam)) != 0) {
-				fprintf(stderr, "render: out of memory for %zu bodies\n", n);
+			int bad = sceneid == 0   ? rb_make_scene(n, 0, &file_sc, &st, &cam)
+				  : sceneid == 1 ? rb_make_galaxies(n, &st, &cam)
+						 : rb_make_core(n, &st, &cam);
+			if (bad) {
+				fprintf(stderr, "render: cannot make the %s bodies (n = %zu)\n",
+					scname[sceneid], n);
+				sim_state_free(&st);
 				return 1;
 			}
-			if (png && sceneid == 0 && k == 0 && rb_png(png, &st, &cam) != 0)
+			if (png && sceneid == 1 && k == 0 && rb_png(png, &st, &cam) != 0)
 				rc = 1;
 			for (int s = 0; s < 2 && !rc; s++) {
 				if (!sizes[s].on)
 					continue;
 				for (int a = 0; a < 2 && !rc; a++) {
-					if (sceneid == 1 && a == 1)
+					if (sceneid == 2 && a == 1)
 						continue; /* the core case is about deposit contention */
-					for (int m = 0; m < 2 && !rc; m++) {
+					/* The scene's rows: its own renderer settings, tiled only. */
+					for (int m = 0; m < (sceneid == 0 ? 1 : 2) && !rc; m++) {
 						struct scene sc;
-						rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
-								  sceneid ? 0.02 : 0.15);
+						if (sceneid == 0) {
+							sc = file_sc;
+							sc.render.width = sizes[s].w;
+							sc.render.height = sizes[s].h;
+							sc.render.smoothing = 0.3; /* kpc, fixed rows */
+						} else {
+							rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
+									  sceneid == 2 ? 0.02 : 0.15);
+						}
 						sc.render.smoothing_adaptive = a;
 						struct rb_row row;
 						if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, reps,
@@ -338,13 +387,18 @@ int bench_render(int argc, char **argv)
 							rc = 1;
 							break;
 						}
-						rb_print(sceneid ? "core" : "galaxies", sizes[s].name, n,
-							 mname[m], a ? "adaptive" : "fixed", &row);
+						rb_print(scname[sceneid], sizes[s].name, n, mname[m],
+							 a ? "adaptive" : "fixed", &row);
 					}
 				}
 			}
 			sim_state_free(&st);
 		}
+	}
+	if (!rc && e2e) {
+		printf("\n");
+		fflush(stdout);
+		rc = bench_e2e(0, NULL);
 	}
 	return rc;
 }
