@@ -1,5 +1,7 @@
-/* adaptive.c - h_i = distance to the k-th nearest neighbour on a uniform
- * grid (render/adaptive.h), the CPU twin of kernels/render_adaptive.cu.
+/* adaptive.c - h_i = distance to the k-th nearest drawn neighbour on a
+ * uniform grid (render/adaptive.h), the CPU twin of
+ * kernels/render_adaptive.cu. Bodies not drawn (dark, or not finite) are
+ * left out of the grid entirely and get the fallback.
  *
  * Grid: the bounding box of the finite bodies cut into cubic cells of side
  * c, chosen so that an average cell holds about k/4 bodies (capped at
@@ -219,7 +221,8 @@ static int grid_build(struct grid *gr, const double *pos, size_t n, const unsign
 	return 0;
 }
 
-int render_adaptive_h(const double *pos, size_t n, int k, double fallback, double *h)
+int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
+		      double fallback, double *h)
 {
 	int rc = 0;
 	struct grid gr;
@@ -231,7 +234,8 @@ int render_adaptive_h(const double *pos, size_t n, int k, double fallback, doubl
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		ok[i] = isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) && isfinite(pos[3 * i + 2]);
+		ok[i] = (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
+			isfinite(pos[3 * i + 2]);
 		m += ok[i];
 	}
 	long keff = (long)m - 1 < (long)k ? (long)m - 1 : (long)k;
@@ -273,6 +277,21 @@ cleanup:
 	return rc;
 }
 
+void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
+			   unsigned char *drawn)
+{
+	int density = sc->render.mode == SCENE_COLOR_DENSITY;
+	for (size_t i = 0; i < st->n; i++) {
+		int c = st->comp ? st->comp[i] : 0;
+		int dark = 0;
+		if (!density && st->comps && c < st->ncomp) {
+			const float *col = st->comps[c].color;
+			dark = col[0] == 0.0f && col[1] == 0.0f && col[2] == 0.0f;
+		}
+		drawn[i] = (unsigned char)!dark;
+	}
+}
+
 int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 			    const struct sim_units *u, double *h)
 {
@@ -282,13 +301,18 @@ int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 		u = &uu;
 	}
 	double *p = malloc((st->n ? 3 * st->n : 1) * sizeof *p);
-	if (!p) {
+	unsigned char *drawn = malloc(st->n ? st->n : 1);
+	if (!p || !drawn) {
 		log_error("adaptive smoothing: out of memory for %zu bodies", st->n);
+		free(p);
+		free(drawn);
 		return NB_ERUNTIME;
 	}
 	for (size_t i = 0; i < 3 * st->n; i++)
 		p[i] = st->pos[i] / u->length;
-	int rc = render_adaptive_h(p, st->n, sc->render.neighbours, sc->render.smoothing, h);
+	render_adaptive_drawn(sc, st, drawn);
+	int rc = render_adaptive_h(p, drawn, st->n, sc->render.neighbours, sc->render.smoothing, h);
 	free(p);
+	free(drawn);
 	return rc;
 }

@@ -1,14 +1,23 @@
 /* adaptive.h - adaptive smoothing lengths (render.smoothing: adaptive), the
  * CPU twin of the GPU's (kernels/render_adaptive.cu) and its test oracle.
  *
- * h_i = distance from body i to its k-th nearest other body, in 3D, in the
- * units of the positions given (scene length units when rendering), with
- * k_eff = min(k, m - 1) where m counts the bodies with a finite position.
+ * Neighbours are searched among the DRAWN bodies only. A body is drawn
+ * when its position is finite and, in colour mode (render.mode:
+ * components), its component colour is not [0, 0, 0] (a body whose
+ * component has no colour entry counts as colour [1, 1, 1], as in
+ * render/splat.c); in density mode every finite body is drawn. Mass does
+ * not matter (a massless body of a visible colour is drawn). So a star's h
+ * follows the stars seen around it, not an invisible dark halo.
+ *
+ * h_i = distance from drawn body i to its k-th nearest other drawn body,
+ * in 3D, in the units of the positions given (scene length units when
+ * rendering), with k_eff = min(k, m - 1) where m counts the drawn bodies.
  * Bodies that coincide count as neighbours at distance 0 (h may be 0: such
  * a body then splats into a single pixel). When k_eff < 1 (fewer than two
- * finite bodies), and for a body whose position is not finite, h_i =
- * fallback (render.smoothing). The splat then uses h_i in place of
- * render.smoothing for body i (render/splat.c's meaning otherwise). */
+ * drawn bodies), and for a body that is not drawn, h_i = fallback
+ * (render.smoothing; splat skips such bodies anyway, their weight being
+ * 0). The splat then uses h_i in place of render.smoothing for body i
+ * (render/splat.c's meaning otherwise). */
 #ifndef NB_RENDER_ADAPTIVE_H
 #define NB_RENDER_ADAPTIVE_H
 
@@ -16,18 +25,29 @@
 
 #include "../sim/sim.h"
 
-/* pos: 3n doubles (xyz interleaved). Writes h[0..n-1]. Uniform grid: each
- * body gets a cell key, bodies are sorted by key (counting sort), each
- * cell's start and end are found, and each body searches shells of
- * surrounding cells until its k-th distance is inside the region searched
- * (so the result is exact, equal to a brute-force search: the squared
- * distance is formed as dx*dx + dy*dy + dz*dz in double, as a brute-force
- * search would). Parallel with OpenMP, result independent of thread count.
- * k >= 1. 0 or NB_ERUNTIME (out of memory, logged). */
-int render_adaptive_h(const double *pos, size_t n, int k, double fallback, double *h);
+/* pos: 3n doubles (xyz interleaved). drawn: n flags (nonzero: drawn if the
+ * position is also finite) or NULL (every finite body is drawn). Writes
+ * h[0..n-1]. Uniform grid over the drawn bodies: each body gets a cell key,
+ * bodies are sorted by key (counting sort), each cell's start and end are
+ * found, and each body searches shells of surrounding cells until its k-th
+ * distance is inside the region searched (so the result is exact, equal to
+ * a brute-force search: the squared distance is formed as dx*dx + dy*dy +
+ * dz*dz in double, as a brute-force search would). Parallel with OpenMP,
+ * result independent of thread count. k >= 1. 0 or NB_ERUNTIME (out of
+ * memory, logged). */
+int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
+		      double fallback, double *h);
+
+/* drawn[i] = 1 if st's body i is drawn by its colour (the rule at the top,
+ * finiteness aside): sc->render.mode density, or its component's colour
+ * (st->comp NULL: component 0; no st->comps or c >= st->ncomp: [1, 1, 1])
+ * is not [0, 0, 0]; else 0. Writes st->n flags. */
+void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
+			   unsigned char *drawn);
 
 /* Same for st's bodies in scene units (pos / u->length; u NULL: from
- * sc->units), k = sc->render.neighbours, fallback = sc->render.smoothing. */
+ * sc->units), k = sc->render.neighbours, fallback = sc->render.smoothing,
+ * drawn from sc->render.mode and st->comp / st->comps as said at the top. */
 int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 			    const struct sim_units *u, double *h);
 

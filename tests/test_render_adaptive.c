@@ -289,7 +289,7 @@ START_TEST(splat_uses_render_adaptive_h)
 	ck_assert_ptr_nonnull(h);
 	for (size_t i = 0; i < 3 * n; i++)
 		p[i] = st.pos[i] / u_test.length;
-	ck_assert_int_eq(render_adaptive_h(p, n, 16, sc->render.smoothing, h), 0);
+	ck_assert_int_eq(render_adaptive_h(p, NULL, n, 16, sc->render.smoothing, h), 0);
 
 	struct render_image ref, img, fixed;
 	ck_assert_int_eq(render_image_alloc(&ref, IMG, IMG), 0);
