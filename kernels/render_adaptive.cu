@@ -1,41 +1,70 @@
 /* render_adaptive.cu - adaptive smoothing lengths on the GPU: h = distance
- * to the k-th nearest other body (render/adaptive.h's meaning; its CPU twin
- * render/adaptive.c is the test oracle).
+ * to the k-th nearest other DRAWN body (render/adaptive.h's meaning; its
+ * CPU twin render/adaptive.c is the test oracle).
  *
- * Grid. The bounding box of the finite bodies is a cube of side S cut into
- * 2^21 cells per axis (level 0); level l merges 2^l x 2^l x 2^l of them.
- * Each body's cell key is the 63-bit Morton code of its level-0 cell, so
- * after one CUB radix sort by key every cell of every level is one
- * contiguous range of the sorted array: the level-l cell of prefix P holds
- * the keys in [P << 3l, (P + 1) << 3l), and its start and end are found by
- * binary search inside its parent's range. The levels form an implicit
- * octree over the sorted bodies, with no tree to build.
+ * Drawn. A body is drawn when its position is finite and, in colour mode,
+ * its component's colour is not [0, 0, 0] (density mode: all finite
+ * bodies); the same rule as render_adaptive_drawn. Bodies not drawn get
+ * the "bad" key, so they sort after every drawn body; m = the number of
+ * drawn bodies is counted on the device, and the search only ever looks
+ * at sorted positions [0, m). They get h = fallback.
  *
- * Search (one thread per body, in key order, so a warp's bodies are
- * neighbours in space): depth-first from the whole box, nearest child
- * first; ranges of at most AD_LEAF bodies (or level-0 cells) are scanned,
- * keeping the k smallest squared distances in a max-heap (local memory);
- * a cell whose box is farther than the current k-th distance is skipped.
- * The side is a power of two, so cell keys and box distances are exact;
- * box distances are reduced by 1e-6 relative, above the float rounding of
- * body distances, so the skip is always safe and the result exact (up to
- * that rounding, ~1e-7 relative).
+ * Order. The bounding box of the drawn bodies is cut into 2^21 cells per
+ * axis; each body's key is the 63-bit Morton code of its cell, and one CUB
+ * radix sort puts the bodies in key order (positions gathered as float4).
+ * The order only decides which bodies are grouped together: correctness
+ * never depends on it.
  *
- * A first version scanned the 3x3x3 cells around each body at one level
- * chosen by its own cell's count: exact too, but a halo body next to a
- * dense disk then scanned tens of thousands of disk bodies (175 ms for 1M
- * bodies on an H100). The pruned descent visits only cells that can hold
- * one of the k nearest.
+ * Tree. Leaves are the runs of 32 consecutive sorted bodies; a node of
+ * level l >= 1 has the (up to) 8 consecutive nodes 8j..8j+7 of level l-1
+ * as children. Every node stores the tight axis-aligned box of the drawn
+ * bodies under it (min and max of their float coordinates; a node with
+ * none is empty). Built bottom-up in one pass per level: no binary
+ * searches, no pointers, ~1.2 bytes per body.
  *
- * Cost per body: ~k + a few AD_LEAF-sized leaves of candidates (12 flops
- * each), ~10 cells split (7 binary searches each in the parent's range). */
+ * Search. One warp per leaf: lane t owns the leaf's body t (consecutive in
+ * Morton order, so the 32 are close together). The warp walks the tree
+ * once for all 32, depth-first from a stack in shared memory (cells
+ * identical for every lane). At a node each lane computes the squared
+ * distance from its body to each child's box; a child is pushed if some
+ * lane still wants it (distance < that lane's current k-th squared
+ * distance), nearest (smallest such distance) popped first, and re-tested
+ * when popped (the bounds have shrunk since). At a leaf each lane loads
+ * one body, each is broadcast in turn (__shfl_sync) and every lane tests
+ * it against its own k-th distance (one compare for most), keeping its k
+ * smallest squared distances in a max-heap (local memory).
+ *
+ * Exactness. Candidate and box distances are formed the same way, in
+ * float, with rounded operations that never fuse (__fsub_rn, __fmul_rn,
+ * __fadd_rn): per axis the box gap max(lo - p, p - hi, 0) is at most
+ * |q - p| for any body q in the box, and every rounded operation is
+ * monotone, so the box's squared distance is <= that of every body in it,
+ * bit for bit. A box is skipped only when its distance is >= the lane's
+ * current k-th, so nothing skipped could have entered the heap: the result
+ * is exactly the k-th smallest float squared distance over all drawn
+ * bodies, i.e. a float brute-force search. Against the CPU's double search
+ * it differs only by float rounding of the coordinates and distances
+ * (~3e-7 relative; the contract allows 1e-5).
+ *
+ * History. v1 scanned the 3x3x3 cells around each body at one level of the
+ * Morton grid (175 ms for 1M bodies on an H100); v2 had one thread per
+ * body descend the implicit octree of the sorted keys with binary searches
+ * in global memory and a 160-entry stack in local memory (29 ms at 1M,
+ * 286 ms at 10M: latency-bound). This warp-per-leaf walk shares the tree
+ * work and the candidate loads among 32 neighbouring bodies. */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
 
-#define AD_BITS 21          /* cells per axis at level 0: 2^21 (63-bit keys) */
-#define AD_BAD (1ull << 63) /* key of a body with a non-finite position */
+#define AD_BITS 21          /* cells per axis for the Morton order: 2^21 (63-bit keys) */
+#define AD_BAD (1ull << 63) /* key of a body not drawn (dark or not finite) */
 #define AD_BBOX_BLOCKS 256
+#define AD_LEAF 32          /* bodies per leaf = lanes per warp */
+#define AD_FAN 8            /* children per node */
+#define AD_MAXLEV 12        /* 32 * 8^11 bodies */
+#define AD_STACK (7 * AD_MAXLEV + 4) /* depth-first: <= 7 waiting siblings per level */
+#define AD_WARPS 4          /* warps per search block */
+#define AD_FULL 0xffffffffu
 
 typedef unsigned long long u64;
 
@@ -44,10 +73,41 @@ struct gr_adaptive {
 	u64 *d_code[2];
 	uint32_t *d_slot[2];
 	float4 *d_spos;  /* positions in key order */
+	float4 *d_lo, *d_hi; /* node boxes, every level, leaves first; lo.w unused */
 	float *d_part;   /* bounding-box partials, 6 per block */
-	float *d_grid;   /* lo[3], c0, inv_c0, margin */
+	float *d_grid;   /* lo[3], unused, cells per unit length */
 	uint32_t *d_ngood;
+	size_t node_cap;
 };
+
+/* Level sizes and offsets of the node arrays (host-computed from n). */
+struct ad_levels {
+	int nlev;
+	int count[AD_MAXLEV];
+	int off[AD_MAXLEV];
+};
+
+/* What decides whether a body is drawn (render_adaptive_drawn). */
+struct ad_drawn_args {
+	const uint32_t *id;
+	const uint16_t *comp;
+	const float *colors;
+	int ncomp, density;
+};
+
+__device__ __forceinline__ int ad_drawn(const struct ad_drawn_args &a, int s, float4 p)
+{
+	if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z)))
+		return 0;
+	if (a.density)
+		return 1;
+	const uint32_t b = a.id ? a.id[s] : (uint32_t)s;
+	const int c = a.comp[b];
+	if (c >= a.ncomp)
+		return 1;
+	const float *col = a.colors + 3 * c;
+	return !(col[0] == 0.0f && col[1] == 0.0f && col[2] == 0.0f);
+}
 
 /* Every third bit: 21-bit v -> bits 0, 3, 6, ... */
 __device__ __forceinline__ u64 ad_spread(uint32_t v)
@@ -61,36 +121,24 @@ __device__ __forceinline__ u64 ad_spread(uint32_t v)
 	return x;
 }
 
-__device__ __forceinline__ u64 ad_morton(int x, int y, int z)
+/* Cell of coordinate p on axis a, clamped to the grid. */
+__device__ __forceinline__ uint32_t ad_cell(float p, const float *grid, int a)
 {
-	return ad_spread((uint32_t)x) | ad_spread((uint32_t)y) << 1 | ad_spread((uint32_t)z) << 2;
-}
-
-/* Level-0 cell of coordinate p on axis a. The cube's side is a power of
- * two, so in double (p - lo) and the scaling are exact: the cell is exactly
- * the one whose box [lo + x c0, lo + (x+1) c0) holds p. */
-__device__ __forceinline__ int ad_cell(float p, const float *grid, int a)
-{
-	double t = floor(((double)p - (double)grid[a]) * (double)grid[4]);
-	if (!(t >= 0.0))
+	float t = floorf((p - grid[a]) * grid[4]);
+	if (!(t >= 0.0f))
 		return 0;
-	if (t >= (double)(1 << AD_BITS))
-		return (1 << AD_BITS) - 1;
-	return (int)t;
+	if (t >= (float)((1 << AD_BITS) - 1))
+		return (1u << AD_BITS) - 1;
+	return (uint32_t)t;
 }
 
-__device__ __forceinline__ int ad_finite(float4 p)
-{
-	return isfinite(p.x) && isfinite(p.y) && isfinite(p.z);
-}
-
-__global__ void ad_bbox_part(const float4 *pos, int n, float *part)
+__global__ void ad_bbox_part(const float4 *pos, int n, struct ad_drawn_args da, float *part)
 {
 	__shared__ float sh[6][GR_THREADS];
 	float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
 	for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < n; s += gridDim.x * blockDim.x) {
 		const float4 p = pos[s];
-		if (!ad_finite(p))
+		if (!ad_drawn(da, s, p))
 			continue;
 		v[0] = fminf(v[0], p.x), v[1] = fminf(v[1], p.y), v[2] = fminf(v[2], p.z);
 		v[3] = fmaxf(v[3], p.x), v[4] = fmaxf(v[4], p.y), v[5] = fmaxf(v[5], p.z);
@@ -109,8 +157,8 @@ __global__ void ad_bbox_part(const float4 *pos, int n, float *part)
 		part[6 * blockIdx.x + threadIdx.x] = sh[threadIdx.x][0];
 }
 
-/* One thread: the cube (lo, side S = the power of two >= the largest
- * extent), c0 = S / 2^21, and the distance margin. */
+/* One thread: grid origin lo and cells per unit length (2^21 cells over
+ * the largest extent). */
 __global__ void ad_bbox_final(const float *part, int nparts, float *grid)
 {
 	float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -120,33 +168,27 @@ __global__ void ad_bbox_final(const float *part, int nparts, float *grid)
 	float side = 0.0f;
 	for (int k = 0; k < 3; k++) {
 		if (!(v[k] <= v[k + 3]))
-			v[k] = v[k + 3] = 0.0f; /* no finite body */
+			v[k] = v[k + 3] = 0.0f; /* no drawn body */
 		side = fmaxf(side, v[k + 3] - v[k]);
 	}
-	side = side > 0.0f && isfinite(side) ? exp2f(ceilf(log2f(side))) : 1.0f;
-	if (side < v[3] - v[0] || side < v[4] - v[1] || side < v[5] - v[2])
-		side *= 2.0f; /* log2f rounding */
+	if (!(side > 0.0f && isfinite(side)))
+		side = 1.0f;
 	for (int k = 0; k < 3; k++)
 		grid[k] = v[k];
-	grid[3] = side / (float)(1 << AD_BITS);
+	grid[3] = 0.0f;
 	grid[4] = (float)(1 << AD_BITS) / side;
-	/* Cell keys and box distances are exact; a float distance between two
-	 * float positions is off by a relative ~2e-7 only (the difference of
-	 * two floats rounds relative to itself), which ad_box_d2's factor
-	 * (1 - 1e-6) covers: no absolute margin is needed. */
-	grid[5] = 0.0f;
 }
 
-__global__ void ad_keys(const float4 *pos, int n, const float *grid, u64 *code, uint32_t *slot,
-			uint32_t *ngood)
+__global__ void ad_keys(const float4 *pos, int n, struct ad_drawn_args da, const float *grid,
+			u64 *code, uint32_t *slot, uint32_t *ngood)
 {
 	const int s = blockIdx.x * blockDim.x + threadIdx.x;
 	int good = 0;
 	if (s < n) {
 		const float4 p = pos[s];
-		good = ad_finite(p);
-		code[s] = good ? ad_morton(ad_cell(p.x, grid, 0), ad_cell(p.y, grid, 1),
-					   ad_cell(p.z, grid, 2))
+		good = ad_drawn(da, s, p);
+		code[s] = good ? ad_spread(ad_cell(p.x, grid, 0)) | ad_spread(ad_cell(p.y, grid, 1)) << 1 |
+					 ad_spread(ad_cell(p.z, grid, 2)) << 2
 			       : AD_BAD;
 		slot[s] = (uint32_t)s;
 	}
@@ -162,19 +204,70 @@ __global__ void ad_gather(const float4 *pos, const uint32_t *slot, int n, float4
 		spos[i] = pos[slot[i]];
 }
 
-/* First index in [lo, hi) with code >= key (hi if none). */
-__device__ __forceinline__ int ad_lower(const u64 *code, int lo, int hi, u64 key)
+/* Leaf boxes: one warp per leaf, over its drawn bodies (sorted index < m). */
+__global__ void ad_leaf_boxes(const float4 *spos, const uint32_t *ngood_p, int nleaf, float4 *lo,
+			      float4 *hi)
 {
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (code[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
+	const int leaf = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+	const int lane = threadIdx.x & 31;
+	if (leaf >= nleaf)
+		return;
+	const int m = (int)*ngood_p, i = leaf * AD_LEAF + lane;
+	float4 a = make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
+	float4 b = make_float4(-INFINITY, -INFINITY, -INFINITY, 0.0f);
+	if (i < m) {
+		const float4 p = spos[i];
+		a = make_float4(p.x, p.y, p.z, 0.0f);
+		b = a;
 	}
-	return lo;
+	for (int o = 16; o > 0; o >>= 1) {
+		a.x = fminf(a.x, __shfl_xor_sync(AD_FULL, a.x, o));
+		a.y = fminf(a.y, __shfl_xor_sync(AD_FULL, a.y, o));
+		a.z = fminf(a.z, __shfl_xor_sync(AD_FULL, a.z, o));
+		b.x = fmaxf(b.x, __shfl_xor_sync(AD_FULL, b.x, o));
+		b.y = fmaxf(b.y, __shfl_xor_sync(AD_FULL, b.y, o));
+		b.z = fmaxf(b.z, __shfl_xor_sync(AD_FULL, b.z, o));
+	}
+	if (lane == 0) {
+		lo[leaf] = a;
+		hi[leaf] = b;
+	}
 }
 
+/* Boxes of level l from level l-1: one thread per node. */
+__global__ void ad_node_boxes(float4 *lo, float4 *hi, int off_child, int nchild, int off, int count)
+{
+	const int j = blockIdx.x * blockDim.x + threadIdx.x;
+	if (j >= count)
+		return;
+	float4 a = make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
+	float4 b = make_float4(-INFINITY, -INFINITY, -INFINITY, 0.0f);
+	for (int c = AD_FAN * j; c < AD_FAN * j + AD_FAN && c < nchild; c++) {
+		const float4 ca = lo[off_child + c], cb = hi[off_child + c];
+		a.x = fminf(a.x, ca.x), a.y = fminf(a.y, ca.y), a.z = fminf(a.z, ca.z);
+		b.x = fmaxf(b.x, cb.x), b.y = fmaxf(b.y, cb.y), b.z = fmaxf(b.z, cb.z);
+	}
+	lo[off + j] = a;
+	hi[off + j] = b;
+}
+
+/* Squared distance from p to the box [a, b] and from p to q: the same
+ * unfused rounded operations (the exactness argument at the top). */
+__device__ __forceinline__ float ad_box_d2(float4 p, float4 a, float4 b)
+{
+	const float dx = fmaxf(fmaxf(__fsub_rn(a.x, p.x), __fsub_rn(p.x, b.x)), 0.0f);
+	const float dy = fmaxf(fmaxf(__fsub_rn(a.y, p.y), __fsub_rn(p.y, b.y)), 0.0f);
+	const float dz = fmaxf(fmaxf(__fsub_rn(a.z, p.z), __fsub_rn(p.z, b.z)), 0.0f);
+	return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+}
+
+__device__ __forceinline__ float ad_d2(float4 p, float qx, float qy, float qz)
+{
+	const float ex = __fsub_rn(qx, p.x), ey = __fsub_rn(qy, p.y), ez = __fsub_rn(qz, p.z);
+	return __fadd_rn(__fadd_rn(__fmul_rn(ex, ex), __fmul_rn(ey, ey)), __fmul_rn(ez, ez));
+}
+
+/* Max-heap of the k smallest squared distances (top = largest kept). */
 __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float d2)
 {
 	if (size < k) {
@@ -189,8 +282,6 @@ __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float 
 		hp[i] = d2;
 		return;
 	}
-	if (d2 >= hp[0])
-		return;
 	int i = 0;
 	for (;;) {
 		int l = 2 * i + 1, r = l + 1, m = i;
@@ -209,119 +300,156 @@ __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float 
 	hp[i] = d2;
 }
 
-#define AD_LEAF 24  /* ranges up to this many bodies are scanned, not split */
-#define AD_STACK 160 /* 7 waiting siblings per level x 21 levels + 8 */
+/* Node reference on the stack: level << 27 | index within the level. */
+#define AD_NODE(l, j) ((int)((l) << 27 | (j)))
 
-/* A cell of the implicit octree waiting on the stack: sorted range
- * [lo, hi), level, cell coordinates at that level, squared distance from
- * the body to the cell's box (less the margin). */
-struct ad_node {
-	int lo, hi;
-	u64 xyz;     /* x | y << 21 | z << 42 */
-	int level;
-	float mind2;
-};
-
-/* Squared distance from p to the box of cell (x, y, z) at level l, less
- * 1e-6 relative (so it never exceeds the computed distance of a body
- * inside). */
-__device__ __forceinline__ float ad_box_d2(const float pc[3], const float *grid, int l, int x,
-					   int y, int z)
+/* k nearest drawn bodies of each body of one leaf per warp (the search at
+ * the top). The lane's k-th squared distance is kept as its float bits
+ * (non-negative floats order like their bits): AD_FULL while the heap is
+ * not full (every candidate enters, even an overflowed +inf), 0 for a lane
+ * without a body (nothing enters). */
+template <int KMAX>
+__global__ void __launch_bounds__(AD_WARPS * 32)
+ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4 *bhi,
+       const uint32_t *id, const uint32_t *ngood_p, int n, int k, struct ad_levels lv,
+       double length, float fallback, float *h_by_id)
 {
-	const double cell = (double)grid[3] * (double)(1 << l);
-	const int c[3] = {x, y, z};
-	double d2 = 0.0;
-	for (int a = 0; a < 3; a++) {
-		const double rel = (double)pc[a] - (double)grid[a];
-		double d = fmax(c[a] * cell - rel, rel - (c[a] + 1) * cell);
-		d -= (double)grid[5];
-		if (d > 0)
-			d2 += d * d;
+	__shared__ float4 s_lo[AD_WARPS][AD_STACK], s_hi[AD_WARPS][AD_STACK];
+	__shared__ int s_count[AD_MAXLEV], s_off[AD_MAXLEV]; /* lv, indexable without local memory */
+	float hp[KMAX];
+	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int leaf = blockIdx.x * AD_WARPS + w;
+	if (threadIdx.x == 0) {
+#pragma unroll
+		for (int q = 0; q < AD_MAXLEV; q++) {
+			s_count[q] = lv.count[q];
+			s_off[q] = lv.off[q];
+		}
 	}
-	return (float)(d2 * (1.0 - 1e-6));
+	__syncthreads();
+	if (leaf >= lv.count[0])
+		return;
+	const int m = (int)*ngood_p, K = min(k, m - 1);
+	const int base = leaf * AD_LEAF, i = base + lane;
+	const int active = i < m && K >= 1;
+	if (K < 1 || base >= m) { /* no search in this warp */
+		if (i < n)
+			h_by_id[id ? id[slot[i]] : slot[i]] = fallback;
+		return;
+	}
+	const float4 p = spos[active ? i : base];
+	unsigned kthb = active ? AD_FULL : 0u;
+	int size = 0, top = 0;
+	const int root = lv.nlev - 1; /* s_off: lv.off[root] would copy lv to local memory */
+	if (lane == 0) {
+		float4 a = blo[s_off[root]];
+		a.w = __int_as_float(AD_NODE(root, 0));
+		s_lo[w][0] = a;
+		s_hi[w][0] = bhi[s_off[root]];
+	}
+	top = 1;
+	__syncwarp();
+	while (top > 0) {
+		top--;
+		const float4 a = s_lo[w][top], b = s_hi[w][top];
+		__syncwarp();
+		if (!__any_sync(AD_FULL, __float_as_uint(ad_box_d2(p, a, b)) < kthb))
+			continue;
+		const int node = __float_as_int(a.w), l = node >> 27, j = node & ((1 << 27) - 1);
+		if (l == 0) {
+			/* A leaf: its bodies broadcast one by one. */
+			const int first = j * AD_LEAF, cnt = min(AD_LEAF, m - first);
+			float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+			if (lane < cnt)
+				q = spos[first + lane];
+			for (int t = 0; t < cnt; t++) {
+				const float qx = __shfl_sync(AD_FULL, q.x, t);
+				const float qy = __shfl_sync(AD_FULL, q.y, t);
+				const float qz = __shfl_sync(AD_FULL, q.z, t);
+				const float d2 = ad_d2(p, qx, qy, qz);
+				if (__float_as_uint(d2) < kthb && first + t != i) {
+					ad_heap_push(hp, size, K, d2);
+					if (size == K)
+						kthb = __float_as_uint(hp[0]);
+				}
+			}
+			continue;
+		}
+		/* Children: lane c < 8 loads child c's box; every lane measures
+		 * its distance to each; a child goes on the stack if some lane
+		 * wants it, keyed by the smallest such distance. */
+		const int cj = AD_FAN * j + lane;
+		float4 ca = make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
+		float4 cb = make_float4(-INFINITY, -INFINITY, -INFINITY, 0.0f);
+		if (lane < AD_FAN && cj < s_count[l - 1]) {
+			ca = blo[s_off[l - 1] + cj];
+			cb = bhi[s_off[l - 1] + cj];
+		}
+		unsigned key = AD_FULL;
+		for (int c = 0; c < AD_FAN; c++) {
+			float4 xa, xb;
+			xa.x = __shfl_sync(AD_FULL, ca.x, c), xa.y = __shfl_sync(AD_FULL, ca.y, c);
+			xa.z = __shfl_sync(AD_FULL, ca.z, c);
+			xb.x = __shfl_sync(AD_FULL, cb.x, c), xb.y = __shfl_sync(AD_FULL, cb.y, c);
+			xb.z = __shfl_sync(AD_FULL, cb.z, c);
+			const unsigned d = __float_as_uint(ad_box_d2(p, xa, xb));
+			/* an empty box (lo > hi) is wanted by nobody */
+			const unsigned want = (xa.x <= xb.x && d < kthb) ? d : AD_FULL;
+			const unsigned best = __reduce_min_sync(AD_FULL, want);
+			if (lane == c)
+				key = best;
+		}
+		const unsigned push = __ballot_sync(AD_FULL, lane < AD_FAN && key != AD_FULL);
+		/* Farthest deepest in the stack: rank = pushed children with a
+		 * larger key (ties by lane). */
+		int rank = 0;
+		for (int c = 0; c < AD_FAN; c++) {
+			const unsigned kc = __shfl_sync(AD_FULL, key, c);
+			rank += ((push >> c) & 1) && (kc > key || (kc == key && c < lane));
+		}
+		if ((push >> lane) & 1) {
+			ca.w = __int_as_float(AD_NODE(l - 1, cj));
+			s_lo[w][top + rank] = ca;
+			s_hi[w][top + rank] = cb;
+		}
+		top += __popc(push);
+		__syncwarp();
+	}
+	if (i < n)
+		h_by_id[id ? id[slot[i]] : slot[i]] =
+			active ? (float)(sqrt((double)hp[0]) / length) : fallback;
 }
 
-/* k nearest of body i by depth-first search of the implicit octree (cell
- * of level l = a range of the sorted keys), nearest child first, cells
- * farther than the current k-th distance skipped. Exact: a cell is skipped
- * only when no body in it can be closer than the k-th found so far. */
-template <int KMAX>
-__global__ void __launch_bounds__(128)
-ad_knn(const u64 *code, const uint32_t *slot, const float4 *spos, const uint32_t *id,
-       const uint32_t *ngood_p, int n, int k, const float *grid, double length, float fallback,
-       float *h_by_id)
+static void ad_levels_of(size_t n, struct ad_levels *lv)
 {
-	float hp[KMAX];
-	struct ad_node st[AD_STACK];
-	const int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= n)
-		return;
-	const uint32_t s = slot[i];
-	const uint32_t b = id ? id[s] : s;
-	const int ng = (int)*ngood_p;
-	const int K = min(k, ng - 1);
-	if (i >= ng || K < 1) {
-		h_by_id[b] = fallback;
-		return;
+	memset(lv, 0, sizeof *lv);
+	size_t c = (n + AD_LEAF - 1) / AD_LEAF, off = 0;
+	if (c == 0)
+		c = 1;
+	for (;;) {
+		lv->count[lv->nlev] = (int)c;
+		lv->off[lv->nlev] = (int)off;
+		lv->nlev++;
+		off += c;
+		if (c == 1)
+			break;
+		c = (c + AD_FAN - 1) / AD_FAN;
 	}
-	const float4 p = spos[i];
-	const float pc[3] = {p.x, p.y, p.z};
-	int size = 0, top = 0;
-	st[top++] = {0, ng, 0ull, AD_BITS, 0.0f};
-	while (top > 0) {
-		const struct ad_node e = st[--top];
-		if (size == K && e.mind2 > hp[0])
-			continue;
-		const int l = e.level;
-		if (e.hi - e.lo <= AD_LEAF || l == 0) {
-			for (int j = e.lo; j < e.hi; j++) {
-				if (j == i)
-					continue;
-				const float4 o = spos[j];
-				const float ex = o.x - p.x, ey = o.y - p.y, ez = o.z - p.z;
-				ad_heap_push(hp, size, K, ex * ex + ey * ey + ez * ez);
-			}
-			continue;
-		}
-		/* Split into the 8 children (ranges by binary search inside the
-		 * parent's), push the non-empty ones farthest first. */
-		const int x = (int)(e.xyz & 0x1fffffu), y = (int)(e.xyz >> 21 & 0x1fffffu),
-			  z = (int)(e.xyz >> 42);
-		const u64 base = ad_morton(2 * x, 2 * y, 2 * z);
-		struct ad_node ch[8];
-		int nc = 0, lo = e.lo;
-		for (int c = 0; c < 8; c++) {
-			const int hi = c == 7 ? e.hi
-					      : ad_lower(code, lo, e.hi, (base + (u64)(c + 1)) << (3 * (l - 1)));
-			if (hi > lo) {
-				const int cx = 2 * x + (c & 1), cy = 2 * y + ((c >> 1) & 1),
-					  cz = 2 * z + (c >> 2);
-				struct ad_node nd = {lo, hi, (u64)cx | (u64)cy << 21 | (u64)cz << 42,
-						     l - 1, ad_box_d2(pc, grid, l - 1, cx, cy, cz)};
-				int m = nc++;
-				while (m > 0 && ch[m - 1].mind2 < nd.mind2) { /* descending */
-					ch[m] = ch[m - 1];
-					m--;
-				}
-				ch[m] = nd;
-			}
-			lo = hi;
-		}
-		for (int c = 0; c < nc; c++)
-			if (!(size == K && ch[c].mind2 > hp[0]))
-				st[top++] = ch[c];
-	}
-	h_by_id[b] = (float)(sqrt((double)hp[0]) / length);
 }
 
 static int ad_alloc(struct gr_adaptive *ad, size_t n)
 {
+	struct ad_levels lv;
+	ad_levels_of(n, &lv);
 	ad->cap = n;
+	ad->node_cap = (size_t)lv.off[lv.nlev - 1] + 1;
 	for (int k = 0; k < 2; k++) {
 		CUDA_CHECK(cudaMalloc(&ad->d_code[k], n * sizeof(u64)));
 		CUDA_CHECK(cudaMalloc(&ad->d_slot[k], n * sizeof(uint32_t)));
 	}
 	CUDA_CHECK(cudaMalloc(&ad->d_spos, n * sizeof(float4)));
+	CUDA_CHECK(cudaMalloc(&ad->d_lo, ad->node_cap * sizeof(float4)));
+	CUDA_CHECK(cudaMalloc(&ad->d_hi, ad->node_cap * sizeof(float4)));
 	CUDA_CHECK(cudaMalloc(&ad->d_part, 6 * AD_BBOX_BLOCKS * sizeof(float)));
 	CUDA_CHECK(cudaMalloc(&ad->d_grid, 8 * sizeof(float)));
 	CUDA_CHECK(cudaMalloc(&ad->d_ngood, sizeof(uint32_t)));
@@ -338,6 +466,8 @@ void gr_adaptive_free(struct gpu_render *gr)
 		cudaFree(ad->d_slot[k]);
 	}
 	cudaFree(ad->d_spos);
+	cudaFree(ad->d_lo);
+	cudaFree(ad->d_hi);
 	cudaFree(ad->d_part);
 	cudaFree(ad->d_grid);
 	cudaFree(ad->d_ngood);
@@ -346,9 +476,9 @@ void gr_adaptive_free(struct gpu_render *gr)
 }
 
 #define AD_LAUNCH(KM)                                                                          \
-	ad_knn<KM><<<(unsigned)((n + 127) / 128), 128, 0, st>>>(                               \
-		codes.Current(), slots.Current(), ad->d_spos, in->id, ad->d_ngood, n, k,       \
-		ad->d_grid, gr->u.length, (float)gr->smoothing, gr->d_h)
+	ad_knn<KM><<<(unsigned)((lv.count[0] + AD_WARPS - 1) / AD_WARPS), AD_WARPS * 32, 0, st>>>( \
+		slots.Current(), ad->d_spos, ad->d_lo, ad->d_hi, in->id, ad->d_ngood, n, k, lv, \
+		gr->u.length, (float)gr->smoothing, gr->d_h)
 
 int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 {
@@ -368,15 +498,23 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 		}
 	}
 	struct gr_adaptive *ad = gr->ad;
+	struct ad_levels lv;
+	ad_levels_of((size_t)n, &lv);
+	if (lv.nlev > AD_MAXLEV) {
+		log_error("GPU render: %d bodies are too many for the adaptive-h tree", n);
+		return NB_ERUNTIME;
+	}
 	const float4 *pos = (const float4 *)in->pos4;
 	const unsigned nb = (unsigned)((n + GR_THREADS - 1) / GR_THREADS);
+	struct ad_drawn_args da = {in->id, gr->d_comp, gr->d_colors, gr->ncomp,
+				   gr->mode == SCENE_COLOR_DENSITY};
 
-	ad_bbox_part<<<AD_BBOX_BLOCKS, GR_THREADS, 0, st>>>(pos, n, ad->d_part);
+	ad_bbox_part<<<AD_BBOX_BLOCKS, GR_THREADS, 0, st>>>(pos, n, da, ad->d_part);
 	CUDA_CHECK(cudaGetLastError());
 	ad_bbox_final<<<1, 1, 0, st>>>(ad->d_part, AD_BBOX_BLOCKS, ad->d_grid);
 	CUDA_CHECK(cudaGetLastError());
 	CUDA_CHECK(cudaMemsetAsync(ad->d_ngood, 0, sizeof(uint32_t), st));
-	ad_keys<<<nb, GR_THREADS, 0, st>>>(pos, n, ad->d_grid, ad->d_code[0], ad->d_slot[0],
+	ad_keys<<<nb, GR_THREADS, 0, st>>>(pos, n, da, ad->d_grid, ad->d_code[0], ad->d_slot[0],
 					   ad->d_ngood);
 	CUDA_CHECK(cudaGetLastError());
 
@@ -390,6 +528,15 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, bytes, codes, slots, n, 0, 64, st));
 	ad_gather<<<nb, GR_THREADS, 0, st>>>(pos, slots.Current(), n, ad->d_spos);
 	CUDA_CHECK(cudaGetLastError());
+
+	ad_leaf_boxes<<<(unsigned)((lv.count[0] + 7) / 8), 256, 0, st>>>(ad->d_spos, ad->d_ngood,
+									 lv.count[0], ad->d_lo, ad->d_hi);
+	CUDA_CHECK(cudaGetLastError());
+	for (int l = 1; l < lv.nlev; l++) {
+		ad_node_boxes<<<(unsigned)((lv.count[l] + 255) / 256), 256, 0, st>>>(
+			ad->d_lo, ad->d_hi, lv.off[l - 1], lv.count[l - 1], lv.off[l], lv.count[l]);
+		CUDA_CHECK(cudaGetLastError());
+	}
 
 	int k = gr->neighbours < 1 ? 1 : gr->neighbours > 1024 ? 1024 : gr->neighbours;
 	if (k <= 16)

@@ -510,6 +510,37 @@ END_TEST
 
 /* ---- adaptive h ---- */
 
+/* GPU h of st against render_adaptive_h_state, k = sc's; prints the worst
+ * relative difference. Returns how many bodies got exactly the fallback. */
+static size_t expect_h_like_cpu(const struct scene *sc, const struct sim_state *st,
+				const char *what)
+{
+	double *ref = malloc(st->n * sizeof *ref);
+	float *h = malloc(st->n * sizeof *h);
+	ck_assert(ref && h);
+	ck_assert_int_eq(render_adaptive_h_state(sc, st, &u_test, ref), 0);
+	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_download_h(gr, h, st->n), 0);
+	double worst = 0;
+	size_t nfall = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5), "%s k=%d body %zu: gpu h %.9g, cpu %.9g",
+			      what, sc->render.neighbours, i, h[i], ref[i]);
+		if (ref[i] > 0)
+			worst = fmax(worst, fabs(h[i] - ref[i]) / ref[i]);
+		nfall += h[i] == (float)sc->render.smoothing;
+	}
+	printf("adaptive h %s k=%d: worst relative difference %.3g\n", what,
+	       sc->render.neighbours, worst);
+	gpu_render_free(&gr);
+	free(ref);
+	free(h);
+	return nfall;
+}
+
 START_TEST(adaptive_h_matches_cpu_twin)
 {
 	if (!have_gpu())
@@ -522,28 +553,27 @@ START_TEST(adaptive_h_matches_cpu_twin)
 	state_fill(&st, 6000, 3000, 13); /* a dense core in a sparse box */
 	for (size_t i = 0; i < st.n; i += 97) /* duplicates: h may be 0 */
 		memcpy(st.pos + 3 * (i + 1), st.pos + 3 * i, 3 * sizeof *st.pos);
-	double *ref = malloc(st.n * sizeof *ref);
-	float *h = malloc(st.n * sizeof *h);
 	for (int t = 0; t < 3; t++) {
 		sc->render.neighbours = ks[t];
-		ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		struct gpu_render_input in;
-		ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-		ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-		ck_assert_int_eq(gpu_render_download_h(gr, h, st.n), 0);
-		double worst = 0;
-		for (size_t i = 0; i < st.n; i++) {
-			ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5),
-				      "k=%d body %zu: gpu h %.9g, cpu %.9g", ks[t], i, h[i], ref[i]);
-			if (ref[i] > 0)
-				worst = fmax(worst, fabs(h[i] - ref[i]) / ref[i]);
-		}
-		printf("adaptive h k=%d: worst relative difference %.3g\n", ks[t], worst);
-		gpu_render_free(&gr);
+		expect_h_like_cpu(sc, &st, "all drawn");
 	}
-	free(ref);
-	free(h);
+	/* Component 2 (every third body) drawn black: neither searched nor a
+	 * neighbour, h = fallback, on both sides; density mode draws it. */
+	memset(st.comps[2].color, 0, sizeof st.comps[2].color);
+	sc->render.neighbours = 32;
+	ck_assert_uint_eq(expect_h_like_cpu(sc, &st, "dark comp 2"), st.n / 3);
+	sc->render.neighbours = 5;
+	ck_assert_uint_eq(expect_h_like_cpu(sc, &st, "dark comp 2"), st.n / 3);
+	sc->render.mode = SCENE_COLOR_DENSITY;
+	ck_assert_uint_eq(expect_h_like_cpu(sc, &st, "density"), 0);
+	sim_state_free(&st);
+
+	/* 100k bodies (a tree of four levels), one component dark. */
+	sc->render.mode = SCENE_COLOR_COMPONENTS;
+	sc->render.neighbours = 32;
+	state_fill(&st, 60000, 40000, 17);
+	memset(st.comps[1].color, 0, sizeof st.comps[1].color);
+	ck_assert_uint_ge(expect_h_like_cpu(sc, &st, "100k, dark comp 1"), st.n / 3);
 	sim_state_free(&st);
 	free(sc);
 }
