@@ -30,9 +30,10 @@
  * lane still wants it (distance < that lane's current k-th squared
  * distance), nearest (smallest such distance) popped first, and re-tested
  * when popped (the bounds have shrunk since). At a leaf each lane loads
- * one body, each is broadcast in turn (__shfl_sync) and every lane tests
- * it against its own k-th distance (one compare for most), keeping its k
- * smallest squared distances in a max-heap (local memory).
+ * one body into shared memory, each is then read by all lanes in turn (a
+ * broadcast) and every lane tests it against its own k-th distance (one
+ * compare for most), keeping its k smallest squared distances in a
+ * max-heap (local memory).
  *
  * Exactness. Candidate and box distances are formed the same way, in
  * float, with rounded operations that never fuse (__fsub_rn, __fmul_rn,
@@ -46,12 +47,21 @@
  * it differs only by float rounding of the coordinates and distances
  * (~3e-7 relative; the contract allows 1e-5).
  *
- * History. v1 scanned the 3x3x3 cells around each body at one level of the
- * Morton grid (175 ms for 1M bodies on an H100); v2 had one thread per
- * body descend the implicit octree of the sorted keys with binary searches
- * in global memory and a 160-entry stack in local memory (29 ms at 1M,
- * 286 ms at 10M: latency-bound). This warp-per-leaf walk shares the tree
- * work and the candidate loads among 32 neighbouring bodies. */
+ * Start. Before the walk the warp scans the leaves around its own in key
+ * order (at least k + 1 bodies), so every lane has a k-th distance to
+ * prune with; the walk skips those leaves. Without it a lane's heap fills
+ * from whatever its group's nearest-first order brings (far from a lane
+ * unlike its neighbours): in a CPU emulation of the kernel on the
+ * galaxies bench set (1M, k = 32) 200 leaves walked and ~790 heap
+ * insertions per lane, against 59 and ~90 with it.
+ *
+ * History (H100, galaxies 1080p bench, k = 32, 1M / 10M bodies): v1
+ * scanned the 3x3x3 cells around each body at one level of the Morton
+ * grid (175 / 1083 ms); v2 had one thread per body descend the implicit
+ * octree of the sorted keys with binary searches in global memory and a
+ * 160-entry stack in local memory (29 / 286 ms, latency-bound); this walk
+ * shares the tree work and the candidate loads among the 32 bodies of a
+ * leaf (5.0 / 44 ms, issue-bound: ~75 % of issue slots busy). */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
@@ -300,6 +310,37 @@ __device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float 
 	hp[i] = d2;
 }
 
+/* Every lane tests the drawn bodies of leaf j against its own heap; the
+ * warp stages them in sl (32 float4 of shared memory, read back as
+ * broadcasts); i: the lane's own sorted index (never its own neighbour).
+ * The loop is not unrolled: an earlier version (bodies broadcast by
+ * __shfl_sync, loop unrolled by the compiler with the heap insertion
+ * inlined in each copy) was 7x larger and stalled on instruction fetch
+ * (H100, galaxies 1M: 8.2 ms against 5.0 ms). Buffering the accepted
+ * distances and inserting them after the loop (lanes side by side)
+ * measured 7 % slower. */
+template <int KMAX>
+__device__ __forceinline__ void ad_scan_leaf(const float4 *spos, float4 *sl, int j, int m, int i,
+					     int lane, float4 p, float (&hp)[KMAX], int &size, int K,
+					     unsigned &kthb)
+{
+	const int first = j * AD_LEAF, cnt = min(AD_LEAF, m - first), self = i - first;
+	__syncwarp();
+	if (lane < cnt)
+		sl[lane] = spos[first + lane];
+	__syncwarp();
+#pragma unroll 1
+	for (int t = 0; t < cnt; t++) {
+		const float4 c = sl[t];
+		const float d2 = ad_d2(p, c.x, c.y, c.z);
+		if (__float_as_uint(d2) < kthb && t != self) {
+			ad_heap_push(hp, size, K, d2);
+			if (size == K)
+				kthb = __float_as_uint(hp[0]);
+		}
+	}
+}
+
 /* Node reference on the stack: level << 27 | index within the level. */
 #define AD_NODE(l, j) ((int)((l) << 27 | (j)))
 
@@ -315,6 +356,7 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
        double length, float fallback, float *h_by_id)
 {
 	__shared__ float4 s_lo[AD_WARPS][AD_STACK], s_hi[AD_WARPS][AD_STACK];
+	__shared__ float4 s_leaf[AD_WARPS][AD_LEAF];
 	__shared__ int s_count[AD_MAXLEV], s_off[AD_MAXLEV]; /* lv, indexable without local memory */
 	float hp[KMAX];
 	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -340,6 +382,14 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 	const float4 p = spos[active ? i : base];
 	unsigned kthb = active ? AD_FULL : 0u;
 	int size = 0, top = 0;
+	/* Start from the leaves around our own in key order (at least K + 1
+	 * bodies): every lane then has a k-th distance to prune with before the
+	 * walk, which skips these leaves. Without it a lane's heap fills from
+	 * whatever its group's nearest-first order brings, far from it: ~4x
+	 * more leaves walked and ~8x more heap insertions. */
+	const int R = (K + 63) / 64;
+	for (int j = max(leaf - R, 0); j <= leaf + R && j * AD_LEAF < m; j++)
+		ad_scan_leaf(spos, s_leaf[w], j, m, i, lane, p, hp, size, K, kthb);
 	const int root = lv.nlev - 1; /* s_off: lv.off[root] would copy lv to local memory */
 	if (lane == 0) {
 		float4 a = blo[s_off[root]];
@@ -357,22 +407,8 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 			continue;
 		const int node = __float_as_int(a.w), l = node >> 27, j = node & ((1 << 27) - 1);
 		if (l == 0) {
-			/* A leaf: its bodies broadcast one by one. */
-			const int first = j * AD_LEAF, cnt = min(AD_LEAF, m - first);
-			float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			if (lane < cnt)
-				q = spos[first + lane];
-			for (int t = 0; t < cnt; t++) {
-				const float qx = __shfl_sync(AD_FULL, q.x, t);
-				const float qy = __shfl_sync(AD_FULL, q.y, t);
-				const float qz = __shfl_sync(AD_FULL, q.z, t);
-				const float d2 = ad_d2(p, qx, qy, qz);
-				if (__float_as_uint(d2) < kthb && first + t != i) {
-					ad_heap_push(hp, size, K, d2);
-					if (size == K)
-						kthb = __float_as_uint(hp[0]);
-				}
-			}
+			if (j < leaf - R || j > leaf + R) /* else scanned already */
+				ad_scan_leaf(spos, s_leaf[w], j, m, i, lane, p, hp, size, K, kthb);
 			continue;
 		}
 		/* Children: lane c < 8 loads child c's box; every lane measures
