@@ -218,9 +218,11 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.smoothing", .type = SKEY_SMOOTHING, SC(render.smoothing), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.smoothing_adaptive),
 	 .def = "0.05", .def_galactic = "0.1", .type_doc = "number > 0 | adaptive",
-	 .help = "splat radius in length units, or adaptive: distance to the k-th neighbour"},
+	 .help = "splat radius in length units, or adaptive: distance to the k-th nearest drawn "
+		 "body (bodies drawn black are ignored)"},
 	{.path = "render.neighbours", .type = SKEY_INT, SC(render.neighbours), .lo = 1, .hi = 1024,
-	 .def = "32", .type_doc = "integer in [1, 1024]", .help = "k for adaptive smoothing"},
+	 .def = "32", .type_doc = "integer in [1, 1024]",
+	 .help = "k for adaptive smoothing (counted among drawn bodies)"},
 	{.path = "render.adaptive_every", .type = SKEY_INT, SC(render.adaptive_every), .lo = 1, .hi = 1e6,
 	 .def = "4", .type_doc = "integer in [1, 1e6]",
 	 .help = "recompute adaptive smoothing lengths every this many frames (1: every frame)"},
