@@ -3,6 +3,7 @@
  *
  *   nbody-bench bh [--n 1000000,4000000,16000000] [--steps 7]
  *                  [--configs ecl,com,default,fast] [--accuracy-max 4000000]
+ *                  [--scene FILE.yaml --frames F]
  *   nbody-bench bh-accuracy [--n 1000000] [--criterion bmax|bh]
  *
  * bh: for each n, a Plummer sphere (M = 1, a = 1, sim_ic_plummer), eps =
@@ -14,10 +15,16 @@
  * positions counts interactions and, for n <= --accuracy-max, is compared
  * with gpu_direct_accel: median and 99th percentile of
  * |a_tree - a_direct| / |a_direct| over all bodies.
- * A config is a name or THETA:MULTIPOLES:CRITERION:LEAF:LANES[:GMAX[:BLOCKS]],
+ * --scene: instead of Plummer spheres, the scene's bodies (its initial
+ * conditions, softening and dt) after F frames of its steps on the GPU
+ * (default tuning), e.g. a galaxy merger in progress.
+ * A config is a name or
+ * THETA:MULTIPOLES:CRITERION:LEAF:LANES[:GMAX[:BLOCKS[:RATIO[:LEAFP2P[:SPREAD]]]]],
  * e.g. 0.55:2:bmax:16:1 (GMAX: walk groups from nodes of at most GMAX
  * bodies, 0 = default; BLOCKS: walk blocks per multiprocessor, default as
- * many as fit). Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
+ * many as fit; RATIO: gpu_tree_tuning.local_ratio, far cells through the
+ * group's local expansion, 0 = never; LEAFP2P: leaf_p2p; SPREAD:
+ * local_spread; these default to the tuning's defaults). Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
  * default = 0.5:2:bmax:16:1 (the scene defaults), com = 0.5:2:bh:16:1
  * (simulation.opening: com), fast = 0.55:2:bmax:16:1. Criterion bh is the
  * scene's opening com.
@@ -30,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "../kernels/gpu.h"
@@ -43,6 +51,52 @@
 #define BH_MAX_STEPS 64
 
 #if NB_HAVE_CUDA
+static double bh_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* The bodies of a scene after `frames` frames of its steps on the GPU
+ * (scene's softening, dt, theta, multipoles, opening; default tuning);
+ * eps and dt in internal units. 0 or an error code (logged). */
+static int scene_state(const char *path, int frames, struct sim_state *st, double *eps, double *dt)
+{
+	struct scene sc;
+	struct sim_units u;
+	struct gpu_sim *g = NULL;
+	int rc = sim_scene_load(path, NULL, 0, &sc);
+	if (rc)
+		return rc;
+	sim_units_of(sc.units, &u);
+	*eps = sc.simulation.softening * u.length;
+	*dt = sc.simulation.dt * u.time;
+	if ((rc = sim_ic_build(&sc, st)))
+		return rc;
+	struct gpu_sim_params p = {
+		.solver = SCENE_SOLVER_BARNES_HUT,
+		.direct_kernel = SCENE_DIRECT_AUTO,
+		.softening = *eps,
+		.dt = *dt,
+		.theta = sc.simulation.theta,
+		.multipoles = sc.simulation.multipoles,
+		.opening = sc.simulation.opening,
+	};
+	long steps = (long)frames * sc.simulation.steps_per_frame;
+	double t0 = bh_now();
+	rc = gpu_sim_create(st, &p, &g);
+	for (long s = 0; rc == 0 && s < steps; s += 600)
+		rc = gpu_sim_advance(g, (int)(steps - s < 600 ? steps - s : 600), 0);
+	if (rc == 0)
+		rc = gpu_sim_download(g, st);
+	gpu_sim_free(&g);
+	printf("# %s: %zu bodies after %d frames (%ld steps, %.2f s on the GPU with the default "
+	       "tuning, creation included)\n",
+	       path, st->n, frames, steps, bh_now() - t0);
+	return rc;
+}
+
 struct bh_config {
 	char name[48];
 	double theta;
@@ -64,8 +118,10 @@ static int parse_config(const char *tok, struct bh_config *c)
 		tok = "0.5:2:bh:16:1";
 	else if (strcmp(tok, "fast") == 0)
 		tok = "0.55:2:bmax:16:1";
-	int got = sscanf(tok, "%lf:%d:%15[a-z]:%d:%d:%d:%d", &c->theta, &c->multipoles, crit,
-			 &c->tu.leaf_size, &c->tu.lanes, &c->tu.group_max, &c->tu.walk_blocks_per_sm);
+	int got = sscanf(tok, "%lf:%d:%15[a-z]:%d:%d:%d:%d:%f:%d:%d", &c->theta, &c->multipoles,
+			 crit, &c->tu.leaf_size, &c->tu.lanes, &c->tu.group_max,
+			 &c->tu.walk_blocks_per_sm, &c->tu.local_ratio, &c->tu.leaf_p2p,
+			 &c->tu.local_spread);
 	if (got < 5)
 		return -1;
 	if (strcmp(crit, "bh") == 0)
@@ -108,7 +164,7 @@ static int error_stats(const double *a, const double *ref, size_t n, double *med
  * the error against ref (ref may be NULL). */
 static int tree_eval(const struct sim_state *st, double eps, double theta, int mp,
 		     const struct gpu_tree_tuning *tu, const double *ref, double *acc, double *p2p,
-		     double *m2p, double *med, double *p99, double *max)
+		     double *m2p, double *m2l, double *med, double *p99, double *max)
 {
 	struct gpu_tree_tuning keep, t = *tu;
 	struct gpu_tree_profile pr;
@@ -125,6 +181,7 @@ static int tree_eval(const struct sim_state *st, double eps, double theta, int m
 		return rc;
 	*p2p = pr.p2p / (double)st->n;
 	*m2p = pr.m2p / (double)st->n;
+	*m2l = pr.m2l / (double)st->n;
 	*med = *p99 = NAN;
 	if (max)
 		*max = NAN;
@@ -134,15 +191,15 @@ static int tree_eval(const struct sim_state *st, double eps, double theta, int m
 }
 
 static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, const double *ref,
-		  double *acc)
+		  double *acc, double eps, double dt)
 {
 	double f[BH_MAX_STEPS], t[BH_MAX_STEPS], sb[BH_MAX_STEPS], ss[BH_MAX_STEPS],
 		sd[BH_MAX_STEPS], sm[BH_MAX_STEPS], sw[BH_MAX_STEPS];
 	struct gpu_sim_params p = {
 		.solver = SCENE_SOLVER_BARNES_HUT,
 		.direct_kernel = SCENE_DIRECT_AUTO,
-		.softening = 0.05,
-		.dt = 1e-3,
+		.softening = eps,
+		.dt = dt,
 		.theta = c->theta,
 		.multipoles = c->multipoles,
 		.opening = c->tu.criterion == GPU_TREE_CRIT_BH ? SCENE_OPENING_COM : SCENE_OPENING_BMAX,
@@ -172,16 +229,16 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 	gpu_sim_free(&g);
 	if (rc)
 		return rc;
-	double p2p, m2p, med, p99;
-	rc = tree_eval(st, 0.05, c->theta, c->multipoles, &c->tu, ref, acc, &p2p, &m2p, &med, &p99,
-		       NULL);
+	double p2p, m2p, m2l, med, p99;
+	rc = tree_eval(st, eps, c->theta, c->multipoles, &c->tu, ref, acc, &p2p, &m2p, &m2l, &med,
+		       &p99, NULL);
 	if (rc)
 		return rc;
 	double step = bench_median(t, steps), force = bench_median(f, steps);
-	printf("%10zu %-18s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f | %8.2e "
-	       "%8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
+	printf("%10zu %-22s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f %6.0f | "
+	       "%8.2e %8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
 	       n, c->name, step, force, bench_median(sb, steps), bench_median(ss, steps), bench_median(sd, steps),
-	       bench_median(sm, steps), bench_median(sw, steps), step - force, p2p, m2p, med, p99,
+	       bench_median(sm, steps), bench_median(sw, steps), step - force, p2p, m2p, m2l, med, p99,
 	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n, gsize, wblocks, wfit,
 	       overflow ? " (node cap reached)" : "");
 	fflush(stdout);
@@ -194,7 +251,8 @@ int bench_bh(int argc, char **argv)
 	size_t ns[BH_MAX_N] = {1000000, 4000000, 16000000};
 	int nn = 3, steps = 7;
 	size_t acc_max = 4000000;
-	const char *configs = "ecl,com,default,fast";
+	const char *configs = "ecl,com,default,fast", *scene = NULL;
+	int frames = 0, ncu = 0;
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
 			if ((nn = bench_parse_sizes(argv[++a], ns, BH_MAX_N, 3e8)) <= 0) {
@@ -212,14 +270,22 @@ int bench_bh(int argc, char **argv)
 			configs = argv[++a];
 		} else if (strcmp(argv[a], "--accuracy-max") == 0 && a + 1 < argc) {
 			acc_max = (size_t)strtod(argv[++a], NULL);
+		} else if (strcmp(argv[a], "--scene") == 0 && a + 1 < argc) {
+			scene = argv[++a];
+			nn = 1;
+		} else if (strcmp(argv[a], "--frames") == 0 && a + 1 < argc) {
+			frames = atoi(argv[++a]);
+		} else if (strcmp(argv[a], "--ncu") == 0) {
+			ncu = 1; /* profile (cudaProfilerStart) one tree evaluation per config */
 		} else {
 			fprintf(stderr, "usage: nbody-bench bh [--n LIST] [--steps K] [--configs "
-					"ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES] [--accuracy-max N]\n");
+					"ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES[:GMAX[:BLOCKS[:RATIO[:"
+					"LEAFP2P[:SPREAD]]]]]] [--accuracy-max N] [--scene FILE --frames F] [--ncu]\n");
 			return 2;
 		}
 	}
 #if !NB_HAVE_CUDA
-	(void)configs, (void)acc_max;
+	(void)configs, (void)acc_max, (void)scene, (void)frames, (void)ncu;
 	fprintf(stderr, "nbody-bench bh: this build has no CUDA support\n");
 	return 1;
 #else
@@ -241,34 +307,55 @@ int bench_bh(int argc, char **argv)
 		return 1;
 	}
 	if (gpu_device_info(name, sizeof name, &fr, &tot) == 0)
-		printf("# %s, %.1f GiB free of %.1f; Plummer sphere, eps 0.05; medians of %d steps\n",
-		       name, fr / 1073741824.0, tot / 1073741824.0, steps);
+		printf("# %s, %.1f GiB free of %.1f; %s%s; medians of %d steps\n", name,
+		       fr / 1073741824.0, tot / 1073741824.0, scene ? "scene " : "Plummer sphere, eps 0.05",
+		       scene ? scene : "", steps);
 	printf("# config THETA:MULTIPOLES:CRITERION:LEAF:LANES; stage columns in ms; interactions per "
 	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body; "
 	       "bodies per walk group; walk blocks/fit per SM\n");
-	printf("%10s %-18s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s | %8s %8s | %5s %5s %5s %5s %s\n", "n",
-	       "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
-	       "M2P", "err med", "err p99", "B/bd", "B/all", "nodes", "grp", "walk grid/fit");
+	printf("%10s %-22s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s %6s | %8s %8s | %5s %5s %5s %5s "
+	       "%s\n",
+	       "n", "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
+	       "M2P", "local", "err med", "err p99", "B/bd", "B/all", "nodes", "grp", "walk grid/fit");
 	int rc = 0;
 	for (int k = 0; k < nn && rc == 0; k++) {
-		const size_t n = ns[k];
+		size_t n = ns[k];
 		struct sim_state st;
+		double eps = 0.05, dt = 1e-3;
+		memset(&st, 0, sizeof st);
+		if (scene) {
+			if ((rc = scene_state(scene, frames, &st, &eps, &dt)))
+				return 1;
+			n = st.n;
+		} else if (sim_state_alloc(&st, n, 1) == 0) {
+			sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
+		}
 		double *ref = NULL, *acc = malloc(3 * n * sizeof *acc);
-		if (!acc || sim_state_alloc(&st, n, 1)) {
+		if (!acc || !st.pos) {
 			fprintf(stderr, "nbody-bench bh: out of host memory for %zu bodies\n", n);
 			free(acc);
 			return 1;
 		}
-		sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
 		if (n <= acc_max) {
 			ref = malloc(3 * n * sizeof *ref);
-			if (!ref || gpu_direct_accel(st.pos, st.mass, n, 0.05, SCENE_DIRECT_AUTO, ref, NULL)) {
+			if (!ref || gpu_direct_accel(st.pos, st.mass, n, eps, SCENE_DIRECT_AUTO, ref, NULL)) {
 				free(ref);
 				ref = NULL;
 			}
 		}
-		for (int c = 0; c < nc && rc == 0; c++)
-			rc = bh_one(&st, &cfg[c], steps, ref, acc);
+		for (int c = 0; c < nc && rc == 0; c++) {
+			rc = bh_one(&st, &cfg[c], steps, ref, acc, eps, dt);
+			if (rc == 0 && ncu) { /* one more evaluation, between profiler marks */
+				struct gpu_tree_tuning keep;
+				gpu_tree_tuning_get(&keep);
+				gpu_tree_tuning_set(&cfg[c].tu);
+				gpu_tree_profiler_mark(1);
+				rc = gpu_tree_accel(st.pos, st.mass, n, eps, cfg[c].theta,
+						    cfg[c].multipoles, acc, NULL);
+				gpu_tree_profiler_mark(0);
+				gpu_tree_tuning_set(&keep);
+			}
+		}
 		free(ref);
 		free(acc);
 		sim_state_free(&st);
@@ -307,14 +394,21 @@ int bench_bh_accuracy(int argc, char **argv)
 {
 	size_t n = 1000000;
 	int crit = 1; /* bmax, the scene default */
+	double ratio = -1;
+	int leaf_p2p = -1;
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
 			n = (size_t)strtod(argv[++a], NULL);
 		} else if (strcmp(argv[a], "--criterion") == 0 && a + 1 < argc) {
 			a++;
 			crit = strcmp(argv[a], "bh") == 0 || strcmp(argv[a], "com") == 0 ? 0 : 1;
+		} else if (strcmp(argv[a], "--local") == 0 && a + 1 < argc) {
+			ratio = atof(argv[++a]);
+		} else if (strcmp(argv[a], "--leaf-p2p") == 0 && a + 1 < argc) {
+			leaf_p2p = atoi(argv[++a]);
 		} else {
-			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bmax|bh]\n");
+			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bmax|bh] "
+					"[--local RATIO] [--leaf-p2p K]\n");
 			return 2;
 		}
 	}
@@ -323,7 +417,7 @@ int bench_bh_accuracy(int argc, char **argv)
 		return 2;
 	}
 #if !NB_HAVE_CUDA
-	(void)crit;
+	(void)crit, (void)ratio, (void)leaf_p2p;
 	fprintf(stderr, "nbody-bench bh-accuracy: this build has no CUDA support\n");
 	return 1;
 #else
@@ -335,12 +429,16 @@ int bench_bh_accuracy(int argc, char **argv)
 	struct gpu_tree_tuning tu;
 	gpu_tree_tuning_get(&tu);
 	tu.criterion = crit;
+	if (ratio >= 0)
+		tu.local_ratio = (float)ratio;
+	if (leaf_p2p >= 0)
+		tu.leaf_p2p = leaf_p2p;
 	printf("# |a_tree - a_direct| / |a_direct| over all bodies; direct = gpu_direct_accel; "
-	       "criterion %s, leaf %d, groups of %d\n",
-	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes);
-	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s\n", "scene", "n", "mp", "theta", "median",
-	       "99th", "max", "P2P/bd", "M2P/bd");
-	const double thetas[] = {0.0, 0.3, 0.5, 0.7, 0.9};
+	       "criterion %s, leaf %d, groups of %d, local ratio %g, leaf_p2p %d\n",
+	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes, tu.local_ratio, tu.leaf_p2p);
+	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s %7s\n", "scene", "n", "mp", "theta",
+	       "median", "99th", "max", "P2P/bd", "M2P/bd", "local");
+	const double thetas[] = {0.0, 0.3, 0.5, 0.55, 0.6, 0.7, 0.9};
 	int rc = 0;
 	for (int scene = 0; scene < 2 && rc == 0; scene++) {
 		struct sim_state st;
@@ -360,16 +458,16 @@ int bench_bh_accuracy(int argc, char **argv)
 		if (rc == 0)
 			rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
 		for (int mp = 1; mp <= 2 && rc == 0; mp++) {
-			for (int k = 0; k < 5 && rc == 0; k++) {
+			for (int k = 0; k < 7 && rc == 0; k++) {
 				if (k == 0 && mp == 1)
 					continue; /* theta 0 is the same sum for both */
-				double p2p, m2p, med, p99, max;
-				rc = tree_eval(&st, eps, thetas[k], mp, &tu, ref, acc, &p2p, &m2p, &med, &p99,
-					       &max);
+				double p2p, m2p, m2l, med, p99, max;
+				rc = tree_eval(&st, eps, thetas[k], mp, &tu, ref, acc, &p2p, &m2p, &m2l, &med,
+					       &p99, &max);
 				if (rc == 0)
-					printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f\n",
+					printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f %7.0f\n",
 					       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
-					       max, p2p, m2p);
+					       max, p2p, m2p, m2l);
 				fflush(stdout);
 			}
 		}

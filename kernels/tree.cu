@@ -14,9 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_profiler_api.h>
+
 #include "tree_internal.cuh"
 
-static struct gpu_tree_tuning g_tuning = {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0};
+/* The defaults; sim/tree.c uses the same leaf size, groups, local ratio and
+ * leaf_p2p so that the two trees agree. */
+#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0}
+static struct gpu_tree_tuning g_tuning = TREE_DEFAULT_TUNING;
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
 
@@ -27,7 +32,7 @@ extern "C" void gpu_tree_tuning_get(struct gpu_tree_tuning *t)
 
 extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 {
-	static const struct gpu_tree_tuning defaults = {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0};
+	static const struct gpu_tree_tuning defaults = TREE_DEFAULT_TUNING;
 	g_tuning = t ? *t : defaults;
 	if (g_tuning.leaf_size < 1 || g_tuning.leaf_size > 64)
 		g_tuning.leaf_size = defaults.leaf_size;
@@ -40,11 +45,24 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 		g_tuning.walk_blocks_per_sm = 0;
 	if (g_tuning.group_max < 0)
 		g_tuning.group_max = 0;
+	if (!(g_tuning.local_ratio >= 0.0f && g_tuning.local_ratio <= 1.0f))
+		g_tuning.local_ratio = defaults.local_ratio;
+	if (g_tuning.leaf_p2p < 0 || g_tuning.leaf_p2p > 64)
+		g_tuning.leaf_p2p = defaults.leaf_p2p;
 }
 
 extern "C" void gpu_tree_profile_enable(int on)
 {
 	g_profile_on = on;
+}
+
+extern "C" void gpu_tree_profiler_mark(int on)
+{
+	cudaDeviceSynchronize();
+	if (on)
+		cudaProfilerStart();
+	else
+		cudaProfilerStop();
 }
 
 extern "C" void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset)
@@ -135,6 +153,9 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 		t->criterion = g_tuning.criterion;
 	t->count_interactions = g_tuning.count_interactions;
 	t->walk_blocks_per_sm = g_tuning.walk_blocks_per_sm;
+	t->local_ratio = g_tuning.local_ratio;
+	t->leaf_p2p = g_tuning.leaf_p2p;
+	t->local_dist = g_tuning.local_spread != 0;
 	t->multipoles = p->multipoles;
 	t->theta = (float)p->theta;
 	t->eps = (float)p->softening;
@@ -196,6 +217,7 @@ static int tree_profile_collect(struct gpu_tree *t)
 	g_prof.ms_total += ms[0] + ms[1] + ms[2] + ms[3] + ms[4] + ms[5];
 	g_prof.p2p += (double)c.p2p;
 	g_prof.m2p += (double)c.m2p;
+	g_prof.m2l += (double)c.m2l;
 	long used = c.alloc_end;
 	if (used > g_prof.nodes_max)
 		g_prof.nodes_max = used;

@@ -36,6 +36,16 @@ struct gpu_tree_tuning {
 	int walk_blocks_per_sm; /* walk grid: 0 = as many as fit (occupancy) */
 	int group_max; /* walk groups come from nodes of at most this many bodies
 			* (0: 16 groups' worth); see tree_build.cu */
+	/* Added after group_max (callers get, change and set the whole struct): */
+	float local_ratio; /* an accepted cell with rho < local_ratio R goes through the
+			    * walk group's local expansion (kernels/tree_far.cuh; rho the
+			    * group box's half diagonal, R the distance from its centre to
+			    * the cell's com); 0: never (default 0.1, as sim/tree.c) */
+	int leaf_p2p;      /* accepted near leaves of at most this many bodies interact
+			    * body by body (default 2, as sim/tree.c; 0: never) */
+	int local_spread;  /* 1: the local sums are spread over the warp's lanes (fewer
+			    * registers, more shuffles); 0 (default): every lane keeps
+			    * all 35 (tree_walk.cu) */
 };
 /* The tuning that trees created from now on use (process-wide; benchmarks
  * and tests only). set(NULL) restores the defaults. */
@@ -48,6 +58,8 @@ struct gpu_tree_profile {
 	long computes;
 	double ms_bbox, ms_sort, ms_build, ms_moments, ms_walk, ms_total;
 	double p2p, m2p;        /* interactions (when counting), summed */
+	double m2l;             /* far cells taken by local expansions, times the
+				 * group's bodies (when counting), summed */
 	long nodes_max;         /* most nodes used by one tree */
 	long node_cap;          /* node capacity of the last tree */
 	int overflow;           /* a tree ran out of nodes (leaves grew instead) */
@@ -57,6 +69,9 @@ struct gpu_tree_profile {
 	long groups;            /* walk groups of the last evaluation */
 };
 void gpu_tree_profile_enable(int on);
+/* cudaProfilerStart (on) / cudaProfilerStop (off): marks what
+ * `ncu --profile-from-start off` profiles. */
+void gpu_tree_profiler_mark(int on);
 void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);
 
 /* One-shot tree accelerations (double in and out, float on the device):

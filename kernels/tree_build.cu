@@ -39,6 +39,7 @@ __global__ void tree_reset_kernel(struct tree_ctl *c, int n, int2 *node_range)
 		c->group_overflow = 0;
 		c->p2p = 0;
 		c->m2p = 0;
+		c->m2l = 0;
 		node_range[0] = make_int2(0, n);
 	}
 }

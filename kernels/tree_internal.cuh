@@ -44,7 +44,7 @@ struct tree_ctl {
 	unsigned int group_next; /* walk work counter */
 	int group_count;         /* walk groups listed by the build */
 	int group_overflow;      /* group list full (never expected) */
-	unsigned long long p2p, m2p; /* interaction counts when counting */
+	unsigned long long p2p, m2p, m2l; /* interaction counts when counting */
 };
 
 struct gpu_tree {
@@ -58,6 +58,9 @@ struct gpu_tree {
 	int multipoles;
 	float theta, eps;
 	int count_interactions;
+	float local_ratio; /* far cells: local expansion (tree_far.cuh) */
+	int leaf_p2p;      /* near accepted leaves up to this size: body by body */
+	int local_dist;    /* local sums spread over the warp's lanes (tree_far.cuh) */
 
 	/* per body */
 	unsigned long long *keys, *keys_alt;

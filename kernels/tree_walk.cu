@@ -15,6 +15,12 @@
  *   nodes push their child range. When a list holds 32 entries, its entries
  *   are staged in shared memory and every lane applies all 32 to its
  *   bodies (broadcast reads: one LDS per source for NB targets).
+ *   Accepted cells far from the group for its size (rho < local_ratio R,
+ *   tree_far.cuh) go to a third list instead: 32 at a time, each lane adds
+ *   one of them to the group's local expansion, which every body evaluates
+ *   once at the end (about half of the body-cell interactions at theta 0.5,
+ *   ~1/6 of the cost each). Accepted near leaves of at most leaf_p2p bodies
+ *   join the body list: exact, and cheaper than a quadrupole.
  * Everything is warp-cooperative with explicit masks (__shfl_sync,
  * __ballot_sync, __reduce_or_sync, __syncwarp): no warp-synchronous
  * assumptions, no spinning. Groups are handed out by an atomic counter to a
@@ -39,6 +45,7 @@
  *   The T eps^2 term matters for cells within a few eps (it halves the
  *   median error of a 1M-body Plummer sphere at eps = 0.05, theta = 0.5). */
 #include "tree_internal.cuh"
+#include "tree_far.cuh"
 
 #define WALK_WARPS 4
 #define WALK_THREADS (WALK_WARPS * TREE_WARP)
@@ -46,7 +53,8 @@
 
 struct walk_smem {
 	uint32_t stack[TREE_STACK_CAP]; /* packed ranges: first << 3 | (count - 1) */
-	int cells[64];                  /* accepted cells waiting for a flush */
+	int cells[64];                  /* accepted near cells waiting for a flush */
+	int far[64];                    /* accepted far cells waiting for a flush */
 	float4 bodies[64];              /* opened leaves' bodies waiting for a flush */
 	float4 stage[3][32];            /* accepted cells' data during a flush */
 };
@@ -154,14 +162,53 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 	}
 }
 
-template <int NB, int MP, bool POT>
-__global__ void __launch_bounds__(WALK_THREADS)
+/* One far cell per lane (node index c, where have) into the group's local
+ * expansion: warp-wide when DIST (every lane must call), else into this
+ * lane's own coefficients. */
+template <int MP, bool POT, bool DIST>
+__device__ __forceinline__ void far_cell(float *fc, int c, bool have,
+					 const float4 *__restrict__ node_open,
+					 const float4 *__restrict__ node_mq0,
+					 const float4 *__restrict__ node_mq1, float gx, float gy, float gz,
+					 float eps2, int lane)
+{
+	float v[FAR_NC];
+#pragma unroll
+	for (int k = 0; k < FAR_NC; k++)
+		v[k] = 0.0f;
+	if (have) {
+		float4 op = node_open[c], q0 = node_mq0[c];
+		float4 c1 = make_float4(0, 0, 0, 0), c2 = c1;
+		if (MP >= 2) {
+			float4 q1 = node_mq1[c];
+			c1 = make_float4(q0.y, q0.z, q0.w, q1.x);
+			c2 = make_float4(q1.y, q1.z, q1.w * eps2, 0.0f);
+		}
+		const float4 c0 = make_float4(op.x, op.y, op.z, q0.x);
+		if (DIST) /* two calls: a pointer picked at run time would put v in memory */
+			far_add<MP, POT>(v, gx - op.x, gy - op.y, gz - op.z, c0, c1, c2, eps2);
+		else
+			far_add<MP, POT>(fc, gx - op.x, gy - op.y, gz - op.z, c0, c1, c2, eps2);
+	}
+	if (DIST)
+		far_scatter_add(v, fc, lane);
+}
+
+/* LOC: far cells through the group's local expansion (tree_far.cuh):
+ * 0 never (local_ratio 0), 1 with the coefficients in every lane's
+ * registers, 2 spread over the lanes (DIST). LOC 2 is asked for 6 blocks
+ * of 128 per multiprocessor (80 registers, ptxas spills 12 bytes; it would
+ * take 86 and fit 5). */
+#define WALK_MIN_BLOCKS(LOC) ((LOC) == 2 ? 6 : (LOC) == 1 ? 5 : 0)
+template <int NB, int MP, bool POT, int LOC>
+__global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
 			 const int2 *__restrict__ node_kids,
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
-			 struct tree_ctl *ctl, float eps2, int count)
+			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf)
 {
+	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
 	const int lane = threadIdx.x & 31;
 	struct walk_smem *sm = &smem[threadIdx.x >> 5];
@@ -203,9 +250,16 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			    gcz = 0.5f * (lo[2] + hi[2]);
 		const float ghx = 0.5f * (hi[0] - lo[0]), ghy = 0.5f * (hi[1] - lo[1]),
 			    ghz = 0.5f * (hi[2] - lo[2]);
+		const float rho2 = fmaf(ghx, ghx, fmaf(ghy, ghy, ghz * ghz));
+		/* the group's local expansion: this lane's own sums (DIST) or all
+		 * of its cells' coefficients */
+		float fc[DIST ? 4 : FAR_NC];
+#pragma unroll
+		for (int k = 0; k < (DIST ? 4 : FAR_NC); k++)
+			fc[k] = 0.0f;
 
-		int sp = 1, nc = 0, nb = 0;
-		unsigned long long n_p2p = 0, n_m2p = 0;
+		int sp = 1, nc = 0, nb = 0, nf = 0;
+		unsigned long long n_p2p = 0, n_m2p = 0, n_m2l = 0;
 		if (lane == 0)
 			sm->stack[0] = 0u << 3 | 0u; /* the root, a range of one */
 		__syncwarp();
@@ -230,15 +284,22 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			const int cell = (int)(er >> 3) + (lane - exr);
 			__syncwarp(); /* pops read before pushes overwrite */
 
-			bool accept = false, open_leaf = false, open_int = false;
+			bool accept = false, far = false, open_leaf = false, open_int = false;
 			int2 kid = make_int2(0, 0);
 			if (have) {
 				float4 op = node_open[cell];
 				kid = node_kids[cell];
-				float dx = fmaxf(fabsf(op.x - gcx) - ghx, 0.0f);
-				float dy = fmaxf(fabsf(op.y - gcy) - ghy, 0.0f);
-				float dz = fmaxf(fabsf(op.z - gcz) - ghz, 0.0f);
+				float ex = op.x - gcx, ey = op.y - gcy, ez = op.z - gcz;
+				float dx = fmaxf(fabsf(ex) - ghx, 0.0f);
+				float dy = fmaxf(fabsf(ey) - ghy, 0.0f);
+				float dz = fmaxf(fabsf(ez) - ghz, 0.0f);
 				accept = fmaf(dx, dx, fmaf(dy, dy, dz * dz)) > op.w;
+				/* far: through the group's local expansion (tree_far.cuh);
+				 * near leaves of a few bodies: body by body, exact and
+				 * cheaper than a quadrupole */
+				far = LOC > 0 && accept && far2 * fmaf(ex, ex, fmaf(ey, ey, ez * ez)) > rho2;
+				if (accept && !far && kid.y < 0 && -kid.y <= small_leaf)
+					accept = false;
 				open_leaf = !accept && kid.y < 0;
 				open_int = !accept && kid.y > 0;
 			}
@@ -254,12 +315,29 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			}
 			sp = min(sp + __popc(mi), TREE_STACK_CAP);
 
-			/* accepted cells join the pending list */
-			unsigned ma = __ballot_sync(FULL, accept);
-			if (accept)
+			/* accepted cells join the pending lists */
+			unsigned ma = __ballot_sync(FULL, accept && !far);
+			if (accept && !far)
 				sm->cells[nc + __popc(ma & lt_mask)] = cell;
 			nc += __popc(ma);
+			if (LOC > 0) {
+				unsigned mf = __ballot_sync(FULL, far);
+				if (far)
+					sm->far[nf + __popc(mf & lt_mask)] = cell;
+				nf += __popc(mf);
+			}
 			__syncwarp();
+			if (LOC > 0 && nf >= 32) {
+				far_cell<MP, POT, DIST>(fc, sm->far[lane], true, node_open, node_mq0,
+							node_mq1, gcx, gcy, gcz, eps2, lane);
+				int rest = lane < nf - 32 ? sm->far[32 + lane] : 0;
+				__syncwarp();
+				if (lane < nf - 32)
+					sm->far[lane] = rest;
+				nf -= 32;
+				n_m2l += 32;
+				__syncwarp();
+			}
 			if (nc >= 32) {
 				int c = sm->cells[lane];
 				float4 op = node_open[c], q0 = node_mq0[c];
@@ -335,7 +413,27 @@ __global__ void __launch_bounds__(WALK_THREADS)
 			walk_p2p<NB, POT>(sm->bodies, nb, px, py, pz, ax, ay, az, phi, eps2);
 			n_p2p += nb;
 		}
+		if (LOC > 0 && nf > 0) {
+			far_cell<MP, POT, DIST>(fc, sm->far[lane], lane < nf, node_open, node_mq0,
+						node_mq1, gcx, gcy, gcz, eps2, lane);
+			n_m2l += nf;
+		}
 		__syncwarp(); /* the next group reuses the lists */
+		if (LOC > 0 && n_m2l > 0) { /* the same on every lane */
+			float c[FAR_NC];
+			if (DIST) {
+				far_gather(fc, c);
+			} else {
+				far_warp_sum(fc, POT ? 0 : 1);
+#pragma unroll
+				for (int k = 0; k < FAR_NC; k++)
+					c[k] = fc[k];
+			}
+#pragma unroll
+			for (int k = 0; k < NB; k++)
+				far_eval<POT>(c, px[k] - gcx, py[k] - gcy, pz[k] - gcz, &ax[k], &ay[k],
+					      &az[k], &phi[k]);
+		}
 
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
@@ -351,22 +449,33 @@ __global__ void __launch_bounds__(WALK_THREADS)
 		if (count && lane == 0) {
 			atomicAdd(&ctl->p2p, n_p2p * (unsigned long long)gcount);
 			atomicAdd(&ctl->m2p, n_m2p * (unsigned long long)gcount);
+			atomicAdd(&ctl->m2l, n_m2l * (unsigned long long)gcount);
 		}
 	}
 }
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
-			const float4 *, float4 *, struct tree_ctl *, float, int);
+			const float4 *, float4 *, struct tree_ctl *, float, int, float, int);
 
-static walk_fn walk_pick(int lanes, int mp, int pot)
+static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 {
-	static const walk_fn fns[2][2][2] = {
-		{{tree_walk_kernel<1, 1, false>, tree_walk_kernel<1, 1, true>},
-		 {tree_walk_kernel<1, 2, false>, tree_walk_kernel<1, 2, true>}},
-		{{tree_walk_kernel<2, 1, false>, tree_walk_kernel<2, 1, true>},
-		 {tree_walk_kernel<2, 2, false>, tree_walk_kernel<2, 2, true>}},
+#define WALK_FNS(NB, MP)                                                                  \
+	{{tree_walk_kernel<NB, MP, false, 0>, tree_walk_kernel<NB, MP, false, 1>,          \
+	  tree_walk_kernel<NB, MP, false, 2>},                                              \
+	 {tree_walk_kernel<NB, MP, true, 0>, tree_walk_kernel<NB, MP, true, 1>,            \
+	  tree_walk_kernel<NB, MP, true, 2>}}
+	static const walk_fn fns[2][2][2][3] = {
+		{WALK_FNS(1, 1), WALK_FNS(1, 2)},
+		{WALK_FNS(2, 1), WALK_FNS(2, 2)},
 	};
-	return fns[lanes - 1][mp - 1][pot ? 1 : 0];
+#undef WALK_FNS
+	return fns[lanes - 1][mp - 1][pot ? 1 : 0][loc];
+}
+
+/* LOC of the walk kernel for this tree */
+static int walk_loc(const struct gpu_tree *t)
+{
+	return t->local_ratio > 0.0f ? (t->local_dist ? 2 : 1) : 0;
 }
 
 int tree_walk_prepare(struct gpu_tree *t)
@@ -376,7 +485,7 @@ int tree_walk_prepare(struct gpu_tree *t)
 			for (int pot = 0; pot <= 1; pot++) {
 				int per_sm = 0;
 				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-					&per_sm, walk_pick(l, mp, pot), WALK_THREADS, 0));
+					&per_sm, walk_pick(l, mp, pot, walk_loc(t)), WALK_THREADS, 0));
 				if (l == t->lanes && mp == t->multipoles && pot == 0)
 					t->walk_fit_per_sm = per_sm;
 				if (t->walk_blocks_per_sm > 0 && t->walk_blocks_per_sm < per_sm)
@@ -396,9 +505,10 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cuda
 	if ((size_t)blocks > want)
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
-	walk_pick(lanes, mp, pot)<<<blocks, WALK_THREADS, 0, s>>>(
+	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
 		t->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
-		t->ctl, t->eps * t->eps, t->count_interactions);
+		t->ctl, t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio,
+		t->leaf_p2p);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -34,7 +34,11 @@
  *     body itself).
  * theta = 0 opens every cell, so the sum is over exact pairs, as
  * sim_direct_accel. Opened leaves (the group's own among them) interact
- * body by body, skipping j = i.
+ * body by body, skipping j = i, and so do accepted leaves of at most
+ * TREE_LEAF_P2P bodies. An accepted cell that is far for the group's size
+ * (rho < TREE_LOCAL_RATIO R, see below) goes into one local expansion of
+ * the group about its box's centre (tree_local.c), evaluated per body: the
+ * GPU's walk does the same (kernels/tree_far.cuh).
  *
  * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2: the Taylor
  * expansion of the softened potential -sum m / |x_i - com - y|_eps to
@@ -48,6 +52,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "tree_local.h"
 
 /* the GPU tree's defaults (kernels/tree.cu: leaf 16, groups of 32 cut from
  * nodes of at most 16 groups' worth of bodies) */
@@ -58,6 +63,14 @@
  * CPU goes on, so far outliers do not leave thousands of bodies in one
  * leaf. Both agree wherever depth 21 is not reached. */
 #define TREE_MAX_DEPTH 60
+/* Far cells (the GPU's default gpu_tree_tuning.local_ratio): an accepted
+ * cell with rho < TREE_LOCAL_RATIO R, rho the half diagonal of the group's
+ * box and R the distance from the box's centre to the cell's centre of
+ * mass, goes into the group's local expansion (tree_local.c). */
+#define TREE_LOCAL_RATIO 0.1
+/* Accepted near leaves of at most this many bodies are listed body by body
+ * (exact, and cheaper on the GPU than a quadrupole; its leaf_p2p). */
+#define TREE_LEAF_P2P 2
 /* Fewer bodies than this: walk on one thread (a team costs more). */
 #define TREE_SERIAL_N 2000
 
@@ -273,9 +286,12 @@ oom:
 enum { IL_X, IL_Y, IL_Z, IL_M, IL_T, IL_Q0 }; /* cell arrays: x y z m T eps^2, q0..q5 */
 #define IL_CELL_ARRAYS (IL_Q0 + 6)
 struct tree_ilist {
-	double *cell[IL_CELL_ARRAYS]; /* accepted cells: multipoles */
+	double *cell[IL_CELL_ARRAYS]; /* accepted near cells: multipoles */
 	double *body[5];              /* bodies of opened leaves: x y z m, tree index */
 	size_t ncell, capcell, nbody, capbody;
+	double g[3];                  /* centre of the group's box */
+	double local[SIM_TREE_LOCAL_NC]; /* far cells' expansion about g */
+	int nlocal;                   /* far cells in it */
 };
 
 /* Make room for `need` entries in each of the k arrays a[]. 0 or -1. */
@@ -315,24 +331,46 @@ static double tree_box_dist2(const double x[3], const double lo[3], const double
 	return d2;
 }
 
+/* List the bodies of leaf nd (body by body). 0 or -1 (out of memory). */
+static int tree_list_bodies(const struct tree *t, const struct tree_node *nd, struct tree_ilist *il)
+{
+	if (tree_ilist_reserve(il->body, 5, &il->capbody, il->nbody + (size_t)nd->count))
+		return -1;
+	for (int j = nd->first; j < nd->first + nd->count; j++) {
+		const size_t b = il->nbody++;
+		il->body[0][b] = t->pos[3 * j];
+		il->body[1][b] = t->pos[3 * j + 1];
+		il->body[2][b] = t->pos[3 * j + 2];
+		il->body[3][b] = t->mass[j];
+		il->body[4][b] = (double)j;
+	}
+	return 0;
+}
+
 /* Walk the tree once for the group of tree-order bodies [gb, ge) and list
  * what they interact with. A cell is accepted only if it passes the opening
  * test for every point of the group's bounding box (the per-body test
  * applied conservatively; see the top of the file); the cells holding the
  * group's bodies never pass, so their leaves are listed body by body.
- * Returns 0 or -1 (out of memory). */
+ * Accepted cells far from the group for its size go into the group's local
+ * expansion, near leaves of at most TREE_LEAF_P2P bodies are listed body by
+ * body, other accepted cells as multipoles. Returns 0 or -1 (out of memory). */
 static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
 			   enum scene_opening opening, double eps2, struct tree_ilist *il)
 {
-	double lo[3], hi[3];
+	double lo[3], hi[3], rho2 = 0;
 	for (int a = 0; a < 3; a++) {
 		lo[a] = hi[a] = t->pos[3 * gb + a];
 		for (int k = gb + 1; k < ge; k++) {
 			lo[a] = fmin(lo[a], t->pos[3 * k + a]);
 			hi[a] = fmax(hi[a], t->pos[3 * k + a]);
 		}
+		il->g[a] = 0.5 * (lo[a] + hi[a]);
+		rho2 += 0.25 * (hi[a] - lo[a]) * (hi[a] - lo[a]);
 	}
 	il->ncell = il->nbody = 0;
+	memset(il->local, 0, sizeof il->local);
+	il->nlocal = 0;
 	int stack[8 * TREE_MAX_DEPTH + 8];
 	int sp = 0;
 	stack[sp++] = 0;
@@ -353,7 +391,19 @@ static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
 			const double l = 2 * nd->half;
 			accept = !overlap && l * l < theta * theta * d2;
 		}
-		if (accept) {
+		double r[3], r2 = 0;
+		for (int a = 0; a < 3; a++) {
+			r[a] = il->g[a] - nd->com[a];
+			r2 += r[a] * r[a];
+		}
+		if (accept && rho2 < TREE_LOCAL_RATIO * TREE_LOCAL_RATIO * r2) {
+			sim_tree_local_add(il->local, r, nd->mass, t->multipoles >= 2 ? nd->q : NULL,
+					   nd->tr * eps2, eps2);
+			il->nlocal++;
+		} else if (accept && nd->leaf && nd->count <= TREE_LEAF_P2P) {
+			if (tree_list_bodies(t, nd, il))
+				return -1;
+		} else if (accept) {
 			if (tree_ilist_reserve(il->cell, IL_CELL_ARRAYS, &il->capcell, il->ncell + 1))
 				return -1;
 			const size_t c = il->ncell++;
@@ -365,17 +415,8 @@ static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
 			for (int j = 0; j < 6; j++)
 				il->cell[IL_Q0 + j][c] = nd->q[j];
 		} else if (nd->leaf) {
-			if (tree_ilist_reserve(il->body, 5, &il->capbody,
-					       il->nbody + (size_t)nd->count))
+			if (tree_list_bodies(t, nd, il))
 				return -1;
-			for (int j = nd->first; j < nd->first + nd->count; j++) {
-				const size_t b = il->nbody++;
-				il->body[0][b] = t->pos[3 * j];
-				il->body[1][b] = t->pos[3 * j + 1];
-				il->body[2][b] = t->pos[3 * j + 2];
-				il->body[3][b] = t->mass[j];
-				il->body[4][b] = (double)j;
-			}
 		} else {
 			for (int o = 0; o < 8; o++) {
 				if (nd->child[o] >= 0)
@@ -453,6 +494,10 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 	out_a[0] = ax;
 	out_a[1] = ay;
 	out_a[2] = az;
+	if (il->nlocal > 0) {
+		const double y[3] = {xi - il->g[0], yi - il->g[1], zi - il->g[2]};
+		sim_tree_local_eval(il->local, y, out_a, &phi);
+	}
 	*out_phi = phi;
 }
 

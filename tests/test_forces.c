@@ -3,7 +3,8 @@
  * criteria (bmax and com), against direct summation (exact at theta = 0,
  * error shrinking with theta, quadrupole better than monopole), against the
  * softened multipole expansion (the quadrupole's trace term) and on awkward
- * inputs (N = 1, 2, coincident bodies, far outliers).
+ * inputs (N = 1, 2, coincident bodies, far outliers); the local expansion
+ * of far cells (sim/tree_local.c) against the expansion it truncates.
  * Run: make BUILD=build CUDA=0 build/tests/test_forces && build/tests/test_forces */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "check_main.h"
 #include "sim/sim.h"
+#include "sim/tree_local.h"
 
 struct bodies {
 	size_t n;
@@ -404,6 +406,67 @@ START_TEST(tree_softened_quadrupole_trace_term)
 }
 END_TEST
 
+/* The walk's softened quadrupole of one cell at r (tree.c, tree_eval_body):
+ * a = -m r/s^3 + Q.r/s^5 - (5/2)(r.Q.r - te) r/s^7, phi = -m/s -
+ * (r.Q.r - te)/(2 s^5). */
+static void cell_field(const double r[3], double m, const double *q, double te, double eps2,
+		       double a[3], double *phi)
+{
+	const double s2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + eps2, si = 1 / sqrt(s2);
+	const double s3 = si * si * si, s5 = s3 * si * si, s7 = s5 * si * si;
+	double qr[3] = {0, 0, 0}, u = 0;
+	if (q) {
+		qr[0] = q[0] * r[0] + q[3] * r[1] + q[4] * r[2];
+		qr[1] = q[3] * r[0] + q[1] * r[1] + q[5] * r[2];
+		qr[2] = q[4] * r[0] + q[5] * r[1] + q[2] * r[2];
+		u = r[0] * qr[0] + r[1] * qr[1] + r[2] * qr[2] - te;
+	}
+	for (int k = 0; k < 3; k++)
+		a[k] = -m * r[k] * s3 + qr[k] * s5 - 2.5 * u * r[k] * s7;
+	*phi = -m * si - 0.5 * u * s5;
+}
+
+/* The local expansion of one cell about g, evaluated at g + y, against the
+ * cell's own field at g + y: the monopole is kept to fourth order in the
+ * potential, so halving |y| divides the acceleration's error by 2^4 and the
+ * potential's by 2^5; the quadrupole's share is kept to second order, so
+ * with a quadrupole the errors shrink as 2^2 and 2^3. A slip in any
+ * coefficient would leave a lower power of |y|. */
+START_TEST(tree_local_expansion_converges)
+{
+	const double R[3] = {0.7, -0.4, 0.5}, dir[3] = {0.3, 0.8, -0.52};
+	const double q[6] = {0.02, -0.05, 0.03, 0.01, -0.015, 0.025}, te = 0.004, eps2 = 0.01, m = 1.3;
+	for (int withq = 0; withq < 2; withq++) {
+		double c[SIM_TREE_LOCAL_NC] = {0};
+		sim_tree_local_add(c, R, m, withq ? q : NULL, withq ? te : 0, eps2);
+		double prev_a = 0, prev_p = 0;
+		for (int k = 0; k < 4; k++) {
+			const double h = 0.05 / (1 << k);
+			const double y[3] = {h * dir[0], h * dir[1], h * dir[2]};
+			const double r[3] = {R[0] + y[0], R[1] + y[1], R[2] + y[2]};
+			double a[3] = {0, 0, 0}, phi = 0, ae[3], pe;
+			sim_tree_local_eval(c, y, a, &phi);
+			cell_field(r, m, withq ? q : NULL, withq ? te : 0, eps2, ae, &pe);
+			const double ea = sqrt(pow(a[0] - ae[0], 2) + pow(a[1] - ae[1], 2) +
+					       pow(a[2] - ae[2], 2)) /
+					  sqrt(ae[0] * ae[0] + ae[1] * ae[1] + ae[2] * ae[2]);
+			const double ep = fabs(phi - pe) / fabs(pe);
+			if (k > 0) {
+				const double ra = prev_a / ea, rp = prev_p / ep;
+				printf("local expansion, %s, |y| %.4f: acc error %.3g (ratio %.2f), pot "
+				       "error %.3g (ratio %.2f)\n",
+				       withq ? "quadrupole" : "monopole", h, ea, ra, ep, rp);
+				ck_assert_double_gt(ra, withq ? 3.6 : 14.0);
+				ck_assert_double_lt(ra, withq ? 4.5 : 18.0);
+				ck_assert_double_gt(rp, withq ? 5.5 : 28.0);
+			}
+			ck_assert_double_lt(ea, withq ? 2e-2 : 2e-4);
+			prev_a = ea, prev_p = ep;
+		}
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("forces");
@@ -419,6 +482,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, tree_two_clusters_far_apart);
 	tcase_add_test(tc, tree_distant_cell_quadrupole_formula);
 	tcase_add_test(tc, tree_softened_quadrupole_trace_term);
+	tcase_add_test(tc, tree_local_expansion_converges);
 	suite_add_tcase(s, tc);
 	return s;
 }
