@@ -1,6 +1,8 @@
 /* render_internal.cuh - contract between the GPU renderer's files:
  *   render.cu           public API (gpu_render.h): buffers, streams, ring
- *   render_splat.cu     bodies -> HDR image (tiled gather or atomics)
+ *   render_splat.cu     bodies -> HDR image (footprints, tiled gather)
+ *   render_splat_atomic.cu  the atomic deposit (GPU_RENDER_ATOMIC)
+ *   render_lod.cu       level-of-detail grids and their upsampling (render.h)
  *   render_adaptive.cu  adaptive h: k-th neighbour distance on a grid
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  * Everything here runs on gr->stream unless said otherwise. */
@@ -30,13 +32,25 @@ struct gr_view {
 	int w, h;
 };
 
-/* One body's footprint (render/splat.c's splat_rec). 56 bytes. */
+/* One body's footprint (render/splat.c's splat_rec), in the coordinates of
+ * its level's grid (level 0: pixels). 56 bytes. */
 struct gr_rec {
-	double x, y;    /* projected centre, continuous pixel coordinates */
+	double x, y;    /* projected centre, continuous coordinates of its level */
 	double inv_r;   /* 1 / r; 0 for a single-pixel deposit */
 	float inv_norm; /* 1 / (sum of the kernel samples over the whole footprint) */
 	float w[3];     /* weight per channel */
 	int i0, i1, j0, j1; /* footprint box, unclipped */
+};
+
+/* The level-of-detail grids (render.h, RENDER_LOD_*). Level L is a
+ * w[L] x h[L] image at d_hdr + off[L] floats (level 0: the picture itself,
+ * off 0), cut into ntx[L] tiles per row whose tile keys are [toff[L],
+ * toff[L + 1]). Set by gr_lod_init. */
+struct gr_levels {
+	int w[RENDER_LOD_LEVELS], h[RENDER_LOD_LEVELS], ntx[RENDER_LOD_LEVELS];
+	uint32_t toff[RENDER_LOD_LEVELS + 1];
+	size_t off[RENDER_LOD_LEVELS];
+	size_t floats; /* all levels: the size of d_hdr */
 };
 
 /* Adaptive-h buffers (render_adaptive.cu). */
@@ -55,7 +69,8 @@ struct gpu_render {
 	double exposure, gamma, smoothing;
 	float bg[3];
 	int adaptive, neighbours;
-	int ntx, nty, ntiles, key_bits;
+	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
+	struct gr_levels lev;
 
 	cudaStream_t stream, copy_stream;
 	cudaEvent_t ev_consumed, ev_pairs, ev_upload;
@@ -76,14 +91,16 @@ struct gpu_render {
 
 	/* splat */
 	struct gr_rec *d_rec;
+	uint8_t *d_level; /* LOD level of each body slot */
 	uint32_t *d_count, *d_offset, *d_big, *d_nbig;
-	unsigned long long *d_total, *h_total; /* pair count (device, pinned host) */
+	unsigned long long *d_total, *h_total; /* [0] pair count, [1] mask of the levels
+						* used (device, pinned host) */
 	uint32_t *d_keys[2], *d_vals[2];
 	size_t pair_cap, last_pairs;
 	uint32_t *d_tile_start, *d_tile_end, *d_tile_nchunk, *d_item_off, *d_nitems;
 	uint2 *d_items;
 	size_t item_cap;
-	float *d_hdr; /* w*h*3 */
+	float *d_hdr; /* w*h*3, then the coarser levels (lev.floats in all) */
 	void *d_temp;
 	size_t temp_bytes;
 	int warned_fallback;
@@ -94,6 +111,92 @@ struct gpu_render {
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16, out_bytes;
 	uint8_t *d_out[GR_MAX_SLOTS], *h_out[GR_MAX_SLOTS];
 };
+
+/* Kernel samples (splat.c kernel_sample), float first. q^2 = d^2 / r^2 is
+ * formed in float from the footprint centre relative to a nearby origin
+ * (a tile's or the box's corner: |offset| < ~64 cells, so its float
+ * rounding is < 4e-6 cells) and 1 / r^2 in float: relative error < ~2e-5
+ * even at r = 0.5. Where that q^2 is within GR_EDGE (relative) of the
+ * support edge, whether the cell centre is inside is decided again in
+ * double with the CPU's operations and order, unfused (gr_inside_exact):
+ * so the GPU samples exactly the CPU's cells. The value itself is float
+ * (approximate sqrt / exp: relative error ~1e-6). */
+#define GR_EDGE 2e-4f
+
+/* The CPU's support test for cell (i, j) of footprint r, in double. */
+__device__ __forceinline__ bool gr_inside_exact(int gauss, const struct gr_rec &r, int i, int j)
+{
+	double dx = (i + 0.5) - r.x, dy = (j + 0.5) - r.y;
+	double d2 = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
+	double q2 = __dmul_rn(__dmul_rn(d2, r.inv_r), r.inv_r);
+	return gauss ? !(q2 > 2.25) : q2 < 1.0;
+}
+
+/* Kernel shape at q2 inside the support, up to the normalisation. */
+__device__ __forceinline__ float gr_shape(int gauss, float q2)
+{
+	if (gauss)
+		return __expf(-2.0f * q2);
+	float q;
+	asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(q2));
+	const float t = fmaxf(1.0f - q, 0.0f);
+	const float inner = fmaf(6.0f * q2, q - 1.0f, 1.0f), outer = 2.0f * t * t * t;
+	return q <= 0.5f ? inner : outer; /* both formed: a select, no branch */
+}
+
+/* Sample of footprint r at cell (i, j), (dx, dy) = cell centre - footprint
+ * centre in float (from a nearby origin), a2 = 1 / r^2 in float (0 for a
+ * single-pixel footprint: q2 = 0, sample 1). */
+__device__ __forceinline__ float gr_sample(int gauss, float dx, float dy, float a2,
+					   const struct gr_rec &r, int i, int j)
+{
+	const float q2 = (dx * dx + dy * dy) * a2;
+	const float cut = gauss ? 2.25f : 1.0f;
+	bool in;
+	if (fabsf(q2 - cut) <= GR_EDGE * cut)
+		in = gr_inside_exact(gauss, r, i, j);
+	else
+		in = q2 < cut;
+	return in ? gr_shape(gauss, q2) : 0.0f;
+}
+
+/* 1 / r^2 of footprint r in float (0 for a single-pixel footprint). */
+__device__ __forceinline__ float gr_a2(const struct gr_rec &r)
+{
+	return (float)(r.inv_r * r.inv_r);
+}
+
+/* Sum of the samples of r over its box [i0, i1] x [j0, j1] by one warp
+ * (every lane gets the total): lanes walk the box row-major with 32-bit
+ * steps; float per lane, double across lanes. */
+__device__ __forceinline__ double gr_warp_box_sum(int gauss, const struct gr_rec &r, int lane)
+{
+	const int bw = r.i1 - r.i0 + 1, bh = r.j1 - r.j0 + 1;
+	const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
+	const int di = 32 % bw, dj = 32 / bw;
+	int ii = lane % bw, jj = lane / bw;
+	float sum = 0.0f;
+	while (jj < bh) {
+		sum += gr_sample(gauss, (float)ii + 0.5f - xl, (float)jj + 0.5f - yl, a2, r, r.i0 + ii,
+				 r.j0 + jj);
+		ii += di;
+		jj += dj;
+		if (ii >= bw) {
+			ii -= bw;
+			jj++;
+		}
+	}
+	double d = sum;
+	for (int o = 16; o > 0; o >>= 1)
+		d += __shfl_xor_sync(0xffffffffu, d, o);
+	return d;
+}
+
+/* Blocks of GR_THREADS for n threads. */
+static inline unsigned gr_blocks(size_t n)
+{
+	return (unsigned)((n + GR_THREADS - 1) / GR_THREADS);
+}
 
 /* render.cu: make d_temp at least bytes (may synchronise the device). */
 int gr_temp_reserve(struct gpu_render *gr, size_t bytes);
@@ -106,6 +209,18 @@ void gr_splat_free(struct gpu_render *gr);
  * positions are no longer read. */
 int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v,
 	     const float *d_h);
+
+/* render_splat_atomic.cu: the atomic deposit of the footprints gr_splat
+ * prepared (n body slots), into every level; leaves the levels to upsample. */
+int gr_deposit_atomic(struct gpu_render *gr, int n, int nch);
+
+/* render_lod.cu: gr->lev, gr->ntiles and gr->key_bits for gr->w x gr->h
+ * (called by gr_splat_alloc). */
+void gr_lod_init(struct gpu_render *gr);
+/* Add the levels of mask (bit L: level L; bit 0 ignored) to the picture,
+ * upsampled (render.h). nch == 1 (density): channel 0 only is read, and
+ * written to all three channels, even when mask has no level. */
+int gr_lod_upsample(struct gpu_render *gr, unsigned mask, int nch);
 
 /* render_adaptive.cu: gr->d_h[id] = k-th neighbour distance of each body
  * of in (scene units), render/adaptive.h's meaning. */

@@ -2,43 +2,61 @@
  * (pixel-centre sampling, the 0.5 px single-pixel rule, discrete
  * normalisation over the whole footprint, then clipping to the image).
  *
- * Exactness. Projection, radius, footprint box and the support test of each
- * pixel are computed in double with the CPU's operation order, and the
- * multiply-adds written with __dmul_rn/__dadd_rn so that nvcc cannot fuse
- * them: for the same float positions the GPU selects exactly the CPU's
- * pixels. Kernel values are float (relative error ~1e-7), their sum for
- * the normalisation double. (Tried and measured on an H100: forming q^2 in
- * float first and redoing it in double only near the support edge made
- * every splat 9-23% slower, tiled and atomic alike: FP64 at half the FP32
- * rate is not the limit here, the extra conversions and the 64-byte record
- * were. So the double test stays.)
+ * Exactness. Projection, radius, level and footprint box are computed in
+ * double with the CPU's operation order, the multiply-adds written with
+ * __dmul_rn/__dadd_rn so that nvcc cannot fuse them. Each sample forms q^2
+ * in float from coordinates relative to a nearby corner and redoes the
+ * support test in double only within GR_EDGE of the edge
+ * (render_internal.cuh gr_sample): so for the same float positions the GPU
+ * still selects exactly the CPU's pixels. Kernel values are float
+ * (relative error ~1e-6), summed per lane in float and across lanes in
+ * double for the normalisation. (An earlier float-first variant, with a
+ * 64-byte record and per-sample conversions, was 9-23% slower than the
+ * all-double test on an H100; this one converts per footprint, once per
+ * block, into shared memory, and the sample costs ~35 instructions
+ * instead of ~60: with level of detail the deposit is issue-bound.)
+ *
+ * Level of detail (render.h): a footprint wider than RENDER_LOD_RADIUS_PX
+ * is made on the grid of its level (x, y, r divided by 2^L, exactly as the
+ * CPU), which has its own tiles after level 0's in the tile key space and
+ * its own image after the picture in d_hdr; render_lod.cu upsamples the
+ * levels into the picture after the deposit. So no footprint is wider than
+ * ~2 RENDER_LOD_RADIUS_PX + 1 cells (x 1.5 for the gaussian).
  *
  * Pipeline (gr->stream):
- *  1. prepare: one thread per body: project, footprint, normalisation for
- *     footprints up to GR_NORM_INLINE samples, number of 16x16 tiles the
- *     clipped box touches; larger footprints go on a list that
+ *  1. prepare: one thread per body: project, level, footprint,
+ *     normalisation for footprints up to GR_NORM_INLINE samples, number of
+ *     16x16 tiles the clipped box touches; larger footprints go on a list
+ *     that
  *  2. norm_big normalises, one warp per body.
  *  Tiled (default):
- *  3. the pair count is read back (the one host wait), the counts scanned
- *     and (tile, body) pairs emitted in body order;
+ *  3. the pair count and the mask of the levels used are read back (the
+ *     one host wait), the counts scanned and (tile, body) pairs emitted in
+ *     body order;
  *  4. CUB radix sort by tile key (stable: each tile's list stays in body
  *     order), tile start/end, each tile's list cut into GR_CHUNK chunks;
  *  5. deposit: one block per chunk, one thread per pixel of the tile; the
- *     block stages 256 footprints at a time in shared memory and every
- *     thread sums the contributions to its own pixel in registers, in body
- *     order. No atomics, except that a tile split into several chunks adds
- *     each chunk's sums to the image with atomicAdd (dense cores).
- *  Atomic: every body adds its clipped footprint to the image with global
- *  atomicAdd (one thread per small body, a warp per large one).
+ *     block stages 256 footprints at a time in shared memory with, for each,
+ *     the mask of the warps (2 rows of the tile each) its box touches; each
+ *     warp walks only the footprints of its rows (ballot over the masks)
+ *     and every thread sums the contributions to its own pixel in
+ *     registers, in body order. No atomics, except that a tile split into
+ *     several chunks adds each chunk's sums to the image with atomicAdd
+ *     (dense cores).
+ *  6. the levels used are upsampled into the picture (render_lod.cu).
+ *  Atomic (render_splat_atomic.cu): every body adds its clipped footprint
+ *  to its level with global atomicAdd, then 6.
  *
- * Cost per (pixel, footprint) pair visited by the deposit: a box test (4
- * int compares) and, inside the box, 6 double flops, 1 sqrt or exp and
- * 3 FMAs; per body 56 bytes of footprint written and read per tile. */
+ * Cost per (warp, footprint) pair visited by the deposit: a ballot bit, a
+ * box test (4 int compares) and, inside the box, ~6 float flops, 1 sqrt or
+ * exp and 3 FMAs; per body 56 bytes of footprint written and read per
+ * tile. */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
 
 #define GR_PAIR_LIMIT (1ull << 30) /* more pairs than this: atomics for the frame */
+
 
 struct gr_splat_args {
 	struct gr_view v;
@@ -47,7 +65,8 @@ struct gr_splat_args {
 	const float *h;      /* per-id smoothing, scene units, or NULL */
 	const uint16_t *comp;
 	const float *colors;
-	int ncomp, gauss, density, ntx;
+	int ncomp, gauss, density;
+	struct gr_levels lev;
 };
 
 /* a.b for a double[3] and (d0, d1, d2), in the CPU's order, unfused. */
@@ -56,37 +75,7 @@ __device__ __forceinline__ double gr_dot(const double a[3], double d0, double d1
 	return __dadd_rn(__dadd_rn(__dmul_rn(d0, a[0]), __dmul_rn(d1, a[1])), __dmul_rn(d2, a[2]));
 }
 
-/* Kernel sample at squared pixel distance d2 (splat.c kernel_sample): the
- * support test in double, the value in float. */
-__device__ __forceinline__ float gr_sample(int gauss, double d2, double inv_r)
-{
-	double q2 = __dmul_rn(__dmul_rn(d2, inv_r), inv_r);
-	if (gauss)
-		return q2 > 2.25 ? 0.0f : expf(-2.0f * (float)q2);
-	if (q2 >= 1.0)
-		return 0.0f;
-	float qf2 = (float)q2, q = sqrtf(qf2);
-	if (q <= 0.5f)
-		return 1.0f - 6.0f * qf2 + 6.0f * qf2 * q;
-	float t = 1.0f - q;
-	return 2.0f * t * t * t;
-}
-
-/* Sample of footprint rec at pixel (i, j). */
-__device__ __forceinline__ float gr_pixel(int gauss, const struct gr_rec &r, int i, int j)
-{
-	double dx = (i + 0.5) - r.x, dy = (j + 0.5) - r.y;
-	return gr_sample(gauss, __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), r.inv_r);
-}
-
 __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, o);
-	return v;
-}
-
-__device__ __forceinline__ double gr_warp_sum_d(double v)
 {
 	for (int o = 16; o > 0; o >>= 1)
 		v += __shfl_down_sync(0xffffffffu, v, o);
@@ -97,11 +86,11 @@ __device__ __forceinline__ double gr_warp_sum_d(double v)
  * (<= GR_NORM_INLINE samples); reads 16 bytes (+ id, comp, h), writes 60. */
 __global__ void __launch_bounds__(GR_THREADS)
 gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n,
-	   struct gr_rec *rec, uint32_t *count, uint32_t *big, uint32_t *nbig,
+	   struct gr_rec *rec, uint8_t *level, uint32_t *count, uint32_t *big, uint32_t *nbig,
 	   unsigned long long *total)
 {
 	const int s = blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t tiles = 0;
+	uint32_t tiles = 0, levels = 0;
 	if (s < n) {
 		const float4 pf = pos4[s];
 		const uint32_t b = id ? id[s] : (uint32_t)s;
@@ -113,6 +102,7 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 		double x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
 		double y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
 		int live = (z > v.near) && z > 0 && isfinite(x) && isfinite(y);
+		int gw = v.w, gh = v.h, lv = 0; /* the level's grid */
 		struct gr_rec r;
 		if (live) {
 			double m = (double)pf.w / a.mass;
@@ -130,9 +120,20 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 			double rad = __dmul_rn(hs / z, v.focal);
 			if (!(rad <= RENDER_MAX_RADIUS_PX))
 				rad = RENDER_MAX_RADIUS_PX;
+			/* Level of detail (render_lod_level); then cells of the level. */
+			int L = 0;
+			while (L < RENDER_LOD_LEVELS - 1 && rad > RENDER_LOD_RADIUS_PX * (double)(1 << L))
+				L++;
+			const double cell = (double)(1 << L);
+			gw = a.lev.w[L];
+			gh = a.lev.h[L];
+			x = x / cell;
+			y = y / cell;
+			rad = rad / cell;
+			lv = L;
 			double support = a.gauss ? 1.5 * rad : rad;
 			double reach = rad < 0.5 ? 0.0 : support;
-			if (x + reach < 0 || x - reach >= v.w || y + reach < 0 || y - reach >= v.h)
+			if (x + reach < 0 || x - reach >= gw || y + reach < 0 || y - reach >= gh)
 				live = 0;
 			r.x = x;
 			r.y = y;
@@ -145,16 +146,20 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 				r.j1 = (int)floor(y + support - 0.5);
 				/* A box that misses the image culls the body whether or not
 				 * its samples sum to zero ((x, y) is outside then too). */
-				if (r.i1 < 0 || r.i0 >= v.w || r.j1 < 0 || r.j0 >= v.h)
+				if (r.i1 < 0 || r.i0 >= gw || r.j1 < 0 || r.j0 >= gh)
 					live = 0;
 				long area = (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1);
 				if (live && area <= GR_NORM_INLINE) {
-					double sum = 0.0;
-					for (int j = r.j0; j <= r.j1; j++)
-						for (int i = r.i0; i <= r.i1; i++)
-							sum += gr_pixel(a.gauss, r, i, j);
+					const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0);
+					const float a2 = gr_a2(r);
+					float sum = 0.0f;
+					for (int jj = 0; jj <= r.j1 - r.j0; jj++)
+						for (int ii = 0; ii <= r.i1 - r.i0; ii++)
+							sum += gr_sample(a.gauss, (float)ii + 0.5f - xl,
+									 (float)jj + 0.5f - yl, a2, r,
+									 r.i0 + ii, r.j0 + jj);
 					if (sum > 0)
-						r.inv_norm = (float)(1.0 / sum);
+						r.inv_norm = 1.0f / sum;
 					else
 						single = 1; /* no pixel centre inside the support */
 				} else if (live) {
@@ -163,7 +168,7 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 				}
 			}
 			if (live && single) {
-				if (x >= 0 && x < v.w && y >= 0 && y < v.h) {
+				if (x >= 0 && x < gw && y >= 0 && y < gh) {
 					r.inv_r = 0.0;
 					r.inv_norm = 1.0f;
 					r.i0 = r.i1 = (int)floor(x);
@@ -174,33 +179,45 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 			}
 		}
 		if (live) {
-			int ci0 = max(r.i0, 0), ci1 = min(r.i1, v.w - 1);
-			int cj0 = max(r.j0, 0), cj1 = min(r.j1, v.h - 1);
+			int ci0 = max(r.i0, 0), ci1 = min(r.i1, gw - 1);
+			int cj0 = max(r.j0, 0), cj1 = min(r.j1, gh - 1);
 			tiles = (uint32_t)((ci1 / GR_TILE - ci0 / GR_TILE + 1) *
 					   (cj1 / GR_TILE - cj0 / GR_TILE + 1));
 			rec[s] = r;
+			level[s] = (uint8_t)lv;
+			levels = 1u << lv;
 		}
 		count[s] = tiles;
 	}
-	/* Block total of tiles, in 64 bits (the pair count can pass 2^32). */
+	/* Block total of tiles, in 64 bits (the pair count can pass 2^32), and
+	 * the levels used. */
 	__shared__ unsigned long long warp_tot[GR_THREADS / 32];
+	__shared__ unsigned warp_lev[GR_THREADS / 32];
 	unsigned long long t = gr_warp_sum_u64(tiles);
-	if ((threadIdx.x & 31) == 0)
+	unsigned lm = __reduce_or_sync(0xffffffffu, levels);
+	if ((threadIdx.x & 31) == 0) {
 		warp_tot[threadIdx.x >> 5] = t;
+		warp_lev[threadIdx.x >> 5] = lm;
+	}
 	__syncthreads();
 	if (threadIdx.x == 0) {
 		unsigned long long bt = 0;
-		for (int k = 0; k < GR_THREADS / 32; k++)
+		unsigned bl = 0;
+		for (int k = 0; k < GR_THREADS / 32; k++) {
 			bt += warp_tot[k];
+			bl |= warp_lev[k];
+		}
 		if (bt)
 			atomicAdd(total, bt);
+		if (bl & ~1u)
+			atomicOr(total + 1, (unsigned long long)bl);
 	}
 }
 
-/* 2. Normalisation of the large footprints, one warp each (grid-stride).
- * Per sample ~10 flops; the sum is double, so its order does not matter. */
-__global__ void gr_norm_big(int gauss, const uint32_t *big, const uint32_t *nbig,
-			    struct gr_rec *rec)
+/* 2. Normalisation of the large footprints, one warp each (grid-stride):
+ * ~20 instructions per sample (gr_warp_box_sum). */
+template <int gauss>
+__global__ void gr_norm_big(const uint32_t *big, const uint32_t *nbig, struct gr_rec *rec)
 {
 	const int lane = threadIdx.x & 31;
 	const uint32_t nb = *nbig;
@@ -208,34 +225,55 @@ __global__ void gr_norm_big(int gauss, const uint32_t *big, const uint32_t *nbig
 	for (uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nb; k += nwarps) {
 		const uint32_t s = big[k];
 		const struct gr_rec r = rec[s];
-		const int bw = r.i1 - r.i0 + 1;
-		const long area = (long)bw * (r.j1 - r.j0 + 1);
-		double sum = 0.0;
-		for (long e = lane; e < area; e += 32)
-			sum += gr_pixel(gauss, r, r.i0 + (int)(e % bw), r.j0 + (int)(e / bw));
-		sum = gr_warp_sum_d(sum);
+		const double sum = gr_warp_box_sum(gauss, r, lane);
 		if (lane == 0)
 			rec[s].inv_norm = (float)(1.0 / sum);
 	}
 }
 
-/* 3. (tile, body) pairs of each live body, tiles in row-major order. */
-__global__ void gr_emit(const struct gr_rec *rec, const uint32_t *count, const uint32_t *offset,
-			int n, int w, int h, int ntx, uint32_t *keys, uint32_t *vals)
+/* 3. (tile, body) pairs of each live body, tiles of its level in
+ * row-major order. A warp's 32 bodies own the consecutive pair slots
+ * [offset of its first, end of its last): the lanes write them 32 at a
+ * time (coalesced), each finding its slot's body by a binary search over
+ * the lanes' offsets (non-decreasing; lanes past n hold UINT32_MAX). */
+__global__ void gr_emit(const struct gr_rec *rec, const uint8_t *level, const uint32_t *count,
+			const uint32_t *offset, int n, struct gr_levels lev, uint32_t *keys,
+			uint32_t *vals)
 {
-	const int s = blockIdx.x * blockDim.x + threadIdx.x;
-	if (s >= n || count[s] == 0)
-		return;
-	const struct gr_rec r = rec[s];
-	const int tx0 = max(r.i0, 0) / GR_TILE, tx1 = min(r.i1, w - 1) / GR_TILE;
-	const int ty0 = max(r.j0, 0) / GR_TILE, ty1 = min(r.j1, h - 1) / GR_TILE;
-	uint32_t o = offset[s];
-	for (int ty = ty0; ty <= ty1; ty++)
-		for (int tx = tx0; tx <= tx1; tx++) {
-			keys[o] = (uint32_t)(ty * ntx + tx);
-			vals[o] = (uint32_t)s;
-			o++;
+	const int s = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+	uint32_t o = UINT32_MAX, c = 0, kbase = 0;
+	int ntw = 1, ntx = 1; /* tiles per row of the body's box; of its level */
+	if (s < n) {
+		o = offset[s];
+		c = count[s];
+		if (c) {
+			const struct gr_rec r = rec[s];
+			const int L = level[s], w = lev.w[L];
+			const int tx0 = max(r.i0, 0) / GR_TILE, tx1 = min(r.i1, w - 1) / GR_TILE;
+			const int ty0 = max(r.j0, 0) / GR_TILE;
+			ntx = lev.ntx[L];
+			ntw = tx1 - tx0 + 1;
+			kbase = lev.toff[L] + (uint32_t)(ty0 * ntx + tx0);
 		}
+	}
+	const uint32_t first = __shfl_sync(0xffffffffu, o, 0);
+	const uint32_t end = __reduce_max_sync(0xffffffffu, s < n ? o + c : 0u);
+	const int s0 = s - lane;
+	for (uint32_t base = first; base < end; base += 32) {
+		const uint32_t p = base + (uint32_t)lane;
+		int b = 0; /* the last lane whose offset is <= p: the body of slot p */
+		for (int step = 16; step > 0; step >>= 1)
+			if (__shfl_sync(0xffffffffu, o, b + step) <= p)
+				b += step;
+		const uint32_t k = p - __shfl_sync(0xffffffffu, o, b);
+		const int bw = __shfl_sync(0xffffffffu, ntw, b), bx = __shfl_sync(0xffffffffu, ntx, b);
+		const uint32_t kb = __shfl_sync(0xffffffffu, kbase, b);
+		if (p < end) {
+			const uint32_t ty = k / (uint32_t)bw, tx = k - ty * (uint32_t)bw;
+			keys[p] = kb + ty * (uint32_t)bx + tx;
+			vals[p] = (uint32_t)(s0 + b);
+		}
+	}
 }
 
 /* 4. Each tile's [start, end) in the sorted pairs (arrays zeroed before). */
@@ -273,43 +311,70 @@ __global__ void gr_tile_items(const uint32_t *nchunk, const uint32_t *item_off, 
 		items[item_off[t] + c] = make_uint2((uint32_t)t, c);
 }
 
-/* 5. One block per chunk of a tile's list, one thread per pixel. */
+/* 5. One block per chunk of a tile's list, one thread per pixel; warp k
+ * holds rows 2k and 2k + 1 of the tile. Per footprint staged: the record,
+ * its box, its centre relative to the tile's corner and 1/r^2 in float
+ * (gr_sample), and the mask of the warps its rows touch. */
+template <int gauss>
 __global__ void __launch_bounds__(GR_THREADS)
 gr_deposit_tiled(const struct gr_rec *rec, const uint32_t *vals, const uint32_t *start,
-		 const uint32_t *end, const uint2 *items, const uint32_t *nitems, int ntx, int w,
-		 int h, int gauss, int nch, float *hdr)
+		 const uint32_t *end, const uint2 *items, const uint32_t *nitems,
+		 struct gr_levels lev, int nch, float *hdr)
 {
 	__shared__ struct gr_rec sh[GR_THREADS];
+	__shared__ int4 box[GR_THREADS];      /* i0, i1, j0, j1 */
+	__shared__ float4 geo[GR_THREADS];    /* x - x0, y - y0, 1/r^2, inv_norm */
+	__shared__ uint8_t rows[GR_THREADS];  /* bit k: the box touches warp k's rows */
 	if (blockIdx.x >= *nitems)
 		return;
 	const uint2 it = items[blockIdx.x];
 	const uint32_t t = it.x, t0 = start[t], t1 = end[t];
 	const uint32_t a = t0 + it.y * GR_CHUNK;
 	const uint32_t b = min(t1, a + GR_CHUNK);
-	const int i = (int)(t % ntx) * GR_TILE + (threadIdx.x & (GR_TILE - 1));
-	const int j = (int)(t / ntx) * GR_TILE + (threadIdx.x / GR_TILE);
+	int L = 0;
+	while (L < RENDER_LOD_LEVELS - 1 && t >= lev.toff[L + 1])
+		L++;
+	const uint32_t lt = t - lev.toff[L];
+	const int ntx = lev.ntx[L], w = lev.w[L], h = lev.h[L];
+	const int x0 = (int)(lt % ntx) * GR_TILE, y0 = (int)(lt / ntx) * GR_TILE;
+	const int li = threadIdx.x & (GR_TILE - 1), lj = threadIdx.x / GR_TILE;
+	const int i = x0 + li, j = y0 + lj;
+	const float ci = (float)li + 0.5f, cj = (float)lj + 0.5f;
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f;
 	for (uint32_t base = a; base < b; base += GR_THREADS) {
 		const int cnt = (int)min((uint32_t)GR_THREADS, b - base);
 		__syncthreads();
-		if ((int)threadIdx.x < cnt)
-			sh[threadIdx.x] = rec[vals[base + threadIdx.x]];
+		if ((int)threadIdx.x < cnt) {
+			const struct gr_rec r = rec[vals[base + threadIdx.x]];
+			sh[threadIdx.x] = r;
+			box[threadIdx.x] = make_int4(r.i0, r.i1, r.j0, r.j1);
+			geo[threadIdx.x] = make_float4((float)(r.x - x0), (float)(r.y - y0), gr_a2(r),
+						       r.inv_norm);
+			/* The pair exists, so the box meets the tile's rows. */
+			const int ja = (max(r.j0, y0) - y0) >> 1, jb = (min(r.j1, y0 + GR_TILE - 1) - y0) >> 1;
+			rows[threadIdx.x] = (uint8_t)(((2u << jb) - 1u) & ~((1u << ja) - 1u));
+		}
 		__syncthreads();
-		for (int e = 0; e < cnt; e++) {
-			const struct gr_rec &r = sh[e];
-			if (i < r.i0 || i > r.i1 || j < r.j0 || j > r.j1)
-				continue;
-			float f = 1.0f;
-			if (r.inv_r != 0.0) {
-				float smp = gr_pixel(gauss, r, i, j);
+		for (int e0 = 0; e0 < cnt; e0 += 32) {
+			const int e = e0 + lane;
+			unsigned mine = __ballot_sync(0xffffffffu, e < cnt && ((rows[e] >> warp) & 1u));
+			while (mine) {
+				const int k = e0 + __ffs(mine) - 1;
+				mine &= mine - 1;
+				const int4 bx = box[k];
+				if (i < bx.x || i > bx.y || j < bx.z || j > bx.w)
+					continue;
+				const float4 g = geo[k];
+				const float smp = gr_sample(gauss, ci - g.x, cj - g.y, g.z, sh[k], i, j);
 				if (smp == 0.0f)
 					continue;
-				f = smp * r.inv_norm;
-			}
-			acc0 = fmaf(r.w[0], f, acc0);
-			if (nch == 3) {
-				acc1 = fmaf(r.w[1], f, acc1);
-				acc2 = fmaf(r.w[2], f, acc2);
+				const float f = smp * g.w;
+				acc0 = fmaf(sh[k].w[0], f, acc0);
+				if (nch == 3) {
+					acc1 = fmaf(sh[k].w[1], f, acc1);
+					acc2 = fmaf(sh[k].w[2], f, acc2);
+				}
 			}
 		}
 	}
@@ -317,7 +382,7 @@ gr_deposit_tiled(const struct gr_rec *rec, const uint32_t *vals, const uint32_t 
 		return;
 	if (nch == 1)
 		acc1 = acc2 = acc0;
-	float *px = hdr + 3 * ((size_t)j * w + i);
+	float *px = hdr + lev.off[L] + 3 * ((size_t)j * w + i);
 	if (t1 - t0 > GR_CHUNK) {
 		atomicAdd(px, acc0);
 		atomicAdd(px + 1, acc1);
@@ -329,88 +394,26 @@ gr_deposit_tiled(const struct gr_rec *rec, const uint32_t *vals, const uint32_t 
 	}
 }
 
-/* Atomic method: add f * w of footprint r at pixel (i, j). */
-__device__ __forceinline__ void gr_add(const struct gr_rec &r, int gauss, int nch, int i, int j,
-				       int w, float *hdr)
-{
-	float f = 1.0f;
-	if (r.inv_r != 0.0) {
-		float smp = gr_pixel(gauss, r, i, j);
-		if (smp == 0.0f)
-			return;
-		f = smp * r.inv_norm;
-	}
-	float *px = hdr + 3 * ((size_t)j * w + i);
-	atomicAdd(px, r.w[0] * f);
-	if (nch == 3) {
-		atomicAdd(px + 1, r.w[1] * f);
-		atomicAdd(px + 2, r.w[2] * f);
-	}
-}
-
-__global__ void gr_deposit_atomic_small(const struct gr_rec *rec, const uint32_t *count, int n,
-					int w, int h, int gauss, int nch, float *hdr)
-{
-	const int s = blockIdx.x * blockDim.x + threadIdx.x;
-	if (s >= n || count[s] == 0)
-		return;
-	const struct gr_rec r = rec[s];
-	if (r.inv_r != 0.0 && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE)
-		return; /* large: gr_deposit_atomic_big */
-	for (int j = max(r.j0, 0); j <= min(r.j1, h - 1); j++)
-		for (int i = max(r.i0, 0); i <= min(r.i1, w - 1); i++)
-			gr_add(r, gauss, nch, i, j, w, hdr);
-}
-
-__global__ void gr_deposit_atomic_big(const struct gr_rec *rec, const uint32_t *big,
-				      const uint32_t *nbig, int w, int h, int gauss, int nch,
-				      float *hdr)
-{
-	const int lane = threadIdx.x & 31;
-	const uint32_t nb = *nbig;
-	const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
-	for (uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nb; k += nwarps) {
-		const struct gr_rec r = rec[big[k]];
-		const int i0 = max(r.i0, 0), j0 = max(r.j0, 0);
-		const int bw = min(r.i1, w - 1) - i0 + 1;
-		const long area = (long)bw * (min(r.j1, h - 1) - j0 + 1);
-		for (long e = lane; e < area; e += 32)
-			gr_add(r, gauss, nch, i0 + (int)(e % bw), j0 + (int)(e / bw), w, hdr);
-	}
-}
-
-/* Density mode accumulates channel 0 only: copy it to 1 and 2. */
-__global__ void gr_expand_density(float *hdr, size_t npix)
-{
-	const size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (p >= npix)
-		return;
-	hdr[3 * p + 1] = hdr[3 * p + 2] = hdr[3 * p];
-}
-
-static unsigned gr_blocks(size_t n)
-{
-	return (unsigned)((n + GR_THREADS - 1) / GR_THREADS);
-}
-
 int gr_splat_alloc(struct gpu_render *gr)
 {
 	size_t n = gr->nmax ? gr->nmax : 1;
+	gr_lod_init(gr);
 	CUDA_CHECK(cudaMalloc(&gr->d_rec, n * sizeof *gr->d_rec));
+	CUDA_CHECK(cudaMalloc(&gr->d_level, n));
 	CUDA_CHECK(cudaMalloc(&gr->d_count, n * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_offset, n * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_big, n * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_nbig, sizeof(uint32_t)));
-	CUDA_CHECK(cudaMalloc(&gr->d_total, sizeof(unsigned long long)));
-	CUDA_CHECK(cudaMallocHost(&gr->h_total, sizeof(unsigned long long)));
+	CUDA_CHECK(cudaMalloc(&gr->d_total, 2 * sizeof(unsigned long long)));
+	CUDA_CHECK(cudaMallocHost(&gr->h_total, 2 * sizeof(unsigned long long)));
 	size_t nt = (size_t)gr->ntiles + 1;
 	CUDA_CHECK(cudaMalloc(&gr->d_tile_start, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_tile_end, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_tile_nchunk, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_item_off, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&gr->d_nitems, sizeof(uint32_t)));
-	CUDA_CHECK(cudaMalloc(&gr->d_hdr, (size_t)gr->w * gr->h * 3 * sizeof(float)));
-	CUDA_CHECK(cudaMemset(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float)));
+	CUDA_CHECK(cudaMalloc(&gr->d_hdr, gr->lev.floats * sizeof(float)));
+	CUDA_CHECK(cudaMemset(gr->d_hdr, 0, gr->lev.floats * sizeof(float)));
 	return 0;
 }
 
@@ -430,6 +433,7 @@ void gr_splat_free(struct gpu_render *gr)
 {
 	gr_pairs_free(gr);
 	cudaFree(gr->d_rec);
+	cudaFree(gr->d_level);
 	cudaFree(gr->d_count);
 	cudaFree(gr->d_offset);
 	cudaFree(gr->d_big);
@@ -461,25 +465,8 @@ static int gr_pairs_reserve(struct gpu_render *gr, size_t npairs)
 	return 0;
 }
 
-static int gr_deposit_atomic(struct gpu_render *gr, int n, int nch)
-{
-	const int gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
-	const size_t npix = (size_t)gr->w * gr->h;
-	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, npix * 3 * sizeof(float), gr->stream));
-	gr_deposit_atomic_small<<<gr_blocks(n), GR_THREADS, 0, gr->stream>>>(
-		gr->d_rec, gr->d_count, n, gr->w, gr->h, gauss, nch, gr->d_hdr);
-	CUDA_CHECK(cudaGetLastError());
-	gr_deposit_atomic_big<<<1024, GR_THREADS, 0, gr->stream>>>(gr->d_rec, gr->d_big, gr->d_nbig,
-								    gr->w, gr->h, gauss, nch, gr->d_hdr);
-	CUDA_CHECK(cudaGetLastError());
-	if (nch == 1) {
-		gr_expand_density<<<gr_blocks(npix), GR_THREADS, 0, gr->stream>>>(gr->d_hdr, npix);
-		CUDA_CHECK(cudaGetLastError());
-	}
-	return 0;
-}
-
-static int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch)
+/* levels: mask of the levels used (bit L), read back with the pair count. */
+static int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch, unsigned levels)
 {
 	const int gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
 	const uint32_t np = (uint32_t)npairs;
@@ -501,8 +488,9 @@ static int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch
 	if (gr_temp_reserve(gr, need) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(gr->d_temp, b_scan, gr->d_count, gr->d_offset, n, st));
-	gr_emit<<<gr_blocks(n), GR_THREADS, 0, st>>>(gr->d_rec, gr->d_count, gr->d_offset, n, gr->w,
-						     gr->h, gr->ntx, keys.Current(), vals.Current());
+	gr_emit<<<gr_blocks(n), GR_THREADS, 0, st>>>(gr->d_rec, gr->d_level, gr->d_count,
+						     gr->d_offset, n, gr->lev, keys.Current(),
+						     vals.Current());
 	CUDA_CHECK(cudaGetLastError());
 
 	/* Sort by tile (stable), tile ranges, chunks. */
@@ -525,14 +513,22 @@ static int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch
 							     gr->ntiles, gr->d_items, gr->d_nitems);
 	CUDA_CHECK(cudaGetLastError());
 
-	/* Deposit: blocks past the real item count return at once. */
-	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	/* Deposit: blocks past the real item count return at once. Tiles
+	 * without pairs are not visited: the levels used start at zero. */
+	const size_t used = levels > 1u ? gr->lev.floats : (size_t)gr->w * gr->h * 3;
+	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, used * sizeof(float), st));
 	const size_t nblocks = (size_t)gr->ntiles + npairs / GR_CHUNK + 1;
-	gr_deposit_tiled<<<(unsigned)nblocks, GR_THREADS, 0, st>>>(
-		gr->d_rec, vals.Current(), gr->d_tile_start, gr->d_tile_end, gr->d_items,
-		gr->d_nitems, gr->ntx, gr->w, gr->h, gauss, nch, gr->d_hdr);
+	if (gauss)
+		gr_deposit_tiled<1><<<(unsigned)nblocks, GR_THREADS, 0, st>>>(
+			gr->d_rec, vals.Current(), gr->d_tile_start, gr->d_tile_end, gr->d_items,
+			gr->d_nitems, gr->lev, nch, gr->d_hdr);
+	else
+		gr_deposit_tiled<0><<<(unsigned)nblocks, GR_THREADS, 0, st>>>(
+			gr->d_rec, vals.Current(), gr->d_tile_start, gr->d_tile_end, gr->d_items,
+			gr->d_nitems, gr->lev, nch, gr->d_hdr);
 	CUDA_CHECK(cudaGetLastError());
-	return 0;
+	/* Density mode wrote all three channels already. */
+	return levels > 1u ? gr_lod_upsample(gr, levels, 3) : 0;
 }
 
 int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v,
@@ -558,27 +554,31 @@ int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const str
 	a.ncomp = gr->ncomp;
 	a.gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
 	a.density = gr->mode == SCENE_COLOR_DENSITY;
-	a.ntx = gr->ntx;
+	a.lev = gr->lev;
 
 	CUDA_CHECK(cudaMemsetAsync(gr->d_nbig, 0, sizeof(uint32_t), st));
-	CUDA_CHECK(cudaMemsetAsync(gr->d_total, 0, sizeof(unsigned long long), st));
+	CUDA_CHECK(cudaMemsetAsync(gr->d_total, 0, 2 * sizeof(unsigned long long), st));
 	gr_prepare<<<gr_blocks(n), GR_THREADS, 0, st>>>(a, (const float4 *)in->pos4, in->id, n,
-							 gr->d_rec, gr->d_count, gr->d_big,
-							 gr->d_nbig, gr->d_total);
+							 gr->d_rec, gr->d_level, gr->d_count,
+							 gr->d_big, gr->d_nbig, gr->d_total);
 	CUDA_CHECK(cudaGetLastError());
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
-	gr_norm_big<<<1024, GR_THREADS, 0, st>>>(a.gauss, gr->d_big, gr->d_nbig, gr->d_rec);
+	if (a.gauss)
+		gr_norm_big<1><<<1024, GR_THREADS, 0, st>>>(gr->d_big, gr->d_nbig, gr->d_rec);
+	else
+		gr_norm_big<0><<<1024, GR_THREADS, 0, st>>>(gr->d_big, gr->d_nbig, gr->d_rec);
 	CUDA_CHECK(cudaGetLastError());
 
 	if (gr->method == GPU_RENDER_ATOMIC)
 		return gr_deposit_atomic(gr, n, nch);
 
 	/* The sort needs the pair count on the host: the one wait per frame. */
-	CUDA_CHECK(cudaMemcpyAsync(gr->h_total, gr->d_total, sizeof(unsigned long long),
+	CUDA_CHECK(cudaMemcpyAsync(gr->h_total, gr->d_total, 2 * sizeof(unsigned long long),
 				   cudaMemcpyDeviceToHost, st));
 	CUDA_CHECK(cudaEventRecord(gr->ev_pairs, st));
 	CUDA_CHECK(cudaEventSynchronize(gr->ev_pairs));
-	const unsigned long long npairs = *gr->h_total;
+	const unsigned long long npairs = gr->h_total[0];
+	const unsigned levels = (unsigned)gr->h_total[1];
 	if (npairs == 0) {
 		CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
 		return 0;
@@ -592,5 +592,5 @@ int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const str
 		return gr_deposit_atomic(gr, n, nch);
 	}
 	gr->last_pairs = (size_t)npairs;
-	return gr_deposit_tiled(gr, n, (size_t)npairs, nch);
+	return gr_deposit_tiled(gr, n, (size_t)npairs, nch, levels);
 }

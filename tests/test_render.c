@@ -226,7 +226,10 @@ START_TEST(edge_bodies_keep_their_inside_share)
 END_TEST
 
 /* Kernel radius capped at RENDER_MAX_RADIUS_PX: a body asking for 1000 px
- * reaches 250 px from its centre but not 300, and keeps its whole mass. */
+ * reaches 250 px from its centre but not 300, and keeps its whole mass.
+ * (Its footprint lies on LOD level L = render_lod_level(256), whose
+ * bilinear upsampling reaches at most one cell, 2^L px, past the support:
+ * nothing at 256 + 2^L px.) */
 START_TEST(kernel_radius_capped)
 {
 	int w = 600, h = 600;
@@ -241,7 +244,8 @@ START_TEST(kernel_radius_capped)
 	ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
 	ck_assert_close(image_total(&img, 0), 3.0, 0, 1e-5);
 	ck_assert(img.rgb[3 * ((size_t)300 * w + 300 + 250)] > 0);
-	ck_assert(img.rgb[3 * ((size_t)300 * w + 300 + (int)RENDER_MAX_RADIUS_PX + 1)] == 0);
+	int cell = 1 << render_lod_level(RENDER_MAX_RADIUS_PX);
+	ck_assert(img.rgb[3 * ((size_t)300 * w + 300 + (int)RENDER_MAX_RADIUS_PX + cell)] == 0);
 	ck_assert(img.rgb[3 * ((size_t)300 * w + 599)] == 0);
 	render_image_free(&img);
 	sim_state_free(&st);

@@ -1,0 +1,80 @@
+/* render_splat_atomic.cu - the atomic deposit (GPU_RENDER_ATOMIC, and the
+ * tiled method's fallback past GR_PAIR_LIMIT pairs): every footprint that
+ * render_splat.cu's prepare made is added to its level's image with global
+ * atomicAdd, one thread per small footprint (<= GR_NORM_INLINE cells), one
+ * warp per large one (the prepare's list of them); then every level is
+ * upsampled into the picture (render_lod.cu), since without a read-back
+ * the levels used are not known on the host. The summation order varies
+ * from run to run: the picture agrees with the CPU within the rounding
+ * tolerance of gpu_render.h, not bit for bit. */
+#include "render_internal.cuh"
+
+/* Add f * w of footprint r at cell (i, j) of a level image of width w;
+ * (xl, yl) = centre - box corner and a2 = 1/r^2 in float (gr_sample). */
+__device__ __forceinline__ void gr_add(const struct gr_rec &r, float xl, float yl, float a2,
+				       int gauss, int nch, int i, int j, int w, float *img)
+{
+	const float smp = gr_sample(gauss, (float)(i - r.i0) + 0.5f - xl,
+				    (float)(j - r.j0) + 0.5f - yl, a2, r, i, j);
+	if (smp == 0.0f)
+		return;
+	const float f = smp * r.inv_norm;
+	float *px = img + 3 * ((size_t)j * w + i);
+	atomicAdd(px, r.w[0] * f);
+	if (nch == 3) {
+		atomicAdd(px + 1, r.w[1] * f);
+		atomicAdd(px + 2, r.w[2] * f);
+	}
+}
+
+__global__ void gr_deposit_atomic_small(const struct gr_rec *rec, const uint8_t *level,
+					const uint32_t *count, int n, struct gr_levels lev,
+					int gauss, int nch, float *hdr)
+{
+	const int s = blockIdx.x * blockDim.x + threadIdx.x;
+	if (s >= n || count[s] == 0)
+		return;
+	const struct gr_rec r = rec[s];
+	if (r.inv_r != 0.0 && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE)
+		return; /* large: gr_deposit_atomic_big */
+	const int L = level[s], w = lev.w[L], h = lev.h[L];
+	float *img = hdr + lev.off[L];
+	const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
+	for (int j = max(r.j0, 0); j <= min(r.j1, h - 1); j++)
+		for (int i = max(r.i0, 0); i <= min(r.i1, w - 1); i++)
+			gr_add(r, xl, yl, a2, gauss, nch, i, j, w, img);
+}
+
+__global__ void gr_deposit_atomic_big(const struct gr_rec *rec, const uint8_t *level,
+				      const uint32_t *big, const uint32_t *nbig,
+				      struct gr_levels lev, int gauss, int nch, float *hdr)
+{
+	const int lane = threadIdx.x & 31;
+	const uint32_t nb = *nbig;
+	const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
+	for (uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nb; k += nwarps) {
+		const uint32_t s = big[k];
+		const struct gr_rec r = rec[s];
+		const int L = level[s], w = lev.w[L], h = lev.h[L];
+		float *img = hdr + lev.off[L];
+		const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
+		const int i0 = max(r.i0, 0), j0 = max(r.j0, 0);
+		const int bw = min(r.i1, w - 1) - i0 + 1, area = bw * (min(r.j1, h - 1) - j0 + 1);
+		for (int e = lane; e < area; e += 32) /* <= (2 * 1.5 * 16 + 1)^2 cells: 32 bits */
+			gr_add(r, xl, yl, a2, gauss, nch, i0 + e % bw, j0 + e / bw, w, img);
+	}
+}
+
+int gr_deposit_atomic(struct gpu_render *gr, int n, int nch)
+{
+	const int gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
+	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, gr->lev.floats * sizeof(float), gr->stream));
+	gr_deposit_atomic_small<<<gr_blocks(n), GR_THREADS, 0, gr->stream>>>(
+		gr->d_rec, gr->d_level, gr->d_count, n, gr->lev, gauss, nch, gr->d_hdr);
+	CUDA_CHECK(cudaGetLastError());
+	gr_deposit_atomic_big<<<1024, GR_THREADS, 0, gr->stream>>>(
+		gr->d_rec, gr->d_level, gr->d_big, gr->d_nbig, gr->lev, gauss, nch, gr->d_hdr);
+	CUDA_CHECK(cudaGetLastError());
+	/* Every level (bit 0 is the picture itself); density: channel 0 to all. */
+	return gr_lod_upsample(gr, (1u << RENDER_LOD_LEVELS) - 1u, nch);
+}

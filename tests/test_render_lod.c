@@ -1,0 +1,371 @@
+/* test_render_lod.c - level-of-detail splatting (render.h RENDER_LOD_*):
+ * footprints wider than RENDER_LOD_RADIUS_PX are deposited on a coarser
+ * grid and upsampled bilinearly.
+ *
+ * Checks, each against an expectation computed here from the definitions:
+ *   - the level rule (smallest L with r <= 2^L RENDER_LOD_RADIUS_PX) and
+ *     the grid sizes (ceil(n / 2^L));
+ *   - one body vs its exact level-0 splat (kernel formula sampled at every
+ *     pixel centre, divided by the sum; computed here): max |image - exact|
+ *     <= RENDER_LOD_ERROR_CUBIC / _GAUSS of the exact peak, at the radii
+ *     just past each level's threshold (coarsest sampling: r / 2^L just
+ *     over RENDER_LOD_RADIUS_PX / 2) and at the 256 px cap, several
+ *     sub-cell positions; its image total equals its weight to 1e-6;
+ *   - at r = RENDER_LOD_RADIUS_PX (level 0) the image is the exact splat
+ *     to float rounding: no LOD below the threshold;
+ *   - the edge rule: a body centred on the image's corner keeps 1/4 of its
+ *     weight, on an edge 1/2 (its coarse footprint is symmetric about a
+ *     cell boundary; the clamp keeps the left/top edges exact, the image
+ *     size is a multiple of the cell);
+ *   - many bodies from 0.3 to 256 px, all inside: total = sum of weights;
+ *   - GPU vs CPU per pixel within gpu_render.h's tolerance, bodies on every
+ *     level, on an image whose size is no multiple of the cells, tiled and
+ *     atomic, cubic, gaussian and density mode (SKIP without a GPU).
+ *
+ * Run: make CUDA_ARCH=sm_90 BUILD=/tmp/b /tmp/b/tests/test_render_lod && /tmp/b/tests/test_render_lod */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "kernels/gpu.h"
+#include "kernels/gpu_render.h"
+#include "render/render.h"
+
+static struct scene *scene_new(int w, int h, enum scene_kernel k, double smoothing)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	ck_assert_ptr_nonnull(sc);
+	sc->render.width = w;
+	sc->render.height = h;
+	sc->render.kernel = k;
+	sc->render.smoothing = smoothing;
+	sc->render.neighbours = 32;
+	sc->render.exposure = 1;
+	sc->render.gamma = 1;
+	sc->render.tonemap = SCENE_TONEMAP_LINEAR;
+	sc->render.mode = SCENE_COLOR_COMPONENTS;
+	sc->output.frames = 1;
+	return sc;
+}
+
+/* Camera at (0,-10,0) looking at the origin, z up, 60 degrees. */
+static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
+/* Internal = scene * factor: positions doubled, masses quadrupled. */
+static const struct sim_units u_test = {2.0, 1.0, 4.0, 1.0, 1.0};
+static const float comp_colors[3][3] = {{1, 0.5f, 0.25f}, {0.2f, 1, 0.7f}, {0.9f, 0.1f, 1}};
+
+static double focal(int h)
+{
+	return 0.5 * h / tan(30.0 * M_PI / 180.0);
+}
+
+/* Body b of st at continuous pixel (x, y) with kernel radius r px under
+ * smoothing h (depth h f / r), weight m (scene units). Positions are
+ * rounded to float, as the GPU stores them: the caller reads the radius
+ * back from render_view_project when it needs it exactly. */
+static void place(struct sim_state *st, size_t b, int w, int hgt, double x, double y, double r,
+		  double h, double m)
+{
+	double f = focal(hgt), z = h * f / r;
+	double p[3] = {z * (x - 0.5 * w) / f, cam_std.pos[1] + z, -z * (y - 0.5 * hgt) / f};
+	for (int d = 0; d < 3; d++)
+		st->pos[3 * b + d] = (float)(p[d] * u_test.length);
+	st->mass[b] = (float)(m * u_test.mass);
+}
+
+static void state_new(struct sim_state *st, size_t n)
+{
+	memset(st, 0, sizeof *st);
+	ck_assert_int_eq(sim_state_alloc(st, n, 3), 0);
+	for (int c = 0; c < 3; c++) {
+		snprintf(st->comps[c].name, sizeof st->comps[c].name, "c%d", c);
+		memcpy(st->comps[c].color, comp_colors[c], sizeof comp_colors[c]);
+	}
+	for (size_t i = 0; i < n; i++)
+		st->comp[i] = (uint16_t)(i % 3);
+}
+
+static double total(const struct render_image *img, int c)
+{
+	double s = 0;
+	for (size_t i = 0; i < (size_t)img->w * img->h; i++)
+		s += img->rgb[3 * i + c];
+	return s;
+}
+
+/* Kernel shape at q = d / r, from the formulas of render/splat.c. */
+static double shape(enum scene_kernel k, double q)
+{
+	if (k == SCENE_KERNEL_GAUSSIAN)
+		return q > 1.5 ? 0.0 : exp(-2.0 * q * q);
+	if (q >= 1)
+		return 0;
+	return q <= 0.5 ? 1 - 6 * q * q + 6 * q * q * q : 2 * pow(1 - q, 3);
+}
+
+START_TEST(level_rule_and_grid_sizes)
+{
+	double R = RENDER_LOD_RADIUS_PX;
+	ck_assert_int_eq(render_lod_level(0.1), 0);
+	ck_assert_int_eq(render_lod_level(R), 0);
+	ck_assert_int_eq(render_lod_level(R * 1.0001), 1);
+	ck_assert_int_eq(render_lod_level(2 * R), 1);
+	ck_assert_int_eq(render_lod_level(2 * R * 1.0001), 2);
+	ck_assert_int_eq(render_lod_level(8 * R * 1.0001), 4);
+	ck_assert_int_eq(render_lod_level(RENDER_MAX_RADIUS_PX), RENDER_LOD_LEVELS - 1);
+	ck_assert(RENDER_MAX_RADIUS_PX <= R * (1 << (RENDER_LOD_LEVELS - 1)));
+	ck_assert_int_eq(render_lod_dim(1080, 0), 1080);
+	ck_assert_int_eq(render_lod_dim(1080, 4), 68);  /* 67.5 rounded up */
+	ck_assert_int_eq(render_lod_dim(1920, 4), 120);
+	ck_assert_int_eq(render_lod_dim(1, 3), 1);
+}
+END_TEST
+
+/* One body at (x, y) with radius r on a w x h image (footprint inside):
+ * worst |lod - exact| / exact peak, and checks the total. */
+static double single_body_error(enum scene_kernel k, int w, int h, double x, double y, double r)
+{
+	struct scene *sc = scene_new(w, h, k, 1.0);
+	struct sim_state st;
+	state_new(&st, 1);
+	place(&st, 0, w, h, x, y, r, 1.0, 1.0);
+	/* The exact position and radius the renderer sees (float positions). */
+	struct render_view v;
+	render_view_make(&cam_std, w, h, &v);
+	double p[3] = {st.pos[0] / u_test.length, st.pos[1] / u_test.length,
+		       st.pos[2] / u_test.length}, bx, by, bz;
+	ck_assert_int_eq(render_view_project(&v, p, &bx, &by, &bz), 1);
+	double br = 1.0 / bz * v.focal_px, wt = st.mass[0] / u_test.mass * comp_colors[0][0];
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
+	double *ex = malloc((size_t)w * h * sizeof *ex), sum = 0, peak = 0, worst = 0;
+	ck_assert_ptr_nonnull(ex);
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++) {
+			double q = hypot(i + 0.5 - bx, j + 0.5 - by) / br;
+			ex[(size_t)j * w + i] = shape(k, q);
+			sum += ex[(size_t)j * w + i];
+		}
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		ex[i] *= wt / sum;
+		peak = fmax(peak, ex[i]);
+	}
+	for (size_t i = 0; i < (size_t)w * h; i++)
+		worst = fmax(worst, fabs(img.rgb[3 * i] - ex[i]));
+	ck_assert_close(total(&img, 0), wt, 0, 1e-6);
+	free(ex);
+	render_image_free(&img);
+	sim_state_free(&st);
+	free(sc);
+	return worst / peak;
+}
+
+START_TEST(single_body_close_to_exact_splat)
+{
+	const double R = RENDER_LOD_RADIUS_PX;
+	/* Just past each threshold (r / 2^L just over R / 2), mid-level, cap. */
+	const double rs[] = {R * 1.003, 2 * R * 1.003, 4 * R * 1.003, 8 * R * 1.003, 3 * R,
+			     RENDER_MAX_RADIUS_PX};
+	const double off[4][2] = {{0.5, 0.5}, {0.0, 0.0}, {7.3, 11.9}, {13.75, 2.25}};
+	for (int k = 0; k < 2; k++) {
+		enum scene_kernel kern = k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC;
+		double bound = k ? RENDER_LOD_ERROR_GAUSS : RENDER_LOD_ERROR_CUBIC, worst = 0;
+		for (size_t a = 0; a < sizeof rs / sizeof rs[0]; a++)
+			for (int o = 0; o < 4; o++) {
+				/* Image: support + 2 cells each side, w a multiple of 16. */
+				int half = (int)ceil((k ? 1.5 : 1.0) * rs[a]) + 40;
+				int w = 2 * half + (a % 2 ? 16 : 0), h = 2 * half;
+				double e = single_body_error(kern, w, h, half + off[o][0],
+							     half + off[o][1], rs[a]);
+				ck_assert_msg(e <= bound, "%s r = %g offset %d: max error %.4f of the peak > %g",
+					      k ? "gaussian" : "cubic", rs[a], o, e, bound);
+				worst = fmax(worst, e);
+			}
+		printf("LOD %s: worst |lod - exact| = %.4f of the peak (bound %g)\n",
+		       k ? "gaussian" : "cubic", worst, bound);
+	}
+}
+END_TEST
+
+/* r = RENDER_LOD_RADIUS_PX is level 0: the exact splat to float rounding. */
+START_TEST(threshold_radius_is_exact)
+{
+	for (int k = 0; k < 2; k++) {
+		enum scene_kernel kern = k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC;
+		double e = single_body_error(kern, 96, 80, 48.3, 40.6, RENDER_LOD_RADIUS_PX * 0.999);
+		ck_assert_msg(e < 1e-5, "level 0 differs from the exact splat by %g of the peak", e);
+	}
+}
+END_TEST
+
+/* A body centred on the top-left corner keeps 1/4 of its weight, one on
+ * the left edge or the top edge 1/2, one on the bottom-right corner 1/4:
+ * levels 1 to 4 (cells 2 to 16 px; the image a multiple of 16). */
+START_TEST(edge_bodies_keep_their_share)
+{
+	const int w = 576, h = 544;
+	const double r[] = {20, 50, 100, 150}; /* levels 1, 2, 3, 4 */
+	const double at[4][3] = {{0, 0, 0.25}, {0, 272, 0.5}, {288, 0, 0.5}, {576, 544, 0.25}};
+	for (int k = 0; k < 2; k++)
+		for (int a = 0; a < 4; a++)
+			for (int e = 0; e < 4; e++) {
+				struct scene *sc = scene_new(w, h, k ? SCENE_KERNEL_GAUSSIAN
+								     : SCENE_KERNEL_CUBIC, 1.0);
+				struct sim_state st;
+				state_new(&st, 1);
+				/* (float positions put it ~1e-6 px off the edge) */
+				place(&st, 0, w, h, at[e][0], at[e][1], r[a], 1.0, 2.0);
+				struct render_image img;
+				ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+				ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
+				double wt = st.mass[0] / u_test.mass * comp_colors[0][0];
+				ck_assert_msg(NB_CLOSE(total(&img, 0), at[e][2] * wt, 0, 1e-5),
+					      "r %g at (%g, %g): total %.8g, want %.8g", r[a],
+					      at[e][0], at[e][1], total(&img, 0), at[e][2] * wt);
+				render_image_free(&img);
+				sim_state_free(&st);
+				free(sc);
+			}
+}
+END_TEST
+
+/* n bodies with radii from 0.3 to 256 px (every level), footprints inside
+ * a w x h image; h: smoothing. */
+static void mixed_bodies(struct sim_state *st, size_t n, int w, int h, double margin, uint64_t seed)
+{
+	state_new(st, n);
+	for (size_t i = 0; i < n; i++) {
+		double u0 = sim_rng_uniform(seed, i, 0), u1 = sim_rng_uniform(seed, i, 1);
+		double u2 = sim_rng_uniform(seed, i, 2), u3 = sim_rng_uniform(seed, i, 3);
+		double r = 0.3 * pow(256 / 0.3, u0); /* log-uniform */
+		double R = margin * r + 18;
+		double x = R + (w - 2 * R) * u1, y = R + (h - 2 * R) * u2;
+		if (!(w > 2 * R && h > 2 * R)) { /* too big for the frame: centred */
+			x = 0.5 * w + 3 * u1;
+			y = 0.5 * h + 3 * u2;
+		}
+		place(st, i, w, h, x, y, r, 0.5, 0.1 + u3);
+	}
+}
+
+START_TEST(mixed_levels_conserve_mass)
+{
+	const int w = 832, h = 832; /* the 256 px gaussian (support 384 px) fits */
+	for (int k = 0; k < 2; k++) {
+		struct scene *sc = scene_new(w, h, k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC, 0.5);
+		struct sim_state st;
+		mixed_bodies(&st, 300, w, h, k ? 1.5 : 1.0, 9);
+		double want[3] = {0, 0, 0};
+		for (size_t i = 0; i < st.n; i++)
+			for (int c = 0; c < 3; c++)
+				want[c] += st.mass[i] / u_test.mass * comp_colors[st.comp[i]][c];
+		struct render_image img;
+		ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+		ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
+		for (int c = 0; c < 3; c++)
+			ck_assert_close(total(&img, c), want[c], 0, 1e-6);
+		render_image_free(&img);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
+/* ---- GPU vs CPU ---- */
+
+static int have_gpu(void)
+{
+	char why[256];
+	if (gpu_probe(why, sizeof why))
+		return 1;
+	printf("SKIP: %s\n", why);
+	return 0;
+}
+
+/* The stated HDR tolerance (gpu_render.h), every value. */
+static void expect_hdr_close(const float *g, const float *c, int w, int h, const char *what)
+{
+	size_t nv = (size_t)w * h * 3;
+	double cmax = 0, worst = 0, sg = 0, scpu = 0;
+	for (size_t k = 0; k < nv; k++)
+		cmax = fmax(cmax, fabs(c[k]));
+	ck_assert_msg(cmax > 0, "%s: empty reference image", what);
+	for (size_t k = 0; k < nv; k++) {
+		double tol = 1e-4 * cmax + 1e-3 * fabs(c[k]);
+		double err = fabs((double)g[k] - c[k]);
+		worst = fmax(worst, err / tol);
+		ck_assert_msg(err <= tol, "%s: value %zu (pixel %zu,%zu ch %zu): gpu %.9g cpu %.9g", what,
+			      k, k / 3 % w, k / 3 / w, k % 3, g[k], c[k]);
+		sg += g[k];
+		scpu += c[k];
+	}
+	ck_assert_close(sg, scpu, 0, 1e-5);
+	printf("%s: worst |gpu-cpu| / tolerance = %.3g\n", what, worst);
+}
+
+static void gpu_case(enum scene_kernel k, enum scene_colormode mode, enum gpu_render_method m,
+		     const char *what)
+{
+	/* 330 x 202: no multiple of any cell, so edge cells hang over. */
+	const int w = 330, h = 202;
+	struct scene *sc = scene_new(w, h, k, 0.5);
+	sc->render.mode = mode;
+	struct sim_state st;
+	mixed_bodies(&st, 1500, w, h, -0.5, 21); /* many footprints cross the edges */
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
+	struct gpu_render_params p;
+	gpu_render_default_params(&p);
+	p.outputs = GPU_RENDER_OUT_RGB16;
+	p.slots = 1;
+	p.method = m;
+	struct gpu_render *gr = NULL;
+	struct gpu_render_input in;
+	float *g = malloc((size_t)w * h * 3 * sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(gpu_render_create(sc, &st, &u_test, &p, &gr), 0);
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_download_hdr(gr, g), 0);
+	expect_hdr_close(g, img.rgb, w, h, what);
+	gpu_render_free(&gr);
+	free(g);
+	render_image_free(&img);
+	sim_state_free(&st);
+	free(sc);
+}
+
+START_TEST(gpu_matches_cpu_on_every_level)
+{
+	if (!have_gpu())
+		return;
+	for (int m = 0; m < 2; m++) {
+		enum gpu_render_method me = (enum gpu_render_method)m;
+		gpu_case(SCENE_KERNEL_CUBIC, SCENE_COLOR_COMPONENTS, me, m ? "lod cubic atomic" : "lod cubic tiled");
+		gpu_case(SCENE_KERNEL_GAUSSIAN, SCENE_COLOR_COMPONENTS, me, m ? "lod gaussian atomic" : "lod gaussian tiled");
+		gpu_case(SCENE_KERNEL_CUBIC, SCENE_COLOR_DENSITY, me, m ? "lod density atomic" : "lod density tiled");
+	}
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("render_lod");
+	TCase *tc = tcase_create("render_lod");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_add_test(tc, level_rule_and_grid_sizes);
+	tcase_add_test(tc, single_body_close_to_exact_splat);
+	tcase_add_test(tc, threshold_radius_is_exact);
+	tcase_add_test(tc, edge_bodies_keep_their_share);
+	tcase_add_test(tc, mixed_levels_conserve_mass);
+	tcase_add_test(tc, gpu_matches_cpu_on_every_level);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
