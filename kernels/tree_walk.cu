@@ -414,8 +414,8 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			n_p2p += nb;
 		}
 		if (LOC > 0 && nf > 0) {
-			far_cell<MP, POT, DIST>(fc, sm->far[lane], lane < nf, node_open, node_mq0,
-						node_mq1, gcx, gcy, gcz, eps2, lane);
+			far_cell<MP, POT, DIST>(fc, lane < nf ? sm->far[lane] : 0, lane < nf, node_open,
+						node_mq0, node_mq1, gcx, gcy, gcz, eps2, lane);
 			n_m2l += nf;
 		}
 		__syncwarp(); /* the next group reuses the lists */
