@@ -25,27 +25,32 @@
  * Search. One warp per leaf: lane t owns the leaf's body t (consecutive in
  * Morton order, so the 32 are close together). The warp walks the tree
  * once for all 32, depth-first from a stack in shared memory (cells
- * identical for every lane). At a node each lane computes the squared
- * distance from its body to each child's box; a child is pushed if some
- * lane still wants it (distance < that lane's current k-th squared
- * distance), nearest (smallest such distance) popped first, and re-tested
- * when popped (the bounds have shrunk since). At a leaf each lane loads
- * one body into shared memory, each is then read by all lanes in turn (a
- * broadcast) and every lane tests it against its own k-th distance (one
- * compare for most), keeping its k smallest squared distances in a
- * max-heap (local memory).
+ * identical for every lane). At a node lanes 0-7 each measure one child's
+ * box against the box of the warp's own leaf; a child is pushed when that
+ * box-to-box distance is below the largest current k-th distance among
+ * the lanes (so whenever some lane could want it), nearest first, and
+ * when popped every lane tests it against its own k-th distance (the
+ * bounds have shrunk since). At a leaf each lane loads one body into
+ * shared memory, each is then read by all lanes in turn (a broadcast) and
+ * every lane tests it against its own k-th distance, 8 at a time (one
+ * compare of their minimum for most), keeping its k + 1 smallest squared
+ * distances in a max-heap (local memory): its own body is one of them, at
+ * exactly 0, so no candidate is tested for being the body itself, and
+ * the (k + 1)-th smallest is the k-th nearest other body.
  *
  * Exactness. Candidate and box distances are formed the same way, in
- * float, with rounded operations that never fuse (__fsub_rn, __fmul_rn,
- * __fadd_rn): per axis the box gap max(lo - p, p - hi, 0) is at most
- * |q - p| for any body q in the box, and every rounded operation is
- * monotone, so the box's squared distance is <= that of every body in it,
- * bit for bit. A box is skipped only when its distance is >= the lane's
- * current k-th, so nothing skipped could have entered the heap: the result
- * is exactly the k-th smallest float squared distance over all drawn
- * bodies, i.e. a float brute-force search. Against the CPU's double search
- * it differs only by float rounding of the coordinates and distances
- * (~3e-7 relative; the contract allows 1e-5).
+ * float, with rounded operations: per axis a difference or box gap by
+ * __fsub_rn, then fma(x, x, fma(y, y, z * z)), each step correctly rounded
+ * and so monotone in |x|, |y|, |z|. The box gap max(lo - p, p - hi, 0) is
+ * at most |q - p| for any body q in the box (and the gap between two
+ * boxes at most that from any p in one), so a box's squared distance is
+ * <= that of every body in it, bit for bit. A box is skipped only when
+ * its distance is >= the lane's current k-th, so nothing skipped could
+ * have entered the heap: the result is exactly the k-th smallest float
+ * squared distance over all drawn bodies, i.e. a float brute-force
+ * search. Against the CPU's double search it differs only by float
+ * rounding of the coordinates and distances (~2e-7 relative; the contract
+ * allows 1e-5).
  *
  * Start. Before the walk the warp scans the leaves around its own in key
  * order (at least k + 1 bodies), so every lane has a k-th distance to
@@ -59,9 +64,14 @@
  * scanned the 3x3x3 cells around each body at one level of the Morton
  * grid (175 / 1083 ms); v2 had one thread per body descend the implicit
  * octree of the sorted keys with binary searches in global memory and a
- * 160-entry stack in local memory (29 / 286 ms, latency-bound); this walk
- * shares the tree work and the candidate loads among the 32 bodies of a
- * leaf (5.0 / 44 ms, issue-bound: ~75 % of issue slots busy). */
+ * 160-entry stack in local memory (29 / 286 ms, latency-bound); v3 shared
+ * the tree work and the candidate loads among the 32 bodies of a leaf
+ * (5.0 / 44 ms, issue-bound: ~75 % of issue slots busy); this one tests
+ * candidates 8 at a time with fused distances and the body counted as its
+ * own neighbour (3.55 / 32.8 ms) and children against the group's box
+ * (3.28 / 28.9 ms). Tried and dropped: boxes of 8 bodies inside each leaf,
+ * tested per lane before scanning them (half the candidates in a CPU
+ * emulation, but no faster on the H100: 3.28 / 28.9 ms). */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
@@ -71,6 +81,7 @@
 #define AD_BBOX_BLOCKS 256
 #define AD_LEAF 32          /* bodies per leaf = lanes per warp */
 #define AD_FAN 8            /* children per node */
+#define AD_GROUP 8          /* candidates tested together (one compare of their minimum) */
 #define AD_MAXLEV 12        /* 32 * 8^11 bodies */
 #define AD_STACK (7 * AD_MAXLEV + 4) /* depth-first: <= 7 waiting siblings per level */
 #define AD_WARPS 4          /* warps per search block */
@@ -261,82 +272,137 @@ __global__ void ad_node_boxes(float4 *lo, float4 *hi, int off_child, int nchild,
 	hi[off + j] = b;
 }
 
-/* Squared distance from p to the box [a, b] and from p to q: the same
- * unfused rounded operations (the exactness argument at the top). */
+/* Squared distances, all formed the same way (the exactness argument at
+ * the top): per-axis differences or box gaps by rounded subtraction, then
+ * fma(x, x, fma(y, y, z * z)) - correctly rounded at each step, so
+ * monotone in |x|, |y|, |z|. */
+__device__ __forceinline__ float ad_sq3(float x, float y, float z)
+{
+	return __fmaf_rn(x, x, __fmaf_rn(y, y, __fmul_rn(z, z)));
+}
+
+/* From p to the box [a, b]. */
 __device__ __forceinline__ float ad_box_d2(float4 p, float4 a, float4 b)
 {
-	const float dx = fmaxf(fmaxf(__fsub_rn(a.x, p.x), __fsub_rn(p.x, b.x)), 0.0f);
-	const float dy = fmaxf(fmaxf(__fsub_rn(a.y, p.y), __fsub_rn(p.y, b.y)), 0.0f);
-	const float dz = fmaxf(fmaxf(__fsub_rn(a.z, p.z), __fsub_rn(p.z, b.z)), 0.0f);
-	return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+	return ad_sq3(fmaxf(fmaxf(__fsub_rn(a.x, p.x), __fsub_rn(p.x, b.x)), 0.0f),
+		      fmaxf(fmaxf(__fsub_rn(a.y, p.y), __fsub_rn(p.y, b.y)), 0.0f),
+		      fmaxf(fmaxf(__fsub_rn(a.z, p.z), __fsub_rn(p.z, b.z)), 0.0f));
 }
 
-__device__ __forceinline__ float ad_d2(float4 p, float qx, float qy, float qz)
+/* From the box [ga, gb] to the box [a, b]: <= ad_box_d2(p, a, b) for
+ * every p in [ga, gb] (each gap only shrinks). */
+__device__ __forceinline__ float ad_boxbox_d2(float4 ga, float4 gb, float4 a, float4 b)
 {
-	const float ex = __fsub_rn(qx, p.x), ey = __fsub_rn(qy, p.y), ez = __fsub_rn(qz, p.z);
-	return __fadd_rn(__fadd_rn(__fmul_rn(ex, ex), __fmul_rn(ey, ey)), __fmul_rn(ez, ez));
+	return ad_sq3(fmaxf(fmaxf(__fsub_rn(a.x, gb.x), __fsub_rn(ga.x, b.x)), 0.0f),
+		      fmaxf(fmaxf(__fsub_rn(a.y, gb.y), __fsub_rn(ga.y, b.y)), 0.0f),
+		      fmaxf(fmaxf(__fsub_rn(a.z, gb.z), __fsub_rn(ga.z, b.z)), 0.0f));
 }
 
-/* Max-heap of the k smallest squared distances (top = largest kept). */
-__device__ __forceinline__ void ad_heap_push(float *hp, int &size, int k, float d2)
+/* From p to q. */
+__device__ __forceinline__ float ad_d2(float4 p, float4 q)
 {
-	if (size < k) {
-		int i = size++;
-		while (i > 0) {
-			int p = (i - 1) >> 1;
-			if (hp[p] >= d2)
+	return ad_sq3(__fsub_rn(q.x, p.x), __fsub_rn(q.y, p.y), __fsub_rn(q.z, p.z));
+}
+
+/* A lane's k + 1 smallest squared distances (its own 0 among them): a
+ * max-heap, 1-based, in hv (local memory, float2 so that the two children
+ * 2i, 2i + 1 of node i are one load, hv2[i]). size < K1: filling (every
+ * candidate enters, sifted up); then a candidate below the top replaces
+ * it, sifted down, with -inf at K1 + 1 as the missing right child of an
+ * even K1. kthb: the top's float bits once full, AD_FULL before. */
+#define AD_HV(KMAX) ((KMAX) / 2 + 2) /* float2 entries: indices up to KMAX + 3 */
+
+template <int KMAX>
+__device__ __forceinline__ void ad_heap_push(float2 (&hv2)[AD_HV(KMAX)], int &size, int K1,
+					     float d2, unsigned &kthb)
+{
+	float *hv = reinterpret_cast<float *>(hv2);
+	int i;
+	if (size < K1) {
+		i = ++size;
+		while (i > 1) {
+			const float vp = hv[i >> 1];
+			if (vp >= d2)
 				break;
-			hp[i] = hp[p];
-			i = p;
+			hv[i] = vp;
+			i >>= 1;
 		}
-		hp[i] = d2;
+		hv[i] = d2;
+		if (size == K1) {
+			hv[K1 + 1] = -INFINITY;
+			kthb = __float_as_uint(hv[1]);
+		}
 		return;
 	}
-	int i = 0;
+	i = 1;
 	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-		float vm = d2;
-		if (l < k && hp[l] > vm) {
-			m = l;
-			vm = hp[l];
-		}
-		if (r < k && hp[r] > vm)
-			m = r;
-		if (m == i)
+		const int l = 2 * i;
+		if (l > K1)
 			break;
-		hp[i] = hp[m];
-		i = m;
+		const float2 c = hv2[i];
+		const float vm = fmaxf(c.x, c.y);
+		if (!(vm > d2))
+			break;
+		hv[i] = vm;
+		i = c.y > c.x ? l + 1 : l;
 	}
-	hp[i] = d2;
+	hv[i] = d2;
+	kthb = __float_as_uint(hv[1]);
 }
 
-/* Every lane tests the drawn bodies of leaf j against its own heap; the
- * warp stages them in sl (32 float4 of shared memory, read back as
- * broadcasts); i: the lane's own sorted index (never its own neighbour).
- * The loop is not unrolled: an earlier version (bodies broadcast by
- * __shfl_sync, loop unrolled by the compiler with the heap insertion
- * inlined in each copy) was 7x larger and stalled on instruction fetch
- * (H100, galaxies 1M: 8.2 ms against 5.0 ms). Buffering the accepted
- * distances and inserting them after the loop (lanes side by side)
- * measured 7 % slower. */
+/* Every lane tests the drawn bodies of leaf j against its own heap (its
+ * own body too, at 0: no self test per candidate). The warp stages the
+ * leaf in sl (32 float4 of shared memory, read back as broadcasts). In
+ * groups of 8: the 8 distances unrolled, one compare of their minimum
+ * against the lane's k-th; only where that passes does the lane go
+ * through the ones it accepts, one heap insertion at a time (the
+ * insertion is in the loop once: a version with it inlined in every
+ * unrolled copy was 7x larger and stalled on instruction fetch, H100
+ * galaxies 1M: 8.2 ms against 5.0). */
 template <int KMAX>
-__device__ __forceinline__ void ad_scan_leaf(const float4 *spos, float4 *sl, int j, int m, int i,
-					     int lane, float4 p, float (&hp)[KMAX], int &size, int K,
-					     unsigned &kthb)
+__device__ __forceinline__ void ad_scan_leaf(const float4 *spos, float4 *sl, int j, int m,
+					     int lane, float4 p, float2 (&hv2)[AD_HV(KMAX)],
+					     int &size, int K1, unsigned &kthb)
 {
-	const int first = j * AD_LEAF, cnt = min(AD_LEAF, m - first), self = i - first;
+	const int first = j * AD_LEAF, cnt = min(AD_LEAF, m - first);
 	__syncwarp();
 	if (lane < cnt)
 		sl[lane] = spos[first + lane];
 	__syncwarp();
-#pragma unroll 1
-	for (int t = 0; t < cnt; t++) {
-		const float4 c = sl[t];
-		const float d2 = ad_d2(p, c.x, c.y, c.z);
-		if (__float_as_uint(d2) < kthb && t != self) {
-			ad_heap_push(hp, size, K, d2);
-			if (size == K)
-				kthb = __float_as_uint(hp[0]);
+	/* Groups as the bits of a mask: a plain loop over them spilled. */
+	unsigned gm = (1u << ((cnt + AD_GROUP - 1) / AD_GROUP)) - 1u;
+	while (gm) {
+		const int t0 = (__ffs(gm) - 1) * AD_GROUP;
+		gm &= gm - 1;
+		const int left = cnt - t0;
+		const unsigned valid = left >= AD_GROUP ? (1u << AD_GROUP) - 1u : (1u << left) - 1u;
+		float d[AD_GROUP];
+#pragma unroll
+		for (int u = 0; u < AD_GROUP; u++)
+			d[u] = ad_d2(p, sl[t0 + u]);
+		if (left < AD_GROUP) { /* the last leaf: sl past cnt is stale */
+#pragma unroll
+			for (int u = 0; u < AD_GROUP; u++)
+				if (u >= left)
+					d[u] = 0.0f;
+		}
+		float mn = d[0];
+#pragma unroll
+		for (int u = 1; u < AD_GROUP; u++)
+			mn = fminf(mn, d[u]);
+		if (__float_as_uint(mn) >= kthb)
+			continue;
+		unsigned acc = 0;
+#pragma unroll
+		for (int u = 0; u < AD_GROUP; u++)
+			acc |= (unsigned)(__float_as_uint(d[u]) < kthb) << u;
+		acc &= valid;
+		while (acc) {
+			const int u = __ffs(acc) - 1;
+			acc &= acc - 1;
+			const float du = ad_d2(p, sl[t0 + u]);
+			if (__float_as_uint(du) < kthb)
+				ad_heap_push<KMAX>(hv2, size, K1, du, kthb);
 		}
 	}
 }
@@ -358,7 +424,7 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 	__shared__ float4 s_lo[AD_WARPS][AD_STACK], s_hi[AD_WARPS][AD_STACK];
 	__shared__ float4 s_leaf[AD_WARPS][AD_LEAF];
 	__shared__ int s_count[AD_MAXLEV], s_off[AD_MAXLEV]; /* lv, indexable without local memory */
-	float hp[KMAX];
+	float2 hv2[AD_HV(KMAX)];
 	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int leaf = blockIdx.x * AD_WARPS + w;
 	if (threadIdx.x == 0) {
@@ -379,17 +445,20 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 			h_by_id[id ? id[slot[i]] : slot[i]] = fallback;
 		return;
 	}
+	const int K1 = K + 1; /* the body itself is one of them, at 0 */
 	const float4 p = spos[active ? i : base];
 	unsigned kthb = active ? AD_FULL : 0u;
 	int size = 0, top = 0;
 	/* Start from the leaves around our own in key order (at least K + 1
-	 * bodies): every lane then has a k-th distance to prune with before the
-	 * walk, which skips these leaves. Without it a lane's heap fills from
-	 * whatever its group's nearest-first order brings, far from it: ~4x
-	 * more leaves walked and ~8x more heap insertions. */
+	 * bodies, our own leaf among them: each lane meets itself once): every
+	 * lane then has a k-th distance to prune with before the walk, which
+	 * skips these leaves. Without it a lane's heap fills from whatever its
+	 * group's nearest-first order brings, far from it: ~4x more leaves
+	 * walked and ~8x more heap insertions. */
 	const int R = (K + 63) / 64;
 	for (int j = max(leaf - R, 0); j <= leaf + R && j * AD_LEAF < m; j++)
-		ad_scan_leaf(spos, s_leaf[w], j, m, i, lane, p, hp, size, K, kthb);
+		ad_scan_leaf<KMAX>(spos, s_leaf[w], j, m, lane, p, hv2, size, K1, kthb);
+	const float4 ga = blo[leaf], gb = bhi[leaf]; /* our drawn bodies' box */
 	const int root = lv.nlev - 1; /* s_off: lv.off[root] would copy lv to local memory */
 	if (lane == 0) {
 		float4 a = blo[s_off[root]];
@@ -408,12 +477,16 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 		const int node = __float_as_int(a.w), l = node >> 27, j = node & ((1 << 27) - 1);
 		if (l == 0) {
 			if (j < leaf - R || j > leaf + R) /* else scanned already */
-				ad_scan_leaf(spos, s_leaf[w], j, m, i, lane, p, hp, size, K, kthb);
+				ad_scan_leaf<KMAX>(spos, s_leaf[w], j, m, lane, p, hv2, size, K1,
+						   kthb);
 			continue;
 		}
-		/* Children: lane c < 8 loads child c's box; every lane measures
-		 * its distance to each; a child goes on the stack if some lane
-		 * wants it, keyed by the smallest such distance. */
+		/* Children: lane c < 8 loads child c's box and pushes it when it
+		 * is nearer our group's box than the largest k-th distance among
+		 * our lanes, keyed by that box-to-box distance. A superset of the
+		 * children some lane wants (each is tested lane by lane when
+		 * popped, with the bounds of then); it replaces every lane
+		 * measuring all 8 boxes (H100 galaxies 1M: 3.28 ms against 3.55). */
 		const int cj = AD_FAN * j + lane;
 		float4 ca = make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
 		float4 cb = make_float4(-INFINITY, -INFINITY, -INFINITY, 0.0f);
@@ -421,20 +494,10 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 			ca = blo[s_off[l - 1] + cj];
 			cb = bhi[s_off[l - 1] + cj];
 		}
-		unsigned key = AD_FULL;
-		for (int c = 0; c < AD_FAN; c++) {
-			float4 xa, xb;
-			xa.x = __shfl_sync(AD_FULL, ca.x, c), xa.y = __shfl_sync(AD_FULL, ca.y, c);
-			xa.z = __shfl_sync(AD_FULL, ca.z, c);
-			xb.x = __shfl_sync(AD_FULL, cb.x, c), xb.y = __shfl_sync(AD_FULL, cb.y, c);
-			xb.z = __shfl_sync(AD_FULL, cb.z, c);
-			const unsigned d = __float_as_uint(ad_box_d2(p, xa, xb));
-			/* an empty box (lo > hi) is wanted by nobody */
-			const unsigned want = (xa.x <= xb.x && d < kthb) ? d : AD_FULL;
-			const unsigned best = __reduce_min_sync(AD_FULL, want);
-			if (lane == c)
-				key = best;
-		}
+		const unsigned maxk = __reduce_max_sync(AD_FULL, kthb);
+		const unsigned d = __float_as_uint(ad_boxbox_d2(ga, gb, ca, cb));
+		/* an empty box (lo > hi, and lanes past 8): nobody */
+		const unsigned key = (ca.x <= cb.x && d < maxk) ? d : AD_FULL;
 		const unsigned push = __ballot_sync(AD_FULL, lane < AD_FAN && key != AD_FULL);
 		/* Farthest deepest in the stack: rank = pushed children with a
 		 * larger key (ties by lane). */
@@ -453,7 +516,8 @@ ad_knn(const uint32_t *slot, const float4 *spos, const float4 *blo, const float4
 	}
 	if (i < n)
 		h_by_id[id ? id[slot[i]] : slot[i]] =
-			active ? (float)(sqrt((double)hp[0]) / length) : fallback;
+			active ? (float)(sqrt((double)reinterpret_cast<float *>(hv2)[1]) / length)
+			       : fallback;
 }
 
 static void ad_levels_of(size_t n, struct ad_levels *lv)

@@ -3,7 +3,7 @@
  *   render_splat.cu     bodies -> HDR image (footprints, tiled gather)
  *   render_splat_atomic.cu  the atomic deposit (GPU_RENDER_ATOMIC)
  *   render_lod.cu       level-of-detail grids and their upsampling (render.h)
- *   render_adaptive.cu  adaptive h: k-th neighbour distance on a grid
+ *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
