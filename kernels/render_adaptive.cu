@@ -54,24 +54,17 @@
  *
  * Start. Before the walk the warp scans the leaves around its own in key
  * order (at least k + 1 bodies), so every lane has a k-th distance to
- * prune with; the walk skips those leaves. Without it a lane's heap fills
- * from whatever its group's nearest-first order brings (far from a lane
- * unlike its neighbours): in a CPU emulation of the kernel on the
- * galaxies bench set (1M, k = 32) 200 leaves walked and ~790 heap
- * insertions per lane, against 59 and ~90 with it.
+ * prune with; the walk skips those leaves (in a CPU emulation, galaxies
+ * 1M, k = 32: 59 leaves walked and ~90 heap insertions per lane, against
+ * 200 and ~790 without).
  *
- * History (H100, galaxies 1080p bench, k = 32, 1M / 10M bodies): v1
- * scanned the 3x3x3 cells around each body at one level of the Morton
- * grid (175 / 1083 ms); v2 had one thread per body descend the implicit
- * octree of the sorted keys with binary searches in global memory and a
- * 160-entry stack in local memory (29 / 286 ms, latency-bound); v3 shared
- * the tree work and the candidate loads among the 32 bodies of a leaf
- * (5.0 / 44 ms, issue-bound: ~75 % of issue slots busy); this one tests
- * candidates 8 at a time with fused distances and the body counted as its
- * own neighbour (3.55 / 32.8 ms) and children against the group's box
- * (3.28 / 28.9 ms). Tried and dropped: boxes of 8 bodies inside each leaf,
- * tested per lane before scanning them (half the candidates in a CPU
- * emulation, but no faster on the H100: 3.28 / 28.9 ms). */
+ * History (H100, galaxies 1080p bench, k = 32, 1M / 10M bodies): a 3x3x3
+ * cell scan (175 / 1083 ms); one thread per body down the implicit octree
+ * (29 / 286 ms, latency-bound); one warp per leaf (5.0 / 44 ms,
+ * issue-bound); candidates 8 at a time, fma distances, the body its own
+ * neighbour (3.55 / 32.8 ms); children against the group's box (3.28 /
+ * 28.9 ms). Per-lane tests of 8-body boxes inside each leaf halved the
+ * candidates in a CPU emulation but gained nothing on the H100: dropped. */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
