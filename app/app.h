@@ -31,6 +31,29 @@ struct app_result {
  * the frames so far, other partial outputs removed). */
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res);
 
+/* One view of a shared simulation (app_run_views): its scene and outcome. */
+struct app_view {
+	const struct scene *sc; /* its camera, render and output keys are its own */
+	struct app_result res;  /* filled by app_run_views */
+	int rc;                 /* this view's outcome: 0, NB_EINPUT, NB_ERUNTIME, NB_EINTR */
+};
+
+/* Simulate once, film several views: the bodies, simulation and frames of
+ * views[0].sc, rendered and written through every view's own camera,
+ * render and output keys (video, PNG frames, preview, statistics - the
+ * same rows for every view -, state CSVs, resolved scene), each view's
+ * directory as if it had run alone. The caller guarantees that the scenes
+ * differ only in camera.*, render.* and output.* other than output.frames
+ * (docs/batch.md, "Simulating once for several views"); output.frames and
+ * the body count are checked here (NB_EINPUT for every view otherwise).
+ * A view whose outputs fail (a directory it cannot create, a write error,
+ * a camera that follows nothing) stops alone, its partial outputs removed,
+ * and the others go on; a failure of the simulation itself fails every
+ * view still running. app_run is the one-view case. Returns 0 when every
+ * view succeeded, else the first failing view's rc; each view's own
+ * outcome is in views[i].rc and views[i].res. */
+int app_run_views(struct app_view *views, int nviews, int backend_cli);
+
 /* Where the resolved scene of sc is stored: output.resolved_scene if set,
  * else beside the first output that is set (video, stats, final_state,
  * initial_state, preview: NAME with its extension replaced by

@@ -1,12 +1,16 @@
-/* run.c - one render run: scene -> bodies -> steps -> frames -> files.
+/* run.c - one render run: scene -> bodies -> steps -> frames -> files,
+ * filmed through one or several views (app_run_views; app_run is one view).
  *
  * Frame 0 shows the initial state; each later frame follows
- * simulation.steps_per_frame leapfrog steps. On the CPU the main thread
- * simulates and renders; the writer thread (output/) encodes while the next
- * frame is computed. When the engine runs on the GPU, app/run_gpu.c takes
- * the frame loop: simulation, rendering and encoding overlap there. Every
- * output appears under its final name only when complete; the resolved
- * scene is written last, so it marks a finished run. */
+ * simulation.steps_per_frame leapfrog steps. One simulation drives every
+ * view (struct run_view, run_view.h): each has its own camera, renderer,
+ * writer thread, statistics file and state CSVs, and fails alone. On the
+ * CPU the main thread simulates and renders each view in turn; the views'
+ * writer threads (output/) encode while the next frame is computed. When
+ * the engine runs on the GPU, app/run_gpu.c takes the frame loop:
+ * simulation, rendering and encoding overlap there. Every output appears
+ * under its final name only when complete; each view's resolved scene is
+ * written last, so it marks a finished view. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,7 @@
 #include "app.h"
 #include "progress.h"
 #include "run_gpu.h"
+#include "run_view.h"
 
 void app_resolved_scene_path(const struct scene *sc, char *buf)
 {
@@ -88,170 +93,278 @@ static int wants_frames(const struct scene *sc)
 	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0];
 }
 
-/* Per-body adaptive smoothing lengths, kept between frames and recomputed
- * every render.adaptive_every frames, exactly as the GPU renderer does. */
-struct cpu_smoothing {
-	double *h; /* n, scene units; NULL with fixed smoothing */
-	int frame; /* frame of the last recompute, -1 none */
-};
-
-/* Render the current state as frame f and queue it for the writer. */
-static int render_frame(const struct scene *sc, int f, const struct sim_state *st,
-			const struct sim_units *u, struct cpu_smoothing *sm, struct render_image *img,
-			uint16_t *rgb16, struct out_writer *w)
+void run_view_fail(struct run_view *v, int rc)
 {
+	if (v->rc)
+		return;
+	v->rc = rc ? rc : NB_ERUNTIME;
+	if (v->w) {
+		v->res->encode_s = out_writer_busy_seconds(v->w);
+		out_writer_close(&v->w, 0, 0);
+	}
+	if (v->stats) {
+		sim_stats_close(v->stats, v->sc->output.stats, 0);
+		v->stats = NULL;
+	}
+}
+
+int run_views_live(const struct run_view *v, int nv)
+{
+	int live = 0;
+	for (int i = 0; i < nv; i++)
+		live += v[i].rc == 0;
+	return live;
+}
+
+/* The CPU renderer's buffers for view v of n bodies. */
+static int cpu_view_alloc(struct run_view *v, size_t n)
+{
+	const struct scene *sc = v->sc;
+	size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
+	if (render_image_alloc(&v->img, sc->render.width, sc->render.height))
+		return NB_ERUNTIME;
+	v->rgb16 = malloc(px * sizeof *v->rgb16);
+	if (!v->rgb16) {
+		log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
+		return NB_ERUNTIME;
+	}
+	if (sc->render.smoothing_adaptive && !(v->h = malloc((n ? n : 1) * sizeof *v->h))) {
+		log_error("out of memory for %zu smoothing lengths", n);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+/* Render the current state as frame f of view v and queue it for its
+ * writer. Adaptive smoothing lengths are kept between frames and
+ * recomputed every render.adaptive_every frames, as the GPU renderer does. */
+static int render_frame(struct run_view *v, int f, const struct sim_state *st,
+			const struct sim_units *u)
+{
+	const struct scene *sc = v->sc;
 	struct render_camera cam;
 	int rc = render_camera_at(sc, f, st, &cam);
 	if (rc)
 		return rc;
-	if (sm->h && (sm->frame < 0 || f - sm->frame >= sc->render.adaptive_every || f < sm->frame)) {
-		if ((rc = render_adaptive_h_state(sc, st, u, sm->h)))
+	if (v->h && (v->h_frame < 0 || f - v->h_frame >= sc->render.adaptive_every || f < v->h_frame)) {
+		if ((rc = render_adaptive_h_state(sc, st, u, v->h)))
 			return rc;
-		sm->frame = f;
+		v->h_frame = f;
 	}
-	render_image_clear(img);
-	rc = render_splat_h(sc, &cam, st, u, sm->h, img);
+	render_image_clear(&v->img);
+	rc = render_splat_h(sc, &cam, st, u, v->h, &v->img);
 	if (rc)
 		return rc;
-	render_tonemap(sc, img, rgb16);
-	struct out_frame fr = {.index = f, .w = img->w, .h = img->h, .rgb16 = rgb16};
-	return out_writer_push(w, &fr);
+	render_tonemap(sc, &v->img, v->rgb16);
+	struct out_frame fr = {.index = f, .w = v->img.w, .h = v->img.h, .rgb16 = v->rgb16};
+	return out_writer_push(v->w, &fr);
 }
 
-/* The frame loop on the CPU engine: simulate, sync, statistics, render
- * and queue each frame in turn (the writer thread encodes meanwhile). */
-static int run_cpu_frames(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
-			  const struct sim_units *u, FILE *stats, struct out_writer *w,
-			  struct render_image *img, uint16_t *rgb16, struct app_progress *prog,
-			  struct app_result *res)
+/* The frame loop on the CPU engine: simulate, sync, statistics (computed
+ * once, a row in every view's file), then render and queue each view's
+ * frame (the writer threads encode meanwhile). */
+static int run_cpu_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+			  const struct sim_units *u, struct app_progress *prog, double *sim_s)
 {
-	struct sim_diag d;
-	struct cpu_smoothing sm = {NULL, -1};
-	int rc = 0;
-	double t;
-	if (w && sc->render.smoothing_adaptive && !(sm.h = malloc(st->n * sizeof *sm.h))) {
-		log_error("out of memory for %zu smoothing lengths", st->n);
-		return NB_ERUNTIME;
-	}
-	for (int f = 0; f < sc->output.frames; f++) {
-		t = app_now();
-		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, stats != NULL)))
+	const struct scene *sc = v[0].sc;
+	int need_pot = 0, rc = 0;
+	for (int i = 0; i < nv; i++)
+		need_pot |= v[i].stats != NULL;
+	for (int f = 0; f < sc->output.frames && run_views_live(v, nv); f++) {
+		double t = app_now();
+		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, need_pot)))
 			break;
 		if ((rc = sim_engine_sync(eng)))
 			break;
-		if (stats) {
-			sim_diag_compute(st, &d);
-			if ((rc = sim_stats_row(stats, f, st, &d, u)))
-				break;
+		struct sim_diag d;
+		int have_d = 0;
+		for (int i = 0; i < nv; i++) {
+			if (!v[i].stats)
+				continue;
+			if (!have_d)
+				sim_diag_compute(st, &d), have_d = 1;
+			int vrc = sim_stats_row(v[i].stats, f, st, &d, u);
+			if (vrc)
+				run_view_fail(&v[i], vrc);
 		}
-		res->sim_s += app_now() - t;
-		if (w) {
+		*sim_s += app_now() - t;
+		for (int i = 0; i < nv; i++) {
+			if (!v[i].w)
+				continue;
 			t = app_now();
-			rc = render_frame(sc, f, st, u, &sm, img, rgb16, w);
-			res->render_s += app_now() - t;
-			if (rc)
-				break;
+			int vrc = render_frame(&v[i], f, st, u);
+			v[i].res->render_s += app_now() - t;
+			if (vrc)
+				run_view_fail(&v[i], vrc);
 		}
-		res->frames_done = f + 1;
+		for (int i = 0; i < nv; i++)
+			if (v[i].rc == 0)
+				v[i].res->frames_done = f + 1;
 		app_progress_update(prog, f + 1);
 		if (app_interrupted() && f + 1 < sc->output.frames) {
 			rc = NB_EINTR;
 			break;
 		}
 	}
-	free(sm.h);
 	return rc;
+}
+
+/* Open view v's outputs before any frame: directories, the CPU renderer's
+ * buffers, the writer thread, the statistics file. */
+static int view_open(struct run_view *v, size_t n, int on_gpu)
+{
+	const struct scene *sc = v->sc;
+	int rc = 0;
+	if (wants_frames(sc)) {
+		if (!on_gpu && (rc = cpu_view_alloc(v, n)))
+			return rc;
+		if ((rc = out_writer_open(sc, 4, &v->w)))
+			return rc;
+	}
+	if (sc->output.stats[0])
+		rc = sim_stats_open(sc->output.stats, &v->stats);
+	return rc;
+}
+
+/* Finish view v after the frames (rc: how the simulation ended): close its
+ * outputs, keep them when all went well, store its resolved scene last. */
+static void view_close(struct run_view *v, int rc, int nv, int k, double t_start)
+{
+	struct app_result *res = v->res;
+	if (v->rc == 0)
+		v->rc = rc;
+	if (v->w) {
+		res->encode_s = out_writer_busy_seconds(v->w);
+		int wrc = out_writer_close(&v->w, v->rc == 0, v->rc == NB_EINTR);
+		if (v->rc == 0)
+			v->rc = wrc;
+	}
+	if (v->stats) {
+		/* An interrupted run keeps its statistics up to the last frame. */
+		int src = sim_stats_close(v->stats, v->sc->output.stats, v->rc == 0 || v->rc == NB_EINTR);
+		v->stats = NULL;
+		if (v->rc == 0)
+			v->rc = src;
+	}
+	if (v->rc == 0) {
+		app_resolved_scene_path(v->sc, res->resolved_scene);
+		if (res->resolved_scene[0])
+			v->rc = write_resolved_scene(v->sc, res->resolved_scene);
+	}
+	res->wall_s = app_now() - t_start;
+	char who[SCENE_PATH_MAX + 32] = "";
+	if (nv > 1) {
+		char where[SCENE_PATH_MAX];
+		app_resolved_scene_path(v->sc, where);
+		snprintf(who, sizeof who, "view %d (%s): ", k + 1, where);
+	}
+	if (v->rc == NB_EINTR)
+		log_info("%sinterrupted after %d of %d frames; the video holds the frames made so far", who,
+			 res->frames_done, res->frames_total);
+	if (v->rc == 0 || v->rc == NB_EINTR)
+		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
+			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
+	render_image_free(&v->img);
+	free(v->rgb16);
+	free(v->h);
 }
 
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 {
+	struct app_view view = {.sc = sc};
+	int rc = app_run_views(&view, 1, backend_cli);
+	*res = view.res;
+	return rc;
+}
+
+int app_run_views(struct app_view *views, int nviews, int backend_cli)
+{
+	const struct scene *sc = views[0].sc; /* the simulation's keys: the same in every view */
+	struct run_view *v = calloc((size_t)nviews, sizeof *v);
 	struct sim_units u;
 	struct sim_state st = {0};
 	struct sim_engine *eng = NULL;
-	struct out_writer *w = NULL;
-	struct render_image img = {0};
-	uint16_t *rgb16 = NULL;
-	FILE *stats = NULL;
 	struct app_progress prog;
-	int rc, on_gpu = 0;
-	double t, t_start = app_now();
+	int rc = 0, on_gpu = 0, i;
+	double t, sim_s = 0, t_start = app_now();
 
-	memset(res, 0, sizeof *res);
-	res->frames_total = sc->output.frames;
+	for (i = 0; i < nviews; i++) {
+		memset(&views[i].res, 0, sizeof views[i].res);
+		views[i].res.frames_total = sc->output.frames;
+		views[i].rc = 0;
+	}
+	if (!v) {
+		log_error("out of memory for %d views", nviews);
+		rc = NB_ERUNTIME;
+		goto done;
+	}
 	sim_units_of(sc->units, &u);
-
-	if ((rc = make_output_dirs(sc)))
+	for (i = 0; i < nviews; i++) {
+		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .h_frame = -1};
+		if (v[i].sc->output.frames != sc->output.frames) {
+			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
+				  sc->output.frames, i + 1, v[i].sc->output.frames);
+			rc = NB_EINPUT;
+		}
+	}
+	for (i = 0; rc == 0 && i < nviews; i++) {
+		int vrc = make_output_dirs(v[i].sc);
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
+	if (rc || !run_views_live(v, nviews))
 		goto end;
 	t = app_now();
-	rc = sim_ic_build(sc, &st);
-	if (rc)
+	if ((rc = sim_ic_build(sc, &st)))
 		goto end;
-	res->bodies = (long)st.n;
-	if (sc->output.initial_state[0] &&
-	    (rc = sim_state_write_csv(sc->output.initial_state, &st, &u)))
+	for (i = 0; i < nviews; i++) {
+		v[i].res->bodies = (long)st.n;
+		const char *init = v[i].sc->output.initial_state;
+		int vrc = init[0] ? sim_state_write_csv(init, &st, &u) : 0;
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
+	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, &st, backend_cli, &eng)))
 		goto end;
-	rc = sim_engine_create(sc, &st, backend_cli, &eng);
-	if (rc)
-		goto end;
-	res->sim_s += app_now() - t;
+	sim_s += app_now() - t;
 	log_info("%zu bodies, %d frames, %s", st.n, sc->output.frames, sim_engine_describe(eng));
+	if (nviews > 1)
+		log_info("one simulation filmed through %d views", nviews);
 
 	on_gpu = sim_engine_gpu(eng) != NULL;
-	if (wants_frames(sc) && on_gpu) {
-		if ((rc = out_writer_open(sc, 4, &w)))
-			goto end;
-	} else if (wants_frames(sc)) {
-		size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
-		if ((rc = render_image_alloc(&img, sc->render.width, sc->render.height)))
-			goto end;
-		rgb16 = malloc(px * sizeof *rgb16);
-		if (!rgb16) {
-			log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
-			rc = NB_ERUNTIME;
-			goto end;
-		}
-		if ((rc = out_writer_open(sc, 4, &w)))
-			goto end;
+	for (i = 0; i < nviews; i++) {
+		int vrc = v[i].rc ? 0 : view_open(&v[i], st.n, on_gpu);
+		if (vrc)
+			run_view_fail(&v[i], vrc);
 	}
-	if (sc->output.stats[0] && (rc = sim_stats_open(sc->output.stats, &stats)))
+	if (!run_views_live(v, nviews))
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
 	if (on_gpu)
-		rc = app_run_gpu_frames(sc, &st, eng, &u, stats, w, &prog, res);
+		rc = app_run_gpu_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
 	else
-		rc = run_cpu_frames(sc, &st, eng, &u, stats, w, &img, rgb16, &prog, res);
+		rc = run_cpu_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
 	app_progress_end(&prog);
-	if (rc == 0 && sc->output.final_state[0])
-		rc = sim_state_write_csv(sc->output.final_state, &st, &u);
+	for (i = 0; rc == 0 && i < nviews; i++) {
+		const char *fin = v[i].sc->output.final_state;
+		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
 
 end:
-	if (w) {
-		res->encode_s = out_writer_busy_seconds(w);
-		int wrc = out_writer_close(&w, rc == 0, rc == NB_EINTR);
+	for (i = 0; i < nviews; i++) {
+		v[i].res->sim_s = sim_s;
+		view_close(&v[i], rc, nviews, i, t_start);
+	}
+done:
+	for (i = 0, rc = 0; i < nviews; i++) {
+		views[i].rc = v ? v[i].rc : NB_ERUNTIME;
 		if (rc == 0)
-			rc = wrc;
+			rc = views[i].rc;
 	}
-	if (stats) {
-		/* An interrupted run keeps its statistics up to the last frame. */
-		int src = sim_stats_close(stats, sc->output.stats, rc == 0 || rc == NB_EINTR);
-		if (rc == 0)
-			rc = src;
-	}
-	if (rc == 0) {
-		app_resolved_scene_path(sc, res->resolved_scene);
-		if (res->resolved_scene[0])
-			rc = write_resolved_scene(sc, res->resolved_scene);
-	}
-	res->wall_s = app_now() - t_start;
-	if (rc == NB_EINTR)
-		log_info("interrupted after %d of %d frames; the video holds the frames made so far",
-			 res->frames_done, res->frames_total);
-	if (rc == 0 || rc == NB_EINTR)
-		log_info("done: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
-			 res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
-	render_image_free(&img);
-	free(rgb16);
+	free(v);
 	sim_engine_free(&eng);
 	sim_state_free(&st);
 	return rc;

@@ -1,5 +1,6 @@
 /* run_gpu.c - the frame loop when the simulation runs on the GPU: the
- * overlapped pipeline of app_run (run_gpu.h).
+ * overlapped pipeline of app_run_views (run_gpu.h), for one view or
+ * several views of one simulation.
  *
  * Four things run at once:
  *   GPU, simulation stream   the steps of frame f+1;
@@ -23,11 +24,21 @@
  * So nothing blocks unless the writer's queue is full or the GPU is the
  * slowest stage, in which case step 4 is where the host waits for it.
  *
+ * Several views: each view has its own renderer (its own streams, ring
+ * and consumed event) and writer thread; all read the same device
+ * positions through gpu_sim_render_input. Step 1 waits for every
+ * renderer's consumed event, steps 2 and 5 go through the views in turn,
+ * and the one diagnostics reduction of step 3 gives every view's
+ * statistics row. A view that fails (its writer, renderer or camera) is
+ * dropped; the others go on.
+ *
  * Camera follow: the centre of mass of the followed bodies at frame f is
  * reduced on the device (gpu_sim_com, double sums of the float positions)
  * and handed to render_camera_at as one body standing for them, so the
  * camera is the CPU path's (to float rounding) with no host copy of the
- * state. Statistics need no host copy either: the energies, momentum and
+ * state. The device holds one selection: views that follow the same name
+ * share it; views following different names set theirs in turn each frame
+ * (an n-byte upload each). Statistics need no host copy either: the energies, momentum and
  * angular momentum are reduced on the device (sim_engine_diag_*,
  * kernels/diag.cu) in double, as sim_diag_compute sums the float state.
  * Only output.final_state downloads the whole state, once, at the end.
@@ -50,21 +61,29 @@
 
 #define RUN_GPU_SLOTS 3 /* frame f renders while f-1 is pushed: 2 would do, 3 gives slack */
 
-struct run_gpu {
-	const struct scene *sc;
-	struct sim_state *st;
-	struct sim_engine *eng;
-	struct gpu_sim *g;
-	const struct sim_units *u;
-	FILE *stats;
-	struct out_writer *w;
-	struct gpu_render *gr; /* NULL when no frames are wanted */
+/* One view's GPU side. */
+struct gpu_view {
+	struct run_view *v;
+	struct gpu_render *gr; /* NULL when the view wants no frames */
 	int follow;            /* camera.follow set */
+	unsigned char *sel;    /* followed bodies by id; NULL: all */
 	/* camera follow: one body at the followed centre of mass */
 	struct sim_state proxy;
 	double proxy_pos[3], proxy_mass;
 	uint32_t proxy_id;
 	uint16_t proxy_comp;
+};
+
+struct run_gpu {
+	struct sim_state *st;
+	struct sim_engine *eng;
+	struct gpu_sim *g;
+	const struct sim_units *u;
+	struct gpu_view *gv;
+	int nv;
+	int need_pot;           /* some view writes statistics */
+	int diag_queued;        /* a diagnostics reduction awaits its take */
+	const char *sel_follow; /* follow name whose selection the device holds; NULL none */
 	/* stage times, seconds */
 	double t_wait_sim, t_stats, t_push, t_render_gpu;
 };
@@ -77,69 +96,71 @@ static int follows(const char *f, const char *cn)
 	return strcmp(f, cn) == 0 || (strncmp(f, cn, lf) == 0 && cn[lf] == '.');
 }
 
-/* Tell the device which bodies the camera follows, and prepare the proxy
- * state that carries their centre of mass to render_camera_at. */
-static int follow_setup(struct run_gpu *r)
+/* Which bodies view gv's camera follows, and the proxy state that carries
+ * their centre of mass to render_camera_at. */
+static int follow_setup(struct run_gpu *r, struct gpu_view *gv)
 {
 	const struct sim_state *st = r->st;
-	const char *f = r->sc->camera.follow;
-	r->follow = f[0] != '\0';
-	if (!r->follow)
+	const char *f = gv->v->sc->camera.follow;
+	gv->follow = f[0] != '\0';
+	if (!gv->follow)
 		return 0;
-	int all = strcmp(f, "all") == 0, rc = 0;
-	r->proxy_comp = 0;
+	int all = strcmp(f, "all") == 0;
+	gv->proxy_comp = 0;
 	unsigned char *match = calloc((size_t)(st->ncomp > 0 ? st->ncomp : 1), 1);
-	unsigned char *sel = NULL;
 	if (!match)
 		goto oom;
 	for (int c = st->ncomp - 1; c >= 0; c--)
 		if (all || follows(f, st->comps[c].name)) {
 			match[c] = 1;
-			r->proxy_comp = (uint16_t)c; /* the first that matches */
+			gv->proxy_comp = (uint16_t)c; /* the first that matches */
 		}
 	if (!all) {
-		if (!(sel = malloc(st->n ? st->n : 1)))
+		if (!(gv->sel = malloc(st->n ? st->n : 1)))
 			goto oom;
 		for (size_t i = 0; i < st->n; i++)
-			sel[i] = st->comp[i] < st->ncomp && match[st->comp[i]];
+			gv->sel[i] = st->comp[i] < st->ncomp && match[st->comp[i]];
 	}
-	rc = gpu_sim_set_selection(r->g, sel);
 	free(match);
-	free(sel);
-	r->proxy.pos = r->proxy_pos;
-	r->proxy.mass = &r->proxy_mass;
-	r->proxy.id = &r->proxy_id;
-	r->proxy.comp = &r->proxy_comp;
-	r->proxy.ncomp = st->ncomp;
-	r->proxy.comps = st->comps;
-	return rc;
+	gv->proxy.pos = gv->proxy_pos;
+	gv->proxy.mass = &gv->proxy_mass;
+	gv->proxy.id = &gv->proxy_id;
+	gv->proxy.comp = &gv->proxy_comp;
+	gv->proxy.ncomp = st->ncomp;
+	gv->proxy.comps = st->comps;
+	return 0;
 oom:
 	free(match);
 	log_error("out of memory for the camera follow selection of %zu bodies", st->n);
 	return NB_ERUNTIME;
 }
 
-/* Camera of frame f; the steps of frame f are complete. */
-static int camera_of(struct run_gpu *r, int f, struct render_camera *cam)
+/* Camera of frame f of view gv; the steps of frame f are complete. */
+static int camera_of(struct run_gpu *r, struct gpu_view *gv, int f, struct render_camera *cam)
 {
-	if (!r->follow)
-		return render_camera_at(r->sc, f, r->st, cam);
+	const struct scene *sc = gv->v->sc;
+	if (!gv->follow)
+		return render_camera_at(sc, f, r->st, cam);
+	int rc = 0;
+	if (!r->sel_follow || strcmp(r->sel_follow, sc->camera.follow)) {
+		rc = gpu_sim_set_selection(r->g, gv->sel);
+		r->sel_follow = rc ? NULL : sc->camera.follow;
+	}
 	double com[3], m;
 	size_t count;
-	int rc = gpu_sim_com(r->g, com, &m, &count);
-	if (rc)
+	if (rc || (rc = gpu_sim_com(r->g, com, &m, &count)))
 		return rc;
 	/* One body of the followed mass at their centre: follow_com gives
 	 * back com (for massless bodies, their mean; for none, the origin). */
-	memcpy(r->proxy_pos, com, sizeof com);
-	r->proxy_mass = m;
-	r->proxy.n = count > 0 ? 1 : 0;
-	return render_camera_at(r->sc, f, &r->proxy, cam);
+	memcpy(gv->proxy_pos, com, sizeof com);
+	gv->proxy_mass = m;
+	gv->proxy.n = count > 0 ? 1 : 0;
+	return render_camera_at(sc, f, &gv->proxy, cam);
 }
 
-static int renderer_create(struct run_gpu *r)
+static int renderer_create(struct run_gpu *r, struct gpu_view *gv)
 {
-	const struct scene *sc = r->sc;
+	const struct scene *sc = gv->v->sc;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.outputs = 0;
@@ -153,46 +174,56 @@ static int renderer_create(struct run_gpu *r)
 		p.outputs = GPU_RENDER_OUT_RGB8; /* a writer with no output: keep it fed */
 	p.slots = RUN_GPU_SLOTS;
 	p.adaptive_every = sc->render.adaptive_every;
-	return gpu_render_create(sc, r->st, r->u, &p, &r->gr);
+	return gpu_render_create(sc, r->st, r->u, &p, &gv->gr);
 }
 
-/* Statistics row of frame f from the diagnostics queued for it. */
+/* Statistics rows of frame f, one per view that writes them, from the
+ * diagnostics queued for it. */
 static int stats_of(struct run_gpu *r, int f)
 {
+	if (!r->diag_queued)
+		return 0;
 	struct sim_diag d;
 	/* sim_stats_row reads only the time of the state it is given: the
 	 * host state's is stale on the GPU path, the queue's is frame f's */
 	struct sim_state at = {0};
 	double t = app_now();
+	r->diag_queued = 0;
 	int rc = sim_engine_diag_take(r->eng, &d, &at.time);
-	if (rc == 0)
-		rc = sim_stats_row(r->stats, f, &at, &d, r->u);
+	for (int k = 0; rc == 0 && k < r->nv; k++) {
+		struct run_view *v = r->gv[k].v;
+		int vrc = v->stats ? sim_stats_row(v->stats, f, &at, &d, r->u) : 0;
+		if (vrc)
+			run_view_fail(v, vrc);
+	}
 	r->t_stats += app_now() - t;
 	return rc;
 }
 
-/* Wait for frame f's slot and hand the frame to the writer. */
-static int push_frame(struct run_gpu *r, int f)
+/* Wait for frame f's slot of view gv and hand the frame to its writer. */
+static int push_frame(struct run_gpu *r, struct gpu_view *gv, int f)
 {
 	const int slot = f % RUN_GPU_SLOTS;
 	struct gpu_render_host_frame h;
 	struct gpu_render_timing tm;
 	double t = app_now();
-	int rc = gpu_render_wait(r->gr, slot);
+	int rc = gpu_render_wait(gv->gr, slot);
 	if (rc == 0)
-		rc = gpu_render_host_frame(r->gr, slot, &h);
+		rc = gpu_render_host_frame(gv->gr, slot, &h);
 	if (rc == 0 && h.frame != f) {
 		log_error("GPU render: slot %d holds frame %d, expected %d (internal)", slot, h.frame, f);
 		rc = NB_ERUNTIME;
 	}
 	/* Frame f is the renderer's last one and its copy is done: this does
 	 * not wait. */
-	if (rc == 0 && (rc = gpu_render_last_timing(r->gr, &tm)) == 0)
+	if (rc == 0 && (rc = gpu_render_last_timing(gv->gr, &tm)) == 0) {
 		r->t_render_gpu += tm.total_ms * 1e-3;
+		gv->v->res->render_s += tm.total_ms * 1e-3;
+	}
 	if (rc == 0) {
 		struct out_frame8 fr = {.index = f, .w = h.w, .h = h.h, .y = h.y, .u = h.u,
 					.v = h.v, .rgb8 = h.rgb8, .rgb16 = h.rgb16};
-		rc = out_writer_push8(r->w, &fr);
+		rc = out_writer_push8(gv->v->w, &fr);
 	}
 	r->t_push += app_now() - t;
 	return rc;
@@ -202,62 +233,105 @@ static int push_frame(struct run_gpu *r, int f)
  * before frame f+1's: see the top of the file, steps 3-5. */
 static int queue_frame(struct run_gpu *r, int f)
 {
-	int rc;
-	if (r->stats && (rc = sim_engine_diag_queue(r->eng)))
-		return rc;
+	int rc = 0, want_stats = 0, want_frames = 0;
+	for (int k = 0; k < r->nv; k++) {
+		want_stats |= r->gv[k].v->stats != NULL;
+		want_frames |= r->gv[k].v->rc == 0 && r->gv[k].gr;
+	}
+	if (want_stats) {
+		if ((rc = sim_engine_diag_queue(r->eng)))
+			return rc;
+		r->diag_queued = 1;
+	}
 	double t = app_now();
 	rc = sim_engine_check(r->eng);
 	r->t_wait_sim += app_now() - t;
-	if (rc || !r->gr)
+	if (rc || !want_frames)
 		return rc;
-	struct render_camera cam;
 	struct gpu_render_input in;
-	if ((rc = camera_of(r, f, &cam)) || (rc = gpu_sim_render_input(r->g, &in)))
+	if ((rc = gpu_sim_render_input(r->g, &in)))
 		return rc;
-	t = app_now();
-	rc = gpu_render_frame(r->gr, &in, f, &cam, f % RUN_GPU_SLOTS);
-	r->t_push += app_now() - t;
-	return rc;
+	for (int k = 0; k < r->nv; k++) {
+		struct gpu_view *gv = &r->gv[k];
+		struct render_camera cam;
+		if (gv->v->rc || !gv->gr)
+			continue;
+		int vrc = camera_of(r, gv, f, &cam);
+		t = app_now();
+		if (vrc == 0)
+			vrc = gpu_render_frame(gv->gr, &in, f, &cam, f % RUN_GPU_SLOTS);
+		r->t_push += app_now() - t;
+		if (vrc)
+			run_view_fail(gv->v, vrc);
+	}
+	return 0;
 }
 
-/* Finish frame f (its steps and rendering are queued): statistics, frame. */
+/* Finish frame f (its steps and rendering are queued): statistics, then
+ * each view's frame. */
 static int finish_frame(struct run_gpu *r, int f)
 {
-	int rc = 0;
-	if (r->stats)
-		rc = stats_of(r, f);
-	if (rc == 0 && r->gr)
-		rc = push_frame(r, f);
+	int rc = stats_of(r, f);
+	for (int k = 0; rc == 0 && k < r->nv; k++) {
+		struct gpu_view *gv = &r->gv[k];
+		if (gv->v->rc || !gv->gr)
+			continue;
+		int vrc = push_frame(r, gv, f);
+		if (vrc)
+			run_view_fail(gv->v, vrc);
+	}
+	for (int k = 0; rc == 0 && k < r->nv; k++)
+		if (r->gv[k].v->rc == 0)
+			r->gv[k].v->res->frames_done = f + 1;
 	return rc;
 }
 
-int app_run_gpu_frames(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
-		       const struct sim_units *u, FILE *stats, struct out_writer *w,
-		       struct app_progress *prog, struct app_result *res)
+/* Before the steps of the next frame: every renderer has read the positions. */
+static int wait_renderers(struct run_gpu *r)
 {
-	struct run_gpu r = {.sc = sc, .st = st, .eng = eng, .g = sim_engine_gpu(eng), .u = u,
-			    .stats = stats, .w = w};
+	for (int k = 0; k < r->nv; k++) {
+		int rc = r->gv[k].gr ? gpu_sim_wait_event(r->g, gpu_render_consumed_event(r->gv[k].gr)) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int app_run_gpu_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+		       const struct sim_units *u, struct app_progress *prog, double *sim_s)
+{
+	struct run_gpu r = {.st = st, .eng = eng, .g = sim_engine_gpu(eng), .u = u, .nv = nv};
+	const struct scene *sc = v[0].sc;
 	const int frames = sc->output.frames, spf = sc->simulation.steps_per_frame;
-	int rc = 0, f, queued = 0; /* queued: frame f-1 awaits finish_frame */
+	int rc = 0, f = 0, queued = 0, done = 0, want_final = 0; /* queued: frame f-1 awaits finish_frame */
 	double t0 = app_now();
 
 	if (!r.g) {
 		log_error("app_run_gpu_frames: the engine is not on the GPU (internal)");
 		return NB_ERUNTIME;
 	}
-	if (w && ((rc = renderer_create(&r)) || (rc = follow_setup(&r))))
-		goto end;
-	for (f = 0; f < frames; f++) {
+	if (!(r.gv = calloc((size_t)nv, sizeof *r.gv))) {
+		log_error("out of memory for %d views", nv);
+		return NB_ERUNTIME;
+	}
+	for (int k = 0; k < nv; k++) {
+		r.gv[k].v = &v[k];
+		r.need_pot |= v[k].stats != NULL;
+		int vrc = 0;
+		if (v[k].rc == 0 && v[k].w && (vrc = renderer_create(&r, &r.gv[k])) == 0)
+			vrc = follow_setup(&r, &r.gv[k]);
+		if (vrc)
+			run_view_fail(&v[k], vrc);
+	}
+	for (f = 0; f < frames && run_views_live(v, nv); f++) {
 		if (f > 0) {
-			if (r.gr && (rc = gpu_sim_wait_event(r.g, gpu_render_consumed_event(r.gr))))
-				break;
-			if ((rc = sim_engine_advance_async(eng, spf, stats != NULL)))
+			if ((rc = wait_renderers(&r)) || (rc = sim_engine_advance_async(eng, spf, r.need_pot)))
 				break;
 			/* frame f-1, while frame f simulates */
 			queued = 0;
 			if ((rc = finish_frame(&r, f - 1)))
 				break;
-			res->frames_done = f;
+			done = f;
 			app_progress_update(prog, f);
 		}
 		if ((rc = queue_frame(&r, f)))
@@ -270,23 +344,28 @@ int app_run_gpu_frames(const struct scene *sc, struct sim_state *st, struct sim_
 	}
 	/* The last frame (or, interrupted, the current one) is still in flight. */
 	if ((rc == 0 || rc == NB_EINTR) && queued) {
-		int frc = finish_frame(&r, f < frames ? f : frames - 1);
+		int last = f < frames ? f : frames - 1;
+		int frc = finish_frame(&r, last);
 		if (frc)
 			rc = frc;
 		else
-			res->frames_done = (f < frames ? f : frames - 1) + 1;
-		app_progress_update(prog, res->frames_done);
+			done = last + 1;
+		app_progress_update(prog, done);
 	}
-	if (rc == 0 && sc->output.final_state[0])
+	for (int k = 0; k < nv; k++)
+		want_final |= v[k].rc == 0 && v[k].sc->output.final_state[0];
+	if (rc == 0 && want_final)
 		rc = sim_engine_sync(eng);
-end:
-	gpu_render_free(&r.gr);
-	res->sim_s += r.t_wait_sim;
-	res->render_s += r.t_render_gpu;
+	for (int k = 0; k < nv; k++) {
+		gpu_render_free(&r.gv[k].gr);
+		free(r.gv[k].sel);
+	}
+	free(r.gv);
+	*sim_s += r.t_wait_sim;
 	if (frames > 0 && (rc == 0 || rc == NB_EINTR))
-		log_info("GPU pipeline: %.1f s for %d frames; host waited %.1f s for the simulation, "
+		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s queueing frames; GPU rendering %.1f s",
-			 app_now() - t0, res->frames_done, r.t_wait_sim, r.t_stats, r.t_push,
-			 r.t_render_gpu);
+			 app_now() - t0, done, nv > 1 ? " of every view" : "", r.t_wait_sim, r.t_stats,
+			 r.t_push, r.t_render_gpu);
 	return rc;
 }
