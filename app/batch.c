@@ -1,7 +1,8 @@
 /* batch.c - `nbody-render batch BATCH.yaml [--set K=V]... [--jobs N]
- * [--dry-run] [--resume] [--quiet]`: many scenes in one command.
+ * [--dry-run] [--resume] [--no-share] [--quiet]`: many scenes in one command.
  *
  *   parse batch file -> expand sweeps -> plan (load scenes, names, resume)
+ *   -> group (runs differing only in view keys share a simulation)
  *   -> dry-run listing, or run (forked children) -> table + batch-report.json
  *
  * Exit status: 0 every run ok (or skipped), 1 a run failed, 2 the batch file
@@ -17,11 +18,13 @@
 static void usage(FILE *f)
 {
 	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
-	      "                          [--backend auto|cuda|cpu] [--quiet]\n"
+	      "                          [--no-share] [--backend auto|cuda|cpu] [--quiet]\n"
 	      "  --set KEY=VALUE  override a scene key in every run (applied last)\n"
 	      "  --jobs N         run N runs at a time (default 1; GPU runs one per device)\n"
 	      "  --dry-run        list every run with its overrides and work; run nothing\n"
 	      "  --resume         skip runs whose outputs are complete\n"
+	      "  --no-share       simulate every run on its own (default: runs that differ only in\n"
+	      "                   camera, render and output keys share one simulation)\n"
 	      "  --backend B      auto, cuda or cpu for every run (overrides simulation.backend)\n"
 	      "  --quiet          only errors and the final table\n"
 	      "See docs/batch.md for the batch file.\n",
@@ -32,7 +35,7 @@ struct batch_args {
 	const char *file;
 	const char **set;
 	int nset;
-	int jobs, dry_run, resume, quiet;
+	int jobs, dry_run, resume, quiet, no_share;
 	int backend; /* -1: each scene's own */
 };
 
@@ -98,6 +101,8 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 			a->dry_run = 1;
 		} else if (!strcmp(arg, "--resume")) {
 			a->resume = 1;
+		} else if (!strcmp(arg, "--no-share")) {
+			a->no_share = 1;
 		} else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
 			a->quiet = 1;
 		} else if (arg[0] == '-' && arg[1]) {
@@ -120,12 +125,18 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 }
 
 /* --dry-run: YAML on stdout, one entry per run. */
-static int dry_run(const struct batch_file *bf, const struct batch_run *runs, int nruns)
+static int dry_run(const struct batch_file *bf, const struct batch_run *runs, int nruns, int groups,
+		   int share)
 {
 	double total = 0;
-	int bad = 0;
-	printf("# batch %s: %d run%s into %s/\nruns:\n", bf->path, nruns, nruns == 1 ? "" : "s",
-	       bf->output_dir);
+	int bad = 0, todo = 0;
+	for (int i = 0; i < nruns; i++)
+		todo += runs[i].group >= 0;
+	printf("# batch %s: %d run%s into %s/\n", bf->path, nruns, nruns == 1 ? "" : "s", bf->output_dir);
+	printf("# %d simulation%s for the %d run%s to do (sharing %s: runs that differ only in camera,\n"
+	       "# render and output keys other than output.frames simulate once)\nruns:\n",
+	       groups, groups == 1 ? "" : "s", todo, todo == 1 ? "" : "s",
+	       share ? "on" : "off");
 	for (int i = 0; i < nruns; i++) {
 		const struct batch_run *r = &runs[i];
 		printf("  - name: ");
@@ -148,13 +159,16 @@ static int dry_run(const struct batch_file *bf, const struct batch_run *runs, in
 			continue;
 		}
 		double work = (double)r->bodies * (double)r->steps;
-		total += r->status == BATCH_SKIPPED ? 0 : work;
+		total += r->group == r->index ? work : 0; /* a group simulates once */
 		printf("    seed: %llu\n    bodies: %ld\n    frames: %d\n    steps: %ld\n"
 		       "    work_body_steps: %.4g\n    output: ",
 		       (unsigned long long)r->seed, r->bodies, r->frames, r->steps, work);
 		batch_json_string(stdout, r->dir);
 		printf("\n    status: \"%s\"\n",
 		       r->status == BATCH_SKIPPED ? "complete (skipped with --resume)" : "to run");
+		if (r->group >= 0)
+			printf("    simulation: {group: %d, runs: %d}  # group: the run that simulates for it\n",
+			       r->group + 1, r->group_size);
 	}
 	printf("# total work: %.4g body-steps (bodies x steps; a direct-sum step costs ~bodies^2)\n", total);
 	fflush(stdout);
@@ -191,8 +205,10 @@ int app_batch_main(int argc, char **argv)
 				goto end;
 			}
 		}
+	int share = bf.share_simulation = bf.share_simulation && !a.no_share; /* the report says which */
+	int groups = batch_group(runs, nruns, share);
 	if (a.dry_run) {
-		status = dry_run(&bf, runs, nruns);
+		status = dry_run(&bf, runs, nruns, groups, share);
 		goto end;
 	}
 	for (int i = 0; i < nruns; i++)

@@ -5,8 +5,10 @@
  * Flow: batch_file_load (batch_file.c) -> batch_expand (batch_expand.c:
  * set + sweep product + command line --set, names from templates) ->
  * batch_plan (batch_scene.c: load each run's scene, resolve names, move its
- * outputs to OUTPUT_DIR/NAME/, resume check) -> batch_exec (batch_exec.c:
- * forked children, --jobs) -> batch_report_* (batch_report.c: table, JSON). */
+ * outputs to OUTPUT_DIR/NAME/, resume check) -> batch_group (batch_group.c:
+ * runs that differ only in view keys share one simulation) -> batch_exec
+ * (batch_exec.c: forked children, one per group, --jobs) -> batch_report_*
+ * (batch_report.c: table, JSON). */
 #ifndef NB_BATCH_H
 #define NB_BATCH_H
 
@@ -16,6 +18,7 @@
 #include "app.h"
 
 #define BATCH_MAX_RUNS 100000 /* after expansion */
+#define BATCH_MAX_VIEWS 64    /* runs sharing one simulation (a larger group splits) */
 
 /* One "key=value" override. value is YAML flow text, loadable as the file's
  * own value would be (plain scalars as written, quoted ones re-quoted,
@@ -54,10 +57,11 @@ struct batch_file {
 	int nset;
 	struct batch_entry *entries;
 	int nentries;
+	int share_simulation;            /* share_simulation: (default true) */
 };
 
 /* Parse a batch file (libyaml). Keys: output_dir (default "out/batch"),
- * set (optional map), runs (REQUIRED, non-empty list of {scene (REQUIRED),
+ * set (optional map), share_simulation (true/false, default true), runs (REQUIRED, non-empty list of {scene (REQUIRED),
  * name, set, sweep}). Returns 0 or NB_EINPUT after logging one message
  * "FILE:LINE:COL: runs.N.key: expected X, got Y". bf is zeroed first and
  * must be freed with batch_file_free even on error. */
@@ -102,6 +106,12 @@ struct batch_run {
 	char resolved[SCENE_PATH_MAX]; /* resolved-scene path ("" if none) */
 	char outputs[7][SCENE_PATH_MAX]; /* video, png_dir, stats, initial_state,
 					    final_state, preview, resolved_scene */
+	uint64_t sim_key[2];       /* batch_sim_key of the resolved scene */
+
+	/* simulation sharing (batch_group) */
+	int group;                 /* index of the run whose job simulates for this one
+				      (itself when it leads or runs alone); -1 not grouped */
+	int group_size;            /* runs in that group (1: a simulation of its own) */
 
 	/* outcome */
 	enum batch_status status;
@@ -154,13 +164,32 @@ int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, i
 /* 1 if sc's outputs are complete on disk (see batch_plan), else 0. */
 int batch_scene_complete(const struct scene *sc);
 
+/* ---- batch_group.c ---- */
+/* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a
+ * and a second, independent one) of sim_scene_emit's text of sc with
+ * camera.*, render.* and output.* except output.frames set to zero (the
+ * text's first line names the scene file). Runs with equal keys show the
+ * same simulation. 0 or NB_ERUNTIME (out of memory). */
+int batch_sim_key(const struct scene *sc, uint64_t key[2]);
+/* Group the BATCH_PENDING, loaded runs: with share, runs with equal
+ * sim_key form one group led by the first of them in batch order; without,
+ * every run is its own group; a group holds at most BATCH_MAX_VIEWS runs
+ * (the next one with the same key starts a new group). Sets group and group_size of every run (-1
+ * and 0 for runs that will not run). Returns the number of groups. */
+int batch_group(struct batch_run *runs, int nruns, int share);
+/* The runs of the group led by runs[lead] that are still BATCH_PENDING,
+ * in batch order, into idx (up to max); returns how many. */
+int batch_group_members(const struct batch_run *runs, int nruns, int lead, int *idx, int max);
+
 /* ---- batch_exec.c ---- */
 struct batch_opts {
 	int jobs;       /* >= 1 */
 	int backend_cli;/* -1: the scenes' own */
 };
-/* Run every BATCH_PENDING run, at most opts->jobs at once, each in a forked
- * child. Progress on stderr. Returns 0, or NB_EINTR if interrupted (runs not
+/* Run every BATCH_PENDING run, at most opts->jobs at once, each group
+ * (batch_group: one run alone, or runs sharing a simulation) in a forked
+ * child that simulates once and films each of its runs (app_run_views).
+ * Progress on stderr. Returns 0, or NB_EINTR if interrupted (runs not
  * started get BATCH_NOT_RUN). */
 int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	       const struct batch_opts *opts);

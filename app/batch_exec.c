@@ -1,12 +1,17 @@
-/* batch_exec.c - run the planned runs, each in a forked child process, at
+/* batch_exec.c - run the planned runs, each group (one run, or the runs
+ * that share a simulation: batch_group.c) in a forked child process, at
  * most --jobs at once.
  *
- * Isolation: a run that crashes, aborts or exits takes only its own process
- * down; the parent records the exit status and goes on. The child reloads
- * its scene (deterministic, so it is the run that was planned), calls
- * app_run, hands its app_result back through a pipe and exits with
- * log_exit_status(rc). Its stderr (and stdout) come to the parent through
- * another pipe and are printed line by line prefixed with "[NAME] ".
+ * Isolation: a group that crashes, aborts or exits takes only its own
+ * process down; the parent records the exit status and goes on. The child
+ * reloads its runs' scenes (deterministic, so they are the runs that were
+ * planned), calls app_run_views (one simulation, one view per run), hands
+ * each run's frames and outcome back through a pipe and exits with
+ * log_exit_status of the first failure. Its stderr (and stdout) come to
+ * the parent through another pipe and are printed line by line prefixed
+ * with "[k/M NAME] " ("[k/M NAME +N]" for a group of N+1 runs); an error
+ * line is charged to the run whose directory it names, or to every run
+ * of the group when it names none.
  *
  * Sharing the machine: CPU runs get max(1, cores / slots) OpenMP threads
  * each. GPU runs (backend not cpu, and an NVIDIA device present) go one per
@@ -37,9 +42,18 @@
 
 #define MAX_GPUS 64
 
+/* What the child says about each run of its group (small: a pipe holds
+ * BATCH_MAX_VIEWS of them without blocking). */
+struct view_record {
+	int frames_done;
+	int rc;
+};
+
 struct slot {
 	pid_t pid;        /* 0: free */
-	int run;
+	int run;          /* the group's leader */
+	int members[BATCH_MAX_VIEWS], nmembers; /* its runs, leader first */
+	char label[SCENE_PATH_MAX + 48];        /* "k/M NAME" or "k/M NAME +N" */
 	int err_fd, res_fd;
 	int gpu;          /* device index into the list, -1 none */
 	double t0;
@@ -82,21 +96,38 @@ static int gpu_list(char list[][64])
 	return n;
 }
 
-static int g_nruns; /* for "[k/M name]" */
+/* Does LINE name a path inside DIR? */
+static int names_dir(const char *line, const char *dir)
+{
+	size_t n = strlen(dir);
+	for (const char *p = strstr(line, dir); p; p = strstr(p + 1, dir))
+		if (p[n] == '/')
+			return 1;
+	return 0;
+}
 
-static void emit_line(struct batch_run *r, const char *line)
+static void emit_line(struct slot *s, struct batch_run *runs, const char *line)
 {
 	const char *e = strstr(line, "error: ");
-	if (e && !r->message[0])
-		snprintf(r->message, sizeof r->message, "%s", e + 7);
+	int named = 0;
+	for (int k = 0; e && s->nmembers > 1 && k < s->nmembers; k++) {
+		struct batch_run *r = &runs[s->members[k]];
+		if (names_dir(e, r->dir) && (named = 1) && !r->message[0])
+			snprintf(r->message, sizeof r->message, "%s", e + 7);
+	}
+	for (int k = 0; e && !named && k < s->nmembers; k++) {
+		struct batch_run *r = &runs[s->members[k]];
+		if (!r->message[0])
+			snprintf(r->message, sizeof r->message, "%s", e + 7);
+	}
 	if (log_get_level() != LOG_QUIET)
-		log_info("[%d/%d %s] %s", r->index + 1, g_nruns, r->name, line);
+		log_info("[%s] %s", s->label, line);
 	else if (e) /* errors show even when quiet */
-		log_error("[%d/%d %s] %s", r->index + 1, g_nruns, r->name, e + 7);
+		log_error("[%s] %s", s->label, e + 7);
 }
 
 /* Read what the child wrote; print complete lines (all at eof). */
-static void drain(struct slot *s, struct batch_run *r, int eof)
+static void drain(struct slot *s, struct batch_run *runs, int eof)
 {
 	for (;;) {
 		ssize_t got = read(s->err_fd, s->line + s->len, sizeof s->line - 1 - s->len);
@@ -111,64 +142,81 @@ static void drain(struct slot *s, struct batch_run *r, int eof)
 		while ((nl = memchr(s->line, '\n', s->len)) || (nl = memchr(s->line, '\r', s->len))) {
 			*nl = '\0';
 			if (nl > s->line)
-				emit_line(r, s->line);
+				emit_line(s, runs, s->line);
 			s->len -= (size_t)(nl + 1 - s->line);
 			memmove(s->line, nl + 1, s->len);
 		}
 		if (s->len == sizeof s->line - 1) { /* an overlong line: print it in pieces */
 			s->line[s->len] = '\0';
-			emit_line(r, s->line);
+			emit_line(s, runs, s->line);
 			s->len = 0;
 		}
 	}
 	if (eof && s->len) {
 		s->line[s->len] = '\0';
-		emit_line(r, s->line);
+		emit_line(s, runs, s->line);
 		s->len = 0;
 	}
 }
 
+/* The child: the runs of slot s, one simulation, one view each. */
 static void __attribute__((noreturn))
-child(const struct batch_run *r, const struct batch_opts *o, int threads, const char *gpu, int err_w,
-      int res_w)
+child(const struct slot *s, const struct batch_run *runs, const struct batch_opts *o, int threads,
+      const char *gpu, int err_w, int res_w)
 {
-	struct scene *sc = malloc(sizeof *sc);
-	struct app_result res;
+	const int nm = s->nmembers;
+	struct scene *sc = calloc((size_t)nm, sizeof *sc);
+	struct app_view views[BATCH_MAX_VIEWS];
+	struct view_record rec[BATCH_MAX_VIEWS];
+	int vi[BATCH_MAX_VIEWS], nv = 0, rc = 0;
 	char msg[512], num[16];
-	int rc = NB_ERUNTIME;
 
 	setpgid(0, 0);
 	dup2(err_w, 2);
 	dup2(err_w, 1);
 	close(err_w);
-	memset(&res, 0, sizeof res);
+	memset(rec, 0, sizeof rec);
 	snprintf(num, sizeof num, "%d", threads);
 	setenv("OMP_NUM_THREADS", num, 1);
 	omp_set_num_threads(threads);
 	if (gpu)
 		setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
-	if (!sc)
-		goto end;
-	rc = batch_scene_load(r, sc, msg, sizeof msg);
-	if (!rc)
-		rc = batch_scene_place(sc, r->dir, msg, sizeof msg);
-	if (rc) {
-		log_error("%s", msg);
-		goto end;
+	for (int k = 0; k < nm; k++) {
+		const struct batch_run *r = &runs[s->members[k]];
+		int krc = sc ? batch_scene_load(r, &sc[k], msg, sizeof msg) : NB_ERUNTIME;
+		if (!sc)
+			snprintf(msg, sizeof msg, "out of memory for %d scenes", nm);
+		if (!krc)
+			krc = batch_scene_place(&sc[k], r->dir, msg, sizeof msg);
+		if (krc)
+			log_error("%s%s%s", nm > 1 ? r->dir : "", nm > 1 ? "/: " : "", msg);
+		else
+			krc = out_mkdirs(r->dir);
+		rec[k].rc = krc;
+		if (!krc) {
+			views[nv] = (struct app_view){.sc = &sc[k]};
+			vi[nv++] = k;
+		}
 	}
-	rc = out_mkdirs(r->dir);
-	if (!rc)
-		rc = app_run(sc, o->backend_cli, &res);
-end:
-	if (write(res_w, &res, sizeof res) != (ssize_t)sizeof res)
+	if (nv)
+		app_run_views(views, nv, o->backend_cli);
+	for (int j = 0; j < nv; j++) {
+		rec[vi[j]].frames_done = views[j].res.frames_done;
+		rec[vi[j]].rc = views[j].rc;
+	}
+	for (int k = 0; k < nm; k++)
+		if (rc == 0)
+			rc = rec[k].rc;
+	if (write(res_w, rec, (size_t)nm * sizeof *rec) != (ssize_t)((size_t)nm * sizeof *rec))
 		rc = rc ? rc : NB_ERUNTIME;
 	fflush(NULL);
 	_exit(log_exit_status(rc));
 }
 
-static int launch(struct slot *s, struct batch_run *r, const struct batch_opts *o, int threads,
+static int launch(struct slot *s, struct batch_run *runs, const struct batch_opts *o, int threads,
 		  const char *gpu)
 {
+	struct batch_run *r = &runs[s->run];
 	int ep[2], rp[2];
 	if (pipe(ep))
 		return NB_ERUNTIME;
@@ -184,13 +232,13 @@ static int launch(struct slot *s, struct batch_run *r, const struct batch_opts *
 	}
 	if (pid == 0) {
 		close(ep[0]), close(rp[0]);
-		child(r, o, threads, gpu, ep[1], rp[1]);
+		child(s, runs, o, threads, gpu, ep[1], rp[1]);
 	}
 	setpgid(pid, pid); /* also here: no window where Ctrl-C reaches the child */
 	close(ep[1]), close(rp[1]);
 	fcntl(ep[0], F_SETFL, fcntl(ep[0], F_GETFL) | O_NONBLOCK);
 	s->pid = pid;
-	s->run = r->index;
+	(void)r;
 	s->err_fd = ep[0];
 	s->res_fd = rp[0];
 	s->t0 = app_now();
@@ -198,28 +246,56 @@ static int launch(struct slot *s, struct batch_run *r, const struct batch_opts *
 	return 0;
 }
 
-/* The child has exited with wait status ws: record the outcome. */
-static void reap(struct slot *s, struct batch_run *r, int ws)
+/* The child has exited with wait status ws: record each run's outcome. */
+static void reap(struct slot *s, struct batch_run *runs, int ws)
 {
-	struct app_result res;
-	drain(s, r, 1);
-	r->wall_s = app_now() - s->t0;
-	if (read(s->res_fd, &res, sizeof res) == (ssize_t)sizeof res)
-		r->frames_done = res.frames_done;
-	close(s->err_fd), close(s->res_fd);
-	if (WIFEXITED(ws)) {
-		r->exit_code = WEXITSTATUS(ws);
-		r->status = r->exit_code == 0 ? BATCH_OK
-			  : r->exit_code == 2 ? BATCH_BAD_INPUT
-			  : r->exit_code == 130 ? BATCH_INTERRUPTED : BATCH_FAILED;
-	} else {
-		int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-		r->exit_code = 128 + sig;
-		r->status = BATCH_FAILED;
-		if (!r->message[0])
-			snprintf(r->message, sizeof r->message, "killed by signal %d (%s)", sig, strsignal(sig));
+	drain(s, runs, 1);
+	for (int k = 0; k < s->nmembers; k++) {
+		struct batch_run *r = &runs[s->members[k]];
+		struct view_record rec;
+		int have = read(s->res_fd, &rec, sizeof rec) == (ssize_t)sizeof rec;
+		r->wall_s = app_now() - s->t0;
+		if (have)
+			r->frames_done = rec.frames_done;
+		if (WIFEXITED(ws)) {
+			r->exit_code = have ? log_exit_status(rec.rc) : WEXITSTATUS(ws);
+			r->status = r->exit_code == 0 ? BATCH_OK
+				  : r->exit_code == 2 ? BATCH_BAD_INPUT
+				  : r->exit_code == 130 ? BATCH_INTERRUPTED : BATCH_FAILED;
+			if (r->status == BATCH_OK)
+				r->message[0] = '\0'; /* another view's error, named nowhere */
+		} else {
+			int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+			r->exit_code = 128 + sig;
+			r->status = BATCH_FAILED;
+			if (!r->message[0])
+				snprintf(r->message, sizeof r->message, "killed by signal %d (%s)", sig,
+					 strsignal(sig));
+		}
 	}
+	close(s->err_fd), close(s->res_fd);
 	s->pid = 0;
+}
+
+/* Does r start a job: it leads its group, or was never grouped? */
+static int leads(const struct batch_run *r)
+{
+	return r->group < 0 || r->group == r->index;
+}
+
+/* Slot s takes the group led by runs[lead]: its runs and its label. */
+static void slot_fill(struct slot *s, const struct batch_run *runs, int nruns, int lead)
+{
+	const struct batch_run *r = &runs[lead];
+	s->run = lead;
+	s->nmembers = r->group < 0 ? 0 : batch_group_members(runs, nruns, lead, s->members, BATCH_MAX_VIEWS);
+	if (s->nmembers == 0)
+		s->members[s->nmembers++] = lead;
+	if (s->nmembers > 1)
+		snprintf(s->label, sizeof s->label, "%d/%d %s +%d", r->index + 1, nruns, r->name,
+			 s->nmembers - 1);
+	else
+		snprintf(s->label, sizeof s->label, "%d/%d %s", r->index + 1, nruns, r->name);
 }
 
 static double work_of(const struct batch_run *r)
@@ -234,14 +310,16 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	(void)bf;
 	static char gpus[MAX_GPUS][64];
 	int ngpu = gpu_list(gpus), gpu_busy[MAX_GPUS] = {0};
-	int todo = 0, finished = 0, next = 0, active = 0, forwarded = 0;
+	int todo = 0, jobs = 0, finished = 0, next = 0, active = 0, forwarded = 0;
 	double total_work = 0, done_work = 0, t_start = app_now();
 
-	g_nruns = nruns;
 	for (int i = 0; i < nruns; i++)
-		if (runs[i].status == BATCH_PENDING)
-			todo++, total_work += work_of(&runs[i]);
-	int nslots = opts->jobs < todo ? opts->jobs : todo;
+		if (runs[i].status == BATCH_PENDING) {
+			todo++;
+			if (leads(&runs[i]))
+				jobs++, total_work += work_of(&runs[i]); /* a group simulates once */
+		}
+	int nslots = opts->jobs < jobs ? opts->jobs : jobs;
 	if (nslots < 1)
 		return 0;
 	int threads = cpu_count() / nslots > 1 ? cpu_count() / nslots : 1;
@@ -250,14 +328,14 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 		log_error("out of memory starting the batch");
 		return NB_ERUNTIME;
 	}
-	log_info("batch: %d run%s to do, up to %d at a time (%d CPU thread%s each%s)", todo,
-		 todo == 1 ? "" : "s", nslots, threads, threads == 1 ? "" : "s",
-		 ngpu && nslots > 1 ? ", GPU runs one per device" : "");
+	log_info("batch: %d run%s to do in %d simulation%s, up to %d at a time (%d CPU thread%s each%s)",
+		 todo, todo == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s", nslots, threads,
+		 threads == 1 ? "" : "s", ngpu && nslots > 1 ? ", GPU runs one per device" : "");
 
 	for (;;) {
 		/* launch while there is a free slot (and a free device for GPU runs) */
 		while (!app_interrupted() && active < nslots) {
-			while (next < nruns && runs[next].status != BATCH_PENDING)
+			while (next < nruns && !(runs[next].status == BATCH_PENDING && leads(&runs[next])))
 				next++;
 			if (next == nruns)
 				break;
@@ -275,12 +353,19 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 			int k = 0;
 			while (slots[k].pid)
 				k++;
-			log_info("run %d/%d %s: started", r->index + 1, nruns, r->name);
-			if (launch(&slots[k], r, opts, threads, gpu >= 0 && ngpu > 1 ? gpus[gpu] : NULL)) {
+			struct slot *s = &slots[k];
+			slot_fill(s, runs, nruns, next);
+			if (s->nmembers > 1)
+				log_info("run %s: started, one simulation for %d runs", s->label, s->nmembers);
+			else
+				log_info("run %d/%d %s: started", r->index + 1, nruns, r->name);
+			if (launch(s, runs, opts, threads, gpu >= 0 && ngpu > 1 ? gpus[gpu] : NULL)) {
 				log_error("run %s: cannot start a process: %s", r->name, strerror(errno));
-				r->status = BATCH_FAILED;
-				snprintf(r->message, sizeof r->message, "cannot start a process");
-				finished++;
+				for (int m = 0; m < s->nmembers; m++) {
+					runs[s->members[m]].status = BATCH_FAILED;
+					snprintf(runs[s->members[m]].message, sizeof r->message, "cannot start a process");
+				}
+				finished += s->nmembers;
 				next++;
 				continue;
 			}
@@ -311,31 +396,34 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 			int ws;
 			if (!s->pid)
 				continue;
-			drain(s, &runs[s->run], 0);
+			drain(s, runs, 0);
 			if (waitpid(s->pid, &ws, WNOHANG) != s->pid)
 				continue;
-			struct batch_run *r = &runs[s->run];
 			if (s->gpu >= 0)
 				gpu_busy[s->gpu] = 0;
-			reap(s, r, ws);
+			reap(s, runs, ws);
 			active--;
-			finished++;
-			done_work += work_of(r);
+			finished += s->nmembers;
+			done_work += work_of(&runs[s->run]);
 			/* ETA: the elapsed time scaled by the work left (bodies x steps) */
 			char took[32], eta[64] = "";
-			batch_format_duration(r->wall_s, took, sizeof took);
+			batch_format_duration(runs[s->run].wall_s, took, sizeof took);
 			if (finished < todo && !app_interrupted()) {
 				size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
 				batch_format_duration((app_now() - t_start) * (total_work - done_work) / done_work,
 						      eta + l, sizeof eta - l);
 			}
-			if (r->status == BATCH_OK)
-				log_info("run %d/%d %s: done in %s; %d of %d finished%s", r->index + 1, nruns,
-					 r->name, took, finished, todo, eta);
-			else
-				log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished%s", r->index + 1,
-					 nruns, r->name, batch_status_name(r->status), r->exit_code, took, finished,
-					 todo, eta);
+			for (int m = 0; m < s->nmembers; m++) {
+				struct batch_run *r = &runs[s->members[m]];
+				const char *more = m + 1 < s->nmembers ? "" : eta;
+				if (r->status == BATCH_OK)
+					log_info("run %d/%d %s: done in %s; %d of %d finished%s", r->index + 1,
+						 nruns, r->name, took, finished - s->nmembers + m + 1, todo, more);
+				else
+					log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished%s",
+						 r->index + 1, nruns, r->name, batch_status_name(r->status),
+						 r->exit_code, took, finished - s->nmembers + m + 1, todo, more);
+			}
 		}
 	}
 	free(slots);

@@ -4,6 +4,7 @@
  *
  *   output_dir: out/batch
  *   set: {render.width: 640}                 # optional, every run
+ *   share_simulation: true                   # optional: view-only runs simulate once
  *   runs:
  *     - scene: plummer-small.yaml            # relative to this file
  *       name: "plummer-{seed}"
@@ -369,8 +370,15 @@ static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir
 			rc = parse_set(p, v, "", "set", &bf->set, &bf->nset, 0);
 		} else if (!strcmp(k, "runs")) {
 			runs = v;
+		} else if (!strcmp(k, "share_simulation")) {
+			const char *s = scalar(v);
+			if (s && (!strcmp(s, "true") || !strcmp(s, "false")))
+				bf->share_simulation = !strcmp(s, "true");
+			else
+				return expect_got(p, v, k, "true or false");
 		} else {
-			return fail_at(p, node_at(p, pr->key), k, "unknown key (expected output_dir, set or runs)");
+			return fail_at(p, node_at(p, pr->key), k,
+				       "unknown key (expected output_dir, set, share_simulation or runs)");
 		}
 	}
 	if (rc)
@@ -400,6 +408,7 @@ int batch_file_load_string(const char *text, const char *name, const char *dir, 
 	snprintf(bf->path, sizeof bf->path, "%s", name);
 	snprintf(bf->dir, sizeof bf->dir, "%s", dir && *dir ? dir : ".");
 	snprintf(bf->output_dir, sizeof bf->output_dir, "out/batch");
+	bf->share_simulation = 1;
 	if (!yaml_parser_initialize(&parser)) {
 		log_error("%s: cannot initialise the YAML parser", name);
 		return NB_ERUNTIME;

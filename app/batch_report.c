@@ -1,6 +1,7 @@
 /* batch_report.c - what a batch did: the table for people (stdout) and
- * OUTPUT_DIR/batch-report.json for programs. The JSON writer is ours and
- * small: strings escaped per RFC 8259, numbers finite or null. */
+ * OUTPUT_DIR/batch-report.json for programs, both saying which runs shared
+ * a simulation. The JSON writer is ours and small: strings escaped per
+ * RFC 8259, numbers finite or null. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -53,6 +54,22 @@ static void json_number(FILE *f, double x)
 		fputs("null", f);
 }
 
+/* Did r's group start (so its simulation ran, or was meant to)? */
+static int ran(const struct batch_run *r)
+{
+	return r->group >= 0 && r->exit_code >= 0 && r->status != BATCH_NOT_RUN &&
+	       r->status != BATCH_PENDING && r->status != BATCH_SKIPPED;
+}
+
+/* Simulations the batch ran: the groups that started. */
+static int simulations_run(const struct batch_run *runs, int nruns)
+{
+	int n = 0;
+	for (int i = 0; i < nruns; i++)
+		n += ran(&runs[i]) && runs[i].group == i;
+	return n;
+}
+
 void batch_report_table(const struct batch_run *runs, int nruns, FILE *f)
 {
 	int wname = 3, wout = 6;
@@ -61,10 +78,15 @@ void batch_report_table(const struct batch_run *runs, int nruns, FILE *f)
 		wname = n > wname ? n : wname;
 		wout = o > wout ? o : wout;
 	}
-	fprintf(f, "%-*s  %-11s  %9s  %9s  %s\n", wname, "run", "status", "wall", "frames", "output");
+	fprintf(f, "%-*s  %-11s  %-10s  %9s  %9s  %s\n", wname, "run", "status", "simulation", "wall",
+		"frames", "output");
 	for (int i = 0; i < nruns; i++) {
 		const struct batch_run *r = &runs[i];
-		char wall[32] = "-", frames[32] = "-", out[SCENE_PATH_MAX + 2] = "-";
+		char wall[32] = "-", frames[32] = "-", out[SCENE_PATH_MAX + 2] = "-", sim[32] = "-";
+		if (ran(r) && r->group_size > 1)
+			snprintf(sim, sizeof sim, "shared #%d", r->group + 1);
+		else if (ran(r))
+			snprintf(sim, sizeof sim, "own");
 		if (r->exit_code >= 0 && r->status != BATCH_SKIPPED &&
 		    !(r->status == BATCH_BAD_INPUT && !r->loaded))
 			batch_format_duration(r->wall_s, wall, sizeof wall);
@@ -72,9 +94,14 @@ void batch_report_table(const struct batch_run *runs, int nruns, FILE *f)
 			snprintf(frames, sizeof frames, "%d/%d", r->frames_done, r->frames);
 		if (r->dir[0])
 			snprintf(out, sizeof out, "%s/", r->dir);
-		fprintf(f, "%-*s  %-11s  %9s  %9s  %s\n", wname, r->name, batch_status_name(r->status), wall,
-			frames, out);
+		fprintf(f, "%-*s  %-11s  %-10s  %9s  %9s  %s\n", wname, r->name, batch_status_name(r->status),
+			sim, wall, frames, out);
 	}
+	int sims = simulations_run(runs, nruns);
+	for (int i = 0, shared = 0; i < nruns; i++)
+		if (ran(&runs[i]) && runs[i].group_size > 1 && !shared++)
+			fprintf(f, "%d simulation%s; \"shared #k\": simulated once with run k and the others "
+				"marked #k\n", sims, sims == 1 ? "" : "s");
 	for (int i = 0; i < nruns; i++)
 		if (runs[i].message[0] && runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED)
 			fprintf(f, "%s: %s\n", runs[i].name, runs[i].message);
@@ -124,7 +151,13 @@ static void write_run(FILE *f, const struct batch_run *r, const struct batch_fil
 		fputs(": ", f);
 		batch_json_string(f, r->outputs[k]);
 	}
-	fputs("},\n      \"resolved_scene\": ", f);
+	fputs("},\n      \"simulation\": ", f);
+	if (ran(r))
+		fprintf(f, "{\"shared\": %s, \"group\": %d, \"runs\": %d}",
+			r->group_size > 1 ? "true" : "false", r->group + 1, r->group_size);
+	else
+		fputs("null", f);
+	fputs(",\n      \"resolved_scene\": ", f);
 	batch_json_string(f, r->resolved);
 	fputs(",\n      \"message\": ", f);
 	batch_json_string(f, r->message);
@@ -158,7 +191,9 @@ int batch_report_json(const struct batch_file *bf, const struct batch_run *runs,
 	batch_json_string(f, started);
 	fputs(",\n  \"wall_s\": ", f);
 	json_number(f, wall_s);
-	fprintf(f, ",\n  \"exit_status\": %d,\n  \"counts\": {", exit_status);
+	fprintf(f, ",\n  \"exit_status\": %d,\n  \"share_simulation\": %s,\n  \"simulations\": %d,"
+		   "\n  \"counts\": {", exit_status, bf->share_simulation ? "true" : "false",
+		simulations_run(runs, nruns));
 	for (int s = BATCH_OK; s <= BATCH_NOT_RUN; s++) {
 		fputs(s == BATCH_OK ? "" : ", ", f);
 		batch_json_string(f, batch_status_name((enum batch_status)s));

@@ -255,6 +255,10 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 	for (int i = 0; i < 7; i++)
 		snprintf(r->outputs[i], sizeof r->outputs[i], "%s", f[i]);
 	app_resolved_scene_path(sc, r->resolved);
+	if (batch_sim_key(sc, r->sim_key)) { /* out of memory: let it simulate alone */
+		r->sim_key[0] = (uint64_t)r->index;
+		r->sim_key[1] = 0x5ca1ab1eull;
+	}
 	if (resume && batch_scene_complete(sc)) {
 		r->status = BATCH_SKIPPED;
 		r->frames_done = r->frames;

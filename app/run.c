@@ -256,6 +256,9 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	if (nv > 1) {
 		char where[SCENE_PATH_MAX];
 		app_resolved_scene_path(v->sc, where);
+		char *slash = strrchr(where, '/'); /* the view's directory names it */
+		if (slash && slash > where)
+			*slash = '\0';
 		snprintf(who, sizeof who, "view %d (%s): ", k + 1, where);
 	}
 	if (v->rc == NB_EINTR)
