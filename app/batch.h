@@ -166,10 +166,9 @@ int batch_scene_complete(const struct scene *sc);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a
- * and a second, independent one) of sim_scene_emit's text of sc with
- * camera.*, render.* and output.* except output.frames set to zero (the
- * text's first line names the scene file). Runs with equal keys show the
- * same simulation. 0 or NB_ERUNTIME (out of memory). */
+ * and a second, independent one) of sc->path, sc->dir and sim_scene_emit's
+ * text of sc with camera.*, render.* and output.* except output.frames set
+ * to zero. Runs with equal keys show the same simulation. 0 or NB_ERUNTIME (out of memory). */
 int batch_sim_key(const struct scene *sc, uint64_t key[2]);
 /* Group the BATCH_PENDING, loaded runs: with share, runs with equal
  * sim_key form one group led by the first of them in batch order; without,

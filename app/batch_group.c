@@ -48,6 +48,7 @@ int batch_sim_key(const struct scene *sc, uint64_t key[2])
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		goto end;
+	fprintf(f, "%s\n%s\n", sc->path, sc->dir); /* the scene file, and the base of its file models */
 	rc = sim_scene_emit(m, f);
 	fclose(f);
 	if (rc == 0)
