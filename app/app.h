@@ -3,7 +3,8 @@
  * Data flow of one run (app/run.c):
  *   scene -> sim_ic_build -> sim_engine (steps) -> render_camera_at ->
  *   render_splat -> render_tonemap -> out_writer (thread: MP4, PNG, preview)
- * plus stats rows and state CSVs on the main thread. */
+ * plus stats rows and state CSVs on the main thread; with several views of
+ * one simulation (app_run_views), everything after the steps once per view. */
 #ifndef NB_APP_H
 #define NB_APP_H
 
@@ -44,8 +45,8 @@ struct app_view {
  * same rows for every view -, state CSVs, resolved scene), each view's
  * directory as if it had run alone. The caller guarantees that the scenes
  * differ only in camera.*, render.* and output.* other than output.frames
- * (docs/batch.md, "Simulating once for several views"); output.frames and
- * the body count are checked here (NB_EINPUT for every view otherwise).
+ * (docs/batch.md, "Simulating once for several views"); output.frames is
+ * checked here (NB_EINPUT for every view otherwise).
  * A view whose outputs fail (a directory it cannot create, a write error,
  * a camera that follows nothing) stops alone, its partial outputs removed,
  * and the others go on; a failure of the simulation itself fails every
@@ -70,7 +71,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);
 void app_signals_install(void);
 int app_interrupted(void);
 
-/* nbody-render batch BATCH.yaml [--set K=V]... [--jobs N] [--dry-run] [--resume]
+/* nbody-render batch BATCH.yaml [--set K=V]... [--jobs N] [--dry-run] [--resume] [--no-share]
  * argv[0] is "batch". Returns the exit status (0 all ok, 1 any run failed,
  * 2 bad batch file or command line). app/batch*.c. */
 int app_batch_main(int argc, char **argv);

@@ -2,7 +2,7 @@
  *
  *   nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]
  *                [--dry-run] [--quiet] [--version] [--help]
- *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume]
+ *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume] [--no-share]
  *
  * The data flow is: parse the command line -> load and check the scene ->
  * (dry run: print it and stop) -> app_run (initial conditions, steps,
@@ -21,7 +21,8 @@
 static const char usage[] =
 	"usage: nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]\n"
 	"                    [--dry-run] [--quiet] [--version] [--help]\n"
-	"       nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n";
+	"       nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
+	"                          [--no-share]\n";
 
 static const char help[] =
 	"\n"
