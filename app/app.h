@@ -47,8 +47,8 @@ struct app_view {
  * differ only in camera.*, render.* and output.* other than output.frames
  * (docs/batch.md, "Simulating once for several views"); output.frames is
  * checked here (NB_EINPUT for every view otherwise).
- * A view whose outputs fail (a directory it cannot create, a write error,
- * a camera that follows nothing) stops alone, its partial outputs removed,
+ * A view whose outputs fail (a directory it cannot create, a write error)
+ * stops alone, its partial outputs removed,
  * and the others go on; a failure of the simulation itself fails every
  * view still running. app_run is the one-view case. Returns 0 when every
  * view succeeded, else the first failing view's rc; each view's own
