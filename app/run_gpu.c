@@ -362,7 +362,7 @@ int app_run_gpu_frames(struct run_view *v, int nv, struct sim_state *st, struct 
 	}
 	free(r.gv);
 	*sim_s += r.t_wait_sim;
-	if (frames > 0 && (rc == 0 || rc == NB_EINTR))
+	if (frames > 0 && (rc == 0 || rc == NB_EINTR) && run_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s queueing frames; GPU rendering %.1f s",
 			 app_now() - t0, done, nv > 1 ? " of every view" : "", r.t_wait_sim, r.t_stats,
