@@ -1,8 +1,9 @@
 /* render_splat_atomic.cu - the atomic deposit (GPU_RENDER_ATOMIC, and the
  * tiled method's fallback past GR_PAIR_LIMIT pairs): every footprint that
  * render_splat.cu's prepare made is added to its level's image with global
- * atomicAdd, one thread per small footprint (<= GR_NORM_INLINE cells), one
- * warp per large one (the prepare's list of them); then every level is
+ * atomicAdd, one thread per small footprint (<= GR_NORM_INLINE cells), the
+ * large ones of each warp's bodies by the whole warp in turn (normalised by
+ * gr_norm_big or by render.h's analytic rule); then every level is
  * upsampled into the picture (render_lod.cu), since without a read-back
  * the levels used are not known on the host. The summation order varies
  * from run to run: the picture agrees with the CPU within the rounding
@@ -27,40 +28,39 @@ __device__ __forceinline__ void gr_add(const struct gr_rec &r, float xl, float y
 	}
 }
 
-__global__ void gr_deposit_atomic_small(const struct gr_rec *rec, const uint8_t *level,
-					const uint32_t *count, int n, struct gr_levels lev,
-					int gauss, int nch, float *hdr)
+/* One thread per small footprint (<= GR_NORM_INLINE cells, or a single
+ * cell); the large ones of the warp's 32 bodies (normalised by
+ * gr_norm_big or analytically, render.h) one after the other by the
+ * whole warp, 32 cells at a time (<= (2 * 1.5 * 16 + 1)^2 cells: 32 bits). */
+__global__ void gr_deposit_atomic_all(const struct gr_rec *rec, const uint8_t *level,
+				      const uint32_t *count, int n, struct gr_levels lev, int gauss,
+				      int nch, float *hdr)
 {
-	const int s = blockIdx.x * blockDim.x + threadIdx.x;
-	if (s >= n || count[s] == 0)
-		return;
-	const struct gr_rec r = rec[s];
-	if (r.inv_r != 0.0 && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE)
-		return; /* large: gr_deposit_atomic_big */
-	const int L = level[s], w = lev.w[L], h = lev.h[L];
-	float *img = hdr + lev.off[L];
-	const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
-	for (int j = max(r.j0, 0); j <= min(r.j1, h - 1); j++)
-		for (int i = max(r.i0, 0); i <= min(r.i1, w - 1); i++)
-			gr_add(r, xl, yl, a2, gauss, nch, i, j, w, img);
-}
-
-__global__ void gr_deposit_atomic_big(const struct gr_rec *rec, const uint8_t *level,
-				      const uint32_t *big, const uint32_t *nbig,
-				      struct gr_levels lev, int gauss, int nch, float *hdr)
-{
-	const int lane = threadIdx.x & 31;
-	const uint32_t nb = *nbig;
-	const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
-	for (uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nb; k += nwarps) {
-		const uint32_t s = big[k];
+	const int s = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+	bool large = false;
+	if (s < n && count[s] != 0) {
 		const struct gr_rec r = rec[s];
-		const int L = level[s], w = lev.w[L], h = lev.h[L];
+		large = r.inv_r != 0.0 && (long)(r.i1 - r.i0 + 1) * (r.j1 - r.j0 + 1) > GR_NORM_INLINE;
+		if (!large) {
+			const int L = level[s], w = lev.w[L], h = lev.h[L];
+			float *img = hdr + lev.off[L];
+			const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
+			for (int j = max(r.j0, 0); j <= min(r.j1, h - 1); j++)
+				for (int i = max(r.i0, 0); i <= min(r.i1, w - 1); i++)
+					gr_add(r, xl, yl, a2, gauss, nch, i, j, w, img);
+		}
+	}
+	unsigned m = __ballot_sync(0xffffffffu, large);
+	while (m) {
+		const int b = s - lane + __ffs(m) - 1;
+		m &= m - 1;
+		const struct gr_rec r = rec[b];
+		const int L = level[b], w = lev.w[L], h = lev.h[L];
 		float *img = hdr + lev.off[L];
 		const float xl = (float)(r.x - r.i0), yl = (float)(r.y - r.j0), a2 = gr_a2(r);
 		const int i0 = max(r.i0, 0), j0 = max(r.j0, 0);
 		const int bw = min(r.i1, w - 1) - i0 + 1, area = bw * (min(r.j1, h - 1) - j0 + 1);
-		for (int e = lane; e < area; e += 32) /* <= (2 * 1.5 * 16 + 1)^2 cells: 32 bits */
+		for (int e = lane; e < area; e += 32)
 			gr_add(r, xl, yl, a2, gauss, nch, i0 + e % bw, j0 + e / bw, w, img);
 	}
 }
@@ -69,11 +69,8 @@ int gr_deposit_atomic(struct gpu_render *gr, int n, int nch)
 {
 	const int gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
 	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, gr->lev.floats * sizeof(float), gr->stream));
-	gr_deposit_atomic_small<<<gr_blocks(n), GR_THREADS, 0, gr->stream>>>(
+	gr_deposit_atomic_all<<<gr_blocks(n), GR_THREADS, 0, gr->stream>>>(
 		gr->d_rec, gr->d_level, gr->d_count, n, gr->lev, gauss, nch, gr->d_hdr);
-	CUDA_CHECK(cudaGetLastError());
-	gr_deposit_atomic_big<<<1024, GR_THREADS, 0, gr->stream>>>(
-		gr->d_rec, gr->d_level, gr->d_big, gr->d_nbig, gr->lev, gauss, nch, gr->d_hdr);
 	CUDA_CHECK(cudaGetLastError());
 	/* Every level (bit 0 is the picture itself); density: channel 0 to all. */
 	return gr_lod_upsample(gr, (1u << RENDER_LOD_LEVELS) - 1u, nch);

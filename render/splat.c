@@ -19,8 +19,11 @@
  *   gaussian: exp(-d^2 / (2 s^2)), s = r/2, cut at d <= 3 s = 1.5 r.
  * The kernel is sampled at the pixel centres of its support and the samples
  * are divided by their sum (discrete normalisation), so a body deposits
- * exactly W in total. If r < 0.5 px, or no pixel centre lies inside the
- * support, the whole W goes into the pixel containing (x, y).
+ * exactly W in total; except a cubic footprint with r >=
+ * RENDER_NORM_ANALYTIC_R cells, divided by the integral 7 pi r^2 / 40
+ * instead (render.h: W within RENDER_NORM_ANALYTIC_ERROR relative). If
+ * r < 0.5 px, or no pixel centre lies inside the support, the whole W goes
+ * into the pixel containing (x, y).
  *
  * Level of detail (render.h). A footprint with r > RENDER_LOD_RADIUS_PX is
  * all of the above on the grid of level L = render_lod_level(r): x, y, r
@@ -139,13 +142,16 @@ static int splat_prepare(const struct render_view *v, enum scene_kernel kern, do
 		int i0 = (int)ceil(x - support - 0.5), i1 = (int)floor(x + support - 0.5);
 		int j0 = (int)ceil(y - support - 0.5), j1 = (int)floor(y + support - 0.5);
 		double sum = 0.0, inv_r = 1.0 / r;
-		for (int j = j0; j <= j1; j++) {
-			double dy = (j + 0.5) - y;
-			for (int i = i0; i <= i1; i++) {
-				double dx = (i + 0.5) - x;
-				sum += kernel_sample(kern, dx * dx + dy * dy, inv_r);
+		if (kern == SCENE_KERNEL_CUBIC && r >= RENDER_NORM_ANALYTIC_R)
+			sum = RENDER_CUBIC_SHAPE_AREA * r * r; /* render.h: analytic */
+		else
+			for (int j = j0; j <= j1; j++) {
+				double dy = (j + 0.5) - y;
+				for (int i = i0; i <= i1; i++) {
+					double dx = (i + 0.5) - x;
+					sum += kernel_sample(kern, dx * dx + dy * dy, inv_r);
+				}
 			}
-		}
 		if (sum > 0) {
 			rec->r = r;
 			rec->support = support;

@@ -10,7 +10,13 @@
  *     <= RENDER_LOD_ERROR_CUBIC / _GAUSS of the exact peak, at the radii
  *     just past each level's threshold (coarsest sampling: r / 2^L just
  *     over RENDER_LOD_RADIUS_PX / 2) and at the 256 px cap, several
- *     sub-cell positions; its image total equals its weight to 1e-6;
+ *     sub-cell positions; its image total equals its weight to 1e-6
+ *     (gaussian), RENDER_NORM_ANALYTIC_ERROR (cubic, r >= 8 cells);
+ *   - the analytic normalisation (render.h): a cubic body with r >=
+ *     RENDER_NORM_ANALYTIC_R px on level 0 deposits its weight times (sum
+ *     of its samples, computed here) / (7 pi r^2 / 40) to 1e-6, within
+ *     RENDER_NORM_ANALYTIC_ERROR of its weight; below that radius exactly
+ *     its weight;
  *   - at r = RENDER_LOD_RADIUS_PX (level 0) the image is the exact splat
  *     to float rounding: no LOD below the threshold;
  *   - the edge rule: a body centred on the image's corner keeps 1/4 of its
@@ -154,7 +160,8 @@ static double single_body_error(enum scene_kernel k, int w, int h, double x, dou
 	}
 	for (size_t i = 0; i < (size_t)w * h; i++)
 		worst = fmax(worst, fabs(img.rgb[3 * i] - ex[i]));
-	ck_assert_close(total(&img, 0), wt, 0, 1e-6);
+	ck_assert_close(total(&img, 0), wt, 0,
+			k == SCENE_KERNEL_CUBIC ? RENDER_NORM_ANALYTIC_ERROR : 1e-6);
 	free(ex);
 	render_image_free(&img);
 	sim_state_free(&st);
@@ -200,6 +207,54 @@ START_TEST(threshold_radius_is_exact)
 }
 END_TEST
 
+/* Cubic bodies on level 0 with r from 6 to 16 px at sub-pixel positions:
+ * r >= RENDER_NORM_ANALYTIC_R deposits wt * (discrete sum) / (7 pi r^2 /
+ * 40), the shape's integral over the disc, within
+ * RENDER_NORM_ANALYTIC_ERROR of wt; smaller ones exactly wt. */
+START_TEST(analytic_normalisation_mass)
+{
+	const int w = 48, h = 48;
+	double worst = 0;
+	for (int a = 0; a < 41; a++) {
+		double r = 6.0 + 0.25 * a;
+		struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1.0);
+		struct sim_state st;
+		state_new(&st, 1);
+		place(&st, 0, w, h, 24 + 0.37 * (a % 7) / 7.0 * 2.7, 24 + 0.61 * (a % 5) / 5.0, r, 1.0, 1.5);
+		struct render_view v;
+		render_view_make(&cam_std, w, h, &v);
+		double p[3] = {st.pos[0] / u_test.length, st.pos[1] / u_test.length,
+			       st.pos[2] / u_test.length}, bx, by, bz;
+		ck_assert_int_eq(render_view_project(&v, p, &bx, &by, &bz), 1);
+		double br = 1.0 / bz * v.focal_px, wt = st.mass[0] / u_test.mass * comp_colors[0][0];
+		double sum = 0;
+		for (int j = 0; j < h; j++)
+			for (int i = 0; i < w; i++)
+				sum += shape(SCENE_KERNEL_CUBIC, hypot(i + 0.5 - bx, j + 0.5 - by) / br);
+		double integral = 7 * M_PI / 40 * br * br;
+		struct render_image img;
+		ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+		ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
+		double tot = total(&img, 0);
+		if (br >= RENDER_NORM_ANALYTIC_R) {
+			ck_assert_msg(NB_CLOSE(tot, wt * sum / integral, 0, 1e-6),
+				      "r %g: total %.9g, want wt sum / integral = %.9g", br, tot,
+				      wt * sum / integral);
+			ck_assert_msg(fabs(tot / wt - 1) <= RENDER_NORM_ANALYTIC_ERROR,
+				      "r %g: total / weight - 1 = %.3g", br, tot / wt - 1);
+			worst = fmax(worst, fabs(tot / wt - 1));
+		} else {
+			ck_assert_close(tot, wt, 0, 1e-6);
+		}
+		render_image_free(&img);
+		sim_state_free(&st);
+		free(sc);
+	}
+	printf("analytic normalisation: worst |total / weight - 1| = %.3g (bound %g)\n", worst,
+	       RENDER_NORM_ANALYTIC_ERROR);
+}
+END_TEST
+
 /* A body centred on the top-left corner keeps 1/4 of its weight, one on
  * the left edge or the top edge 1/2, one on the bottom-right corner 1/4:
  * levels 1 to 4 (cells 2 to 16 px; the image a multiple of 16). */
@@ -221,7 +276,8 @@ START_TEST(edge_bodies_keep_their_share)
 				ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
 				ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u_test, &img), 0);
 				double wt = st.mass[0] / u_test.mass * comp_colors[0][0];
-				ck_assert_msg(NB_CLOSE(total(&img, 0), at[e][2] * wt, 0, 1e-5),
+				double tol = 1e-5 + (k ? 0 : RENDER_NORM_ANALYTIC_ERROR);
+				ck_assert_msg(NB_CLOSE(total(&img, 0), at[e][2] * wt, 0, tol),
 					      "r %g at (%g, %g): total %.8g, want %.8g", r[a],
 					      at[e][0], at[e][1], total(&img, 0), at[e][2] * wt);
 				render_image_free(&img);
@@ -363,6 +419,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, threshold_radius_is_exact);
 	tcase_add_test(tc, edge_bodies_keep_their_share);
 	tcase_add_test(tc, mixed_levels_conserve_mass);
+	tcase_add_test(tc, analytic_normalisation_mass);
 	tcase_add_test(tc, gpu_matches_cpu_on_every_level);
 	suite_add_tcase(s, tc);
 	return s;
