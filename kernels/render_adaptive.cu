@@ -64,7 +64,18 @@
  * issue-bound); candidates 8 at a time, fma distances, the body its own
  * neighbour (3.55 / 32.8 ms); children against the group's box (3.28 /
  * 28.9 ms). Per-lane tests of 8-body boxes inside each leaf halved the
- * candidates in a CPU emulation but gained nothing on the H100: dropped. */
+ * candidates in a CPU emulation but gained nothing on the H100: dropped.
+ * Warm start from the previous recompute's h (each lane's first bound
+ * (h_prev (1 + margin))^2, lanes whose heap did not fill redone; default
+ * scene's bodies, 1M / 10M): exact, and 1.47 / 12.3 ms (margin 0.02 /
+ * 0.05) on static bodies against 2.27 / 16.7 cold, but moving bodies kill
+ * it: drifting one frame (3 Myr) at their own velocities, at least 35 %
+ * of the bounds fail at margin 0.05, 11 % at 0.2, 3 % at 0.5 (not split
+ * by component; the bulge's dispersion alone moves a body ~0.4 kpc a
+ * frame), so nearly every warp redoes: 2.5-2.9 / 22-23
+ * ms with each warp redoing its own lanes, 12-15 / 56-112 ms with the
+ * failed bodies packed 32 to a warp (scattered groups), against 2.33 /
+ * 16.5 cold: dropped (H100, 2026-11-21). */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>
