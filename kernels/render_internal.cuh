@@ -210,6 +210,13 @@ void gr_splat_free(struct gpu_render *gr);
 int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v,
 	     const float *d_h);
 
+/* render_splat_tiled.cu: the tiled deposit of the footprints gr_splat
+ * prepared (n body slots, npairs (tile, body) pairs as counted; levels: the
+ * mask of the levels used, bit L), upsampled into the picture; and the
+ * free of its pair arrays (grown on demand, kept between frames). */
+int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch, unsigned levels);
+void gr_tiled_free(struct gpu_render *gr);
+
 /* render_splat_atomic.cu: the atomic deposit of the footprints gr_splat
  * prepared (n body slots), into every level; leaves the levels to upsample. */
 int gr_deposit_atomic(struct gpu_render *gr, int n, int nch);
