@@ -25,6 +25,33 @@ int out_finish_temp(const char *tmp, const char *path, int ok);
 int out_png_write_file(const char *path, int w, int h, int depth, const uint16_t *rgb16,
 		       int level, int filters);
 
+/* The PNG pool (png.c): `threads` worker threads write DIR/frame_%05d.png
+ * (depth 8 or 16, OUT_PNG_LEVEL/OUT_PNG_FILTERS, via temp names) for the
+ * frames handed to them, at most `jobs` frames (>= threads) held at once;
+ * each job keeps one frame buffer per kind, so the pool holds at most
+ * jobs * (w*h*3 * 2 or 1 bytes). One submitter thread. Worker threads
+ * inherit the caller's signal mask. open: 0, NB_EINPUT (depth) or
+ * NB_ERUNTIME (logged). */
+struct out_png_pool;
+int out_png_pool_open(struct out_png_pool **p, const char *dir, int w, int h, int depth,
+		      int threads, int jobs);
+/* Hand frame INDEX to the pool without copying it: exactly one of rgb16,
+ * rgb8 is non-NULL and points to the caller's buffer pointer (w*h*3 values
+ * of that kind; rgb8 only for depth 8); the pool takes that buffer and
+ * gives back in its place a spare one of the same size, or NULL (then the
+ * caller allocates one when it needs it). Blocks while all jobs are held
+ * (back-pressure). NB_ERUNTIME, buffer untouched, once a frame has failed:
+ * that failure was logged once, with the file name, by the worker (later
+ * failures of frames already in flight are not logged, frames waiting are
+ * dropped). */
+int out_png_pool_submit(struct out_png_pool *p, int index, uint16_t **rgb16, uint8_t **rgb8);
+/* Write every frame submitted (unless one failed), join the threads, free,
+ * set *p NULL. Returns the first failure (already logged) or 0. */
+int out_png_pool_close(struct out_png_pool **p);
+/* Seconds the workers spent writing PNG files, summed over the threads
+ * (CPU-seconds: may exceed the wall time). 0 for NULL. */
+double out_png_pool_busy_seconds(const struct out_png_pool *p);
+
 /* 16-bit to 8-bit with rounding: (v*255 + 32767) / 65535. */
 static inline uint8_t out_to8(uint16_t v)
 {

@@ -83,8 +83,31 @@ int out_writer_push8(struct out_writer *w, const struct out_frame8 *f);
  * temps, except a started MP4 is still finished and kept when
  * keep_partial_video), join the thread, free. Returns the first error. */
 int out_writer_close(struct out_writer **w, int ok, int keep_partial_video);
-/* Seconds the writer thread spent encoding/writing so far. */
+/* Seconds the writer thread was busy so far: MP4 encoding, preview work,
+ * handing PNG frames to the PNG pool including the time it waited for the
+ * pool to take one (back-pressure), and at close the MP4's flush and the
+ * wait for the last PNGs. Comparable with the run's wall time: close to it
+ * means the outputs limit the run. The PNG compression itself runs on the
+ * pool's threads: see out_writer_png_seconds. */
 double out_writer_busy_seconds(const struct out_writer *w);
+
+/* Additive: the PNG sequence is written by a pool of worker threads (PNG
+ * files are independent per frame), while the MP4 stays on the writer
+ * thread. out_writer_open sizes the pool itself: NB_PNG_THREADS threads
+ * when that variable is set (1..64), else the online CPUs less two, 1..8;
+ * png_threads + 1 frames in flight. out_writer_open_png is out_writer_open
+ * with the pool's size given: png_threads workers (< 1: that default) and
+ * png_jobs frames held by the pool at most (< 1: png_threads + 1; raised
+ * to png_threads), each one frame buffer (w*h*3 values: 16-bit, or 8-bit
+ * for depth 8 from RGB8 frames). Files are written as before (temp name,
+ * renamed when complete), in any order; the first PNG failure is logged
+ * once with the file's name, frames after it are not written, and push
+ * then returns NB_ERUNTIME. close waits for every PNG handed over. */
+int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
+			struct out_writer **w);
+/* Seconds the PNG workers spent compressing and writing so far, summed
+ * over the threads (CPU-seconds; may exceed the wall time). */
+double out_writer_png_seconds(const struct out_writer *w);
 
 /* Create DIR and its parents. 0 or NB_ERUNTIME (logged with the path). */
 int out_mkdirs(const char *dir);

@@ -1,17 +1,25 @@
 /* writer.c - the writer thread: frames from the render loop pass through a
  * ring of queue_depth slots (the producer blocks while it is full; nothing
- * is dropped) to one thread that encodes the MP4, writes the PNG sequence
- * and keeps what the preview needs (the last frame, or the contact sheet's
- * thumbnails). One producer thread; every call but push/busy_seconds comes
- * from the thread that opened the writer.
+ * is dropped) to one thread that encodes the MP4, hands the PNG frames to
+ * the PNG pool (png.c: a few worker threads, since PNG files are
+ * independent per frame and one core cannot keep up) and keeps what the
+ * preview needs (the last frame, or the contact sheet's thumbnails). One
+ * producer thread; every call but push/busy_seconds comes from the thread
+ * that opened the writer.
+ *
+ * Memory: queue_depth slots in the ring plus png_jobs frames in the pool
+ * (default: PNG threads + 1), each one buffer per kind the outputs read.
+ * A slot's PNG buffer is traded with a free pool job's (no copy), so the
+ * writer thread's part of a PNG frame is a pointer swap; when the ring is
+ * full and every pool job is held, push waits (back-pressure).
  *
  * A frame may come as 16-bit RGB (CPU renderer) or as 8-bit data made on
  * the GPU (YUV420P planes, RGB8; output.h). A slot holds one buffer per
  * kind, allocated on first use, and push copies only the kinds the outputs
- * will read: a GPU frame for video alone costs 1.5 bytes/px. PNG depth 8
- * and the contact sheet take 16-bit input (png.c, preview.c), so an RGB8
- * frame is widened there on the writer thread (v * 257: out_to8 gives v
- * back exactly). */
+ * will read: a GPU frame for video alone costs 1.5 bytes/px. The contact
+ * sheet takes 16-bit input (preview.c), so an RGB8 frame is widened for it
+ * on the writer thread (v * 257: out_to8 gives v back exactly); PNG depth 8
+ * writes RGB8 frames as they are (png.c: the same bytes as widening). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -48,6 +56,7 @@ struct out_writer {
 	int have_last;              /* 0 none, 16 in last, 8 in last8 */
 	uint16_t *wide;             /* scratch: an RGB8 frame widened to 16 bits */
 	struct out_sheet sheet;     /* preview_kind sheet */
+	struct out_png_pool *png;   /* png_dir set: the PNG worker threads */
 
 	/* the ring, guarded by lock */
 	pthread_mutex_t lock;
@@ -59,7 +68,8 @@ struct out_writer {
 	pthread_t thread;
 	int thread_started;
 
-	_Atomic uint64_t busy_ns;   /* time the thread spent encoding/writing */
+	_Atomic uint64_t busy_ns;   /* time the thread spent encoding/writing,
+				     * waits for the PNG pool included */
 };
 
 static uint64_t now_ns(void)
@@ -83,9 +93,25 @@ static const uint16_t *widen(struct out_writer *w, const struct slot *s)
 	return w->wide;
 }
 
+/* Copy the n bytes at src into dst (a new buffer when dst is NULL) and
+ * return dst; NULL when out of memory (logged). Writer thread. */
+static void *keep_copy(struct out_writer *w, void *dst, const void *src, size_t n)
+{
+	if (!dst && !(dst = malloc(n))) {
+		log_error("%s: out of memory for a %dx%d frame", w->preview, w->w, w->h);
+		return NULL;
+	}
+	memcpy(dst, src, n);
+	return dst;
+}
+
 /* Write one frame to every output. Runs on the writer thread. */
 static int write_frame(struct out_writer *w, struct slot *s)
 {
+	/* PNG depth 8 reads the frame's RGB8 data when it has some. */
+	const int png8 = w->png && w->png_depth == 8 && s->has8;
+	const int png16 = w->png && !png8;
+	const size_t n = (size_t)w->w * w->h * 3;
 	int err = 0;
 	if (w->mp4) {
 		if (s->hasyuv) {
@@ -100,27 +126,25 @@ static int write_frame(struct out_writer *w, struct slot *s)
 		}
 		w->mp4_frames++;
 	}
-	if (w->png_dir[0]) {
-		const uint16_t *src = s->rgb16;
-		if (w->png_depth == 8 && s->has8 && !(src = widen(w, s)))
-			return NB_ERUNTIME;
-		err = out_png_write(w->png_dir, s->index, w->w, w->h, w->png_depth, src);
-		if (err)
-			return err;
-	}
 	if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_LAST) {
-		/* Swap buffers instead of copying: the slot gets the old one. */
-		if (s->has8) {
+		/* Swap buffers instead of copying (the slot gets the old one),
+		 * unless the PNG pool takes this buffer below. */
+		if (s->has8 && png8) {
+			if (!(w->last8 = keep_copy(w, w->last8, s->rgb8, n)))
+				return NB_ERUNTIME;
+		} else if (s->has8) {
 			uint8_t *t = w->last8;
 			w->last8 = s->rgb8;
 			s->rgb8 = t;
-			w->have_last = 8;
+		} else if (png16) {
+			if (!(w->last = keep_copy(w, w->last, s->rgb16, n * sizeof *s->rgb16)))
+				return NB_ERUNTIME;
 		} else {
 			uint16_t *t = w->last;
 			w->last = s->rgb16;
 			s->rgb16 = t;
-			w->have_last = 16;
 		}
+		w->have_last = s->has8 ? 8 : 16;
 	} else if (w->preview[0] && w->preview_kind == SCENE_PREVIEW_SHEET &&
 		   out_sheet_slot(&w->sheet, s->index) >= 0) {
 		const uint16_t *src = s->rgb16;
@@ -128,6 +152,10 @@ static int write_frame(struct out_writer *w, struct slot *s)
 			return NB_ERUNTIME;
 		out_sheet_add(&w->sheet, s->index, w->w, w->h, src);
 	}
+	/* Last: the pool takes the slot's buffer (and leaves it a spare one). */
+	if (w->png)
+		return out_png_pool_submit(w->png, s->index, png8 ? NULL : &s->rgb16,
+					   png8 ? &s->rgb8 : NULL);
 	return 0;
 }
 
@@ -211,7 +239,32 @@ static int dir_of(const char *path, char *out, size_t cap)
 	return 0;
 }
 
+/* PNG worker threads when the caller leaves it to us: NB_PNG_THREADS when
+ * set (1..64), else the online CPUs less two (the writer thread with the
+ * encoder, and the render loop), 1..8: eight 8-bit 1080p frames at tens of
+ * ms each keep up with any frame rate the renderer reaches, and more would
+ * only hold more frames in memory. */
+static int png_threads_default(void)
+{
+	const char *e = getenv("NB_PNG_THREADS");
+	if (e && *e) {
+		int n = atoi(e);
+		if (n >= 1 && n <= 64)
+			return n;
+		log_warn("NB_PNG_THREADS: must be 1..64, got '%s'; using the default", e);
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = cpus - 2;
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
 int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer **out)
+{
+	return out_writer_open_png(sc, queue_depth, 0, 0, out);
+}
+
+int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
+			struct out_writer **out)
 {
 	*out = NULL;
 	int err = NB_ERUNTIME;
@@ -278,14 +331,28 @@ int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer *
 	}
 
 	/* SIGINT/SIGTERM go to the render loop's thread, never to ours: the
-	 * thread starts with them blocked (it inherits this mask). */
+	 * thread starts with them blocked (it inherits this mask).
+	 * The PNG workers likewise. */
+	err = 0;
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	int perr = pthread_create(&w->thread, NULL, writer_main, w);
+	int perr = 0;
+	if (w->png_dir[0]) {
+		if (png_threads < 1)
+			png_threads = png_threads_default();
+		if (png_jobs < 1)
+			png_jobs = png_threads + 1;
+		err = out_png_pool_open(&w->png, w->png_dir, w->w, w->h, w->png_depth, png_threads,
+					png_jobs);
+	}
+	if (!err)
+		perr = pthread_create(&w->thread, NULL, writer_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto fail;
 	if (perr != 0) {
 		log_error("writer: cannot start the writer thread");
 		err = NB_ERUNTIME;
@@ -299,6 +366,7 @@ oom:
 	log_error("writer: out of memory for a queue of %d frames of %dx%d", w->depth, w->w, w->h);
 	err = NB_ERUNTIME;
 fail:
+	out_png_pool_close(&w->png);
 	out_mp4_close(&w->mp4, 0);
 	writer_free(w);
 	return err;
@@ -446,6 +514,14 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 		pthread_join(w->thread, NULL);
 
 	int err = w->err;
+	if (w->png) {
+		/* Every PNG handed to the pool is written (or the pool failed). */
+		uint64_t t0 = now_ns();
+		int e = out_png_pool_close(&w->png);
+		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		if (e && !err)
+			err = e;
+	}
 	int good = ok && !err;
 	if (w->mp4) {
 		/* A cancelled run keeps the frames made so far, playable. */
@@ -468,4 +544,9 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 double out_writer_busy_seconds(const struct out_writer *w)
 {
 	return (double)atomic_load(&w->busy_ns) * 1e-9;
+}
+
+double out_writer_png_seconds(const struct out_writer *w)
+{
+	return out_png_pool_busy_seconds(w->png);
 }
