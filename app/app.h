@@ -19,6 +19,7 @@ struct app_result {
 	long bodies;
 	double wall_s;        /* whole run */
 	double sim_s, render_s, encode_s; /* per stage (encode: writer thread busy time) */
+	double png_s;         /* CPU-seconds of the PNG pool (0: no PNG frames) */
 	char resolved_scene[SCENE_PATH_MAX]; /* path written, "" if none */
 };
 

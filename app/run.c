@@ -100,6 +100,7 @@ void run_view_fail(struct run_view *v, int rc)
 	v->rc = rc ? rc : NB_ERUNTIME;
 	if (v->w) {
 		v->res->encode_s = out_writer_busy_seconds(v->w);
+		v->res->png_s = out_writer_png_seconds(v->w);
 		out_writer_close(&v->w, 0, 0);
 	}
 	if (v->stats) {
@@ -235,6 +236,7 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		v->rc = rc;
 	if (v->w) {
 		res->encode_s = out_writer_busy_seconds(v->w);
+		res->png_s = out_writer_png_seconds(v->w);
 		int wrc = out_writer_close(&v->w, v->rc == 0, v->rc == NB_EINTR);
 		if (v->rc == 0)
 			v->rc = wrc;
@@ -264,7 +266,11 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	if (v->rc == NB_EINTR)
 		log_info("%sinterrupted after %d of %d frames; the video holds the frames made so far", who,
 			 res->frames_done, res->frames_total);
-	if (v->rc == 0 || v->rc == NB_EINTR)
+	if ((v->rc == 0 || v->rc == NB_EINTR) && res->png_s > 0)
+		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread, PNG frames %.1f s of CPU on the PNG threads)",
+			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s,
+			 res->png_s);
+	else if (v->rc == 0 || v->rc == NB_EINTR)
 		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
 			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
 	render_image_free(&v->img);
