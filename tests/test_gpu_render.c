@@ -23,6 +23,7 @@
 #include "render/adaptive.h"
 #include "render/render.h"
 #include "render/yuv.h"
+#include "test_render_util.h"
 
 #define W 100
 #define H 60
@@ -100,28 +101,21 @@ END_TEST
 
 /* ---- scenes and bodies ---- */
 
+/* render_test_scene with exposure, gamma, an asinh tone map, a colormap
+ * and a background, so every tone-map stage has work. */
 static struct scene *scene_new(enum scene_kernel k, double smoothing)
 {
-	struct scene *sc = calloc(1, sizeof *sc);
-	ck_assert_ptr_nonnull(sc);
-	sc->render.width = W;
-	sc->render.height = H;
-	sc->render.kernel = k;
-	sc->render.smoothing = smoothing;
-	sc->render.neighbours = 32;
+	struct scene *sc = render_test_scene(W, H, k, smoothing);
 	sc->render.exposure = 1.3;
 	sc->render.gamma = 2.2;
 	sc->render.tonemap = SCENE_TONEMAP_ASINH;
-	sc->render.mode = SCENE_COLOR_COMPONENTS;
 	sc->render.colormap = SCENE_CMAP_MAGMA;
 	sc->render.background[0] = 0.02f;
 	sc->render.background[1] = 0.01f;
 	sc->render.background[2] = 0.05f;
-	sc->output.frames = 1;
 	return sc;
 }
 
-static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
 static const struct render_camera cam_side = {{-9, -4, 2}, {0.3, 0.1, 0}, {0, 0.2, 1}, 45};
 /* Internal = scene * factor: positions doubled, masses quadrupled. */
 static const struct sim_units u_test = {2.0, 1.0, 4.0, 1.0, 1.0};
@@ -192,27 +186,6 @@ static void cpu_hdr(const struct scene *sc, const struct sim_state *st,
 	ck_assert_int_eq(render_splat(sc, cam, st, &u_test, img), 0);
 }
 
-/* The stated HDR tolerance, every value; prints the worst ratio. */
-static void expect_hdr_close(const float *g, const float *c, const char *what)
-{
-	size_t nv = (size_t)W * H * 3;
-	double cmax = 0, worst = 0, sg = 0, sc = 0;
-	for (size_t k = 0; k < nv; k++)
-		cmax = fmax(cmax, fabs(c[k]));
-	ck_assert_msg(cmax > 0, "%s: empty reference image", what);
-	for (size_t k = 0; k < nv; k++) {
-		double tol = 1e-4 * cmax + 1e-3 * fabs(c[k]);
-		double err = fabs((double)g[k] - c[k]);
-		worst = fmax(worst, err / tol);
-		ck_assert_msg(err <= tol, "%s: value %zu (pixel %zu,%zu ch %zu): gpu %.9g cpu %.9g", what,
-			      k, k / 3 % W, k / 3 / W, k % 3, g[k], c[k]);
-		sg += g[k];
-		sc += c[k];
-	}
-	ck_assert_close(sg, sc, 0, 1e-5);
-	printf("%s: worst |gpu-cpu| / tolerance = %.3g, totals %.9g vs %.9g\n", what, worst, sg, sc);
-}
-
 static void splat_case(enum scene_kernel k, double smoothing, enum scene_colormode mode,
 		       size_t core, enum gpu_render_method m, const char *what)
 {
@@ -228,7 +201,7 @@ static void splat_case(enum scene_kernel k, double smoothing, enum scene_colormo
 	for (int c = 0; c < 2; c++) {
 		cpu_hdr(sc, &st, cams[c], &img);
 		gpu_hdr(gr, &st, cams[c], g);
-		expect_hdr_close(g, img.rgb, what);
+		expect_hdr_close(g, img.rgb, W, H, what);
 		render_image_free(&img);
 	}
 	gpu_render_free(&gr);
@@ -355,7 +328,7 @@ START_TEST(per_body_smoothing_matches_grouped_cpu)
 	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
 	ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
 	gpu_hdr(gr, &st, &cam_std, g);
-	expect_hdr_close(g, sum.rgb, "per-body h");
+	expect_hdr_close(g, sum.rgb, W, H, "per-body h");
 	gpu_render_free(&gr);
 	free(g);
 	free(h);

@@ -10,37 +10,13 @@
 
 #include "check_main.h"
 #include "render/render.h"
-
-static struct scene *scene_new(int w, int h, enum scene_kernel k, double smoothing)
-{
-	struct scene *sc = calloc(1, sizeof *sc);
-	ck_assert_ptr_nonnull(sc);
-	sc->render.width = w;
-	sc->render.height = h;
-	sc->render.kernel = k;
-	sc->render.smoothing = smoothing;
-	sc->render.exposure = 1;
-	sc->render.gamma = 1;
-	sc->render.tonemap = SCENE_TONEMAP_LINEAR;
-	sc->render.mode = SCENE_COLOR_COMPONENTS;
-	sc->output.frames = 1;
-	return sc;
-}
-
-/* Camera at (0,-10,0) looking at the origin, z up: forward +y, right +x,
- * screen-up +z (worked out by hand from right = forward x up). */
-static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
-
-static double focal(int h, double fov_deg)
-{
-	return 0.5 * h / tan(0.5 * fov_deg * M_PI / 180.0);
-}
+#include "test_render_util.h"
 
 /* World point (scene units) that cam_std sees at continuous pixel (x, y)
  * and depth z: inverse of the pinhole formula. */
 static void unproject_std(int w, int h, double x, double y, double z, double p[3])
 {
-	double f = focal(h, cam_std.fov);
+	double f = render_test_focal(h, cam_std.fov);
 	p[0] = z * (x - 0.5 * w) / f;
 	p[1] = cam_std.pos[1] + z;
 	p[2] = -z * (y - 0.5 * h) / f;
@@ -82,7 +58,7 @@ START_TEST(projection_matches_pinhole)
 	int w = 64, h = 48;
 	struct render_view v;
 	render_view_make(&cam_std, w, h, &v);
-	double f = focal(h, 60);
+	double f = render_test_focal(h, 60);
 	ck_assert_close(v.focal_px, f, 0, 1e-14);
 	double p[3] = {1, 0, 2}, x, y, z;
 	ck_assert_int_eq(render_view_project(&v, p, &x, &y, &z), 1);
@@ -111,14 +87,14 @@ START_TEST(projection_matches_pinhole)
 	double dr = dq[0] * r[0] + dq[1] * r[1] + dq[2] * r[2];
 	double du = dq[0] * uv[0] + dq[1] * uv[1] + dq[2] * uv[2];
 	double dz = dq[0] * fw[0] + dq[1] * fw[1] + dq[2] * fw[2];
-	double fc = focal(h, 35);
+	double fc = render_test_focal(h, 35);
 	ck_assert_int_eq(render_view_project(&v, q, &x, &y, &z), 1);
 	ck_assert_close(x, 32 + fc * dr / dz, 1e-9, 0);
 	ck_assert_close(y, 24 - fc * du / dz, 1e-9, 0);
 	ck_assert_close(z, dz, 1e-12, 0);
 
 	/* A sub-pixel body at q lands in pixel (floor x, floor y) only. */
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1e-4);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1e-4);
 	struct sim_state st;
 	state_new(&st, 1);
 	set_body(&st, 0, q, 2.0);
@@ -143,8 +119,8 @@ END_TEST
 static void check_conservation(enum scene_kernel k)
 {
 	int w = 256, h = 192;
-	double smoothing = 0.5, f = focal(h, cam_std.fov);
-	struct scene *sc = scene_new(w, h, k, smoothing);
+	double smoothing = 0.5, f = render_test_focal(h, cam_std.fov);
+	struct scene *sc = render_test_scene(w, h, k, smoothing);
 	size_t n = 400;
 	struct sim_state st;
 	state_new(&st, n);
@@ -202,11 +178,11 @@ START_TEST(edge_bodies_keep_their_inside_share)
 	int w = 64, h = 48;
 	for (int k = 0; k < 2; k++) {
 		double smoothing = 0.3, r = 5.3;
-		struct scene *sc = scene_new(w, h, k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC,
+		struct scene *sc = render_test_scene(w, h, k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC,
 					     smoothing);
 		struct sim_state st;
 		state_new(&st, 1);
-		double p[3], z = smoothing * focal(h, cam_std.fov) / r;
+		double p[3], z = smoothing * render_test_focal(h, cam_std.fov) / r;
 		struct render_image img;
 		ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
 		unproject_std(w, h, 0, 0, z, p);
@@ -233,8 +209,8 @@ END_TEST
 START_TEST(kernel_radius_capped)
 {
 	int w = 600, h = 600;
-	double smoothing = 1.0, z = smoothing * focal(h, cam_std.fov) / 1000.0, p[3];
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, smoothing);
+	double smoothing = 1.0, z = smoothing * render_test_focal(h, cam_std.fov) / 1000.0, p[3];
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, smoothing);
 	struct sim_state st;
 	state_new(&st, 1);
 	unproject_std(w, h, 300, 300, z, p);
@@ -257,7 +233,7 @@ START_TEST(culled_bodies_deposit_nothing)
 {
 	int w = 64, h = 48;
 	double smoothing = 0.2;
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, smoothing);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, smoothing);
 	struct sim_state st;
 	state_new(&st, 4);
 	double behind[3] = {0, -20, 0};     /* depth -10 */
@@ -292,7 +268,7 @@ START_TEST(f_pattern_lands_right_way_up)
 {
 	int w = 64, h = 48;
 	struct render_camera cam = {{0, 0, 10}, {0, 0, 0}, {0, 1, 0}, 60};
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1e-3);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1e-3);
 	struct sim_state st;
 	size_t n = 33 + 25 + 19;
 	ck_assert_int_eq(sim_state_alloc(&st, n, 3), 0);
@@ -329,7 +305,7 @@ START_TEST(f_pattern_lands_right_way_up)
 				sy[c] += v * (j + 0.5);
 				sm[c] += v;
 			}
-	double f = focal(h, 60) / 10.0; /* pixels per world unit at depth 10 */
+	double f = render_test_focal(h, 60) / 10.0; /* pixels per world unit at depth 10 */
 	double cx[3] = {32 - 3 * f, 32, 32 - 0.75 * f}, cy[3] = {24, 24 - 4 * f, 24};
 	for (int c = 0; c < 3; c++) {
 		ck_assert_close(sx[c] / sm[c], cx[c], 0.6, 0);
@@ -363,7 +339,7 @@ END_TEST
 START_TEST(splat_independent_of_threads)
 {
 	int w = 160, h = 120;
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_GAUSSIAN, 0.05);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_GAUSSIAN, 0.05);
 	size_t n = 20000;
 	struct sim_state st;
 	state_new(&st, n);
@@ -422,7 +398,7 @@ START_TEST(tonemap_matches_formulas)
 		}
 	double ref = RENDER_REF_SCALE * sum / (3.0 * w * h);
 	ck_assert_close(render_tonemap_reference(&img), ref, 0, 1e-12);
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1);
 	uint16_t *out = malloc((size_t)w * h * 3 * sizeof *out);
 	ck_assert_ptr_nonnull(out);
 	float bg[3] = {0.1f, 0.2f, 0.3f};
@@ -502,7 +478,7 @@ START_TEST(density_mode_uses_colormap)
 	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
 	for (int c = 0; c < 3; c++)
 		img.rgb[3 * 5 + c] = 1.0f; /* one bright pixel: v = 256/50 > 1 */
-	struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1);
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1);
 	sc->render.mode = SCENE_COLOR_DENSITY;
 	sc->render.colormap = SCENE_CMAP_MAGMA;
 	uint16_t *out = malloc((size_t)w * h * 3 * sizeof *out);

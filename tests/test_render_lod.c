@@ -37,34 +37,11 @@
 #include "kernels/gpu.h"
 #include "kernels/gpu_render.h"
 #include "render/render.h"
+#include "test_render_util.h"
 
-static struct scene *scene_new(int w, int h, enum scene_kernel k, double smoothing)
-{
-	struct scene *sc = calloc(1, sizeof *sc);
-	ck_assert_ptr_nonnull(sc);
-	sc->render.width = w;
-	sc->render.height = h;
-	sc->render.kernel = k;
-	sc->render.smoothing = smoothing;
-	sc->render.neighbours = 32;
-	sc->render.exposure = 1;
-	sc->render.gamma = 1;
-	sc->render.tonemap = SCENE_TONEMAP_LINEAR;
-	sc->render.mode = SCENE_COLOR_COMPONENTS;
-	sc->output.frames = 1;
-	return sc;
-}
-
-/* Camera at (0,-10,0) looking at the origin, z up, 60 degrees. */
-static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
 /* Internal = scene * factor: positions doubled, masses quadrupled. */
 static const struct sim_units u_test = {2.0, 1.0, 4.0, 1.0, 1.0};
 static const float comp_colors[3][3] = {{1, 0.5f, 0.25f}, {0.2f, 1, 0.7f}, {0.9f, 0.1f, 1}};
-
-static double focal(int h)
-{
-	return 0.5 * h / tan(30.0 * M_PI / 180.0);
-}
 
 /* Body b of st at continuous pixel (x, y) with kernel radius r px under
  * smoothing h (depth h f / r), weight m (scene units). Positions are
@@ -73,7 +50,7 @@ static double focal(int h)
 static void place(struct sim_state *st, size_t b, int w, int hgt, double x, double y, double r,
 		  double h, double m)
 {
-	double f = focal(hgt), z = h * f / r;
+	double f = render_test_focal(hgt, cam_std.fov), z = h * f / r;
 	double p[3] = {z * (x - 0.5 * w) / f, cam_std.pos[1] + z, -z * (y - 0.5 * hgt) / f};
 	for (int d = 0; d < 3; d++)
 		st->pos[3 * b + d] = (float)(p[d] * u_test.length);
@@ -132,7 +109,7 @@ END_TEST
  * worst |lod - exact| / exact peak, and checks the total. */
 static double single_body_error(enum scene_kernel k, int w, int h, double x, double y, double r)
 {
-	struct scene *sc = scene_new(w, h, k, 1.0);
+	struct scene *sc = render_test_scene(w, h, k, 1.0);
 	struct sim_state st;
 	state_new(&st, 1);
 	place(&st, 0, w, h, x, y, r, 1.0, 1.0);
@@ -217,7 +194,7 @@ START_TEST(analytic_normalisation_mass)
 	double worst = 0;
 	for (int a = 0; a < 41; a++) {
 		double r = 6.0 + 0.25 * a;
-		struct scene *sc = scene_new(w, h, SCENE_KERNEL_CUBIC, 1.0);
+		struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1.0);
 		struct sim_state st;
 		state_new(&st, 1);
 		place(&st, 0, w, h, 24 + 0.37 * (a % 7) / 7.0 * 2.7, 24 + 0.61 * (a % 5) / 5.0, r, 1.0, 1.5);
@@ -266,7 +243,7 @@ START_TEST(edge_bodies_keep_their_share)
 	for (int k = 0; k < 2; k++)
 		for (int a = 0; a < 4; a++)
 			for (int e = 0; e < 4; e++) {
-				struct scene *sc = scene_new(w, h, k ? SCENE_KERNEL_GAUSSIAN
+				struct scene *sc = render_test_scene(w, h, k ? SCENE_KERNEL_GAUSSIAN
 								     : SCENE_KERNEL_CUBIC, 1.0);
 				struct sim_state st;
 				state_new(&st, 1);
@@ -310,7 +287,7 @@ START_TEST(mixed_levels_conserve_mass)
 {
 	const int w = 832, h = 832; /* the 256 px gaussian (support 384 px) fits */
 	for (int k = 0; k < 2; k++) {
-		struct scene *sc = scene_new(w, h, k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC, 0.5);
+		struct scene *sc = render_test_scene(w, h, k ? SCENE_KERNEL_GAUSSIAN : SCENE_KERNEL_CUBIC, 0.5);
 		struct sim_state st;
 		mixed_bodies(&st, 300, w, h, k ? 1.5 : 1.0, 9);
 		double want[3] = {0, 0, 0};
@@ -340,33 +317,12 @@ static int have_gpu(void)
 	return 0;
 }
 
-/* The stated HDR tolerance (gpu_render.h), every value. */
-static void expect_hdr_close(const float *g, const float *c, int w, int h, const char *what)
-{
-	size_t nv = (size_t)w * h * 3;
-	double cmax = 0, worst = 0, sg = 0, scpu = 0;
-	for (size_t k = 0; k < nv; k++)
-		cmax = fmax(cmax, fabs(c[k]));
-	ck_assert_msg(cmax > 0, "%s: empty reference image", what);
-	for (size_t k = 0; k < nv; k++) {
-		double tol = 1e-4 * cmax + 1e-3 * fabs(c[k]);
-		double err = fabs((double)g[k] - c[k]);
-		worst = fmax(worst, err / tol);
-		ck_assert_msg(err <= tol, "%s: value %zu (pixel %zu,%zu ch %zu): gpu %.9g cpu %.9g", what,
-			      k, k / 3 % w, k / 3 / w, k % 3, g[k], c[k]);
-		sg += g[k];
-		scpu += c[k];
-	}
-	ck_assert_close(sg, scpu, 0, 1e-5);
-	printf("%s: worst |gpu-cpu| / tolerance = %.3g\n", what, worst);
-}
-
 static void gpu_case(enum scene_kernel k, enum scene_colormode mode, enum gpu_render_method m,
 		     const char *what)
 {
 	/* 330 x 202: no multiple of any cell, so edge cells hang over. */
 	const int w = 330, h = 202;
-	struct scene *sc = scene_new(w, h, k, 0.5);
+	struct scene *sc = render_test_scene(w, h, k, 0.5);
 	sc->render.mode = mode;
 	struct sim_state st;
 	mixed_bodies(&st, 1500, w, h, -0.5, 21); /* many footprints cross the edges */
