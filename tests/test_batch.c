@@ -21,6 +21,7 @@
 #include "../app/batch_file.c"
 #include "../app/batch_report.c"
 #include "check_main.h"
+#include "test_batch_util.h"
 
 /* ---- helpers ---- */
 
@@ -240,24 +241,6 @@ END_TEST
 
 /* ---- the program ---- */
 
-static char g_bin[PATH_MAX], g_data[PATH_MAX];
-
-static void setup_paths(void)
-{
-	ck_assert_msg(realpath(nb_bin(), g_bin), "no program at %s (build it, or set NB_BIN)", nb_bin());
-	ck_assert(realpath("tests/data", g_data));
-}
-
-/* Run the program in DIR with ARGS; its output goes to DIR/log. Exit status. */
-static int run_in(const char *dir, const char *args)
-{
-	char cmd[6 * PATH_MAX];
-	ck_assert((size_t)snprintf(cmd, sizeof cmd, "cd '%s' && '%s' batch %s >>log 2>&1", dir, g_bin, args) <
-		  sizeof cmd);
-	int ws = system(cmd);
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
 /* Lines of DIR/REL minus the header, -1 if missing. */
 static int data_rows(const char *dir, const char *rel)
 {
@@ -281,33 +264,13 @@ static int exists(const char *dir, const char *rel)
 	return stat(p, &st) == 0;
 }
 
-/* "name:status ..." from batch-report.json, read by an independent JSON
- * parser (python3); "" if python3 is missing. */
-static void report_statuses(const char *dir, const char *outdir, char *buf, size_t len)
-{
-	char cmd[3 * PATH_MAX];
-	buf[0] = '\0';
-	if (system("command -v python3 >/dev/null 2>&1"))
-		return;
-	snprintf(cmd, sizeof cmd,
-		 "cd '%s' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-		 "print(\" \".join(r[\"name\"]+\":\"+r[\"status\"].replace(\" \",\"_\")+\":\"+str(r[\"frames_done\"]) "
-		 "for r in d[\"runs\"]))' %s/batch-report.json",
-		 dir, outdir);
-	FILE *p = popen(cmd, "r");
-	ck_assert(p);
-	if (!fgets(buf, (int)len, p))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	ck_assert_int_eq(pclose(p), 0);
-}
-
+/* "name:status:frames ..." from batch-report.json. */
 static void check_report(const char *dir, const char *outdir, const char *want)
 {
-	char got[1024];
-	report_statuses(dir, outdir, got, sizeof got);
-	if (got[0])
-		ck_assert_str_eq(got, want);
+	batch_check_report(dir, outdir,
+			   "\" \".join(r[\"name\"]+\":\"+r[\"status\"].replace(\" \",\"_\")+\":\"+"
+			   "str(r[\"frames_done\"]) for r in d[\"runs\"])",
+			   want);
 }
 
 START_TEST(contract_batch_runs_two_and_fails_one_then_resume_skips_complete)
@@ -318,7 +281,7 @@ START_TEST(contract_batch_runs_two_and_fails_one_then_resume_skips_complete)
 	snprintf(args, sizeof args, "'%s/batch-small.yaml'", g_data);
 
 	/* three runs: two ok, "broken" bad input; the batch says 1 */
-	ck_assert_int_eq(run_in(dir, args), 1);
+	ck_assert_int_eq(batch_in(dir, args), 1);
 	/* one statistics row per frame: output.frames = 5 in the batch */
 	ck_assert_int_eq(data_rows(dir, "out/batch/plummer-1/plummer-stats.csv"), 5);
 	ck_assert_int_eq(data_rows(dir, "out/batch/plummer-2/plummer-stats.csv"), 5);
@@ -333,7 +296,7 @@ START_TEST(contract_batch_runs_two_and_fails_one_then_resume_skips_complete)
 	char p[2 * PATH_MAX];
 	snprintf(p, sizeof p, "%s/out/batch/plummer-2/plummer.scene.yaml", dir);
 	ck_assert_int_eq(remove(p), 0);
-	ck_assert_int_eq(run_in(dir, strcat(args, " --resume")), 1);
+	ck_assert_int_eq(batch_in(dir, strcat(args, " --resume")), 1);
 	check_report(dir, "out/batch", "plummer-1:skipped:5 plummer-2:ok:5 broken:bad_input:0");
 	ck_assert(exists(dir, "out/batch/plummer-2/plummer.scene.yaml"));
 
@@ -342,13 +305,13 @@ START_TEST(contract_batch_runs_two_and_fails_one_then_resume_skips_complete)
 	remove(p);
 	char more[3 * PATH_MAX];
 	snprintf(more, sizeof more, "%s --dry-run", args); /* args has --resume */
-	ck_assert_int_eq(run_in(dir, more), 1);
+	ck_assert_int_eq(batch_in(dir, more), 1);
 	snprintf(p, sizeof p, "cd '%s' && test $(grep -c 'status: \"complete' log) = 2", dir);
 	ck_assert_int_eq(system(p), 0);
 	snprintf(p, sizeof p, "%s/log", dir);
 	remove(p);
 	snprintf(more, sizeof more, "%s --set output.frames=2 --dry-run", args);
-	ck_assert_int_eq(run_in(dir, more), 1);
+	ck_assert_int_eq(batch_in(dir, more), 1);
 	snprintf(p, sizeof p, "cd '%s' && test $(grep -c 'status: \"to run' log) = 2", dir);
 	ck_assert_int_eq(system(p), 0);
 	snprintf(p, sizeof p, "rm -rf '%s'", dir);
@@ -374,7 +337,7 @@ START_TEST(runtime_failure_does_not_stop_later_runs)
 	/* first's frame directory is taken by a plain file: it fails while running */
 	snprintf(path, sizeof path, "mkdir -p '%s/o/first' && touch '%s/o/first/plummer-frames'", dir, dir);
 	ck_assert_int_eq(system(path), 0);
-	ck_assert_int_eq(run_in(dir, "b.yaml --jobs 2"), 1);
+	ck_assert_int_eq(batch_in(dir, "b.yaml --jobs 2"), 1);
 	check_report(dir, "o", "first:failed:0 second:ok:2");
 	ck_assert(exists(dir, "o/second/plummer.scene.yaml"));
 	ck_assert(!exists(dir, "o/first/plummer.scene.yaml"));
@@ -394,7 +357,7 @@ START_TEST(clash_exits_2_before_anything_runs)
 	fprintf(f, "output_dir: o\nruns:\n  - {scene: '%s/plummer-small.yaml', name: run, sweep: {seed: [1, 2]}}\n",
 		g_data);
 	fclose(f);
-	ck_assert_int_eq(run_in(dir, "b.yaml"), 2);
+	ck_assert_int_eq(batch_in(dir, "b.yaml"), 2);
 	ck_assert(!exists(dir, "o"));
 	snprintf(path, sizeof path, "cd '%s' && grep -q 'b.yaml:3:.*runs.0.name: runs 1 and 2 both' log", dir);
 	ck_assert_int_eq(system(path), 0);

@@ -30,6 +30,7 @@
 #include "../app/batch_group.c"
 #include "../app/batch_report.c"
 #include "check_main.h"
+#include "test_batch_util.h"
 
 /* ---- the grouping rule ---- */
 
@@ -160,30 +161,6 @@ END_TEST
 
 /* ---- the program ---- */
 
-static char g_bin[PATH_MAX], g_data[PATH_MAX];
-
-static void setup_paths(void)
-{
-	ck_assert_msg(realpath(nb_bin(), g_bin), "no program at %s (build it, or set NB_BIN)", nb_bin());
-	ck_assert(realpath("tests/data", g_data));
-}
-
-static int sh(const char *fmt, const char *dir, const char *arg)
-{
-	char cmd[8 * PATH_MAX];
-	ck_assert((size_t)snprintf(cmd, sizeof cmd, fmt, dir, arg) < sizeof cmd);
-	int ws = system(cmd);
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
-/* nbody-render batch ARGS in DIR (output appended to DIR/log): exit status. */
-static int batch_in(const char *dir, const char *args)
-{
-	char a[4 * PATH_MAX];
-	snprintf(a, sizeof a, "'%s' batch %s", g_bin, args);
-	return sh("cd '%s' && %s >>log 2>&1", dir, a);
-}
-
 /* DIR/b.yaml: views "a", "b" (another camera) and, with three, "c" (another
  * size and an orbit); every run writes PNG frames and statistics. */
 static void write_batch(const char *dir, int three, const char *top)
@@ -215,34 +192,14 @@ static int same_file(const char *dir, const char *x, const char *y, const char *
 	return sh("cd '%s' && cmp -s %s", dir, a);
 }
 
-/* "simulations name:status:shared ..." of DIR/OUT/batch-report.json read by
- * an independent JSON parser (python3); "" if python3 is missing. */
-static void report(const char *dir, const char *out, char *buf, size_t len)
-{
-	char cmd[3 * PATH_MAX];
-	buf[0] = '\0';
-	if (system("command -v python3 >/dev/null 2>&1"))
-		return;
-	snprintf(cmd, sizeof cmd,
-		 "cd '%s' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-		 "print(str(d[\"simulations\"])+\" \"+\" \".join(r[\"name\"]+\":\"+r[\"status\"]+\":\"+"
-		 "(\"-\" if r[\"simulation\"] is None else str(r[\"simulation\"][\"shared\"])) for r in d[\"runs\"]))' "
-		 "%s/batch-report.json",
-		 dir, out);
-	FILE *p = popen(cmd, "r");
-	ck_assert(p);
-	if (!fgets(buf, (int)len, p))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	ck_assert_int_eq(pclose(p), 0);
-}
-
+/* "simulations name:status:shared ..." from batch-report.json. */
 static void check_report(const char *dir, const char *out, const char *want)
 {
-	char got[1024];
-	report(dir, out, got, sizeof got);
-	if (got[0])
-		ck_assert_str_eq(got, want);
+	batch_check_report(dir, out,
+			   "str(d[\"simulations\"])+\" \"+\" \".join(r[\"name\"]+\":\"+r[\"status\"]+\":\"+"
+			   "(\"-\" if r[\"simulation\"] is None else str(r[\"simulation\"][\"shared\"])) "
+			   "for r in d[\"runs\"])",
+			   want);
 }
 
 static const char *const frames[] = {"plummer-frames/frame_00000.png", "plummer-frames/frame_00001.png",
