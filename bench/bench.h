@@ -14,6 +14,8 @@ int bench_parse_sizes(const char *s, size_t *out, int max, double limit);
 int bench_cmp_double(const void *a, const void *b);
 /* Median of v[0..n) (n >= 1); sorts v in place. */
 double bench_median(double *v, int n);
+/* Monotonic wall clock, seconds. */
+double bench_now(void);
 
 int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs kernels */
 int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */

@@ -1,6 +1,7 @@
-/* bench_util.c - what every benchmark needs: comma-separated sizes and
- * medians (see bench.h). */
+/* bench_util.c - what every benchmark needs: comma-separated sizes,
+ * medians and a wall clock (see bench.h). */
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -28,4 +29,11 @@ double bench_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double bench_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

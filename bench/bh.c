@@ -51,13 +51,6 @@
 #define BH_MAX_STEPS 64
 
 #if NB_HAVE_CUDA
-static double bh_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* The bodies of a scene after `frames` frames of its steps on the GPU
  * (scene's softening, dt, theta, multipoles, opening; default tuning);
  * eps and dt in internal units. 0 or an error code (logged). */
@@ -84,7 +77,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 		.opening = sc.simulation.opening,
 	};
 	long steps = (long)frames * sc.simulation.steps_per_frame;
-	double t0 = bh_now();
+	double t0 = bench_now();
 	rc = gpu_sim_create(st, &p, &g);
 	for (long s = 0; rc == 0 && s < steps; s += 600)
 		rc = gpu_sim_advance(g, (int)(steps - s < 600 ? steps - s : 600), 0);
@@ -93,7 +86,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 	gpu_sim_free(&g);
 	printf("# %s: %zu bodies after %d frames (%ld steps, %.2f s on the GPU with the default "
 	       "tuning, creation included)\n",
-	       path, st->n, frames, steps, bh_now() - t0);
+	       path, st->n, frames, steps, bench_now() - t0);
 	return rc;
 }
 

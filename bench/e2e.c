@@ -32,13 +32,6 @@
 
 #define E2E_MAX_ARGS 24
 
-static double e2e_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* nbody-render beside /proc/self/exe into path. 0 or -1. */
 static int e2e_default_bin(char *path, size_t cap)
 {
@@ -58,7 +51,7 @@ static int e2e_default_bin(char *path, size_t cap)
  * process's exit status, or -1 if it could not run. */
 static int e2e_spawn(char *const argv[], const char *log, double *wall)
 {
-	double t0 = e2e_now();
+	double t0 = bench_now();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
@@ -73,7 +66,7 @@ static int e2e_spawn(char *const argv[], const char *log, double *wall)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	*wall = e2e_now() - t0;
+	*wall = bench_now() - t0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -40,13 +40,6 @@
 #define ENC_VIEWS 8   /* distinct pictures cycled through the clip */
 #define MAX_LIST 8
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* CPU seconds of the whole process (all threads): next to wall time, it
  * shows when other programs were competing for the cores. */
 static double cpu_s(void)
@@ -131,7 +124,7 @@ static double time_encode(AVFrame **yuv, int w, int h, const char *preset, long 
 		return -1;
 	}
 	*bytes = 0;
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now(), c0 = cpu_s();
 	for (int k = 0; k <= ENC_FRAMES; k++) {
 		AVFrame *f = NULL;
 		if (k < ENC_FRAMES) {
@@ -145,7 +138,7 @@ static double time_encode(AVFrame **yuv, int w, int h, const char *preset, long 
 			av_packet_unref(pkt);
 		}
 	}
-	double t = now_s() - t0;
+	double t = bench_now() - t0;
 	*cpu = cpu_s() - c0;
 	av_packet_free(&pkt);
 	avcodec_free_context(&c);
@@ -195,21 +188,21 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 		struct render_camera cam;
 		bench_camera(&cam, 0.0);
 		for (int r = -1; r < reps; r++) {
-			double t0 = now_s(), c0 = cpu_s();
+			double t0 = bench_now(), c0 = cpu_s();
 			render_image_clear(&img);
 			if (render_splat(&sc, &cam, &st, &u, &img) != 0) {
 				sim_state_free(&st);
 				goto end;
 			}
 			if (r >= 0)
-				t[r] = now_s() - t0, tc[r] = cpu_s() - c0;
+				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
 		}
 		row(size, nlabel, "splat", t, tc, reps, "");
 		for (int r = -1; r < reps; r++) {
-			double t0 = now_s(), c0 = cpu_s();
+			double t0 = bench_now(), c0 = cpu_s();
 			render_tonemap(&sc, &img, views[0]);
 			if (r >= 0)
-				t[r] = now_s() - t0, tc[r] = cpu_s() - c0;
+				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
 		}
 		row(size, nlabel, "tonemap", t, tc, reps, "");
 		if (in == nn - 1) {
@@ -243,14 +236,14 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 			goto end_av;
 	}
 	for (int r = -1; r < reps; r++) {
-		double t0 = now_s(), c0 = cpu_s();
+		double t0 = bench_now(), c0 = cpu_s();
 		for (int v = 0; v < ENC_VIEWS; v++) {
 			const uint8_t *src[1] = {(const uint8_t *)views[v]};
 			const int stride[1] = {w * 6};
 			sws_scale(sws, src, stride, 0, h, yuv[v]->data, yuv[v]->linesize);
 		}
 		if (r >= 0)
-			t[r] = (now_s() - t0) / ENC_VIEWS, tc[r] = (cpu_s() - c0) / ENC_VIEWS;
+			t[r] = (bench_now() - t0) / ENC_VIEWS, tc[r] = (cpu_s() - c0) / ENC_VIEWS;
 	}
 	row(size, "", "convert (swscale)", t, tc, reps, "RGB48 -> yuv420p BT.709");
 
@@ -280,7 +273,7 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 		struct out_mp4 *m = NULL;
 		if (out_mp4_open(&m, path, w, h, 30, SCENE_CODEC_H264, 23, "veryfast") != 0)
 			goto end_av;
-		double t0 = now_s(), c0 = cpu_s();
+		double t0 = bench_now(), c0 = cpu_s();
 		int e = 0;
 		for (int k = 0; k < ENC_FRAMES && !e; k++)
 			e = out_mp4_write(m, views[k % ENC_VIEWS]);
@@ -288,7 +281,7 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 		if (e)
 			goto end_av;
 		if (r >= 0)
-			t[r] = (now_s() - t0) / ENC_FRAMES, tc[r] = (cpu_s() - c0) / ENC_FRAMES;
+			t[r] = (bench_now() - t0) / ENC_FRAMES, tc[r] = (cpu_s() - c0) / ENC_FRAMES;
 	}
 	unlink(path);
 	row(size, "", "mp4 total (veryfast)", t, tc, reps, "convert+encode+mux");
@@ -307,12 +300,12 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 	for (size_t p = 0; p < sizeof pngs / sizeof pngs[0]; p++) {
 		struct stat sb = {0};
 		for (int r = -1; r < reps; r++) {
-			double t0 = now_s(), c0 = cpu_s();
+			double t0 = bench_now(), c0 = cpu_s();
 			if (out_png_write_file(path, w, h, pngs[p].depth, views[(r + 1) % ENC_VIEWS],
 					       pngs[p].level, pngs[p].filters) != 0)
 				goto end_av;
 			if (r >= 0)
-				t[r] = now_s() - t0, tc[r] = cpu_s() - c0;
+				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
 		}
 		stat(path, &sb);
 		char note[64];
