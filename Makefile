@@ -9,6 +9,14 @@
 #   make check-long   the long physics checks
 #   make check-sanitize  CPU tests under -fsanitize=undefined,address (build-san/)
 #   make deps         install missing Debian packages (or print the apt-get command)
+#   make fuzz         libFuzzer harnesses (clang-14, ASan/UBSan) run FUZZ_SECONDS each
+#   make check-fresh  the README's two commands in a fresh Debian 12 root
+#                     (../shared/tools/fresh-check; root and debootstrap)
+#
+# On a machine without the packages, `make test` and `make demo` first run
+# `make deps`, then a second make: that one reads the packages' pkg-config
+# flags, which exist only once the packages are installed (a make that read
+# them at start-up would link without -lpng -lyaml -lav*).
 
 BUILD ?= build
 CC ?= cc
@@ -30,6 +38,8 @@ else
 endif
 
 # ---- flags ----------------------------------------------------------------
+PKG_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) 2>/dev/null && echo y),,$(p))))
+PKG_FOUND := $(strip $(foreach p,$(filter-out $(PKG_MISSING),$(PKGS)),$(p)-$(shell pkg-config --modversion $(p))))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 libavcodec libavformat libavutil libswscale libpng 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -59,11 +69,16 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/nbody-render
 BENCH := $(BUILD)/nbody-bench
 
-.PHONY: all test demo bench deps check-long check-sanitize clean info
-all: info $(BIN)
+.PHONY: all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
+	fuzz fuzz-build clean info pkgs-present
+all: info pkgs-present $(BIN)
 
+# The configuration report: one line at the start of every build.
 info:
-	@echo "nbody-render $(VERSION): CUDA=$(CUDA) nvcc=$(or $(NVCC),none) targets=$(if $(CUDA_ARCH),$(CUDA_ARCH),sm_80 sm_86 sm_89 sm_90 +PTX)"
+	@echo "nbody-render $(VERSION): packages $(or $(PKG_FOUND),none)$(if $(PKG_MISSING), MISSING $(PKG_MISSING)); nvcc $(if $(filter 1,$(CUDA)),yes ($(NVCC)),no$(if $(NVCC), (CUDA=0))); targets $(if $(filter 1,$(CUDA)),$(if $(CUDA_ARCH),$(CUDA_ARCH),sm_80 sm_86 sm_89 sm_90 +PTX),CPU only)"
+
+pkgs-present:
+	@if [ -n "$(PKG_MISSING)" ]; then echo "missing packages: $(PKG_MISSING); run 'make deps' (or 'make test' / 'make demo', which do)"; exit 2; fi
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -77,7 +92,7 @@ $(BUILD)/libnbody.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(APP_OBJ) $(BUILD)/libnbody.a
+$(BIN): $(APP_OBJ) $(BUILD)/libnbody.a | pkgs-present
 	$(CC) -o $@ $(APP_OBJ) $(BUILD)/libnbody.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libnbody.a $(wildcard tests/*.h)
@@ -88,25 +103,43 @@ BENCH_C := $(sort $(wildcard bench/*.c))
 $(BENCH): $(BENCH_C) $(wildcard bench/*.h) $(BUILD)/libnbody.a
 	$(CC) $(CFLAGS) -o $@ $(BENCH_C) $(BUILD)/libnbody.a $(LDLIBS)
 
-bench: info $(BIN) $(BENCH)
+bench: info pkgs-present $(BIN) $(BENCH)
+
+# test and demo: install the packages first, then build in a second make
+# (see the top of this file).
+test: deps
+	@$(MAKE) --no-print-directory test-run
+
+demo: deps
+	@$(MAKE) --no-print-directory demo-run
 
 # Tests run from the repo root; each test binary prints its own summary.
 # CK_DEFAULT_TIMEOUT: physics tests may take tens of seconds on 2 cores.
-test: deps info $(BIN) $(TEST_BIN)
+test-run: info pkgs-present $(BIN) $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; CK_DEFAULT_TIMEOUT=600 NB_BIN=$(BIN) $$t || fail=1; done; \
 	  if [ $$fail = 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; exit 1; fi
 
-check-long: deps $(BIN) $(TEST_BIN)
+demo-run: info pkgs-present $(BIN)
+	./tools/demo.sh $(BIN)
+
+check-long: deps
+	@$(MAKE) --no-print-directory check-long-run
+
+check-long-run: info pkgs-present $(BIN) $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
 	  CK_DEFAULT_TIMEOUT=3600 NB_LONG=1 NB_BIN=$(BIN) $$t || fail=1; done; exit $$fail
 
 check-sanitize: deps
 	$(MAKE) BUILD=build-san CUDA=0 OPT=-O1 SAN="-fsanitize=undefined,address -fno-omit-frame-pointer" \
-	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0 test
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0 test-run
 
-demo: deps $(BIN)
-	./tools/demo.sh $(BIN)
+# The README's two commands in a fresh Debian 12 root (needs root and
+# debootstrap; 10-30 minutes). FRESH_CHECK_ARGS: e.g. --cuda, --keep.
+FRESH_CHECK ?= ../shared/tools/fresh-check
+check-fresh:
+	@if [ -x "$(FRESH_CHECK)" ]; then $(FRESH_CHECK) $(FRESH_CHECK_ARGS) .; \
+	else echo "check-fresh: $(FRESH_CHECK) not found (set FRESH_CHECK=PATH)"; exit 2; fi
 
 deps:
 	@./tools/deps.sh

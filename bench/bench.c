@@ -17,24 +17,59 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *help;
+	const char *options;
 } cmds[] = {
-	{"direct", bench_direct, "GPU all-pairs kernels: interactions/s (--n LIST)"},
-	{"bh", bench_bh, "GPU Barnes-Hut: ms per step and per stage (--n LIST)"},
-	{"bh-accuracy", bench_bh_accuracy, "tree force error vs direct, theta and multipoles"},
-	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG"},
-	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV"},
-	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)"},
+	{"direct", bench_direct, "GPU all-pairs kernels: interactions/s (--n LIST)",
+	 "[--n LIST] [--steps K] [--tiles pairwise:128x8,gather:256x1,...]"},
+	{"bh", bench_bh, "GPU Barnes-Hut: ms per step and per stage (--n LIST)",
+	 "[--n LIST] [--steps K] [--configs ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES"
+	 "[:GMAX[:BLOCKS[:RATIO[:LEAFP2P[:SPREAD]]]]]] [--accuracy-max N] [--scene FILE --frames F] [--ncu]"},
+	{"bh-accuracy", bench_bh_accuracy, "tree force error vs direct, theta and multipoles",
+	 "[--n N] [--criterion bmax|bh] [--local RATIO] [--leaf-p2p K]"},
+	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG",
+	 "[--sizes 1080p,4k,WxH] [--n 100000,1000000] [--repeats 5] [--dir /tmp]"},
+	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
+	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e]"},
+	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
+	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+
+void bench_usage(FILE *f, const char *name)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strcmp(name, cmds[i].name) == 0)
+			fprintf(f, "usage: nbody-bench %s %s\n  %s\n", cmds[i].name, cmds[i].options,
+				cmds[i].help);
+}
+
+static void usage_all(FILE *f)
+{
+	fprintf(f, "usage: nbody-bench COMMAND [options]   (nbody-bench COMMAND --help: its options)\n"
+		   "\ncommands:\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+}
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2) {
-		for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-			if (strcmp(argv[1], cmds[i].name) == 0)
-				return cmds[i].fn(argc - 2, argv + 2);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage_all(stdout);
+		return 0;
 	}
-	fprintf(stderr, "usage: nbody-bench COMMAND [options]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		fprintf(stderr, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+	if (argc >= 2) {
+		for (size_t i = 0; i < NCMDS; i++) {
+			if (strcmp(argv[1], cmds[i].name) != 0)
+				continue;
+			for (int a = 2; a < argc; a++)
+				if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+					bench_usage(stdout, cmds[i].name);
+					return 0;
+				}
+			return cmds[i].fn(argc - 2, argv + 2);
+		}
+		fprintf(stderr, "nbody-bench: unknown command '%s'\n", argv[1]);
+	}
+	usage_all(stderr);
 	return 2;
 }

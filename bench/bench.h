@@ -5,6 +5,11 @@
 #define NB_BENCH_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+/* bench/bench.c: print "usage: nbody-bench NAME OPTIONS" and its one-line
+ * description to f (the subcommands print it on a bad option). */
+void bench_usage(FILE *f, const char *name);
 
 /* bench/bench_util.c */
 /* Parse "65536,262144,..." into out (at most max values, each in [1, limit]).

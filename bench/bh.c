@@ -271,9 +271,7 @@ int bench_bh(int argc, char **argv)
 		} else if (strcmp(argv[a], "--ncu") == 0) {
 			ncu = 1; /* profile (cudaProfilerStart) one tree evaluation per config */
 		} else {
-			fprintf(stderr, "usage: nbody-bench bh [--n LIST] [--steps K] [--configs "
-					"ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES[:GMAX[:BLOCKS[:RATIO[:"
-					"LEAFP2P[:SPREAD]]]]]] [--accuracy-max N] [--scene FILE --frames F] [--ncu]\n");
+			bench_usage(stderr, "bh");
 			return 2;
 		}
 	}
@@ -400,8 +398,7 @@ int bench_bh_accuracy(int argc, char **argv)
 		} else if (strcmp(argv[a], "--leaf-p2p") == 0 && a + 1 < argc) {
 			leaf_p2p = atoi(argv[++a]);
 		} else {
-			fprintf(stderr, "usage: nbody-bench bh-accuracy [--n N] [--criterion bmax|bh] "
-					"[--local RATIO] [--leaf-p2p K]\n");
+			bench_usage(stderr, "bh-accuracy");
 			return 2;
 		}
 	}

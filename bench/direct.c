@@ -109,8 +109,7 @@ int bench_direct(int argc, char **argv)
 		} else if (strcmp(argv[a], "--tiles") == 0 && a + 1 < argc) {
 			tiles = argv[++a];
 		} else {
-			fprintf(stderr, "usage: nbody-bench direct [--n LIST] [--steps K] "
-					"[--tiles pairwise:128x8,gather:256x1,...]\n");
+			bench_usage(stderr, "direct");
 			return 2;
 		}
 	}

@@ -106,8 +106,7 @@ int bench_e2e(int argc, char **argv)
 		else if (!strcmp(argv[i], "--bin") && i + 1 < argc)
 			snprintf(bin, sizeof bin, "%s", argv[++i]);
 		else {
-			fprintf(stderr, "usage: nbody-bench e2e [--scene PATH] [--frames N] [--out DIR] "
-					"[--bin nbody-render]\n");
+			bench_usage(stderr, "e2e");
 			return 2;
 		}
 	}

@@ -346,8 +346,7 @@ int bench_frame(int argc, char **argv)
 		else if (strcmp(a, "--dir") == 0 && v)
 			dir = v, i++;
 		else {
-			fprintf(stderr, "usage: nbody-bench frame [--sizes 1080p,4k,WxH] "
-					"[--n 100000,1000000] [--repeats 5] [--dir /tmp]\n");
+			bench_usage(stderr, "frame");
 			return 2;
 		}
 	}

@@ -312,8 +312,7 @@ int bench_render(int argc, char **argv)
 		else if (!strcmp(argv[i], "--e2e"))
 			e2e = 1;
 		else {
-			fprintf(stderr, "usage: nbody-bench render [--sizes 1080p,4k] [--n LIST] "
-					"[--repeats R] [--png DIR] [--e2e]\n");
+			bench_usage(stderr, "render");
 			return 2;
 		}
 	}
