@@ -70,7 +70,7 @@ BIN := $(BUILD)/nbody-render
 BENCH := $(BUILD)/nbody-bench
 
 .PHONY: all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
-	fuzz fuzz-build clean info pkgs-present
+	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
 
 # The configuration report: one line at the start of every build.
@@ -115,7 +115,7 @@ demo: deps
 
 # Tests run from the repo root; each test binary prints its own summary.
 # CK_DEFAULT_TIMEOUT: physics tests may take tens of seconds on 2 cores.
-test-run: info pkgs-present $(BIN) $(TEST_BIN)
+test-run: info pkgs-present $(BIN) $(TEST_BIN) fuzz-replay
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; CK_DEFAULT_TIMEOUT=600 NB_BIN=$(BIN) $$t || fail=1; done; \
 	  if [ $$fail = 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; exit 1; fi
@@ -144,7 +144,52 @@ check-fresh:
 deps:
 	@./tools/deps.sh
 
+# ---- fuzzing ---------------------------------------------------------------
+# make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="scene batch bodyfile"]: install
+# clang-14 and libFuzzer (tools/deps.sh fuzz), build the harnesses fuzz/fuzz_*.c
+# with ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS. Seeds:
+# scenes/, tests/data/, fuzz/seeds/NAME/ and the kept regressions
+# fuzz/regress/NAME/; new inputs go to build-fuzz/corpus/NAME/, crashes to
+# build-fuzz/crash-NAME-*. make test replays the seeds and regressions
+# through the same harnesses built with the normal compiler (fuzz-replay).
+FUZZ_TARGETS ?= scene batch bodyfile
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LIB_OBJ := $(filter-out $(BUILD)/app/main.o,$(APP_OBJ)) $(BUILD)/libnbody.a
+FUZZ_SEEDS = scenes tests/data $(wildcard fuzz/seeds/$(1)) $(wildcard fuzz/regress/$(1))
+
+fuzz: 
+	@./tools/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang-14 CUDA=0 OPT=-O1 SAN="$(FUZZ_SAN)" fuzz-run
+
+fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LDLIBS)
+
+fuzz-run: info fuzz-build
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(BUILD)/corpus/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 -artifact_prefix=$(BUILD)/crash-$$t- \
+	    $(BUILD)/corpus/$$t scenes tests/data $$(ls -d fuzz/seeds/$$t fuzz/regress/$$t 2>/dev/null) \
+	    2>&1 | tee $(BUILD)/fuzz-$$t.log | grep -E '^#[0-9]+.*(DONE|pulse)|^stat::|ERROR|SUMMARY' || true; \
+	  if grep -q 'ERROR: \|SUMMARY: \|contract broken' $(BUILD)/fuzz-$$t.log; then echo "fuzz $$t: CRASH (see $(BUILD)/fuzz-$$t.log)"; exit 1; fi; \
+	done; echo "fuzz: no crash in $(FUZZ_TARGETS)"
+
+# The harnesses built with the normal compiler and a plain main (fuzz/replay.c)
+# replay every seed and kept regression: part of make test.
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz_util.h $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ fuzz/replay.c $< $(FUZZ_LIB_OBJ) $(LDLIBS)
+
+fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  $(BUILD)/fuzz/replay_$$t scenes/*.yaml tests/data/* $$(ls fuzz/seeds/$$t/* fuzz/regress/$$t/* 2>/dev/null) || exit 1; \
+	done
+
 clean:
-	rm -rf $(BUILD) build-san
+	rm -rf $(BUILD) build-san build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d)

@@ -318,6 +318,9 @@ static int parse_entry(struct bparse *p, const yaml_node_t *n, int idx, const ch
 				return expect_got(p, v, path, !strcmp(k, "scene") ? "a scene file path" : "a name template");
 			if (strlen(s) >= SCENE_PATH_MAX / 2)
 				return fail_at(p, v, path, "expected at most %d characters", SCENE_PATH_MAX / 2 - 1);
+			if (!strcmp(k, "scene") && s[strlen(s) - 1] == '/')
+				return fail_at(p, v, path, "expected a scene file path, got a directory path '%s' "
+					       "(a run's default name is the scene file's stem)", s);
 			if (!strcmp(k, "scene")) {
 				have_scene = 1;
 				snprintf(e->scene, sizeof e->scene, "%s", s);

@@ -22,6 +22,8 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 
 void log_error(const char *fmt, ...)
 {
+	if (g_level == LOG_SILENT)
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vlog("nbody-render: error: ", fmt, ap);
@@ -30,7 +32,7 @@ void log_error(const char *fmt, ...)
 
 void log_warn(const char *fmt, ...)
 {
-	if (g_level == LOG_QUIET)
+	if (g_level <= LOG_QUIET)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -40,7 +42,7 @@ void log_warn(const char *fmt, ...)
 
 void log_info(const char *fmt, ...)
 {
-	if (g_level == LOG_QUIET)
+	if (g_level <= LOG_QUIET)
 		return;
 	va_list ap;
 	va_start(ap, fmt);

@@ -23,12 +23,14 @@ enum {
 	NB_EINTR = -130,
 };
 
-/* Verbosity: LOG_QUIET prints only errors; set once by main from --quiet. */
-enum log_level { LOG_QUIET = 0, LOG_NORMAL = 1 };
+/* Verbosity: LOG_QUIET prints only errors; set once by main from --quiet.
+ * LOG_SILENT prints nothing at all (the fuzz harnesses, where an error is
+ * the expected outcome of most inputs). */
+enum log_level { LOG_SILENT = -1, LOG_QUIET = 0, LOG_NORMAL = 1 };
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 
-/* "nbody-render: error: <msg>\n" on stderr. Thread-safe. */
+/* "nbody-render: error: <msg>\n" on stderr unless silent. Thread-safe. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "nbody-render: warning: <msg>\n" on stderr unless quiet. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

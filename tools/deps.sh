@@ -1,8 +1,15 @@
 #!/bin/sh
 # deps.sh - install the Debian packages nbody-render needs, if any is missing.
-# Run by `make deps` (and so by `make test` and `make demo`).
+# Run by `make deps` (and so by `make test` and `make demo`); `deps.sh fuzz`
+# (make fuzz) also installs clang-14 with libFuzzer and its OpenMP runtime.
 set -e
 need=""
+if [ "${1:-}" = fuzz ]; then
+	command -v clang-14 >/dev/null 2>&1 || need="$need clang-14"
+	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+		need="$need libclang-rt-14-dev"
+	[ -e /usr/lib/llvm-14/lib/libomp.so ] || need="$need libomp-14-dev"
+fi
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v cc >/dev/null 2>&1 || need="$need build-essential"
