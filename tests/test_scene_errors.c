@@ -162,7 +162,7 @@ START_TEST(bad_values_name_line_col_and_path)
 		 "encounter: {spin: [prograde]}\n",
 		 {"t.yaml:2:19:", "encounter.spin", "list of 2"}},
 		{"bodies: [{name: a, model: plummer}]\nunits: metric\n", {"t.yaml:2:8:", "units", "nbody, galactic"}},
-		{"bodies: &b [{name: a, model: plummer}]\nx: *b\n", {"t.yaml:2:4:", "alias"}},
+		{"bodies: &b [{name: a, model: plummer}]\nx: *b\n", {"t.yaml:1:9:", "anchor '&b'"}},
 		{"bodies: [{name: a, model: plummer}]\n---\nseed: 2\n", {"t.yaml:2:1:", "second document"}},
 		{"bodies: [{name: a, model: plummer}]\n? [1, 2]\n: 3\n", {"t.yaml:2:3:", "used as a key"}},
 		{"bodies: [{name: a, model: plummer}]\nseed: 1\n\tseed: 2\n", {"t.yaml:", "expected valid YAML"}},
@@ -302,6 +302,53 @@ START_TEST(overrides_report_bad_values)
 }
 END_TEST
 
+/* What docs/scenes.md says is refused (anchors, aliases, merge keys, tags,
+ * duplicate keys at any depth, a second document) is refused with its
+ * line and column, in a file and in a --set value. */
+START_TEST(yaml_extras_refused_with_place)
+{
+	static const struct {
+		const char *text;
+		const char *frag[3];
+	} cases[] = {
+		{"bodies: [{name: a, model: plummer}]\nrender: &r {width: 320}\n", {"t.yaml:2:9:", "anchor '&r'"}},
+		{"bodies: [{name: a, model: plummer}]\nseed: &s 5\n", {"t.yaml:2:7:", "anchor '&s'"}},
+		{"bodies: [{name: a, model: plummer}]\nseed: *s\n", {"t.yaml:2:7:", "alias"}},
+		{"bodies: [{name: a, model: plummer}]\nseed: !!str 5\n", {"t.yaml:2:7:", "a tag", "str"}},
+		{"bodies: [{name: a, model: plummer}]\nseed: !!int 5\n", {"t.yaml:2:7:", "a tag", "int"}},
+		{"bodies: [{name: a, model: plummer}]\nseed: !custom 5\n", {"t.yaml:2:7:", "a tag '!custom'"}},
+		{"bodies: [{name: a, model: plummer}]\nrender: !r {width: 320}\n", {"t.yaml:2:9:", "a tag '!r'"}},
+		{"bodies: !!seq [{name: a, model: plummer}]\n", {"t.yaml:1:9:", "a tag"}},
+		{"bodies: [{name: a, model: plummer}]\ncamera: {<<: {fov: 30}}\n", {"t.yaml:2:10:", "merge key"}},
+		{"bodies:\n  - name: a\n    model: plummer\n  - <<: {model: plummer}\n    name: b\n",
+		 {"t.yaml:4:5:", "merge key"}},
+		{"bodies: [{name: a, model: plummer}]\nrender:\n  width: 320\n  width: 640\n",
+		 {"t.yaml:4:3:", "render.width", "duplicate key"}},
+		{"bodies:\n  - name: a\n    model: plummer\n    name: b\n", {"t.yaml:4:5:", "bodies.0.name", "duplicate key"}},
+		{"bodies: [{name: a, model: plummer}]\ncamera: {keys: [{frame: 0, fov: 10, fov: 20}]}\n",
+		 {"t.yaml:2:37:", "camera.keys.0.fov", "duplicate key"}},
+		{"bodies: [{name: a, model: plummer}]\n---\nseed: 3\n", {"t.yaml:2:1:", "second document"}},
+		{"bodies: [{name: a, model: plummer}]\n...\n---\n", {"t.yaml:3:1:", "second document"}},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err = load_str(cases[i].text, NULL, 0, &g_sc);
+		const char *frags[4] = {cases[i].frag[0], cases[i].frag[1], cases[i].frag[2], NULL};
+		ck_assert_msg(err == NB_EINPUT, "case %zu: got %d", i, err);
+		expect_error(err, frags);
+	}
+	static const char *const sets[][2] = {
+		{"seed=!!int 5", "--set seed=!!int 5: "},
+		{"seed=&a 5", "--set seed=&a 5: "},
+		{"camera={<<: {fov: 30}}", "--set camera={<<: {fov: 30}}: "},
+	};
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		const char *ov[1] = {sets[i][0]};
+		int err = load_str(MIN, ov, 1, &g_sc);
+		EXPECT_ERROR(err, sets[i][1]);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scene_errors");
@@ -313,6 +360,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, long_strings_are_errors_not_truncated);
 	tcase_add_test(tc, junk_never_crashes);
 	tcase_add_test(tc, overrides_report_bad_values);
+	tcase_add_test(tc, yaml_extras_refused_with_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
