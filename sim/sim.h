@@ -43,6 +43,9 @@ struct sim_state {
 
 /* Allocate n bodies (arrays zeroed, pot allocated). 0 or NB_ERUNTIME. */
 int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
+/* Host memory the machine can still give, in bytes (MemAvailable of
+ * /proc/meminfo), or -1 when unknown. */
+long long sim_mem_available(void);
 /* Free everything and zero *st. Safe on a zeroed struct. */
 void sim_state_free(struct sim_state *st);
 
