@@ -136,6 +136,29 @@ START_TEST(dry_run_refuses_what_the_run_refuses)
 }
 END_TEST
 
+/* A huge step with tiny softening: the bodies stay finite but the energy
+ * is not conserved at all; the run stops with exit 1 naming the step, the
+ * fastest body and the cure, unless the check is off. */
+START_TEST(energy_blowup_stops_the_run)
+{
+	const char *args = "tests/data/plummer-small.yaml " QUIET_OUTPUTS
+			   " --set bodies.0.count=200 --set output.frames=4"
+			   " --set simulation.dt=0.5 --set simulation.softening=1e-4";
+	int rc = run(args);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, g_err);
+	ck_assert_msg(strstr(g_err, "step 10 ") && strstr(g_err, "simulation.max_energy_error = 1") &&
+			      strstr(g_err, "fastest body") && strstr(g_err, "simulation.dt smaller"),
+		      "message lacks step, threshold, body or hint: %s", g_err);
+	char off[1024];
+	snprintf(off, sizeof off, "%s --set simulation.max_energy_error=0", args);
+	rc = run(off);
+	ck_assert_msg(rc == 0, "with the check off: exit %d: %s", rc, g_err);
+	/* a sane step passes */
+	rc = run("tests/data/plummer-small.yaml " QUIET_OUTPUTS " --set output.frames=3");
+	ck_assert_msg(rc == 0, "a sane run: exit %d: %s", rc, g_err);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("preflight");
@@ -144,6 +167,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, memory_beyond_the_machine_refused_in_both_modes);
 	tcase_add_test(tc, dry_run_refuses_what_the_run_refuses);
+	tcase_add_test(tc, energy_blowup_stops_the_run);
 	suite_add_tcase(s, tc);
 	return s;
 }
