@@ -67,6 +67,18 @@ void app_resolved_scene_path(const struct scene *sc, char *buf);
  * comments, the estimate of memory and work and the galaxy report. */
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);
 
+/* The checks made before anything is allocated or written, for the real
+ * run and --dry-run alike (app/preflight.c): output paths that cannot be
+ * created, simulation.backend cuda without a GPU, and the memory the scene
+ * needs against what the machine has (host: MemAvailable; GPU: free device
+ * memory when the CUDA backend will run). 0, or NB_EINPUT after one message
+ * naming the key's file:line:col (or --set) and both figures. */
+int app_preflight(const struct scene *sc, int backend_cli);
+/* Estimated host bytes of a run of sc with n bodies (state, tree, frame). */
+double app_host_bytes(const struct scene *sc, long n);
+/* "1.5 GiB" */
+void app_human_bytes(double b, char *buf, size_t n);
+
 /* Install SIGINT/SIGTERM handlers that set a flag (second signal: default
  * action). app_interrupted() reads it. */
 void app_signals_install(void);

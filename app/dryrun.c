@@ -9,18 +9,6 @@
 #include "../kernels/gpu.h"
 #include "app.h"
 
-/* Host bytes per body: pos, vel, acc (3 doubles each), mass, pot, id, comp. */
-#define HOST_BYTES_PER_BODY (9 * 8 + 8 + 8 + 4 + 2)
-
-static void human_bytes(double b, char *buf, size_t n)
-{
-	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int k = 0;
-	while (b >= 1024 && k < 4)
-		b /= 1024, k++;
-	snprintf(buf, n, "%.1f %s", b, unit[k]);
-}
-
 /* Force interactions per step: exact for direct (each pair once); for the
  * tree a rough model, interactions per body ~ 60 log2(N) / theta^2 (close to
  * the ~5,500 per body Ryoanji reports at N = 1M, theta = 0.6). */
@@ -63,9 +51,11 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 		return NB_EINPUT;
 	double steps = (double)(sc->output.frames - 1) * sc->simulation.steps_per_frame;
 	double px = (double)sc->render.width * sc->render.height;
-	double host = (double)n * HOST_BYTES_PER_BODY + px * (3 * 4 + 3 * 2 * 5);
-	char hb[32], gb[32];
-	human_bytes(host, hb, sizeof hb);
+	double host = app_host_bytes(sc, n);
+	char hb[32], gb[32], ab[32] = "unknown";
+	app_human_bytes(host, hb, sizeof hb);
+	if (sim_mem_available() >= 0)
+		app_human_bytes((double)sim_mem_available(), ab, sizeof ab);
 	fprintf(f, "\n# --- estimate ---\n");
 	fprintf(f, "# bodies: %ld\n", n);
 	fprintf(f, "# steps: %.0f (%d frames x %d steps/frame)\n", steps, sc->output.frames,
@@ -73,7 +63,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	fprintf(f, "# force interactions: %.3g per step, %.3g in all%s\n", interactions_per_step(sc, (double)n),
 		interactions_per_step(sc, (double)n) * (steps + 1),
 		sc->simulation.solver == SCENE_SOLVER_DIRECT ? " (each pair once)" : " (rough tree model)");
-	fprintf(f, "# host memory: %s (bodies and frame buffers)\n", hb);
+	fprintf(f, "# host memory: %s needed (bodies, tree and frame buffers), %s available\n", hb, ab);
 	fprintf(f, "# pixels splatted: %.3g (%d frames of %dx%d)\n", px * sc->output.frames, sc->output.frames,
 		sc->render.width, sc->render.height);
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
@@ -88,11 +78,11 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			.multipoles = sc->simulation.multipoles,
 			.opening = sc->simulation.opening,
 		};
-		human_bytes((double)gpu_sim_bytes_needed((size_t)n, &p), gb, sizeof gb);
+		app_human_bytes((double)gpu_sim_bytes_needed((size_t)n, &p), gb, sizeof gb);
 		size_t fr = 0, tot = 0;
 		if (gpu_probe(why, sizeof why) && gpu_device_info(name, sizeof name, &fr, &tot) == 0) {
 			char fb[32];
-			human_bytes((double)fr, fb, sizeof fb);
+			app_human_bytes((double)fr, fb, sizeof fb);
 			fprintf(f, "# GPU memory: %s needed, %s free on %s\n", gb, fb, name);
 		} else {
 			fprintf(f, "# GPU memory: %s needed; no GPU here (%s): the CPU would run it\n", gb, why);

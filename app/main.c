@@ -141,6 +141,9 @@ int main(int argc, char **argv)
 	rc = sim_scene_load(cli.scene, cli.sets, cli.nsets, &sc);
 	if (rc)
 		goto end;
+	rc = app_preflight(&sc, cli.backend); /* the same refusals in both modes */
+	if (rc)
+		goto end;
 	if (cli.dry_run) {
 		rc = app_dry_run(&sc, cli.backend, stdout);
 		goto end;

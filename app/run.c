@@ -168,7 +168,8 @@ static int run_cpu_frames(struct run_view *v, int nv, struct sim_state *st, stru
 			  const struct sim_units *u, struct app_progress *prog, double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
-	int need_pot = 0, rc = 0;
+	int check_e = sc->simulation.max_energy_error > 0, need_pot = check_e, rc = 0;
+	struct sim_diag d0;
 	for (int i = 0; i < nv; i++)
 		need_pot |= v[i].stats != NULL;
 	for (int f = 0; f < sc->output.frames && run_views_live(v, nv); f++) {
@@ -179,6 +180,13 @@ static int run_cpu_frames(struct run_view *v, int nv, struct sim_state *st, stru
 			break;
 		struct sim_diag d;
 		int have_d = 0;
+		if (check_e) { /* energy against frame 0's: a blow-up that stays finite */
+			sim_diag_compute(st, &d), have_d = 1;
+			if (f == 0)
+				d0 = d;
+			else if ((rc = sim_diag_check_energy(st, &d0, &d, sc->simulation.max_energy_error)))
+				break;
+		}
 		for (int i = 0; i < nv; i++) {
 			if (!v[i].stats)
 				continue;

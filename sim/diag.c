@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "log.h"
+
 #include "sim.h"
 
 void sim_diag_compute(const struct sim_state *st, struct sim_diag *d)
@@ -45,4 +47,41 @@ long sim_diag_find_nonfinite(const struct sim_state *st)
 		}
 	}
 	return -1;
+}
+
+double sim_diag_energy_error(const struct sim_diag *d0, const struct sim_diag *d)
+{
+	double scale = fabs(d0->total);
+	/* a total near zero (a marginally bound system): measure against the
+	 * energies themselves instead */
+	double parts = fabs(d0->kinetic) + fabs(d0->potential);
+	if (scale < 1e-3 * parts)
+		scale = parts;
+	if (!isfinite(d->total) || !isfinite(d0->total) || !(scale > 0))
+		return NAN;
+	return fabs(d->total - d0->total) / scale;
+}
+
+int sim_diag_check_energy(const struct sim_state *st, const struct sim_diag *d0,
+			  const struct sim_diag *d, double max_error)
+{
+	double err = sim_diag_energy_error(d0, d);
+	if (!(max_error > 0) || !(err > max_error)) /* NaN (no potential): not checked */
+		return 0;
+	size_t worst = 0;
+	double vmax = -1;
+	for (size_t i = 0; i < st->n; i++) {
+		const double *v = st->vel + 3 * i;
+		double v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+		if (v2 > vmax)
+			vmax = v2, worst = i;
+	}
+	const char *comp = st->n && st->comp[worst] < st->ncomp ? st->comps[st->comp[worst]].name : "?";
+	log_error("step %ld (t = %g internal units): the total energy drifted by %.3g of its initial "
+		  "value (%.6g -> %.6g), more than simulation.max_energy_error = %g: the integration "
+		  "has blown up; the fastest body is %u of component '%s' (speed %.3g): time step too "
+		  "large or softening too small: try simulation.dt smaller or simulation.softening larger",
+		  st->step, st->time, err, d0->total, d->total, max_error,
+		  st->n ? (unsigned)st->id[worst] : 0u, comp, sqrt(vmax > 0 ? vmax : 0));
+	return NB_ERUNTIME;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct load_ctx {
 	const struct ynode *seen[SCHEMA_MAX]; /* value node of each key, by schema index */
 	const struct ynode *key_node[SCENE_MAX_KEYS];
 	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
+	const struct ynode *body_mass[SCENE_MAX_BODIES];   /* its mass, or the entry */
 };
 
 static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
@@ -53,6 +55,13 @@ static void index_path(char *out, size_t size, const char *parent, int i)
 
 static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm, const char *path,
 		    struct scene_body *b, struct scene_camera_key *ck);
+
+static void where_set(struct scene_where *w, const struct ynode *n)
+{
+	w->line = n->line;
+	w->col = n->col;
+	snprintf(w->origin, sizeof(w->origin), "%s", n->origin ? n->origin : "");
+}
 
 static int fail_not_map(struct load_ctx *c, const struct ynode *v, const char *norm,
 			const char *path)
@@ -93,6 +102,10 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 					  b->name, j);
 		}
 	}
+	const struct ynode *cn = c->seen[key_index(scene_schema_find("bodies.*.count"))];
+	where_set(&c->sc->where_body[idx], cn ? cn : m);
+	const struct ynode *mn = c->seen[key_index(scene_schema_find("bodies.*.mass"))];
+	c->body_mass[idx] = mn ? mn : m;
 	c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.position"))];
 	if (!c->body_placed[idx])
 		c->body_placed[idx] = c->seen[key_index(scene_schema_find("bodies.*.velocity"))];
@@ -227,6 +240,8 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 					  scene_model_names[b->model], keys);
 		}
 		c->seen[key_index(k)] = v;
+		if (k->base == SBASE_SCENE)
+			where_set(&c->sc->where[key_index(k)], v);
 		if (k->type == SKEY_MAP || k->type == SKEY_LIST) {
 			if (yaml_tree_is_null(v))
 				continue; /* "key:" alone or null: as if absent */
@@ -299,8 +314,53 @@ static int ends_with_ci(const char *s, const char *suffix)
 	return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
 }
 
+/* Mass against softening: the largest acceleration two bodies can give
+ * each other is G M / eps^2 (M: all the mass, internal units, G = 1). Above
+ * SCENE_ACC_MAX forces, velocities and energies overflow, first in float on
+ * the GPU (3.4e38) - a run that would blow up at its first step. File
+ * models are left out (their masses are in the CSV). */
+#define SCENE_ACC_MAX 1e30
+static int check_force_scale(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	struct sim_units u;
+	sim_units_of(sc->units, &u);
+	double total = 0, most = -1; /* total / 256: no overflow even when every mass is huge */
+	int heavy = -1;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		double m = b->model == SCENE_MODEL_DISK_GALAXY
+				   ? b->disk.mass + b->bulge.mass + b->halo.mass
+			   : b->model == SCENE_MODEL_FILE ? 0
+							  : b->mass;
+		total += m / 256;
+		if (m > most)
+			most = m, heavy = i;
+	}
+	if (heavy < 0 || !(total > 0))
+		return 0;
+	/* in logarithms: the quotient itself may overflow */
+	double eps = sc->simulation.softening * u.length;
+	double lg = log10(total) + log10(256.0) + log10(u.mass) - 2 * log10(eps);
+	if (lg <= log10(SCENE_ACC_MAX))
+		return 0;
+	total *= 256;
+	char p[64];
+	snprintf(p, sizeof(p), "bodies.%d%s", heavy,
+		 sc->bodies[heavy].model == SCENE_MODEL_DISK_GALAXY ? "" : ".mass");
+	return scene_fail(&c->ec, c->body_mass[heavy], p,
+			  "expected a mass whose forces stay finite: a total mass of %g with "
+			  "simulation.softening %g gives accelerations up to about 1e%.0f internal units "
+			  "(G M / softening^2), beyond %g where they overflow; lower the masses or "
+			  "raise simulation.softening",
+			  total, sc->simulation.softening, lg, SCENE_ACC_MAX);
+}
+
 static int cross_checks(struct load_ctx *c)
 {
+	if (check_force_scale(c))
+		return NB_EINPUT;
+
 	struct scene *sc = c->sc;
 	char p[300];
 
@@ -431,7 +491,7 @@ static int load_text(const char *text, size_t len, const char *name, const char 
 		log_error("%s: out of memory", name);
 		return NB_ERUNTIME;
 	}
-	if (scene_schema_count > SCHEMA_MAX) {
+	if (scene_schema_count > SCHEMA_MAX || scene_schema_count > SCENE_WHERE_MAX) {
 		log_error("scene schema has %d keys, more than %d", scene_schema_count, SCHEMA_MAX);
 		free(c);
 		return NB_ERUNTIME;
@@ -505,6 +565,29 @@ cleanup:
 	free(buf);
 	fclose(f);
 	return err;
+}
+
+int sim_scene_fail(const struct scene *sc, const char *key, int body, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	const struct scene_where *w = NULL;
+	const struct scene_key *k = body < 0 ? scene_schema_find(key) : NULL;
+	if (body >= 0 && body < sc->nbodies)
+		w = &sc->where_body[body];
+	else if (k && k->base == SBASE_SCENE && key_index(k) < SCENE_WHERE_MAX)
+		w = &sc->where[key_index(k)];
+	const char *name = sc->path[0] ? sc->path : "(scene)";
+	if (w && w->origin[0])
+		log_error("--set %s: %s: %s", w->origin, key, msg);
+	else if (w && w->line > 0)
+		log_error("%s:%d:%d: %s: %s", name, w->line, w->col, key, msg);
+	else
+		log_error("%s: %s: %s", name, key, msg);
+	return NB_EINPUT;
 }
 
 int sim_scene_find_body(const struct scene *sc, const char *name)

@@ -87,6 +87,14 @@ struct scene_camera_key {
 	int has_position, has_target, has_up, has_fov;
 };
 
+/* Where a value of the scene came from, kept so that checks made after
+ * loading (memory, backend, outputs) can point at it like the loader does. */
+#define SCENE_WHERE_MAX 128
+struct scene_where {
+	int line, col;    /* 1-based; 0: not given (a default) */
+	char origin[160]; /* "" from the file; else the --set string (truncated) */
+};
+
 struct scene {
 	char path[SCENE_PATH_MAX]; /* file it was loaded from ("" if none) */
 	char dir[SCENE_PATH_MAX];  /* its directory: base for relative input paths */
@@ -101,6 +109,7 @@ struct scene {
 		double softening;      /* > 0, length units */
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */
+		double max_energy_error; /* [0, 1e6]: |E - E0| / |E0| that stops a run; 0 = never */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
 	} simulation;
@@ -160,6 +169,11 @@ struct scene {
 		int png_depth;         /* 8 or 16 */
 		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
 	} output;
+
+	/* scene-level keys, by their place in the key table (sim_scene_fail) */
+	struct scene_where where[SCENE_WHERE_MAX];
+	/* each body entry: its count (spheres) or the entry itself */
+	struct scene_where where_body[SCENE_MAX_BODIES];
 };
 
 /* Internal units: value_internal = value_scene * factor. */
@@ -190,6 +204,15 @@ int sim_scene_emit(const struct scene *sc, FILE *f);
 /* Number of bodies the scene will create (disk-galaxy parts summed; file
  * models counted by reading the file's lines). -1 on error (logged). */
 long sim_scene_body_count(const struct scene *sc);
+
+/* Log one error about scene key KEY ("output.video", "simulation.backend")
+ * found after loading, placed like the loader's messages: "FILE:LINE:COL:
+ * KEY: MSG" for a value from the file, "--set K=V: KEY: MSG" for an
+ * override, "FILE: KEY: MSG" for a default. BODY >= 0 places it at that
+ * body entry's count instead (KEY is then e.g. "bodies.0.count"). Returns
+ * NB_EINPUT. */
+int sim_scene_fail(const struct scene *sc, const char *key, int body, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Index of the body entry named NAME, or -1. */
 int sim_scene_find_body(const struct scene *sc, const char *name);

@@ -8,6 +8,10 @@
 #include <string.h>
 
 #define H INFINITY /* no bound */
+/* Bound of every position, velocity and camera component: far beyond any
+ * scene, and small enough that squared distances stay finite in float
+ * (the GPU) and in the potential sums. */
+#define XMAX 1e15
 
 #define SC(f) .base = SBASE_SCENE, .off = offsetof(struct scene, f), .size = sizeof(((struct scene *)0)->f)
 #define BD(f) .base = SBASE_BODY, .off = offsetof(struct scene_body, f), .size = sizeof(((struct scene_body *)0)->f)
@@ -73,6 +77,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.steps_per_frame", .type = SKEY_INT, SC(simulation.steps_per_frame),
 	 .lo = 1, .hi = 1e6, .def = "10", .type_doc = "integer in [1, 1e6]",
 	 .help = "time steps between two frames"},
+	{.path = "simulation.max_energy_error", .type = SKEY_DOUBLE, SC(simulation.max_energy_error),
+	 .lo = 0, .hi = 1e6, .def = "1", .type_doc = "number in [0, 1e6]",
+	 .help = "stop with an error when the total energy has drifted by more than this fraction of the initial |E| (checked every frame; 0: never)"},
 	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
 	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
 	 .help = "auto: the GPU when there is a usable one, else the CPU"},
@@ -103,11 +110,11 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "\"\"",
 	 .models = SMODEL(SCENE_MODEL_FILE), .type_doc = "path",
 	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz), relative to the scene file; required"},
-	{.path = "bodies.*.position", .type = SKEY_VEC3, BD(position), .lo = -H, .hi = H,
-	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[x, y, z]",
+	{.path = "bodies.*.position", .type = SKEY_VEC3, BD(position), .lo = -XMAX, .hi = XMAX,
+	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[x, y, z], each in [-1e15, 1e15]",
 	 .help = "centre of mass (ignored for bodies 0 and 1 when encounter is given)"},
-	{.path = "bodies.*.velocity", .type = SKEY_VEC3, BD(velocity), .lo = -H, .hi = H,
-	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[vx, vy, vz]",
+	{.path = "bodies.*.velocity", .type = SKEY_VEC3, BD(velocity), .lo = -XMAX, .hi = XMAX,
+	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[vx, vy, vz], each in [-1e15, 1e15]",
 	 .help = "bulk velocity (ignored for bodies 0 and 1 when encounter is given)"},
 	{.path = "bodies.*.color", .type = SKEY_COLOR, BD(color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 1, 1]", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
@@ -160,13 +167,13 @@ const struct scene_key scene_schema[] = {
 	 .help = "each disk's argument of pericentre (one number sets both)"},
 
 	MAPKEY("camera", "where the movie is seen from"),
-	{.path = "camera.position", .type = SKEY_VEC3, SC(camera.position), .lo = -H, .hi = H,
-	 .def = "[0, -10, 4]", .def_galactic = "[0, -60, 25]", .type_doc = "[x, y, z]",
+	{.path = "camera.position", .type = SKEY_VEC3, SC(camera.position), .lo = -XMAX, .hi = XMAX,
+	 .def = "[0, -10, 4]", .def_galactic = "[0, -60, 25]", .type_doc = "[x, y, z], each in [-1e15, 1e15]",
 	 .help = "eye position (default for keys)"},
-	{.path = "camera.target", .type = SKEY_VEC3, SC(camera.target), .lo = -H, .hi = H,
-	 .def = "[0, 0, 0]", .type_doc = "[x, y, z]", .help = "point looked at (default for keys)"},
-	{.path = "camera.up", .type = SKEY_VEC3, SC(camera.up), .lo = -H, .hi = H, .def = "[0, 0, 1]",
-	 .type_doc = "[x, y, z], not 0", .help = "up direction (default for keys)"},
+	{.path = "camera.target", .type = SKEY_VEC3, SC(camera.target), .lo = -XMAX, .hi = XMAX,
+	 .def = "[0, 0, 0]", .type_doc = "[x, y, z], each in [-1e15, 1e15]", .help = "point looked at (default for keys)"},
+	{.path = "camera.up", .type = SKEY_VEC3, SC(camera.up), .lo = -XMAX, .hi = XMAX, .def = "[0, 0, 1]",
+	 .type_doc = "[x, y, z], each in [-1e15, 1e15], not 0", .help = "up direction (default for keys)"},
 	{.path = "camera.fov", .type = SKEY_DOUBLE, SC(camera.fov), .lo = 0, .hi = 180,
 	 .flags = SKEY_LO_OPEN | SKEY_HI_OPEN, .def = "40", .type_doc = "degrees in (0, 180)",
 	 .help = "vertical field of view (default for keys)"},
@@ -181,12 +188,12 @@ const struct scene_key scene_schema[] = {
 	 .off = offsetof(struct scene_camera_key, frame), .lo = 0, .hi = 1e9,
 	 .flags = SKEY_REQUIRED, .type_doc = "integer >= 0, increasing",
 	 .help = "frame of this key; strictly increasing through the list"},
-	{.path = "camera.keys.*.position", .type = SKEY_VEC3, CK(position), .lo = -H, .hi = H,
-	 .type_doc = "[x, y, z]", .help = "eye position at this key (default camera.position)"},
-	{.path = "camera.keys.*.target", .type = SKEY_VEC3, CK(target), .lo = -H, .hi = H,
-	 .type_doc = "[x, y, z]", .help = "target at this key (default camera.target)"},
-	{.path = "camera.keys.*.up", .type = SKEY_VEC3, CK(up), .lo = -H, .hi = H,
-	 .type_doc = "[x, y, z]", .help = "up at this key (default camera.up)"},
+	{.path = "camera.keys.*.position", .type = SKEY_VEC3, CK(position), .lo = -XMAX, .hi = XMAX,
+	 .type_doc = "[x, y, z], each in [-1e15, 1e15]", .help = "eye position at this key (default camera.position)"},
+	{.path = "camera.keys.*.target", .type = SKEY_VEC3, CK(target), .lo = -XMAX, .hi = XMAX,
+	 .type_doc = "[x, y, z], each in [-1e15, 1e15]", .help = "target at this key (default camera.target)"},
+	{.path = "camera.keys.*.up", .type = SKEY_VEC3, CK(up), .lo = -XMAX, .hi = XMAX,
+	 .type_doc = "[x, y, z], each in [-1e15, 1e15]", .help = "up at this key (default camera.up)"},
 	{.path = "camera.keys.*.fov", .type = SKEY_DOUBLE, .base = SBASE_KEY,
 	 .off = offsetof(struct scene_camera_key, fov),
 	 .has_off = offsetof(struct scene_camera_key, has_fov), .lo = 0, .hi = 180,

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -125,6 +126,13 @@ static int scalar_to_double(const struct ynode *v, double *x, const char **why)
 	}
 	if (!isfinite(d)) {
 		*why = "not a finite number";
+		return 1;
+	}
+	/* "1e-400" reads as 0 and "1e-310" as a subnormal: neither is the
+	 * value written, and subnormal scales or softenings only lead to
+	 * overflowing forces later */
+	if (range || (d != 0 && fabs(d) < DBL_MIN)) {
+		*why = "too small: below 2.2e-308, the smallest normal double";
 		return 1;
 	}
 	*x = d;

@@ -43,6 +43,9 @@ struct sim_state {
 
 /* Allocate n bodies (arrays zeroed, pot allocated). 0 or NB_ERUNTIME. */
 int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
+/* Host memory the machine can still give, in bytes (MemAvailable of
+ * /proc/meminfo), or -1 when unknown. */
+long long sim_mem_available(void);
 /* Free everything and zero *st. Safe on a zeroed struct. */
 void sim_state_free(struct sim_state *st);
 
@@ -195,6 +198,14 @@ void sim_diag_compute(const struct sim_state *st, struct sim_diag *d);
 /* Index of the first body with a non-finite position, velocity or
  * acceleration, or -1. */
 long sim_diag_find_nonfinite(const struct sim_state *st);
+/* |E - E0| / |E0| (against |K0| + |W0| when E0 is within 1e-3 of zero next
+ * to them); NaN when a potential is missing. */
+double sim_diag_energy_error(const struct sim_diag *d0, const struct sim_diag *d);
+/* A blow-up that stays finite: when the energy error of d against d0
+ * exceeds max_error (> 0; simulation.max_energy_error), log the step, the
+ * error, the fastest body of st and a hint, and return NB_ERUNTIME; else 0. */
+int sim_diag_check_energy(const struct sim_state *st, const struct sim_diag *d0,
+			  const struct sim_diag *d, double max_error);
 /* Stats CSV: header frame,time,kinetic,potential,total,px,py,pz,lx,ly,lz;
  * values in scene units (galactic: Myr, M_sun (km/s)^2, M_sun km/s,
  * M_sun kpc km/s). Written to PATH.tmp; sim_stats_close renames it into

@@ -1,5 +1,7 @@
 /* state.c - allocation and release of struct sim_state (see sim.h). Every
  * array is zeroed so a partly filled state is never read uninitialised. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +21,10 @@ int sim_state_alloc(struct sim_state *st, size_t n, int ncomp)
 	st->comps = calloc(ncomp > 0 ? (size_t)ncomp : 1, sizeof *st->comps);
 	if (!st->pos || !st->vel || !st->acc || !st->mass || !st->pot || !st->id || !st->comp ||
 	    !st->comps) {
-		log_error("out of memory allocating %zu bodies (%.1f MB)", n,
-			  (double)n * (10 * sizeof(double) + sizeof(uint32_t) + sizeof(uint16_t)) / 1e6);
+		long long avail = sim_mem_available();
+		log_error("out of memory allocating %zu bodies (%.1f MB needed, %.1f MB available)", n,
+			  (double)n * (10 * sizeof(double) + sizeof(uint32_t) + sizeof(uint16_t)) / 1e6,
+			  avail >= 0 ? (double)avail / 1e6 : NAN);
 		sim_state_free(st);
 		return NB_ERUNTIME;
 	}
@@ -44,4 +48,18 @@ void sim_state_free(struct sim_state *st)
 	free(st->comp);
 	free(st->comps);
 	memset(st, 0, sizeof *st);
+}
+
+long long sim_mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long long kb = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb >= 0 ? kb * 1024 : -1;
 }

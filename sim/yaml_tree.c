@@ -175,6 +175,41 @@ static void parse_error(const char *name, const char *origin, int line, int col,
 		log_error("%s:%d:%d: expected valid YAML, got %s", name, line, col, what);
 }
 
+/* Anchors (&a) and tags (!!str, !custom) on a node are refused: a scene
+ * never needs them, an anchor only serves aliases (refused too), and a tag
+ * would silently change how a value is read. 0 or NB_EINPUT (logged). */
+static int refuse_extras(const yaml_event_t *ev, const char *name, const char *origin, int line,
+			 int col)
+{
+	const yaml_char_t *anchor, *tag;
+	char what[256];
+	if (ev->type == YAML_SCALAR_EVENT) {
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+	} else if (ev->type == YAML_MAPPING_START_EVENT) {
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+	} else {
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+	}
+	if (anchor) {
+		snprintf(what, sizeof(what),
+			 "an anchor '&%.60s' (anchors and aliases are not supported)",
+			 (const char *)anchor);
+		parse_error(name, origin, line, col, what);
+		return NB_EINPUT;
+	}
+	if (tag) {
+		snprintf(what, sizeof(what),
+			 "a tag '%.80s' (tags are not supported: write the plain value)",
+			 (const char *)tag);
+		parse_error(name, origin, line, col, what);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
 /* Attach a finished node to the collection on top of the stack. */
 static int attach(struct ynode **stack, struct ynode **pending_key, int depth, struct ynode *node,
 		  struct ynode **root, const char *name, const char *origin)
@@ -267,6 +302,16 @@ int yaml_tree_parse(const char *text, size_t len, const char *name, const char *
 			err = NB_EINPUT;
 			break;
 		case YAML_SCALAR_EVENT:
+			if ((err = refuse_extras(&ev, name, origin, line, col)))
+				break;
+			if (depth > 0 && stack[depth - 1]->kind == YNODE_MAP && !pending_key[depth - 1] &&
+			    ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+			    strcmp((const char *)ev.data.scalar.value, "<<") == 0) {
+				parse_error(name, origin, line, col,
+					    "a merge key '<<' (merge keys are not supported: write the keys out)");
+				err = NB_EINPUT;
+				break;
+			}
 			node = new_scalar_len((const char *)ev.data.scalar.value, ev.data.scalar.length,
 					      ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE, line,
 					      col, origin);
@@ -279,6 +324,8 @@ int yaml_tree_parse(const char *text, size_t len, const char *name, const char *
 			break;
 		case YAML_MAPPING_START_EVENT:
 		case YAML_SEQUENCE_START_EVENT:
+			if ((err = refuse_extras(&ev, name, origin, line, col)))
+				break;
 			if (depth >= YTREE_MAX_DEPTH) {
 				snprintf(what, sizeof(what), "nesting deeper than %d levels",
 					 YTREE_MAX_DEPTH);

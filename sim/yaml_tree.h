@@ -2,8 +2,10 @@
  * every node, built from libyaml's event parser (private to sim/scene*.c).
  *
  * Maps keep their keys in file order (duplicates are kept, so the scene
- * checker can report them). Anchors and aliases are refused: a scene never
- * needs them and they make positions ambiguous. */
+ * checker can report them). Anchors, aliases, tags (!!str, !custom) and
+ * merge keys (<<) are refused with their line and column: a scene never
+ * needs them, and they make positions ambiguous or change how a value is
+ * read. */
 #ifndef NB_YAML_TREE_H
 #define NB_YAML_TREE_H
 

@@ -373,7 +373,7 @@ START_TEST(emit_round_trips)
 	round_trip(&g_sc);
 	/* awkward values: 0.1-style decimals, tiny and huge numbers, quotes in paths */
 	const char *ov[] = {"simulation.dt=0.1", "simulation.softening=3.0000000000000004e-7",
-			    "bodies.0.mass=1e300", "bodies.0.color=[0.1, 0.2, 0.3]",
+			    "bodies.0.mass=1.0000000000000002e-200", "bodies.0.color=[0.1, 0.2, 0.3]",
 			    "output.video=\"we\\\"ird \\\\ name: #1.mp4\"", "camera.orbit=-0.30000000000000004",
 			    "render.background=[1e-7, 3.4e5, 0.7]"};
 	int err = load_file("tests/data/plummer-small.yaml", ov, 7, &g_sc);

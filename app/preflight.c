@@ -1,0 +1,177 @@
+/* preflight.c - the checks a run makes before it allocates or writes
+ * anything, shared by the real run and --dry-run (main.c calls it for both)
+ * so that a dry run refuses exactly what the run would refuse at start:
+ * memory (host, and GPU when the CUDA backend runs), a CUDA backend with no
+ * GPU, and output paths that cannot be created. Each refusal is NB_EINPUT
+ * with the key's file:line:col or --set origin (sim_scene_fail). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../kernels/gpu.h"
+#include "app.h"
+
+/* Host bytes per body: pos, vel, acc (3 doubles each), mass, pot, id, comp. */
+#define HOST_BYTES_PER_BODY (9 * 8 + 8 + 8 + 4 + 2)
+/* Barnes-Hut octree on the CPU: nodes (about n/2 of ~150 bytes) plus the
+ * sort keys and order (16 bytes): a rough bound per body. */
+#define TREE_BYTES_PER_BODY 96
+
+double app_host_bytes(const struct scene *sc, long n)
+{
+	double px = (double)sc->render.width * sc->render.height;
+	double per = HOST_BYTES_PER_BODY;
+	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
+		per += TREE_BYTES_PER_BODY;
+	if (sc->render.smoothing_adaptive)
+		per += 4; /* a smoothing length per body */
+	return (double)n * per + px * (3 * 4 + 3 * 2 * 5);
+}
+
+void app_human_bytes(double b, char *buf, size_t n)
+{
+	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int k = 0;
+	while (b >= 1024 && k < 4)
+		b /= 1024, k++;
+	snprintf(buf, n, "%.1f %s", b, unit[k]);
+}
+
+/* The body entry with the most bodies: where a memory message points. */
+static int largest_body(const struct scene *sc)
+{
+	int best = 0;
+	long most = -1;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		long c = b->model == SCENE_MODEL_DISK_GALAXY ? b->disk.count + b->bulge.count + b->halo.count
+							     : b->count;
+		if (c > most)
+			most = c, best = i;
+	}
+	return best;
+}
+
+static int check_host_memory(const struct scene *sc, long n)
+{
+	double need = app_host_bytes(sc, n);
+	double avail = (double)sim_mem_available();
+	if (avail < 0 || need <= avail)
+		return 0;
+	char nb[32], ab[32], key[64];
+	app_human_bytes(need, nb, sizeof nb);
+	app_human_bytes(avail, ab, sizeof ab);
+	int b = largest_body(sc);
+	snprintf(key, sizeof key, "bodies.%d%s", b,
+		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
+	return sim_scene_fail(sc, key, b,
+			      "%ld bodies need about %s of host memory, but this machine has %s "
+			      "available (MemAvailable in /proc/meminfo); lower the body counts",
+			      n, nb, ab);
+}
+
+/* The CUDA backend: refused without a GPU (as sim_engine_create would),
+ * and when the simulation needs more device memory than is free. */
+static int check_gpu(const struct scene *sc, long n, int backend_cli)
+{
+	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
+	char why[256] = "", name[128] = "GPU";
+	if (backend == SCENE_BACKEND_CPU)
+		return 0;
+	if (!gpu_probe(why, sizeof why)) {
+		if (backend != SCENE_BACKEND_CUDA)
+			return 0;
+		if (backend_cli == SCENE_BACKEND_CUDA) {
+			log_error("--backend cuda: cuda was requested but there is no usable GPU: %s", why);
+			return NB_EINPUT;
+		}
+		return sim_scene_fail(sc, "simulation.backend", -1,
+				      "cuda was requested but there is no usable GPU: %s", why);
+	}
+	struct gpu_sim_params p = {
+		.solver = sc->simulation.solver,
+		.direct_kernel = sc->simulation.direct_kernel,
+		.softening = sc->simulation.softening,
+		.dt = sc->simulation.dt,
+		.theta = sc->simulation.theta,
+		.multipoles = sc->simulation.multipoles,
+		.opening = sc->simulation.opening,
+	};
+	size_t need = gpu_sim_bytes_needed((size_t)n, &p), fr = 0, tot = 0;
+	if (gpu_device_info(name, sizeof name, &fr, &tot) != 0 || need <= fr)
+		return 0;
+	char nb[32], fb[32];
+	app_human_bytes((double)need, nb, sizeof nb);
+	app_human_bytes((double)fr, fb, sizeof fb);
+	int b = largest_body(sc);
+	char key[64];
+	snprintf(key, sizeof key, "bodies.%d%s", b,
+		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
+	return sim_scene_fail(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
+			      "(cudaMemGetInfo); lower the body counts or use --backend cpu",
+			      n, nb, name, fb);
+}
+
+/* PATH (the value of KEY) can be created: no directory on its way is an
+ * existing non-directory, and it is not itself an existing directory
+ * (IS_DIR 0) or an existing non-directory (IS_DIR 1). Reads only. */
+static int check_output_path(const struct scene *sc, const char *key, const char *path, int is_dir)
+{
+	char pre[SCENE_PATH_MAX];
+	struct stat st;
+	if (!path[0])
+		return 0;
+	for (size_t i = 1; path[i]; i++) {
+		if (path[i] != '/')
+			continue;
+		snprintf(pre, sizeof pre, "%.*s", (int)i, path);
+		if (stat(pre, &st) == 0 && !S_ISDIR(st.st_mode))
+			return sim_scene_fail(sc, key, -1,
+					      "cannot create '%s': '%s' exists and is not a directory",
+					      path, pre);
+	}
+	if (stat(path, &st) != 0)
+		return 0;
+	if (!is_dir && S_ISDIR(st.st_mode))
+		return sim_scene_fail(sc, key, -1, "expected a file path, got '%s', a directory", path);
+	if (is_dir && !S_ISDIR(st.st_mode))
+		return sim_scene_fail(sc, key, -1, "expected a directory, got '%s', which exists and is not one",
+				      path);
+	return 0;
+}
+
+static int check_outputs(const struct scene *sc)
+{
+	const struct {
+		const char *key, *path;
+		int is_dir;
+	} outs[] = {
+		{"output.video", sc->output.video, 0},
+		{"output.png_dir", sc->output.png_dir, 1},
+		{"output.stats", sc->output.stats, 0},
+		{"output.initial_state", sc->output.initial_state, 0},
+		{"output.final_state", sc->output.final_state, 0},
+		{"output.preview", sc->output.preview, 0},
+		{"output.resolved_scene", sc->output.resolved_scene, 0},
+	};
+	for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+		int rc = check_output_path(sc, outs[i].key, outs[i].path, outs[i].is_dir);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int app_preflight(const struct scene *sc, int backend_cli)
+{
+	long n = sim_scene_body_count(sc);
+	if (n < 0)
+		return NB_EINPUT;
+	int rc = check_outputs(sc);
+	if (!rc)
+		rc = check_gpu(sc, n, backend_cli);
+	if (!rc)
+		rc = check_host_memory(sc, n);
+	return rc;
+}
