@@ -40,6 +40,69 @@ static inline void nb_trap_fpe(void)
 #endif
 }
 
+/* ---- GPU cases ------------------------------------------------------------
+ * One policy for every test program with GPU cases: a GPU case is registered
+ * only when this build can use a GPU (gpu_probe); otherwise the program
+ * prints "SKIP: <what>: <why>" and registers nothing, so Check counts no
+ * pass for a case that did not run. The probe runs in a forked child: CUDA
+ * does not survive fork() once initialised, and Check forks each test. */
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kernels/gpu.h"
+
+static inline int nb_gpu_usable(char *why, size_t len)
+{
+	static int cached = -1;
+	static char reason[256];
+	if (cached < 0) {
+		int fd[2];
+		cached = 0;
+		snprintf(reason, sizeof reason, "the GPU probe could not run");
+		if (pipe(fd) == 0) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				char r[257];
+				r[0] = (char)gpu_probe(r + 1, sizeof r - 1);
+				ssize_t w = write(fd[1], r, 1 + strlen(r + 1) + 1);
+				_exit(w > 0 ? 0 : 1);
+			}
+			close(fd[1]);
+			char r[257] = {0};
+			ssize_t n = pid > 0 ? read(fd[0], r, sizeof r - 1) : -1;
+			close(fd[0]);
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+			if (n >= 2) {
+				cached = r[0] != 0;
+				snprintf(reason, sizeof reason, "%s", r + 1);
+			}
+		}
+	}
+	if (why && len)
+		snprintf(why, len, "%s", cached ? "" : reason);
+	return cached;
+}
+
+/* Add TC to S when a GPU is usable, else print SKIP with the reason. */
+static inline void nb_gpu_tcase(Suite *s, TCase *tc, const char *what)
+{
+	char why[256];
+	if (nb_gpu_usable(why, sizeof why))
+		suite_add_tcase(s, tc);
+	else
+		printf("SKIP: %s: GPU cases: %s (not run, not counted)\n", what, why);
+}
+#define NB_GPU_TCASE(s, tc) nb_gpu_tcase((s), (tc), __FILE__)
+/* A program whose GPU cases are compiled out (CPU-only build): say SKIP. */
+static inline void nb_gpu_skip_all(const char *what)
+{
+	char why[256];
+	nb_gpu_usable(why, sizeof why);
+	printf("SKIP: %s: %s (not run, not counted)\n", what, why);
+}
+
 #define NB_CHECK_MAIN(make_suite_fn)                                        \
 	int main(void)                                                      \
 	{                                                                   \

@@ -1,7 +1,8 @@
 /* test_gpu_direct.c - the GPU direct solver (kernels/direct.cu, sim.cu)
  * against double-precision references on the CPU.
  *
- * Without a usable GPU every test prints "SKIP: <why>" and passes.
+ * Without a usable GPU the GPU cases are not run nor counted: the program
+ * prints "SKIP: <why>" (NB_GPU_TCASE) and checks only that the probe says why.
  * NB_GPU_SANITIZE=1 (tests/gpu_sanitize.sh) keeps only small cases, which
  * compute-sanitizer can get through in seconds.
  *
@@ -16,16 +17,6 @@
 #include "check_main.h"
 #include "../kernels/gpu.h"
 #include "../sim/sim.h"
-
-static char g_why[256];
-
-static int have_gpu(void)
-{
-	if (gpu_probe(g_why, sizeof g_why))
-		return 1;
-	printf("SKIP: %s\n", g_why);
-	return 0;
-}
 
 static int sanitize_mode(void)
 {
@@ -109,8 +100,6 @@ static void check_vs_cpu(size_t n, double eps, enum scene_direct_kernel k, const
 
 START_TEST(gpu_accel_matches_cpu_reference)
 {
-	if (!have_gpu())
-		return;
 	static const size_t ns[] = {1, 2, 3, 127, 1000, 4097};
 	const size_t nn = sanitize_mode() ? 5 : 6;
 	for (size_t a = 0; a < nn; a++) {
@@ -125,8 +114,6 @@ END_TEST
 /* Every compiled tile shape, diagonal and off-diagonal tiles, ragged n. */
 START_TEST(gpu_every_tile_shape_matches)
 {
-	if (!have_gpu())
-		return;
 	static const char *pair[] = {"128x8x4", "128x4", "64x4", "128x8x3", "256x4", "256x2"};
 	static const char *gath[] = {"256x1", "128x4", "64x1"};
 	const size_t n = sanitize_mode() ? 1500 : 2500; /* > one 1024 tile */
@@ -144,8 +131,6 @@ END_TEST
  * and right, while bodies at distance ~1 (r/eps = 1e15) still feel force. */
 START_TEST(gpu_close_pair_tiny_softening)
 {
-	if (!have_gpu())
-		return;
 	const size_t n = 64;
 	double pos[3 * 64], mass[64], ag[3 * 64], ac[3 * 64], pg[64], pc[64];
 	make_scene(n, 1.0, 77, pos, mass);
@@ -172,8 +157,6 @@ END_TEST
 /* Newton's third law: sum m a = 0 up to float round-off. */
 START_TEST(gpu_momentum_at_round_off)
 {
-	if (!have_gpu())
-		return;
 	const size_t n = sanitize_mode() ? 1000 : 4097;
 	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
 	double *a = malloc(3 * n * sizeof *a);
@@ -200,8 +183,6 @@ END_TEST
  * checked against a plain O(n k) double loop. */
 START_TEST(gpu_large_n_subset_matches_double_loop)
 {
-	if (!have_gpu() || sanitize_mode())
-		return;
 	const size_t n = 65536, k = 256;
 	const double eps = 0.01, e2 = (double)(float)eps * (double)(float)eps;
 	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
@@ -255,8 +236,6 @@ static double energy(const struct sim_state *st)
  * leapfrog on the GPU: |dE/E| <= 1e-3, as on the CPU. */
 START_TEST(gpu_plummer_scene_keeps_energy)
 {
-	if (!have_gpu() || sanitize_mode())
-		return;
 	struct scene sc;
 	struct sim_units u;
 	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", NULL, 0, &sc), 0);
@@ -299,8 +278,6 @@ END_TEST
  * allocated, naming the bytes. */
 START_TEST(gpu_too_large_scene_is_input_error)
 {
-	if (!have_gpu())
-		return;
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
 	st.n = 2000000000; /* 2e9 bodies x 52 bytes = 104 GB: more than any H100 has */
@@ -323,24 +300,25 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_direct");
+	/* Run the GPU cases in this process: one CUDA context for all of them. */
+	setenv("CK_FORK", "no", 1);
+	if (!nb_gpu_usable(NULL, 0)) {
+		TCase *cpu = tcase_create("no_gpu");
+		tcase_add_test(cpu, gpu_absent_says_why);
+		suite_add_tcase(s, cpu);
+	}
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 600);
-	/* CUDA does not survive fork() once initialised, and the probe below
-	 * initialises it: run the tests in this process. */
-	setenv("CK_FORK", "no", 1);
-	if (!gpu_probe(g_why, sizeof g_why)) {
-		printf("SKIP: test_gpu_direct: %s\n", g_why);
-		tcase_add_test(tc, gpu_absent_says_why);
-	} else {
-		tcase_add_test(tc, gpu_accel_matches_cpu_reference);
-		tcase_add_test(tc, gpu_every_tile_shape_matches);
-		tcase_add_test(tc, gpu_close_pair_tiny_softening);
-		tcase_add_test(tc, gpu_momentum_at_round_off);
+	tcase_add_test(tc, gpu_accel_matches_cpu_reference);
+	tcase_add_test(tc, gpu_every_tile_shape_matches);
+	tcase_add_test(tc, gpu_close_pair_tiny_softening);
+	tcase_add_test(tc, gpu_momentum_at_round_off);
+	if (!sanitize_mode()) { /* compute-sanitizer runs only the small cases */
 		tcase_add_test(tc, gpu_large_n_subset_matches_double_loop);
 		tcase_add_test(tc, gpu_plummer_scene_keeps_energy);
-		tcase_add_test(tc, gpu_too_large_scene_is_input_error);
 	}
-	suite_add_tcase(s, tc);
+	tcase_add_test(tc, gpu_too_large_scene_is_input_error);
+	NB_GPU_TCASE(s, tc);
 	return s;
 }
 

@@ -10,7 +10,8 @@
  *              conversion of the GPU's own RGB16;
  *   adaptive h within 1e-5 relative.
  * Positions and masses are float-representable, as the GPU stores them.
- * Without a usable GPU the GPU tests print "SKIP: <why>" and pass.
+ * Without a usable GPU the GPU cases are neither run nor counted
+ * (NB_GPU_TCASE prints "SKIP: <why>").
  *
  * Run: make CUDA_ARCH=sm_90 BUILD=/tmp/b /tmp/b/tests/test_gpu_render && /tmp/b/tests/test_gpu_render */
 #include <math.h>
@@ -27,16 +28,6 @@
 
 #define W 100
 #define H 60
-
-static char g_why[256];
-
-static int have_gpu(void)
-{
-	if (gpu_probe(g_why, sizeof g_why))
-		return 1;
-	printf("SKIP: %s\n", g_why);
-	return 0;
-}
 
 /* ---- YUV reference vs BT.709 (CPU only) ---- */
 
@@ -212,8 +203,6 @@ static void splat_case(enum scene_kernel k, double smoothing, enum scene_colormo
 
 START_TEST(splat_matches_cpu_cubic_all_radii)
 {
-	if (!have_gpu())
-		return;
 	/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
 	 * (warp-normalised footprints), and 256 px (capped) near the lens. */
 	const double sm[] = {0.05, 0.3, 2.0};
@@ -226,8 +215,6 @@ END_TEST
 
 START_TEST(splat_matches_cpu_gaussian_and_density)
 {
-	if (!have_gpu())
-		return;
 	for (int m = 0; m < 2; m++) {
 		splat_case(SCENE_KERNEL_GAUSSIAN, 0.3, SCENE_COLOR_COMPONENTS, 0,
 			   (enum gpu_render_method)m, "gaussian");
@@ -243,8 +230,6 @@ END_TEST
  * their sums with atomics. */
 START_TEST(splat_matches_cpu_dense_core)
 {
-	if (!have_gpu())
-		return;
 	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_TILED,
 		   "dense core tiled");
 	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_ATOMIC,
@@ -256,8 +241,6 @@ END_TEST
  * mass * colour (scene units), channel by channel. */
 START_TEST(splat_conserves_mass)
 {
-	if (!have_gpu())
-		return;
 	struct scene *sc = scene_new(SCENE_KERNEL_GAUSSIAN, 0.2);
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
@@ -293,8 +276,6 @@ END_TEST
  * reference renders each group with its value and sums the images. */
 START_TEST(per_body_smoothing_matches_grouped_cpu)
 {
-	if (!have_gpu())
-		return;
 	const float hv[4] = {0.04f, 0.2f, 0.6f, 1.5f};
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 99.0);
 	struct sim_state st;
@@ -374,8 +355,6 @@ static void expect_8bit_outputs(const struct gpu_render_host_frame *f)
 
 START_TEST(tonemap_matches_cpu_from_same_hdr)
 {
-	if (!have_gpu())
-		return;
 	const enum scene_tonemap tms[3] = {SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH};
 	const enum scene_colormap maps[3] = {SCENE_CMAP_MAGMA, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY};
 	struct sim_state st;
@@ -415,8 +394,6 @@ END_TEST
  * the CPU's splat + tone map (2 LSB). */
 START_TEST(frames_in_two_slots_match_cpu_end_to_end)
 {
-	if (!have_gpu())
-		return;
 	struct scene *sc = scene_new(SCENE_KERNEL_GAUSSIAN, 0.3);
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
@@ -457,8 +434,6 @@ END_TEST
  * background, round(65535 bg). */
 START_TEST(empty_view_is_background)
 {
-	if (!have_gpu())
-		return;
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
@@ -516,8 +491,6 @@ static size_t expect_h_like_cpu(const struct scene *sc, const struct sim_state *
 
 START_TEST(adaptive_h_matches_cpu_twin)
 {
-	if (!have_gpu())
-		return;
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 	sc->render.smoothing_adaptive = 1;
 	const int ks[3] = {1, 32, 200};
@@ -592,8 +565,6 @@ static void state_move(struct sim_state *st, size_t n, int step)
  * from it, tried 2026-11-21 and dropped) would have to redo or over-walk. */
 START_TEST(adaptive_h_after_moves_matches_fresh)
 {
-	if (!have_gpu())
-		return;
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 	sc->render.smoothing_adaptive = 1;
 	const int ks[2] = {5, 32};
@@ -665,7 +636,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, empty_view_is_background);
 	tcase_add_test(tc, adaptive_h_matches_cpu_twin);
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
-	suite_add_tcase(s, tc);
+	NB_GPU_TCASE(s, tc);
 	return s;
 }
 

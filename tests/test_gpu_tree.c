@@ -1,6 +1,7 @@
 /* test_gpu_tree.c - the GPU Barnes-Hut tree (kernels/tree*.cu) against
  * double-precision direct sums, the CPU tree (sim/tree.c) and analytic
- * cases. Without a usable GPU every test prints "SKIP: <why>" and passes.
+ * cases. Without a usable GPU the program prints "SKIP: <why>" and runs
+ * (and counts) no case (tests/check_main.h, NB_GPU_TCASE).
  *
  *   make CUDA_ARCH=sm_90 build/tests/test_gpu_tree && build/tests/test_gpu_tree
  *   NB_GPU_SANITIZE=1: only the 10k-body case, for compute-sanitizer
@@ -16,15 +17,6 @@
 #if NB_HAVE_CUDA
 #include "../kernels/tree_api.h"
 #endif
-
-static int gpu_ok(void)
-{
-	char why[256];
-	if (gpu_probe(why, sizeof why))
-		return 1;
-	printf("SKIP: %s\n", why);
-	return 0;
-}
 
 #if NB_HAVE_CUDA
 
@@ -77,8 +69,6 @@ static void plummer(struct sim_state *st, size_t n, uint64_t seed)
  * GPU_TREE_CRIT_SCENE, sim_tree_accel) is bmax on both. */
 START_TEST(gpu_tree_matches_cpu_tree)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 20000;
 	struct sim_state st;
 	plummer(&st, n, 11);
@@ -134,8 +124,6 @@ END_TEST
  * (default ratio), which adds O((rho/R)^2 (b/R)^2) ~ 1e-7. */
 START_TEST(gpu_tree_softened_quadrupole_trace_term)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 602; /* more than a group node's 512: the dumbbell is a group of its own */
 	const double half = 0.05, eps = 0.5;
 	double *pos = calloc(3 * n, sizeof *pos), *mass = malloc(n * sizeof *mass);
@@ -191,8 +179,6 @@ END_TEST
  * direct sum itself up to float rounding. */
 START_TEST(gpu_tree_error_shrinks_with_theta)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 20000;
 	struct sim_state st;
 	plummer(&st, n, 12);
@@ -237,8 +223,6 @@ END_TEST
  * interactions gone. Also in a flat disk (groups are flat boxes there). */
 START_TEST(gpu_tree_local_expansion_keeps_accuracy)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 30000;
 	struct sim_state st;
 	plummer(&st, n, 16);
@@ -288,8 +272,6 @@ END_TEST
  * float rounding of the self term m/eps that the walk adds and removes. */
 START_TEST(gpu_tree_one_and_two_bodies)
 {
-	if (!gpu_ok())
-		return;
 	double pos[6] = {0.3, -0.2, 0.1, 1.3, 0.8, -0.4}, mass[2] = {2.0, 0.5}, acc[6], pot[2];
 	ck_assert_int_eq(gpu_tree_accel(pos, mass, 1, 0.1, 0.5, 2, acc, pot), 0);
 	for (int k = 0; k < 3; k++)
@@ -348,8 +330,6 @@ static void check_vs_direct(const double *pos, const double *mass, size_t n, dou
  * every cell empty). */
 START_TEST(gpu_tree_awkward_inputs)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 3000;
 	struct sim_state st;
 	plummer(&st, n, 13);
@@ -386,8 +366,6 @@ END_TEST
  * quadrupole, with and without potential) on a 10k Plummer sphere. */
 START_TEST(gpu_tree_all_variants)
 {
-	if (!gpu_ok())
-		return;
 	const size_t n = 10000;
 	struct sim_state st;
 	plummer(&st, n, 15);
@@ -431,8 +409,6 @@ END_TEST
  * only to a small fraction of sum m|v|) and energy within 1e-3. */
 START_TEST(gpu_tree_plummer_scene_conserves)
 {
-	if (!gpu_ok())
-		return;
 	const char *set[] = {"simulation.solver=barnes-hut", "simulation.multipoles=2"};
 	struct scene sc;
 	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", set, 2, &sc), 0);
@@ -474,8 +450,6 @@ END_TEST
 /* More bodies than the tree indexes: a clear input error, no allocation. */
 START_TEST(gpu_tree_too_big_is_input_error)
 {
-	if (!gpu_ok())
-		return;
 	double pos[3] = {0, 0, 0}, mass[1] = {1}, acc[3];
 	(void)pos, (void)mass, (void)acc;
 	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
@@ -512,25 +486,16 @@ static Suite *make_suite(void)
 		tcase_add_test(tc, gpu_tree_plummer_scene_conserves);
 		tcase_add_test(tc, gpu_tree_too_big_is_input_error);
 	}
-	suite_add_tcase(s, tc);
+	NB_GPU_TCASE(s, tc);
 	return s;
 }
 
 #else /* CPU-only build */
 
-START_TEST(gpu_tree_skipped)
-{
-	ck_assert_int_eq(gpu_ok(), 0);
-}
-END_TEST
-
 static Suite *make_suite(void)
 {
-	Suite *s = suite_create("gpu_tree");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, gpu_tree_skipped);
-	suite_add_tcase(s, tc);
-	return s;
+	nb_gpu_skip_all("gpu_tree");
+	return suite_create("gpu_tree");
 }
 #endif
 

@@ -308,15 +308,6 @@ END_TEST
 
 /* ---- GPU vs CPU ---- */
 
-static int have_gpu(void)
-{
-	char why[256];
-	if (gpu_probe(why, sizeof why))
-		return 1;
-	printf("SKIP: %s\n", why);
-	return 0;
-}
-
 static void gpu_case(enum scene_kernel k, enum scene_colormode mode, enum gpu_render_method m,
 		     const char *what)
 {
@@ -353,8 +344,6 @@ static void gpu_case(enum scene_kernel k, enum scene_colormode mode, enum gpu_re
 
 START_TEST(gpu_matches_cpu_on_every_level)
 {
-	if (!have_gpu())
-		return;
 	for (int m = 0; m < 2; m++) {
 		enum gpu_render_method me = (enum gpu_render_method)m;
 		gpu_case(SCENE_KERNEL_CUBIC, SCENE_COLOR_COMPONENTS, me, m ? "lod cubic atomic" : "lod cubic tiled");
@@ -376,8 +365,12 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, edge_bodies_keep_their_share);
 	tcase_add_test(tc, mixed_levels_conserve_mass);
 	tcase_add_test(tc, analytic_normalisation_mass);
-	tcase_add_test(tc, gpu_matches_cpu_on_every_level);
 	suite_add_tcase(s, tc);
+	TCase *gpu = tcase_create("gpu");
+	tcase_set_timeout(gpu, 120);
+	tcase_add_checked_fixture(gpu, nb_trap_fpe, NULL);
+	tcase_add_test(gpu, gpu_matches_cpu_on_every_level);
+	NB_GPU_TCASE(s, gpu);
 	return s;
 }
 
