@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "scene_schema.h"
+#include "sim.h"
 #include "yaml_tree.h"
 
 #define SCENE_FILE_MAX (16u << 20) /* a scene is text; refuse anything larger */
@@ -129,6 +130,9 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 			snprintf(joined, sizeof(joined), "%s/%s", c->sc->dir, b->file);
 		if (!realpath(joined, real))
 			return scene_fail(&c->ec, fn, p, "cannot open '%s': %s", joined, strerror(errno));
+		char why[300];
+		if (sim_state_csv_check_file(real, why, sizeof(why)))
+			return scene_fail(&c->ec, fn, p, "cannot use '%s' as a state CSV: %s", real, why);
 		if (strlen(real) >= sizeof(b->file))
 			return scene_fail(&c->ec, fn, p, "expected a path shorter than %d, got %zu characters",
 					  SCENE_PATH_MAX, strlen(real));

@@ -93,12 +93,42 @@ int sim_ic_placement(const struct scene *sc, int k, const struct sim_units *u, d
  * period at 2 scale lengths, as a short table (scene units). */
 void sim_galaxy_report(const struct scene *sc, FILE *f);
 
-/* Read a state CSV (header id,component,mass,x,y,z,vx,vy,vz; scene units).
- * *out_n gets the body count; bodies are appended at st->pos + 3*first when
- * st != NULL (count-only pass when st == NULL). NB_EINPUT on a bad file,
- * naming PATH:LINE and the column. */
+/* ---- state CSV files (sim/state_csv.c) ----
+ * Body files, read for bodies of model: file, written for output.initial_state
+ * and output.final_state. Text, one record a line, lines ending in "\n" or
+ * "\r\n" (the last may lack it), at most SIM_CSV_LINE_MAX bytes a line:
+ *   line 1: the header, exactly id,component,mass,x,y,z,vx,vy,vz
+ *   then one body a line, 1 to SIM_CSV_MAX_BODIES of them; blank lines may
+ *   follow the last body, nowhere else.
+ * Fields (no blanks, no quotes): id a decimal integer in [0, 2^32-1], each
+ * id once in a file; component a name of 1 to SCENE_NAME_MAX+7 characters
+ * A-Z a-z 0-9 _ . - ; mass, x..vz decimal numbers ([+-]d[.d][e[+-]d]: no
+ * hex, nan, inf) that are finite as doubles; mass > 0. Values in scene
+ * units. The id and component are checked but not kept (see state_csv.c). */
+#define SIM_CSV_LINE_MAX 1024
+#define SIM_CSV_MAX_BODIES 1000000000 /* as bodies.*.count */
+
+/* Read the state CSV at path. *out_n gets the body count (0 on error);
+ * bodies are stored at st->pos + 3*first etc., converted by u, when
+ * st != NULL (a count-only pass when st == NULL; u may then be NULL).
+ * path must name a non-empty regular file: a directory, FIFO or device is
+ * refused without reading it (never blocks). Returns 0, NB_EINPUT for a bad
+ * file (one message naming PATH:LINE and the column), or NB_ERUNTIME (read
+ * error, allocation, or more bodies than st holds). */
 int sim_state_read_csv(const char *path, const struct sim_units *u,
 		       struct sim_state *st, size_t first, size_t *out_n);
+/* The same rules over the len bytes at buf (any bytes: it never reads past
+ * buf + len and never crashes), naming the input name in messages, with at
+ * most max_bodies bodies (capped at SIM_CSV_MAX_BODIES). For fuzzing and
+ * tests. */
+int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t max_bodies,
+			   const struct sim_units *u, struct sim_state *st, size_t first,
+			   size_t *out_n);
+/* 0 when path names a readable, non-empty regular file; else NB_EINPUT
+ * and why gets a clause such as "it is a directory", "it is a FIFO (named
+ * pipe)", "the file is empty", "it cannot be opened: Permission denied".
+ * Logs nothing (the scene loader reports it at the file: key). */
+int sim_state_csv_check_file(const char *path, char *why, size_t len);
 /* Write a state CSV with %.9g in scene units. Written to PATH.tmp, renamed
  * on success. 0 or NB_ERUNTIME. */
 int sim_state_write_csv(const char *path, const struct sim_state *st,

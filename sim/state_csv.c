@@ -2,159 +2,464 @@
  * scene's units, one body a line. Written for output.initial_state and
  * output.final_state; read for bodies of model: file.
  *
- * Reading ignores the id and component columns' values (both must still be
- * present): the bodies take ids in creation order and the component of the
- * scene entry that loads them, whose name and colour the scene gives. So a
- * final_state written by one run can seed another, whatever it called its
- * components. */
+ * Reading checks every field strictly (the rules are in sim.h and
+ * docs/scenes.md) but keeps only mass, position and velocity: the bodies
+ * take ids in creation order and the component of the scene entry that
+ * loads them, whose name and colour the scene gives. So a final_state
+ * written by one run can seed another, whatever it called its components.
+ *
+ * Try: printf 'id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0\n' > b.csv
+ * and a scene entry {name: b, model: file, file: b.csv}. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim.h"
 
 #define CSV_HEADER "id,component,mass,x,y,z,vx,vy,vz"
 #define CSV_NCOL 9
+#define CSV_DIGITS "0123456789"
+/* component: what sim_component.name can hold (NAME.disk and the like) */
+#define CSV_COMP_MAX (SCENE_NAME_MAX + 7)
+#define CSV_COMP_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 static const char *const csv_cols[CSV_NCOL] = {"id", "component", "mass", "x", "y",
 					       "z",  "vx",        "vy",   "vz"};
 
-/* Strip trailing newline, carriage return and blanks in place. */
-static void csv_chomp(char *s)
+/* One pass over one file: the line being read and the ids seen so far. */
+struct csv_reader {
+	FILE *f;
+	const char *name; /* for messages */
+	long line;        /* number of the line in buf (1 = header) */
+	char buf[SIM_CSV_LINE_MAX + 2];
+	uint64_t *ids;    /* id << 32 | body index, one per body */
+	size_t nids, capids;
+	int ids_rising;   /* every id so far larger than the one before */
+};
+
+/* s for a message: at most 40 bytes, bytes outside printable ASCII as \xNN. */
+static const char *csv_show(const char *s, char *out, size_t len)
 {
-	size_t n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
-			 s[n - 1] == '\t'))
-		s[--n] = '\0';
+	size_t o = 0;
+	for (size_t i = 0; s[i] && o + 8 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == 40) {
+			o += (size_t)snprintf(out + o, len - o, "...");
+			break;
+		}
+		if (c >= 0x20 && c < 0x7f)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+	return out;
 }
 
-/* Parse field f (NUL-terminated) of column c as a finite number. */
-static int csv_number(const char *path, long line, int c, const char *f, double *out)
+/* Read the next line into r->buf without its end ("\n", or "\r\n").
+ * 1: a line; 0: end of file; NB_EINPUT (NUL byte, line too long) or
+ * NB_ERUNTIME (read error), logged. */
+static int csv_next_line(struct csv_reader *r)
 {
-	while (*f == ' ' || *f == '\t')
-		f++;
-	char *end = NULL;
-	errno = 0;
-	double v = strtod(f, &end);
-	while (end && (*end == ' ' || *end == '\t'))
-		end++;
-	if (end == f || !end || *end != '\0') {
-		log_error("%s:%ld: column '%s': expected a number, got '%s'", path, line, csv_cols[c],
-			  f);
+	const long ln = r->line + 1;
+	size_t n = 0;
+	int c;
+	while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {
+		if (c == '\0') {
+			log_error("%s:%ld: byte %zu of the line is a NUL byte; expected text", r->name,
+				  ln, n + 1);
+			return NB_EINPUT;
+		}
+		if (n == SIM_CSV_LINE_MAX + 1) {
+			log_error("%s:%ld: expected a line of at most %d bytes, got a longer one",
+				  r->name, ln, SIM_CSV_LINE_MAX);
+			return NB_EINPUT;
+		}
+		r->buf[n++] = (char)c;
+	}
+	if (c == EOF && ferror(r->f)) {
+		log_error("%s:%ld: read error: %s", r->name, ln, strerror(errno));
+		return NB_ERUNTIME;
+	}
+	if (c == EOF && n == 0)
+		return 0;
+	if (n > 0 && r->buf[n - 1] == '\r')
+		n--; /* CRLF line ends are accepted */
+	if (n > SIM_CSV_LINE_MAX) {
+		log_error("%s:%ld: expected a line of at most %d bytes, got a longer one", r->name,
+			  ln, SIM_CSV_LINE_MAX);
 		return NB_EINPUT;
 	}
+	r->buf[n] = '\0';
+	r->line = ln;
+	return 1;
+}
+
+/* Split line (modified in place) at commas. Returns how many fields it has;
+ * fields[] gets the first CSV_NCOL of them. */
+static int csv_split(char *line, char *fields[CSV_NCOL])
+{
+	int nf = 1;
+	fields[0] = line;
+	for (char *p = line; *p; p++) {
+		if (*p != ',')
+			continue;
+		*p = '\0';
+		if (nf < CSV_NCOL)
+			fields[nf] = p + 1;
+		nf++;
+	}
+	return nf;
+}
+
+/* A decimal number as %g writes it: [+-]digits[.digits][(e|E)[+-]digits],
+ * with digits on at least one side of the point. No blanks, no hex, no
+ * nan or inf. */
+static int csv_is_decimal(const char *s)
+{
+	if (*s == '+' || *s == '-')
+		s++;
+	size_t whole = strspn(s, CSV_DIGITS), frac = 0;
+	s += whole;
+	if (*s == '.') {
+		s++;
+		frac = strspn(s, CSV_DIGITS);
+		s += frac;
+	}
+	if (whole + frac == 0)
+		return 0;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		size_t exp = strspn(s, CSV_DIGITS);
+		if (exp == 0)
+			return 0;
+		s += exp;
+	}
+	return *s == '\0';
+}
+
+/* Field f of column c as a finite decimal number. */
+static int csv_number(const struct csv_reader *r, int c, const char *f, double *out)
+{
+	char shown[200];
+	if (!csv_is_decimal(f)) {
+		/* say "finite" for nan and inf, which strtod would take */
+		char *end = NULL;
+		double w = strtod(f, &end);
+		int nonfinite = *f && *end == '\0' && !isfinite(w);
+		log_error("%s:%ld: column '%s': expected a %s number, got '%s'", r->name, r->line,
+			  csv_cols[c], nonfinite ? "finite" : "decimal", csv_show(f, shown, sizeof shown));
+		return NB_EINPUT;
+	}
+	double v = strtod(f, NULL);
 	if (!isfinite(v)) {
-		log_error("%s:%ld: column '%s': expected a finite number, got '%s'", path, line,
-			  csv_cols[c], f);
+		log_error("%s:%ld: column '%s': expected a finite number (|x| < 1.8e308), got '%s'",
+			  r->name, r->line, csv_cols[c], csv_show(f, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	*out = v;
 	return 0;
 }
 
-/* Split line (modified in place) at commas into at most CSV_NCOL fields;
- * returns the number of fields found (CSV_NCOL + 1 means "more"). */
-static int csv_split(char *line, char *fields[CSV_NCOL])
+/* Field f of column id: a decimal integer in [0, 2^32 - 1], no sign. */
+static int csv_id(const struct csv_reader *r, const char *f, uint32_t *out)
 {
-	int nf = 0;
-	char *p = line;
-	for (;;) {
-		char *comma = strchr(p, ',');
-		if (nf == CSV_NCOL)
-			return CSV_NCOL + 1;
-		fields[nf++] = p;
-		if (!comma)
-			return nf;
-		*comma = '\0';
-		p = comma + 1;
+	char shown[200];
+	size_t n = strspn(f, CSV_DIGITS);
+	uint64_t v = 0;
+	int ok = n > 0 && f[n] == '\0';
+	for (size_t i = 0; ok && i < n; i++) {
+		v = 10 * v + (uint64_t)(f[i] - '0');
+		ok = v <= UINT32_MAX;
 	}
+	if (!ok) {
+		log_error("%s:%ld: column 'id': expected an integer in [0, %u], got '%s'", r->name,
+			  r->line, UINT32_MAX, csv_show(f, shown, sizeof shown));
+		return NB_EINPUT;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Field f of column component: a name (its value is not used, see top). */
+static int csv_component(const struct csv_reader *r, const char *f)
+{
+	char shown[200];
+	size_t n = strlen(f);
+	if (n == 0 || n > CSV_COMP_MAX || strspn(f, CSV_COMP_CHARS) != n) {
+		log_error("%s:%ld: column 'component': expected a name of 1 to %d characters "
+			  "A-Z a-z 0-9 _ . -, got '%s'",
+			  r->name, r->line, CSV_COMP_MAX, csv_show(f, shown, sizeof shown));
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* Remember body nb's id for the duplicate check. */
+static int csv_keep_id(struct csv_reader *r, uint32_t id, size_t nb)
+{
+	if (r->nids == r->capids) {
+		size_t cap = r->capids ? 2 * r->capids : 1024;
+		uint64_t *p = realloc(r->ids, cap * sizeof *p);
+		if (!p) {
+			log_error("%s:%ld: out of memory for %zu ids", r->name, r->line, cap);
+			return NB_ERUNTIME;
+		}
+		r->ids = p;
+		r->capids = cap;
+	}
+	if (r->nids > 0 && (uint32_t)(r->ids[r->nids - 1] >> 32) >= id)
+		r->ids_rising = 0;
+	r->ids[r->nids++] = (uint64_t)id << 32 | (uint64_t)nb;
+	return 0;
+}
+
+static int csv_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* No id twice. Body k sits on line k + 2 (blank lines come only at the end),
+ * and the message names the first line, in file order, that repeats an id. */
+static int csv_check_ids(struct csv_reader *r)
+{
+	if (r->ids_rising)
+		return 0;
+	qsort(r->ids, r->nids, sizeof *r->ids, csv_cmp_u64);
+	size_t worst = SIZE_MAX, earlier = 0;
+	uint32_t id = 0;
+	for (size_t i = 1; i < r->nids; i++) {
+		if (r->ids[i] >> 32 != r->ids[i - 1] >> 32)
+			continue;
+		size_t k = (size_t)(r->ids[i] & 0xffffffffu);
+		if (k < worst) {
+			worst = k;
+			id = (uint32_t)(r->ids[i] >> 32);
+			size_t j = i - 1; /* the group's first: its earliest line */
+			while (j > 0 && r->ids[j - 1] >> 32 == id)
+				j--;
+			earlier = (size_t)(r->ids[j] & 0xffffffffu);
+		}
+	}
+	if (worst == SIZE_MAX)
+		return 0;
+	log_error("%s:%zu: column 'id': expected an id not used before, got %u (also on line %zu)",
+		  r->name, worst + 2, id, earlier + 2);
+	return NB_EINPUT;
+}
+
+/* Check the line in r->buf as body nb and store it (when st != NULL). */
+static int csv_body(struct csv_reader *r, const struct sim_units *u, struct sim_state *st,
+		    size_t first, size_t nb)
+{
+	char *fields[CSV_NCOL];
+	int nf = csv_split(r->buf, fields);
+	if (nf != CSV_NCOL) {
+		log_error("%s:%ld: expected %d columns (%s), got %d", r->name, r->line, CSV_NCOL,
+			  CSV_HEADER, nf);
+		return NB_EINPUT;
+	}
+	uint32_t id;
+	double v[CSV_NCOL];
+	int err = csv_id(r, fields[0], &id);
+	if (!err)
+		err = csv_component(r, fields[1]);
+	for (int c = 2; c < CSV_NCOL && !err; c++)
+		err = csv_number(r, c, fields[c], &v[c]);
+	if (err)
+		return err;
+	if (!(v[2] > 0)) {
+		log_error("%s:%ld: column 'mass': expected a mass > 0, got '%s'", r->name, r->line,
+			  fields[2]);
+		return NB_EINPUT;
+	}
+	if ((err = csv_keep_id(r, id, nb)))
+		return err;
+	if (st) {
+		if (first + nb >= st->n) {
+			log_error("%s: has more bodies than when it was first counted "
+				  "(changed while reading?)",
+				  r->name);
+			return NB_ERUNTIME;
+		}
+		size_t i = first + nb;
+		st->mass[i] = v[2] * u->mass;
+		for (int a = 0; a < 3; a++) {
+			st->pos[3 * i + a] = v[3 + a] * u->length;
+			st->vel[3 * i + a] = v[6 + a] * u->velocity;
+		}
+	}
+	return 0;
+}
+
+/* The header, then bodies until the end of the file. */
+static int csv_read_lines(struct csv_reader *r, size_t max_bodies, const struct sim_units *u,
+			  struct sim_state *st, size_t first, size_t *out_n)
+{
+	char shown[200];
+	int got = csv_next_line(r);
+	if (got < 0)
+		return got;
+	if (got == 0) {
+		log_error("%s: the file is empty; expected the header line '%s'", r->name, CSV_HEADER);
+		return NB_EINPUT;
+	}
+	if (strcmp(r->buf, CSV_HEADER) != 0) {
+		log_error("%s:1: expected the header line '%s', got '%s'", r->name, CSV_HEADER,
+			  csv_show(r->buf, shown, sizeof shown));
+		return NB_EINPUT;
+	}
+	size_t nb = 0;
+	long blank = 0; /* the first blank line, if any */
+	int err = 0;
+	while ((got = csv_next_line(r)) > 0) {
+		if (r->buf[0] == '\0') {
+			if (!blank)
+				blank = r->line;
+			continue;
+		}
+		if (blank) {
+			log_error("%s:%ld: expected only blank lines after the blank line %ld, got a body",
+				  r->name, r->line, blank);
+			return NB_EINPUT;
+		}
+		if (nb == max_bodies) {
+			log_error("%s:%ld: expected at most %zu bodies in a file, got more", r->name,
+				  r->line, max_bodies);
+			return NB_EINPUT;
+		}
+		if ((err = csv_body(r, u, st, first, nb)))
+			return err;
+		nb++;
+	}
+	if (got < 0)
+		return got;
+	if (nb == 0) {
+		log_error("%s: no bodies: the file has only the header line", r->name);
+		return NB_EINPUT;
+	}
+	if ((err = csv_check_ids(r)))
+		return err;
+	*out_n = nb;
+	return 0;
+}
+
+static int csv_read_stream(FILE *f, const char *name, size_t max_bodies,
+			   const struct sim_units *u, struct sim_state *st, size_t first,
+			   size_t *out_n)
+{
+	static const struct csv_reader zero;
+	struct csv_reader *r = malloc(sizeof *r);
+	if (!r) {
+		log_error("%s: out of memory", name);
+		return NB_ERUNTIME;
+	}
+	*r = zero;
+	r->f = f;
+	r->name = name;
+	r->ids_rising = 1;
+	if (max_bodies > SIM_CSV_MAX_BODIES)
+		max_bodies = SIM_CSV_MAX_BODIES; /* body indices must fit 32 bits */
+	int err = csv_read_lines(r, max_bodies, u, st, first, out_n);
+	free(r->ids);
+	free(r);
+	return err;
+}
+
+/* fd of path open for reading, or -1 with why filled. Looks before it opens
+ * (stat), so that a FIFO or a device is never opened, and opens with
+ * O_NONBLOCK, so that a FIFO put in its place meanwhile cannot block. */
+static int csv_open(const char *path, char *why, size_t len)
+{
+	struct stat sb;
+	int fd = -1;
+	if (stat(path, &sb) != 0) {
+		snprintf(why, len, "it cannot be opened: %s", strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(sb.st_mode)) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(why, len, "it cannot be opened: %s", strerror(errno));
+			return -1;
+		}
+		if (fstat(fd, &sb) != 0) {
+			snprintf(why, len, "it cannot be examined: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	const char *kind = S_ISDIR(sb.st_mode)    ? "it is a directory"
+			   : S_ISFIFO(sb.st_mode) ? "it is a FIFO (named pipe)"
+			   : S_ISSOCK(sb.st_mode) ? "it is a socket"
+			   : S_ISCHR(sb.st_mode)  ? "it is a character device"
+			   : S_ISBLK(sb.st_mode)  ? "it is a block device"
+			   : !S_ISREG(sb.st_mode) ? "it is not a regular file"
+			   : sb.st_size == 0      ? "the file is empty"
+						  : NULL;
+	if (kind) {
+		snprintf(why, len, "%s", kind);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int sim_state_csv_check_file(const char *path, char *why, size_t len)
+{
+	int fd = csv_open(path, why, len);
+	if (fd < 0)
+		return NB_EINPUT;
+	close(fd);
+	return 0;
 }
 
 int sim_state_read_csv(const char *path, const struct sim_units *u, struct sim_state *st,
 		       size_t first, size_t *out_n)
 {
-	int err = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	size_t nb = 0;
-	long lineno = 0;
+	char why[300];
 	*out_n = 0;
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		log_error("%s: cannot open the state file: %s", path, strerror(errno));
+	int fd = csv_open(path, why, sizeof why);
+	if (fd < 0) {
+		log_error("%s: %s; expected a state CSV file", path, why);
 		return NB_EINPUT;
 	}
-	if (getline(&line, &cap, f) < 0) {
-		log_error("%s: the file is empty; expected the header line '%s'", path, CSV_HEADER);
-		err = NB_EINPUT;
-		goto end;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		log_error("%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return NB_ERUNTIME;
 	}
-	lineno = 1;
-	csv_chomp(line);
-	if (strcmp(line, CSV_HEADER) != 0) {
-		log_error("%s:1: expected the header line '%s', got '%.80s'", path, CSV_HEADER, line);
-		err = NB_EINPUT;
-		goto end;
+	int err = csv_read_stream(f, path, SIM_CSV_MAX_BODIES, u, st, first, out_n);
+	fclose(f);
+	return err;
+}
+
+int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t max_bodies,
+			   const struct sim_units *u, struct sim_state *st, size_t first,
+			   size_t *out_n)
+{
+	*out_n = 0;
+	if (len == 0) {
+		log_error("%s: the file is empty; expected the header line '%s'", name, CSV_HEADER);
+		return NB_EINPUT;
 	}
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		csv_chomp(line);
-		if (line[0] == '\0')
-			continue; /* blank lines (a trailing one, say) are allowed */
-		char *fields[CSV_NCOL];
-		int nf = csv_split(line, fields);
-		if (nf != CSV_NCOL) {
-			log_error("%s:%ld: expected %d columns (%s), got %s%d", path, lineno, CSV_NCOL,
-				  CSV_HEADER, nf > CSV_NCOL ? "more than " : "",
-				  nf > CSV_NCOL ? CSV_NCOL : nf);
-			err = NB_EINPUT;
-			goto end;
-		}
-		double v[CSV_NCOL];
-		for (int c = 0; c < CSV_NCOL; c++) {
-			if (c == 1)
-				continue; /* component: a name, not used (see top) */
-			if ((err = csv_number(path, lineno, c, fields[c], &v[c])))
-				goto end;
-		}
-		if (v[2] < 0) {
-			log_error("%s:%ld: column 'mass': expected a mass >= 0, got '%s'", path, lineno,
-				  fields[2]);
-			err = NB_EINPUT;
-			goto end;
-		}
-		if (st) {
-			if (first + nb >= st->n) {
-				log_error("%s: has more bodies than when it was first counted "
-					  "(changed while reading?)",
-					  path);
-				err = NB_ERUNTIME;
-				goto end;
-			}
-			size_t i = first + nb;
-			st->mass[i] = v[2] * u->mass;
-			for (int a = 0; a < 3; a++) {
-				st->pos[3 * i + a] = v[3 + a] * u->length;
-				st->vel[3 * i + a] = v[6 + a] * u->velocity;
-			}
-		}
-		nb++;
+	FILE *f = fmemopen((void *)buf, len, "r");
+	if (!f) {
+		log_error("%s: cannot read from memory: %s", name, strerror(errno));
+		return NB_ERUNTIME;
 	}
-	if (ferror(f)) {
-		log_error("%s: read error: %s", path, strerror(errno));
-		err = NB_EINPUT;
-		goto end;
-	}
-	if (nb == 0) {
-		log_error("%s: no bodies: the file has only the header line", path);
-		err = NB_EINPUT;
-		goto end;
-	}
-	*out_n = nb;
-end:
-	free(line);
+	int err = csv_read_stream(f, name, max_bodies, u, st, first, out_n);
 	fclose(f);
 	return err;
 }

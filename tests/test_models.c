@@ -302,7 +302,7 @@ START_TEST(state_csv_bad_files_are_input_errors)
 		{"x,y,z\n1,2,3\n", ":1: expected the header line"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n", "no bodies"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0\n1,a,1,abc,0,0,0,0,0\n",
-		 ":3: column 'x': expected a number, got 'abc'"},
+		 ":3: column 'x': expected a decimal number, got 'abc'"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0\n", ":2: expected 9 columns"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0,9\n", ":2: expected 9 columns"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,nan,0\n",
@@ -310,11 +310,11 @@ START_TEST(state_csv_bad_files_are_input_errors)
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,inf,0,0,0\n",
 		 ":2: column 'z': expected a finite number"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,-1,0,0,0,0,0,0\n",
-		 ":2: column 'mass': expected a mass >= 0"},
+		 ":2: column 'mass': expected a mass > 0"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,1e999\n",
 		 ":2: column 'vz': expected a finite number"},
 		{"id,component,mass,x,y,z,vx,vy,vz\n0,a,,0,0,0,0,0,0\n",
-		 ":2: column 'mass': expected a number, got ''"},
+		 ":2: column 'mass': expected a decimal number, got ''"},
 	};
 	char path[128], msg[1024];
 	/* strtod("1e999") raises the overflow flag by design: untrap here */
