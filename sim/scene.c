@@ -290,6 +290,19 @@ static const struct ynode *seen(struct load_ctx *c, const char *path)
 	return n ? n : c->root;
 }
 
+/* The place of the first of the keys PATHS (NULL-terminated) that the file
+ * or a --set gave: a check across keys points at a key the user wrote, not
+ * at line 1 when the key it names was left at its default. */
+static const struct ynode *seen_any(struct load_ctx *c, const char *const *paths)
+{
+	for (; *paths; paths++) {
+		const struct ynode *n = c->seen[key_index(scene_schema_find(*paths))];
+		if (n)
+			return n;
+	}
+	return c->root;
+}
+
 static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 /* Camera frame sanity: up not zero, eye not on the target, up not along the
@@ -384,15 +397,17 @@ static int cross_checks(struct load_ctx *c)
 				log_warn("%s:%d:%d: bodies.%d: position and velocity are ignored: "
 					 "encounter places bodies 0 and 1", c->ec.name, at->line, at->col, i);
 		}
+		static const char *const orbit_keys[] = {"encounter.separation", "encounter.pericenter",
+							 "encounter.eccentricity", NULL};
 		double rp = sc->encounter.pericenter, r0 = sc->encounter.separation;
 		double e = sc->encounter.eccentricity;
 		if (r0 < rp)
-			return scene_fail(&c->ec, seen(c, "encounter.separation"), "encounter.separation",
+			return scene_fail(&c->ec, seen_any(c, orbit_keys), "encounter.separation",
 					  "expected a number >= encounter.pericenter (%g), got %g", rp, r0);
 		if (e < 1) {
 			double apo = rp * (1 + e) / (1 - e);
 			if (r0 > apo)
-				return scene_fail(&c->ec, seen(c, "encounter.separation"),
+				return scene_fail(&c->ec, seen_any(c, orbit_keys),
 						  "encounter.separation",
 						  "expected a number <= the apocentre %g of a bound orbit with "
 						  "eccentricity %g, got %g",
@@ -400,7 +415,8 @@ static int cross_checks(struct load_ctx *c)
 		}
 	}
 
-	if (check_view(c, seen(c, "camera.up"), "camera", sc->camera.position, sc->camera.target,
+	static const char *const view_keys[] = {"camera.up", "camera.position", "camera.target", NULL};
+	if (check_view(c, seen_any(c, view_keys), "camera", sc->camera.position, sc->camera.target,
 		       sc->camera.up))
 		return NB_EINPUT;
 	if (sc->camera.nkeys == 0) { /* one key with the defaults: renderers see >= 1 key */

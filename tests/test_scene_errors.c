@@ -430,6 +430,35 @@ START_TEST(overflowing_masses_refused)
 }
 END_TEST
 
+/* A check across keys, when the key it names was left at its default,
+ * points at the key the user gave (here through --set), not at line 1. */
+START_TEST(cross_key_errors_point_at_a_given_key)
+{
+	static const char *enc = "bodies:\n"
+				 "  - {name: a, model: plummer, count: 100}\n"
+				 "  - {name: b, model: plummer, count: 100}\n"
+				 "encounter: {}\n";
+	const char *ov1[1] = {"encounter.pericenter=300"};
+	int err = load_str(enc, ov1, 1, &g_sc);
+	const char *f1[] = {"--set encounter.pericenter=300: encounter.separation: expected a number >= "
+			    "encounter.pericenter (300), got 20", NULL};
+	expect_error(err, f1);
+	ck_assert_msg(!strstr(g_err, "t.yaml:1:1"), "points at line 1: %s", g_err);
+	const char *ov2[2] = {"camera.position=[0,0,0]", "camera.target=[0,0,0]"};
+	err = load_str(enc, ov2, 2, &g_sc);
+	const char *f2[] = {"--set camera.position=[0,0,0]: camera: expected a position away from the target",
+			    NULL};
+	expect_error(err, f2);
+	/* in the file: the place of the key that was written */
+	err = load_str("bodies:\n  - {name: a, model: plummer, count: 100}\n"
+		       "  - {name: b, model: plummer, count: 100}\n"
+		       "encounter:\n  pericenter: 300\n",
+		       NULL, 0, &g_sc);
+	const char *f3[] = {"t.yaml:5:15: encounter.separation: expected a number >= encounter.pericenter", NULL};
+	expect_error(err, f3);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scene_errors");
@@ -444,6 +473,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, yaml_extras_refused_with_place);
 	tcase_add_test(tc, every_numeric_key_refuses_bad_numbers);
 	tcase_add_test(tc, overflowing_masses_refused);
+	tcase_add_test(tc, cross_key_errors_point_at_a_given_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
