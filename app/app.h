@@ -67,8 +67,10 @@ void app_resolved_scene_path(const struct scene *sc, char *buf);
  * comments, the estimate of memory and work and the galaxy report. */
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);
 
-/* Install SIGINT/SIGTERM handlers that set a flag (second signal: default
- * action). app_interrupted() reads it. */
+/* Install SIGINT/SIGTERM/SIGHUP handlers that set a flag (second signal:
+ * default action) and make the simulation poll it between steps
+ * (sim_set_stop_check). app_interrupted() reads it. Call before the first
+ * output is opened. */
 void app_signals_install(void);
 int app_interrupted(void);
 

@@ -161,8 +161,21 @@ int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msgle
  * write now) gets BATCH_SKIPPED. Returns 0 or NB_EINPUT (bad name: the
  * batch itself is bad; logged). */
 int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume);
-/* 1 if sc's outputs are complete on disk (see batch_plan), else 0. */
-int batch_scene_complete(const struct scene *sc);
+/* 1 if sc's outputs are complete on disk: its resolved-scene file (the
+ * run's completion mark, written last) is present and byte-equal to what
+ * this run would write now, and every output is whole (batch_outputs_whole).
+ * Else 0, with the first reason in why ("PATH is missing" etc.). */
+int batch_scene_complete(const struct scene *sc, char *why, size_t len);
+
+/* ---- batch_verify.c ---- */
+/* 1 if every output sc writes (video, PNG frames, stats, state CSVs,
+ * preview; not the resolved scene) is present and whole: the MP4's boxes
+ * tile the file and include ftyp, moov and mdat; exactly output.frames PNG
+ * frames, each with the PNG signature and ending in IEND; the stats CSV
+ * with a header and one line per frame; every text file non-empty and
+ * ending in '\n'; the preview a JPEG from SOI to EOI. Else 0, with the
+ * first problem in why ("PATH is truncated ..."). Reads structure only. */
+int batch_outputs_whole(const struct scene *sc, char *why, size_t len);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a
