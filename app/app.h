@@ -79,8 +79,10 @@ double app_host_bytes(const struct scene *sc, long n);
 /* "1.5 GiB" */
 void app_human_bytes(double b, char *buf, size_t n);
 
-/* Install SIGINT/SIGTERM handlers that set a flag (second signal: default
- * action). app_interrupted() reads it. */
+/* Install SIGINT/SIGTERM/SIGHUP handlers that set a flag (second signal:
+ * default action) and make the simulation poll it between steps
+ * (sim_set_stop_check). app_interrupted() reads it. Call before the first
+ * output is opened. */
 void app_signals_install(void);
 int app_interrupted(void);
 

@@ -8,6 +8,7 @@
  * Exit status: 0 every run ok (or skipped), 1 a run failed, 2 the batch file
  * or the command line is bad (nothing has run), 130 interrupted.
  * Try: build/nbody-render batch tests/data/batch-small.yaml --dry-run */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ static void usage(FILE *f)
 	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
 	      "                          [--no-share] [--backend auto|cuda|cpu] [--quiet]\n"
 	      "  --set KEY=VALUE  override a scene key in every run (applied last)\n"
-	      "  --jobs N         run N runs at a time (default 1; GPU runs one per device)\n"
+	      "  --jobs N         run N runs at a time, 1 to 256 (default 1; GPU runs one per device)\n"
 	      "  --dry-run        list every run with its overrides and work; run nothing\n"
 	      "  --resume         skip runs whose outputs are complete\n"
 	      "  --no-share       simulate every run on its own (default: runs that differ only in\n"
@@ -80,9 +81,11 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 		} else if (is_opt(arg, "--jobs") || !strcmp(arg, "-j")) {
 			v = !strcmp(arg, "-j") ? (i + 1 < argc ? argv[++i] : NULL) : opt_value(argc, argv, &i, "--jobs");
 			char *end = NULL;
-			long n = v ? strtol(v, &end, 10) : 0;
-			if (!v || *end || n < 1 || n > 1024) {
-				log_error("--jobs: expected a whole number from 1 to 1024, got '%s'", v ? v : "");
+			errno = 0;
+			long n = v && *v >= '0' && *v <= '9' ? strtol(v, &end, 10) : 0; /* digits only: no " 4", "-1" */
+			if (!v || !end || *end || errno || n < 1 || n > BATCH_MAX_JOBS) {
+				log_error("--jobs: expected a whole number from 1 to %d, got '%s'", BATCH_MAX_JOBS,
+					  v ? v : "");
 				return NB_EINPUT;
 			}
 			a->jobs = (int)n;

@@ -159,6 +159,21 @@ static void drain(struct slot *s, struct batch_run *runs, int eof)
 	}
 }
 
+/* Remove the run's resolved-scene file, its completion mark, before any of
+ * its outputs is opened: a run killed while it rewrites them (SIGKILL, a
+ * power cut) is then never taken as complete by --resume. */
+static int unmark_complete(const struct scene *sc)
+{
+	char path[SCENE_PATH_MAX];
+	app_resolved_scene_path(sc, path);
+	if (path[0] && unlink(path) != 0 && errno != ENOENT) {
+		log_error("%s: cannot remove the old resolved scene before the run: %s", path,
+			  strerror(errno));
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
 /* The child: the runs of slot s, one simulation, one view each. */
 static void __attribute__((noreturn))
 child(const struct slot *s, const struct batch_run *runs, const struct batch_opts *o, int threads,
@@ -192,6 +207,8 @@ child(const struct slot *s, const struct batch_run *runs, const struct batch_opt
 			log_error("%s%s%s", nm > 1 ? r->dir : "", nm > 1 ? "/: " : "", msg);
 		else
 			krc = out_mkdirs(r->dir);
+		if (!krc)
+			krc = unmark_complete(&sc[k]);
 		rec[k].rc = krc;
 		if (!krc) {
 			views[nv] = (struct app_view){.sc = &sc[k]};

@@ -192,14 +192,26 @@ int batch_expand(const struct batch_file *bf, const char *const *cli_set, int nc
 				  e->line, e->col, i, e->nsweep);
 			return NB_EINPUT;
 		}
-		for (int s = 0; s < e->nsweep && combos[i] <= BATCH_MAX_RUNS; s++)
-			combos[i] *= e->sweep[s].nvalues;
-		total += combos[i];
-		if (total > BATCH_MAX_RUNS) {
-			log_error("%s:%d:%d: runs.%d.sweep: the batch would have more than %d runs",
-				  bf->path, e->line, e->col, i, BATCH_MAX_RUNS);
+		double count = 1; /* in double: 5 keys of 100 values are 1e10 runs, past a long on some machines */
+		char factors[256] = "";
+		for (int s = 0; s < e->nsweep; s++) {
+			size_t used = strlen(factors);
+			count *= e->sweep[s].nvalues;
+			snprintf(factors + used, sizeof factors - used, "%s%d", s ? " x " : "", e->sweep[s].nvalues);
+		}
+		if (count + (double)total > BATCH_MAX_RUNS) {
+			if (e->nsweep)
+				log_error("%s:%d:%d: runs.%d.sweep: expands to %.0f runs (%s values; %.0f in the "
+					  "whole batch), more than the %d runs a batch may have: split it, or sweep "
+					  "fewer values", bf->path, e->line, e->col, i, count, factors,
+					  count + (double)total, BATCH_MAX_RUNS);
+			else
+				log_error("%s:%d:%d: runs.%d: the batch would have %.0f runs, more than the %d a batch may have",
+					  bf->path, e->line, e->col, i, count + (double)total, BATCH_MAX_RUNS);
 			return NB_EINPUT;
 		}
+		combos[i] = (long)count;
+		total += combos[i];
 	}
 	struct batch_run *runs = calloc((size_t)(total > 0 ? total : 1), sizeof *runs);
 	if (!runs) {

@@ -22,7 +22,7 @@
 #include "batch.h"
 
 #define MAX_DEPTH 32       /* nesting of set: maps and flow values (aliases can loop) */
-#define MAX_SWEEP_VALUES 100000
+#define MAX_SWEEP_VALUES BATCH_MAX_RUNS /* one key alone may not exceed the batch's limit */
 
 struct bparse {
 	const char *name;

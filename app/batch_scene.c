@@ -1,7 +1,7 @@
 /* batch_scene.c - each run's scene: loaded with the run's overrides, its
  * outputs moved into OUTPUT_DIR/NAME/, names that need the resolved scene
- * filled in, and the --resume test (outputs present, resolved-scene file
- * byte-equal to what this run would write now). */
+ * filled in, and the --resume test (every output whole: batch_verify.c;
+ * resolved-scene file byte-equal to what this run would write now). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,20 +158,16 @@ static int is_file(const char *path, int dir)
 	return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 }
 
-int batch_scene_complete(const struct scene *sc)
+int batch_scene_complete(const struct scene *sc, char *why, size_t len)
 {
 	char path[SCENE_PATH_MAX];
 	app_resolved_scene_path(sc, path);
+	snprintf(why, len, "%s (written last, when a run is complete) is missing", path);
 	if (!path[0] || !is_file(path, 0))
 		return 0;
-	const char *files[] = {sc->output.video, sc->output.stats, sc->output.initial_state,
-			       sc->output.final_state,
-			       sc->output.preview_kind != SCENE_PREVIEW_NONE ? sc->output.preview : ""};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-		if (files[i][0] && !is_file(files[i], 0))
-			return 0;
-	if (sc->output.png_dir[0] && !is_file(sc->output.png_dir, 1))
+	if (!batch_outputs_whole(sc, why, len))
 		return 0;
+	snprintf(why, len, "%s differs from this run's scene (changed settings)", path);
 
 	size_t want_len = 0;
 	char *want = emit_to_memory(sc, &want_len);
@@ -259,9 +255,12 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 		r->sim_key[0] = (uint64_t)r->index;
 		r->sim_key[1] = 0x5ca1ab1eull;
 	}
-	if (resume && batch_scene_complete(sc)) {
+	char why[SCENE_PATH_MAX + 128];
+	if (resume && batch_scene_complete(sc, why, sizeof why)) {
 		r->status = BATCH_SKIPPED;
 		r->frames_done = r->frames;
+	} else if (resume) {
+		log_info("run %s: incomplete, runs again: %s", r->name, why);
 	}
 }
 

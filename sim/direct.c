@@ -7,6 +7,7 @@
  * accumulates its rows' reactions on j in a private buffer, and the buffers
  * are summed at the end. Cost: ~20 flops per pair, n(n-1)/2 pairs. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 		return NB_ERUNTIME;
 	}
 	const double eps2 = eps * eps;
+	atomic_int stopped = 0; /* a stop request (sim_stop_requested) seen by some thread */
 
 #pragma omp parallel num_threads(nt)
 	{
@@ -51,6 +53,10 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 		double *bp = ba + 3 * n;
 #pragma omp for schedule(dynamic, 8)
 		for (size_t i = 0; i < n; i++) {
+			if (atomic_load_explicit(&stopped, memory_order_relaxed) || sim_stop_requested()) { /* one check per row: cheap next to it */
+				atomic_store_explicit(&stopped, 1, memory_order_relaxed);
+				continue;
+			}
 			const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
 			const double mi = mass[i];
 			double ax = 0, ay = 0, az = 0, ph = 0;
@@ -95,5 +101,5 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 		}
 	}
 	free(buf);
-	return 0;
+	return atomic_load(&stopped) ? NB_EINTR : 0;
 }

@@ -29,6 +29,12 @@ struct sim_engine {
 	char desc[192];
 };
 
+static int (*g_stop_check)(void);
+
+void sim_set_stop_check(int (*check)(void)) { g_stop_check = check; }
+
+int sim_stop_requested(void) { return g_stop_check && g_stop_check(); }
+
 /* sim_force_fn for the CPU backend */
 static int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx,
 			    double *acc, double *pot)
@@ -156,6 +162,8 @@ int sim_engine_advance(struct sim_engine *e, int steps, int need_potential)
 		return 0;
 	}
 	for (int s = 0; s < steps; s++) {
+		if (sim_stop_requested())
+			return NB_EINTR; /* a signal: stop between steps, not after the frame */
 		int err = sim_leapfrog_step(e->st, e->dt, engine_cpu_force, e,
 					    need_potential && s == steps - 1);
 		if (err)

@@ -140,7 +140,9 @@ int sim_state_write_csv(const char *path, const struct sim_state *st,
  * Both return 0 or NB_ERUNTIME (allocation). */
 
 /* Each pair once, accumulated in double, parallel with OpenMP (threads own
- * blocks of i and accumulate reactions privately, then reduce). */
+ * blocks of i and accumulate reactions privately, then reduce). Asks
+ * sim_stop_requested() before each row i: NB_EINTR (acc, pot incomplete)
+ * when it says stop. */
 int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     double *acc, double *pot);
 
@@ -176,8 +178,15 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 /* Advance `steps` leapfrog (kick-drift-kick) steps of scene dt. If
  * need_potential, the last force evaluation also computes st->pot (GPU: on
  * the device, fetched by sim_engine_sync). Returns 0, or NB_ERUNTIME on a
- * non-finite value (logged with step, body id and a hint). */
+ * non-finite value (logged with step, body id and a hint), or NB_EINTR when
+ * the stop check (sim_set_stop_check) says stop: on the CPU it is asked
+ * between steps and inside the direct force sum, so the state may be left
+ * between steps (not for output). */
 int sim_engine_advance(struct sim_engine *e, int steps, int need_potential);
+/* The process-wide stop check (e.g. app_interrupted: a signal arrived);
+ * NULL (the default) never stops. sim_stop_requested() asks it. */
+void sim_set_stop_check(int (*check)(void));
+int sim_stop_requested(void);
 /* Make st->pos/vel/acc/pot/time/step current on the host (no-op on CPU). */
 int sim_engine_sync(struct sim_engine *e);
 /* "cpu" or "cuda (NVIDIA H100 80GB HBM3)" etc. */
