@@ -47,31 +47,22 @@ void app_resolved_scene_path(const struct scene *sc, char *buf)
 		buf[0] = '\0'; /* too long to store: skip rather than truncate */
 }
 
-/* Emit the resolved scene to PATH via a temp name. */
+/* Emit the resolved scene to PATH via a temp name (sim/outfile.c). */
 static int write_resolved_scene(const struct scene *sc, const char *path)
 {
-	char tmp[SCENE_PATH_MAX + 16];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	char tmp[SCENE_PATH_MAX + 64];
 	int rc = out_mkdirs_for(path);
 	if (rc)
 		return rc;
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		log_error("%s: cannot write the resolved scene: %s", tmp, strerror(errno));
+	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
+	if (!f)
 		return NB_ERUNTIME;
-	}
 	rc = sim_scene_emit(sc, f);
 	if (fclose(f) != 0 && rc == 0) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		rc = NB_ERUNTIME;
 	}
-	if (rc == 0 && rename(tmp, path) != 0) {
-		log_error("%s: cannot rename into place: %s", path, strerror(errno));
-		rc = NB_ERUNTIME;
-	}
-	if (rc)
-		remove(tmp);
-	return rc;
+	return sim_outfile_commit(tmp, path, rc == 0) ? NB_ERUNTIME : rc;
 }
 
 /* Create the directories the CSV outputs go into, before any work, so an

@@ -7,13 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Temporary name for PATH: ".BASENAME.partial" in the same directory, so the
- * final rename never crosses a file system. 0, or NB_ERUNTIME when it does
- * not fit in cap bytes (logged). */
-int out_temp_name(const char *path, char *out, size_t cap);
-/* Rename TMP to PATH (ok != 0) or unlink TMP (ok == 0). 0 or NB_ERUNTIME
- * (rename failed, logged; TMP is removed then). */
-int out_finish_temp(const char *tmp, const char *path, int ok);
+#include "../sim/sim.h"
+
+/* Temporary names and the final rename: sim_outfile_temp, _fopen and
+ * _commit (sim/outfile.c, declared in sim/sim.h): ".NAME.<pid>-<token>.partial"
+ * beside NAME, unique to the process, so the rename never crosses a file
+ * system and two runs never share one. */
 
 /* PNG settings: zlib level (0..9) and whether libpng may choose row filters
  * (0: PNG_FILTER_NONE only). out_png_write uses OUT_PNG_LEVEL/OUT_PNG_FILTERS,

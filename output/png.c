@@ -12,6 +12,7 @@
 #include <png.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../sim/log.h"
 #include "out_internal.h"
@@ -100,17 +102,15 @@ static int write_png_stream(FILE *f, struct png_ctx *c, int w, int h, int depth,
 }
 
 /* One PNG file at PATH via its temp name. On failure msg holds the one
- * line to report (not logged here), except that out_temp_name and
- * out_finish_temp (fsutil.c) log their own rare failures. */
+ * line to report (not logged here), except that sim_outfile_temp_name,
+ * _fopen and _commit (sim/outfile.c) log their own rare failures. */
 static int png_file(const char *path, int w, int h, int depth, const uint16_t *rgb16,
 		    const uint8_t *rgb8, int level, int filters, char *msg, size_t cap)
 {
 	char tmp[4096];
 	struct png_ctx c = {path, msg, cap};
-	int err = out_temp_name(path, tmp, sizeof tmp);
+	int err = 0;
 	msg[0] = '\0';
-	if (err)
-		return err;
 	if (depth != 8 && depth != 16) {
 		snprintf(msg, cap, "%s: output.png_depth must be 8 or 16, got %d", path, depth);
 		return NB_EINPUT;
@@ -120,9 +120,20 @@ static int png_file(const char *path, int w, int h, int depth, const uint16_t *r
 		snprintf(msg, cap, "%s: out of memory", path);
 		return NB_ERUNTIME;
 	}
-	FILE *f = fopen(tmp, "wb");
+	/* sim_outfile_temp's file, opened here so that the pool logs only
+	 * its first failure (msg). */
+	if ((err = sim_outfile_temp_name(path, tmp, sizeof tmp)) != 0) {
+		free(row8);
+		return err;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (!f) {
-		snprintf(msg, cap, "%s: cannot open %s for writing: %s", path, tmp, strerror(errno));
+		snprintf(msg, cap, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(row8);
 		return NB_ERUNTIME;
 	}
@@ -138,7 +149,7 @@ static int png_file(const char *path, int w, int h, int depth, const uint16_t *r
 		err = NB_ERUNTIME;
 	}
 	free(row8);
-	int ferr = out_finish_temp(tmp, path, err == 0);
+	int ferr = sim_outfile_commit(tmp, path, err == 0);
 	return err ? err : ferr;
 }
 
@@ -310,7 +321,7 @@ int out_png_pool_open(struct out_png_pool **out, const char *dir, int w, int h, 
 	int n = snprintf(p->dir, sizeof p->dir, "%s", dir);
 	if (n < 0 || (size_t)n >= sizeof p->dir ||
 	    frame_path(dir, 2147483647, path, sizeof path, msg, sizeof msg) ||
-	    out_temp_name(path, tmp, sizeof tmp)) {
+	    sim_outfile_temp_name(path, tmp, sizeof tmp)) {
 		log_error("%s: output.png_dir: path too long", dir);
 		goto fail;
 	}
