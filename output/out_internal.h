@@ -44,9 +44,13 @@ int out_png_pool_open(struct out_png_pool **p, const char *dir, int w, int h, in
  * failures of frames already in flight are not logged, frames waiting are
  * dropped). */
 int out_png_pool_submit(struct out_png_pool *p, int index, uint16_t **rgb16, uint8_t **rgb8);
-/* Write every frame submitted (unless one failed), join the threads, free,
- * set *p NULL. Returns the first failure (already logged) or 0. */
-int out_png_pool_close(struct out_png_pool **p);
+/* Write every frame submitted (unless one failed), join the threads.
+ * Returns the first failure (already logged) or 0. Idempotent. */
+int out_png_pool_drain(struct out_png_pool *p);
+/* Drain, then keep (keep != 0) or remove (keep == 0) every frame file the
+ * pool put in place, free, set *p NULL. Returns the first failure (already
+ * logged) or 0. */
+int out_png_pool_close(struct out_png_pool **p, int keep);
 /* Seconds the workers spent writing PNG files, summed over the threads
  * (CPU-seconds: may exceed the wall time). 0 for NULL. */
 double out_png_pool_busy_seconds(const struct out_png_pool *p);
