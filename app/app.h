@@ -74,8 +74,9 @@ void app_resolved_scene_path(const struct scene *sc, char *buf);
  * named as a frame of output.png_dir (frame_%05d.png directly inside it);
  * an output on the scene file. Also NB_EINPUT, naming the key, the path
  * and what it is: an output path that exists as a device, FIFO, socket or
- * directory (png_dir: anything but a directory; and a frame name in it
- * that is not a regular file): those are never replaced. 0 when fine. */
+ * directory (png_dir: a device, FIFO or socket - a regular file there
+ * fails at run time, exit 1 -; and a frame name in it that is not a
+ * regular file): those are never replaced. 0 when fine. */
 int app_outputs_check(const struct app_view *views, int k);
 
 /* --dry-run: the resolved scene (YAML, loadable again) on f, then, as YAML
