@@ -221,7 +221,7 @@ static int check_writable_dir(const char *dir, const char *what)
 {
 	const char *d = dir[0] ? dir : ".";
 	if (access(d, W_OK | X_OK) != 0) {
-		log_error("%s: %s: directory is not writable", dir, what);
+		log_error("%s: %s: directory is not writable: %s", d, what, strerror(errno));
 		return NB_ERUNTIME;
 	}
 	return 0;
