@@ -1,10 +1,11 @@
 /* output.h - frames leave the program here: MP4 (libav*), PNG sequence
  * (libpng), preview JPEG (stb_image_write), on a writer thread fed through a
- * bounded queue. Every file is written under a temporary name
- * (".NAME.partial" beside it) and renamed into place only when complete; a
- * failed or cancelled run leaves no file that looks complete, except that an
- * interrupted MP4 is finished (flushed, trailer written) with the frames made
- * so far and renamed, so it plays. */
+ * bounded queue. Every file is written under a temporary name unique to the
+ * process (".NAME.<pid>-<token>.partial" beside it, sim/outfile.c) and
+ * renamed into place only when complete, never over a device, FIFO or
+ * directory; a failed or cancelled run leaves none of its files (PNG frames
+ * included), except that an interrupted MP4 is finished (flushed, trailer
+ * written) with the frames made so far and renamed, so it plays. */
 #ifndef NB_OUTPUT_H
 #define NB_OUTPUT_H
 
