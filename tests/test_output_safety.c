@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../sim/sim.h"
 #include "check_main.h"
 
 static char g_dir[256];
@@ -272,6 +273,26 @@ START_TEST(fifo_is_never_replaced)
 }
 END_TEST
 
+/* The final rename checks again (the path may have become a FIFO after
+ * the check at load): the FIFO stays, the temp file goes. */
+START_TEST(rename_never_replaces_a_fifo)
+{
+	char fifo[PATH_MAX], tmp[PATH_MAX + 64];
+	snprintf(fifo, sizeof fifo, "%s/fifo", g_dir);
+	int fd = sim_outfile_temp(fifo, tmp, sizeof tmp);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x\n", 2), 2);
+	close(fd);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	log_set_level(LOG_QUIET);
+	ck_assert_int_eq(sim_outfile_commit(tmp, fifo, 1), NB_ERUNTIME);
+	struct stat sb;
+	ck_assert_int_eq(lstat(fifo, &sb), 0);
+	ck_assert(S_ISFIFO(sb.st_mode));
+	ck_assert_int_ne(access(tmp, F_OK), 0);
+}
+END_TEST
+
 /* ---- 3. concurrent runs ---- */
 
 START_TEST(concurrent_runs_both_complete)
@@ -352,6 +373,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, derived_resolved_scene_collides);
 	tcase_add_test(tc, png_dir_owns_frame_names_only);
 	tcase_add_test(tc, fifo_is_never_replaced);
+	tcase_add_test(tc, rename_never_replaces_a_fifo);
 	tcase_add_test(tc, concurrent_runs_both_complete);
 	tcase_add_test(tc, png_dir_holds_exactly_this_runs_frames);
 	tcase_add_test(tc, late_failure_leaves_nothing);
