@@ -63,6 +63,22 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli);
  * buf has SCENE_PATH_MAX bytes. */
 void app_resolved_scene_path(const struct scene *sc, char *buf);
 
+/* The outputs check, before any work (app/outputs_check.c): view k's
+ * outputs (video, png_dir, stats, state CSVs, preview, and the resolved
+ * scene, set or derived) against each other, against its scene file and
+ * against the outputs of views 0..k-1. Paths are compared resolved (the
+ * real path of the deepest existing directory, the rest appended), so
+ * "a.mp4", "./a.mp4" and "d/../a.mp4" are one file. Bad input, NB_EINPUT
+ * with one message naming both keys and the path: two outputs on one
+ * path; a file output where another needs a directory; a file output
+ * named as a frame of output.png_dir (frame_%05d.png directly inside it);
+ * an output on the scene file. Also NB_EINPUT, naming the key, the path
+ * and what it is: an output path that exists as a device, FIFO, socket or
+ * directory (png_dir: a device, FIFO or socket - a regular file there
+ * fails at run time, exit 1 -; and a frame name in it that is not a
+ * regular file): those are never replaced. 0 when fine. */
+int app_outputs_check(const struct app_view *views, int k);
+
 /* --dry-run: the resolved scene (YAML, loadable again) on f, then, as YAML
  * comments, the estimate of memory and work and the galaxy report. */
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../output/output.h"
 #include "../render/adaptive.h"
@@ -47,31 +48,22 @@ void app_resolved_scene_path(const struct scene *sc, char *buf)
 		buf[0] = '\0'; /* too long to store: skip rather than truncate */
 }
 
-/* Emit the resolved scene to PATH via a temp name. */
+/* Emit the resolved scene to PATH via a temp name (sim/outfile.c). */
 static int write_resolved_scene(const struct scene *sc, const char *path)
 {
-	char tmp[SCENE_PATH_MAX + 16];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	char tmp[SCENE_PATH_MAX + 64];
 	int rc = out_mkdirs_for(path);
 	if (rc)
 		return rc;
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		log_error("%s: cannot write the resolved scene: %s", tmp, strerror(errno));
+	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
+	if (!f)
 		return NB_ERUNTIME;
-	}
 	rc = sim_scene_emit(sc, f);
 	if (fclose(f) != 0 && rc == 0) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		rc = NB_ERUNTIME;
 	}
-	if (rc == 0 && rename(tmp, path) != 0) {
-		log_error("%s: cannot rename into place: %s", path, strerror(errno));
-		rc = NB_ERUNTIME;
-	}
-	if (rc)
-		remove(tmp);
-	return rc;
+	return sim_outfile_commit(tmp, path, rc == 0) ? NB_ERUNTIME : rc;
 }
 
 /* Create the directories the CSV outputs go into, before any work, so an
@@ -235,11 +227,36 @@ static int view_open(struct run_view *v, size_t n, int on_gpu)
 	return rc;
 }
 
+/* Remove what view v put in place, after it failed or was interrupted:
+ * its state CSVs; its statistics when stats_placed (a good close, then a
+ * later failure); its video, preview and PNG frames when writer_placed
+ * (the writer closed well: every sequence file in png_dir is this run's).
+ * An interrupted run's MP4 and statistics are not placed in that sense:
+ * they stay. */
+static void view_remove_outputs(struct run_view *v, int writer_placed, int stats_placed)
+{
+	const struct scene *sc = v->sc;
+	const char *files[] = {v->wrote_initial ? sc->output.initial_state : "",
+			       v->wrote_final ? sc->output.final_state : "",
+			       stats_placed ? sc->output.stats : "",
+			       writer_placed ? sc->output.video : "",
+			       writer_placed ? sc->output.preview : ""};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i][0] && unlink(files[i]) != 0 && errno != ENOENT)
+			log_warn("%s: cannot remove the output of this failed run: %s", files[i],
+				 strerror(errno));
+	if (writer_placed && sc->output.png_dir[0])
+		out_png_remove_stale(sc->output.png_dir, 0);
+	v->wrote_initial = v->wrote_final = 0;
+}
+
 /* Finish view v after the frames (rc: how the simulation ended): close its
- * outputs, keep them when all went well, store its resolved scene last. */
+ * outputs, keep them when all went well, store its resolved scene last;
+ * when anything failed, remove what it put in place. */
 static void view_close(struct run_view *v, int rc, int nv, int k, double t_start)
 {
 	struct app_result *res = v->res;
+	int writer_placed = 0, stats_placed = 0;
 	if (v->rc == 0)
 		v->rc = rc;
 	if (v->w) {
@@ -248,6 +265,7 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		int wrc = out_writer_close(&v->w, v->rc == 0, v->rc == NB_EINTR);
 		if (v->rc == 0)
 			v->rc = wrc;
+		writer_placed = v->rc == 0;
 	}
 	if (v->stats) {
 		/* An interrupted run keeps its statistics up to the last frame. */
@@ -255,12 +273,15 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		v->stats = NULL;
 		if (v->rc == 0)
 			v->rc = src;
+		stats_placed = v->rc == 0;
 	}
 	if (v->rc == 0) {
 		app_resolved_scene_path(v->sc, res->resolved_scene);
 		if (res->resolved_scene[0])
 			v->rc = write_resolved_scene(v->sc, res->resolved_scene);
 	}
+	if (v->rc != 0)
+		view_remove_outputs(v, writer_placed, stats_placed);
 	res->wall_s = app_now() - t_start;
 	char who[SCENE_PATH_MAX + 32] = "";
 	if (nv > 1) {
@@ -324,8 +345,15 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 			rc = NB_EINPUT;
 		}
 	}
+	/* Before any work: outputs that collide or would replace a special
+	 * file are bad input (app/outputs_check.c). */
 	for (i = 0; rc == 0 && i < nviews; i++) {
-		int vrc = make_output_dirs(v[i].sc);
+		int vrc = app_outputs_check(views, i);
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
+	for (i = 0; rc == 0 && i < nviews; i++) {
+		int vrc = v[i].rc ? 0 : make_output_dirs(v[i].sc);
 		if (vrc)
 			run_view_fail(&v[i], vrc);
 	}
@@ -340,6 +368,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		int vrc = init[0] ? sim_state_write_csv(init, &st, &u) : 0;
 		if (vrc)
 			run_view_fail(&v[i], vrc);
+		v[i].wrote_initial = init[0] && !vrc;
 	}
 	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, &st, backend_cli, &eng)))
 		goto end;
@@ -368,6 +397,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;
 		if (vrc)
 			run_view_fail(&v[i], vrc);
+		v[i].wrote_final = v[i].rc == 0 && fin[0];
 	}
 
 end:

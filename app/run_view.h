@@ -18,6 +18,7 @@ struct run_view {
 	int rc;               /* 0 while the view is live; its error once it failed */
 	struct out_writer *w; /* NULL: no frames wanted (or the view failed) */
 	FILE *stats;          /* NULL: no statistics (or the view failed) */
+	int wrote_initial, wrote_final; /* the state CSVs this run put in place */
 	/* the CPU renderer (run.c): HDR image, 16-bit frame, adaptive h */
 	struct render_image img;
 	uint16_t *rgb16;

@@ -1,6 +1,5 @@
-/* fsutil.c - directories and temporary names for the output files: every
- * output is written as ".NAME.partial" beside its final name and renamed
- * into place only when complete (see output.h). */
+/* fsutil.c - directories for the output files (their temporary names and
+ * the final rename: sim/outfile.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,31 +67,4 @@ int out_mkdirs_for(const char *path)
 		return 0; /* current directory or "/" */
 	*slash = '\0';
 	return out_mkdirs(buf);
-}
-
-int out_temp_name(const char *path, char *out, size_t cap)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	const char *base = path + dirlen;
-	int n = snprintf(out, cap, "%.*s.%s.partial", (int)dirlen, path, base);
-	if (n < 0 || (size_t)n >= cap || *base == '\0') {
-		log_error("%s: bad output path (empty name or too long)", path);
-		return NB_ERUNTIME;
-	}
-	return 0;
-}
-
-int out_finish_temp(const char *tmp, const char *path, int ok)
-{
-	if (!ok) {
-		unlink(tmp);
-		return 0;
-	}
-	if (rename(tmp, path) != 0) {
-		log_error("%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-		unlink(tmp);
-		return NB_ERUNTIME;
-	}
-	return 0;
 }

@@ -37,6 +37,7 @@ struct out_mp4 {
 	AVFrame *frame;
 	AVPacket *pkt;
 	int64_t next_pts;  /* frames sent so far */
+	int tmp_made;      /* the temp file exists (ours to remove) */
 	int io_open;       /* avio_open succeeded */
 	int header_done;   /* avformat_write_header succeeded */
 	int failed;        /* an encode/write call failed: do not finish */
@@ -102,9 +103,8 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		goto fail;
 	}
 	strcpy(m->path, path);
-	if ((err = out_temp_name(path, m->tmp, sizeof m->tmp)) != 0)
+	if (sim_outfile_temp_name(path, m->tmp, sizeof m->tmp) != 0)
 		goto fail;
-	err = NB_ERUNTIME;
 
 	/* The temp name does not end in .mp4, so name the muxer explicitly. */
 	ret = avformat_alloc_output_context2(&m->fmt, NULL, "mp4", m->tmp);
@@ -191,6 +191,13 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		goto fail;
 	}
 
+	/* Create the temp file ourselves (O_EXCL: this process's own name),
+	 * then let avio open it by name. */
+	int fd = sim_outfile_temp(path, m->tmp, sizeof m->tmp);
+	if (fd < 0)
+		goto fail;
+	close(fd);
+	m->tmp_made = 1;
 	if ((ret = avio_open(&m->fmt->pb, m->tmp, AVIO_FLAG_WRITE)) < 0) {
 		char what[4200];
 		snprintf(what, sizeof what, "cannot open %s for writing", m->tmp);
@@ -215,8 +222,9 @@ fail:
 	if (m->io_open) {
 		avio_closep(&m->fmt->pb);
 		m->io_open = 0;
-		unlink(m->tmp);
 	}
+	if (m->tmp_made)
+		unlink(m->tmp);
 	mp4_free(m);
 	return err;
 }
@@ -305,7 +313,7 @@ int out_mp4_close(struct out_mp4 **mp, int ok)
 		if (ret < 0 && ok && !err)
 			err = av_fail(m, "cannot close the file", ret, NB_ERUNTIME);
 	}
-	int ferr = out_finish_temp(m->tmp, m->path, ok && !err);
+	int ferr = sim_outfile_commit(m->tmp, m->path, ok && !err);
 	if (!err)
 		err = ferr;
 	mp4_free(m);

@@ -7,13 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Temporary name for PATH: ".BASENAME.partial" in the same directory, so the
- * final rename never crosses a file system. 0, or NB_ERUNTIME when it does
- * not fit in cap bytes (logged). */
-int out_temp_name(const char *path, char *out, size_t cap);
-/* Rename TMP to PATH (ok != 0) or unlink TMP (ok == 0). 0 or NB_ERUNTIME
- * (rename failed, logged; TMP is removed then). */
-int out_finish_temp(const char *tmp, const char *path, int ok);
+#include "../sim/sim.h"
+
+/* Temporary names and the final rename: sim_outfile_temp, _fopen and
+ * _commit (sim/outfile.c, declared in sim/sim.h): ".NAME.<pid>-<token>.partial"
+ * beside NAME, unique to the process, so the rename never crosses a file
+ * system and two runs never share one. */
 
 /* PNG settings: zlib level (0..9) and whether libpng may choose row filters
  * (0: PNG_FILTER_NONE only). out_png_write uses OUT_PNG_LEVEL/OUT_PNG_FILTERS,
@@ -45,9 +44,13 @@ int out_png_pool_open(struct out_png_pool **p, const char *dir, int w, int h, in
  * failures of frames already in flight are not logged, frames waiting are
  * dropped). */
 int out_png_pool_submit(struct out_png_pool *p, int index, uint16_t **rgb16, uint8_t **rgb8);
-/* Write every frame submitted (unless one failed), join the threads, free,
- * set *p NULL. Returns the first failure (already logged) or 0. */
-int out_png_pool_close(struct out_png_pool **p);
+/* Write every frame submitted (unless one failed), join the threads.
+ * Returns the first failure (already logged) or 0. Idempotent. */
+int out_png_pool_drain(struct out_png_pool *p);
+/* Drain, then keep (keep != 0) or remove (keep == 0) every frame file the
+ * pool put in place, free, set *p NULL. Returns the first failure (already
+ * logged) or 0. */
+int out_png_pool_close(struct out_png_pool **p, int keep);
 /* Seconds the workers spent writing PNG files, summed over the threads
  * (CPU-seconds: may exceed the wall time). 0 for NULL. */
 double out_png_pool_busy_seconds(const struct out_png_pool *p);

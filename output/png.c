@@ -11,7 +11,9 @@
  * milliseconds, more than the H.264 encoder's share: hence the pool. */
 #include <png.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../sim/log.h"
 #include "out_internal.h"
@@ -100,17 +103,15 @@ static int write_png_stream(FILE *f, struct png_ctx *c, int w, int h, int depth,
 }
 
 /* One PNG file at PATH via its temp name. On failure msg holds the one
- * line to report (not logged here), except that out_temp_name and
- * out_finish_temp (fsutil.c) log their own rare failures. */
+ * line to report (not logged here), except that sim_outfile_temp_name,
+ * _fopen and _commit (sim/outfile.c) log their own rare failures. */
 static int png_file(const char *path, int w, int h, int depth, const uint16_t *rgb16,
 		    const uint8_t *rgb8, int level, int filters, char *msg, size_t cap)
 {
 	char tmp[4096];
 	struct png_ctx c = {path, msg, cap};
-	int err = out_temp_name(path, tmp, sizeof tmp);
+	int err = 0;
 	msg[0] = '\0';
-	if (err)
-		return err;
 	if (depth != 8 && depth != 16) {
 		snprintf(msg, cap, "%s: output.png_depth must be 8 or 16, got %d", path, depth);
 		return NB_EINPUT;
@@ -120,9 +121,20 @@ static int png_file(const char *path, int w, int h, int depth, const uint16_t *r
 		snprintf(msg, cap, "%s: out of memory", path);
 		return NB_ERUNTIME;
 	}
-	FILE *f = fopen(tmp, "wb");
+	/* sim_outfile_temp's file, opened here so that the pool logs only
+	 * its first failure (msg). */
+	if ((err = sim_outfile_temp_name(path, tmp, sizeof tmp)) != 0) {
+		free(row8);
+		return err;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (!f) {
-		snprintf(msg, cap, "%s: cannot open %s for writing: %s", path, tmp, strerror(errno));
+		snprintf(msg, cap, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(row8);
 		return NB_ERUNTIME;
 	}
@@ -138,7 +150,7 @@ static int png_file(const char *path, int w, int h, int depth, const uint16_t *r
 		err = NB_ERUNTIME;
 	}
 	free(row8);
-	int ferr = out_finish_temp(tmp, path, err == 0);
+	int ferr = sim_outfile_commit(tmp, path, err == 0);
 	return err ? err : ferr;
 }
 
@@ -162,6 +174,42 @@ static int frame_path(const char *dir, int index, char *path, size_t cap, char *
 		return NB_ERUNTIME;
 	}
 	return 0;
+}
+
+int out_png_frame_index(const char *name)
+{
+	int idx = 0, n = 0;
+	char again[64];
+	if (strncmp(name, "frame_", 6) != 0 || strlen(name) > 40)
+		return -1;
+	if (sscanf(name, "frame_%9d.png%n", &idx, &n) != 1 || n == 0 || name[n] != '\0' || idx < 0)
+		return -1;
+	snprintf(again, sizeof again, "frame_%05d.png", idx);
+	return strcmp(again, name) == 0 ? idx : -1;
+}
+
+int out_png_remove_stale(const char *dir, int frames)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		log_error("%s: output.png_dir: cannot read the directory: %s", dir, strerror(errno));
+		return NB_ERUNTIME;
+	}
+	int err = 0;
+	struct dirent *e;
+	char path[4096];
+	while ((e = readdir(d))) {
+		int idx = out_png_frame_index(e->d_name);
+		if (idx < 0 || idx < frames)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (unlink(path) != 0 && errno != ENOENT && !err) {
+			log_error("%s: cannot remove a frame of an earlier run: %s", path, strerror(errno));
+			err = NB_ERUNTIME;
+		}
+	}
+	closedir(d);
+	return err;
 }
 
 int out_png_write(const char *dir, int index, int w, int h, int depth, const uint16_t *rgb16)
@@ -205,6 +253,9 @@ struct out_png_pool {
 	int err;               /* first failure, 0 if none */
 	pthread_t *threads;
 	int nthreads;          /* started */
+	int joined;            /* the threads are joined (drain) */
+	unsigned char *written; /* written[i]: frame i is in place (ours) */
+	int nwritten;          /* entries of written */
 	_Atomic uint64_t busy_ns;
 };
 
@@ -223,6 +274,25 @@ static struct png_job *oldest_ready(struct out_png_pool *p)
 		if (p->jobs[i].state == JOB_READY && (!best || p->jobs[i].seq < best->seq))
 			best = &p->jobs[i];
 	return best;
+}
+
+/* Record that frame INDEX is in place (the pool removes it if the run
+ * fails). Under p->lock. 0, or NB_ERUNTIME with msg (out of memory). */
+static int mark_written(struct out_png_pool *p, int index, char *msg, size_t cap)
+{
+	if (index >= p->nwritten) {
+		int n = index + 1 > 2 * p->nwritten ? index + 1 : 2 * p->nwritten;
+		unsigned char *w = realloc(p->written, (size_t)n);
+		if (!w) {
+			snprintf(msg, cap, "%s: output.png_dir: out of memory", p->dir);
+			return NB_ERUNTIME;
+		}
+		memset(w + p->nwritten, 0, (size_t)(n - p->nwritten));
+		p->written = w;
+		p->nwritten = n;
+	}
+	p->written[index] = 1;
+	return 0;
 }
 
 static void *pool_main(void *arg)
@@ -253,6 +323,8 @@ static void *pool_main(void *arg)
 		}
 
 		pthread_mutex_lock(&p->lock);
+		if (!skip && !err)
+			err = mark_written(p, j->index, msg, sizeof msg);
 		if (err && !p->err) {
 			p->err = err;
 			if (msg[0])
@@ -280,6 +352,7 @@ static void pool_free(struct out_png_pool *p)
 		}
 	free(p->jobs);
 	free(p->threads);
+	free(p->written);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->ready);
 	pthread_cond_destroy(&p->freed);
@@ -310,7 +383,7 @@ int out_png_pool_open(struct out_png_pool **out, const char *dir, int w, int h, 
 	int n = snprintf(p->dir, sizeof p->dir, "%s", dir);
 	if (n < 0 || (size_t)n >= sizeof p->dir ||
 	    frame_path(dir, 2147483647, path, sizeof path, msg, sizeof msg) ||
-	    out_temp_name(path, tmp, sizeof tmp)) {
+	    sim_outfile_temp_name(path, tmp, sizeof tmp)) {
 		log_error("%s: output.png_dir: path too long", dir);
 		goto fail;
 	}
@@ -336,7 +409,7 @@ int out_png_pool_open(struct out_png_pool **out, const char *dir, int w, int h, 
 	return 0;
 fail:
 	if (p->nthreads > 0)
-		out_png_pool_close(&p);
+		out_png_pool_close(&p, 0);
 	pool_free(p);
 	return err;
 }
@@ -378,19 +451,35 @@ int out_png_pool_submit(struct out_png_pool *p, int index, uint16_t **rgb16, uin
 	return 0;
 }
 
-int out_png_pool_close(struct out_png_pool **pp)
+int out_png_pool_drain(struct out_png_pool *p)
+{
+	if (!p)
+		return 0;
+	if (!p->joined) {
+		pthread_mutex_lock(&p->lock);
+		p->closing = 1;
+		pthread_cond_broadcast(&p->ready);
+		pthread_mutex_unlock(&p->lock);
+		for (int i = 0; i < p->nthreads; i++)
+			pthread_join(p->threads[i], NULL);
+		p->joined = 1;
+	}
+	return p->err;
+}
+
+int out_png_pool_close(struct out_png_pool **pp, int keep)
 {
 	struct out_png_pool *p = *pp;
 	if (!p)
 		return 0;
 	*pp = NULL;
-	pthread_mutex_lock(&p->lock);
-	p->closing = 1;
-	pthread_cond_broadcast(&p->ready);
-	pthread_mutex_unlock(&p->lock);
-	for (int i = 0; i < p->nthreads; i++)
-		pthread_join(p->threads[i], NULL);
-	int err = p->err;
+	int err = out_png_pool_drain(p);
+	char path[4096], msg[4096 + 256];
+	for (int i = 0; !keep && i < p->nwritten; i++)
+		if (p->written[i] && frame_path(p->dir, i, path, sizeof path, msg, sizeof msg) == 0 &&
+		    unlink(path) != 0 && errno != ENOENT)
+			log_warn("%s: cannot remove the frame of this failed run: %s", path,
+				 strerror(errno));
 	pool_free(p);
 	return err;
 }

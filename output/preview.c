@@ -59,15 +59,11 @@ static void jpg_put(void *ctx, void *data, int size)
 int out_preview_write(const char *path, int w, int h, const uint8_t *rgb8)
 {
 	char tmp[4096];
-	int err = out_temp_name(path, tmp, sizeof tmp);
-	if (err)
-		return err;
+	int err = 0;
 	struct jpg_sink s = {0};
-	s.f = fopen(tmp, "wb");
-	if (!s.f) {
-		log_error("%s: cannot open %s for writing: %s", path, tmp, strerror(errno));
+	s.f = sim_outfile_fopen(path, tmp, sizeof tmp); /* logs its failure */
+	if (!s.f)
 		return NB_ERUNTIME;
-	}
 	if (!stbi_write_jpg_to_func(jpg_put, &s, w, h, 3, rgb8, 90)) {
 		log_error("%s: cannot encode the preview JPEG (%dx%d)", path, w, h);
 		err = NB_ERUNTIME;
@@ -80,7 +76,7 @@ int out_preview_write(const char *path, int w, int h, const uint8_t *rgb8)
 		log_error("%s: cannot write the preview: %s", path, strerror(errno));
 		err = NB_ERUNTIME;
 	}
-	int ferr = out_finish_temp(tmp, path, err == 0);
+	int ferr = sim_outfile_commit(tmp, path, err == 0);
 	return err ? err : ferr;
 }
 

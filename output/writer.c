@@ -20,6 +20,7 @@
  * sheet takes 16-bit input (preview.c), so an RGB8 frame is widened for it
  * on the writer thread (v * 257: out_to8 gives v back exactly); PNG depth 8
  * writes RGB8 frames as they are (png.c: the same bytes as widening). */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -220,7 +221,7 @@ static int check_writable_dir(const char *dir, const char *what)
 {
 	const char *d = dir[0] ? dir : ".";
 	if (access(d, W_OK | X_OK) != 0) {
-		log_error("%s: %s: directory is not writable", dir, what);
+		log_error("%s: %s: directory is not writable: %s", d, what, strerror(errno));
 		return NB_ERUNTIME;
 	}
 	return 0;
@@ -366,7 +367,7 @@ oom:
 	log_error("writer: out of memory for a queue of %d frames of %dx%d", w->depth, w->w, w->h);
 	err = NB_ERUNTIME;
 fail:
-	out_png_pool_close(&w->png);
+	out_png_pool_close(&w->png, 0);
 	out_mp4_close(&w->mp4, 0);
 	writer_free(w);
 	return err;
@@ -500,6 +501,13 @@ static int finish_preview(struct out_writer *w)
 	return err;
 }
 
+/* A file this writer put in place, removed because a later output failed. */
+static void remove_placed(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		log_warn("%s: cannot remove the output of this failed run: %s", path, strerror(errno));
+}
+
 int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 {
 	struct out_writer *w = *wp;
@@ -517,26 +525,39 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 	if (w->png) {
 		/* Every PNG handed to the pool is written (or the pool failed). */
 		uint64_t t0 = now_ns();
-		int e = out_png_pool_close(&w->png);
+		int e = out_png_pool_drain(w->png);
 		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
 		if (e && !err)
 			err = e;
 	}
-	int good = ok && !err;
+	int good = ok && !err, video_placed = 0;
 	if (w->mp4) {
 		/* A cancelled run keeps the frames made so far, playable. */
 		int keep = good || (keep_partial_video && !w->mp4_failed && w->mp4_frames > 0);
 		uint64_t t0 = now_ns();
 		int e = out_mp4_close(&w->mp4, keep);
 		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		video_placed = keep && !e;
 		if (e && !err)
 			err = e;
 	}
-	if (good && w->preview[0]) {
+	int preview_placed = 0;
+	if (ok && !err && w->preview[0]) {
 		int e = finish_preview(w);
+		preview_placed = !e;
 		if (e && !err)
 			err = e;
 	}
+	good = ok && !err;
+	/* The run's own PNG sequence: stale frames go when it succeeded, its
+	 * own frames when it did not. */
+	if (good && w->png && (err = out_png_remove_stale(w->png_dir, w->frames)) != 0)
+		good = 0;
+	out_png_pool_close(&w->png, good);
+	if (!good && video_placed && !keep_partial_video)
+		remove_placed(w->video);
+	if (!good && preview_placed)
+		remove_placed(w->preview);
 	writer_free(w);
 	return err;
 }

@@ -129,8 +129,8 @@ int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t
  * pipe)", "the file is empty", "it cannot be opened: Permission denied".
  * Logs nothing (the scene loader reports it at the file: key). */
 int sim_state_csv_check_file(const char *path, char *why, size_t len);
-/* Write a state CSV with %.9g in scene units. Written to PATH.tmp, renamed
- * on success. 0 or NB_ERUNTIME. */
+/* Write a state CSV with %.9g in scene units. Written under
+ * sim_outfile_temp's name, renamed on success. 0 or NB_ERUNTIME. */
 int sim_state_write_csv(const char *path, const struct sim_state *st,
 			const struct sim_units *u);
 
@@ -247,12 +247,34 @@ int sim_diag_check_energy(const struct sim_state *st, const struct sim_diag *d0,
 			  const struct sim_diag *d, double max_error);
 /* Stats CSV: header frame,time,kinetic,potential,total,px,py,pz,lx,ly,lz;
  * values in scene units (galactic: Myr, M_sun (km/s)^2, M_sun km/s,
- * M_sun kpc km/s). Written to PATH.tmp; sim_stats_close renames it into
- * place when ok, and removes it otherwise. All return 0 or NB_ERUNTIME. */
+ * M_sun kpc km/s). Written under sim_outfile_temp's name; sim_stats_close
+ * renames it into place when ok, and removes it otherwise. All return 0 or NB_ERUNTIME. */
 int sim_stats_open(const char *path, FILE **f);
 int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct sim_diag *d,
 		  const struct sim_units *u);
 int sim_stats_close(FILE *f, const char *path, int ok);
+
+/* ---- output files (sim/outfile.c) ----
+ * Every output file is written under a temporary name beside PATH,
+ * ".NAME.<pid>-<token>.partial" (token: random, drawn once per process),
+ * and renamed into place when complete. The name is unique to the process
+ * and depends only on PATH within it. */
+/* The temporary name of PATH into tmp (cap bytes). 0, or NB_ERUNTIME
+ * (logged) for an empty name or one that does not fit. */
+int sim_outfile_temp_name(const char *path, char *tmp, size_t cap);
+/* Create that file (O_EXCL, mode 0666 less the umask) and return its
+ * descriptor, or NB_ERUNTIME (logged with the path and strerror). */
+int sim_outfile_temp(const char *path, char *tmp, size_t cap);
+/* Same as a FILE opened for writing; NULL on failure (logged). */
+FILE *sim_outfile_fopen(const char *path, char *tmp, size_t cap);
+/* ok: rename TMP to PATH, unless PATH is a device, FIFO, socket or
+ * directory (never replaced: NB_ERUNTIME, logged); !ok: remove TMP.
+ * TMP never remains. 0 or NB_ERUNTIME. */
+int sim_outfile_commit(const char *tmp, const char *path, int ok);
+/* What PATH is when it exists and is neither a regular file nor a
+ * symbolic link ("a FIFO", "a directory", "a character device", ...), else
+ * NULL. A symbolic link is replaced by the new file, never followed. */
+const char *sim_outfile_special(const char *path);
 
 #ifdef __cplusplus
 }

@@ -466,13 +466,10 @@ int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t
 
 int sim_state_write_csv(const char *path, const struct sim_state *st, const struct sim_units *u)
 {
-	char tmp[SCENE_PATH_MAX + 8];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		log_error("%s: cannot open for writing: %s", tmp, strerror(errno));
+	char tmp[SCENE_PATH_MAX + 64];
+	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
+	if (!f)
 		return NB_ERUNTIME;
-	}
 	int bad = fprintf(f, "%s\n", CSV_HEADER) < 0;
 	for (size_t i = 0; i < st->n && !bad; i++) {
 		const char *comp = st->comp[i] < st->ncomp ? st->comps[st->comp[i]].name : "";
@@ -489,10 +486,5 @@ int sim_state_write_csv(const char *path, const struct sim_state *st, const stru
 		remove(tmp);
 		return NB_ERUNTIME;
 	}
-	if (rename(tmp, path) != 0) {
-		log_error("%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-		remove(tmp);
-		return NB_ERUNTIME;
-	}
-	return 0;
+	return sim_outfile_commit(tmp, path, 1);
 }

@@ -1,27 +1,20 @@
 /* stats.c - the per-frame diagnostics CSV (output.stats): energies, momentum
- * and angular momentum in the scene's units. Written to PATH.tmp and renamed
- * into place only when the run succeeds, so a crashed run never leaves a
- * file that looks complete. */
+ * and angular momentum in the scene's units. Written under a temporary name
+ * (sim/outfile.c) and renamed into place only when the run succeeds, so a
+ * crashed run never leaves a file that looks complete. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim.h"
 
-static void stats_tmp_path(char *buf, size_t len, const char *path)
-{
-	snprintf(buf, len, "%s.tmp", path);
-}
-
 int sim_stats_open(const char *path, FILE **f)
 {
-	char tmp[SCENE_PATH_MAX + 8];
-	stats_tmp_path(tmp, sizeof tmp, path);
-	*f = fopen(tmp, "w");
-	if (!*f) {
-		log_error("%s: cannot open for writing: %s", tmp, strerror(errno));
+	char tmp[SCENE_PATH_MAX + 64];
+	*f = sim_outfile_fopen(path, tmp, sizeof tmp);
+	if (!*f)
 		return NB_ERUNTIME;
-	}
 	if (fprintf(*f, "frame,time,kinetic,potential,total,px,py,pz,lx,ly,lz\n") < 0) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		fclose(*f);
@@ -51,21 +44,15 @@ int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct s
 
 int sim_stats_close(FILE *f, const char *path, int ok)
 {
-	char tmp[SCENE_PATH_MAX + 8];
-	stats_tmp_path(tmp, sizeof tmp, path);
-	int err = 0;
-	if (f && fclose(f) != 0) {
+	char tmp[SCENE_PATH_MAX + 64];
+	int err = sim_outfile_temp_name(path, tmp, sizeof tmp);
+	if (f && fclose(f) != 0 && !err) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		err = NB_ERUNTIME;
 	}
-	if (ok && !err) {
-		if (rename(tmp, path) != 0) {
-			log_error("%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-			remove(tmp);
-			return NB_ERUNTIME;
-		}
-		return 0;
+	if (err) {
+		unlink(tmp);
+		return err;
 	}
-	remove(tmp);
-	return err;
+	return sim_outfile_commit(tmp, path, ok);
 }

@@ -257,9 +257,9 @@ START_TEST(stats_csv_in_galactic_units)
 	sim_units_of(SCENE_UNITS_GALACTIC, &u);
 	struct sim_diag d;
 	sim_diag_compute(&st, &d);
-	char path[128], tmp[140];
+	char path[128], tmp[256];
 	snprintf(path, sizeof path, "%s/stats.csv", tmpdir);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	ck_assert_int_eq(sim_outfile_temp_name(path, tmp, sizeof tmp), 0);
 	FILE *f = NULL;
 	ck_assert_int_eq(sim_stats_open(path, &f), 0);
 	ck_assert_int_eq(sim_stats_row(f, 3, &st, &d, &u), 0);
@@ -291,7 +291,7 @@ START_TEST(stats_csv_in_galactic_units)
 
 	/* a failed run leaves neither file */
 	snprintf(path, sizeof path, "%s/stats2.csv", tmpdir);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	ck_assert_int_eq(sim_outfile_temp_name(path, tmp, sizeof tmp), 0);
 	ck_assert_int_eq(sim_stats_open(path, &f), 0);
 	ck_assert_int_eq(sim_stats_close(f, path, 0), 0);
 	ck_assert_int_ne(access(path, F_OK), 0);
