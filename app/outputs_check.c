@@ -1,6 +1,7 @@
 /* outputs_check.c - before any work, the outputs of a run (each view of
  * app_run_views) are checked against each other, against the scene file
- * and against the outputs of the views before it: outputs are owned,
+ * and the body files it reads (model: file), and against the outputs of
+ * the views before it: outputs are owned,
  * complete or absent, which two outputs on one file (or an output on the
  * scene) cannot be, and a device or FIFO named as an output is never
  * replaced (sim/outfile.c checks again at the final rename). Paths are
@@ -105,8 +106,16 @@ static void add(struct entry *e, int *n, int view, int nviews, const char *key, 
 static void collect(const struct scene *sc, int view, int nviews, int with_input,
 		    char rs[SCENE_PATH_MAX], struct entry *e, int *n)
 {
-	if (with_input)
+	if (with_input) {
 		add(e, n, view, nviews, "the scene file", sc->path, ENTRY_INPUT);
+		for (int b = 0; b < sc->nbodies; b++) {
+			if (sc->bodies[b].model != SCENE_MODEL_FILE)
+				continue;
+			char key[48];
+			snprintf(key, sizeof key, "bodies.%d.file", b);
+			add(e, n, view, nviews, key, sc->bodies[b].file, ENTRY_INPUT);
+		}
+	}
 	add(e, n, view, nviews, "output.video", sc->output.video, ENTRY_FILE);
 	add(e, n, view, nviews, "output.png_dir", sc->output.png_dir, ENTRY_DIR);
 	add(e, n, view, nviews, "output.stats", sc->output.stats, ENTRY_FILE);
@@ -147,6 +156,12 @@ static int pair_check(const struct entry *a, const struct entry *b)
 {
 	if (a->kind == ENTRY_INPUT && b->kind == ENTRY_INPUT)
 		return 0;
+	if (strcmp(a->real, b->real) == 0 && (a->kind == ENTRY_INPUT || b->kind == ENTRY_INPUT)) {
+		const struct entry *in = a->kind == ENTRY_INPUT ? a : b, *out = in == a ? b : a;
+		log_error("%s (%s) is %s (%s), %s: an output never replaces an input of its run",
+			  out->key, out->given, in->key, in->given, in->real);
+		return NB_EINPUT;
+	}
 	if (strcmp(a->real, b->real) == 0) {
 		log_error("%s (%s) and %s (%s) are the same path, %s: each output needs its own file",
 			  a->key, a->given, b->key, b->given, a->real);
@@ -221,7 +236,7 @@ static int special_check(const struct entry *e, int frames)
 
 int app_outputs_check(const struct app_view *views, int k)
 {
-	enum { PER_VIEW = 8 };
+	enum { PER_VIEW = 8 + SCENE_MAX_BODIES }; /* outputs, scene file, body files */
 	struct entry *e = calloc((size_t)(k + 1) * PER_VIEW, sizeof *e);
 	char(*rs)[SCENE_PATH_MAX] = calloc((size_t)(k + 1), sizeof *rs);
 	int n = 0, mine, rc = 0, nviews = k + 1;

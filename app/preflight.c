@@ -168,7 +168,12 @@ int app_preflight(const struct scene *sc, int backend_cli)
 	long n = sim_scene_body_count(sc);
 	if (n < 0)
 		return NB_EINPUT;
-	int rc = check_outputs(sc);
+	/* outputs that collide, or would replace an input or a special file;
+	 * then paths whose directories cannot be made */
+	struct app_view one = {.sc = sc};
+	int rc = app_outputs_check(&one, 0);
+	if (!rc)
+		rc = check_outputs(sc);
 	if (!rc)
 		rc = check_gpu(sc, n, backend_cli);
 	if (!rc)

@@ -81,8 +81,11 @@ struct run_gpu {
 	const struct sim_units *u;
 	struct gpu_view *gv;
 	int nv;
-	int need_pot;           /* some view writes statistics */
+	int need_pot;           /* some view writes statistics, or the energy is checked */
 	int diag_queued;        /* a diagnostics reduction awaits its take */
+	double max_e;           /* simulation.max_energy_error; 0: not checked */
+	int have_d0;            /* d0 holds frame 0's diagnostics */
+	struct sim_diag d0;
 	const char *sel_follow; /* follow name whose selection the device holds; NULL none */
 	/* stage times, seconds */
 	double t_wait_sim, t_stats, t_push, t_render_gpu;
@@ -190,6 +193,18 @@ static int stats_of(struct run_gpu *r, int f)
 	double t = app_now();
 	r->diag_queued = 0;
 	int rc = sim_engine_diag_take(r->eng, &d, &at.time);
+	if (rc == 0 && r->max_e > 0) { /* a blow-up that stays finite (as on the CPU) */
+		if (!r->have_d0) {
+			r->d0 = d, r->have_d0 = 1;
+		} else if (sim_diag_energy_error(&r->d0, &d) > r->max_e) {
+			/* the host state for the message: the device's latest */
+			if ((rc = sim_engine_sync(r->eng)) == 0)
+				rc = sim_diag_check_energy(r->st, &r->d0, &d, r->max_e);
+			if (rc == 0)
+				rc = NB_ERUNTIME; /* cannot happen: the same test */
+			return rc;
+		}
+	}
 	for (int k = 0; rc == 0 && k < r->nv; k++) {
 		struct run_view *v = r->gv[k].v;
 		int vrc = v->stats ? sim_stats_row(v->stats, f, &at, &d, r->u) : 0;
@@ -235,7 +250,7 @@ static int queue_frame(struct run_gpu *r, int f)
 {
 	int rc = 0, want_stats = 0, want_frames = 0;
 	for (int k = 0; k < r->nv; k++) {
-		want_stats |= r->gv[k].v->stats != NULL;
+		want_stats |= r->gv[k].v->stats != NULL || r->max_e > 0;
 		want_frames |= r->gv[k].v->rc == 0 && r->gv[k].gr;
 	}
 	if (want_stats) {
@@ -300,8 +315,10 @@ static int wait_renderers(struct run_gpu *r)
 int app_run_gpu_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
 		       const struct sim_units *u, struct app_progress *prog, double *sim_s)
 {
-	struct run_gpu r = {.st = st, .eng = eng, .g = sim_engine_gpu(eng), .u = u, .nv = nv};
 	const struct scene *sc = v[0].sc;
+	struct run_gpu r = {.st = st, .eng = eng, .g = sim_engine_gpu(eng), .u = u, .nv = nv,
+			    .max_e = sc->simulation.max_energy_error,
+			    .need_pot = sc->simulation.max_energy_error > 0};
 	const int frames = sc->output.frames, spf = sc->simulation.steps_per_frame;
 	int rc = 0, f = 0, queued = 0, done = 0, want_final = 0; /* queued: frame f-1 awaits finish_frame */
 	double t0 = app_now();

@@ -49,7 +49,8 @@ static void teardown(void)
 }
 
 /* Start the program in g_dir on scene.yaml with the tiny settings, every
- * output off, then the extra --set K=V given (NULL-terminated); stderr to
+ * output off, then the extra --set K=V given (NULL-terminated; an argument
+ * starting with "--" is passed as an option instead); stderr to
  * g_dir/LOG. fsize > 0: a file size limit (SIGXFSZ ignored, so a write
  * fails with EFBIG). Returns the pid. */
 static pid_t start_v(const char *log, long fsize, va_list ap)
@@ -63,8 +64,12 @@ static pid_t start_v(const char *log, long fsize, va_list ap)
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		argv[n++] = "--set", argv[n++] = base[i];
 	const char *kv;
-	while ((kv = va_arg(ap, const char *)) && n < 62)
-		argv[n++] = "--set", argv[n++] = kv;
+	while ((kv = va_arg(ap, const char *)) && n < 62) {
+		if (strncmp(kv, "--", 2) == 0) /* an option such as --dry-run */
+			argv[n++] = kv;
+		else
+			argv[n++] = "--set", argv[n++] = kv;
+	}
 	argv[n] = NULL;
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -220,6 +225,33 @@ START_TEST(output_on_scene_file_is_bad_input)
 END_TEST
 
 /* The derived resolved-scene path (video x.mp4 -> x.scene.yaml) counts. */
+/* The body file a run reads (model: file) is an input too; --dry-run
+ * refuses every collision exactly as the run does. */
+START_TEST(output_on_body_file_and_dry_run_twin)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/b.csv", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("id,component,mass,x,y,z,vx,vy,vz\n0,c,1,1,0,0,0,0.5,0\n1,c,1,-1,0,0,0,-0.5,0\n", f);
+	fclose(f);
+	const char *before = strdup(slurp("b.csv"));
+	ck_assert_int_eq(run(0, "bodies.0={name: cluster, model: file, file: b.csv}",
+			     "output.final_state=./b.csv", NULL), 2);
+	assert_bad_input("bodies.0.file", "output.final_state", "/b.csv");
+	ck_assert_str_eq(slurp("b.csv"), before);
+	char run_msg[1024];
+	snprintf(run_msg, sizeof run_msg, "%s", slurp("run.log"));
+	ck_assert_int_eq(run(0, "bodies.0={name: cluster, model: file, file: b.csv}",
+			     "output.final_state=./b.csv", "--dry-run", NULL), 2);
+	ck_assert_str_eq(slurp("run.log"), run_msg);
+	ck_assert_int_eq(run(0, "output.video=a.mp4", "output.stats=a.mp4", "--dry-run", NULL), 2);
+	assert_bad_input("output.video", "output.stats", "/a.mp4");
+	ck_assert_str_eq(slurp("b.csv"), before);
+	free((void *)before);
+}
+END_TEST
+
 START_TEST(derived_resolved_scene_collides)
 {
 	ck_assert_int_eq(run(0, "output.video=x.mp4", "output.stats=x.scene.yaml", NULL), 2);
@@ -371,6 +403,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, same_file_twice_is_bad_input);
 	tcase_add_test(tc, output_on_scene_file_is_bad_input);
 	tcase_add_test(tc, derived_resolved_scene_collides);
+	tcase_add_test(tc, output_on_body_file_and_dry_run_twin);
 	tcase_add_test(tc, png_dir_owns_frame_names_only);
 	tcase_add_test(tc, fifo_is_never_replaced);
 	tcase_add_test(tc, rename_never_replaces_a_fifo);
