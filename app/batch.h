@@ -33,6 +33,7 @@ struct batch_override {
 	char *key;
 	char *value;
 	char *label;
+	char *from; /* where it was written, "FILE:LINE:COL: runs.0.sweep"; NULL: --set */
 };
 
 /* One key of sweep: the values it takes, in order. */

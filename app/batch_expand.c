@@ -27,12 +27,14 @@ const char *batch_status_name(enum batch_status s)
 	return "?";
 }
 
-static int ov_copy(struct batch_override *dst, const char *key, const char *value, const char *label)
+static int ov_copy(struct batch_override *dst, const char *key, const char *value, const char *label,
+		   const char *from)
 {
 	dst->key = strdup(key);
 	dst->value = strdup(value);
 	dst->label = strdup(label);
-	if (!dst->key || !dst->value || !dst->label) {
+	dst->from = from ? strdup(from) : NULL;
+	if (!dst->key || !dst->value || !dst->label || (from && !dst->from)) {
 		log_error("out of memory expanding the batch");
 		return NB_ERUNTIME;
 	}
@@ -134,14 +136,16 @@ static int expand_entry(const struct batch_file *bf, int ei, const char *const *
 			return NB_ERUNTIME;
 		r->noverrides = nov;
 		for (int i = 0; i < bf->nset; i++, k++)
-			if (ov_copy(&r->overrides[k], bf->set[i].key, bf->set[i].value, bf->set[i].label))
+			if (ov_copy(&r->overrides[k], bf->set[i].key, bf->set[i].value, bf->set[i].label,
+				    bf->set[i].from))
 				return NB_ERUNTIME;
 		for (int i = 0; i < e->nset; i++, k++)
-			if (ov_copy(&r->overrides[k], e->set[i].key, e->set[i].value, e->set[i].label))
+			if (ov_copy(&r->overrides[k], e->set[i].key, e->set[i].value, e->set[i].label,
+				    e->set[i].from))
 				return NB_ERUNTIME;
 		for (int s = 0; s < e->nsweep; s++, k++) {
 			const struct batch_override *v = &e->sweep[s].values[pick[s]];
-			if (ov_copy(&r->overrides[k], v->key, v->value, v->label))
+			if (ov_copy(&r->overrides[k], v->key, v->value, v->label, v->from))
 				return NB_ERUNTIME;
 		}
 		for (int i = 0; i < ncli; i++, k++) {
@@ -149,7 +153,7 @@ static int expand_entry(const struct batch_file *bf, int ei, const char *const *
 			const char *eq = strchr(cli_set[i], '=');
 			snprintf(key, sizeof key, "%.*s", (int)(eq - cli_set[i]), cli_set[i]);
 			cli_label(eq + 1, label, sizeof label);
-			if (ov_copy(&r->overrides[k], key, eq + 1, label))
+			if (ov_copy(&r->overrides[k], key, eq + 1, label, NULL))
 				return NB_ERUNTIME;
 		}
 		char missing[SCENE_PATH_MAX];
@@ -237,7 +241,7 @@ void batch_runs_free(struct batch_run *runs, int nruns)
 	for (int i = 0; i < nruns; i++) {
 		for (int k = 0; k < runs[i].noverrides; k++)
 			free(runs[i].overrides[k].key), free(runs[i].overrides[k].value),
-				free(runs[i].overrides[k].label);
+				free(runs[i].overrides[k].label), free(runs[i].overrides[k].from);
 		free(runs[i].overrides);
 	}
 	free(runs);

@@ -132,19 +132,36 @@ static char *flow_text(struct bparse *p, const yaml_node_t *n, int label)
 	return buf;
 }
 
-static int ov_append(struct batch_override **ov, int *n, const char *key, char *value, char *label)
+/* "FILE:LINE:COL: runs.0.sweep" for the value node n of KEY at keypath
+ * ("runs.0.sweep.KEY"): where the scene loader's messages say the value
+ * came from. malloc'd; NULL when out of memory. */
+static char *from_text(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *key)
+{
+	size_t kp = strlen(keypath), kl = strlen(key);
+	if (kp > kl && keypath[kp - kl - 1] == '.' && strcmp(keypath + kp - kl, key) == 0)
+		kp -= kl + 1;
+	size_t len = strlen(p->name) + kp + 40;
+	char *s = malloc(len);
+	if (s)
+		snprintf(s, len, "%s:%d:%d: %.*s", p->name, (int)n->start_mark.line + 1,
+			 (int)n->start_mark.column + 1, (int)kp, keypath);
+	return s;
+}
+
+static int ov_append(struct batch_override **ov, int *n, const char *key, char *value, char *label,
+		     char *from)
 {
 	struct batch_override *grown = realloc(*ov, (size_t)(*n + 1) * sizeof **ov);
 	char *k = strdup(key);
-	if (!grown || !k || !value || !label) {
+	if (!grown || !k || !value || !label || !from) {
 		if (grown)
 			*ov = grown;
-		free(k), free(value), free(label);
+		free(k), free(value), free(label), free(from);
 		log_error("out of memory reading the batch file");
 		return NB_ERUNTIME;
 	}
 	*ov = grown;
-	(*ov)[*n] = (struct batch_override){k, value, label};
+	(*ov)[*n] = (struct batch_override){k, value, label, from};
 	(*n)++;
 	return 0;
 }
@@ -157,7 +174,7 @@ static int ov_append_node(struct bparse *p, struct batch_override **ov, int *n, 
 		free(value), free(label);
 		return fail_at(p, v, keypath, "value nested too deeply (an alias loop?)");
 	}
-	return ov_append(ov, n, key, value, label);
+	return ov_append(ov, n, key, value, label, from_text(p, v, keypath, key));
 }
 
 /* A mapping's keys must be non-empty scalars, each once. */
@@ -251,7 +268,8 @@ static int parse_range(struct bparse *p, const yaml_node_t *n, const char *key, 
 			x = 0; /* 0.1 - 0.1 is 0, not 1e-17 */
 		char txt[64];
 		snprintf(txt, sizeof txt, "%.12g", x);
-		if (ov_append(&sw->values, &sw->nvalues, key, strdup(txt), strdup(txt)))
+		if (ov_append(&sw->values, &sw->nvalues, key, strdup(txt), strdup(txt),
+			      from_text(p, n, keypath, key)))
 			return NB_ERUNTIME;
 	}
 	return 0;
@@ -527,7 +545,7 @@ int batch_yaml_lookup(const char *text, const char *key, char *out, size_t outle
 static void free_overrides(struct batch_override *ov, int n)
 {
 	for (int i = 0; i < n; i++)
-		free(ov[i].key), free(ov[i].value), free(ov[i].label);
+		free(ov[i].key), free(ov[i].value), free(ov[i].label), free(ov[i].from);
 	free(ov);
 }
 

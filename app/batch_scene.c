@@ -63,9 +63,12 @@ static int load_fn(void *p)
 	struct load_args *a = p;
 	const struct batch_run *r = a->run;
 	char **ov = calloc((size_t)(r->noverrides > 0 ? r->noverrides : 1), sizeof *ov);
+	const char **from = calloc((size_t)(r->noverrides > 0 ? r->noverrides : 1), sizeof *from);
 	int rc = NB_ERUNTIME;
-	if (!ov)
+	if (!ov || !from)
 		goto end;
+	for (int i = 0; i < r->noverrides; i++)
+		from[i] = r->overrides[i].from; /* NULL: a --set of the command line */
 	for (int i = 0; i < r->noverrides; i++) {
 		size_t len = strlen(r->overrides[i].key) + strlen(r->overrides[i].value) + 2;
 		ov[i] = malloc(len);
@@ -73,9 +76,10 @@ static int load_fn(void *p)
 			goto end;
 		snprintf(ov[i], len, "%s=%s", r->overrides[i].key, r->overrides[i].value);
 	}
-	rc = sim_scene_load(r->scene_path, (const char *const *)ov, r->noverrides, a->sc);
+	rc = sim_scene_load_from(r->scene_path, (const char *const *)ov, from, r->noverrides, a->sc);
 end:
-	if (rc == NB_ERUNTIME && !ov)
+	free(from);
+	if (rc == NB_ERUNTIME && (!ov || !from))
 		log_error("out of memory loading %s", r->scene_path);
 	for (int i = 0; ov && i < r->noverrides; i++)
 		free(ov[i]);

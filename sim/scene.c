@@ -391,7 +391,7 @@ static int cross_checks(struct load_ctx *c)
 			if (!at)
 				continue;
 			if (at->origin)
-				log_warn("--set %s: bodies.%d: position and velocity are ignored: "
+				log_warn("%s: bodies.%d: position and velocity are ignored: "
 					 "encounter places bodies 0 and 1", at->origin, i);
 			else
 				log_warn("%s:%d:%d: bodies.%d: position and velocity are ignored: "
@@ -473,13 +473,14 @@ static int cross_checks(struct load_ctx *c)
 
 /* ---- loading ---- */
 
-static int load_tree(struct load_ctx *c, const char *const *overrides, int noverrides)
+static int load_tree(struct load_ctx *c, const char *const *overrides, char **labels,
+		     int noverrides)
 {
 	struct scene *sc = c->sc;
 	char got[160];
 	int err;
 	for (int i = 0; i < noverrides; i++)
-		if ((err = scene_set_apply(&c->ec, &c->root, overrides[i])))
+		if ((err = scene_set_apply(&c->ec, &c->root, overrides[i], labels[i])))
 			return err;
 	if (!c->root && !(c->root = yaml_tree_new(YNODE_MAP, 1, 1, NULL)))
 		return NB_ERUNTIME;
@@ -503,17 +504,51 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, int nover
 	return cross_checks(c);
 }
 
+static void err_labels_free(char **labels, int n)
+{
+	for (int i = 0; labels && i < n; i++)
+		free(labels[i]);
+	free(labels);
+}
+
+/* Each override's label for messages: "FROM: K=V" where the caller says
+ * where it came from, else "--set K=V". NULL when out of memory. */
+static char **override_labels(const char *const *overrides, const char *const *froms, int n)
+{
+	char **l = calloc((size_t)(n > 0 ? n : 1), sizeof *l);
+	for (int i = 0; l && i < n; i++) {
+		const char *from = froms ? froms[i] : NULL;
+		size_t len = strlen(overrides[i]) + (from ? strlen(from) : 0) + 8;
+		if (!(l[i] = malloc(len))) {
+			for (int k = 0; k < i; k++)
+				free(l[k]);
+			free(l);
+			return NULL;
+		}
+		if (from)
+			snprintf(l[i], len, "%s: %s", from, overrides[i]);
+		else
+			snprintf(l[i], len, "--set %s", overrides[i]);
+	}
+	return l;
+}
+
 static int load_text(const char *text, size_t len, const char *name, const char *dir,
-		     const char *const *overrides, int noverrides, struct scene *sc)
+		     const char *const *overrides, const char *const *froms, int noverrides,
+		     struct scene *sc)
 {
 	struct load_ctx *c = calloc(1, sizeof(*c));
-	if (!c) {
+	char **labels = override_labels(overrides, froms, noverrides);
+	if (!c || !labels) {
 		log_error("%s: out of memory", name);
+		free(c);
+		free(labels);
 		return NB_ERUNTIME;
 	}
 	if (scene_schema_count > SCHEMA_MAX || scene_schema_count > SCENE_WHERE_MAX) {
 		log_error("scene schema has %d keys, more than %d", scene_schema_count, SCHEMA_MAX);
 		free(c);
+		err_labels_free(labels, noverrides);
 		return NB_ERUNTIME;
 	}
 	memset(sc, 0, sizeof(*sc));
@@ -522,9 +557,10 @@ static int load_text(const char *text, size_t len, const char *name, const char 
 	c->sc = sc;
 	int err = yaml_tree_parse(text, len, name, NULL, &c->root);
 	if (!err)
-		err = load_tree(c, overrides, noverrides);
+		err = load_tree(c, overrides, labels, noverrides);
 	yaml_tree_free(c->root);
 	free(c);
+	err_labels_free(labels, noverrides);
 	return err;
 }
 
@@ -535,11 +571,17 @@ int sim_scene_load_string(const char *text, const char *name, const char *dir,
 		name = "(scene)";
 	if (!text)
 		text = "";
-	return load_text(text, strlen(text), name, dir, overrides, noverrides, sc);
+	return load_text(text, strlen(text), name, dir, overrides, NULL, noverrides, sc);
 }
 
 int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
 		   struct scene *sc)
+{
+	return sim_scene_load_from(path, overrides, NULL, noverrides, sc);
+}
+
+int sim_scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
+			int noverrides, struct scene *sc)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -578,7 +620,7 @@ int sim_scene_load(const char *path, const char *const *overrides, int noverride
 		snprintf(dir, sizeof(dir), "/");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	err = load_text(buf, len, path, dir, overrides, noverrides, sc);
+	err = load_text(buf, len, path, dir, overrides, froms, noverrides, sc);
 	if (!err)
 		snprintf(sc->path, sizeof(sc->path), "%s", path);
 cleanup:
@@ -602,7 +644,7 @@ int sim_scene_fail(const struct scene *sc, const char *key, int body, const char
 		w = &sc->where[key_index(k)];
 	const char *name = sc->path[0] ? sc->path : "(scene)";
 	if (w && w->origin[0])
-		log_error("--set %s: %s: %s", w->origin, key, msg);
+		log_error("%s: %s: %s", w->origin, key, msg);
 	else if (w && w->line > 0)
 		log_error("%s:%d:%d: %s: %s", name, w->line, w->col, key, msg);
 	else

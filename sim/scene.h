@@ -92,7 +92,7 @@ struct scene_camera_key {
 #define SCENE_WHERE_MAX 128
 struct scene_where {
 	int line, col;    /* 1-based; 0: not given (a default) */
-	char origin[160]; /* "" from the file; else the --set string (truncated) */
+	char origin[160]; /* "" from the file; else the override's label, "--set K=V" (truncated) */
 };
 
 struct scene {
@@ -192,6 +192,12 @@ void sim_units_of(enum scene_units u, struct sim_units *out);
  * "did you mean" suggestion. Never crashes on any input. */
 int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
 		   struct scene *sc);
+
+/* Same, where froms[i] (froms or froms[i] may be NULL: "--set") says where
+ * override i came from, e.g. "batch.yaml:4:12: runs.0.sweep": its messages
+ * then read "batch.yaml:4:12: runs.0.sweep: key.path=value: key.path: ...". */
+int sim_scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
+			int noverrides, struct scene *sc);
 
 /* Same, from a string in memory (NAME is used in messages, DIR as base dir). */
 int sim_scene_load_string(const char *text, const char *name, const char *dir,

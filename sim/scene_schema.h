@@ -113,7 +113,11 @@ void scene_path_join(char *out, size_t size, const char *parent, const char *lea
 
 /* Splice the override OV ("a.b.0.c=value") into the tree *ROOT (created if
  * NULL). 0, or NB_EINPUT after one "--set OV: ..." message. */
-int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const char *ov);
+/* label: how messages name the override's origin, e.g. "--set render.width=5"
+ * or "batch.yaml:4:12: runs.0.sweep: render.width=5"; it must outlive the
+ * tree (its nodes point at it). */
+int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const char *ov,
+		    const char *label);
 
 /* Shortest "%.Ng" text that reads back as exactly X (double or float). */
 void scene_fmt_double(double x, char *buf, size_t size);

@@ -10,13 +10,14 @@
 #include "scene_schema.h"
 #include "yaml_tree.h"
 
-int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const char *ov)
+int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const char *ov,
+		    const char *label)
 {
 	char comp[32][128], norm[300] = "", path[300] = "", got[160];
 	int ncomp = 0, err = 0;
 	const struct scene_key *k = NULL;
 	struct ynode *val = NULL;
-	struct ynode dummy = {.origin = ov}; /* for messages about the string itself */
+	struct ynode dummy = {.origin = label}; /* for messages about the string itself */
 
 	const char *eq = strchr(ov, '=');
 	if (!eq || eq == ov)
@@ -75,13 +76,13 @@ int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const ch
 		scene_path_join(path, sizeof(path), prev, comp[i]);
 	}
 	const char *text = eq + 1;
-	err = yaml_tree_parse(text, strlen(text), "--set", ov, &val);
+	err = yaml_tree_parse(text, strlen(text), "--set", label, &val);
 	if (err)
 		return err;
-	if (!val && !(val = yaml_tree_new_scalar("", 1, 1, 1, ov)))
+	if (!val && !(val = yaml_tree_new_scalar("", 1, 1, 1, label)))
 		goto oom;
 
-	if (!*root && !(*root = yaml_tree_new(YNODE_MAP, 1, 1, ov)))
+	if (!*root && !(*root = yaml_tree_new(YNODE_MAP, 1, 1, label)))
 		goto oom;
 	struct ynode *cur = *root;
 	path[0] = '\0';
@@ -120,7 +121,7 @@ int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const ch
 			cur = *slot;
 			continue;
 		} else {
-			node = yaml_tree_new(next_is_index ? YNODE_SEQ : YNODE_MAP, 1, 1, ov);
+			node = yaml_tree_new(next_is_index ? YNODE_SEQ : YNODE_MAP, 1, 1, label);
 			if (!node)
 				goto oom;
 		}
@@ -129,7 +130,7 @@ int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const ch
 			*slot = node;
 		} else {
 			struct ynode *key = NULL;
-			if (cur->kind == YNODE_MAP && !(key = yaml_tree_new_scalar(comp[i], 1, 1, 1, ov))) {
+			if (cur->kind == YNODE_MAP && !(key = yaml_tree_new_scalar(comp[i], 1, 1, 1, label))) {
 				yaml_tree_free(node);
 				goto oom;
 			}
@@ -143,7 +144,7 @@ int scene_set_apply(const struct scene_errctx *ec, struct ynode **root, const ch
 	}
 	return 0;
 oom:
-	log_error("--set %s: out of memory", ov);
+	log_error("%s: out of memory", label);
 	err = NB_ERUNTIME;
 fail:
 	yaml_tree_free(val);

@@ -28,7 +28,7 @@ int scene_fail(const struct scene_errctx *ec, const struct ynode *at, const char
 	if (!path)
 		path = "";
 	if (at && at->origin)
-		log_error("--set %s: %s%s%s", at->origin, path, sep, msg);
+		log_error("%s: %s%s%s", at->origin, path, sep, msg);
 	else if (at)
 		log_error("%s:%d:%d: %s%s%s", ec->name, at->line, at->col, path, sep, msg);
 	else

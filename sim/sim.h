@@ -103,10 +103,12 @@ void sim_galaxy_report(const struct scene *sc, FILE *f);
  * Fields (no blanks, no quotes): id a decimal integer in [0, 2^32-1], each
  * id once in a file; component a name of 1 to SCENE_NAME_MAX+7 characters
  * A-Z a-z 0-9 _ . - ; mass, x..vz decimal numbers ([+-]d[.d][e[+-]d]: no
- * hex, nan, inf) that are finite as doubles; mass > 0. Values in scene
+ * hex, nan, inf) that are finite as doubles; mass > 0; x..vz within
+ * +-SIM_CSV_XMAX (1e15, as the scene's position and velocity). Values in scene
  * units. The id and component are checked but not kept (see state_csv.c). */
 #define SIM_CSV_LINE_MAX 1024
 #define SIM_CSV_MAX_BODIES 1000000000 /* as bodies.*.count */
+#define SIM_CSV_XMAX 1e15 /* |x|, |v| at most this, as the scene's vectors */
 
 /* Read the state CSV at path. *out_n gets the body count (0 on error);
  * bodies are stored at st->pos + 3*first etc., converted by u, when

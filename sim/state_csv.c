@@ -282,6 +282,16 @@ static int csv_body(struct csv_reader *r, const struct sim_units *u, struct sim_
 			  fields[2]);
 		return NB_EINPUT;
 	}
+	for (int c = 3; c < CSV_NCOL; c++) {
+		if (fabs(v[c]) > SIM_CSV_XMAX) {
+			static const char *const col[CSV_NCOL] = {"id", "component", "mass", "x", "y",
+								  "z", "vx", "vy", "vz"};
+			log_error("%s:%ld: column '%s': expected a number in [-1e15, 1e15] (as the scene's "
+				  "vectors), got '%s'",
+				  r->name, r->line, col[c], fields[c]);
+			return NB_EINPUT;
+		}
+	}
 	if ((err = csv_keep_id(r, id, nb)))
 		return err;
 	if (st) {

@@ -170,7 +170,7 @@ static void offset_to_linecol(const char *text, size_t len, size_t offset, int *
 static void parse_error(const char *name, const char *origin, int line, int col, const char *what)
 {
 	if (origin)
-		log_error("--set %s: expected a valid YAML value, got %s", origin, what);
+		log_error("%s: expected a valid YAML value, got %s", origin, what);
 	else
 		log_error("%s:%d:%d: expected valid YAML, got %s", name, line, col, what);
 }

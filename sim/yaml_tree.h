@@ -16,7 +16,7 @@ enum ynode_kind { YNODE_SCALAR, YNODE_MAP, YNODE_SEQ };
 struct ynode {
 	enum ynode_kind kind;
 	int line, col;          /* 1-based position of the node's first character */
-	const char *origin;     /* NULL: from the file; else the --set string it came from */
+	const char *origin;     /* NULL: from the file; else the label of the override it came from ("--set K=V") */
 	char *text;             /* scalar: its value (NUL-terminated) */
 	size_t len;             /* scalar: strlen-safe length (text may hold NULs) */
 	int plain;              /* scalar: written without quotes (so it may be a number) */

@@ -291,6 +291,17 @@ START_TEST(contract_batch_runs_two_and_fails_one_then_resume_skips_complete)
 	ck_assert(exists(dir, "out/batch/plummer-1/plummer.scene.yaml"));
 	ck_assert(!exists(dir, "out/batch/broken"));
 	check_report(dir, "out/batch", "plummer-1:ok:5 plummer-2:ok:5 broken:bad_input:0");
+	/* the bad value is named where the batch file wrote it, not as a --set */
+	char logp[PATH_MAX + 16], logt[8192] = "";
+	snprintf(logp, sizeof logp, "%s/log", dir);
+	FILE *lf = fopen(logp, "r");
+	ck_assert_ptr_nonnull(lf);
+	logt[fread(logt, 1, sizeof logt - 1, lf)] = '\0';
+	fclose(lf);
+	ck_assert_msg(strstr(logt, "batch-small.yaml:9:26: runs.1.set: simulation.dt=-1: simulation.dt: "
+				   "expected a number > 0"),
+		      "log: %s", logt);
+	ck_assert_msg(!strstr(logt, "--set simulation.dt=-1"), "log: %s", logt);
 
 	/* plummer-2 made partial: its resolved scene (written last) removed */
 	char p[2 * PATH_MAX];

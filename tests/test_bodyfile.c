@@ -115,6 +115,8 @@ START_TEST(bad_body_files_name_file_line_and_column)
 		{HDR "0,a,1,0,0,0,0,0,1e400\n", ":2: column 'vz': expected a finite number (|x| < 1.8e308), got '1e400'"},
 		{HDR "0,a,-1e999,0,0,0,0,0,0\n", ":2: column 'mass': expected a finite number"},
 		{HDR "0,a,0,0,0,0,0,0,0\n", ":2: column 'mass': expected a mass > 0, got '0'"},
+		{HDR "0,a,1,2e15,0,0,0,0,0\n", ":2: column 'x': expected a number in [-1e15, 1e15]"},
+		{HDR "0,a,1,0,0,0,0,-1e300,0\n", ":2: column 'vy': expected a number in [-1e15, 1e15]"},
 		{HDR "0,a,-0,0,0,0,0,0,0\n", ":2: column 'mass': expected a mass > 0, got '-0'"},
 		{HDR "0,a,-2.5,0,0,0,0,0,0\n", ":2: column 'mass': expected a mass > 0, got '-2.5'"},
 		{HDR "0,a,1e-400,0,0,0,0,0,0\n", ":2: column 'mass': expected a mass > 0, got '1e-400'"},
