@@ -3,7 +3,8 @@
  * Two kernels compute a_i = sum_j m_j (x_j - x_i) / (r^2 + eps^2)^{3/2}
  * (and phi_i = -sum_{j!=i} m_j / sqrt(r^2 + eps^2) when asked):
  *
- *  - pair_kernel: each pair once (Newton's third law, shared/PHYSICS.md).
+ *  - pair_kernel: each pair once (Newton's third law; docs/PHYSICS.md,
+ *    section Direct summation).
  *    Bodies are cut into tiles of B = NT*R. Only tile pairs (row <= col) are
  *    scheduled: T(T+1)/2 blocks, the T diagonal ones in a launch of their
  *    own. Each thread keeps R bodies of the row tile in
@@ -19,7 +20,8 @@
  *  - gather_kernel: the one-sided GPU Gems 3 (ch. 31) scheme, each body sums
  *    over all others with broadcast reads of a shared tile. The baseline.
  *
- * Float range (PHYSICS.md's scaling trick): positions are multiplied by a
+ * Float range (the scaling trick, docs/PHYSICS.md, section Direct
+ * summation): positions are multiplied by a
  * power of two s with s*eps = 2^-20 before use, so 1/(s r)^3 stays inside
  * float range for every separation from 0 to ~4e18 eps (unscaled, r^3
  * overflows 1/r^3 for r^2 + eps^2 < 1e-26); a = s^2 a', phi = s phi'.

@@ -6,7 +6,8 @@
  * forces. The host sees the state only through gpu_sim_download, which
  * undoes any permutation a solver made (id[slot] = index in sim_state).
  *
- * Leapfrog (PHYSICS.md): v += a dt/2; x += v dt; a = a(x); v += a dt/2. The
+ * Leapfrog (docs/PHYSICS.md, section Time integration):
+ * v += a dt/2; x += v dt; a = a(x); v += a dt/2. The
  * first kick and the drift are one kernel, the last kick another; both are
  * memory-bound (48 bytes per body) and negligible next to the force.
  *

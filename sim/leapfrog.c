@@ -1,4 +1,5 @@
-/* leapfrog.c - one kick-drift-kick step (see sim.h and PHYSICS.md):
+/* leapfrog.c - one kick-drift-kick step (see sim.h and docs/PHYSICS.md,
+ * section Time integration):
  * v += a dt/2; x += v dt; a = a(x); v += a dt/2. Symplectic and
  * time-reversible for a fixed dt, so the energy error oscillates without
  * drifting. */

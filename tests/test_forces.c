@@ -209,7 +209,8 @@ START_TEST(tree_error_shrinks_with_theta)
 			}
 		}
 		/* Barnes & Hut: a monopole's median error at theta 0.5 is ~1e-3
-		 * (PHYSICS.md: grows as ~theta^2) and the quadrupole cuts it
+		 * (docs/PHYSICS.md, section Barnes-Hut tree: grows as
+		 * ~theta^2) and the quadrupole cuts it
 		 * several fold (bmax accepts more cells than com at one theta:
 		 * a small cell's bodies often fill only part of its cube) */
 		ck_assert_msg(med[0][2] < 5e-3, "%s: monopole median error %g at theta 0.5",
