@@ -1,6 +1,8 @@
-/* batch_file.c - parse a batch file (see batch.h and docs/batch.md) with
- * libyaml's document loader, which keeps the line and column of every node
- * for "FILE:LINE:COL: runs.0.sweep: expected ..., got ..." messages.
+/* batch_file.c - parse a batch file (see batch.h and docs/batch.md) from
+ * the YAML tree of sim/yaml_tree.h, which keeps the line and column of
+ * every node for "FILE:LINE:COL: runs.0.sweep: expected ..., got ..."
+ * messages and refuses what a scene refuses (anchors, aliases, tags, merge
+ * keys, a second document).
  *
  *   output_dir: out/batch
  *   set: {render.width: 640}                 # optional, every run
@@ -17,125 +19,75 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
+#include "../sim/yaml_tree.h"
 #include "batch.h"
 
-#define MAX_DEPTH 32       /* nesting of set: maps and flow values (aliases can loop) */
+#define MAX_DEPTH 32       /* nesting of set: maps and of a value */
 #define MAX_SWEEP_VALUES BATCH_MAX_RUNS /* one key alone may not exceed the batch's limit */
 
 struct bparse {
 	const char *name;
-	yaml_document_t doc;
 };
 
-static yaml_node_t *node_at(struct bparse *p, int i) { return yaml_document_get_node(&p->doc, i); }
-
 /* "'text'" (shortened), "a list", "a mapping" - for "got ..." */
-static void describe(const yaml_node_t *n, char *buf, size_t len)
+static void describe(const struct ynode *n, char *buf, size_t len)
 {
 	if (!n) {
 		snprintf(buf, len, "nothing");
-	} else if (n->type == YAML_SEQUENCE_NODE) {
+	} else if (n->kind == YNODE_SEQ) {
 		snprintf(buf, len, "a list");
-	} else if (n->type == YAML_MAPPING_NODE) {
+	} else if (n->kind == YNODE_MAP) {
 		snprintf(buf, len, "a mapping");
-	} else if (n->data.scalar.length == 0) {
+	} else if (n->len == 0) {
 		snprintf(buf, len, "an empty value");
 	} else {
-		snprintf(buf, len, "'%.60s%s'", (const char *)n->data.scalar.value,
-			 n->data.scalar.length > 60 ? "..." : "");
+		snprintf(buf, len, "'%.60s%s'", n->text, n->len > 60 ? "..." : "");
 	}
 }
 
-static int fail_at(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *fmt, ...)
+static int fail_at(struct bparse *p, const struct ynode *n, const char *keypath, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int fail_at(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *fmt, ...)
+static int fail_at(struct bparse *p, const struct ynode *n, const char *keypath, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	int line = n ? (int)n->start_mark.line + 1 : 1;
-	int col = n ? (int)n->start_mark.column + 1 : 1;
+	int line = n ? n->line : 1;
+	int col = n ? n->col : 1;
 	log_error("%s:%d:%d: %s%s%s", p->name, line, col, keypath, *keypath ? ": " : "", msg);
 	return NB_EINPUT;
 }
 
-static int expect_got(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *what)
+static int expect_got(struct bparse *p, const struct ynode *n, const char *keypath, const char *what)
 {
 	char got[96];
 	describe(n, got, sizeof got);
 	return fail_at(p, n, keypath, "expected %s, got %s", what, got);
 }
 
-static const char *scalar(const yaml_node_t *n)
+static const char *scalar(const struct ynode *n)
 {
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+	return n && n->kind == YNODE_SCALAR ? n->text : NULL;
 }
 
-/* ---- values as flow text ------------------------------------------------ */
-
-/* Write node n as YAML flow text (label = 0) or as its name label (label = 1:
- * scalars unquoted, list items joined by ','). */
-static int write_flow(struct bparse *p, const yaml_node_t *n, FILE *f, int label, int depth)
+/* Levels of nesting below n (0 for a scalar; a map's keys count as a level). */
+static int nesting(const struct ynode *n)
 {
-	if (depth > MAX_DEPTH)
-		return -1;
-	if (n->type == YAML_SCALAR_NODE) {
-		const char *s = (const char *)n->data.scalar.value;
-		if (label || n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-			fwrite(s, 1, n->data.scalar.length, f);
-		else /* a JSON string is also a YAML double-quoted scalar */
-			batch_json_string(f, s);
-	} else if (n->type == YAML_SEQUENCE_NODE) {
-		if (!label)
-			fputc('[', f);
-		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-			if (it != n->data.sequence.items.start)
-				fputs(label ? "," : ", ", f);
-			if (write_flow(p, node_at(p, *it), f, label, depth + 1))
-				return -1;
-		}
-		if (!label)
-			fputc(']', f);
-	} else {
-		fputc('{', f);
-		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
-			if (pr != n->data.mapping.pairs.start)
-				fputs(", ", f);
-			if (write_flow(p, node_at(p, pr->key), f, 0, depth + 1))
-				return -1;
-			fputs(": ", f);
-			if (write_flow(p, node_at(p, pr->value), f, 0, depth + 1))
-				return -1;
-		}
-		fputc('}', f);
+	int deepest = 0;
+	for (int i = 0; n->kind != YNODE_SCALAR && i < n->n; i++) {
+		int d = 1 + nesting(n->items[i]);
+		deepest = d > deepest ? d : deepest;
 	}
-	return 0;
-}
-
-static char *flow_text(struct bparse *p, const yaml_node_t *n, int label)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	int rc = write_flow(p, n, f, label, 0);
-	fclose(f);
-	if (rc) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return deepest;
 }
 
 /* "FILE:LINE:COL: runs.0.sweep" for the value node n of KEY at keypath
  * ("runs.0.sweep.KEY"): where the scene loader's messages say the value
  * came from. malloc'd; NULL when out of memory. */
-static char *from_text(struct bparse *p, const yaml_node_t *n, const char *keypath, const char *key)
+static char *from_text(struct bparse *p, const struct ynode *n, const char *keypath, const char *key)
 {
 	size_t kp = strlen(keypath), kl = strlen(key);
 	if (kp > kl && keypath[kp - kl - 1] == '.' && strcmp(keypath + kp - kl, key) == 0)
@@ -143,8 +95,7 @@ static char *from_text(struct bparse *p, const yaml_node_t *n, const char *keypa
 	size_t len = strlen(p->name) + kp + 40;
 	char *s = malloc(len);
 	if (s)
-		snprintf(s, len, "%s:%d:%d: %.*s", p->name, (int)n->start_mark.line + 1,
-			 (int)n->start_mark.column + 1, (int)kp, keypath);
+		snprintf(s, len, "%s:%d:%d: %.*s", p->name, n->line, n->col, (int)kp, keypath);
 	return s;
 }
 
@@ -167,46 +118,44 @@ static int ov_append(struct batch_override **ov, int *n, const char *key, char *
 }
 
 static int ov_append_node(struct bparse *p, struct batch_override **ov, int *n, const char *key,
-			  const yaml_node_t *v, const char *keypath)
+			  const struct ynode *v, const char *keypath)
 {
-	char *value = flow_text(p, v, 0), *label = flow_text(p, v, 1);
-	if (!value || !label) {
-		free(value), free(label);
-		return fail_at(p, v, keypath, "value nested too deeply (an alias loop?)");
-	}
+	if (nesting(v) > MAX_DEPTH)
+		return fail_at(p, v, keypath, "value nested more than %d levels deep", MAX_DEPTH);
+	char *value = yaml_tree_flow_text(v, YTREE_FLOW_YAML);
+	char *label = yaml_tree_flow_text(v, YTREE_FLOW_LABEL);
 	return ov_append(ov, n, key, value, label, from_text(p, v, keypath, key));
 }
 
-/* A mapping's keys must be non-empty scalars, each once. */
-static int check_keys(struct bparse *p, const yaml_node_t *map, const char *keypath)
+/* A mapping's keys must be non-empty (the tree has only scalar keys), each once. */
+static int check_keys(struct bparse *p, const struct ynode *map, const char *keypath)
 {
-	for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++) {
-		const yaml_node_t *k = node_at(p, a->key);
-		const char *ka = scalar(k);
-		if (!ka || !*ka)
+	for (int a = 0; a < map->n; a++) {
+		const struct ynode *k = map->keys[a];
+		if (!*k->text)
 			return expect_got(p, k, keypath, "a key name");
-		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++)
-			if (!strcmp(ka, scalar(node_at(p, b->key))))
-				return fail_at(p, k, keypath, "duplicate key '%s'", ka);
+		for (int b = 0; b < a; b++)
+			if (!strcmp(k->text, map->keys[b]->text))
+				return fail_at(p, k, keypath, "duplicate key '%s'", k->text);
 	}
 	return 0;
 }
 
 /* set: {a.b: 1, c: {d: 2}} -> "a.b", "c.d" in order. */
-static int parse_set(struct bparse *p, const yaml_node_t *n, const char *prefix, const char *keypath,
+static int parse_set(struct bparse *p, const struct ynode *n, const char *prefix, const char *keypath,
 		     struct batch_override **ov, int *nov, int depth)
 {
-	if (n->type != YAML_MAPPING_NODE)
+	if (n->kind != YNODE_MAP)
 		return expect_got(p, n, keypath, "a mapping of dotted keys to values");
 	if (depth > MAX_DEPTH)
-		return fail_at(p, n, keypath, "nested too deeply (an alias loop?)");
+		return fail_at(p, n, keypath, "nested more than %d levels deep", MAX_DEPTH);
 	int rc = check_keys(p, n, keypath);
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
+	for (int i = 0; !rc && i < n->n; i++) {
 		char key[SCENE_PATH_MAX], path[SCENE_PATH_MAX + 64];
-		snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", scalar(node_at(p, pr->key)));
+		snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", n->keys[i]->text);
 		snprintf(path, sizeof path, "%s.%s", keypath, key + strlen(prefix) + (*prefix ? 1 : 0));
-		const yaml_node_t *v = node_at(p, pr->value);
-		if (v->type == YAML_MAPPING_NODE)
+		const struct ynode *v = n->items[i];
+		if (v->kind == YNODE_MAP)
 			rc = parse_set(p, v, key, path, ov, nov, depth + 1);
 		else
 			rc = ov_append_node(p, ov, nov, key, v, path);
@@ -214,7 +163,7 @@ static int parse_set(struct bparse *p, const yaml_node_t *n, const char *prefix,
 	return rc;
 }
 
-static int number(struct bparse *p, const yaml_node_t *n, const char *keypath, double *out)
+static int number(struct bparse *p, const struct ynode *n, const char *keypath, double *out)
 {
 	const char *s = scalar(n);
 	char *end;
@@ -228,23 +177,23 @@ static int number(struct bparse *p, const yaml_node_t *n, const char *keypath, d
 }
 
 /* {from: a, to: b, step: s}: a, a+s, ... up to b (inclusive, to 1e-9 of a step). */
-static int parse_range(struct bparse *p, const yaml_node_t *n, const char *key, const char *keypath,
+static int parse_range(struct bparse *p, const struct ynode *n, const char *key, const char *keypath,
 		       struct batch_sweep *sw)
 {
-	const yaml_node_t *nodes[3] = {NULL, NULL, NULL};
+	const struct ynode *nodes[3] = {NULL, NULL, NULL};
 	static const char *const names[3] = {"from", "to", "step"};
 	double v[3];
 	char path[SCENE_PATH_MAX + 64];
 	int rc = check_keys(p, n, keypath);
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
-		const char *k = scalar(node_at(p, pr->key));
+	for (int j = 0; !rc && j < n->n; j++) {
+		const char *k = n->keys[j]->text;
 		int i = 0;
 		while (i < 3 && strcmp(k, names[i]))
 			i++;
 		if (i == 3)
-			return fail_at(p, node_at(p, pr->key), keypath,
+			return fail_at(p, n->keys[j], keypath,
 				       "unknown key '%s' in a range (expected from, to, step)", k);
-		nodes[i] = node_at(p, pr->value);
+		nodes[i] = n->items[j];
 	}
 	for (int i = 0; !rc && i < 3; i++) {
 		if ((size_t)snprintf(path, sizeof path, "%s.%s", keypath, names[i]) >= sizeof path)
@@ -275,28 +224,28 @@ static int parse_range(struct bparse *p, const yaml_node_t *n, const char *key, 
 	return 0;
 }
 
-static int parse_sweep(struct bparse *p, const yaml_node_t *n, const char *keypath, struct batch_entry *e)
+static int parse_sweep(struct bparse *p, const struct ynode *n, const char *keypath, struct batch_entry *e)
 {
-	if (n->type != YAML_MAPPING_NODE)
+	if (n->kind != YNODE_MAP)
 		return expect_got(p, n, keypath, "a mapping of dotted keys to lists of values or ranges");
 	int rc = check_keys(p, n, keypath);
-	int count = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	int count = n->n;
 	if (rc)
 		return rc;
 	e->sweep = calloc((size_t)(count > 0 ? count : 1), sizeof *e->sweep);
 	if (!e->sweep)
 		return NB_ERUNTIME;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
-		const char *key = scalar(node_at(p, pr->key));
-		const yaml_node_t *v = node_at(p, pr->value);
+	for (int i = 0; !rc && i < n->n; i++) {
+		const char *key = n->keys[i]->text;
+		const struct ynode *v = n->items[i];
 		struct batch_sweep *sw = &e->sweep[e->nsweep++];
 		char path[SCENE_PATH_MAX + 64];
 		snprintf(path, sizeof path, "%s.%s", keypath, key);
-		if (v->type == YAML_MAPPING_NODE) {
+		if (v->kind == YNODE_MAP) {
 			rc = parse_range(p, v, key, path, sw);
-		} else if (v->type == YAML_SEQUENCE_NODE && v->data.sequence.items.top > v->data.sequence.items.start) {
-			for (yaml_node_item_t *it = v->data.sequence.items.start; !rc && it < v->data.sequence.items.top; it++)
-				rc = ov_append_node(p, &sw->values, &sw->nvalues, key, node_at(p, *it), path);
+		} else if (v->kind == YNODE_SEQ && v->n > 0) {
+			for (int j = 0; !rc && j < v->n; j++)
+				rc = ov_append_node(p, &sw->values, &sw->nvalues, key, v->items[j], path);
 		} else {
 			rc = expect_got(p, v, path, "a non-empty list of values or a range {from, to, step}");
 		}
@@ -315,19 +264,19 @@ static int join_path(char *out, size_t len, const char *dir, const char *rel)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static int parse_entry(struct bparse *p, const yaml_node_t *n, int idx, const char *dir, struct batch_entry *e)
+static int parse_entry(struct bparse *p, const struct ynode *n, int idx, const char *dir, struct batch_entry *e)
 {
 	char keypath[64];
 	snprintf(keypath, sizeof keypath, "runs.%d", idx);
-	e->line = e->name_line = (int)n->start_mark.line + 1;
-	e->col = e->name_col = (int)n->start_mark.column + 1;
-	if (n->type != YAML_MAPPING_NODE)
+	e->line = e->name_line = n->line;
+	e->col = e->name_col = n->col;
+	if (n->kind != YNODE_MAP)
 		return expect_got(p, n, keypath, "a mapping with scene, name, set, sweep");
 	int rc = check_keys(p, n, keypath);
 	int have_scene = 0, have_name = 0;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !rc && pr < n->data.mapping.pairs.top; pr++) {
-		const char *k = scalar(node_at(p, pr->key));
-		const yaml_node_t *v = node_at(p, pr->value);
+	for (int i = 0; !rc && i < n->n; i++) {
+		const char *k = n->keys[i]->text;
+		const struct ynode *v = n->items[i];
 		char path[128];
 		snprintf(path, sizeof path, "%s.%s", keypath, k);
 		if (!strcmp(k, "scene") || !strcmp(k, "name")) {
@@ -345,15 +294,15 @@ static int parse_entry(struct bparse *p, const yaml_node_t *n, int idx, const ch
 			} else {
 				have_name = 1;
 				snprintf(e->name_tmpl, sizeof e->name_tmpl, "%s", s);
-				e->name_line = (int)v->start_mark.line + 1;
-				e->name_col = (int)v->start_mark.column + 1;
+				e->name_line = v->line;
+				e->name_col = v->col;
 			}
 		} else if (!strcmp(k, "set")) {
 			rc = parse_set(p, v, "", path, &e->set, &e->nset, 0);
 		} else if (!strcmp(k, "sweep")) {
 			rc = parse_sweep(p, v, path, e);
 		} else {
-			return fail_at(p, node_at(p, pr->key), path, "unknown key (expected scene, name, set or sweep)");
+			return fail_at(p, n->keys[i], path, "unknown key (expected scene, name, set or sweep)");
 		}
 	}
 	if (rc)
@@ -371,15 +320,15 @@ static int parse_entry(struct bparse *p, const yaml_node_t *n, int idx, const ch
 	return 0;
 }
 
-static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir, struct batch_file *bf)
+static int parse_root(struct bparse *p, const struct ynode *root, const char *dir, struct batch_file *bf)
 {
-	if (!root || root->type != YAML_MAPPING_NODE)
+	if (!root || root->kind != YNODE_MAP)
 		return expect_got(p, root, "", "a mapping with output_dir and runs");
 	int rc = check_keys(p, root, "");
-	const yaml_node_t *runs = NULL;
-	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; !rc && pr < root->data.mapping.pairs.top; pr++) {
-		const char *k = scalar(node_at(p, pr->key));
-		const yaml_node_t *v = node_at(p, pr->value);
+	const struct ynode *runs = NULL;
+	for (int i = 0; !rc && i < root->n; i++) {
+		const char *k = root->keys[i]->text;
+		const struct ynode *v = root->items[i];
 		if (!strcmp(k, "output_dir")) {
 			const char *s = scalar(v);
 			if (!s || !*s)
@@ -398,7 +347,7 @@ static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir
 			else
 				return expect_got(p, v, k, "true or false");
 		} else {
-			return fail_at(p, node_at(p, pr->key), k,
+			return fail_at(p, root->keys[i], k,
 				       "unknown key (expected output_dir, set, share_simulation or runs)");
 		}
 	}
@@ -406,15 +355,15 @@ static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir
 		return rc;
 	if (!runs)
 		return fail_at(p, root, "runs", "expected a list of runs, got none");
-	if (runs->type != YAML_SEQUENCE_NODE || runs->data.sequence.items.top == runs->data.sequence.items.start)
+	if (runs->kind != YNODE_SEQ || runs->n == 0)
 		return expect_got(p, runs, "runs", "a non-empty list of runs");
-	int n = runs->data.sequence.items.top - runs->data.sequence.items.start;
+	int n = runs->n;
 	bf->entries = calloc((size_t)n, sizeof *bf->entries);
 	if (!bf->entries)
 		return NB_ERUNTIME;
 	for (int i = 0; !rc && i < n; i++) {
 		bf->nentries = i + 1;
-		rc = parse_entry(p, node_at(p, runs->data.sequence.items.start[i]), i, dir, &bf->entries[i]);
+		rc = parse_entry(p, runs->items[i], i, dir, &bf->entries[i]);
 	}
 	return rc;
 }
@@ -422,32 +371,17 @@ static int parse_root(struct bparse *p, const yaml_node_t *root, const char *dir
 int batch_file_load_string(const char *text, const char *name, const char *dir, struct batch_file *bf)
 {
 	struct bparse p = {.name = name};
-	yaml_parser_t parser;
-	int rc = 0, have_doc = 0;
+	struct ynode *root = NULL;
 
 	memset(bf, 0, sizeof *bf);
 	snprintf(bf->path, sizeof bf->path, "%s", name);
 	snprintf(bf->dir, sizeof bf->dir, "%s", dir && *dir ? dir : ".");
 	snprintf(bf->output_dir, sizeof bf->output_dir, "out/batch");
 	bf->share_simulation = 1;
-	if (!yaml_parser_initialize(&parser)) {
-		log_error("%s: cannot initialise the YAML parser", name);
-		return NB_ERUNTIME;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	if (!yaml_parser_load(&parser, &p.doc)) {
-		log_error("%s:%d:%d: YAML syntax: %s%s%s", name, (int)parser.problem_mark.line + 1,
-			  (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "error",
-			  parser.context ? " " : "", parser.context ? parser.context : "");
-		rc = NB_EINPUT;
-		goto end;
-	}
-	have_doc = 1;
-	rc = parse_root(&p, yaml_document_get_root_node(&p.doc), bf->dir, bf);
-end:
-	if (have_doc)
-		yaml_document_delete(&p.doc);
-	yaml_parser_delete(&parser);
+	int rc = yaml_tree_parse(text, strlen(text), name, NULL, &root);
+	if (rc == 0)
+		rc = parse_root(&p, root, bf->dir, bf);
+	yaml_tree_free(root);
 	return rc;
 }
 
@@ -498,47 +432,20 @@ int batch_file_load(const char *path, struct batch_file *bf)
 
 int batch_yaml_lookup(const char *text, const char *key, char *out, size_t outlen)
 {
-	struct bparse p = {.name = "resolved scene"};
-	yaml_parser_t parser;
+	struct ynode *root = NULL;
 	int rc = -1;
-	if (!yaml_parser_initialize(&parser))
+	if (yaml_tree_parse(text, strlen(text), "resolved scene", NULL, &root) != 0)
 		return -1;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	if (!yaml_parser_load(&parser, &p.doc)) {
-		yaml_parser_delete(&parser);
-		return -1;
-	}
-	yaml_node_t *n = yaml_document_get_root_node(&p.doc);
-	char part[SCENE_PATH_MAX];
-	for (const char *s = key; n && *s;) {
-		size_t len = strcspn(s, ".");
-		snprintf(part, sizeof part, "%.*s", (int)len, s);
-		s += len + (s[len] == '.');
-		yaml_node_t *next = NULL;
-		if (n->type == YAML_MAPPING_NODE) {
-			for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; !next && pr < n->data.mapping.pairs.top; pr++) {
-				const char *k = scalar(node_at(&p, pr->key));
-				if (k && !strcmp(k, part))
-					next = node_at(&p, pr->value);
-			}
-		} else if (n->type == YAML_SEQUENCE_NODE) {
-			char *end;
-			long i = strtol(part, &end, 10);
-			if (!*end && i >= 0 && i < n->data.sequence.items.top - n->data.sequence.items.start)
-				next = node_at(&p, n->data.sequence.items.start[i]);
-		}
-		n = next;
-	}
-	if (n && n->type != YAML_MAPPING_NODE) {
-		char *label = flow_text(&p, n, 1);
+	const struct ynode *n = yaml_tree_lookup(root, key);
+	if (n && n->kind != YNODE_MAP) {
+		char *label = yaml_tree_flow_text(n, YTREE_FLOW_LABEL);
 		if (label && strlen(label) < outlen) {
 			memcpy(out, label, strlen(label) + 1);
 			rc = 0;
 		}
 		free(label);
 	}
-	yaml_document_delete(&p.doc);
-	yaml_parser_delete(&parser);
+	yaml_tree_free(root);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sim/yaml_tree.h"
 #include "batch.h"
 
 #ifndef NB_VERSION
@@ -27,23 +28,7 @@ void batch_format_duration(double s, char *buf, size_t len)
 
 void batch_json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f); /* UTF-8 passes through */
-		}
-	}
-	fputc('"', f);
+	yaml_tree_write_quoted(f, s); /* its escapes are JSON's too */
 }
 
 static void json_number(FILE *f, double x)

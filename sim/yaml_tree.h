@@ -1,5 +1,7 @@
 /* yaml_tree.h - a small YAML document tree with the line and column of
- * every node, built from libyaml's event parser (private to sim/scene*.c).
+ * every node, built from libyaml's event parser: the one YAML reader of the
+ * program (scenes and --set values in sim/scene*.c, batch files in
+ * app/batch_file.c).
  *
  * Maps keep their keys in file order (duplicates are kept, so the scene
  * checker can report them). Anchors, aliases, tags (!!str, !custom) and
@@ -10,6 +12,7 @@
 #define NB_YAML_TREE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum ynode_kind { YNODE_SCALAR, YNODE_MAP, YNODE_SEQ };
 
@@ -52,5 +55,31 @@ struct ynode *yaml_tree_get(const struct ynode *m, const char *key, int *index);
 const char *yaml_tree_describe(const struct ynode *n, char *buf, size_t size);
 /* 1 if a plain scalar is YAML null (empty, ~, null, Null, NULL). */
 int yaml_tree_is_null(const struct ynode *n);
+
+/* The node at dotted PATH under ROOT ("bodies.0.position"): map keys by
+ * name (the last if duplicated, as yaml_tree_get), list items by index.
+ * "" is ROOT itself; NULL if absent. */
+const struct ynode *yaml_tree_lookup(const struct ynode *root, const char *path);
+
+/* How yaml_tree_write_flow writes a node. */
+enum ytree_flow {
+	YTREE_FLOW_YAML,  /* YAML flow text: loading it gives the same values */
+	YTREE_FLOW_LABEL, /* a label for names: scalars without quotes, list
+			   * items joined by ',' without brackets */
+};
+
+/* Write N to F on one line. YTREE_FLOW_YAML: plain scalars as written,
+ * other scalars double-quoted (yaml_tree_write_quoted), lists as [a, b],
+ * maps as {k: v}. YTREE_FLOW_LABEL: the same, except that scalars are
+ * their bare text and a list is its items joined by ',' (a map, and
+ * anything inside one, is still YAML). Returns 0, or -1 if N nests deeper
+ * than the parser allows (only a tree built by hand can). */
+int yaml_tree_write_flow(FILE *f, const struct ynode *n, enum ytree_flow style);
+/* The same as a malloc'd string; NULL when out of memory or too deep. */
+char *yaml_tree_flow_text(const struct ynode *n, enum ytree_flow style);
+/* Write S in double quotes, escaped so that it reads back as S both as a
+ * YAML double-quoted scalar and as a JSON string (\" \\ \n \r \t, other
+ * control bytes as \u00XX; UTF-8 passes through). */
+void yaml_tree_write_quoted(FILE *f, const char *s);
 
 #endif

@@ -239,6 +239,67 @@ START_TEST(batch_file_errors_name_file_line_column_and_key)
 }
 END_TEST
 
+/* Batch files are read by the scene's YAML reader (sim/yaml_tree.c), so
+ * what a scene refuses is refused here too, at its line and column (the
+ * libyaml document loader before accepted anchors and aliases, obeyed
+ * tags, kept '<<' as a key and ignored a second document). */
+START_TEST(batch_file_refuses_anchors_aliases_tags_merge_keys_second_document)
+{
+	static const struct {
+		const char *text, *where, *what;
+	} cases[] = {
+		{"set: &c {seed: 1}\nruns:\n  - {scene: s.yaml, set: *c}\n", "t.yaml:1:6:", "anchor '&c'"},
+		{"runs:\n  - {scene: s.yaml, set: {seed: *c}}\n", "t.yaml:2:33:", "an alias"},
+		{"runs:\n  - {scene: s.yaml, set: {seed: !!int 5}}\n", "t.yaml:2:33:", "a tag"},
+		{"runs:\n  - scene: s.yaml\n    set:\n      <<: {seed: 1}\n", "t.yaml:4:7:", "merge key"},
+		{"runs:\n  - {scene: s.yaml}\n---\nruns: []\n", "t.yaml:3:1:", "second document"},
+	};
+	char err[2048];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(load_capturing(cases[i].text, err, sizeof err), NB_EINPUT);
+		ck_assert_msg(strstr(err, cases[i].where) && strstr(err, cases[i].what), "case %zu: %s", i, err);
+	}
+}
+END_TEST
+
+/* Override values are YAML flow text that loads back to the same value
+ * (quoted scalars re-quoted with escapes, maps as {k: v}); labels drop the
+ * quotes and join list items with ','. Also the resolved-scene lookup. */
+START_TEST(override_values_and_labels_are_flow_text)
+{
+	static const char text[] =
+		"runs:\n"
+		"  - scene: s.yaml\n"
+		"    name: n\n"
+		"    set:\n"
+		"      a: 'x\"y\\z'\n"
+		"      b: \"t\\tu\\x01\"\n"
+		"      c: [1, {d: 'e f', g: [2]}]\n"
+		"      h: ~\n"
+		"      i: |\n"
+		"        two\n";
+	static const char *const values[] = {"\"x\\\"y\\\\z\"", "\"t\\tu\\u0001\"",
+					     "[1, {d: \"e f\", g: [2]}]", "~", "\"two\\n\""};
+	static const char *const labels[] = {"x\"y\\z", "t\tu\x01", "1,{d: \"e f\", g: [2]}", "~", "two\n"};
+	struct batch_file bf;
+	char err[256];
+	ck_assert_int_eq(batch_file_load_string(text, "t.yaml", ".", &bf), 0);
+	ck_assert_int_eq(bf.entries[0].nset, 5);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(bf.entries[0].set[i].value, values[i]);
+		ck_assert_str_eq(bf.entries[0].set[i].label, labels[i]);
+	}
+	ck_assert_str_eq(bf.entries[0].set[2].from, "t.yaml:7:10: runs.0.set");
+	batch_file_free(&bf);
+	ck_assert_int_eq(batch_yaml_lookup("a: {b: [x, 'y z', [1, 2]]}\n", "a.b.2", err, sizeof err), 0);
+	ck_assert_str_eq(err, "1,2");
+	ck_assert_int_eq(batch_yaml_lookup("a: {b: [x, 'y z']}\n", "a.b.1", err, sizeof err), 0);
+	ck_assert_str_eq(err, "y z");
+	ck_assert_int_eq(batch_yaml_lookup("a: {b: [x]}\n", "a.b.1", err, sizeof err), -1);
+	ck_assert_int_eq(batch_yaml_lookup("a: {b: [x]}\n", "a", err, sizeof err), -1);
+}
+END_TEST
+
 /* ---- the program ---- */
 
 /* Lines of DIR/REL minus the header, -1 if missing. */
@@ -387,6 +448,8 @@ static Suite *make_suite(void)
 	tcase_add_test(u, name_placeholder_missing_from_overrides_is_pending);
 	tcase_add_test(u, name_clashes_are_caught);
 	tcase_add_test(u, batch_file_errors_name_file_line_column_and_key);
+	tcase_add_test(u, batch_file_refuses_anchors_aliases_tags_merge_keys_second_document);
+	tcase_add_test(u, override_values_and_labels_are_flow_text);
 	suite_add_tcase(s, u);
 	TCase *p = tcase_create("program");
 	tcase_set_timeout(p, 120);
