@@ -245,16 +245,132 @@ oom:
 	return NB_ERUNTIME;
 }
 
+/* The reader's state while libyaml's events build the tree. */
+struct ybuild {
+	const char *text, *name, *origin;
+	size_t len;
+	struct ynode *stack[YTREE_MAX_DEPTH];
+	struct ynode *pending_key[YTREE_MAX_DEPTH];
+	struct ynode *root;
+	int depth, ndocs;
+};
+
+/* Report the syntax error PARSER stopped at. Always NB_EINPUT. */
+static int syntax_error(const yaml_parser_t *parser, const struct ybuild *b)
+{
+	int line, col;
+	char what[256];
+	if (parser->error == YAML_READER_ERROR) {
+		offset_to_linecol(b->text, b->len, parser->problem_offset, &line, &col);
+	} else {
+		line = (int)parser->problem_mark.line + 1;
+		col = (int)parser->problem_mark.column + 1;
+	}
+	char ctx[160] = "";
+	if (parser->context)
+		snprintf(ctx, sizeof(ctx), " %s (from %d:%d)", parser->context,
+			 (int)parser->context_mark.line + 1,
+			 (int)parser->context_mark.column + 1);
+	/* the usual cause of "cannot start any token": a tab */
+	size_t at = parser->problem_mark.index;
+	int tab = parser->error != YAML_READER_ERROR && at < b->len && b->text[at] == '\t';
+	snprintf(what, sizeof(what), "a syntax error: %s%s%s",
+		 parser->problem ? parser->problem : "unknown problem", ctx,
+		 tab ? " (a tab: YAML indents with spaces only)" : "");
+	parse_error(b->name, b->origin, line, col, what);
+	return NB_EINPUT;
+}
+
+static int on_scalar(struct ybuild *b, const yaml_event_t *ev, int line, int col)
+{
+	int err = refuse_extras(ev, b->name, b->origin, line, col);
+	if (err)
+		return err;
+	if (b->depth > 0 && b->stack[b->depth - 1]->kind == YNODE_MAP &&
+	    !b->pending_key[b->depth - 1] && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    strcmp((const char *)ev->data.scalar.value, "<<") == 0) {
+		parse_error(b->name, b->origin, line, col,
+			    "a merge key '<<' (merge keys are not supported: write the keys out)");
+		return NB_EINPUT;
+	}
+	struct ynode *node = new_scalar_len((const char *)ev->data.scalar.value,
+					    ev->data.scalar.length,
+					    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE, line,
+					    col, b->origin);
+	if (!node) {
+		log_error("out of memory while reading %s", b->origin ? b->origin : b->name);
+		return NB_ERUNTIME;
+	}
+	return attach(b->stack, b->pending_key, b->depth, node, &b->root, b->name, b->origin);
+}
+
+/* A map or a list starts: push it. */
+static int on_open(struct ybuild *b, const yaml_event_t *ev, int line, int col)
+{
+	int err = refuse_extras(ev, b->name, b->origin, line, col);
+	if (err)
+		return err;
+	if (b->depth >= YTREE_MAX_DEPTH) {
+		char what[256];
+		snprintf(what, sizeof(what), "nesting deeper than %d levels", YTREE_MAX_DEPTH);
+		parse_error(b->name, b->origin, line, col, what);
+		return NB_EINPUT;
+	}
+	struct ynode *node = yaml_tree_new(
+		ev->type == YAML_MAPPING_START_EVENT ? YNODE_MAP : YNODE_SEQ, line, col, b->origin);
+	if (!node) {
+		log_error("out of memory while reading %s", b->origin ? b->origin : b->name);
+		return NB_ERUNTIME;
+	}
+	b->pending_key[b->depth] = NULL;
+	b->stack[b->depth++] = node;
+	return 0;
+}
+
+/* One libyaml event into the tree; *DONE set at the end of the stream. */
+static int on_event(struct ybuild *b, const yaml_event_t *ev, int *done)
+{
+	int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
+	struct ynode *node;
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		if (++b->ndocs > 1) {
+			parse_error(b->name, b->origin, line, col,
+				    "a second document (a scene file holds one)");
+			return NB_EINPUT;
+		}
+		return 0;
+	case YAML_ALIAS_EVENT:
+		parse_error(b->name, b->origin, line, col,
+			    "an alias (anchors and aliases are not supported)");
+		return NB_EINPUT;
+	case YAML_SCALAR_EVENT:
+		return on_scalar(b, ev, line, col);
+	case YAML_MAPPING_START_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+		return on_open(b, ev, line, col);
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		node = b->stack[--b->depth];
+		yaml_tree_free(b->pending_key[b->depth]); /* cannot happen: libyaml pairs keys */
+		b->pending_key[b->depth] = NULL;
+		return attach(b->stack, b->pending_key, b->depth, node, &b->root, b->name,
+			      b->origin);
+	case YAML_STREAM_END_EVENT:
+		*done = 1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int yaml_tree_parse(const char *text, size_t len, const char *name, const char *origin,
 		    struct ynode **out)
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	struct ynode *stack[YTREE_MAX_DEPTH];
-	struct ynode *pending_key[YTREE_MAX_DEPTH];
-	struct ynode *root = NULL;
-	int depth = 0, ndocs = 0, err = 0, done = 0;
-	char what[256];
+	struct ybuild b = {.text = text, .len = len, .name = name, .origin = origin};
+	int err = 0, done = 0;
 
 	*out = NULL;
 	if (!yaml_parser_initialize(&parser)) {
@@ -264,113 +380,25 @@ int yaml_tree_parse(const char *text, size_t len, const char *name, const char *
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
-			int line, col;
-			if (parser.error == YAML_READER_ERROR) {
-				offset_to_linecol(text, len, parser.problem_offset, &line, &col);
-			} else {
-				line = (int)parser.problem_mark.line + 1;
-				col = (int)parser.problem_mark.column + 1;
-			}
-			char ctx[160] = "";
-			if (parser.context)
-				snprintf(ctx, sizeof(ctx), " %s (from %d:%d)", parser.context,
-					 (int)parser.context_mark.line + 1,
-					 (int)parser.context_mark.column + 1);
-			/* the usual cause of "cannot start any token": a tab */
-			size_t at = parser.problem_mark.index;
-			int tab = parser.error != YAML_READER_ERROR && at < len && text[at] == '\t';
-			snprintf(what, sizeof(what), "a syntax error: %s%s%s",
-				 parser.problem ? parser.problem : "unknown problem", ctx,
-				 tab ? " (a tab: YAML indents with spaces only)" : "");
-			parse_error(name, origin, line, col, what);
-			err = NB_EINPUT;
+			err = syntax_error(&parser, &b);
 			goto cleanup;
 		}
-		int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
-		struct ynode *node = NULL;
-		switch (ev.type) {
-		case YAML_DOCUMENT_START_EVENT:
-			if (++ndocs > 1) {
-				parse_error(name, origin, line, col,
-					    "a second document (a scene file holds one)");
-				err = NB_EINPUT;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			parse_error(name, origin, line, col,
-				    "an alias (anchors and aliases are not supported)");
-			err = NB_EINPUT;
-			break;
-		case YAML_SCALAR_EVENT:
-			if ((err = refuse_extras(&ev, name, origin, line, col)))
-				break;
-			if (depth > 0 && stack[depth - 1]->kind == YNODE_MAP && !pending_key[depth - 1] &&
-			    ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-			    strcmp((const char *)ev.data.scalar.value, "<<") == 0) {
-				parse_error(name, origin, line, col,
-					    "a merge key '<<' (merge keys are not supported: write the keys out)");
-				err = NB_EINPUT;
-				break;
-			}
-			node = new_scalar_len((const char *)ev.data.scalar.value, ev.data.scalar.length,
-					      ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE, line,
-					      col, origin);
-			if (!node) {
-				log_error("out of memory while reading %s", origin ? origin : name);
-				err = NB_ERUNTIME;
-				break;
-			}
-			err = attach(stack, pending_key, depth, node, &root, name, origin);
-			break;
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-			if ((err = refuse_extras(&ev, name, origin, line, col)))
-				break;
-			if (depth >= YTREE_MAX_DEPTH) {
-				snprintf(what, sizeof(what), "nesting deeper than %d levels",
-					 YTREE_MAX_DEPTH);
-				parse_error(name, origin, line, col, what);
-				err = NB_EINPUT;
-				break;
-			}
-			node = yaml_tree_new(ev.type == YAML_MAPPING_START_EVENT ? YNODE_MAP : YNODE_SEQ,
-					     line, col, origin);
-			if (!node) {
-				log_error("out of memory while reading %s", origin ? origin : name);
-				err = NB_ERUNTIME;
-				break;
-			}
-			pending_key[depth] = NULL;
-			stack[depth++] = node;
-			break;
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			node = stack[--depth];
-			yaml_tree_free(pending_key[depth]); /* cannot happen: libyaml pairs keys */
-			pending_key[depth] = NULL;
-			err = attach(stack, pending_key, depth, node, &root, name, origin);
-			break;
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		default:
-			break;
-		}
+		err = on_event(&b, &ev, &done);
 		yaml_event_delete(&ev);
 		if (err)
 			goto cleanup;
 	}
 cleanup:
-	while (depth > 0) {
-		depth--;
-		yaml_tree_free(pending_key[depth]);
-		yaml_tree_free(stack[depth]);
+	while (b.depth > 0) {
+		b.depth--;
+		yaml_tree_free(b.pending_key[b.depth]);
+		yaml_tree_free(b.stack[b.depth]);
 	}
 	yaml_parser_delete(&parser);
 	if (err) {
-		yaml_tree_free(root);
+		yaml_tree_free(b.root);
 		return err;
 	}
-	*out = root;
+	*out = b.root;
 	return 0;
 }
