@@ -411,6 +411,50 @@ static int two_galaxies(size_t n, struct sim_state *st, double *eps)
 }
 #endif
 
+#if NB_HAVE_CUDA
+/* The accuracy table's rows for SCENE (0: Plummer, 1: two galaxies) of N
+ * bodies. 0 or an error code. */
+static int accuracy_scene(int scene, size_t n, const struct gpu_tree_tuning *tu)
+{
+	const double thetas[] = {0.0, 0.3, 0.5, 0.55, 0.6, 0.7, 0.9};
+	struct sim_state st;
+	double eps = 0.05;
+	int rc;
+	if (scene == 0) {
+		rc = sim_state_alloc(&st, n, 1);
+		if (rc == 0)
+			sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
+	} else {
+		rc = two_galaxies(n, &st, &eps);
+	}
+	if (rc)
+		return rc;
+	double *ref = malloc(3 * st.n * sizeof *ref), *acc = malloc(3 * st.n * sizeof *acc);
+	if (!ref || !acc)
+		rc = NB_ERUNTIME;
+	if (rc == 0)
+		rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
+	for (int mp = 1; mp <= 2 && rc == 0; mp++) {
+		for (int k = 0; k < 7 && rc == 0; k++) {
+			if (k == 0 && mp == 1)
+				continue; /* theta 0 is the same sum for both */
+			double p2p, m2p, m2l, med, p99, max;
+			rc = tree_eval(&st, eps, thetas[k], mp, tu, ref, acc, &p2p, &m2p, &m2l, &med,
+				       &p99, &max);
+			if (rc == 0)
+				printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f %7.0f\n",
+				       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
+				       max, p2p, m2p, m2l);
+			fflush(stdout);
+		}
+	}
+	free(ref);
+	free(acc);
+	sim_state_free(&st);
+	return rc;
+}
+#endif
+
 int bench_bh_accuracy(int argc, char **argv)
 {
 	size_t n = 1000000;
@@ -458,43 +502,9 @@ int bench_bh_accuracy(int argc, char **argv)
 	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes, tu.local_ratio, tu.leaf_p2p);
 	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s %7s\n", "scene", "n", "mp", "theta",
 	       "median", "99th", "max", "P2P/bd", "M2P/bd", "local");
-	const double thetas[] = {0.0, 0.3, 0.5, 0.55, 0.6, 0.7, 0.9};
 	int rc = 0;
-	for (int scene = 0; scene < 2 && rc == 0; scene++) {
-		struct sim_state st;
-		double eps = 0.05;
-		if (scene == 0) {
-			rc = sim_state_alloc(&st, n, 1);
-			if (rc == 0)
-				sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
-		} else {
-			rc = two_galaxies(n, &st, &eps);
-		}
-		if (rc)
-			break;
-		double *ref = malloc(3 * st.n * sizeof *ref), *acc = malloc(3 * st.n * sizeof *acc);
-		if (!ref || !acc)
-			rc = NB_ERUNTIME;
-		if (rc == 0)
-			rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
-		for (int mp = 1; mp <= 2 && rc == 0; mp++) {
-			for (int k = 0; k < 7 && rc == 0; k++) {
-				if (k == 0 && mp == 1)
-					continue; /* theta 0 is the same sum for both */
-				double p2p, m2p, m2l, med, p99, max;
-				rc = tree_eval(&st, eps, thetas[k], mp, &tu, ref, acc, &p2p, &m2p, &m2l, &med,
-					       &p99, &max);
-				if (rc == 0)
-					printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f %7.0f\n",
-					       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
-					       max, p2p, m2p, m2l);
-				fflush(stdout);
-			}
-		}
-		free(ref);
-		free(acc);
-		sim_state_free(&st);
-	}
+	for (int scene = 0; scene < 2 && rc == 0; scene++)
+		rc = accuracy_scene(scene, n, &tu);
 	return rc ? 1 : 0;
 #endif
 }
