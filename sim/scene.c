@@ -392,14 +392,10 @@ static int check_force_scale(struct load_ctx *c)
 			  total, sc->simulation.softening, lg, SCENE_ACC_MAX);
 }
 
-static int cross_checks(struct load_ctx *c)
+/* An encounter: two bodies, and a separation its orbit reaches. */
+static int check_encounter(struct load_ctx *c)
 {
-	if (check_force_scale(c))
-		return NB_EINPUT;
-
-	struct scene *sc = c->sc;
-	char p[300];
-
+	const struct scene *sc = c->sc;
 	if (sc->encounter.enabled) {
 		if (sc->nbodies != 2)
 			return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
@@ -433,7 +429,15 @@ static int cross_checks(struct load_ctx *c)
 						  apo, e, r0);
 		}
 	}
+	return 0;
+}
 
+/* The camera and its keys: each key completed from the camera, each view
+ * sane. */
+static int check_camera(struct load_ctx *c)
+{
+	struct scene *sc = c->sc;
+	char p[300];
 	static const char *const view_keys[] = {"camera.up", "camera.position", "camera.target", NULL};
 	if (check_view(c, seen_any(c, view_keys), "camera", sc->camera.position, sc->camera.target,
 		       sc->camera.up))
@@ -457,7 +461,13 @@ static int cross_checks(struct load_ctx *c)
 			       k->position, k->target, k->up))
 			return NB_EINPUT;
 	}
+	return 0;
+}
 
+/* camera.follow names a body, a part of a disk galaxy, all or nothing. */
+static int check_follow(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
 	if (f[0] && strcmp(f, "all") != 0 && sim_scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo of a disk galaxy */
@@ -480,7 +490,14 @@ static int cross_checks(struct load_ctx *c)
 					  names, f);
 		}
 	}
+	return 0;
+}
 
+static int cross_checks(struct load_ctx *c)
+{
+	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c))
+		return NB_EINPUT;
+	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&
 	    !ends_with_ci(sc->output.preview, ".jpeg"))
 		return scene_fail(&c->ec, seen(c, "output.preview"), "output.preview",
