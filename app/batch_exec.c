@@ -321,129 +321,174 @@ static double work_of(const struct batch_run *r)
 	return w > 1 ? w : 1;
 }
 
+/* The scheduler's state: the slots, the devices and the counts. */
+struct sched {
+	struct batch_run *runs;
+	int nruns;
+	const struct batch_opts *opts;
+	struct slot *slots;
+	int nslots, threads;
+	char (*gpus)[64];
+	int ngpu, gpu_busy[MAX_GPUS];
+	int todo, finished, next, active;
+	double total_work, done_work, t_start;
+};
+
+/* Start runs[q->next] (a group leader) in a free slot on device GPU (-1:
+ * none). A failed start marks its runs failed. */
+static void sched_start(struct sched *q, int gpu)
+{
+	struct batch_run *runs = q->runs, *r = &runs[q->next];
+	int k = 0;
+	while (q->slots[k].pid)
+		k++;
+	struct slot *s = &q->slots[k];
+	slot_fill(s, runs, q->nruns, q->next);
+	if (s->nmembers > 1)
+		log_info("run %s: started, one simulation for %d runs", s->label, s->nmembers);
+	else
+		log_info("run %d/%d %s: started", r->index + 1, q->nruns, r->name);
+	if (launch(s, runs, q->opts, q->threads, gpu >= 0 && q->ngpu > 1 ? q->gpus[gpu] : NULL)) {
+		log_error("run %s: cannot start a process: %s", r->name, strerror(errno));
+		for (int m = 0; m < s->nmembers; m++) {
+			runs[s->members[m]].status = BATCH_FAILED;
+			snprintf(runs[s->members[m]].message, sizeof r->message, "cannot start a process");
+		}
+		q->finished += s->nmembers;
+		q->next++;
+		return;
+	}
+	s->gpu = gpu;
+	if (gpu >= 0)
+		q->gpu_busy[gpu] = 1;
+	q->active++;
+	q->next++;
+}
+
+/* Launch while there is a free slot (and a free device for GPU runs). */
+static void sched_launch(struct sched *q)
+{
+	struct batch_run *runs = q->runs;
+	while (!app_interrupted() && q->active < q->nslots) {
+		while (q->next < q->nruns &&
+		       !(runs[q->next].status == BATCH_PENDING && leads(&runs[q->next])))
+			q->next++;
+		if (q->next == q->nruns)
+			break;
+		struct batch_run *r = &runs[q->next];
+		int gpu = -1;
+		int want_gpu = q->ngpu > 0 && (q->opts->backend_cli >= 0
+						       ? q->opts->backend_cli != SCENE_BACKEND_CPU
+						       : r->uses_gpu_backend);
+		if (want_gpu && q->nslots > 1) {
+			for (int d = 0; d < q->ngpu && gpu < 0; d++)
+				if (!q->gpu_busy[d])
+					gpu = d;
+			if (gpu < 0)
+				break; /* wait for a device; keep the batch's order */
+		}
+		sched_start(q, gpu);
+	}
+}
+
+/* Log the end of slot S's runs, with the overall ETA. */
+static void sched_report(const struct sched *q, const struct slot *s)
+{
+	const struct batch_run *runs = q->runs;
+	/* ETA: the elapsed time scaled by the work left (bodies x steps) */
+	char took[32], eta[64] = "";
+	batch_format_duration(runs[s->run].wall_s, took, sizeof took);
+	if (q->finished < q->todo && !app_interrupted()) {
+		size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
+		batch_format_duration((app_now() - q->t_start) * (q->total_work - q->done_work) /
+					      q->done_work,
+				      eta + l, sizeof eta - l);
+	}
+	for (int m = 0; m < s->nmembers; m++) {
+		const struct batch_run *r = &runs[s->members[m]];
+		const char *more = m + 1 < s->nmembers ? "" : eta;
+		int nth = q->finished - s->nmembers + m + 1;
+		if (r->status == BATCH_OK)
+			log_info("run %d/%d %s: done in %s; %d of %d finished%s", r->index + 1,
+				 q->nruns, r->name, took, nth, q->todo, more);
+		else
+			log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished%s",
+				 r->index + 1, q->nruns, r->name, batch_status_name(r->status),
+				 r->exit_code, took, nth, q->todo, more);
+	}
+}
+
+/* Wait a little for the children's output; reap those that ended. */
+static void sched_wait(struct sched *q)
+{
+	struct pollfd pfd[q->nslots];
+	for (int k = 0; k < q->nslots; k++)
+		pfd[k] = (struct pollfd){.fd = q->slots[k].pid ? q->slots[k].err_fd : -1,
+					 .events = POLLIN};
+	poll(pfd, (nfds_t)q->nslots, 200); /* EINTR (Ctrl-C) just comes round again */
+	for (int k = 0; k < q->nslots; k++) {
+		struct slot *s = &q->slots[k];
+		int ws;
+		if (!s->pid)
+			continue;
+		drain(s, q->runs, 0);
+		if (waitpid(s->pid, &ws, WNOHANG) != s->pid)
+			continue;
+		if (s->gpu >= 0)
+			q->gpu_busy[s->gpu] = 0;
+		reap(s, q->runs, ws);
+		q->active--;
+		q->finished += s->nmembers;
+		q->done_work += work_of(&q->runs[s->run]);
+		sched_report(q, s);
+	}
+}
+
 int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	       const struct batch_opts *opts)
 {
 	(void)bf;
 	static char gpus[MAX_GPUS][64];
-	int ngpu = gpu_list(gpus), gpu_busy[MAX_GPUS] = {0};
-	int todo = 0, jobs = 0, finished = 0, next = 0, active = 0, forwarded = 0;
-	double total_work = 0, done_work = 0, t_start = app_now();
+	struct sched q = {.runs = runs, .nruns = nruns, .opts = opts, .gpus = gpus,
+			  .t_start = app_now()};
+	q.ngpu = gpu_list(gpus);
+	int jobs = 0, forwarded = 0;
 
 	for (int i = 0; i < nruns; i++)
 		if (runs[i].status == BATCH_PENDING) {
-			todo++;
+			q.todo++;
 			if (leads(&runs[i]))
-				jobs++, total_work += work_of(&runs[i]); /* a group simulates once */
+				jobs++, q.total_work += work_of(&runs[i]); /* a group simulates once */
 		}
-	int nslots = opts->jobs < jobs ? opts->jobs : jobs;
-	if (nslots < 1)
+	q.nslots = opts->jobs < jobs ? opts->jobs : jobs;
+	if (q.nslots < 1)
 		return 0;
-	int threads = cpu_count() / nslots > 1 ? cpu_count() / nslots : 1;
-	struct slot *slots = calloc((size_t)nslots, sizeof *slots);
-	if (!slots) {
+	q.threads = cpu_count() / q.nslots > 1 ? cpu_count() / q.nslots : 1;
+	q.slots = calloc((size_t)q.nslots, sizeof *q.slots);
+	if (!q.slots) {
 		log_error("out of memory starting the batch");
 		return NB_ERUNTIME;
 	}
 	log_info("batch: %d run%s to do in %d simulation%s, up to %d at a time (%d CPU thread%s each%s)",
-		 todo, todo == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s", nslots, threads,
-		 threads == 1 ? "" : "s", ngpu && nslots > 1 ? ", GPU runs one per device" : "");
+		 q.todo, q.todo == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s", q.nslots, q.threads,
+		 q.threads == 1 ? "" : "s", q.ngpu && q.nslots > 1 ? ", GPU runs one per device" : "");
 
 	for (;;) {
-		/* launch while there is a free slot (and a free device for GPU runs) */
-		while (!app_interrupted() && active < nslots) {
-			while (next < nruns && !(runs[next].status == BATCH_PENDING && leads(&runs[next])))
-				next++;
-			if (next == nruns)
-				break;
-			struct batch_run *r = &runs[next];
-			int gpu = -1;
-			int want_gpu = ngpu > 0 && (opts->backend_cli >= 0 ? opts->backend_cli != SCENE_BACKEND_CPU
-									  : r->uses_gpu_backend);
-			if (want_gpu && nslots > 1) {
-				for (int d = 0; d < ngpu && gpu < 0; d++)
-					if (!gpu_busy[d])
-						gpu = d;
-				if (gpu < 0)
-					break; /* wait for a device; keep the batch's order */
-			}
-			int k = 0;
-			while (slots[k].pid)
-				k++;
-			struct slot *s = &slots[k];
-			slot_fill(s, runs, nruns, next);
-			if (s->nmembers > 1)
-				log_info("run %s: started, one simulation for %d runs", s->label, s->nmembers);
-			else
-				log_info("run %d/%d %s: started", r->index + 1, nruns, r->name);
-			if (launch(s, runs, opts, threads, gpu >= 0 && ngpu > 1 ? gpus[gpu] : NULL)) {
-				log_error("run %s: cannot start a process: %s", r->name, strerror(errno));
-				for (int m = 0; m < s->nmembers; m++) {
-					runs[s->members[m]].status = BATCH_FAILED;
-					snprintf(runs[s->members[m]].message, sizeof r->message, "cannot start a process");
-				}
-				finished += s->nmembers;
-				next++;
-				continue;
-			}
-			slots[k].gpu = gpu;
-			if (gpu >= 0)
-				gpu_busy[gpu] = 1;
-			active++;
-			next++;
-		}
+		sched_launch(&q);
 		if (app_interrupted() && !forwarded) {
 			forwarded = 1;
-			if (active)
+			if (q.active)
 				log_info("batch: interrupted; %d running run%s finish their current frame",
-					 active, active == 1 ? "" : "s");
-			for (int k = 0; k < nslots; k++)
-				if (slots[k].pid)
-					kill(slots[k].pid, SIGINT);
+					 q.active, q.active == 1 ? "" : "s");
+			for (int k = 0; k < q.nslots; k++)
+				if (q.slots[k].pid)
+					kill(q.slots[k].pid, SIGINT);
 		}
-		if (active == 0)
+		if (q.active == 0)
 			break;
-
-		struct pollfd pfd[nslots];
-		for (int k = 0; k < nslots; k++)
-			pfd[k] = (struct pollfd){.fd = slots[k].pid ? slots[k].err_fd : -1, .events = POLLIN};
-		poll(pfd, (nfds_t)nslots, 200); /* EINTR (Ctrl-C) just comes round again */
-		for (int k = 0; k < nslots; k++) {
-			struct slot *s = &slots[k];
-			int ws;
-			if (!s->pid)
-				continue;
-			drain(s, runs, 0);
-			if (waitpid(s->pid, &ws, WNOHANG) != s->pid)
-				continue;
-			if (s->gpu >= 0)
-				gpu_busy[s->gpu] = 0;
-			reap(s, runs, ws);
-			active--;
-			finished += s->nmembers;
-			done_work += work_of(&runs[s->run]);
-			/* ETA: the elapsed time scaled by the work left (bodies x steps) */
-			char took[32], eta[64] = "";
-			batch_format_duration(runs[s->run].wall_s, took, sizeof took);
-			if (finished < todo && !app_interrupted()) {
-				size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
-				batch_format_duration((app_now() - t_start) * (total_work - done_work) / done_work,
-						      eta + l, sizeof eta - l);
-			}
-			for (int m = 0; m < s->nmembers; m++) {
-				struct batch_run *r = &runs[s->members[m]];
-				const char *more = m + 1 < s->nmembers ? "" : eta;
-				if (r->status == BATCH_OK)
-					log_info("run %d/%d %s: done in %s; %d of %d finished%s", r->index + 1,
-						 nruns, r->name, took, finished - s->nmembers + m + 1, todo, more);
-				else
-					log_info("run %d/%d %s: %s (exit %d) after %s; %d of %d finished%s",
-						 r->index + 1, nruns, r->name, batch_status_name(r->status),
-						 r->exit_code, took, finished - s->nmembers + m + 1, todo, more);
-			}
-		}
+		sched_wait(&q);
 	}
-	free(slots);
+	free(q.slots);
 	if (!app_interrupted())
 		return 0;
 	for (int i = 0; i < nruns; i++)

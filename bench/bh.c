@@ -239,58 +239,54 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 }
 #endif
 
-int bench_bh(int argc, char **argv)
+/* nbody-bench bh's options. */
+struct bh_opts {
+	size_t ns[BH_MAX_N];
+	int nn, steps;
+	size_t acc_max;
+	const char *configs, *scene;
+	int frames, ncu;
+};
+
+/* Parse ARGV into O. 0, or 2 (bad usage, reported). */
+static int bh_parse_args(int argc, char **argv, struct bh_opts *o)
 {
-	size_t ns[BH_MAX_N] = {1000000, 4000000, 16000000};
-	int nn = 3, steps = 7;
-	size_t acc_max = 4000000;
-	const char *configs = "ecl,com,default,fast", *scene = NULL;
-	int frames = 0, ncu = 0;
 	for (int a = 0; a < argc; a++) {
 		if (strcmp(argv[a], "--n") == 0 && a + 1 < argc) {
-			if ((nn = bench_parse_sizes(argv[++a], ns, BH_MAX_N, 3e8)) <= 0) {
+			if ((o->nn = bench_parse_sizes(argv[++a], o->ns, BH_MAX_N, 3e8)) <= 0) {
 				fprintf(stderr, "nbody-bench bh: --n %s: expected a list like 1000000,4000000\n",
 					argv[a]);
 				return 2;
 			}
 		} else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc) {
-			steps = atoi(argv[++a]);
-			if (steps < 1 || steps > BH_MAX_STEPS) {
+			o->steps = atoi(argv[++a]);
+			if (o->steps < 1 || o->steps > BH_MAX_STEPS) {
 				fprintf(stderr, "nbody-bench bh: --steps: expected 1..%d\n", BH_MAX_STEPS);
 				return 2;
 			}
 		} else if (strcmp(argv[a], "--configs") == 0 && a + 1 < argc) {
-			configs = argv[++a];
+			o->configs = argv[++a];
 		} else if (strcmp(argv[a], "--accuracy-max") == 0 && a + 1 < argc) {
-			acc_max = (size_t)strtod(argv[++a], NULL);
+			o->acc_max = (size_t)strtod(argv[++a], NULL);
 		} else if (strcmp(argv[a], "--scene") == 0 && a + 1 < argc) {
-			scene = argv[++a];
-			nn = 1;
+			o->scene = argv[++a];
+			o->nn = 1;
 		} else if (strcmp(argv[a], "--frames") == 0 && a + 1 < argc) {
-			frames = atoi(argv[++a]);
+			o->frames = atoi(argv[++a]);
 		} else if (strcmp(argv[a], "--ncu") == 0) {
-			ncu = 1; /* profile (cudaProfilerStart) one tree evaluation per config */
+			o->ncu = 1; /* profile (cudaProfilerStart) one tree evaluation per config */
 		} else {
 			bench_usage(stderr, "bh");
 			return 2;
 		}
 	}
-#if !NB_HAVE_CUDA
-	(void)configs, (void)acc_max, (void)scene, (void)frames, (void)ncu;
-	fprintf(stderr, "nbody-bench bh: this build has no CUDA support\n");
-	return 1;
-#else
-	struct bh_config cfg[BH_MAX_CONFIGS];
-	int nc = 0;
-	char buf[512];
-	snprintf(buf, sizeof buf, "%s", configs);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		if (nc == BH_MAX_CONFIGS || parse_config(tok, &cfg[nc])) {
-			fprintf(stderr, "nbody-bench bh: --configs: bad or too many entries at '%s'\n", tok);
-			return 2;
-		}
-		nc++;
-	}
+	return 0;
+}
+
+#if NB_HAVE_CUDA
+/* The device line and the column headings. 0, or 1 without a GPU. */
+static int bh_header(const struct bh_opts *o)
+{
 	char why[256], name[256];
 	size_t fr = 0, tot = 0;
 	if (!gpu_probe(why, sizeof why)) {
@@ -299,8 +295,9 @@ int bench_bh(int argc, char **argv)
 	}
 	if (gpu_device_info(name, sizeof name, &fr, &tot) == 0)
 		printf("# %s, %.1f GiB free of %.1f; %s%s; medians of %d steps\n", name,
-		       fr / 1073741824.0, tot / 1073741824.0, scene ? "scene " : "Plummer sphere, eps 0.05",
-		       scene ? scene : "", steps);
+		       fr / 1073741824.0, tot / 1073741824.0,
+		       o->scene ? "scene " : "Plummer sphere, eps 0.05", o->scene ? o->scene : "",
+		       o->steps);
 	printf("# config THETA:MULTIPOLES:CRITERION:LEAF:LANES; stage columns in ms; interactions per "
 	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body; "
 	       "bodies per walk group; walk blocks/fit per SM\n");
@@ -308,49 +305,82 @@ int bench_bh(int argc, char **argv)
 	       "%s\n",
 	       "n", "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
 	       "M2P", "local", "err med", "err p99", "B/bd", "B/all", "nodes", "grp", "walk grid/fit");
+	return 0;
+}
+
+/* Every config at size N (or the scene's bodies). 0, or 1 (reported). */
+static int bh_size(const struct bh_opts *o, const struct bh_config *cfg, int nc, size_t n)
+{
+	struct sim_state st;
+	double eps = 0.05, dt = 1e-3;
 	int rc = 0;
-	for (int k = 0; k < nn && rc == 0; k++) {
-		size_t n = ns[k];
-		struct sim_state st;
-		double eps = 0.05, dt = 1e-3;
-		memset(&st, 0, sizeof st);
-		if (scene) {
-			if ((rc = scene_state(scene, frames, &st, &eps, &dt)))
-				return 1;
-			n = st.n;
-		} else if (sim_state_alloc(&st, n, 1) == 0) {
-			sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
-		}
-		double *ref = NULL, *acc = malloc(3 * n * sizeof *acc);
-		if (!acc || !st.pos) {
-			fprintf(stderr, "nbody-bench bh: out of host memory for %zu bodies\n", n);
-			free(acc);
+	memset(&st, 0, sizeof st);
+	if (o->scene) {
+		if (scene_state(o->scene, o->frames, &st, &eps, &dt))
 			return 1;
-		}
-		if (n <= acc_max) {
-			ref = malloc(3 * n * sizeof *ref);
-			if (!ref || gpu_direct_accel(st.pos, st.mass, n, eps, SCENE_DIRECT_AUTO, ref, NULL)) {
-				free(ref);
-				ref = NULL;
-			}
-		}
-		for (int c = 0; c < nc && rc == 0; c++) {
-			rc = bh_one(&st, &cfg[c], steps, ref, acc, eps, dt);
-			if (rc == 0 && ncu) { /* one more evaluation, between profiler marks */
-				struct gpu_tree_tuning keep;
-				gpu_tree_tuning_get(&keep);
-				gpu_tree_tuning_set(&cfg[c].tu);
-				gpu_tree_profiler_mark(1);
-				rc = gpu_tree_accel(st.pos, st.mass, n, eps, cfg[c].theta,
-						    cfg[c].multipoles, acc, NULL);
-				gpu_tree_profiler_mark(0);
-				gpu_tree_tuning_set(&keep);
-			}
-		}
-		free(ref);
-		free(acc);
-		sim_state_free(&st);
+		n = st.n;
+	} else if (sim_state_alloc(&st, n, 1) == 0) {
+		sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
 	}
+	double *ref = NULL, *acc = malloc(3 * n * sizeof *acc);
+	if (!acc || !st.pos) {
+		fprintf(stderr, "nbody-bench bh: out of host memory for %zu bodies\n", n);
+		free(acc);
+		return 1;
+	}
+	if (n <= o->acc_max) {
+		ref = malloc(3 * n * sizeof *ref);
+		if (!ref || gpu_direct_accel(st.pos, st.mass, n, eps, SCENE_DIRECT_AUTO, ref, NULL)) {
+			free(ref);
+			ref = NULL;
+		}
+	}
+	for (int c = 0; c < nc && rc == 0; c++) {
+		rc = bh_one(&st, &cfg[c], o->steps, ref, acc, eps, dt);
+		if (rc == 0 && o->ncu) { /* one more evaluation, between profiler marks */
+			struct gpu_tree_tuning keep;
+			gpu_tree_tuning_get(&keep);
+			gpu_tree_tuning_set(&cfg[c].tu);
+			gpu_tree_profiler_mark(1);
+			rc = gpu_tree_accel(st.pos, st.mass, n, eps, cfg[c].theta, cfg[c].multipoles,
+					    acc, NULL);
+			gpu_tree_profiler_mark(0);
+			gpu_tree_tuning_set(&keep);
+		}
+	}
+	free(ref);
+	free(acc);
+	sim_state_free(&st);
+	return rc ? 1 : 0;
+}
+#endif
+
+int bench_bh(int argc, char **argv)
+{
+	struct bh_opts o = {.ns = {1000000, 4000000, 16000000}, .nn = 3, .steps = 7,
+			    .acc_max = 4000000, .configs = "ecl,com,default,fast"};
+	int rc = bh_parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+#if !NB_HAVE_CUDA
+	fprintf(stderr, "nbody-bench bh: this build has no CUDA support\n");
+	return 1;
+#else
+	struct bh_config cfg[BH_MAX_CONFIGS];
+	int nc = 0;
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", o.configs);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		if (nc == BH_MAX_CONFIGS || parse_config(tok, &cfg[nc])) {
+			fprintf(stderr, "nbody-bench bh: --configs: bad or too many entries at '%s'\n", tok);
+			return 2;
+		}
+		nc++;
+	}
+	if (bh_header(&o))
+		return 1;
+	for (int k = 0; k < o.nn && rc == 0; k++)
+		rc = bh_size(&o, cfg, nc, o.ns[k]);
 	return rc ? 1 : 0;
 #endif
 }
@@ -378,6 +408,50 @@ static int two_galaxies(size_t n, struct sim_state *st, double *eps)
 	*eps = sc.simulation.softening * u.length;
 	memset(st, 0, sizeof *st);
 	return sim_ic_build(&sc, st);
+}
+#endif
+
+#if NB_HAVE_CUDA
+/* The accuracy table's rows for SCENE (0: Plummer, 1: two galaxies) of N
+ * bodies. 0 or an error code. */
+static int accuracy_scene(int scene, size_t n, const struct gpu_tree_tuning *tu)
+{
+	const double thetas[] = {0.0, 0.3, 0.5, 0.55, 0.6, 0.7, 0.9};
+	struct sim_state st;
+	double eps = 0.05;
+	int rc;
+	if (scene == 0) {
+		rc = sim_state_alloc(&st, n, 1);
+		if (rc == 0)
+			sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
+	} else {
+		rc = two_galaxies(n, &st, &eps);
+	}
+	if (rc)
+		return rc;
+	double *ref = malloc(3 * st.n * sizeof *ref), *acc = malloc(3 * st.n * sizeof *acc);
+	if (!ref || !acc)
+		rc = NB_ERUNTIME;
+	if (rc == 0)
+		rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
+	for (int mp = 1; mp <= 2 && rc == 0; mp++) {
+		for (int k = 0; k < 7 && rc == 0; k++) {
+			if (k == 0 && mp == 1)
+				continue; /* theta 0 is the same sum for both */
+			double p2p, m2p, m2l, med, p99, max;
+			rc = tree_eval(&st, eps, thetas[k], mp, tu, ref, acc, &p2p, &m2p, &m2l, &med,
+				       &p99, &max);
+			if (rc == 0)
+				printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f %7.0f\n",
+				       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
+				       max, p2p, m2p, m2l);
+			fflush(stdout);
+		}
+	}
+	free(ref);
+	free(acc);
+	sim_state_free(&st);
+	return rc;
 }
 #endif
 
@@ -428,43 +502,9 @@ int bench_bh_accuracy(int argc, char **argv)
 	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes, tu.local_ratio, tu.leaf_p2p);
 	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s %7s\n", "scene", "n", "mp", "theta",
 	       "median", "99th", "max", "P2P/bd", "M2P/bd", "local");
-	const double thetas[] = {0.0, 0.3, 0.5, 0.55, 0.6, 0.7, 0.9};
 	int rc = 0;
-	for (int scene = 0; scene < 2 && rc == 0; scene++) {
-		struct sim_state st;
-		double eps = 0.05;
-		if (scene == 0) {
-			rc = sim_state_alloc(&st, n, 1);
-			if (rc == 0)
-				sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 42, 0);
-		} else {
-			rc = two_galaxies(n, &st, &eps);
-		}
-		if (rc)
-			break;
-		double *ref = malloc(3 * st.n * sizeof *ref), *acc = malloc(3 * st.n * sizeof *acc);
-		if (!ref || !acc)
-			rc = NB_ERUNTIME;
-		if (rc == 0)
-			rc = gpu_direct_accel(st.pos, st.mass, st.n, eps, SCENE_DIRECT_AUTO, ref, NULL);
-		for (int mp = 1; mp <= 2 && rc == 0; mp++) {
-			for (int k = 0; k < 7 && rc == 0; k++) {
-				if (k == 0 && mp == 1)
-					continue; /* theta 0 is the same sum for both */
-				double p2p, m2p, m2l, med, p99, max;
-				rc = tree_eval(&st, eps, thetas[k], mp, &tu, ref, acc, &p2p, &m2p, &m2l, &med,
-					       &p99, &max);
-				if (rc == 0)
-					printf("%-12s %9zu %3d %5.2f | %9.3e %9.3e %9.3e | %7.0f %7.0f %7.0f\n",
-					       scene ? "two-galaxy" : "plummer", st.n, mp, thetas[k], med, p99,
-					       max, p2p, m2p, m2l);
-				fflush(stdout);
-			}
-		}
-		free(ref);
-		free(acc);
-		sim_state_free(&st);
-	}
+	for (int scene = 0; scene < 2 && rc == 0; scene++)
+		rc = accuracy_scene(scene, n, &tu);
 	return rc ? 1 : 0;
 #endif
 }

@@ -91,25 +91,35 @@ static int e2e_parse_done(const char *log, int *frames, double *encode_s)
 	return found;
 }
 
-int bench_e2e(int argc, char **argv)
+/* Parse ARGV over the defaults (BIN: PATH_MAX bytes). 0, or 2 (bad usage,
+ * reported). */
+static int e2e_parse_args(int argc, char **argv, const char **scene, const char **out, char *bin,
+			  int *frames)
 {
-	const char *scene = "scenes/galaxy-collision.yaml", *out = "/tmp/nbody-e2e";
-	char bin[PATH_MAX] = "";
-	int frames = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--scene") && i + 1 < argc)
-			scene = argv[++i];
+			*scene = argv[++i];
 		else if (!strcmp(argv[i], "--frames") && i + 1 < argc)
-			frames = atoi(argv[++i]);
+			*frames = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
+			*out = argv[++i];
 		else if (!strcmp(argv[i], "--bin") && i + 1 < argc)
-			snprintf(bin, sizeof bin, "%s", argv[++i]);
+			snprintf(bin, PATH_MAX, "%s", argv[++i]);
 		else {
 			bench_usage(stderr, "e2e");
 			return 2;
 		}
 	}
+	return 0;
+}
+
+int bench_e2e(int argc, char **argv)
+{
+	const char *scene = "scenes/galaxy-collision.yaml", *out = "/tmp/nbody-e2e";
+	char bin[PATH_MAX] = "";
+	int frames = 0;
+	if (e2e_parse_args(argc, argv, &scene, &out, bin, &frames))
+		return 2;
 	if (!bin[0] && e2e_default_bin(bin, sizeof bin) != 0) {
 		fprintf(stderr, "e2e: cannot find nbody-render beside this program; use --bin\n");
 		return 2;

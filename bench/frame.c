@@ -156,32 +156,32 @@ static int parse_size(const char *s, int *w, int *h)
 	return sscanf(s, "%dx%d", w, h) == 2 ? 0 : -1;
 }
 
-/* All stages at one size. */
-static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, int reps,
-		      const char *dir)
+/* One size's measurements: the timing buffers and the rendered views. */
+struct frame_bench {
+	const char *size, *dir;
+	int w, h, reps;
+	double *t, *tc; /* wall and CPU seconds per repeat */
+	uint16_t *views[ENC_VIEWS];
+};
+
+/* Splat and tonemap per N; the largest N's renders fill the views. */
+static int fb_render(struct frame_bench *fb, const size_t *ns, int nn)
 {
 	struct scene sc;
 	struct render_image img = {0};
 	struct sim_units u = {1, 1, 1, 1, 1};
-	size_t npix = (size_t)w * h * 3;
-	uint16_t *views[ENC_VIEWS] = {0};
-	double *t = calloc((size_t)reps, sizeof *t), *tc = calloc((size_t)reps, sizeof *tc);
-	int err = 1;
-	bench_scene(&sc, w, h);
-	if (!t || !tc || render_image_alloc(&img, w, h) != 0)
-		goto end;
-	for (int v = 0; v < ENC_VIEWS; v++)
-		if (!(views[v] = malloc(npix * sizeof(uint16_t))))
-			goto end;
-
-	/* splat and tonemap per N; the largest N's renders feed the rest */
+	double *t = fb->t, *tc = fb->tc;
+	int reps = fb->reps;
+	bench_scene(&sc, fb->w, fb->h);
+	if (render_image_alloc(&img, fb->w, fb->h) != 0)
+		return 1;
 	for (int in = 0; in < nn; in++) {
 		struct sim_state st = {0};
 		char nlabel[16];
 		snprintf(nlabel, sizeof nlabel, ns[in] >= 1000000 ? "%zuM" : "%zuk",
 			 ns[in] >= 1000000 ? ns[in] / 1000000 : ns[in] / 1000);
 		if (sim_state_alloc(&st, ns[in], 1) != 0)
-			goto end;
+			goto fail;
 		st.comps[0].color[0] = 1.0f, st.comps[0].color[1] = 0.85f, st.comps[0].color[2] = 0.6f;
 		st.comps[0].count = st.n;
 		sim_ic_plummer(&st, 0, st.n, 1.0, 1.0, 20.0, 7, 0);
@@ -192,101 +192,126 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 			render_image_clear(&img);
 			if (render_splat(&sc, &cam, &st, &u, &img) != 0) {
 				sim_state_free(&st);
-				goto end;
+				goto fail;
 			}
 			if (r >= 0)
 				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
 		}
-		row(size, nlabel, "splat", t, tc, reps, "");
+		row(fb->size, nlabel, "splat", t, tc, reps, "");
 		for (int r = -1; r < reps; r++) {
 			double t0 = bench_now(), c0 = cpu_s();
-			render_tonemap(&sc, &img, views[0]);
+			render_tonemap(&sc, &img, fb->views[0]);
 			if (r >= 0)
 				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
 		}
-		row(size, nlabel, "tonemap", t, tc, reps, "");
+		row(fb->size, nlabel, "tonemap", t, tc, reps, "");
 		if (in == nn - 1) {
 			for (int v = 1; v < ENC_VIEWS; v++) {
 				bench_camera(&cam, 0.5 * v);
 				render_image_clear(&img);
 				render_splat(&sc, &cam, &st, &u, &img);
-				render_tonemap(&sc, &img, views[v]);
+				render_tonemap(&sc, &img, fb->views[v]);
 			}
 		}
 		sim_state_free(&st);
 	}
 	render_image_free(&img);
+	return 0;
+fail:
+	render_image_free(&img);
+	return 1;
+}
 
-	/* convert: exactly the converter output/mp4.c builds */
-	AVFrame *yuv[ENC_VIEWS] = {0};
+/* Convert the views to YUV[] with exactly the converter output/mp4.c builds. */
+static int fb_convert(struct frame_bench *fb, AVFrame **yuv)
+{
+	int w = fb->w, h = fb->h;
 	struct SwsContext *sws = sws_getContext(w, h, AV_PIX_FMT_RGB48, w, h, AV_PIX_FMT_YUV420P,
 						SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
 	if (!sws)
-		goto end;
+		return 1;
 	const int *coef = sws_getCoefficients(SWS_CS_ITU709);
 	sws_setColorspaceDetails(sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16);
 	for (int v = 0; v < ENC_VIEWS; v++) {
 		yuv[v] = av_frame_alloc();
 		if (!yuv[v])
-			goto end_av;
+			goto fail;
 		yuv[v]->format = AV_PIX_FMT_YUV420P;
 		yuv[v]->width = w;
 		yuv[v]->height = h;
 		if (av_frame_get_buffer(yuv[v], 0) < 0)
-			goto end_av;
+			goto fail;
 	}
-	for (int r = -1; r < reps; r++) {
+	for (int r = -1; r < fb->reps; r++) {
 		double t0 = bench_now(), c0 = cpu_s();
 		for (int v = 0; v < ENC_VIEWS; v++) {
-			const uint8_t *src[1] = {(const uint8_t *)views[v]};
+			const uint8_t *src[1] = {(const uint8_t *)fb->views[v]};
 			const int stride[1] = {w * 6};
 			sws_scale(sws, src, stride, 0, h, yuv[v]->data, yuv[v]->linesize);
 		}
 		if (r >= 0)
-			t[r] = (bench_now() - t0) / ENC_VIEWS, tc[r] = (cpu_s() - c0) / ENC_VIEWS;
+			fb->t[r] = (bench_now() - t0) / ENC_VIEWS, fb->tc[r] = (cpu_s() - c0) / ENC_VIEWS;
 	}
-	row(size, "", "convert (swscale)", t, tc, reps, "RGB48 -> yuv420p BT.709");
+	row(fb->size, "", "convert (swscale)", fb->t, fb->tc, fb->reps, "RGB48 -> yuv420p BT.709");
+	sws_freeContext(sws);
+	return 0;
+fail:
+	sws_freeContext(sws);
+	return 1;
+}
 
+/* libx264 alone on the converted frames, at two presets. */
+static int fb_encode(struct frame_bench *fb, AVFrame **yuv)
+{
 	const char *presets[] = {"ultrafast", "veryfast"};
 	for (int p = 0; p < 2; p++) {
 		long bytes = 0;
-		for (int r = -1; r < reps; r++) {
-			double cs, s = time_encode(yuv, w, h, presets[p], &bytes, &cs);
+		for (int r = -1; r < fb->reps; r++) {
+			double cs, s = time_encode(yuv, fb->w, fb->h, presets[p], &bytes, &cs);
 			if (s < 0) {
 				fprintf(stderr, "nbody-bench: frame: cannot open libx264 %s\n",
 					presets[p]);
-				goto end_av;
+				return 1;
 			}
 			if (r >= 0)
-				t[r] = s / ENC_FRAMES, tc[r] = cs / ENC_FRAMES;
+				fb->t[r] = s / ENC_FRAMES, fb->tc[r] = cs / ENC_FRAMES;
 		}
 		char stage[64], note[64];
 		snprintf(stage, sizeof stage, "encode x264 %s", presets[p]);
 		snprintf(note, sizeof note, "crf 23, %.0f KB/frame", bytes / 1024.0 / ENC_FRAMES);
-		row(size, "", stage, t, tc, reps, note);
+		row(fb->size, "", stage, fb->t, fb->tc, fb->reps, note);
 	}
+	return 0;
+}
 
-	/* the whole MP4 path as the writer thread runs it */
+/* The whole MP4 path as the writer thread runs it. */
+static int fb_mp4(struct frame_bench *fb)
+{
 	char path[4096];
-	snprintf(path, sizeof path, "%s/nb-bench-frame.mp4", dir);
-	for (int r = -1; r < reps; r++) {
+	snprintf(path, sizeof path, "%s/nb-bench-frame.mp4", fb->dir);
+	for (int r = -1; r < fb->reps; r++) {
 		struct out_mp4 *m = NULL;
-		if (out_mp4_open(&m, path, w, h, 30, SCENE_CODEC_H264, 23, "veryfast") != 0)
-			goto end_av;
+		if (out_mp4_open(&m, path, fb->w, fb->h, 30, SCENE_CODEC_H264, 23, "veryfast") != 0)
+			return 1;
 		double t0 = bench_now(), c0 = cpu_s();
 		int e = 0;
 		for (int k = 0; k < ENC_FRAMES && !e; k++)
-			e = out_mp4_write(m, views[k % ENC_VIEWS]);
+			e = out_mp4_write(m, fb->views[k % ENC_VIEWS]);
 		e = out_mp4_close(&m, !e) || e;
 		if (e)
-			goto end_av;
+			return 1;
 		if (r >= 0)
-			t[r] = (bench_now() - t0) / ENC_FRAMES, tc[r] = (cpu_s() - c0) / ENC_FRAMES;
+			fb->t[r] = (bench_now() - t0) / ENC_FRAMES,
+			fb->tc[r] = (cpu_s() - c0) / ENC_FRAMES;
 	}
 	unlink(path);
-	row(size, "", "mp4 total (veryfast)", t, tc, reps, "convert+encode+mux");
+	row(fb->size, "", "mp4 total (veryfast)", fb->t, fb->tc, fb->reps, "convert+encode+mux");
+	return 0;
+}
 
-	/* PNG settings */
+/* PNG settings. */
+static int fb_png(struct frame_bench *fb)
+{
 	const struct {
 		const char *name;
 		int depth, level, filters;
@@ -296,35 +321,54 @@ static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, 
 		{"png 16-bit level 1, no filter", 16, 1, 0},
 		{"png 16-bit libpng defaults", 16, -1, 1},
 	};
-	snprintf(path, sizeof path, "%s/nb-bench-frame.png", dir);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/nb-bench-frame.png", fb->dir);
 	for (size_t p = 0; p < sizeof pngs / sizeof pngs[0]; p++) {
 		struct stat sb = {0};
-		for (int r = -1; r < reps; r++) {
+		for (int r = -1; r < fb->reps; r++) {
 			double t0 = bench_now(), c0 = cpu_s();
-			if (out_png_write_file(path, w, h, pngs[p].depth, views[(r + 1) % ENC_VIEWS],
-					       pngs[p].level, pngs[p].filters) != 0)
-				goto end_av;
+			if (out_png_write_file(path, fb->w, fb->h, pngs[p].depth,
+					       fb->views[(r + 1) % ENC_VIEWS], pngs[p].level,
+					       pngs[p].filters) != 0)
+				return 1;
 			if (r >= 0)
-				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
+				fb->t[r] = bench_now() - t0, fb->tc[r] = cpu_s() - c0;
 		}
 		stat(path, &sb);
 		char note[64];
 		snprintf(note, sizeof note, "%.0f KB/frame", (double)sb.st_size / 1024.0);
-		row(size, "", pngs[p].name, t, tc, reps, note);
+		row(fb->size, "", pngs[p].name, fb->t, fb->tc, fb->reps, note);
 	}
 	unlink(path);
-	err = 0;
+	return 0;
+}
 
-end_av:
+/* All stages at one size. */
+static int bench_size(const char *size, int w, int h, const size_t *ns, int nn, int reps,
+		      const char *dir)
+{
+	struct frame_bench fb = {.size = size, .dir = dir, .w = w, .h = h, .reps = reps};
+	size_t npix = (size_t)w * h * 3;
+	AVFrame *yuv[ENC_VIEWS] = {0};
+	int err = 1;
+	fb.t = calloc((size_t)reps, sizeof *fb.t);
+	fb.tc = calloc((size_t)reps, sizeof *fb.tc);
+	if (!fb.t || !fb.tc)
+		goto end;
+	for (int v = 0; v < ENC_VIEWS; v++)
+		if (!(fb.views[v] = malloc(npix * sizeof(uint16_t))))
+			goto end;
+	if (fb_render(&fb, ns, nn) || fb_convert(&fb, yuv) || fb_encode(&fb, yuv) ||
+	    fb_mp4(&fb) || fb_png(&fb))
+		goto end;
+	err = 0;
+end:
 	for (int v = 0; v < ENC_VIEWS; v++)
 		av_frame_free(&yuv[v]);
-	sws_freeContext(sws);
-end:
-	render_image_free(&img);
 	for (int v = 0; v < ENC_VIEWS; v++)
-		free(views[v]);
-	free(t);
-	free(tc);
+		free(fb.views[v]);
+	free(fb.t);
+	free(fb.tc);
 	if (err)
 		fprintf(stderr, "nbody-bench: frame: %s failed\n", size);
 	return err;

@@ -293,101 +293,119 @@ static int rb_png(const char *dir, const struct sim_state *st, const struct rend
 	return 0;
 }
 
-int bench_render(int argc, char **argv)
+/* nbody-bench render's options. */
+struct rb_opts {
+	size_t ns[RB_MAX_LIST];
+	int nn, reps, s1080, s4k, e2e;
+	const char *png;
+};
+
+/* Parse ARGV into O. 0, or 2 (bad usage, reported). */
+static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 {
-	size_t ns[RB_MAX_LIST] = {1000000, 10000000};
-	int nn = 2, reps = 5, s1080 = 1, s4k = 1, e2e = 0;
-	const char *png = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--n") && i + 1 < argc)
-			nn = bench_parse_sizes(argv[++i], ns, RB_MAX_LIST, 1e9);
+			o->nn = bench_parse_sizes(argv[++i], o->ns, RB_MAX_LIST, 1e9);
 		else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
-			reps = atoi(argv[++i]);
+			o->reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			const char *s = argv[++i];
-			s1080 = strstr(s, "1080p") != NULL;
-			s4k = strstr(s, "4k") != NULL;
+			o->s1080 = strstr(s, "1080p") != NULL;
+			o->s4k = strstr(s, "4k") != NULL;
 		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
-			png = argv[++i];
+			o->png = argv[++i];
 		else if (!strcmp(argv[i], "--e2e"))
-			e2e = 1;
+			o->e2e = 1;
 		else {
 			bench_usage(stderr, "render");
 			return 2;
 		}
 	}
-	if (nn < 1 || reps < 1 || reps > RB_MAX_REPS) {
+	if (o->nn < 1 || o->reps < 1 || o->reps > RB_MAX_REPS) {
 		fprintf(stderr, "render: bad --n or --repeats (1..%d)\n", RB_MAX_REPS);
 		return 2;
 	}
+	return 0;
+}
+
+/* The rows of scene SCENEID (0: the scene file, 1: galaxies, 2: core) with
+ * N bodies, the K-th size of the list. 0, or 1 (reported). */
+static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
+{
+	const struct {
+		const char *name;
+		int w, h, on;
+	} sizes[2] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k}};
+	const char *mname[2] = {"tiled", "atomic"};
+	const char *scname[3] = {"scene", "galaxies", "core"};
+	size_t n = o->ns[k];
+	struct sim_state st;
+	struct render_camera cam;
+	struct scene file_sc;
+	int rc = 0;
+	memset(&st, 0, sizeof st);
+	int bad = sceneid == 0   ? rb_make_scene(n, 0, &file_sc, &st, &cam)
+		  : sceneid == 1 ? rb_make_galaxies(n, &st, &cam)
+				 : rb_make_core(n, &st, &cam);
+	if (bad) {
+		fprintf(stderr, "render: cannot make the %s bodies (n = %zu)\n", scname[sceneid], n);
+		sim_state_free(&st);
+		return 1;
+	}
+	if (o->png && sceneid == 1 && k == 0 && rb_png(o->png, &st, &cam) != 0)
+		rc = 1;
+	for (int s = 0; s < 2 && !rc; s++) {
+		if (!sizes[s].on)
+			continue;
+		for (int a = 0; a < 2 && !rc; a++) {
+			if (sceneid == 2 && a == 1)
+				continue; /* the core case is about deposit contention */
+			/* The scene's rows: its own renderer settings, tiled only. */
+			for (int m = 0; m < (sceneid == 0 ? 1 : 2) && !rc; m++) {
+				struct scene sc;
+				if (sceneid == 0) {
+					sc = file_sc;
+					sc.render.width = sizes[s].w;
+					sc.render.height = sizes[s].h;
+					sc.render.smoothing = 0.3; /* kpc, fixed rows */
+				} else {
+					rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
+							  sceneid == 2 ? 0.02 : 0.15);
+				}
+				sc.render.smoothing_adaptive = a;
+				struct rb_row row;
+				if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, o->reps, &row) != 0) {
+					rc = 1;
+					break;
+				}
+				rb_print(scname[sceneid], sizes[s].name, n, mname[m],
+					 a ? "adaptive" : "fixed", &row);
+			}
+		}
+	}
+	sim_state_free(&st);
+	return rc;
+}
+
+int bench_render(int argc, char **argv)
+{
+	struct rb_opts o = {.ns = {1000000, 10000000}, .nn = 2, .reps = 5, .s1080 = 1, .s4k = 1};
+	int rc = rb_parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
 	char why[256], name[128] = "?";
 	if (!gpu_probe(why, sizeof why)) {
 		printf("SKIP: %s\n", why);
 		return 0;
 	}
 	gpu_device_info(name, sizeof name, NULL, NULL);
-	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, reps);
+	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, o.reps);
 	printf("| scene    | size  |     N  | method | h        | adaptive |   splat |   tone |  copy |     gpu |    wall | pairs M |\n");
 	printf("|----------|-------|--------|--------|----------|---------:|--------:|-------:|------:|--------:|--------:|--------:|\n");
-	const struct {
-		const char *name;
-		int w, h, on;
-	} sizes[2] = {{"1080p", 1920, 1080, s1080}, {"4k", 3840, 2160, s4k}};
-	const char *mname[2] = {"tiled", "atomic"};
-	const char *scname[3] = {"scene", "galaxies", "core"};
-	int rc = 0;
-	for (int k = 0; k < nn && !rc; k++) {
-		size_t n = ns[k];
-		for (int sceneid = 0; sceneid < 3 && !rc; sceneid++) {
-			struct sim_state st;
-			struct render_camera cam;
-			struct scene file_sc;
-			memset(&st, 0, sizeof st);
-			int bad = sceneid == 0   ? rb_make_scene(n, 0, &file_sc, &st, &cam)
-				  : sceneid == 1 ? rb_make_galaxies(n, &st, &cam)
-						 : rb_make_core(n, &st, &cam);
-			if (bad) {
-				fprintf(stderr, "render: cannot make the %s bodies (n = %zu)\n",
-					scname[sceneid], n);
-				sim_state_free(&st);
-				return 1;
-			}
-			if (png && sceneid == 1 && k == 0 && rb_png(png, &st, &cam) != 0)
-				rc = 1;
-			for (int s = 0; s < 2 && !rc; s++) {
-				if (!sizes[s].on)
-					continue;
-				for (int a = 0; a < 2 && !rc; a++) {
-					if (sceneid == 2 && a == 1)
-						continue; /* the core case is about deposit contention */
-					/* The scene's rows: its own renderer settings, tiled only. */
-					for (int m = 0; m < (sceneid == 0 ? 1 : 2) && !rc; m++) {
-						struct scene sc;
-						if (sceneid == 0) {
-							sc = file_sc;
-							sc.render.width = sizes[s].w;
-							sc.render.height = sizes[s].h;
-							sc.render.smoothing = 0.3; /* kpc, fixed rows */
-						} else {
-							rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
-									  sceneid == 2 ? 0.02 : 0.15);
-						}
-						sc.render.smoothing_adaptive = a;
-						struct rb_row row;
-						if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, reps,
-							    &row) != 0) {
-							rc = 1;
-							break;
-						}
-						rb_print(scname[sceneid], sizes[s].name, n, mname[m],
-							 a ? "adaptive" : "fixed", &row);
-					}
-				}
-			}
-			sim_state_free(&st);
-		}
-	}
-	if (!rc && e2e) {
+	for (int k = 0; k < o.nn && !rc; k++)
+		for (int sceneid = 0; sceneid < 3 && !rc; sceneid++)
+			rc = rb_scene_rows(&o, k, sceneid);
+	if (!rc && o.e2e) {
 		printf("\n");
 		fflush(stdout);
 		rc = bench_e2e(0, NULL);

@@ -67,6 +67,124 @@ static void mp4_free(struct out_mp4 *m)
 	free(m);
 }
 
+/* The muxer, its one stream, the codec context, a packet and a frame. */
+static int mp4_open_stream(struct out_mp4 *m, const AVCodec *enc)
+{
+	/* The temp name does not end in .mp4, so name the muxer explicitly. */
+	int ret = avformat_alloc_output_context2(&m->fmt, NULL, "mp4", m->tmp);
+	if (ret < 0)
+		return av_fail(m, "cannot create the mp4 muxer", ret, NB_ERUNTIME);
+	m->st = avformat_new_stream(m->fmt, NULL);
+	m->enc = avcodec_alloc_context3(enc);
+	m->pkt = av_packet_alloc();
+	m->frame = av_frame_alloc();
+	if (!m->st || !m->enc || !m->pkt || !m->frame)
+		return av_fail(m, "cannot allocate the encoder", AVERROR(ENOMEM), NB_ERUNTIME);
+	m->st->id = (int)m->fmt->nb_streams - 1;
+	return 0;
+}
+
+/* Set up and open the encoder (time base 1/fps, yuv420p, BT.709 tags,
+ * limited range, crf/preset), copy its parameters to the stream and
+ * allocate the frame. */
+static int mp4_open_encoder(struct out_mp4 *m, const AVCodec *enc, int fps,
+			    enum scene_codec codec, int crf, const char *preset)
+{
+	int ret;
+	AVCodecContext *c = m->enc;
+	c->width = m->w;
+	c->height = m->h;
+	c->time_base = (AVRational){1, fps};
+	c->framerate = (AVRational){fps, 1};
+	m->st->time_base = c->time_base;
+	m->st->avg_frame_rate = c->framerate;
+	c->pix_fmt = AV_PIX_FMT_YUV420P;
+	c->color_primaries = AVCOL_PRI_BT709;
+	c->color_trc = AVCOL_TRC_BT709;
+	c->colorspace = AVCOL_SPC_BT709;
+	c->color_range = AVCOL_RANGE_MPEG;
+	c->thread_count = 0; /* libavcodec chooses */
+	char crfbuf[16];
+	snprintf(crfbuf, sizeof crfbuf, "%d", crf);
+	if ((ret = av_opt_set(c->priv_data, "crf", crfbuf, 0)) < 0)
+		return av_fail(m, "output.crf: cannot set crf", ret, NB_EINPUT);
+	if ((ret = av_opt_set(c->priv_data, "preset", preset, 0)) < 0)
+		return av_fail(m, "output.preset: cannot set preset", ret, NB_EINPUT);
+	if (codec == SCENE_CODEC_H265) {
+		/* x265 prints its banner and statistics through its own logger;
+		 * hvc1 is the tag QuickTime/Apple players need for HEVC in MP4. */
+		av_opt_set(c->priv_data, "x265-params", "log-level=error", 0);
+	}
+	if (m->fmt->oformat->flags & AVFMT_GLOBALHEADER)
+		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+	if ((ret = avcodec_open2(c, enc, NULL)) < 0) {
+		/* Usually a preset the encoder does not know. */
+		char what[128];
+		snprintf(what, sizeof what, "cannot open %s (output.preset '%s', output.crf %d)",
+			 enc->name, preset, crf);
+		return av_fail(m, what, ret, NB_EINPUT);
+	}
+	if ((ret = avcodec_parameters_from_context(m->st->codecpar, c)) < 0)
+		return av_fail(m, "cannot copy the stream parameters", ret, NB_ERUNTIME);
+	if (codec == SCENE_CODEC_H265)
+		m->st->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
+
+	m->frame->format = c->pix_fmt;
+	m->frame->width = m->w;
+	m->frame->height = m->h;
+	if ((ret = av_frame_get_buffer(m->frame, 0)) < 0)
+		return av_fail(m, "cannot allocate a frame", ret, NB_ERUNTIME);
+	return 0;
+}
+
+/* The RGB48 -> YUV420P converter. */
+static int mp4_open_scaler(struct out_mp4 *m)
+{
+	/* AV_PIX_FMT_RGB48 is the host-endian alias (RGB48LE here), matching
+	 * our uint16_t samples. BT.709 matrix, full-range input, limited-range
+	 * (MPEG) output as the stream is tagged. */
+	m->sws = sws_getContext(m->w, m->h, AV_PIX_FMT_RGB48, m->w, m->h, AV_PIX_FMT_YUV420P,
+				SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
+	if (!m->sws) {
+		log_error("%s: cannot create the RGB48 -> YUV420P converter", m->path);
+		return NB_ERUNTIME;
+	}
+	const int *coef = sws_getCoefficients(SWS_CS_ITU709);
+	if (sws_setColorspaceDetails(m->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16) < 0) {
+		log_error("%s: cannot set BT.709 conversion coefficients", m->path);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+/* Create the temp file, open it for avio and write the header. */
+static int mp4_open_io(struct out_mp4 *m)
+{
+	/* Create the temp file ourselves (O_EXCL: this process's own name),
+	 * then let avio open it by name. */
+	int ret, fd = sim_outfile_temp(m->path, m->tmp, sizeof m->tmp);
+	if (fd < 0)
+		return NB_ERUNTIME;
+	close(fd);
+	m->tmp_made = 1;
+	if ((ret = avio_open(&m->fmt->pb, m->tmp, AVIO_FLAG_WRITE)) < 0) {
+		char what[4200];
+		snprintf(what, sizeof what, "cannot open %s for writing", m->tmp);
+		return av_fail(m, what, ret, NB_ERUNTIME);
+	}
+	m->io_open = 1;
+
+	AVDictionary *opts = NULL;
+	av_dict_set(&opts, "movflags", "+faststart", 0);
+	ret = avformat_write_header(m->fmt, &opts);
+	av_dict_free(&opts);
+	if (ret < 0)
+		return av_fail(m, "cannot write the mp4 header", ret, NB_ERUNTIME);
+	m->header_done = 1;
+	return 0;
+}
+
 int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		 enum scene_codec codec, int crf, const char *preset)
 {
@@ -96,7 +214,7 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		log_error("%s: out of memory", path);
 		return NB_ERUNTIME;
 	}
-	int err = NB_ERUNTIME, ret;
+	int err = NB_ERUNTIME;
 	m->w = w, m->h = h;
 	if (strlen(path) >= sizeof m->path) {
 		log_error("%s: path too long", path);
@@ -105,116 +223,10 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 	strcpy(m->path, path);
 	if (sim_outfile_temp_name(path, m->tmp, sizeof m->tmp) != 0)
 		goto fail;
-
-	/* The temp name does not end in .mp4, so name the muxer explicitly. */
-	ret = avformat_alloc_output_context2(&m->fmt, NULL, "mp4", m->tmp);
-	if (ret < 0) {
-		err = av_fail(m, "cannot create the mp4 muxer", ret, NB_ERUNTIME);
+	if ((err = mp4_open_stream(m, enc)) ||
+	    (err = mp4_open_encoder(m, enc, fps, codec, crf, preset)) ||
+	    (err = mp4_open_scaler(m)) || (err = mp4_open_io(m)))
 		goto fail;
-	}
-	m->st = avformat_new_stream(m->fmt, NULL);
-	m->enc = avcodec_alloc_context3(enc);
-	m->pkt = av_packet_alloc();
-	m->frame = av_frame_alloc();
-	if (!m->st || !m->enc || !m->pkt || !m->frame) {
-		err = av_fail(m, "cannot allocate the encoder", AVERROR(ENOMEM), NB_ERUNTIME);
-		goto fail;
-	}
-	m->st->id = (int)m->fmt->nb_streams - 1;
-
-	AVCodecContext *c = m->enc;
-	c->width = w;
-	c->height = h;
-	c->time_base = (AVRational){1, fps};
-	c->framerate = (AVRational){fps, 1};
-	m->st->time_base = c->time_base;
-	m->st->avg_frame_rate = c->framerate;
-	c->pix_fmt = AV_PIX_FMT_YUV420P;
-	c->color_primaries = AVCOL_PRI_BT709;
-	c->color_trc = AVCOL_TRC_BT709;
-	c->colorspace = AVCOL_SPC_BT709;
-	c->color_range = AVCOL_RANGE_MPEG;
-	c->thread_count = 0; /* libavcodec chooses */
-	char crfbuf[16];
-	snprintf(crfbuf, sizeof crfbuf, "%d", crf);
-	if ((ret = av_opt_set(c->priv_data, "crf", crfbuf, 0)) < 0) {
-		err = av_fail(m, "output.crf: cannot set crf", ret, NB_EINPUT);
-		goto fail;
-	}
-	if ((ret = av_opt_set(c->priv_data, "preset", preset, 0)) < 0) {
-		err = av_fail(m, "output.preset: cannot set preset", ret, NB_EINPUT);
-		goto fail;
-	}
-	if (codec == SCENE_CODEC_H265) {
-		/* x265 prints its banner and statistics through its own logger;
-		 * hvc1 is the tag QuickTime/Apple players need for HEVC in MP4. */
-		av_opt_set(c->priv_data, "x265-params", "log-level=error", 0);
-	}
-	if (m->fmt->oformat->flags & AVFMT_GLOBALHEADER)
-		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-
-	if ((ret = avcodec_open2(c, enc, NULL)) < 0) {
-		/* Usually a preset the encoder does not know. */
-		char what[128];
-		snprintf(what, sizeof what, "cannot open %s (output.preset '%s', output.crf %d)",
-			 encname, preset, crf);
-		err = av_fail(m, what, ret, NB_EINPUT);
-		goto fail;
-	}
-	if ((ret = avcodec_parameters_from_context(m->st->codecpar, c)) < 0) {
-		err = av_fail(m, "cannot copy the stream parameters", ret, NB_ERUNTIME);
-		goto fail;
-	}
-	if (codec == SCENE_CODEC_H265)
-		m->st->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
-
-	m->frame->format = c->pix_fmt;
-	m->frame->width = w;
-	m->frame->height = h;
-	if ((ret = av_frame_get_buffer(m->frame, 0)) < 0) {
-		err = av_fail(m, "cannot allocate a frame", ret, NB_ERUNTIME);
-		goto fail;
-	}
-
-	/* AV_PIX_FMT_RGB48 is the host-endian alias (RGB48LE here), matching
-	 * our uint16_t samples. BT.709 matrix, full-range input, limited-range
-	 * (MPEG) output as the stream is tagged. */
-	m->sws = sws_getContext(w, h, AV_PIX_FMT_RGB48, w, h, AV_PIX_FMT_YUV420P,
-				SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
-	if (!m->sws) {
-		log_error("%s: cannot create the RGB48 -> YUV420P converter", path);
-		goto fail;
-	}
-	const int *coef = sws_getCoefficients(SWS_CS_ITU709);
-	if (sws_setColorspaceDetails(m->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16) < 0) {
-		log_error("%s: cannot set BT.709 conversion coefficients", path);
-		goto fail;
-	}
-
-	/* Create the temp file ourselves (O_EXCL: this process's own name),
-	 * then let avio open it by name. */
-	int fd = sim_outfile_temp(path, m->tmp, sizeof m->tmp);
-	if (fd < 0)
-		goto fail;
-	close(fd);
-	m->tmp_made = 1;
-	if ((ret = avio_open(&m->fmt->pb, m->tmp, AVIO_FLAG_WRITE)) < 0) {
-		char what[4200];
-		snprintf(what, sizeof what, "cannot open %s for writing", m->tmp);
-		err = av_fail(m, what, ret, NB_ERUNTIME);
-		goto fail;
-	}
-	m->io_open = 1;
-
-	AVDictionary *opts = NULL;
-	av_dict_set(&opts, "movflags", "+faststart", 0);
-	ret = avformat_write_header(m->fmt, &opts);
-	av_dict_free(&opts);
-	if (ret < 0) {
-		err = av_fail(m, "cannot write the mp4 header", ret, NB_ERUNTIME);
-		goto fail;
-	}
-	m->header_done = 1;
 	*out = m;
 	return 0;
 

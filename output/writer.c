@@ -264,6 +264,71 @@ int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer *
 	return out_writer_open_png(sc, queue_depth, 0, 0, out);
 }
 
+/* The frame size and the PNG and preview folders: checked, made. */
+static int writer_prepare_dirs(struct out_writer *w)
+{
+	int err;
+	if (w->w <= 0 || w->h <= 0) {
+		log_error("writer: bad frame size %dx%d", w->w, w->h);
+		return NB_EINPUT;
+	}
+	if (w->png_dir[0]) {
+		if (w->png_depth != 8 && w->png_depth != 16) {
+			log_error("output.png_depth: must be 8 or 16, got %d", w->png_depth);
+			return NB_EINPUT;
+		}
+		if ((err = out_mkdirs(w->png_dir)) != 0 ||
+		    (err = check_writable_dir(w->png_dir, "output.png_dir")) != 0)
+			return err;
+	}
+	if (w->preview[0]) {
+		char d[SCENE_PATH_MAX];
+		if ((err = out_mkdirs_for(w->preview)) != 0)
+			return err;
+		if (dir_of(w->preview, d, sizeof d) == 0 &&
+		    (err = check_writable_dir(d, "output.preview")) != 0)
+			return err;
+		if (w->preview_kind == SCENE_PREVIEW_SHEET &&
+		    (err = out_sheet_init(&w->sheet, w->frames, w->w, w->h)) != 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Start the PNG pool (when there are PNG frames) and the writer thread. */
+static int writer_start(struct out_writer *w, int png_threads, int png_jobs)
+{
+	/* SIGINT/SIGTERM go to the render loop's thread, never to ours: the
+	 * thread starts with them blocked (it inherits this mask).
+	 * The PNG workers likewise. */
+	int err = 0;
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	int perr = 0;
+	if (w->png_dir[0]) {
+		if (png_threads < 1)
+			png_threads = png_threads_default();
+		if (png_jobs < 1)
+			png_jobs = png_threads + 1;
+		err = out_png_pool_open(&w->png, w->png_dir, w->w, w->h, w->png_depth, png_threads,
+					png_jobs);
+	}
+	if (!err)
+		perr = pthread_create(&w->thread, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	if (perr != 0) {
+		log_error("writer: cannot start the writer thread");
+		return NB_ERUNTIME;
+	}
+	w->thread_started = 1;
+	return 0;
+}
+
 int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
 			struct out_writer **out)
 {
@@ -288,33 +353,8 @@ int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads
 	if (sc->output.preview_kind != SCENE_PREVIEW_NONE)
 		snprintf(w->preview, sizeof w->preview, "%s", sc->output.preview);
 	w->depth = queue_depth < 1 ? 1 : queue_depth;
-
-	if (w->w <= 0 || w->h <= 0) {
-		log_error("writer: bad frame size %dx%d", w->w, w->h);
-		err = NB_EINPUT;
+	if ((err = writer_prepare_dirs(w)) != 0)
 		goto fail;
-	}
-	if (w->png_dir[0]) {
-		if (w->png_depth != 8 && w->png_depth != 16) {
-			log_error("output.png_depth: must be 8 or 16, got %d", w->png_depth);
-			err = NB_EINPUT;
-			goto fail;
-		}
-		if ((err = out_mkdirs(w->png_dir)) != 0 ||
-		    (err = check_writable_dir(w->png_dir, "output.png_dir")) != 0)
-			goto fail;
-	}
-	if (w->preview[0]) {
-		char d[SCENE_PATH_MAX];
-		if ((err = out_mkdirs_for(w->preview)) != 0)
-			goto fail;
-		if (dir_of(w->preview, d, sizeof d) == 0 &&
-		    (err = check_writable_dir(d, "output.preview")) != 0)
-			goto fail;
-		if (w->preview_kind == SCENE_PREVIEW_SHEET &&
-		    (err = out_sheet_init(&w->sheet, w->frames, w->w, w->h)) != 0)
-			goto fail;
-	}
 
 	/* Slot buffers come with the first frame that needs them (push). */
 	w->slots = calloc((size_t)w->depth, sizeof *w->slots);
@@ -330,36 +370,8 @@ int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads
 		if (err)
 			goto fail;
 	}
-
-	/* SIGINT/SIGTERM go to the render loop's thread, never to ours: the
-	 * thread starts with them blocked (it inherits this mask).
-	 * The PNG workers likewise. */
-	err = 0;
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	int perr = 0;
-	if (w->png_dir[0]) {
-		if (png_threads < 1)
-			png_threads = png_threads_default();
-		if (png_jobs < 1)
-			png_jobs = png_threads + 1;
-		err = out_png_pool_open(&w->png, w->png_dir, w->w, w->h, w->png_depth, png_threads,
-					png_jobs);
-	}
-	if (!err)
-		perr = pthread_create(&w->thread, NULL, writer_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
+	if ((err = writer_start(w, png_threads, png_jobs)) != 0)
 		goto fail;
-	if (perr != 0) {
-		log_error("writer: cannot start the writer thread");
-		err = NB_ERUNTIME;
-		goto fail;
-	}
-	w->thread_started = 1;
 	*out = w;
 	return 0;
 

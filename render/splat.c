@@ -241,41 +241,30 @@ static void band_rows(const struct splat_rec *rec, const struct splat_level *lv,
 	*jb = rec->j1 >= lv->img.h ? lv->img.h - 1 : rec->j1;
 }
 
-int render_splat_h(const struct scene *sc, const struct render_camera *cam,
-		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
-		   struct render_image *img)
-{
-	int rc = 0;
-	struct splat_rec *recs = NULL;
-	unsigned char *live = NULL;
-	size_t *band_start = NULL, *band_list = NULL, *band_fill = NULL;
+/* One render_splat_h call: the bodies' footprints, the levels in use and
+ * the band lists (bodies by band, in body order). */
+struct splat_job {
+	size_t n;
+	enum scene_kernel kern;
+	struct splat_rec *recs;
+	unsigned char *live;
+	size_t *band_start, *band_list, *band_fill;
 	struct splat_level lv[RENDER_LOD_LEVELS];
-	int nlev = 1; /* levels 0 .. nlev - 1 in use */
-	memset(lv, 0, sizeof lv);
-	struct sim_units uu;
-	if (!u) {
-		sim_units_of(sc->units, &uu);
-		u = &uu;
-	}
-	if (st->n == 0 || img->w <= 0 || img->h <= 0)
-		return 0;
+	int nlev; /* levels 0 .. nlev - 1 in use */
+	int nbands;
+};
 
-	struct render_view v;
-	render_view_make(cam, img->w, img->h, &v);
-	enum scene_kernel kern = sc->render.kernel;
+/* Pass 1: project and normalise, per body. Returns the coarsest level used. */
+static int splat_project(struct splat_job *j, const struct render_view *v,
+			 const struct scene *sc, const struct sim_state *st,
+			 const struct sim_units *u, const double *h_by_body)
+{
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
 	double smoothing = sc->render.smoothing; /* when h_by_body is NULL */
-	size_t n = st->n;
-
-	recs = malloc(n * sizeof *recs);
-	live = malloc(n);
-	if (!recs || !live) {
-		log_error("render: out of memory splatting %zu bodies", n);
-		rc = NB_ERUNTIME;
-		goto cleanup;
-	}
-
-	/* Pass 1: project and normalise, per body. */
+	enum scene_kernel kern = j->kern;
+	struct splat_rec *recs = j->recs;
+	unsigned char *live = j->live;
+	size_t n = j->n;
 	int maxlev = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : maxlev)
 	for (size_t b = 0; b < n; b++) {
@@ -294,63 +283,73 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 		/* A body of zero weight (a dark halo drawn black) adds nothing:
 		 * skip it, as the GPU does, rather than spread zeros. */
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
-		live[b] = dark ? 0 : (unsigned char)splat_prepare(&v, kern, hs, p, w, &recs[b]);
+		live[b] = dark ? 0 : (unsigned char)splat_prepare(v, kern, hs, p, w, &recs[b]);
 		if (live[b] && recs[b].level > maxlev)
 			maxlev = recs[b].level;
 	}
+	return maxlev;
+}
 
-	/* The levels in use, their images and band numbering. */
-	nlev = maxlev + 1;
-	int nbands = 0;
+/* The levels in use (0 .. NLEV - 1), their images and band numbering. */
+static int splat_levels(struct splat_job *j, int nlev, struct render_image *img)
+{
+	struct splat_level *lv = j->lv;
+	j->nlev = nlev;
+	j->nbands = 0;
 	for (int L = 0; L < nlev; L++) {
 		if (L == 0) {
 			lv[0].img = *img;
 		} else if (render_image_alloc(&lv[L].img, render_lod_dim(img->w, L),
 					      render_lod_dim(img->h, L)) != 0) {
-			rc = NB_ERUNTIME;
-			goto cleanup;
+			return NB_ERUNTIME;
 		}
-		lv[L].band0 = nbands;
+		lv[L].band0 = j->nbands;
 		lv[L].nbands = (lv[L].img.h + RENDER_BAND_ROWS - 1) / RENDER_BAND_ROWS;
-		nbands += lv[L].nbands;
+		j->nbands += lv[L].nbands;
 	}
-	band_start = calloc((size_t)nbands + 1, sizeof *band_start);
-	band_fill = calloc((size_t)nbands, sizeof *band_fill);
-	if (!band_start || !band_fill) {
-		log_error("render: out of memory splatting %zu bodies", n);
-		rc = NB_ERUNTIME;
-		goto cleanup;
-	}
+	return 0;
+}
 
-	/* Pass 2: band lists, in body order. */
-	for (size_t b = 0; b < n; b++) {
-		if (!live[b])
+/* Pass 2: band lists, in body order. */
+static int splat_bands(struct splat_job *j)
+{
+	int nbands = j->nbands;
+	j->band_start = calloc((size_t)nbands + 1, sizeof *j->band_start);
+	j->band_fill = calloc((size_t)nbands, sizeof *j->band_fill);
+	if (!j->band_start || !j->band_fill)
+		return NB_ERUNTIME;
+	size_t *band_start = j->band_start, *band_fill = j->band_fill;
+	for (size_t b = 0; b < j->n; b++) {
+		if (!j->live[b])
 			continue;
-		const struct splat_level *l = &lv[recs[b].level];
+		const struct splat_level *l = &j->lv[j->recs[b].level];
 		int ja, jb;
-		band_rows(&recs[b], l, &ja, &jb);
+		band_rows(&j->recs[b], l, &ja, &jb);
 		for (int k = ja / RENDER_BAND_ROWS; k <= jb / RENDER_BAND_ROWS; k++)
 			band_start[l->band0 + k + 1]++;
 	}
 	for (int k = 0; k < nbands; k++)
 		band_start[k + 1] += band_start[k];
-	band_list = malloc((band_start[nbands] ? band_start[nbands] : 1) * sizeof *band_list);
-	if (!band_list) {
-		log_error("render: out of memory splatting %zu bodies", n);
-		rc = NB_ERUNTIME;
-		goto cleanup;
-	}
-	for (size_t b = 0; b < n; b++) {
-		if (!live[b])
+	j->band_list = malloc((band_start[nbands] ? band_start[nbands] : 1) * sizeof *j->band_list);
+	if (!j->band_list)
+		return NB_ERUNTIME;
+	for (size_t b = 0; b < j->n; b++) {
+		if (!j->live[b])
 			continue;
-		const struct splat_level *l = &lv[recs[b].level];
+		const struct splat_level *l = &j->lv[j->recs[b].level];
 		int ja, jb;
-		band_rows(&recs[b], l, &ja, &jb);
+		band_rows(&j->recs[b], l, &ja, &jb);
 		for (int k = l->band0 + ja / RENDER_BAND_ROWS; k <= l->band0 + jb / RENDER_BAND_ROWS; k++)
-			band_list[band_start[k] + band_fill[k]++] = b;
+			j->band_list[band_start[k] + band_fill[k]++] = b;
 	}
+	return 0;
+}
 
-	/* Pass 3: deposit, one band per task. */
+/* Pass 3: deposit, one band per task. */
+static void splat_deposit_bands(struct splat_job *j)
+{
+	struct splat_level *lv = j->lv;
+	int nlev = j->nlev, nbands = j->nbands;
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 0; k < nbands; k++) {
 		int L = nlev - 1;
@@ -361,34 +360,75 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 		int r1 = r0 + RENDER_BAND_ROWS - 1;
 		if (r1 >= limg->h)
 			r1 = limg->h - 1;
-		for (size_t e = band_start[k]; e < band_start[k + 1]; e++) {
-			const struct splat_rec *rec = &recs[band_list[e]];
+		for (size_t e = j->band_start[k]; e < j->band_start[k + 1]; e++) {
+			const struct splat_rec *rec = &j->recs[j->band_list[e]];
 			int ja = rec->j0 > r0 ? rec->j0 : r0;
 			int jb = rec->j1 < r1 ? rec->j1 : r1;
-			splat_deposit(rec, kern, ja, jb, limg);
+			splat_deposit(rec, j->kern, ja, jb, limg);
 		}
 	}
+}
 
-	/* Pass 4: the coarser levels, upsampled, into the image. */
-	if (nlev > 1) {
+/* Pass 4: the coarser levels, upsampled, into the image. */
+static void splat_upsample(const struct splat_job *j, struct render_image *img)
+{
+	const struct splat_level *lv = j->lv;
+	int nlev = j->nlev;
+	if (nlev <= 1)
+		return;
 #pragma omp parallel for schedule(dynamic, 1)
-		for (int k = 0; k < lv[0].nbands; k++) {
-			int ja = k * RENDER_BAND_ROWS, jb = ja + RENDER_BAND_ROWS - 1;
-			if (jb >= img->h)
-				jb = img->h - 1;
-			for (int L = 1; L < nlev; L++)
-				lod_upsample_rows(&lv[L].img, L, ja, jb, img);
-		}
+	for (int k = 0; k < lv[0].nbands; k++) {
+		int ja = k * RENDER_BAND_ROWS, jb = ja + RENDER_BAND_ROWS - 1;
+		if (jb >= img->h)
+			jb = img->h - 1;
+		for (int L = 1; L < nlev; L++)
+			lod_upsample_rows(&lv[L].img, L, ja, jb, img);
 	}
+}
 
+int render_splat_h(const struct scene *sc, const struct render_camera *cam,
+		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
+		   struct render_image *img)
+{
+	int rc = 0;
+	struct splat_job j;
+	memset(&j, 0, sizeof j);
+	j.nlev = 1;
+	struct sim_units uu;
+	if (!u) {
+		sim_units_of(sc->units, &uu);
+		u = &uu;
+	}
+	if (st->n == 0 || img->w <= 0 || img->h <= 0)
+		return 0;
+
+	struct render_view v;
+	render_view_make(cam, img->w, img->h, &v);
+	j.kern = sc->render.kernel;
+	j.n = st->n;
+	j.recs = malloc(j.n * sizeof *j.recs);
+	j.live = malloc(j.n);
+	if (!j.recs || !j.live)
+		goto oom;
+	int maxlev = splat_project(&j, &v, sc, st, u, h_by_body);
+	if ((rc = splat_levels(&j, maxlev + 1, img)))
+		goto cleanup;
+	if (splat_bands(&j))
+		goto oom;
+	splat_deposit_bands(&j);
+	splat_upsample(&j, img);
+	goto cleanup;
+oom:
+	log_error("render: out of memory splatting %zu bodies", j.n);
+	rc = NB_ERUNTIME;
 cleanup:
 	for (int L = 1; L < RENDER_LOD_LEVELS; L++)
-		render_image_free(&lv[L].img);
-	free(recs);
-	free(live);
-	free(band_start);
-	free(band_fill);
-	free(band_list);
+		render_image_free(&j.lv[L].img);
+	free(j.recs);
+	free(j.live);
+	free(j.band_start);
+	free(j.band_fill);
+	free(j.band_list);
 	return rc;
 }
 

@@ -60,10 +60,80 @@ static int engine_report_nonfinite(const struct sim_engine *e, long i)
 	return NB_ERUNTIME;
 }
 
+/* The GPU engine, when BACKEND asks for it (or auto) and a GPU is usable:
+ * *USED = 1. Without a GPU, auto falls back to the CPU (*USED = 0, said
+ * once) and cuda is bad input. */
+static int engine_open_gpu(struct sim_engine *e, const struct scene *sc, struct sim_state *st,
+			   int backend, int *used)
+{
+	*used = 0;
+	if (backend != SCENE_BACKEND_CUDA && backend != SCENE_BACKEND_AUTO)
+		return 0;
+	char why[256] = "";
+	if (gpu_probe(why, sizeof why)) {
+		struct gpu_sim_params p = {
+			.solver = e->solver,
+			.direct_kernel = sc->simulation.direct_kernel,
+			.softening = e->eps,
+			.dt = e->dt,
+			.theta = e->theta,
+			.multipoles = e->multipoles,
+			.opening = e->opening,
+		};
+		int err = gpu_sim_create(st, &p, &e->gpu);
+		if (err)
+			return err;
+		char name[128] = "GPU";
+		size_t fr = 0, tot = 0;
+		if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
+			snprintf(name, sizeof name, "GPU");
+		snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name, gpu_sim_describe(e->gpu));
+		*used = 1;
+		return 0;
+	}
+	if (backend == SCENE_BACKEND_CUDA) {
+		log_error("simulation.backend: cuda was requested but there is no usable "
+			  "GPU: %s",
+			  why);
+		return NB_EINPUT;
+	}
+	/* once per process, even when batch jobs create engines on
+	 * several threads */
+	static atomic_int said_once;
+	if (!atomic_exchange(&said_once, 1))
+		log_info("no usable GPU (%s): using the CPU", why);
+	return 0;
+}
+
+/* The CPU engine: its description and the first accelerations. */
+static int engine_open_cpu(struct sim_engine *e, struct sim_state *st)
+{
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	if (e->solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s, %s)",
+			 nt, nt == 1 ? "" : "s", e->theta,
+			 e->multipoles >= 2 ? "quadrupole" : "monopole",
+			 e->opening == SCENE_OPENING_COM ? "com" : "bmax");
+	else
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
+			 nt == 1 ? "" : "s");
+	/* first accelerations (and potential, so frame 0's energy is known) */
+	int err = engine_cpu_force(st->pos, st->mass, st->n, e, st->acc, st->pot);
+	if (err)
+		return err;
+	long bad = sim_diag_find_nonfinite(st);
+	if (bad >= 0)
+		return engine_report_nonfinite(e, bad);
+	return 0;
+}
+
 int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct sim_engine **out)
 {
-	int err = 0;
+	int err = 0, used_gpu = 0;
 	*out = NULL;
 	struct sim_engine *e = calloc(1, sizeof *e);
 	if (!e) {
@@ -83,70 +153,15 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 	e->step = st->step;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
 
-	if (backend == SCENE_BACKEND_CUDA || backend == SCENE_BACKEND_AUTO) {
-		char why[256] = "";
-		if (gpu_probe(why, sizeof why)) {
-			struct gpu_sim_params p = {
-				.solver = e->solver,
-				.direct_kernel = sc->simulation.direct_kernel,
-				.softening = e->eps,
-				.dt = e->dt,
-				.theta = e->theta,
-				.multipoles = e->multipoles,
-				.opening = e->opening,
-			};
-			err = gpu_sim_create(st, &p, &e->gpu);
-			if (err)
-				goto fail;
-			char name[128] = "GPU";
-			size_t fr = 0, tot = 0;
-			if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
-				snprintf(name, sizeof name, "GPU");
-			snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name,
-				 gpu_sim_describe(e->gpu));
-			*out = e;
-			return 0;
-		}
-		if (backend == SCENE_BACKEND_CUDA) {
-			log_error("simulation.backend: cuda was requested but there is no usable "
-				  "GPU: %s",
-				  why);
-			err = NB_EINPUT;
-			goto fail;
-		}
-		/* once per process, even when batch jobs create engines on
-		 * several threads */
-		static atomic_int said_once;
-		if (!atomic_exchange(&said_once, 1))
-			log_info("no usable GPU (%s): using the CPU", why);
-	}
-
-	int nt = 1;
-#ifdef _OPENMP
-	nt = omp_get_max_threads();
-#endif
-	if (e->solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s, %s)",
-			 nt, nt == 1 ? "" : "s", e->theta,
-			 e->multipoles >= 2 ? "quadrupole" : "monopole",
-			 e->opening == SCENE_OPENING_COM ? "com" : "bmax");
-	else
-		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
-			 nt == 1 ? "" : "s");
-	/* first accelerations (and potential, so frame 0's energy is known) */
-	err = engine_cpu_force(st->pos, st->mass, st->n, e, st->acc, st->pot);
-	if (err)
-		goto fail;
-	long bad = sim_diag_find_nonfinite(st);
-	if (bad >= 0) {
-		err = engine_report_nonfinite(e, bad);
-		goto fail;
+	err = engine_open_gpu(e, sc, st, backend, &used_gpu);
+	if (!err && !used_gpu)
+		err = engine_open_cpu(e, st);
+	if (err) {
+		sim_engine_free(&e);
+		return err;
 	}
 	*out = e;
 	return 0;
-fail:
-	sim_engine_free(&e);
-	return err;
 }
 
 int sim_engine_advance(struct sim_engine *e, int steps, int need_potential)

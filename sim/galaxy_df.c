@@ -32,6 +32,27 @@ static double rho_ext(double M, double a, double rt, double r)
 	return M / ft * a / (2 * M_PI * r * rp * rp * rp);
 }
 
+/* Grid: from 1e-4 of the smallest scale to 1000 x the largest extent, N
+ * points even in ln r. */
+static void df_grid(const struct sim_galaxy_model *m, int n, struct sim_galaxy_df *df)
+{
+	double s = HUGE_VAL, ext = 0;
+	if (m->md > 0) {
+		s = fmin(s, m->h);
+		ext = fmax(ext, SIM_GALAXY_DISK_RMAX * m->h);
+	}
+	if (m->mb > 0) {
+		s = fmin(s, m->ab);
+		ext = fmax(ext, m->rtb);
+	}
+	if (m->mh > 0) {
+		s = fmin(s, m->ah);
+		ext = fmax(ext, m->rth);
+	}
+	df->lnr0 = log(1e-4 * s);
+	df->dlnr = (log(1e3 * ext) - df->lnr0) / (n - 1);
+}
+
 int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_galaxy_df *df)
 {
 	double M = which == 1 ? m->mb : m->mh;
@@ -49,22 +70,7 @@ int sim_galaxy_df_build(const struct sim_galaxy_model *m, int which, struct sim_
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	/* Grid: from 1e-4 of the smallest scale to 1000 x the largest extent. */
-	double s = HUGE_VAL, ext = 0;
-	if (m->md > 0) {
-		s = fmin(s, m->h);
-		ext = fmax(ext, SIM_GALAXY_DISK_RMAX * m->h);
-	}
-	if (m->mb > 0) {
-		s = fmin(s, m->ab);
-		ext = fmax(ext, m->rtb);
-	}
-	if (m->mh > 0) {
-		s = fmin(s, m->ah);
-		ext = fmax(ext, m->rth);
-	}
-	df->lnr0 = log(1e-4 * s);
-	df->dlnr = (log(1e3 * ext) - df->lnr0) / (n - 1);
+	df_grid(m, n, df);
 
 	/* Psi inward from Psi(r_max) = M_tot / r_max (trapezoid in ln r). */
 	double gr_prev = 0;

@@ -193,10 +193,58 @@ static int walk_list(struct load_ctx *c, const struct scene_key *k, const struct
 	return 0;
 }
 
+/* Key KN (at KPATH) is not in the schema under NORM. NB_EINPUT (reported). */
+static int fail_unknown_key(struct load_ctx *c, const struct ynode *kn, const char *norm,
+			    const char *kpath)
+{
+	char list[512];
+	const char *near = scene_schema_suggest(norm, kn->text);
+	scene_schema_list_keys(norm, list, sizeof(list));
+	if (near)
+		return scene_fail(&c->ec, kn, kpath,
+				  "unknown key, did you mean '%s'? (expected one of %s)", near, list);
+	return scene_fail(&c->ec, kn, kpath, "unknown key (expected one of %s)", list);
+}
+
+/* Key KN (at KPATH) is not one of body B's model's. NB_EINPUT (reported). */
+static int fail_model_key(struct load_ctx *c, const struct ynode *kn, const char *norm,
+			  const char *kpath, const struct scene_body *b)
+{
+	char keys[512];
+	size_t o = 0;
+	keys[0] = '\0';
+	for (int j = 0; j < scene_schema_count && o < sizeof(keys); j++)
+		if (scene_schema_is_child(&scene_schema[j], norm) &&
+		    (scene_schema[j].models & SMODEL(b->model)))
+			o += (size_t)snprintf(keys + o, sizeof(keys) - o, "%s%s", o ? ", " : "",
+					      scene_schema_leaf(&scene_schema[j]));
+	return scene_fail(&c->ec, kn, kpath, "unknown key for model %s (its keys are %s)",
+			  scene_model_names[b->model], keys);
+}
+
+/* Every required key under NORM is in map M (at PATH). */
+static int check_required(struct load_ctx *c, const struct ynode *m, const char *norm,
+			  const char *path)
+{
+	char kpath[300];
+	for (int j = 0; j < scene_schema_count; j++) {
+		const struct scene_key *k = &scene_schema[j];
+		if (!(k->flags & SKEY_REQUIRED) || !scene_schema_is_child(k, norm))
+			continue;
+		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
+		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
+			scene_path_join(kpath, sizeof(kpath), path, scene_schema_leaf(k));
+			return scene_fail(&c->ec, v ? v : m, kpath,
+					  "missing required key (expected %s: %s)", k->type_doc, k->help);
+		}
+	}
+	return 0;
+}
+
 static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm, const char *path,
 		    struct scene_body *b, struct scene_camera_key *ck)
 {
-	char knorm[300], kpath[300], clean[64], list[512];
+	char knorm[300], kpath[300], clean[64];
 	if (m->kind != YNODE_MAP)
 		return fail_not_map(c, m, norm, path);
 	if (b) { /* the model decides which keys a body may have: read it first */
@@ -221,28 +269,10 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 			}
 		scene_path_join(knorm, sizeof(knorm), norm, kn->text);
 		const struct scene_key *k = kn->len == strlen(kn->text) ? scene_schema_find(knorm) : NULL;
-		if (!k) {
-			const char *near = scene_schema_suggest(norm, kn->text);
-			scene_schema_list_keys(norm, list, sizeof(list));
-			if (near)
-				return scene_fail(&c->ec, kn, kpath,
-						  "unknown key, did you mean '%s'? (expected one of %s)", near,
-						  list);
-			return scene_fail(&c->ec, kn, kpath, "unknown key (expected one of %s)", list);
-		}
-		if (b && k->models && !(k->models & SMODEL(b->model))) {
-			char keys[512];
-			size_t o = 0;
-			keys[0] = '\0';
-			for (int j = 0; j < scene_schema_count && o < sizeof(keys); j++)
-				if (scene_schema_is_child(&scene_schema[j], norm) &&
-				    (scene_schema[j].models & SMODEL(b->model)))
-					o += (size_t)snprintf(keys + o, sizeof(keys) - o, "%s%s",
-							      o ? ", " : "", scene_schema_leaf(&scene_schema[j]));
-			return scene_fail(&c->ec, kn, kpath,
-					  "unknown key for model %s (its keys are %s)",
-					  scene_model_names[b->model], keys);
-		}
+		if (!k)
+			return fail_unknown_key(c, kn, norm, kpath);
+		if (b && k->models && !(k->models & SMODEL(b->model)))
+			return fail_model_key(c, kn, norm, kpath, b);
 		c->seen[key_index(k)] = v;
 		if (k->base == SBASE_SCENE)
 			where_set(&c->sc->where[key_index(k)], v);
@@ -268,18 +298,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 		if (scene_value_set(&c->ec, k, v, kpath, dst, aux))
 			return NB_EINPUT;
 	}
-	for (int j = 0; j < scene_schema_count; j++) {
-		const struct scene_key *k = &scene_schema[j];
-		if (!(k->flags & SKEY_REQUIRED) || !scene_schema_is_child(k, norm))
-			continue;
-		const struct ynode *v = yaml_tree_get(m, scene_schema_leaf(k), NULL);
-		if (!v || ((k->type == SKEY_MAP || k->type == SKEY_LIST) && yaml_tree_is_null(v))) {
-			scene_path_join(kpath, sizeof(kpath), path, scene_schema_leaf(k));
-			return scene_fail(&c->ec, v ? v : m, kpath,
-					  "missing required key (expected %s: %s)", k->type_doc, k->help);
-		}
-	}
-	return 0;
+	return check_required(c, m, norm, path);
 }
 
 /* ---- checks across keys ---- */
@@ -373,14 +392,10 @@ static int check_force_scale(struct load_ctx *c)
 			  total, sc->simulation.softening, lg, SCENE_ACC_MAX);
 }
 
-static int cross_checks(struct load_ctx *c)
+/* An encounter: two bodies, and a separation its orbit reaches. */
+static int check_encounter(struct load_ctx *c)
 {
-	if (check_force_scale(c))
-		return NB_EINPUT;
-
-	struct scene *sc = c->sc;
-	char p[300];
-
+	const struct scene *sc = c->sc;
 	if (sc->encounter.enabled) {
 		if (sc->nbodies != 2)
 			return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
@@ -414,7 +429,15 @@ static int cross_checks(struct load_ctx *c)
 						  apo, e, r0);
 		}
 	}
+	return 0;
+}
 
+/* The camera and its keys: each key completed from the camera, each view
+ * sane. */
+static int check_camera(struct load_ctx *c)
+{
+	struct scene *sc = c->sc;
+	char p[300];
 	static const char *const view_keys[] = {"camera.up", "camera.position", "camera.target", NULL};
 	if (check_view(c, seen_any(c, view_keys), "camera", sc->camera.position, sc->camera.target,
 		       sc->camera.up))
@@ -438,7 +461,13 @@ static int cross_checks(struct load_ctx *c)
 			       k->position, k->target, k->up))
 			return NB_EINPUT;
 	}
+	return 0;
+}
 
+/* camera.follow names a body, a part of a disk galaxy, all or nothing. */
+static int check_follow(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
 	if (f[0] && strcmp(f, "all") != 0 && sim_scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo of a disk galaxy */
@@ -461,7 +490,14 @@ static int cross_checks(struct load_ctx *c)
 					  names, f);
 		}
 	}
+	return 0;
+}
 
+static int cross_checks(struct load_ctx *c)
+{
+	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c))
+		return NB_EINPUT;
+	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&
 	    !ends_with_ci(sc->output.preview, ".jpeg"))
 		return scene_fail(&c->ec, seen(c, "output.preview"), "output.preview",

@@ -355,65 +355,110 @@ static int get_string(const struct scene_errctx *ec, const struct scene_key *k,
 	return 0;
 }
 
-int scene_value_set(const struct scene_errctx *ec, const struct scene_key *k,
-		    const struct ynode *v, const char *path, void *dst, int *aux)
+/* An SKEY_INT, SKEY_LONG or SKEY_U64 value. */
+static int set_integer(const struct scene_errctx *ec, const struct scene_key *k,
+		       const struct ynode *v, const char *path, void *dst)
 {
 	const char *why = NULL;
 	long long ll = 0;
 	unsigned long long ull = 0;
-	double d[3];
-	int idx;
 	char got[160], want[160];
+	int is_u = k->type == SKEY_U64;
+	if (scalar_to_integer(v, is_u, &ll, &ull, &why))
+		return fail_number(ec, k, v, path, 1, why);
+	double x = is_u ? (double)ull : (double)ll;
+	if (!in_range(k, x)) {
+		if ((k->flags & SKEY_EVEN) && ll < 16)
+			return scene_fail(ec, v, path, "must be an even number >= 16, got %lld", ll);
+		return fail_number(ec, k, v, path, 1, NULL);
+	}
+	if ((k->flags & SKEY_EVEN) && (ll % 2) != 0)
+		return scene_fail(ec, v, path, "must be an even number >= 16, got %lld", ll);
+	if (k->names) {
+		snprintf(got, sizeof(got), "%lld", ll);
+		if (find_name(k->names, got) < 0) {
+			join_names(k->names, want, sizeof(want));
+			return scene_fail(ec, v, path, "expected one of %s, got %lld", want, ll);
+		}
+	}
+	if (k->type == SKEY_INT)
+		*(int *)dst = (int)ll;
+	else if (k->type == SKEY_LONG)
+		*(long *)dst = (long)ll;
+	else
+		*(uint64_t *)dst = (uint64_t)ull;
+	return 0;
+}
+
+/* An SKEY_SMOOTHING value: a number, or the word adaptive (*AUX = 1). */
+static int set_smoothing(const struct scene_errctx *ec, const struct scene_key *k,
+			 const struct ynode *v, const char *path, void *dst, int *aux)
+{
+	const char *why = NULL;
+	double d;
+	char got[160], want[160];
+	if (v && v->kind == YNODE_SCALAR && strcmp(v->text, "adaptive") == 0) {
+		*aux = 1;
+		return 0;
+	}
+	if (scalar_to_double(v, &d, &why) || !in_range(k, d)) {
+		describe_range(k, 0, want, sizeof(want));
+		return scene_fail(ec, v, path, "expected %s or the word adaptive, got %s%s%s%s", want,
+				  yaml_tree_describe(v, got, sizeof(got)), why ? " (" : "",
+				  why ? why : "", why ? ")" : "");
+	}
+	*(double *)dst = d;
+	*aux = 0;
+	return 0;
+}
+
+/* An SKEY_SPIN2 value: one word for both, or a list of two. */
+static int set_spin2(const struct scene_errctx *ec, const struct scene_key *k,
+		     const struct ynode *v, const char *path, enum scene_spin *s)
+{
+	char got[160], want[160];
+	int idx;
+	if (v && v->kind == YNODE_SCALAR) {
+		if (get_word(ec, k, v, path, &idx))
+			return NB_EINPUT;
+		s[0] = s[1] = (enum scene_spin)idx;
+		return 0;
+	}
+	if (!v || v->kind != YNODE_SEQ || v->n != 2) {
+		join_names(k->names, want, sizeof(want));
+		return scene_fail(ec, v, path, "expected a list of 2 of %s, got %s", want,
+				  yaml_tree_describe(v, got, sizeof(got)));
+	}
+	for (int i = 0; i < 2; i++) {
+		char epath[300];
+		snprintf(epath, sizeof(epath), "%s.%d", path, i);
+		if (get_word(ec, k, v->items[i], epath, &idx))
+			return NB_EINPUT;
+		s[i] = (enum scene_spin)idx;
+	}
+	return 0;
+}
+
+int scene_value_set(const struct scene_errctx *ec, const struct scene_key *k,
+		    const struct ynode *v, const char *path, void *dst, int *aux)
+{
+	double d[3];
+	int idx, err;
 
 	switch (k->type) {
 	case SKEY_INT:
 	case SKEY_LONG:
-	case SKEY_U64: {
-		int is_u = k->type == SKEY_U64;
-		if (scalar_to_integer(v, is_u, &ll, &ull, &why))
-			return fail_number(ec, k, v, path, 1, why);
-		double x = is_u ? (double)ull : (double)ll;
-		if (!in_range(k, x)) {
-			if ((k->flags & SKEY_EVEN) && ll < 16)
-				return scene_fail(ec, v, path, "must be an even number >= 16, got %lld", ll);
-			return fail_number(ec, k, v, path, 1, NULL);
-		}
-		if ((k->flags & SKEY_EVEN) && (ll % 2) != 0)
-			return scene_fail(ec, v, path, "must be an even number >= 16, got %lld", ll);
-		if (k->names) {
-			snprintf(got, sizeof(got), "%lld", ll);
-			if (find_name(k->names, got) < 0) {
-				join_names(k->names, want, sizeof(want));
-				return scene_fail(ec, v, path, "expected one of %s, got %lld", want, ll);
-			}
-		}
-		if (k->type == SKEY_INT)
-			*(int *)dst = (int)ll;
-		else if (k->type == SKEY_LONG)
-			*(long *)dst = (long)ll;
-		else
-			*(uint64_t *)dst = (uint64_t)ull;
+	case SKEY_U64:
+		if ((err = set_integer(ec, k, v, path, dst)))
+			return err;
 		break;
-	}
 	case SKEY_DOUBLE:
 		if (get_number(ec, k, v, path, &d[0]))
 			return NB_EINPUT;
 		*(double *)dst = d[0];
 		break;
 	case SKEY_SMOOTHING:
-		if (v && v->kind == YNODE_SCALAR && strcmp(v->text, "adaptive") == 0) {
-			*aux = 1;
-			return 0;
-		}
-		if (scalar_to_double(v, &d[0], &why) || !in_range(k, d[0])) {
-			describe_range(k, 0, want, sizeof(want));
-			return scene_fail(ec, v, path, "expected %s or the word adaptive, got %s%s%s%s",
-					  want, yaml_tree_describe(v, got, sizeof(got)),
-					  why ? " (" : "", why ? why : "", why ? ")" : "");
-		}
-		*(double *)dst = d[0];
-		*aux = 0;
-		return 0;
+		return set_smoothing(ec, k, v, path, dst, aux);
 	case SKEY_VEC3:
 		if (get_numbers(ec, k, v, path, 3, 0, d))
 			return NB_EINPUT;
@@ -435,28 +480,10 @@ int scene_value_set(const struct scene_errctx *ec, const struct scene_key *k,
 			return NB_EINPUT;
 		*(int *)dst = idx;
 		break;
-	case SKEY_SPIN2: {
-		enum scene_spin *s = dst;
-		if (v && v->kind == YNODE_SCALAR) {
-			if (get_word(ec, k, v, path, &idx))
-				return NB_EINPUT;
-			s[0] = s[1] = (enum scene_spin)idx;
-			break;
-		}
-		if (!v || v->kind != YNODE_SEQ || v->n != 2) {
-			join_names(k->names, want, sizeof(want));
-			return scene_fail(ec, v, path, "expected a list of 2 of %s, got %s", want,
-					  yaml_tree_describe(v, got, sizeof(got)));
-		}
-		for (int i = 0; i < 2; i++) {
-			char epath[300];
-			snprintf(epath, sizeof(epath), "%s.%d", path, i);
-			if (get_word(ec, k, v->items[i], epath, &idx))
-				return NB_EINPUT;
-			s[i] = (enum scene_spin)idx;
-		}
+	case SKEY_SPIN2:
+		if ((err = set_spin2(ec, k, v, path, dst)))
+			return err;
 		break;
-	}
 	case SKEY_NAME:
 	case SKEY_STRING:
 		if (get_string(ec, k, v, path, dst))

@@ -509,39 +509,27 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 				 pot);
 }
 
-int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
-		      double theta, int multipoles, enum scene_opening opening, double *acc,
-		      double *pot)
+/* Groups: runs of TREE_GROUP_SIZE bodies cut from the largest cells of
+ * at most TREE_GROUP_NODE_MAX bodies (or from leaves), in depth-first
+ * order, so neighbours in space. At most n / TREE_GROUP_SIZE plus one
+ * partial run per cell. Returns [begin, end) pairs (*NGROUP of them; the
+ * caller frees), or NULL when out of memory (logged). */
+static int *tree_groups(const struct tree *t, size_t n, int *ngroup_out)
 {
-	if (n == 0)
-		return 0;
-	if (n > (size_t)1 << 30) {
-		log_error("barnes-hut: %zu bodies is more than the CPU tree supports (2^30)", n);
-		return NB_ERUNTIME;
-	}
-	struct tree t;
-	int err = tree_build(&t, pos, mass, n, multipoles);
-	if (err)
-		return err;
-	/* groups: runs of TREE_GROUP_SIZE bodies cut from the largest cells of
-	 * at most TREE_GROUP_NODE_MAX bodies (or from leaves), in depth-first
-	 * order, so neighbours in space. At most n / TREE_GROUP_SIZE plus one
-	 * partial run per cell. */
-	size_t gcap = n / TREE_GROUP_SIZE + (size_t)t.nnodes + 1;
+	size_t gcap = n / TREE_GROUP_SIZE + (size_t)t->nnodes + 1;
 	int ngroup = 0;
 	int *groups = malloc(2 * gcap * sizeof *groups); /* [begin, end) pairs */
-	int *stack = malloc((size_t)t.nnodes * sizeof *stack);
+	int *stack = malloc((size_t)t->nnodes * sizeof *stack);
 	if (!groups || !stack) {
-		log_error("barnes-hut: out of memory for the group list (%d cells)", t.nnodes);
+		log_error("barnes-hut: out of memory for the group list (%d cells)", t->nnodes);
 		free(groups);
 		free(stack);
-		tree_free(&t);
-		return NB_ERUNTIME;
+		return NULL;
 	}
 	int sp = 0;
 	stack[sp++] = 0;
 	while (sp > 0) {
-		const struct tree_node *nd = &t.nodes[stack[--sp]];
+		const struct tree_node *nd = &t->nodes[stack[--sp]];
 		if (nd->leaf || nd->count <= TREE_GROUP_NODE_MAX) {
 			for (int b = nd->first; b < nd->first + nd->count; b += TREE_GROUP_SIZE) {
 				int e = b + TREE_GROUP_SIZE;
@@ -557,6 +545,29 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 		}
 	}
 	free(stack);
+	*ngroup_out = ngroup;
+	return groups;
+}
+
+int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
+		      double theta, int multipoles, enum scene_opening opening, double *acc,
+		      double *pot)
+{
+	if (n == 0)
+		return 0;
+	if (n > (size_t)1 << 30) {
+		log_error("barnes-hut: %zu bodies is more than the CPU tree supports (2^30)", n);
+		return NB_ERUNTIME;
+	}
+	struct tree t;
+	int err = tree_build(&t, pos, mass, n, multipoles);
+	if (err)
+		return err;
+	int ngroup, *groups = tree_groups(&t, n, &ngroup);
+	if (!groups) {
+		tree_free(&t);
+		return NB_ERUNTIME;
+	}
 	const double eps2 = eps * eps;
 	int failed = 0;
 #pragma omp parallel if (n >= TREE_SERIAL_N)
