@@ -4,11 +4,10 @@
  * Frame 0 shows the initial state; each later frame follows
  * simulation.steps_per_frame leapfrog steps. One simulation drives every
  * view (struct run_view, run_view.h): each has its own camera, renderer,
- * writer thread, statistics file and state CSVs, and fails alone. On the
- * CPU the main thread simulates and renders each view in turn; the views'
- * writer threads (output/) encode while the next frame is computed. When
- * the engine runs on the GPU, app/run_gpu.c takes the frame loop:
- * simulation, rendering and encoding overlap there. Every output appears
+ * writer thread, statistics file and state CSVs, and fails alone. The one
+ * frame loop (app/frames.c) drives the simulation and every view on either
+ * backend, through the renderer interface (app/renderer.h); on the GPU
+ * simulation, rendering and encoding overlap. Every output appears
  * under its final name only when complete; each view's resolved scene is
  * written last, so it marks a finished view. */
 #include <errno.h>
@@ -18,11 +17,8 @@
 #include <unistd.h>
 
 #include "../output/output.h"
-#include "../render/adaptive.h"
-#include "../render/render.h"
 #include "app.h"
 #include "progress.h"
-#include "run_gpu.h"
 #include "run_view.h"
 
 void app_resolved_scene_path(const struct scene *sc, char *buf)
@@ -109,119 +105,14 @@ int run_views_live(const struct run_view *v, int nv)
 	return live;
 }
 
-/* The CPU renderer's buffers for view v of n bodies. */
-static int cpu_view_alloc(struct run_view *v, size_t n)
-{
-	const struct scene *sc = v->sc;
-	size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
-	if (render_image_alloc(&v->img, sc->render.width, sc->render.height))
-		return NB_ERUNTIME;
-	v->rgb16 = malloc(px * sizeof *v->rgb16);
-	if (!v->rgb16) {
-		log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
-		return NB_ERUNTIME;
-	}
-	if (sc->render.smoothing_adaptive && !(v->h = malloc((n ? n : 1) * sizeof *v->h))) {
-		log_error("out of memory for %zu smoothing lengths", n);
-		return NB_ERUNTIME;
-	}
-	return 0;
-}
-
-/* Render the current state as frame f of view v and queue it for its
- * writer. Adaptive smoothing lengths are kept between frames and
- * recomputed every render.adaptive_every frames, as the GPU renderer does. */
-static int render_frame(struct run_view *v, int f, const struct sim_state *st,
-			const struct sim_units *u)
-{
-	const struct scene *sc = v->sc;
-	struct render_camera cam;
-	int rc = render_camera_at(sc, f, st, &cam);
-	if (rc)
-		return rc;
-	if (v->h && (v->h_frame < 0 || f - v->h_frame >= sc->render.adaptive_every || f < v->h_frame)) {
-		if ((rc = render_adaptive_h_state(sc, st, u, v->h)))
-			return rc;
-		v->h_frame = f;
-	}
-	render_image_clear(&v->img);
-	rc = render_splat_h(sc, &cam, st, u, v->h, &v->img);
-	if (rc)
-		return rc;
-	render_tonemap(sc, &v->img, v->rgb16);
-	struct out_frame fr = {.index = f, .w = v->img.w, .h = v->img.h, .rgb16 = v->rgb16};
-	return out_writer_push(v->w, &fr);
-}
-
-/* The frame loop on the CPU engine: simulate, sync, statistics (computed
- * once, a row in every view's file), then render and queue each view's
- * frame (the writer threads encode meanwhile). */
-static int run_cpu_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
-			  const struct sim_units *u, struct app_progress *prog, double *sim_s)
-{
-	const struct scene *sc = v[0].sc;
-	int check_e = sc->simulation.max_energy_error > 0, need_pot = check_e, rc = 0;
-	struct sim_diag d0;
-	for (int i = 0; i < nv; i++)
-		need_pot |= v[i].stats != NULL;
-	for (int f = 0; f < sc->output.frames && run_views_live(v, nv); f++) {
-		double t = app_now();
-		if (f > 0 && (rc = sim_engine_advance(eng, sc->simulation.steps_per_frame, need_pot)))
-			break;
-		if ((rc = sim_engine_sync(eng)))
-			break;
-		struct sim_diag d;
-		int have_d = 0;
-		if (check_e) { /* energy against frame 0's: a blow-up that stays finite */
-			sim_diag_compute(st, &d), have_d = 1;
-			if (f == 0)
-				d0 = d;
-			else if ((rc = sim_diag_check_energy(st, &d0, &d, sc->simulation.max_energy_error)))
-				break;
-		}
-		for (int i = 0; i < nv; i++) {
-			if (!v[i].stats)
-				continue;
-			if (!have_d)
-				sim_diag_compute(st, &d), have_d = 1;
-			int vrc = sim_stats_row(v[i].stats, f, st, &d, u);
-			if (vrc)
-				run_view_fail(&v[i], vrc);
-		}
-		*sim_s += app_now() - t;
-		for (int i = 0; i < nv; i++) {
-			if (!v[i].w)
-				continue;
-			t = app_now();
-			int vrc = render_frame(&v[i], f, st, u);
-			v[i].res->render_s += app_now() - t;
-			if (vrc)
-				run_view_fail(&v[i], vrc);
-		}
-		for (int i = 0; i < nv; i++)
-			if (v[i].rc == 0)
-				v[i].res->frames_done = f + 1;
-		app_progress_update(prog, f + 1);
-		if (app_interrupted() && f + 1 < sc->output.frames) {
-			rc = NB_EINTR;
-			break;
-		}
-	}
-	return rc;
-}
-
-/* Open view v's outputs before any frame: directories, the CPU renderer's
- * buffers, the writer thread, the statistics file. */
-static int view_open(struct run_view *v, size_t n, int on_gpu)
+/* Open view v's outputs before any frame: the writer thread, the
+ * statistics file. */
+static int view_open(struct run_view *v)
 {
 	const struct scene *sc = v->sc;
 	int rc = 0;
-	if (wants_frames(sc)) {
-		if (!on_gpu && (rc = cpu_view_alloc(v, n)))
-			return rc;
-		if ((rc = out_writer_open(sc, 4, &v->w)))
-			return rc;
-	}
+	if (wants_frames(sc) && (rc = out_writer_open(sc, 4, &v->w)))
+		return rc;
 	if (sc->output.stats[0])
 		rc = sim_stats_open(sc->output.stats, &v->stats);
 	return rc;
@@ -302,9 +193,7 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	else if (v->rc == 0 || v->rc == NB_EINTR)
 		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
 			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
-	render_image_free(&v->img);
-	free(v->rgb16);
-	free(v->h);
+	renderer_free(&v->r);
 }
 
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
@@ -315,6 +204,65 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 	return rc;
 }
 
+/* Before any work: every view's results reset, the views' frame counts
+ * agree (NB_EINPUT), and each view's outputs neither collide nor replace a
+ * special file (app/outputs_check.c) and have their directories; a view
+ * that fails that is failed alone. */
+static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
+{
+	const struct scene *sc = views[0].sc;
+	int rc = 0, i;
+	for (i = 0; i < nviews; i++) {
+		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res};
+		if (v[i].sc->output.frames != sc->output.frames) {
+			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
+				  sc->output.frames, i + 1, v[i].sc->output.frames);
+			rc = NB_EINPUT;
+		}
+	}
+	for (i = 0; rc == 0 && i < nviews; i++) {
+		int vrc = app_outputs_check(views, i);
+		if (vrc == 0)
+			vrc = make_output_dirs(v[i].sc);
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
+	return rc;
+}
+
+/* The bodies, each view's initial-state CSV, the engine, each view's open
+ * outputs. *sim_s gets the time the bodies and the engine took. */
+static int views_start(struct run_view *v, int nviews, struct sim_state *st,
+		       const struct sim_units *u, int backend_cli, struct sim_engine **eng,
+		       double *sim_s)
+{
+	const struct scene *sc = v[0].sc;
+	double t = app_now();
+	int rc, i;
+	if ((rc = sim_ic_build(sc, st)))
+		return rc;
+	for (i = 0; i < nviews; i++) {
+		v[i].res->bodies = (long)st->n;
+		const char *init = v[i].sc->output.initial_state;
+		int vrc = init[0] ? sim_state_write_csv(init, st, u) : 0;
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+		v[i].wrote_initial = init[0] && !vrc;
+	}
+	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, st, backend_cli, eng)))
+		return rc;
+	*sim_s += app_now() - t;
+	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, sim_engine_describe(*eng));
+	if (nviews > 1)
+		log_info("one simulation filmed through %d views", nviews);
+	for (i = 0; i < nviews; i++) {
+		int vrc = v[i].rc ? 0 : view_open(&v[i]);
+		if (vrc)
+			run_view_fail(&v[i], vrc);
+	}
+	return 0;
+}
+
 int app_run_views(struct app_view *views, int nviews, int backend_cli)
 {
 	const struct scene *sc = views[0].sc; /* the simulation's keys: the same in every view */
@@ -323,8 +271,8 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct sim_state st = {0};
 	struct sim_engine *eng = NULL;
 	struct app_progress prog;
-	int rc = 0, on_gpu = 0, i;
-	double t, sim_s = 0, t_start = app_now();
+	int rc = 0, i;
+	double sim_s = 0, t_start = app_now();
 
 	for (i = 0; i < nviews; i++) {
 		memset(&views[i].res, 0, sizeof views[i].res);
@@ -337,60 +285,14 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		goto done;
 	}
 	sim_units_of(sc->units, &u);
-	for (i = 0; i < nviews; i++) {
-		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .h_frame = -1};
-		if (v[i].sc->output.frames != sc->output.frames) {
-			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
-				  sc->output.frames, i + 1, v[i].sc->output.frames);
-			rc = NB_EINPUT;
-		}
-	}
-	/* Before any work: outputs that collide or would replace a special
-	 * file are bad input (app/outputs_check.c). */
-	for (i = 0; rc == 0 && i < nviews; i++) {
-		int vrc = app_outputs_check(views, i);
-		if (vrc)
-			run_view_fail(&v[i], vrc);
-	}
-	for (i = 0; rc == 0 && i < nviews; i++) {
-		int vrc = v[i].rc ? 0 : make_output_dirs(v[i].sc);
-		if (vrc)
-			run_view_fail(&v[i], vrc);
-	}
-	if (rc || !run_views_live(v, nviews))
+	if ((rc = views_prepare(views, v, nviews)) || !run_views_live(v, nviews))
 		goto end;
-	t = app_now();
-	if ((rc = sim_ic_build(sc, &st)))
-		goto end;
-	for (i = 0; i < nviews; i++) {
-		v[i].res->bodies = (long)st.n;
-		const char *init = v[i].sc->output.initial_state;
-		int vrc = init[0] ? sim_state_write_csv(init, &st, &u) : 0;
-		if (vrc)
-			run_view_fail(&v[i], vrc);
-		v[i].wrote_initial = init[0] && !vrc;
-	}
-	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, &st, backend_cli, &eng)))
-		goto end;
-	sim_s += app_now() - t;
-	log_info("%zu bodies, %d frames, %s", st.n, sc->output.frames, sim_engine_describe(eng));
-	if (nviews > 1)
-		log_info("one simulation filmed through %d views", nviews);
-
-	on_gpu = sim_engine_gpu(eng) != NULL;
-	for (i = 0; i < nviews; i++) {
-		int vrc = v[i].rc ? 0 : view_open(&v[i], st.n, on_gpu);
-		if (vrc)
-			run_view_fail(&v[i], vrc);
-	}
-	if (!run_views_live(v, nviews))
+	if ((rc = views_start(v, nviews, &st, &u, backend_cli, &eng, &sim_s)) ||
+	    !run_views_live(v, nviews))
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
-	if (on_gpu)
-		rc = app_run_gpu_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
-	else
-		rc = run_cpu_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
+	rc = app_run_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
 	app_progress_end(&prog);
 	for (i = 0; rc == 0 && i < nviews; i++) {
 		const char *fin = v[i].sc->output.final_state;

@@ -1,7 +1,7 @@
-/* run_view.h - one view of the simulation inside app_run_views (app/run.c,
- * app/run_gpu.c): its scene, its open outputs and its outcome. One
- * simulation drives views[0..nv-1]; a single run is nv = 1. Private to
- * app/run*.c. */
+/* run_view.h - one view of the simulation inside app_run_views (app/run.c)
+ * and the frame loop (app/frames.c): its scene, its renderer, its open
+ * outputs and its outcome. One simulation drives views[0..nv-1]; a single
+ * run is nv = 1. Private to app/run.c and app/frames.c. */
 #ifndef NB_RUN_VIEW_H
 #define NB_RUN_VIEW_H
 
@@ -11,6 +11,7 @@
 #include "../output/output.h"
 #include "../render/render.h"
 #include "app.h"
+#include "renderer.h"
 
 struct run_view {
 	const struct scene *sc;
@@ -19,11 +20,7 @@ struct run_view {
 	struct out_writer *w; /* NULL: no frames wanted (or the view failed) */
 	FILE *stats;          /* NULL: no statistics (or the view failed) */
 	int wrote_initial, wrote_final; /* the state CSVs this run put in place */
-	/* the CPU renderer (run.c): HDR image, 16-bit frame, adaptive h */
-	struct render_image img;
-	uint16_t *rgb16;
-	double *h;   /* n, scene units; NULL with fixed smoothing */
-	int h_frame; /* frame of the last recompute of h, -1 none */
+	struct renderer *r;   /* made by the frame loop for a view with a writer */
 };
 
 /* The view failed with rc (already logged by whoever failed): its writer
@@ -32,5 +29,24 @@ struct run_view {
 void run_view_fail(struct run_view *v, int rc);
 /* Number of views still live. */
 int run_views_live(const struct run_view *v, int nv);
+
+/* The frame loop (app/frames.c), for both backends: frames 0 ..
+ * output.frames-1 of the views v[0..nv-1]; frame 0 is the state eng was
+ * created with, each later frame follows steps_per_frame steps. Each live
+ * view with a writer (v->w) gets its own renderer (renderer.h) on the
+ * engine's backend; each with v->stats a row per frame (one diagnostics
+ * reduction per frame serves them all); simulation.max_energy_error is
+ * checked on every frame's diagnostics. A view whose renderer, camera or
+ * outputs fail is failed alone (run_view_fail); the loop ends early only
+ * when no view is left. st is made current on the host when a live view
+ * sets output.final_state. Each live view's res->frames_done counts its
+ * frames finished (handed to its writer, statistics written), its
+ * render_s its rendering time; *sim_s gets the time the host spent
+ * stepping or waiting for the simulation. Returns 0, NB_EINTR (a stop
+ * request: the frame in flight is finished first), or an error of the
+ * simulation (which fails every view). */
+struct app_progress;
+int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+		   const struct sim_units *u, struct app_progress *prog, double *sim_s);
 
 #endif

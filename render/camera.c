@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
@@ -146,16 +147,6 @@ static void camera_keys_at(const struct scene *sc, int frame, struct render_came
 	cam->fov = (1 - s) * kv[k].fov + s * kv[k + 1].fov;
 }
 
-/* Does component name CN belong to follow name F? Exact match, or F is a
- * disk galaxy's body name and CN is "F.disk" / "F.bulge" / "F.halo". */
-static int follow_matches(const char *f, const char *cn)
-{
-	size_t lf = strlen(f);
-	if (strcmp(f, cn) == 0)
-		return 1;
-	return strncmp(f, cn, lf) == 0 && cn[lf] == '.';
-}
-
 /* Mass-weighted centre of the followed bodies, scene units. */
 static int follow_com(const struct scene *sc, const struct sim_state *st, double com[3])
 {
@@ -167,7 +158,7 @@ static int follow_com(const struct scene *sc, const struct sim_state *st, double
 	int all = strcmp(f, "all") == 0;
 	int any = all;
 	for (int c = 0; c < st->ncomp && !any; c++)
-		any = follow_matches(f, st->comps[c].name);
+		any = sim_component_follows(f, st->comps[c].name);
 	if (!any) {
 		char list[1024] = "";
 		size_t len = 0;
@@ -178,28 +169,23 @@ static int follow_com(const struct scene *sc, const struct sim_state *st, double
 			  list);
 		return NB_EINPUT;
 	}
-	double m = 0, s[3] = {0, 0, 0}, g[3] = {0, 0, 0};
-	size_t cnt = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		if (!all) {
-			int c = st->comp[i];
-			if (c >= st->ncomp || !follow_matches(f, st->comps[c].name))
-				continue;
+	unsigned char *sel = NULL;
+	if (!all) {
+		if (!(sel = malloc(st->n ? st->n : 1))) {
+			log_error("out of memory for the camera follow selection of %zu bodies", st->n);
+			return NB_ERUNTIME;
 		}
-		for (int d = 0; d < 3; d++) {
-			s[d] += st->mass[i] * st->pos[3 * i + d];
-			g[d] += st->pos[3 * i + d];
-		}
-		m += st->mass[i];
-		cnt++;
+		for (size_t i = 0; i < st->n; i++)
+			sel[i] = st->comp[i] < st->ncomp &&
+				 sim_component_follows(f, st->comps[st->comp[i]].name);
 	}
+	double x[3];
+	sim_state_com(st, sel, x, NULL, NULL);
+	free(sel);
 	struct sim_units u;
 	sim_units_of(sc->units, &u);
-	for (int d = 0; d < 3; d++) {
-		/* massless bodies only: plain mean; no bodies: origin */
-		double x = m > 0 ? s[d] / m : (cnt ? g[d] / (double)cnt : 0.0);
-		com[d] = x / u.length;
-	}
+	for (int d = 0; d < 3; d++)
+		com[d] = x[d] / u.length;
 	return 0;
 }
 
@@ -216,6 +202,19 @@ static void rotate_about(double p[3], const double c[3], const double a[3], doub
 int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
 		     struct render_camera *cam)
 {
+	double com[3] = {0, 0, 0};
+	if (sc->camera.follow[0]) {
+		int rc = follow_com(sc, st, com);
+		if (rc)
+			return rc;
+	}
+	render_camera_at_com(sc, frame, com, cam);
+	return 0;
+}
+
+void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
+			  struct render_camera *cam)
+{
 	camera_keys_at(sc, frame, cam);
 
 	if (sc->camera.orbit != 0 && sc->output.frames > 1) {
@@ -231,16 +230,11 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 	}
 
 	if (sc->camera.follow[0]) {
-		double com[3];
-		int rc = follow_com(sc, st, com);
-		if (rc)
-			return rc;
 		for (int d = 0; d < 3; d++) {
 			cam->pos[d] += com[d];
 			cam->target[d] += com[d];
 		}
 	}
-	return 0;
 }
 
 /* Unit vector along a, or 0 if a is (numerically) zero. */

@@ -30,6 +30,11 @@ struct render_camera {
  * when follow is off. 0 or NB_EINPUT (follow names no component). */
 int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
 		     struct render_camera *cam);
+/* The same with the followed centre of mass given (scene units; ignored
+ * when follow is off): the frame loop takes it from the engine
+ * (sim_engine_com), whatever the backend. */
+void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
+			  struct render_camera *cam);
 
 /* HDR image: w*h*3 floats, linear light, additive. */
 struct render_image {

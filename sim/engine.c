@@ -26,6 +26,8 @@ struct sim_engine {
 	double diag_time;      /* time of the queued diagnostics */
 	int diag_queued;
 	struct sim_diag diag;  /* CPU: the queued diagnostics */
+	char sel_follow[SCENE_NAME_MAX + 8]; /* follow name sel was built for; "" none */
+	unsigned char *sel;    /* by body (= id on the GPU); NULL: all */
 	char desc[192];
 };
 
@@ -273,10 +275,60 @@ const char *sim_engine_describe(const struct sim_engine *e)
 	return e->desc;
 }
 
+/* e->sel for FOLLOW (NULL for "all"), uploaded to the device on the GPU. */
+static int engine_select(struct sim_engine *e, const char *follow)
+{
+	const struct sim_state *st = e->st;
+	int all = strcmp(follow, "all") == 0, any = all;
+	for (int c = 0; c < st->ncomp && !any; c++)
+		any = sim_component_follows(follow, st->comps[c].name);
+	if (!any) {
+		char list[1024] = "";
+		size_t len = 0;
+		for (int c = 0; c < st->ncomp && len < sizeof list - 1; c++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", c ? ", " : "",
+						st->comps[c].name);
+		log_error("camera.follow: no component named '%s' (components: %s; or 'all')", follow,
+			  list);
+		return NB_EINPUT;
+	}
+	free(e->sel);
+	e->sel = NULL;
+	e->sel_follow[0] = '\0';
+	if (!all) {
+		if (!(e->sel = malloc(st->n ? st->n : 1))) {
+			log_error("out of memory for the camera follow selection of %zu bodies", st->n);
+			return NB_ERUNTIME;
+		}
+		for (size_t i = 0; i < st->n; i++)
+			e->sel[i] = st->comp[i] < st->ncomp &&
+				    sim_component_follows(follow, st->comps[st->comp[i]].name);
+	}
+	int rc = e->gpu ? gpu_sim_set_selection(e->gpu, e->sel) : 0;
+	if (rc == 0)
+		snprintf(e->sel_follow, sizeof e->sel_follow, "%s", follow);
+	return rc;
+}
+
+int sim_engine_com(struct sim_engine *e, const char *follow, double com[3])
+{
+	int rc = 0;
+	if (strcmp(e->sel_follow, follow) != 0 && (rc = engine_select(e, follow)))
+		return rc;
+	if (e->gpu) {
+		double m;
+		size_t count;
+		return gpu_sim_com(e->gpu, com, &m, &count);
+	}
+	sim_state_com(e->st, e->sel, com, NULL, NULL);
+	return 0;
+}
+
 void sim_engine_free(struct sim_engine **e)
 {
 	if (!e || !*e)
 		return;
+	free((*e)->sel);
 	gpu_sim_free(&(*e)->gpu);
 	free(*e);
 	*e = NULL;

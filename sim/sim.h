@@ -41,6 +41,17 @@ struct sim_state {
 	long step;
 };
 
+/* camera.follow's rule: does component name CN belong to follow name F?
+ * Exact match, or F is a disk galaxy's body name and CN is "F.disk",
+ * "F.bulge" or "F.halo". ("all" is handled by the callers.) */
+int sim_component_follows(const char *f, const char *cn);
+/* Mass-weighted centre (internal units) of the bodies with sel[i] != 0
+ * (sel NULL: all), summed in double in body order. Massless bodies only:
+ * their plain mean; none: the origin. *mass and *count (either may be
+ * NULL) get the selection's total mass and size. */
+void sim_state_com(const struct sim_state *st, const unsigned char *sel, double com[3],
+		   double *mass, size_t *count);
+
 /* Allocate n bodies (arrays zeroed, pot allocated). 0 or NB_ERUNTIME. */
 int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
 /* Host memory the machine can still give, in bytes (MemAvailable of
@@ -216,6 +227,13 @@ int sim_engine_check(struct sim_engine *e);
  * it) and *time with its time (internal units). Queue one, take it, then
  * queue the next. 0 or NB_ERUNTIME. */
 struct sim_diag; /* below */
+/* Centre of mass (internal units) of the bodies whose component follows
+ * FOLLOW (sim_component_follows; "all": every body), in the current state
+ * after the steps queued so far (GPU: reduced on the device in double from
+ * the float positions, waiting for the simulation; CPU: sim_state_com).
+ * The engine keeps one selection and rebuilds it when FOLLOW changes.
+ * 0, NB_EINPUT (logged: no component follows FOLLOW) or NB_ERUNTIME. */
+int sim_engine_com(struct sim_engine *e, const char *follow, double com[3]);
 int sim_engine_diag_queue(struct sim_engine *e);
 int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time);
 

@@ -63,3 +63,34 @@ long long sim_mem_available(void)
 	fclose(f);
 	return kb >= 0 ? kb * 1024 : -1;
 }
+
+int sim_component_follows(const char *f, const char *cn)
+{
+	size_t lf = strlen(f);
+	if (strcmp(f, cn) == 0)
+		return 1;
+	return strncmp(f, cn, lf) == 0 && cn[lf] == '.';
+}
+
+void sim_state_com(const struct sim_state *st, const unsigned char *sel, double com[3],
+		   double *mass, size_t *count)
+{
+	double m = 0, s[3] = {0, 0, 0}, g[3] = {0, 0, 0};
+	size_t cnt = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		if (sel && !sel[i])
+			continue;
+		for (int d = 0; d < 3; d++) {
+			s[d] += st->mass[i] * st->pos[3 * i + d];
+			g[d] += st->pos[3 * i + d];
+		}
+		m += st->mass[i];
+		cnt++;
+	}
+	for (int d = 0; d < 3; d++)
+		com[d] = m > 0 ? s[d] / m : (cnt ? g[d] / (double)cnt : 0.0);
+	if (mass)
+		*mass = m;
+	if (count)
+		*count = cnt;
+}

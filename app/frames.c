@@ -1,0 +1,216 @@
+/* frames.c - the one frame loop of app_run_views, for both backends:
+ * simulation, every view's rendering, statistics and outputs.
+ *
+ * The loop is the GPU pipeline's; on the CPU each call below completes
+ * before it returns and frame f is finished right after step 5, so the
+ * same code is a plain sequence there. Iteration f:
+ *   1. every renderer releases the positions of frame f-1 (GPU: the
+ *      engine's stream waits on its consumed event), then the steps of
+ *      frame f are queued (GPU: the call returns at once; CPU: they run);
+ *   2. frame f-1 is finished: its statistics row and energy check from the
+ *      diagnostics queued for it, then each view's frame handed to its
+ *      writer thread (GPU: waiting for its ring slot);
+ *   3. the diagnostics of frame f are queued (when statistics or the energy
+ *      check want them: GPU: reduced on the device; CPU: computed now);
+ *   4. wait for the steps of frame f (the finiteness check);
+ *   5. each view's camera for frame f (the followed centre of mass from the
+ *      engine) and its renderer queued (GPU: async; CPU: rendered now).
+ * On the GPU four things then run at once: the steps of frame f+1, the
+ * rendering of frame f, the writer threads' encoding of frame f-1, and
+ * this thread. Views fail alone (run_view_fail); the loop ends early only
+ * when no view is left, on a simulation error, or on a stop request. */
+#include <stdlib.h>
+
+#include "progress.h"
+#include "renderer.h"
+#include "run_view.h"
+
+struct frame_loop {
+	struct run_view *v;
+	int nv;
+	struct sim_state *st;
+	struct sim_engine *eng;
+	const struct sim_units *u;
+	int need_pot;    /* a force pass computes potentials: statistics or the energy check */
+	int want_diag;   /* diagnostics each frame */
+	double max_e;    /* simulation.max_energy_error; 0: not checked */
+	int have_d0;     /* d0 holds frame 0's diagnostics */
+	struct sim_diag d0;
+	int diag_queued; /* a reduction awaits its take */
+	double t_wait_sim, t_stats, t_push;
+};
+
+/* Statistics rows and the energy check of frame f, from its diagnostics. */
+static int stats_of(struct frame_loop *L, int f)
+{
+	if (!L->diag_queued)
+		return 0;
+	struct sim_diag d;
+	/* sim_stats_row reads only the time of the state it is given: the
+	 * engine's diagnostics carry frame f's */
+	struct sim_state at = {0};
+	double t = app_now();
+	L->diag_queued = 0;
+	int rc = sim_engine_diag_take(L->eng, &d, &at.time);
+	if (rc == 0 && L->max_e > 0) { /* a blow-up that stays finite */
+		if (!L->have_d0) {
+			L->d0 = d, L->have_d0 = 1;
+		} else if (sim_diag_energy_error(&L->d0, &d) > L->max_e) {
+			/* the host state for the message: the engine's latest */
+			if ((rc = sim_engine_sync(L->eng)) == 0)
+				rc = sim_diag_check_energy(L->st, &L->d0, &d, L->max_e);
+			return rc ? rc : NB_ERUNTIME;
+		}
+	}
+	for (int k = 0; rc == 0 && k < L->nv; k++) {
+		struct run_view *v = &L->v[k];
+		int vrc = v->stats ? sim_stats_row(v->stats, f, &at, &d, L->u) : 0;
+		if (vrc)
+			run_view_fail(v, vrc);
+	}
+	L->t_stats += app_now() - t;
+	return rc;
+}
+
+/* Steps 2: frame f's statistics, then each live view's frame to its writer. */
+static int finish_frame(struct frame_loop *L, int f)
+{
+	int rc = stats_of(L, f);
+	for (int k = 0; rc == 0 && k < L->nv; k++) {
+		struct run_view *v = &L->v[k];
+		if (v->rc || !v->r)
+			continue;
+		double t = app_now();
+		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
+		L->t_push += app_now() - t;
+		if (vrc)
+			run_view_fail(v, vrc);
+	}
+	for (int k = 0; rc == 0 && k < L->nv; k++)
+		if (L->v[k].rc == 0)
+			L->v[k].res->frames_done = f + 1;
+	return rc;
+}
+
+/* Steps 3-5: frame f's diagnostics, wait for its steps, queue its views. */
+static int queue_frame(struct frame_loop *L, int f)
+{
+	int rc;
+	if (L->want_diag) {
+		if ((rc = sim_engine_diag_queue(L->eng)))
+			return rc;
+		L->diag_queued = 1;
+	}
+	double t = app_now();
+	rc = sim_engine_check(L->eng);
+	L->t_wait_sim += app_now() - t;
+	for (int k = 0; rc == 0 && k < L->nv; k++) {
+		struct run_view *v = &L->v[k];
+		const struct scene *sc = v->sc;
+		if (v->rc || !v->r)
+			continue;
+		double com[3] = {0, 0, 0}, x[3];
+		struct render_camera cam;
+		int vrc = 0;
+		if (sc->camera.follow[0] && (vrc = sim_engine_com(L->eng, sc->camera.follow, x)) == 0)
+			for (int d = 0; d < 3; d++)
+				com[d] = x[d] / L->u->length;
+		if (vrc == 0) {
+			render_camera_at_com(sc, f, com, &cam);
+			vrc = renderer_queue(v->r, f, &cam);
+		}
+		if (vrc)
+			run_view_fail(v, vrc);
+	}
+	return rc;
+}
+
+/* Step 1: the renderers have read the positions; then the steps of frame f. */
+static int advance(struct frame_loop *L, int steps)
+{
+	for (int k = 0; k < L->nv; k++) {
+		/* a failed view's renderer too: its last frame may still read them */
+		int rc = L->v[k].r ? renderer_release(L->v[k].r) : 0;
+		if (rc)
+			return rc;
+	}
+	double t = app_now();
+	int rc = sim_engine_advance_async(L->eng, steps, L->need_pot);
+	L->t_wait_sim += app_now() - t;
+	return rc;
+}
+
+static void loop_setup(struct frame_loop *L)
+{
+	const struct scene *sc = L->v[0].sc;
+	L->max_e = sc->simulation.max_energy_error;
+	L->need_pot = L->max_e > 0;
+	for (int k = 0; k < L->nv; k++) {
+		struct run_view *v = &L->v[k];
+		L->need_pot |= v->stats != NULL;
+		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
+		if (vrc)
+			run_view_fail(v, vrc);
+	}
+	L->want_diag = L->need_pot;
+}
+
+int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+		   const struct sim_units *u, struct app_progress *prog, double *sim_s)
+{
+	struct frame_loop L = {.v = v, .nv = nv, .st = st, .eng = eng, .u = u};
+	const struct scene *sc = v[0].sc;
+	const int frames = sc->output.frames, spf = sc->simulation.steps_per_frame;
+	int rc = 0, f, queued = -1, want_final = 0; /* queued: the frame awaiting finish_frame */
+	double t0 = app_now();
+
+	loop_setup(&L);
+	/* On the GPU frame f is finished while frame f+1 simulates; on the CPU
+	 * nothing runs beside this thread, so each frame is finished at once
+	 * (its file appears before the next frame's steps). */
+	const int pipelined = sim_engine_gpu(eng) != NULL;
+	for (f = 0; f < frames && run_views_live(v, nv); f++) {
+		if (f > 0 && (rc = advance(&L, spf)))
+			break;
+		if (queued >= 0) {
+			int q = queued;
+			queued = -1;
+			if ((rc = finish_frame(&L, q)))
+				break;
+			app_progress_update(prog, q + 1);
+		}
+		if ((rc = queue_frame(&L, f)))
+			break;
+		queued = f;
+		if (!pipelined) {
+			queued = -1;
+			if ((rc = finish_frame(&L, f)))
+				break;
+			app_progress_update(prog, f + 1);
+		}
+		if (app_interrupted() && f + 1 < frames) {
+			rc = NB_EINTR;
+			break;
+		}
+	}
+	/* The last frame (or, stopped, the frame in flight) is finished. */
+	if ((rc == 0 || rc == NB_EINTR) && queued >= 0) {
+		int frc = finish_frame(&L, queued);
+		if (frc)
+			rc = frc;
+		app_progress_update(prog, frc ? queued : queued + 1);
+	}
+	for (int k = 0; k < nv; k++)
+		want_final |= v[k].rc == 0 && v[k].sc->output.final_state[0];
+	if (rc == 0 && want_final)
+		rc = sim_engine_sync(eng);
+	for (int k = 0; k < nv; k++)
+		renderer_free(&v[k].r);
+	*sim_s += L.t_wait_sim;
+	if (sim_engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && run_views_live(v, nv))
+		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
+			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
+			 app_now() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
+			 L.t_wait_sim, L.t_stats, L.t_push);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/* renderer.h - one view's renderer behind one interface, whatever the
+ * backend: the frame loop (app/frames.c) queues a frame for a camera, later
+ * hands the finished frame to the view's writer, and frees. In the spirit
+ * of cuda-samples' BodySystem: one interface, a CPU and a CUDA
+ * implementation behind it.
+ *
+ *   CPU (app/renderer_cpu.c): render/ splat, tone map; synchronous: the
+ *     frame is rendered when it is queued, from the host state; the writer
+ *     thread converts and encodes it.
+ *   GPU (app/renderer_gpu.c): kernels/gpu_render.h on the engine's device
+ *     positions: splat, tone map and YUV run on the renderer's streams into
+ *     a ring of pinned host slots while the engine steps the next frame.
+ *
+ * A feature of the picture is written once per backend inside these two
+ * (each a twin of the other), never in the frame loop. */
+#ifndef NB_RENDERER_H
+#define NB_RENDERER_H
+
+#include "../output/output.h"
+#include "../render/render.h"
+#include "../sim/sim.h"
+
+struct renderer;
+
+/* The ring depth of the GPU renderer: frame f renders into slot f % RING
+ * while frame f-1 is handed to the writer (2 would do; 3 gives slack). */
+#define RENDERER_RING 3
+
+/* A renderer for view sc (its render and output keys) of the bodies in st,
+ * on the engine's backend (GPU when sim_engine_gpu(eng) is non-NULL). st
+ * and eng must outlive it. 0, or an error (logged). */
+int renderer_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+		    const struct sim_units *u, struct renderer **out);
+/* Queue frame f, seen through cam, of the engine's current positions (the
+ * steps of frame f are complete: sim_engine_check returned). */
+int renderer_queue(struct renderer *r, int f, const struct render_camera *cam);
+/* Hand frame f (the last one queued) to writer w; *render_s gets its
+ * rendering time added (CPU: wall time; GPU: the renderer's GPU time from
+ * CUDA events). */
+int renderer_push(struct renderer *r, int f, struct out_writer *w, double *render_s);
+/* Make the engine's next steps wait until this renderer has read the
+ * positions of the frame last queued (GPU: a stream wait on its consumed
+ * event; CPU: nothing, it read them when queued). */
+int renderer_release(struct renderer *r);
+/* Free everything; *r = NULL. Safe on NULL. */
+void renderer_free(struct renderer **r);
+
+/* ---- the two implementations (their create functions) ---- */
+struct renderer_ops {
+	int (*queue)(struct renderer *r, int f, const struct render_camera *cam);
+	int (*push)(struct renderer *r, int f, struct out_writer *w, double *render_s);
+	int (*release)(struct renderer *r);
+	void (*free)(struct renderer *r);
+};
+/* Every implementation's struct starts with this. */
+struct renderer {
+	const struct renderer_ops *ops;
+};
+int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
+			struct renderer **out);
+int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+			const struct sim_units *u, struct renderer **out);
+#endif

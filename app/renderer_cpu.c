@@ -1,0 +1,102 @@
+/* renderer_cpu.c - the CPU renderer (renderer.h): splat and tone map on
+ * this thread when a frame is queued (render/), from the host state; the
+ * writer thread converts and encodes the 16-bit frame. Adaptive smoothing
+ * lengths are kept between frames and recomputed every
+ * render.adaptive_every frames, as the GPU renderer does. */
+#include <stdlib.h>
+
+#include "../render/adaptive.h"
+#include "app.h"
+#include "progress.h"
+#include "renderer.h"
+
+struct renderer_cpu {
+	struct renderer base;
+	const struct scene *sc;
+	const struct sim_state *st;
+	const struct sim_units *u;
+	struct render_image img; /* HDR */
+	uint16_t *rgb16;         /* the tone-mapped frame last queued */
+	double *h;               /* n, scene units; NULL with fixed smoothing */
+	int h_frame;             /* frame of the last recompute of h, -1 none */
+	int frame;               /* frame in rgb16, -1 none */
+	double render_s;         /* its rendering time */
+};
+
+static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
+{
+	struct renderer_cpu *r = (struct renderer_cpu *)base;
+	const struct scene *sc = r->sc;
+	double t = app_now();
+	int rc = 0;
+	if (r->h && (r->h_frame < 0 || f - r->h_frame >= sc->render.adaptive_every || f < r->h_frame)) {
+		if ((rc = render_adaptive_h_state(sc, r->st, r->u, r->h)))
+			return rc;
+		r->h_frame = f;
+	}
+	render_image_clear(&r->img);
+	if ((rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img)))
+		return rc;
+	render_tonemap(sc, &r->img, r->rgb16);
+	r->frame = f;
+	r->render_s = app_now() - t;
+	return 0;
+}
+
+static int cpu_push(struct renderer *base, int f, struct out_writer *w, double *render_s)
+{
+	struct renderer_cpu *r = (struct renderer_cpu *)base;
+	if (r->frame != f) {
+		log_error("CPU renderer: holds frame %d, expected %d (internal)", r->frame, f);
+		return NB_ERUNTIME;
+	}
+	*render_s += r->render_s;
+	struct out_frame fr = {.index = f, .w = r->img.w, .h = r->img.h, .rgb16 = r->rgb16};
+	return out_writer_push(w, &fr);
+}
+
+static int cpu_release(struct renderer *base)
+{
+	(void)base;
+	return 0;
+}
+
+static void cpu_free(struct renderer *base)
+{
+	struct renderer_cpu *r = (struct renderer_cpu *)base;
+	render_image_free(&r->img);
+	free(r->rgb16);
+	free(r->h);
+	free(r);
+}
+
+static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free};
+
+int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
+			struct renderer **out)
+{
+	struct renderer_cpu *r = calloc(1, sizeof *r);
+	*out = NULL;
+	if (!r) {
+		log_error("out of memory for a renderer");
+		return NB_ERUNTIME;
+	}
+	*r = (struct renderer_cpu){.base = {&cpu_ops}, .sc = sc, .st = st, .u = u, .h_frame = -1,
+				   .frame = -1};
+	size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
+	if (render_image_alloc(&r->img, sc->render.width, sc->render.height))
+		goto fail;
+	if (!(r->rgb16 = malloc(px * sizeof *r->rgb16))) {
+		log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
+		goto fail;
+	}
+	if (sc->render.smoothing_adaptive && !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
+		log_error("out of memory for %zu smoothing lengths", st->n);
+		goto fail;
+	}
+	*out = &r->base;
+	return 0;
+fail:
+	cpu_free(&r->base);
+	return NB_ERUNTIME;
+}
