@@ -51,7 +51,7 @@ NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler -Wall -I.
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CFLAGS += -DNB_VERSION='"$(VERSION)"'
 
-LIB_C := $(sort $(wildcard sim/*.c render/*.c output/*.c))
+LIB_C := $(sort $(wildcard scene/*.c sim/*.c render/*.c engine/*.c output/*.c))
 APP_C := $(sort $(wildcard app/*.c))
 ifeq ($(CUDA),1)
   CU_SRC := $(sort $(wildcard kernels/*.cu))
@@ -59,7 +59,7 @@ ifeq ($(CUDA),1)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   CFLAGS += -DNB_HAVE_CUDA=1
 else
-  LIB_C += kernels/gpu_none.c
+  LIB_C += kernels/gpu_none.c kernels/gpu_render_none.c
   CU_OBJ :=
 endif
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(CU_OBJ)

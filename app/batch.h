@@ -185,7 +185,7 @@ int batch_outputs_whole(const struct scene *sc, char *why, size_t len);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a
- * and a second, independent one) of sc->path, sc->dir and sim_scene_emit's
+ * and a second, independent one) of sc->path, sc->dir and scene_emit's
  * text of sc with camera.*, render.* and output.* except output.frames set
  * to zero. Runs with equal keys show the same simulation. 0 or NB_ERUNTIME (out of memory). */
 int batch_sim_key(const struct scene *sc, uint64_t key[2]);

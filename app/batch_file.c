@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/yaml_tree.h"
+#include "../scene/yaml_tree.h"
 #include "batch.h"
 
 #define MAX_DEPTH 32       /* nesting of set: maps and of a value */

@@ -54,7 +54,7 @@ static int write_resolved_scene(const struct scene *sc, const char *path)
 	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
 	if (!f)
 		return NB_ERUNTIME;
-	rc = sim_scene_emit(sc, f);
+	rc = scene_emit(sc, f);
 	if (fclose(f) != 0 && rc == 0) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		rc = NB_ERUNTIME;
@@ -233,7 +233,7 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 /* The bodies, each view's initial-state CSV, the engine, each view's open
  * outputs. *sim_s gets the time the bodies and the engine took. */
 static int views_start(struct run_view *v, int nviews, struct sim_state *st,
-		       const struct sim_units *u, int backend_cli, struct sim_engine **eng,
+		       const struct sim_units *u, int backend_cli, struct engine **eng,
 		       double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
@@ -249,10 +249,10 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 			run_view_fail(&v[i], vrc);
 		v[i].wrote_initial = init[0] && !vrc;
 	}
-	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, st, backend_cli, eng)))
+	if (!run_views_live(v, nviews) || (rc = engine_create(sc, st, backend_cli, eng)))
 		return rc;
 	*sim_s += app_now() - t;
-	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, sim_engine_describe(*eng));
+	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)
 		log_info("one simulation filmed through %d views", nviews);
 	for (i = 0; i < nviews; i++) {
@@ -269,7 +269,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct run_view *v = calloc((size_t)nviews, sizeof *v);
 	struct sim_units u;
 	struct sim_state st = {0};
-	struct sim_engine *eng = NULL;
+	struct engine *eng = NULL;
 	struct app_progress prog;
 	int rc = 0, i;
 	double sim_s = 0, t_start = app_now();
@@ -284,7 +284,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		rc = NB_ERUNTIME;
 		goto done;
 	}
-	sim_units_of(sc->units, &u);
+	scene_units_of(sc->units, &u);
 	if ((rc = views_prepare(views, v, nviews)) || !run_views_live(v, nviews))
 		goto end;
 	if ((rc = views_start(v, nviews, &st, &u, backend_cli, &eng, &sim_s)) ||
@@ -314,7 +314,7 @@ done:
 			rc = views[i].rc;
 	}
 	free(v);
-	sim_engine_free(&eng);
+	engine_free(&eng);
 	sim_state_free(&st);
 	return rc;
 }

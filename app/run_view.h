@@ -46,7 +46,7 @@ int run_views_live(const struct run_view *v, int nv);
  * request: the frame in flight is finished first), or an error of the
  * simulation (which fails every view). */
 struct app_progress;
-int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
 		   const struct sim_units *u, struct app_progress *prog, double *sim_s);
 
 #endif

@@ -18,7 +18,7 @@
  * so are the statistics' energies and momenta
  * (gpu_sim_diag_*, kernels/diag.cu). */
 extern "C" {
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "../sim/sim.h"
 }
 #include "diag_internal.h"
