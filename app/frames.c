@@ -17,7 +17,7 @@
  *      engine) and its renderer queued (GPU: async; CPU: rendered now).
  * On the GPU four things then run at once: the steps of frame f+1, the
  * rendering of frame f, the writer threads' encoding of frame f-1, and
- * this thread. Views fail alone (run_view_fail); the loop ends early only
+ * this thread. Views fail alone (app_view_fail); the loop ends early only
  * when no view is left, on a simulation error, or on a stop request. */
 #include <stdlib.h>
 
@@ -66,7 +66,7 @@ static int stats_of(struct frame_loop *L, int f)
 		struct run_view *v = &L->v[k];
 		int vrc = v->stats ? sim_stats_row(v->stats, f, &at, &d, L->u) : 0;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	L->t_stats += app_now() - t;
 	return rc;
@@ -84,7 +84,7 @@ static int finish_frame(struct frame_loop *L, int f)
 		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
 		L->t_push += app_now() - t;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	for (int k = 0; rc == 0 && k < L->nv; k++)
 		if (L->v[k].rc == 0)
@@ -120,7 +120,7 @@ static int queue_frame(struct frame_loop *L, int f)
 			vrc = renderer_queue(v->r, f, &cam);
 		}
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	return rc;
 }
@@ -150,7 +150,7 @@ static void loop_setup(struct frame_loop *L)
 		L->need_pot |= v->stats != NULL;
 		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	L->want_diag = L->need_pot;
 }
@@ -169,7 +169,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	 * nothing runs beside this thread, so each frame is finished at once
 	 * (its file appears before the next frame's steps). */
 	const int pipelined = engine_gpu(eng) != NULL;
-	for (f = 0; f < frames && run_views_live(v, nv); f++) {
+	for (f = 0; f < frames && app_views_live(v, nv); f++) {
 		if (f > 0 && (rc = advance(&L, spf)))
 			break;
 		if (queued >= 0) {
@@ -207,7 +207,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	for (int k = 0; k < nv; k++)
 		renderer_free(&v[k].r);
 	*sim_s += L.t_wait_sim;
-	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && run_views_live(v, nv))
+	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && app_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
 			 app_now() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
