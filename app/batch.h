@@ -66,7 +66,7 @@ struct batch_file {
 	int share_simulation;            /* share_simulation: (default true) */
 };
 
-/* Parse a batch file (sim/yaml_tree.h). Keys: output_dir (default "out/batch"),
+/* Parse a batch file (scene/yaml_tree.h). Keys: output_dir (default "out/batch"),
  * set (optional map), share_simulation (true/false, default true), runs (REQUIRED, non-empty list of {scene (REQUIRED),
  * name, set, sweep}). Returns 0 or NB_EINPUT after logging one message
  * "FILE:LINE:COL: runs.N.key: expected X, got Y". bf is zeroed first and

@@ -3,7 +3,7 @@
  * The input is a scene file. Its lines that start with "#set " are also
  * passed as --set overrides (up to 8: "#set camera.fov=40"); to YAML they are
  * comments, so one input mutates both the file and the command line.
- * Contract checked (sim/scene.h): scene_load_string returns 0 or
+ * Contract checked (scene/scene.h): scene_load_string returns 0 or
  * NB_EINPUT on any bytes, and a scene that loads is emitted as YAML that
  * loads again (scene_emit) to an identical emission. Body files named by
  * model: file are looked up in an empty directory. */

@@ -1,5 +1,6 @@
 /* sim.h - the simulation layer: scene -> initial conditions -> leapfrog steps
- * -> diagnostics. One public header for sim/ (scene.h and log.h are included).
+ * -> diagnostics. One public header for sim/ (scene/scene.h and scene/log.h
+ * are included: sim/ sees the scene layer below it).
  *
  * Internally G = 1 and all state is in internal units (see scene_units_of).
  * The CPU code accumulates in double; it is the fallback when there is no GPU
