@@ -12,6 +12,10 @@
 #   make fuzz         libFuzzer harnesses (clang-14, ASan/UBSan) run FUZZ_SECONDS each
 #   make check-fresh  the README's two commands in a fresh Debian 12 root
 #                     (../shared/tools/fresh-check; root and debootstrap)
+#   make check-layers include arrows between folders follow the layers
+#                     (tools/check-layers.sh; docs/DESIGN.md)
+#   make check-names  exported names carry their folder's prefix (nm over a
+#                     CPU-only build; tools/check-names.sh)
 #
 # On a machine without the packages, `make test` and `make demo` first run
 # `make deps`, then a second make: that one reads the packages' pkg-config
@@ -51,7 +55,7 @@ NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler -Wall -I.
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CFLAGS += -DNB_VERSION='"$(VERSION)"'
 
-LIB_C := $(sort $(wildcard sim/*.c render/*.c output/*.c))
+LIB_C := $(sort $(wildcard scene/*.c sim/*.c render/*.c engine/*.c output/*.c))
 APP_C := $(sort $(wildcard app/*.c))
 ifeq ($(CUDA),1)
   CU_SRC := $(sort $(wildcard kernels/*.cu))
@@ -59,7 +63,7 @@ ifeq ($(CUDA),1)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   CFLAGS += -DNB_HAVE_CUDA=1
 else
-  LIB_C += kernels/gpu_none.c
+  LIB_C += kernels/gpu_none.c kernels/gpu_render_none.c
   CU_OBJ :=
 endif
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(CU_OBJ)
@@ -70,6 +74,7 @@ BIN := $(BUILD)/nbody-render
 BENCH := $(BUILD)/nbody-bench
 
 .PHONY: all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
+	check-layers check-names \
 	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
 
@@ -143,6 +148,20 @@ check-fresh:
 
 deps:
 	@./tools/deps.sh
+
+# The layers (docs/DESIGN.md): the script holds the table of allowed arrows.
+check-layers:
+	@./tools/check-layers.sh
+
+# Exported names by folder, read with nm from a CPU-only build's objects
+# (BUILD-cpu when CUDA is on; needs the packages: run after make deps).
+ifeq ($(CUDA),1)
+check-names:
+	@$(MAKE) --no-print-directory CUDA=0 BUILD=$(BUILD)-cpu check-names
+else
+check-names: pkgs-present $(LIB_OBJ) $(APP_OBJ)
+	@./tools/check-names.sh $(BUILD) $(filter %.o,$(LIB_OBJ) $(APP_OBJ))
+endif
 
 # ---- fuzzing ---------------------------------------------------------------
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="scene batch bodyfile"]: install

@@ -1,7 +1,7 @@
 /* app.h - the program layer: command line, one render run, batches.
  *
  * Data flow of one run (app/run.c):
- *   scene -> sim_ic_build -> sim_engine (steps) -> render_camera_at ->
+ *   scene -> sim_ic_build -> engine (steps) -> render_camera_at ->
  *   render_splat -> render_tonemap -> out_writer (thread: MP4, PNG, preview)
  * plus stats rows and state CSVs on the main thread; with several views of
  * one simulation (app_run_views), everything after the steps once per view. */

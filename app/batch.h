@@ -66,7 +66,7 @@ struct batch_file {
 	int share_simulation;            /* share_simulation: (default true) */
 };
 
-/* Parse a batch file (sim/yaml_tree.h). Keys: output_dir (default "out/batch"),
+/* Parse a batch file (scene/yaml_tree.h). Keys: output_dir (default "out/batch"),
  * set (optional map), share_simulation (true/false, default true), runs (REQUIRED, non-empty list of {scene (REQUIRED),
  * name, set, sweep}). Returns 0 or NB_EINPUT after logging one message
  * "FILE:LINE:COL: runs.N.key: expected X, got Y". bf is zeroed first and
@@ -185,7 +185,7 @@ int batch_outputs_whole(const struct scene *sc, char *why, size_t len);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a
- * and a second, independent one) of sc->path, sc->dir and sim_scene_emit's
+ * and a second, independent one) of sc->path, sc->dir and scene_emit's
  * text of sc with camera.*, render.* and output.* except output.frames set
  * to zero. Runs with equal keys show the same simulation. 0 or NB_ERUNTIME (out of memory). */
 int batch_sim_key(const struct scene *sc, uint64_t key[2]);

@@ -1,5 +1,5 @@
 /* batch_file.c - parse a batch file (see batch.h and docs/batch.md) from
- * the YAML tree of sim/yaml_tree.h, which keeps the line and column of
+ * the YAML tree of scene/yaml_tree.h, which keeps the line and column of
  * every node for "FILE:LINE:COL: runs.0.sweep: expected ..., got ..."
  * messages and refuses what a scene refuses (anchors, aliases, tags, merge
  * keys, a second document).
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/yaml_tree.h"
+#include "../scene/yaml_tree.h"
 #include "batch.h"
 
 #define MAX_DEPTH 32       /* nesting of set: maps and of a value */

@@ -5,7 +5,7 @@
  * are equal except for the view-only keys camera.*, render.* and output.*
  * other than output.frames - so the same scene file, units, seed,
  * simulation.*, bodies.*, encounter.* and output.frames. The comparison is
- * on sim_scene_emit's text (every key, defaults included) of the scene with
+ * on scene_emit's text (every key, defaults included) of the scene with
  * the view-only keys zeroed, through two independent 64-bit hashes. A group
  * is led by its first run in batch order; its job simulates once and films
  * every run of the group (app_run_views). */
@@ -49,7 +49,7 @@ int batch_sim_key(const struct scene *sc, uint64_t key[2])
 	if (!f)
 		goto end;
 	fprintf(f, "%s\n%s\n", sc->path, sc->dir); /* the scene file, and the base of its file models */
-	rc = sim_scene_emit(m, f);
+	rc = scene_emit(m, f);
 	fclose(f);
 	if (rc == 0)
 		hash_bytes(text, len, key);

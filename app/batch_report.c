@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../sim/yaml_tree.h"
+#include "../scene/yaml_tree.h"
 #include "batch.h"
 
 #ifndef NB_VERSION

@@ -76,7 +76,7 @@ static int load_fn(void *p)
 			goto end;
 		snprintf(ov[i], len, "%s=%s", r->overrides[i].key, r->overrides[i].value);
 	}
-	rc = sim_scene_load_from(r->scene_path, (const char *const *)ov, from, r->noverrides, a->sc);
+	rc = scene_load_from(r->scene_path, (const char *const *)ov, from, r->noverrides, a->sc);
 end:
 	free(from);
 	if (rc == NB_ERUNTIME && (!ov || !from))
@@ -147,7 +147,7 @@ static char *emit_to_memory(const struct scene *sc, size_t *len)
 	FILE *f = open_memstream(&buf, len);
 	if (!f)
 		return NULL;
-	int rc = sim_scene_emit(sc, f);
+	int rc = scene_emit(sc, f);
 	fclose(f);
 	if (rc) {
 		free(buf);

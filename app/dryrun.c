@@ -43,7 +43,7 @@ static void comment_galaxy_report(const struct scene *sc, FILE *f)
 
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 {
-	int rc = sim_scene_emit(sc, f);
+	int rc = scene_emit(sc, f);
 	if (rc)
 		return rc;
 	long n = sim_scene_body_count(sc);

@@ -17,7 +17,7 @@
  *      engine) and its renderer queued (GPU: async; CPU: rendered now).
  * On the GPU four things then run at once: the steps of frame f+1, the
  * rendering of frame f, the writer threads' encoding of frame f-1, and
- * this thread. Views fail alone (run_view_fail); the loop ends early only
+ * this thread. Views fail alone (app_view_fail); the loop ends early only
  * when no view is left, on a simulation error, or on a stop request. */
 #include <stdlib.h>
 
@@ -29,7 +29,7 @@ struct frame_loop {
 	struct run_view *v;
 	int nv;
 	struct sim_state *st;
-	struct sim_engine *eng;
+	struct engine *eng;
 	const struct sim_units *u;
 	int need_pot;    /* a force pass computes potentials: statistics or the energy check */
 	int want_diag;   /* diagnostics each frame */
@@ -51,13 +51,13 @@ static int stats_of(struct frame_loop *L, int f)
 	struct sim_state at = {0};
 	double t = app_now();
 	L->diag_queued = 0;
-	int rc = sim_engine_diag_take(L->eng, &d, &at.time);
+	int rc = engine_diag_take(L->eng, &d, &at.time);
 	if (rc == 0 && L->max_e > 0) { /* a blow-up that stays finite */
 		if (!L->have_d0) {
 			L->d0 = d, L->have_d0 = 1;
 		} else if (sim_diag_energy_error(&L->d0, &d) > L->max_e) {
 			/* the host state for the message: the engine's latest */
-			if ((rc = sim_engine_sync(L->eng)) == 0)
+			if ((rc = engine_sync(L->eng)) == 0)
 				rc = sim_diag_check_energy(L->st, &L->d0, &d, L->max_e);
 			return rc ? rc : NB_ERUNTIME;
 		}
@@ -66,7 +66,7 @@ static int stats_of(struct frame_loop *L, int f)
 		struct run_view *v = &L->v[k];
 		int vrc = v->stats ? sim_stats_row(v->stats, f, &at, &d, L->u) : 0;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	L->t_stats += app_now() - t;
 	return rc;
@@ -84,7 +84,7 @@ static int finish_frame(struct frame_loop *L, int f)
 		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
 		L->t_push += app_now() - t;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	for (int k = 0; rc == 0 && k < L->nv; k++)
 		if (L->v[k].rc == 0)
@@ -97,12 +97,12 @@ static int queue_frame(struct frame_loop *L, int f)
 {
 	int rc;
 	if (L->want_diag) {
-		if ((rc = sim_engine_diag_queue(L->eng)))
+		if ((rc = engine_diag_queue(L->eng)))
 			return rc;
 		L->diag_queued = 1;
 	}
 	double t = app_now();
-	rc = sim_engine_check(L->eng);
+	rc = engine_check(L->eng);
 	L->t_wait_sim += app_now() - t;
 	for (int k = 0; rc == 0 && k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
@@ -112,7 +112,7 @@ static int queue_frame(struct frame_loop *L, int f)
 		double com[3] = {0, 0, 0}, x[3];
 		struct render_camera cam;
 		int vrc = 0;
-		if (sc->camera.follow[0] && (vrc = sim_engine_com(L->eng, sc->camera.follow, x)) == 0)
+		if (sc->camera.follow[0] && (vrc = engine_com(L->eng, sc->camera.follow, x)) == 0)
 			for (int d = 0; d < 3; d++)
 				com[d] = x[d] / L->u->length;
 		if (vrc == 0) {
@@ -120,7 +120,7 @@ static int queue_frame(struct frame_loop *L, int f)
 			vrc = renderer_queue(v->r, f, &cam);
 		}
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	return rc;
 }
@@ -135,7 +135,7 @@ static int advance(struct frame_loop *L, int steps)
 			return rc;
 	}
 	double t = app_now();
-	int rc = sim_engine_advance_async(L->eng, steps, L->need_pot);
+	int rc = engine_advance_async(L->eng, steps, L->need_pot);
 	L->t_wait_sim += app_now() - t;
 	return rc;
 }
@@ -150,12 +150,12 @@ static void loop_setup(struct frame_loop *L)
 		L->need_pot |= v->stats != NULL;
 		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
 		if (vrc)
-			run_view_fail(v, vrc);
+			app_view_fail(v, vrc);
 	}
 	L->want_diag = L->need_pot;
 }
 
-int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
 		   const struct sim_units *u, struct app_progress *prog, double *sim_s)
 {
 	struct frame_loop L = {.v = v, .nv = nv, .st = st, .eng = eng, .u = u};
@@ -168,8 +168,8 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_
 	/* On the GPU frame f is finished while frame f+1 simulates; on the CPU
 	 * nothing runs beside this thread, so each frame is finished at once
 	 * (its file appears before the next frame's steps). */
-	const int pipelined = sim_engine_gpu(eng) != NULL;
-	for (f = 0; f < frames && run_views_live(v, nv); f++) {
+	const int pipelined = engine_gpu(eng) != NULL;
+	for (f = 0; f < frames && app_views_live(v, nv); f++) {
 		if (f > 0 && (rc = advance(&L, spf)))
 			break;
 		if (queued >= 0) {
@@ -203,11 +203,11 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_
 	for (int k = 0; k < nv; k++)
 		want_final |= v[k].rc == 0 && v[k].sc->output.final_state[0];
 	if (rc == 0 && want_final)
-		rc = sim_engine_sync(eng);
+		rc = engine_sync(eng);
 	for (int k = 0; k < nv; k++)
 		renderer_free(&v[k].r);
 	*sim_s += L.t_wait_sim;
-	if (sim_engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && run_views_live(v, nv))
+	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && app_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
 			 app_now() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	if (rc)
 		goto end;
 	log_set_level(cli.quiet ? LOG_QUIET : LOG_NORMAL);
-	rc = sim_scene_load(cli.scene, cli.sets, cli.nsets, &sc);
+	rc = scene_load(cli.scene, cli.sets, cli.nsets, &sc);
 	if (rc)
 		goto end;
 	rc = app_preflight(&sc, cli.backend); /* the same refusals in both modes */

@@ -3,7 +3,7 @@
  * so that a dry run refuses exactly what the run would refuse at start:
  * memory (host, and GPU when the CUDA backend runs), a CUDA backend with no
  * GPU, and output paths that cannot be created. Each refusal is NB_EINPUT
- * with the key's file:line:col or --set origin (sim_scene_fail). */
+ * with the key's file:line:col or --set origin (scene_fail_key). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,13 +65,13 @@ static int check_host_memory(const struct scene *sc, long n)
 	int b = largest_body(sc);
 	snprintf(key, sizeof key, "bodies.%d%s", b,
 		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
-	return sim_scene_fail(sc, key, b,
+	return scene_fail_key(sc, key, b,
 			      "%ld bodies need about %s of host memory, but this machine has %s "
 			      "available (MemAvailable in /proc/meminfo); lower the body counts",
 			      n, nb, ab);
 }
 
-/* The CUDA backend: refused without a GPU (as sim_engine_create would),
+/* The CUDA backend: refused without a GPU (as engine_create would),
  * and when the simulation needs more device memory than is free. */
 static int check_gpu(const struct scene *sc, long n, int backend_cli)
 {
@@ -86,7 +86,7 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 			log_error("--backend cuda: cuda was requested but there is no usable GPU: %s", why);
 			return NB_EINPUT;
 		}
-		return sim_scene_fail(sc, "simulation.backend", -1,
+		return scene_fail_key(sc, "simulation.backend", -1,
 				      "cuda was requested but there is no usable GPU: %s", why);
 	}
 	struct gpu_sim_params p = {
@@ -108,7 +108,7 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 	char key[64];
 	snprintf(key, sizeof key, "bodies.%d%s", b,
 		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
-	return sim_scene_fail(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
+	return scene_fail_key(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
 			      "(cudaMemGetInfo); lower the body counts or use --backend cpu",
 			      n, nb, name, fb);
 }
@@ -127,16 +127,16 @@ static int check_output_path(const struct scene *sc, const char *key, const char
 			continue;
 		snprintf(pre, sizeof pre, "%.*s", (int)i, path);
 		if (stat(pre, &st) == 0 && !S_ISDIR(st.st_mode))
-			return sim_scene_fail(sc, key, -1,
+			return scene_fail_key(sc, key, -1,
 					      "cannot create '%s': '%s' exists and is not a directory",
 					      path, pre);
 	}
 	if (stat(path, &st) != 0)
 		return 0;
 	if (!is_dir && S_ISDIR(st.st_mode))
-		return sim_scene_fail(sc, key, -1, "expected a file path, got '%s', a directory", path);
+		return scene_fail_key(sc, key, -1, "expected a file path, got '%s', a directory", path);
 	if (is_dir && !S_ISDIR(st.st_mode))
-		return sim_scene_fail(sc, key, -1, "expected a directory, got '%s', which exists and is not one",
+		return scene_fail_key(sc, key, -1, "expected a directory, got '%s', which exists and is not one",
 				      path);
 	return 0;
 }

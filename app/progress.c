@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 
 double app_now(void)
 {

@@ -2,11 +2,11 @@
  * dispatch. */
 #include "renderer.h"
 
-int renderer_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+int renderer_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 		    const struct sim_units *u, struct renderer **out)
 {
 	*out = NULL;
-	if (sim_engine_gpu(eng))
+	if (engine_gpu(eng))
 		return renderer_gpu_create(sc, st, eng, u, out);
 	return renderer_cpu_create(sc, st, u, out);
 }

@@ -16,6 +16,7 @@
 #ifndef NB_RENDERER_H
 #define NB_RENDERER_H
 
+#include "../engine/engine.h"
 #include "../output/output.h"
 #include "../render/render.h"
 #include "../sim/sim.h"
@@ -27,12 +28,12 @@ struct renderer;
 #define RENDERER_RING 3
 
 /* A renderer for view sc (its render and output keys) of the bodies in st,
- * on the engine's backend (GPU when sim_engine_gpu(eng) is non-NULL). st
+ * on the engine's backend (GPU when engine_gpu(eng) is non-NULL). st
  * and eng must outlive it. 0, or an error (logged). */
-int renderer_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+int renderer_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 		    const struct sim_units *u, struct renderer **out);
 /* Queue frame f, seen through cam, of the engine's current positions (the
- * steps of frame f are complete: sim_engine_check returned). */
+ * steps of frame f are complete: engine_check returned). */
 int renderer_queue(struct renderer *r, int f, const struct render_camera *cam);
 /* Hand frame f (the last one queued) to writer w; *render_s gets its
  * rendering time added (CPU: wall time; GPU: the renderer's GPU time from
@@ -58,6 +59,6 @@ struct renderer {
 };
 int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
 			struct renderer **out);
-int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out);
 #endif

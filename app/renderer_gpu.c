@@ -80,7 +80,7 @@ static int gpu_outputs(const struct scene *sc)
 	return o ? o : GPU_RENDER_OUT_RGB8; /* a writer with no output: keep it fed */
 }
 
-int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct sim_engine *eng,
+int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out)
 {
 	struct renderer_gpu *r = calloc(1, sizeof *r);
@@ -90,7 +90,7 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct sim
 		return NB_ERUNTIME;
 	}
 	r->base.ops = &gpu_ops;
-	r->g = sim_engine_gpu(eng);
+	r->g = engine_gpu(eng);
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.outputs = gpu_outputs(sc);

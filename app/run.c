@@ -54,7 +54,7 @@ static int write_resolved_scene(const struct scene *sc, const char *path)
 	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
 	if (!f)
 		return NB_ERUNTIME;
-	rc = sim_scene_emit(sc, f);
+	rc = scene_emit(sc, f);
 	if (fclose(f) != 0 && rc == 0) {
 		log_error("%s: write failed: %s", tmp, strerror(errno));
 		rc = NB_ERUNTIME;
@@ -81,7 +81,7 @@ static int wants_frames(const struct scene *sc)
 	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0];
 }
 
-void run_view_fail(struct run_view *v, int rc)
+void app_view_fail(struct run_view *v, int rc)
 {
 	if (v->rc)
 		return;
@@ -97,7 +97,7 @@ void run_view_fail(struct run_view *v, int rc)
 	}
 }
 
-int run_views_live(const struct run_view *v, int nv)
+int app_views_live(const struct run_view *v, int nv)
 {
 	int live = 0;
 	for (int i = 0; i < nv; i++)
@@ -225,7 +225,7 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 		if (vrc == 0)
 			vrc = make_output_dirs(v[i].sc);
 		if (vrc)
-			run_view_fail(&v[i], vrc);
+			app_view_fail(&v[i], vrc);
 	}
 	return rc;
 }
@@ -233,7 +233,7 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 /* The bodies, each view's initial-state CSV, the engine, each view's open
  * outputs. *sim_s gets the time the bodies and the engine took. */
 static int views_start(struct run_view *v, int nviews, struct sim_state *st,
-		       const struct sim_units *u, int backend_cli, struct sim_engine **eng,
+		       const struct sim_units *u, int backend_cli, struct engine **eng,
 		       double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
@@ -246,19 +246,19 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		const char *init = v[i].sc->output.initial_state;
 		int vrc = init[0] ? sim_state_write_csv(init, st, u) : 0;
 		if (vrc)
-			run_view_fail(&v[i], vrc);
+			app_view_fail(&v[i], vrc);
 		v[i].wrote_initial = init[0] && !vrc;
 	}
-	if (!run_views_live(v, nviews) || (rc = sim_engine_create(sc, st, backend_cli, eng)))
+	if (!app_views_live(v, nviews) || (rc = engine_create(sc, st, backend_cli, eng)))
 		return rc;
 	*sim_s += app_now() - t;
-	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, sim_engine_describe(*eng));
+	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)
 		log_info("one simulation filmed through %d views", nviews);
 	for (i = 0; i < nviews; i++) {
 		int vrc = v[i].rc ? 0 : view_open(&v[i]);
 		if (vrc)
-			run_view_fail(&v[i], vrc);
+			app_view_fail(&v[i], vrc);
 	}
 	return 0;
 }
@@ -269,7 +269,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct run_view *v = calloc((size_t)nviews, sizeof *v);
 	struct sim_units u;
 	struct sim_state st = {0};
-	struct sim_engine *eng = NULL;
+	struct engine *eng = NULL;
 	struct app_progress prog;
 	int rc = 0, i;
 	double sim_s = 0, t_start = app_now();
@@ -284,11 +284,11 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		rc = NB_ERUNTIME;
 		goto done;
 	}
-	sim_units_of(sc->units, &u);
-	if ((rc = views_prepare(views, v, nviews)) || !run_views_live(v, nviews))
+	scene_units_of(sc->units, &u);
+	if ((rc = views_prepare(views, v, nviews)) || !app_views_live(v, nviews))
 		goto end;
 	if ((rc = views_start(v, nviews, &st, &u, backend_cli, &eng, &sim_s)) ||
-	    !run_views_live(v, nviews))
+	    !app_views_live(v, nviews))
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
@@ -298,7 +298,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		const char *fin = v[i].sc->output.final_state;
 		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;
 		if (vrc)
-			run_view_fail(&v[i], vrc);
+			app_view_fail(&v[i], vrc);
 		v[i].wrote_final = v[i].rc == 0 && fin[0];
 	}
 
@@ -314,7 +314,7 @@ done:
 			rc = views[i].rc;
 	}
 	free(v);
-	sim_engine_free(&eng);
+	engine_free(&eng);
 	sim_state_free(&st);
 	return rc;
 }

@@ -26,9 +26,9 @@ struct run_view {
 /* The view failed with rc (already logged by whoever failed): its writer
  * and statistics are closed with their temporary files removed, and it
  * takes no more frames. A view that has failed stays failed. */
-void run_view_fail(struct run_view *v, int rc);
+void app_view_fail(struct run_view *v, int rc);
 /* Number of views still live. */
-int run_views_live(const struct run_view *v, int nv);
+int app_views_live(const struct run_view *v, int nv);
 
 /* The frame loop (app/frames.c), for both backends: frames 0 ..
  * output.frames-1 of the views v[0..nv-1]; frame 0 is the state eng was
@@ -37,7 +37,7 @@ int run_views_live(const struct run_view *v, int nv);
  * engine's backend; each with v->stats a row per frame (one diagnostics
  * reduction per frame serves them all); simulation.max_energy_error is
  * checked on every frame's diagnostics. A view whose renderer, camera or
- * outputs fail is failed alone (run_view_fail); the loop ends early only
+ * outputs fail is failed alone (app_view_fail); the loop ends early only
  * when no view is left. st is made current on the host when a live view
  * sets output.final_state. Each live view's res->frames_done counts its
  * frames finished (handed to its writer, statistics written), its
@@ -46,7 +46,7 @@ int run_views_live(const struct run_view *v, int nv);
  * request: the frame in flight is finished first), or an error of the
  * simulation (which fails every view). */
 struct app_progress;
-int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct sim_engine *eng,
+int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
 		   const struct sim_units *u, struct app_progress *prog, double *sim_s);
 
 #endif

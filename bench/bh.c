@@ -59,10 +59,10 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 	struct scene sc;
 	struct sim_units u;
 	struct gpu_sim *g = NULL;
-	int rc = sim_scene_load(path, NULL, 0, &sc);
+	int rc = scene_load(path, NULL, 0, &sc);
 	if (rc)
 		return rc;
-	sim_units_of(sc.units, &u);
+	scene_units_of(sc.units, &u);
 	*eps = sc.simulation.softening * u.length;
 	*dt = sc.simulation.dt * u.time;
 	if ((rc = sim_ic_build(&sc, st)))
@@ -401,10 +401,10 @@ static int two_galaxies(size_t n, struct sim_state *st, double *eps)
 		 d, b, h, d, b, h);
 	struct scene sc;
 	struct sim_units u;
-	int rc = sim_scene_load_string(y, "two-galaxies", ".", NULL, 0, &sc);
+	int rc = scene_load_string(y, "two-galaxies", ".", NULL, 0, &sc);
 	if (rc)
 		return rc;
-	sim_units_of(sc.units, &u);
+	scene_units_of(sc.units, &u);
 	*eps = sc.simulation.softening * u.length;
 	memset(st, 0, sizeof *st);
 	return sim_ic_build(&sc, st);

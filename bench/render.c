@@ -173,7 +173,7 @@ static int rb_make_scene(size_t n, int frame, struct scene *sc, struct sim_state
 	}
 	for (int k = 0; k < 6; k++)
 		ov[k] = set[k];
-	if (sim_scene_load(RB_SCENE, ov, 6, sc) != 0 || sim_ic_build(sc, st) != 0 ||
+	if (scene_load(RB_SCENE, ov, 6, sc) != 0 || sim_ic_build(sc, st) != 0 ||
 	    render_camera_at(sc, frame, st, cam) != 0)
 		return 1;
 	return 0;

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../sim/scene.h"
+#include "../scene/scene.h"
 #include "../sim/sim.h"
 #include "fuzz_util.h"
 
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_NBODY, &u);
+	scene_units_of(SCENE_UNITS_NBODY, &u);
 	size_t n = 0, n2 = 0;
 	int err = sim_state_read_csv(path, &u, NULL, 0, &n);
 	if (err != 0 && err != NB_EINPUT)

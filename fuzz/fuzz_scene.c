@@ -3,9 +3,9 @@
  * The input is a scene file. Its lines that start with "#set " are also
  * passed as --set overrides (up to 8: "#set camera.fov=40"); to YAML they are
  * comments, so one input mutates both the file and the command line.
- * Contract checked (sim/scene.h): sim_scene_load_string returns 0 or
+ * Contract checked (scene/scene.h): scene_load_string returns 0 or
  * NB_EINPUT on any bytes, and a scene that loads is emitted as YAML that
- * loads again (sim_scene_emit) to an identical emission. Body files named by
+ * loads again (scene_emit) to an identical emission. Body files named by
  * model: file are looked up in an empty directory. */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/scene.h"
+#include "../scene/scene.h"
 #include "fuzz_util.h"
 
 #define FUZZ_MAX_SETS 8
@@ -36,10 +36,10 @@ static char *emit(const struct scene *sc, size_t *len)
 	FILE *f = open_memstream(&buf, len);
 	if (!f)
 		abort();
-	int err = sim_scene_emit(sc, f);
+	int err = scene_emit(sc, f);
 	fclose(f);
 	if (err)
-		fuzz_fail("sim_scene_emit failed on a loaded scene", err);
+		fuzz_fail("scene_emit failed on a loaded scene", err);
 	return buf;
 }
 
@@ -61,13 +61,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct scene *sc = calloc(1, sizeof *sc), *again = calloc(1, sizeof *again);
 	if (!sc || !again)
 		abort();
-	int err = sim_scene_load_string(text, "fuzz.yaml", empty_dir(), sets, nsets, sc);
+	int err = scene_load_string(text, "fuzz.yaml", empty_dir(), sets, nsets, sc);
 	if (err != 0 && err != NB_EINPUT)
-		fuzz_fail("sim_scene_load_string returned neither 0 nor NB_EINPUT", err);
+		fuzz_fail("scene_load_string returned neither 0 nor NB_EINPUT", err);
 	if (err == 0) {
 		size_t n1, n2;
 		char *y1 = emit(sc, &n1);
-		err = sim_scene_load_string(y1, "resolved.yaml", empty_dir(), NULL, 0, again);
+		err = scene_load_string(y1, "resolved.yaml", empty_dir(), NULL, 0, again);
 		if (err)
 			fuzz_fail("the resolved scene does not load again", err);
 		char *y2 = emit(again, &n2);

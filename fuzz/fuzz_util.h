@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 
 static inline void fuzz_fail(const char *what, int code)
 {

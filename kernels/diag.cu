@@ -14,7 +14,7 @@
  *      partials in a fixed order;
  * then the sums go to pinned host memory and an event is recorded. */
 extern "C" {
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "../sim/sim.h"
 }
 #include "diag_internal.h"

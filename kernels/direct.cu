@@ -31,7 +31,7 @@
  * asked of the register allocator) overrides the built-in choice;
  * it exists for the benchmark (bench/direct.c) and the sanitizer script. */
 extern "C" {
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "../sim/sim.h"
 }
 #include "gpu_internal.h"

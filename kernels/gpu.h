@@ -59,7 +59,7 @@ int gpu_sim_time_steps(struct gpu_sim *g, int nsteps, double *force_ms, double *
 const char *gpu_sim_describe(const struct gpu_sim *g);
 void gpu_sim_free(struct gpu_sim **g);
 
-/* ---- the overlapped frame pipeline (additive; app/run_gpu.c) ----
+/* ---- the overlapped frame pipeline (additive; app/frames.c) ----
  * The app drives the simulation stream directly so that frame f+1 is
  * simulated while frame f is rendered and copied and frame f-1 encoded:
  *   gpu_sim_wait_event(g, gpu_render_consumed_event(gr));

@@ -30,8 +30,8 @@
  * pinned host ring (params.slots slots, each holding the outputs asked for).
  * Bodies passed as a gpu_render_input stay owned by the caller. With CUDA=0
  * every function logs that CUDA is missing and returns NB_ERUNTIME
- * (render/gpu_render_none.c). All functions return 0 or a negative NB_* code
- * (sim/log.h) after logging. Not thread-safe: one host thread drives a gr. */
+ * (kernels/gpu_render_none.c). All functions return 0 or a negative NB_* code
+ * (scene/log.h) after logging. Not thread-safe: one host thread drives a gr. */
 #ifndef NB_GPU_RENDER_H
 #define NB_GPU_RENDER_H
 

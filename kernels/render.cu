@@ -166,7 +166,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	if (u)
 		gr->u = *u;
 	else
-		sim_units_of(sc->units, &gr->u);
+		scene_units_of(sc->units, &gr->u);
 	gr->kernel = sc->render.kernel;
 	gr->mode = sc->render.mode;
 	gr->cmap = sc->render.colormap;

@@ -11,7 +11,7 @@
 
 extern "C" {
 #include "../render/render.h"
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "../sim/sim.h"
 }
 #include "gpu_internal.h"

@@ -11,14 +11,14 @@
  * first kick and the drift are one kernel, the last kick another; both are
  * memory-bound (48 bytes per body) and negligible next to the force.
  *
- * For the overlapped frame pipeline (app/run_gpu.c) the steps can be queued
+ * For the overlapped frame pipeline (app/frames.c) the steps can be queued
  * without waiting (the finiteness check lands in pinned memory and is read
  * by gpu_sim_check), the device positions are handed to the renderer with
  * a ready event, the followed centre of mass is reduced on the device, and
  * so are the statistics' energies and momenta
  * (gpu_sim_diag_*, kernels/diag.cu). */
 extern "C" {
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "../sim/sim.h"
 }
 #include "diag_internal.h"

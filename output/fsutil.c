@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "out_internal.h"
 #include "output.h"
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "out_internal.h"
 #include "output.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sim/scene.h"
+#include "../scene/scene.h"
 
 #ifdef __cplusplus
 extern "C" {

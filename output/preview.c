@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "out_internal.h"
 #include "output.h"
 

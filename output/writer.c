@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "out_internal.h"
 #include "output.h"
 

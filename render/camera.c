@@ -183,7 +183,7 @@ static int follow_com(const struct scene *sc, const struct sim_state *st, double
 	sim_state_com(st, sel, x, NULL, NULL);
 	free(sel);
 	struct sim_units u;
-	sim_units_of(sc->units, &u);
+	scene_units_of(sc->units, &u);
 	for (int d = 0; d < 3; d++)
 		com[d] = x[d] / u.length;
 	return 0;

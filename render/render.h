@@ -32,7 +32,7 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 		     struct render_camera *cam);
 /* The same with the followed centre of mass given (scene units; ignored
  * when follow is off): the frame loop takes it from the engine
- * (sim_engine_com), whatever the backend. */
+ * (engine_com), whatever the backend. */
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
 			  struct render_camera *cam);
 

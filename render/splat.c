@@ -396,7 +396,7 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 	j.nlev = 1;
 	struct sim_units uu;
 	if (!u) {
-		sim_units_of(sc->units, &uu);
+		scene_units_of(sc->units, &uu);
 		u = &uu;
 	}
 	if (st->n == 0 || img->w <= 0 || img->h <= 0)

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "log.h"
+#include "../scene/log.h"
 
 #include "sim.h"
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "galaxy_potential.h"
-#include "log.h"
+#include "../scene/log.h"
 
 #define DF_N 3000
 

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #include "galaxy_potential.h"
-#include "log.h"
+#include "../scene/log.h"
 
 #define NR 128      /* R_i = i * 10 h / (NR - 1) */
 #define NZ 25       /* z_j = j * 0.25 z0, up to 6 z0 */

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "../scene/log.h"
 
 #define JEANS_N 2048
 

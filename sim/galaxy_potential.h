@@ -13,7 +13,7 @@
 #ifndef NB_GALAXY_POTENTIAL_H
 #define NB_GALAXY_POTENTIAL_H
 
-#include "scene.h"
+#include "../scene/scene.h"
 
 /* Disk sampling stops at this many scale lengths (redraw beyond). */
 #define SIM_GALAXY_DISK_RMAX 10.0

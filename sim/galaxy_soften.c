@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 #include "galaxy_potential.h"
-#include "log.h"
+#include "../scene/log.h"
 
 #define SOFT_N 400
 #define RCUT_EPS 200.0 /* table up to RCUT_EPS * eps */

@@ -3,7 +3,7 @@
  * (sim/state_csv.c) to count their rows. */
 #include <limits.h>
 
-#include "log.h"
+#include "../scene/log.h"
 #include "sim.h"
 
 long sim_scene_body_count(const struct scene *sc)
@@ -17,7 +17,7 @@ long sim_scene_body_count(const struct scene *sc)
 		} else if (b->model == SCENE_MODEL_FILE) {
 			struct sim_units u;
 			size_t rows = 0;
-			sim_units_of(sc->units, &u);
+			scene_units_of(sc->units, &u);
 			if (sim_state_read_csv(b->file, &u, NULL, 0, &rows) != 0)
 				return -1; /* logged by the reader, with file:line */
 			if (rows > (size_t)LONG_MAX / 2) {

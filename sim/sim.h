@@ -1,7 +1,8 @@
 /* sim.h - the simulation layer: scene -> initial conditions -> leapfrog steps
- * -> diagnostics. One public header for sim/ (scene.h and log.h are included).
+ * -> diagnostics. One public header for sim/ (scene/scene.h and scene/log.h
+ * are included: sim/ sees the scene layer below it).
  *
- * Internally G = 1 and all state is in internal units (see sim_units_of).
+ * Internally G = 1 and all state is in internal units (see scene_units_of).
  * The CPU code accumulates in double; it is the fallback when there is no GPU
  * and the oracle the GPU tests are held against. */
 #ifndef NB_SIM_H
@@ -11,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "log.h"
-#include "scene.h"
+#include "../scene/log.h"
+#include "../scene/scene.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +60,10 @@ int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
 long long sim_mem_available(void);
 /* Free everything and zero *st. Safe on a zeroed struct. */
 void sim_state_free(struct sim_state *st);
+
+/* (sim/scene_count.c) Number of bodies the scene will create (disk-galaxy parts summed; file
+ * models counted by reading the file's lines). -1 on error (logged). */
+long sim_scene_body_count(const struct scene *sc);
 
 /* ---- random numbers (sim/rng.c) ----
  * Counter-based generator (SplitMix64 finaliser over (seed, stream, counter)):
@@ -176,66 +181,12 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot);
 
-/* ---- integration (sim/engine.c) ----
- * An engine owns the solver state for one run, on the CPU or the GPU. */
-struct sim_engine;
-
-/* Choose the backend (scene->simulation.backend, overridden by backend_cli
- * unless it is -1), build the solver, compute the first accelerations and
- * potentials (so frame 0's statistics are complete).
- * auto without a usable GPU says once that it uses the CPU. cuda without a
- * usable GPU is NB_EINPUT with the reason. st stays owned by the caller and
- * must outlive the engine. */
-int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
-		      struct sim_engine **out);
-/* Advance `steps` leapfrog (kick-drift-kick) steps of scene dt. If
- * need_potential, the last force evaluation also computes st->pot (GPU: on
- * the device, fetched by sim_engine_sync). Returns 0, or NB_ERUNTIME on a
- * non-finite value (logged with step, body id and a hint), or NB_EINTR when
- * the stop check (sim_set_stop_check) says stop: on the CPU it is asked
- * between steps and inside the direct force sum, so the state may be left
- * between steps (not for output). */
-int sim_engine_advance(struct sim_engine *e, int steps, int need_potential);
+/* ---- integration (sim/leapfrog.c, sim/stop.c) ----
+ * The engine that picks the backend and owns the solver is engine/engine.h. */
 /* The process-wide stop check (e.g. app_interrupted: a signal arrived);
  * NULL (the default) never stops. sim_stop_requested() asks it. */
 void sim_set_stop_check(int (*check)(void));
 int sim_stop_requested(void);
-/* Make st->pos/vel/acc/pot/time/step current on the host (no-op on CPU). */
-int sim_engine_sync(struct sim_engine *e);
-/* "cpu" or "cuda (NVIDIA H100 80GB HBM3)" etc. */
-const char *sim_engine_describe(const struct sim_engine *e);
-void sim_engine_free(struct sim_engine **e);
-
-/* ---- the overlapped GPU frame pipeline (additive; app/run_gpu.c) ---- */
-struct gpu_sim; /* kernels/gpu.h */
-/* The engine's device simulation, or NULL on the CPU. The app may queue
- * work beside it (gpu_sim_render_input, gpu_sim_wait_event, gpu_sim_com)
- * but advances it only through the engine, so time and step stay right. */
-struct gpu_sim *sim_engine_gpu(struct sim_engine *e);
-/* As sim_engine_advance, except that on the GPU the steps are only queued:
- * sim_engine_check waits for them and reports a non-finite value exactly as
- * sim_engine_advance would. On the CPU: sim_engine_advance, and check is a
- * no-op. */
-int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential);
-int sim_engine_check(struct sim_engine *e);
-/* The statistics' diagnostics of the current state without a copy of it
- * (additive): GPU: a reduction queued on the simulation stream after the
- * steps queued so far (gpu_sim_diag_queue), taken later (waits for its
- * 96-byte copy only); CPU: sim_diag_compute of st at the queue. take
- * fills *d as sim_diag_compute would from the state at the queue (GPU:
- * from the float state; the potential is NaN unless that advance computed
- * it) and *time with its time (internal units). Queue one, take it, then
- * queue the next. 0 or NB_ERUNTIME. */
-struct sim_diag; /* below */
-/* Centre of mass (internal units) of the bodies whose component follows
- * FOLLOW (sim_component_follows; "all": every body), in the current state
- * after the steps queued so far (GPU: reduced on the device in double from
- * the float positions, waiting for the simulation; CPU: sim_state_com).
- * The engine keeps one selection and rebuilds it when FOLLOW changes.
- * 0, NB_EINPUT (logged: no component follows FOLLOW) or NB_ERUNTIME. */
-int sim_engine_com(struct sim_engine *e, const char *follow, double com[3]);
-int sim_engine_diag_queue(struct sim_engine *e);
-int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time);
 
 /* One kick-drift-kick step on the CPU with any force function (used by the
  * engine and by tests). acc must hold a(x) on entry and holds the new a(x)

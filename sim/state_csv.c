@@ -385,49 +385,9 @@ static int csv_read_stream(FILE *f, const char *name, size_t max_bodies,
 	return err;
 }
 
-/* fd of path open for reading, or -1 with why filled. Looks before it opens
- * (stat), so that a FIFO or a device is never opened, and opens with
- * O_NONBLOCK, so that a FIFO put in its place meanwhile cannot block. */
-static int csv_open(const char *path, char *why, size_t len)
-{
-	struct stat sb;
-	int fd = -1;
-	if (stat(path, &sb) != 0) {
-		snprintf(why, len, "it cannot be opened: %s", strerror(errno));
-		return -1;
-	}
-	if (S_ISREG(sb.st_mode)) {
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0) {
-			snprintf(why, len, "it cannot be opened: %s", strerror(errno));
-			return -1;
-		}
-		if (fstat(fd, &sb) != 0) {
-			snprintf(why, len, "it cannot be examined: %s", strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	const char *kind = S_ISDIR(sb.st_mode)    ? "it is a directory"
-			   : S_ISFIFO(sb.st_mode) ? "it is a FIFO (named pipe)"
-			   : S_ISSOCK(sb.st_mode) ? "it is a socket"
-			   : S_ISCHR(sb.st_mode)  ? "it is a character device"
-			   : S_ISBLK(sb.st_mode)  ? "it is a block device"
-			   : !S_ISREG(sb.st_mode) ? "it is not a regular file"
-			   : sb.st_size == 0      ? "the file is empty"
-						  : NULL;
-	if (kind) {
-		snprintf(why, len, "%s", kind);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 int sim_state_csv_check_file(const char *path, char *why, size_t len)
 {
-	int fd = csv_open(path, why, len);
+	int fd = scene_infile_open(path, why, len);
 	if (fd < 0)
 		return NB_EINPUT;
 	close(fd);
@@ -439,7 +399,7 @@ int sim_state_read_csv(const char *path, const struct sim_units *u, struct sim_s
 {
 	char why[300];
 	*out_n = 0;
-	int fd = csv_open(path, why, sizeof why);
+	int fd = scene_infile_open(path, why, sizeof why);
 	if (fd < 0) {
 		log_error("%s: %s; expected a state CSV file", path, why);
 		return NB_EINPUT;

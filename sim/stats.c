@@ -28,7 +28,7 @@ int sim_stats_open(const char *path, FILE **f)
 int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct sim_diag *d,
 		  const struct sim_units *u)
 {
-	/* scene value = internal value / factor (sim_units_of) */
+	/* scene value = internal value / factor (scene_units_of) */
 	const double e = u->mass * u->velocity * u->velocity;
 	const double p = u->mass * u->velocity;
 	const double l = u->mass * u->length * u->velocity;

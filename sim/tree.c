@@ -504,7 +504,7 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot)
 {
-	/* the scene's default (sim/scene_schema.c: simulation.opening) */
+	/* the scene's default (scene/scene_schema.c: simulation.opening) */
 	return sim_tree_accel_ex(pos, mass, n, eps, theta, multipoles, SCENE_OPENING_BMAX, acc,
 				 pot);
 }

@@ -239,7 +239,7 @@ START_TEST(batch_file_errors_name_file_line_column_and_key)
 }
 END_TEST
 
-/* Batch files are read by the scene's YAML reader (sim/yaml_tree.c), so
+/* Batch files are read by the scene's YAML reader (scene/yaml_tree.c), so
  * what a scene refuses is refused here too, at its line and column (the
  * libyaml document loader before accepted anchors and aliases, obeyed
  * tags, kept '<<' as a key and ignored a second document). */

@@ -1,7 +1,7 @@
 /* test_batch_signals.c - SIGINT, SIGTERM and SIGHUP stop a run, or a batch,
  * within about a second, even in the middle of a long frame or a long force
  * sum: exit 130, the MP4 finished with the frames made, no partial files
- * (app/signals.c, the stop checks in sim/engine.c and sim/direct.c).
+ * (app/signals.c, the stop checks in engine/engine.c and sim/direct.c).
  *
  * Program level (NB_BIN, in a temporary directory): a run of 100 bodies
  * with 1e6 steps per frame (tens of seconds a frame) gets the signal once

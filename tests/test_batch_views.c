@@ -47,8 +47,8 @@ static void key_of(const char *name, const char *override, uint64_t key[2])
 {
 	static struct scene sc;
 	const char *ov[1] = {override};
-	ck_assert_int_eq(sim_scene_load_string(base_scene, name, ".", ov, override ? 1 : 0, &sc), 0);
-	snprintf(sc.path, sizeof sc.path, "%s", name); /* as sim_scene_load records the file */
+	ck_assert_int_eq(scene_load_string(base_scene, name, ".", ov, override ? 1 : 0, &sc), 0);
+	snprintf(sc.path, sizeof sc.path, "%s", name); /* as scene_load records the file */
 	ck_assert_int_eq(batch_sim_key(&sc, key), 0);
 }
 

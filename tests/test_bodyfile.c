@@ -222,7 +222,7 @@ struct body {
 static void expect_bodies(const char *name, const char *text, const struct body *want, size_t nw)
 {
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_NBODY, &u);
+	scene_units_of(SCENE_UNITS_NBODY, &u);
 	const char *path = write_bytes(name, text, strlen(text));
 	size_t n = 0;
 	ck_assert_msg(read_path(path, &n) == 0, "%s: %s", name, msg);
@@ -408,7 +408,7 @@ START_TEST(scene_names_bad_body_file_at_its_key)
 		snprintf(text, sizeof text, "bodies: [{name: a, model: file, file: %s}]\n", names[c]);
 		cap_begin();
 		alarm(10);
-		int rc = sim_scene_load_string(text, "t.yaml", tmpdir, NULL, 0, &sc);
+		int rc = scene_load_string(text, "t.yaml", tmpdir, NULL, 0, &sc);
 		alarm(0);
 		cap_end();
 		ck_assert_int_eq(rc, NB_EINPUT);

@@ -255,7 +255,7 @@ END_TEST
 
 /* Position in scene units: internal / u.length. Galactic scenes have 1 kpc
  * as the internal length, so the factor there is 1; the conversion is still
- * what sim_units_of says. */
+ * what scene_units_of says. */
 START_TEST(follow_uses_scene_units)
 {
 	struct scene *sc = scene_new();
@@ -264,7 +264,7 @@ START_TEST(follow_uses_scene_units)
 	struct sim_state st;
 	follow_state(&st);
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_GALACTIC, &u);
+	scene_units_of(SCENE_UNITS_GALACTIC, &u);
 	double com[3];
 	com_of(&st, 0, 1, com);
 	struct render_camera cam;

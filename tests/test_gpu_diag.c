@@ -1,5 +1,5 @@
 /* test_gpu_diag.c - the statistics' diagnostics reduced on the device
- * (gpu_sim_diag_*, kernels/diag.cu; sim_engine_diag_*, sim/engine.c)
+ * (gpu_sim_diag_*, kernels/diag.cu; engine_diag_*, engine/engine.c)
  * against sim_diag_compute (sim/diag.c) on the same state downloaded to the
  * host, and against hand-computed sums for three bodies.
  *
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "../engine/engine.h"
 #include "../kernels/gpu.h"
 #include "../sim/sim.h"
 
@@ -54,7 +55,7 @@ static void load_scene(struct scene *sc, const char *solver, int n1, int n2)
 		 "  - {name: b, model: hernquist, count: %d, mass: 0.7, scale: 0.5,"
 		 " position: [4, -1, 0], velocity: [0, -0.2, 0.2]}\n",
 		 solver, n1, n2);
-	ck_assert_int_eq(sim_scene_load_string(text, "diag.yaml", tmpdir, NULL, 0, sc), 0);
+	ck_assert_int_eq(scene_load_string(text, "diag.yaml", tmpdir, NULL, 0, sc), 0);
 }
 
 /* Magnitude scales of the sums, for the tolerances. */
@@ -125,7 +126,7 @@ static void engine_case(const char *solver, int n1, int n2)
 {
 	struct scene sc;
 	struct sim_state st;
-	struct sim_engine *e = NULL;
+	struct engine *e = NULL;
 	struct sim_diag d;
 	double t = -1, worst = 0;
 	char what[96];
@@ -133,17 +134,17 @@ static void engine_case(const char *solver, int n1, int n2)
 	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
 	for (size_t i = 0; i < st.n; i++)
 		st.mass[i] = (float)st.mass[i]; /* the device's masses exactly */
-	ck_assert_int_eq(sim_engine_create(&sc, &st, -1, &e), 0);
-	const int gpu = sim_engine_gpu(e) != NULL;
+	ck_assert_int_eq(engine_create(&sc, &st, -1, &e), 0);
+	const int gpu = engine_gpu(e) != NULL;
 	const int steps[3] = {0, 7, 4}, pot[3] = {1, 1, 0};
 	for (int k = 0; k < 3; k++) {
 		snprintf(what, sizeof what, "%s, %zu bodies, %s, after %d steps", solver, st.n,
 			 gpu ? "GPU" : "CPU", steps[k]);
-		ck_assert_int_eq(sim_engine_advance_async(e, steps[k], pot[k]), 0);
-		ck_assert_int_eq(sim_engine_diag_queue(e), 0);
-		ck_assert_int_eq(sim_engine_check(e), 0);
-		ck_assert_int_eq(sim_engine_diag_take(e, &d, &t), 0);
-		ck_assert_int_eq(sim_engine_sync(e), 0);
+		ck_assert_int_eq(engine_advance_async(e, steps[k], pot[k]), 0);
+		ck_assert_int_eq(engine_diag_queue(e), 0);
+		ck_assert_int_eq(engine_check(e), 0);
+		ck_assert_int_eq(engine_diag_take(e, &d, &t), 0);
+		ck_assert_int_eq(engine_sync(e), 0);
 		ck_assert_msg(t == st.time, "%s: diag time %.17g, state %.17g", what, t, st.time);
 		/* the CPU keeps the last potential it computed; the GPU says NaN */
 		if (gpu && !pot[k])
@@ -155,8 +156,8 @@ static void engine_case(const char *solver, int n1, int n2)
 	printf("%s, %zu bodies on the %s: largest |diag - host| / scale %.3g (bound %g)\n", solver,
 	       st.n, gpu ? "GPU" : "CPU", worst, DIAG_RTOL);
 	/* a take without a queue is an error, not a stale answer */
-	ck_assert_int_eq(sim_engine_diag_take(e, &d, &t), NB_ERUNTIME);
-	sim_engine_free(&e);
+	ck_assert_int_eq(engine_diag_take(e, &d, &t), NB_ERUNTIME);
+	engine_free(&e);
 	sim_state_free(&st);
 }
 

@@ -238,8 +238,8 @@ START_TEST(gpu_plummer_scene_keeps_energy)
 {
 	struct scene sc;
 	struct sim_units u;
-	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", NULL, 0, &sc), 0);
-	sim_units_of(sc.units, &u);
+	ck_assert_int_eq(scene_load("tests/data/plummer-small.yaml", NULL, 0, &sc), 0);
+	scene_units_of(sc.units, &u);
 	const int steps = sc.output.frames * sc.simulation.steps_per_frame;
 	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
 	for (int q = 0; q < 2; q++) {

@@ -411,7 +411,7 @@ START_TEST(gpu_tree_plummer_scene_conserves)
 {
 	const char *set[] = {"simulation.solver=barnes-hut", "simulation.multipoles=2"};
 	struct scene sc;
-	ck_assert_int_eq(sim_scene_load("tests/data/plummer-small.yaml", set, 2, &sc), 0);
+	ck_assert_int_eq(scene_load("tests/data/plummer-small.yaml", set, 2, &sc), 0);
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
 	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);

@@ -11,6 +11,7 @@
 
 #include "check_main.h"
 #include "kernels/gpu.h"
+#include "engine/engine.h"
 #include "sim/sim.h"
 
 struct force_ctx {
@@ -124,7 +125,7 @@ static void load_scene(struct scene *sc, const char *solver, const char *backend
 		 "  - {name: b, model: hernquist, count: 400, mass: 0.5, scale: 0.5,"
 		 " position: [3, 0, 0], velocity: [0, -0.4, 0]}\n",
 		 solver, backend);
-	ck_assert_int_eq(sim_scene_load_string(text, "engine.yaml", tmpdir, NULL, 0, sc), 0);
+	ck_assert_int_eq(scene_load_string(text, "engine.yaml", tmpdir, NULL, 0, sc), 0);
 }
 
 /* Read the whole of stderr written while f(arg) runs. */
@@ -155,17 +156,17 @@ START_TEST(engine_cpu_conserves_momentum_and_energy)
 		load_scene(&sc, tree ? "barnes-hut" : "direct", "cpu");
 		struct sim_state st;
 		ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
-		struct sim_engine *e = NULL;
-		ck_assert_int_eq(sim_engine_create(&sc, &st, -1, &e), 0);
-		const char *desc = sim_engine_describe(e);
+		struct engine *e = NULL;
+		ck_assert_int_eq(engine_create(&sc, &st, -1, &e), 0);
+		const char *desc = engine_describe(e);
 		ck_assert_msg(strncmp(desc, "cpu (", 5) == 0 &&
 				      strstr(desc, tree ? "barnes-hut" : "direct"),
 			      "describe: %s", desc);
 		struct sim_diag d0, d;
 		sim_diag_compute(&st, &d0); /* create computed the potentials */
 		ck_assert(isfinite(d0.potential) && d0.potential < 0);
-		ck_assert_int_eq(sim_engine_advance(e, 150, 1), 0);
-		ck_assert_int_eq(sim_engine_sync(e), 0);
+		ck_assert_int_eq(engine_advance(e, 150, 1), 0);
+		ck_assert_int_eq(engine_sync(e), 0);
 		ck_assert_int_eq(st.step, 150);
 		ck_assert_close(st.time, 150 * 0.02, 0, 1e-12);
 		sim_diag_compute(&st, &d);
@@ -174,7 +175,7 @@ START_TEST(engine_cpu_conserves_momentum_and_energy)
 			ck_assert_close(d.p[a], d0.p[a], tree ? 1e-4 : 1e-13, 0);
 		ck_assert_msg(fabs(d.total / d0.total - 1) < 1e-3, "%s: dE/E = %g",
 			      tree ? "tree" : "direct", d.total / d0.total - 1);
-		sim_engine_free(&e);
+		engine_free(&e);
 		ck_assert_ptr_null(e);
 		sim_state_free(&st);
 	}
@@ -186,9 +187,9 @@ static int create_cuda_engine(void *arg)
 	struct scene *sc = arg;
 	struct sim_state st;
 	ck_assert_int_eq(sim_ic_build(sc, &st), 0);
-	struct sim_engine *e = NULL;
-	int rc = sim_engine_create(sc, &st, SCENE_BACKEND_CUDA, &e);
-	sim_engine_free(&e);
+	struct engine *e = NULL;
+	int rc = engine_create(sc, &st, SCENE_BACKEND_CUDA, &e);
+	engine_free(&e);
 	sim_state_free(&st);
 	return rc;
 }
@@ -224,12 +225,12 @@ static int run_to_nan(void *arg)
 	st.mass[0] = st.mass[1] = 0.5;
 	st.pos[0] = 1, st.pos[3] = -1;
 	st.vel[0] = -0.9375, st.vel[3] = 0.9375;
-	struct sim_engine *e = NULL;
-	ck_assert_int_eq(sim_engine_create(&sc, &st, SCENE_BACKEND_CPU, &e), 0);
+	struct engine *e = NULL;
+	ck_assert_int_eq(engine_create(&sc, &st, SCENE_BACKEND_CPU, &e), 0);
 	ck_assert_close(st.acc[0], -0.125, 0, 1e-15);
-	int rc = sim_engine_advance(e, 5, 0);
+	int rc = engine_advance(e, 5, 0);
 	ck_assert_int_eq(st.step, 1); /* stopped at the first bad step */
-	sim_engine_free(&e);
+	engine_free(&e);
 	sim_state_free(&st);
 	return rc;
 }
@@ -254,7 +255,7 @@ START_TEST(stats_csv_in_galactic_units)
 	ck_assert_int_eq(sim_state_alloc(&st, 1, 1), 0);
 	st.mass[0] = 1, st.pos[1] = 1, st.vel[0] = 1, st.pot[0] = -2, st.time = 1;
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_GALACTIC, &u);
+	scene_units_of(SCENE_UNITS_GALACTIC, &u);
 	struct sim_diag d;
 	sim_diag_compute(&st, &d);
 	char path[128], tmp[256];

@@ -237,7 +237,7 @@ static int read_capturing(const char *path, char *msg, size_t len, size_t *n)
 	FILE *ef = fopen(errpath, "w");
 	dup2(fileno(ef), 2);
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_NBODY, &u);
+	scene_units_of(SCENE_UNITS_NBODY, &u);
 	int rc = sim_state_read_csv(path, &u, NULL, 0, n);
 	fflush(stderr);
 	dup2(saved, 2);
@@ -254,7 +254,7 @@ START_TEST(state_csv_round_trip_galactic)
 {
 	struct sim_state st, back;
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_GALACTIC, &u);
+	scene_units_of(SCENE_UNITS_GALACTIC, &u);
 	make_sphere(&st, 0, 500, 20, 4);
 	snprintf(st.comps[0].name, sizeof st.comps[0].name, "cluster");
 	char path[128];
@@ -361,7 +361,7 @@ START_TEST(ic_build_components_placement_and_files)
 		 "  - {name: c, model: file, file: %s, position: [0, 10, 0], velocity: [3, 0, 0]}\n",
 		 csv);
 	struct scene sc;
-	ck_assert_int_eq(sim_scene_load_string(text, "ic.yaml", tmpdir, NULL, 0, &sc), 0);
+	ck_assert_int_eq(scene_load_string(text, "ic.yaml", tmpdir, NULL, 0, &sc), 0);
 	struct sim_state st;
 	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
 	ck_assert_uint_eq(st.n, 503);
@@ -420,7 +420,7 @@ START_TEST(ic_build_converts_galactic_units)
 			   "  - {name: g, model: plummer, count: 400, mass: 1.0e10, scale: 2,"
 			   " position: [10, 0, 0], velocity: [100, 0, 0]}\n";
 	struct scene sc;
-	ck_assert_int_eq(sim_scene_load_string(text, "gal.yaml", tmpdir, NULL, 0, &sc), 0);
+	ck_assert_int_eq(scene_load_string(text, "gal.yaml", tmpdir, NULL, 0, &sc), 0);
 	struct sim_state st;
 	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
 	struct sim_diag d;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../output/output.h"
-#include "../sim/log.h"
+#include "../scene/log.h"
 #include "check_main.h"
 
 static char g_dir[256];

@@ -1,4 +1,4 @@
-/* test_pipeline.c - the overlapped frame pipeline (app/run_gpu.c) and the
+/* test_pipeline.c - the overlapped frame pipeline (app/frames.c) and the
  * writer's 8-bit path (out_writer_push8, out_mp4_write_yuv).
  *
  * Everywhere: frames given as YUV420P planes (render_rgb16_to_yuv420p) and

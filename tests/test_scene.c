@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "sim/log.h"
-#include "sim/scene.h"
-#include "sim/scene_schema.h"
+#include "scene/log.h"
+#include "scene/scene.h"
+#include "scene/scene_schema.h"
 #include "sim/sim.h"
 
 static struct scene g_sc, g_sc2; /* large: keep off the stack */
@@ -85,8 +85,8 @@ START_TEST(contract_file_loads_as_written)
 	ck_assert_str_eq(sc->output.preview, "");
 	ck_assert_int_eq(sc->output.preview_kind, SCENE_PREVIEW_NONE);
 	ck_assert_int_eq(sc->encounter.enabled, 0);
-	ck_assert_int_eq(sim_scene_find_body(sc, "cluster"), 0);
-	ck_assert_int_eq(sim_scene_find_body(sc, "nope"), -1);
+	ck_assert_int_eq(scene_find_body(sc, "cluster"), 0);
+	ck_assert_int_eq(scene_find_body(sc, "nope"), -1);
 }
 END_TEST
 
@@ -198,7 +198,7 @@ START_TEST(galaxy_scene_loads)
 	ck_assert_int_eq(sc->output.codec, SCENE_CODEC_H265);
 	ck_assert_str_eq(sc->output.preset, "slow");
 	ck_assert_int_eq(sc->output.png_depth, 16);
-	ck_assert_int_eq(sim_scene_find_body(sc, "andromeda"), 1);
+	ck_assert_int_eq(scene_find_body(sc, "andromeda"), 1);
 }
 END_TEST
 
@@ -262,7 +262,7 @@ static char *emit_to_string(const struct scene *sc)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(sim_scene_emit(sc, f), 0);
+	ck_assert_int_eq(scene_emit(sc, f), 0);
 	fclose(f);
 	return buf;
 }
@@ -399,7 +399,7 @@ START_TEST(galactic_units_match_physical_constants)
 	double G_kpc = GM_sun / (kpc * 1e6);           /* kpc (km/s)^2 / M_sun */
 
 	struct sim_units u;
-	sim_units_of(SCENE_UNITS_GALACTIC, &u);
+	scene_units_of(SCENE_UNITS_GALACTIC, &u);
 	ck_assert_close(1.0 / u.mass, mass_unit, 0, 1e-3);
 	ck_assert_close(1.0 / u.mass, 2.325e9, 0, 1e-3);
 	ck_assert_close(1.0 / u.time, time_unit, 0, 1e-3);
@@ -415,7 +415,7 @@ START_TEST(galactic_units_match_physical_constants)
 	double v_int = sqrt(M * u.mass / (r * u.length));
 	ck_assert_close(v_kms * u.velocity, v_int, 0, 1e-12);
 
-	sim_units_of(SCENE_UNITS_NBODY, &u);
+	scene_units_of(SCENE_UNITS_NBODY, &u);
 	ck_assert(u.length == 1 && u.velocity == 1 && u.mass == 1 && u.time == 1 && u.G_scene == 1);
 }
 END_TEST
@@ -444,7 +444,7 @@ START_TEST(body_count_sums_entries)
 	FILE *tmp;
 	int saved;
 	cap_begin(&tmp, &saved);
-	err = sim_scene_load_string("bodies: [{name: f, model: file, file: three.csv},\n"
+	err = scene_load_string("bodies: [{name: f, model: file, file: three.csv},\n"
 				    "         {name: p, model: plummer, count: 10}]\n",
 				    "t.yaml", dir, NULL, 0, sc);
 	cap_end(tmp, saved);

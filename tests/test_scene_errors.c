@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "sim/log.h"
-#include "sim/scene.h"
-#include "sim/scene_schema.h"
+#include "scene/log.h"
+#include "scene/scene.h"
+#include "scene/scene_schema.h"
 
 static struct scene g_sc; /* large: keep off the stack */
 #include "test_scene_util.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "sim/scene.h"
+#include "scene/scene.h"
 
 static char g_err[8192];
 
@@ -39,7 +39,7 @@ static int load_str(const char *text, const char *const *ov, int nov, struct sce
 	FILE *tmp;
 	int saved;
 	cap_begin(&tmp, &saved);
-	int err = sim_scene_load_string(text, "t.yaml", "tests/data", ov, nov, sc);
+	int err = scene_load_string(text, "t.yaml", "tests/data", ov, nov, sc);
 	cap_end(tmp, saved);
 	return err;
 }
@@ -49,7 +49,7 @@ static int load_file(const char *path, const char *const *ov, int nov, struct sc
 	FILE *tmp;
 	int saved;
 	cap_begin(&tmp, &saved);
-	int err = sim_scene_load(path, ov, nov, sc);
+	int err = scene_load(path, ov, nov, sc);
 	cap_end(tmp, saved);
 	return err;
 }

@@ -2,7 +2,7 @@
 """long-functions.py - list C functions longer than a limit.
 
 Usage: tools/long-functions.py [--max N] [FILE_OR_DIR...]
-       (default: --max 80, the folders sim render output app bench)
+       (default: --max 80, the folders scene sim render engine output app bench)
 
 A function's length is counted from the first line of its definition (the
 line where the return type starts) to the line of its closing brace, both
@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-DEFAULT_DIRS = ["sim", "render", "output", "app", "bench"]
+DEFAULT_DIRS = ["scene", "sim", "render", "engine", "output", "app", "bench"]
 
 
 def strip_code(text):

@@ -1,5 +1,5 @@
 /* units.c - conversion factors from a scene's unit system to the internal
- * G = 1 system (see sim_units_of in scene.h).
+ * G = 1 system (see scene_units_of in scene.h).
  *
  * Galactic scenes are written in kpc, km/s, M_sun and Myr. The internal
  * system keeps G = 1 with length 1 kpc and velocity 100 km/s, so
@@ -13,7 +13,7 @@
 #define UNITS_KPC_KM 3.0856775814913673e16 /* 1 kpc in km */
 #define UNITS_MYR_S 3.15576e13              /* 1 Myr (Julian years) in s */
 
-void sim_units_of(enum scene_units u, struct sim_units *out)
+void scene_units_of(enum scene_units u, struct sim_units *out)
 {
 	if (u == SCENE_UNITS_GALACTIC) {
 		double v_unit = 100.0;                               /* km/s */

@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "scene_schema.h"
-#include "sim.h"
 #include "yaml_tree.h"
 
 #define SCENE_FILE_MAX (16u << 20) /* a scene is text; refuse anything larger */
@@ -131,8 +131,10 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		if (!realpath(joined, real))
 			return scene_fail(&c->ec, fn, p, "cannot open '%s': %s", joined, strerror(errno));
 		char why[300];
-		if (sim_state_csv_check_file(real, why, sizeof(why)))
+		int fd = scene_infile_open(real, why, sizeof(why));
+		if (fd < 0)
 			return scene_fail(&c->ec, fn, p, "cannot use '%s' as a state CSV: %s", real, why);
+		close(fd);
 		if (strlen(real) >= sizeof(b->file))
 			return scene_fail(&c->ec, fn, p, "expected a path shorter than %d, got %zu characters",
 					  SCENE_PATH_MAX, strlen(real));
@@ -360,7 +362,7 @@ static int check_force_scale(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	struct sim_units u;
-	sim_units_of(sc->units, &u);
+	scene_units_of(sc->units, &u);
 	double total = 0, most = -1; /* total / 256: no overflow even when every mass is huge */
 	int heavy = -1;
 	for (int i = 0; i < sc->nbodies; i++) {
@@ -469,7 +471,7 @@ static int check_follow(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
-	if (f[0] && strcmp(f, "all") != 0 && sim_scene_find_body(sc, f) < 0) {
+	if (f[0] && strcmp(f, "all") != 0 && scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo of a disk galaxy */
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
@@ -477,7 +479,7 @@ static int check_follow(struct load_ctx *c)
 			    strcmp(dot, ".halo") == 0)) {
 			char base[SCENE_NAME_MAX];
 			snprintf(base, sizeof(base), "%.*s", (int)(dot - f), f);
-			int b = sim_scene_find_body(sc, base);
+			int b = scene_find_body(sc, base);
 			ok = b >= 0 && sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY;
 		}
 		if (!ok) {
@@ -600,7 +602,7 @@ static int load_text(const char *text, size_t len, const char *name, const char 
 	return err;
 }
 
-int sim_scene_load_string(const char *text, const char *name, const char *dir,
+int scene_load_string(const char *text, const char *name, const char *dir,
 			  const char *const *overrides, int noverrides, struct scene *sc)
 {
 	if (!name)
@@ -610,13 +612,13 @@ int sim_scene_load_string(const char *text, const char *name, const char *dir,
 	return load_text(text, strlen(text), name, dir, overrides, NULL, noverrides, sc);
 }
 
-int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
+int scene_load(const char *path, const char *const *overrides, int noverrides,
 		   struct scene *sc)
 {
-	return sim_scene_load_from(path, overrides, NULL, noverrides, sc);
+	return scene_load_from(path, overrides, NULL, noverrides, sc);
 }
 
-int sim_scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
+int scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
 			int noverrides, struct scene *sc)
 {
 	char *buf = NULL;
@@ -665,7 +667,7 @@ cleanup:
 	return err;
 }
 
-int sim_scene_fail(const struct scene *sc, const char *key, int body, const char *fmt, ...)
+int scene_fail_key(const struct scene *sc, const char *key, int body, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -688,7 +690,7 @@ int sim_scene_fail(const struct scene *sc, const char *key, int body, const char
 	return NB_EINPUT;
 }
 
-int sim_scene_find_body(const struct scene *sc, const char *name)
+int scene_find_body(const struct scene *sc, const char *name)
 {
 	for (int i = 0; i < sc->nbodies; i++)
 		if (strcmp(sc->bodies[i].name, name) == 0)

@@ -3,10 +3,10 @@
  *
  * Values are stored as the user wrote them, in the scene's own units
  * (units: nbody -> G = 1; units: galactic -> kpc, km/s, M_sun, Myr).
- * sim_units_of() gives the factors that turn them into the internal G = 1
+ * scene_units_of() gives the factors that turn them into the internal G = 1
  * system; the simulation converts once, when it builds the initial state.
  *
- * Loading: sim_scene_load() parses YAML (libyaml: a plain event parser that
+ * Loading: scene_load() parses YAML (libyaml: a plain event parser that
  * reports line and column for every node, which is what our error messages
  * need; libcyaml would map straight into structs but hides positions and
  * cannot express our cross-key checks), applies --set overrides, validates,
@@ -170,7 +170,7 @@ struct scene {
 		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
 	} output;
 
-	/* scene-level keys, by their place in the key table (sim_scene_fail) */
+	/* scene-level keys, by their place in the key table (scene_fail_key) */
 	struct scene_where where[SCENE_WHERE_MAX];
 	/* each body entry: its count (spheres) or the entry itself */
 	struct scene_where where_body[SCENE_MAX_BODIES];
@@ -183,33 +183,36 @@ struct sim_units {
 };
 /* Fill factors for the scene's unit system. Galactic: 1 kpc, 100 km/s,
  * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun). */
-void sim_units_of(enum scene_units u, struct sim_units *out);
+void scene_units_of(enum scene_units u, struct sim_units *out);
 
 /* Load PATH, apply the overrides ("key.path=value" strings, checked exactly as
  * the file's own values), validate, fill *sc. Returns 0, or NB_EINPUT after
  * logging one message "PATH:LINE:COL: key.path: expected X, got Y" (overrides
  * are reported as "--set key.path=value: ..."). Unknown keys give a
  * "did you mean" suggestion. Never crashes on any input. */
-int sim_scene_load(const char *path, const char *const *overrides, int noverrides,
+int scene_load(const char *path, const char *const *overrides, int noverrides,
 		   struct scene *sc);
 
 /* Same, where froms[i] (froms or froms[i] may be NULL: "--set") says where
  * override i came from, e.g. "batch.yaml:4:12: runs.0.sweep": its messages
  * then read "batch.yaml:4:12: runs.0.sweep: key.path=value: key.path: ...". */
-int sim_scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
+int scene_load_from(const char *path, const char *const *overrides, const char *const *froms,
 			int noverrides, struct scene *sc);
 
 /* Same, from a string in memory (NAME is used in messages, DIR as base dir). */
-int sim_scene_load_string(const char *text, const char *name, const char *dir,
+int scene_load_string(const char *text, const char *name, const char *dir,
 			  const char *const *overrides, int noverrides, struct scene *sc);
 
 /* Write the resolved scene as YAML: every key, defaults included, loadable
- * again by sim_scene_load with an identical result. Returns 0 or NB_ERUNTIME. */
-int sim_scene_emit(const struct scene *sc, FILE *f);
+ * again by scene_load with an identical result. Returns 0 or NB_ERUNTIME. */
+int scene_emit(const struct scene *sc, FILE *f);
 
-/* Number of bodies the scene will create (disk-galaxy parts summed; file
- * models counted by reading the file's lines). -1 on error (logged). */
-long sim_scene_body_count(const struct scene *sc);
+/* A descriptor of PATH open for reading (O_NONBLOCK), or -1 with WHY (LEN
+ * bytes) filled with a clause such as "it is a directory", "it is a FIFO
+ * (named pipe)", "the file is empty", "it cannot be opened: Permission
+ * denied". Looks before it opens (stat), so that a FIFO or a device is never
+ * opened. Logs nothing. (The scene's body files; sim/state_csv.c.) */
+int scene_infile_open(const char *path, char *why, size_t len);
 
 /* Log one error about scene key KEY ("output.video", "simulation.backend")
  * found after loading, placed like the loader's messages: "FILE:LINE:COL:
@@ -217,11 +220,11 @@ long sim_scene_body_count(const struct scene *sc);
  * override, "FILE: KEY: MSG" for a default. BODY >= 0 places it at that
  * body entry's count instead (KEY is then e.g. "bodies.0.count"). Returns
  * NB_EINPUT. */
-int sim_scene_fail(const struct scene *sc, const char *key, int body, const char *fmt, ...)
+int scene_fail_key(const struct scene *sc, const char *key, int body, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Index of the body entry named NAME, or -1. */
-int sim_scene_find_body(const struct scene *sc, const char *name);
+int scene_find_body(const struct scene *sc, const char *name);
 
 #ifdef __cplusplus
 }

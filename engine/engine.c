@@ -11,10 +11,11 @@
 #include <omp.h>
 #endif
 
-#include "kernels/gpu.h"
-#include "sim.h"
+#include "../kernels/gpu.h"
+#include "../sim/sim.h"
+#include "engine.h"
 
-struct sim_engine {
+struct engine {
 	struct sim_state *st; /* not owned */
 	enum scene_solver solver;
 	double eps, dt, theta; /* internal units */
@@ -31,17 +32,11 @@ struct sim_engine {
 	char desc[192];
 };
 
-static int (*g_stop_check)(void);
-
-void sim_set_stop_check(int (*check)(void)) { g_stop_check = check; }
-
-int sim_stop_requested(void) { return g_stop_check && g_stop_check(); }
-
 /* sim_force_fn for the CPU backend */
 static int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx,
 			    double *acc, double *pot)
 {
-	const struct sim_engine *e = ctx;
+	const struct engine *e = ctx;
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
 		return sim_tree_accel_ex(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
 					 acc, pot);
@@ -49,7 +44,7 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 }
 
 /* Report body i's non-finite value with a hint; always NB_ERUNTIME. */
-static int engine_report_nonfinite(const struct sim_engine *e, long i)
+static int engine_report_nonfinite(const struct engine *e, long i)
 {
 	const struct sim_state *st = e->st;
 	const char *comp = "?";
@@ -65,7 +60,7 @@ static int engine_report_nonfinite(const struct sim_engine *e, long i)
 /* The GPU engine, when BACKEND asks for it (or auto) and a GPU is usable:
  * *USED = 1. Without a GPU, auto falls back to the CPU (*USED = 0, said
  * once) and cuda is bad input. */
-static int engine_open_gpu(struct sim_engine *e, const struct scene *sc, struct sim_state *st,
+static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_state *st,
 			   int backend, int *used)
 {
 	*used = 0;
@@ -108,7 +103,7 @@ static int engine_open_gpu(struct sim_engine *e, const struct scene *sc, struct 
 }
 
 /* The CPU engine: its description and the first accelerations. */
-static int engine_open_cpu(struct sim_engine *e, struct sim_state *st)
+static int engine_open_cpu(struct engine *e, struct sim_state *st)
 {
 	int nt = 1;
 #ifdef _OPENMP
@@ -132,18 +127,18 @@ static int engine_open_cpu(struct sim_engine *e, struct sim_state *st)
 	return 0;
 }
 
-int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
-		      struct sim_engine **out)
+int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
+		      struct engine **out)
 {
 	int err = 0, used_gpu = 0;
 	*out = NULL;
-	struct sim_engine *e = calloc(1, sizeof *e);
+	struct engine *e = calloc(1, sizeof *e);
 	if (!e) {
 		log_error("out of memory creating the simulation engine");
 		return NB_ERUNTIME;
 	}
 	struct sim_units u;
-	sim_units_of(sc->units, &u);
+	scene_units_of(sc->units, &u);
 	e->st = st;
 	e->solver = sc->simulation.solver;
 	e->eps = sc->simulation.softening * u.length;
@@ -159,14 +154,14 @@ int sim_engine_create(const struct scene *sc, struct sim_state *st, int backend_
 	if (!err && !used_gpu)
 		err = engine_open_cpu(e, st);
 	if (err) {
-		sim_engine_free(&e);
+		engine_free(&e);
 		return err;
 	}
 	*out = e;
 	return 0;
 }
 
-int sim_engine_advance(struct sim_engine *e, int steps, int need_potential)
+int engine_advance(struct engine *e, int steps, int need_potential)
 {
 	if (steps <= 0)
 		return 0;
@@ -194,7 +189,7 @@ int sim_engine_advance(struct sim_engine *e, int steps, int need_potential)
 	return 0;
 }
 
-int sim_engine_sync(struct sim_engine *e)
+int engine_sync(struct engine *e)
 {
 	if (!e->gpu)
 		return 0;
@@ -209,15 +204,15 @@ int sim_engine_sync(struct sim_engine *e)
 	return 0;
 }
 
-struct gpu_sim *sim_engine_gpu(struct sim_engine *e)
+struct gpu_sim *engine_gpu(struct engine *e)
 {
 	return e->gpu;
 }
 
-int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential)
+int engine_advance_async(struct engine *e, int steps, int need_potential)
 {
 	if (!e->gpu)
-		return sim_engine_advance(e, steps, need_potential);
+		return engine_advance(e, steps, need_potential);
 	if (steps <= 0)
 		return 0;
 	int err = gpu_sim_advance_async(e->gpu, steps, need_potential);
@@ -228,15 +223,15 @@ int sim_engine_advance_async(struct sim_engine *e, int steps, int need_potential
 	return 0;
 }
 
-int sim_engine_check(struct sim_engine *e)
+int engine_check(struct engine *e)
 {
 	return e->gpu ? gpu_sim_check(e->gpu) : 0;
 }
 
-int sim_engine_diag_queue(struct sim_engine *e)
+int engine_diag_queue(struct engine *e)
 {
 	if (e->diag_queued) {
-		log_error("sim_engine_diag_queue: the last diagnostics were not taken (internal)");
+		log_error("engine_diag_queue: the last diagnostics were not taken (internal)");
 		return NB_ERUNTIME;
 	}
 	if (e->gpu) {
@@ -252,10 +247,10 @@ int sim_engine_diag_queue(struct sim_engine *e)
 	return 0;
 }
 
-int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time)
+int engine_diag_take(struct engine *e, struct sim_diag *d, double *time)
 {
 	if (!e->diag_queued) {
-		log_error("sim_engine_diag_take: nothing queued (internal)");
+		log_error("engine_diag_take: nothing queued (internal)");
 		return NB_ERUNTIME;
 	}
 	e->diag_queued = 0;
@@ -270,13 +265,13 @@ int sim_engine_diag_take(struct sim_engine *e, struct sim_diag *d, double *time)
 	return 0;
 }
 
-const char *sim_engine_describe(const struct sim_engine *e)
+const char *engine_describe(const struct engine *e)
 {
 	return e->desc;
 }
 
 /* e->sel for FOLLOW (NULL for "all"), uploaded to the device on the GPU. */
-static int engine_select(struct sim_engine *e, const char *follow)
+static int engine_select(struct engine *e, const char *follow)
 {
 	const struct sim_state *st = e->st;
 	int all = strcmp(follow, "all") == 0, any = all;
@@ -310,7 +305,7 @@ static int engine_select(struct sim_engine *e, const char *follow)
 	return rc;
 }
 
-int sim_engine_com(struct sim_engine *e, const char *follow, double com[3])
+int engine_com(struct engine *e, const char *follow, double com[3])
 {
 	int rc = 0;
 	if (strcmp(e->sel_follow, follow) != 0 && (rc = engine_select(e, follow)))
@@ -324,7 +319,7 @@ int sim_engine_com(struct sim_engine *e, const char *follow, double com[3])
 	return 0;
 }
 
-void sim_engine_free(struct sim_engine **e)
+void engine_free(struct engine **e)
 {
 	if (!e || !*e)
 		return;

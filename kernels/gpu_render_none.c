@@ -1,12 +1,10 @@
 /* gpu_render_none.c - the GPU renderer's interface (kernels/gpu_render.h)
- * in a CPU-only build (make CUDA=0): each entry point reports that CUDA was
- * not compiled in. It lives in render/ because only render/, sim/ and
- * output/ sources reach a CPU-only library; with CUDA it compiles to
- * nothing and kernels/render.cu provides the functions. */
-#ifndef NB_HAVE_CUDA
+ * in a CPU-only build (make CUDA=0; the Makefile compiles it only then,
+ * beside gpu_none.c): each entry point reports that CUDA was not compiled
+ * in. With CUDA, kernels/render.cu provides the functions. */
 #include <string.h>
 
-#include "../kernels/gpu_render.h"
+#include "gpu_render.h"
 
 static int gpu_render_none(void)
 {
@@ -112,7 +110,3 @@ int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
 	(void)gr, (void)h_by_id, (void)n;
 	return gpu_render_none();
 }
-#else
-/* ISO C forbids an empty translation unit. */
-typedef int gpu_render_none_unused;
-#endif

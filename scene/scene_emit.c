@@ -1,4 +1,4 @@
-/* scene_emit.c - write a resolved scene back as YAML (sim_scene_emit): every
+/* scene_emit.c - write a resolved scene back as YAML (scene_emit): every
  * key of the schema table, in table order, defaults included, so that
  * loading the output gives the same struct scene. Numbers are written with
  * the fewest digits that read back exactly; strings are double-quoted. */
@@ -153,7 +153,7 @@ static int emit_level(FILE *f, const char *norm, int indent, int dash, const str
 	return 0;
 }
 
-int sim_scene_emit(const struct scene *sc, FILE *f)
+int scene_emit(const struct scene *sc, FILE *f)
 {
 	fprintf(f, "# nbody-render resolved scene%s%s: every key, defaults included.\n",
 		sc->path[0] ? " from " : "", sc->path);

@@ -82,7 +82,7 @@ void scene_schema_list_keys(const char *parent, char *buf, size_t size);
 void *scene_schema_addr(const struct scene_key *key, struct scene *sc, struct scene_body *b,
 			struct scene_camera_key *ck);
 
-/* ---- values (sim/scene_value.c) ---- */
+/* ---- values (scene/scene_value.c) ---- */
 
 /* Where an error is reported: the file name for messages. */
 struct scene_errctx {

@@ -1,6 +1,6 @@
 /* scene_schema.c - THE table of scene keys (see scene_schema.h): path, type,
  * range, default, choices and help text of every key a scene file may hold.
- * Order here is the order of sim_scene_emit and of docs/scenes.md. */
+ * Order here is the order of scene_emit and of docs/scenes.md. */
 #include "scene_schema.h"
 
 #include <math.h>

@@ -1,0 +1,75 @@
+/* engine.h - the solver for one run: picks the backend (the CPU code of
+ * sim/ or the CUDA code of kernels/), owns the GPU simulation when there is
+ * one, and advances the state by leapfrog steps of the scene's dt.
+ *
+ * It is its own layer because it is the one place that sees both sim/ and
+ * kernels/ (see docs/DESIGN.md): the simulation and the kernels never see
+ * each other's callers, and app/ drives a run only through this header. */
+#ifndef NB_ENGINE_H
+#define NB_ENGINE_H
+
+#include "../sim/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An engine owns the solver state for one run, on the CPU or the GPU. */
+struct engine;
+
+/* Choose the backend (scene->simulation.backend, overridden by backend_cli
+ * unless it is -1), build the solver, compute the first accelerations and
+ * potentials (so frame 0's statistics are complete).
+ * auto without a usable GPU says once that it uses the CPU. cuda without a
+ * usable GPU is NB_EINPUT with the reason. st stays owned by the caller and
+ * must outlive the engine. */
+int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
+		      struct engine **out);
+/* Advance `steps` leapfrog (kick-drift-kick) steps of scene dt. If
+ * need_potential, the last force evaluation also computes st->pot (GPU: on
+ * the device, fetched by engine_sync). Returns 0, or NB_ERUNTIME on a
+ * non-finite value (logged with step, body id and a hint), or NB_EINTR when
+ * the stop check (sim_set_stop_check) says stop: on the CPU it is asked
+ * between steps and inside the direct force sum, so the state may be left
+ * between steps (not for output). */
+int engine_advance(struct engine *e, int steps, int need_potential);
+/* Make st->pos/vel/acc/pot/time/step current on the host (no-op on CPU). */
+int engine_sync(struct engine *e);
+/* "cpu" or "cuda (NVIDIA H100 80GB HBM3)" etc. */
+const char *engine_describe(const struct engine *e);
+void engine_free(struct engine **e);
+
+/* ---- the overlapped GPU frame pipeline (app/frames.c, app/renderer_gpu.c) ---- */
+struct gpu_sim; /* kernels/gpu.h */
+/* The engine's device simulation, or NULL on the CPU. The app may queue
+ * work beside it (gpu_sim_render_input, gpu_sim_wait_event, gpu_sim_com)
+ * but advances it only through the engine, so time and step stay right. */
+struct gpu_sim *engine_gpu(struct engine *e);
+/* As engine_advance, except that on the GPU the steps are only queued:
+ * engine_check waits for them and reports a non-finite value exactly as
+ * engine_advance would. On the CPU: engine_advance, and check is a
+ * no-op. */
+int engine_advance_async(struct engine *e, int steps, int need_potential);
+int engine_check(struct engine *e);
+/* Centre of mass (internal units) of the bodies whose component follows
+ * FOLLOW (sim_component_follows; "all": every body), in the current state
+ * after the steps queued so far (GPU: reduced on the device in double from
+ * the float positions, waiting for the simulation; CPU: sim_state_com).
+ * The engine keeps one selection and rebuilds it when FOLLOW changes.
+ * 0, NB_EINPUT (logged: no component follows FOLLOW) or NB_ERUNTIME. */
+int engine_com(struct engine *e, const char *follow, double com[3]);
+/* The statistics' diagnostics of the current state without a copy of it
+ * (additive): GPU: a reduction queued on the simulation stream after the
+ * steps queued so far (gpu_sim_diag_queue), taken later (waits for its
+ * 96-byte copy only); CPU: sim_diag_compute of st at the queue. take
+ * fills *d as sim_diag_compute would from the state at the queue (GPU:
+ * from the float state; the potential is NaN unless that advance computed
+ * it) and *time with its time (internal units). Queue one, take it, then
+ * queue the next. 0 or NB_ERUNTIME. */
+int engine_diag_queue(struct engine *e);
+int engine_diag_take(struct engine *e, struct sim_diag *d, double *time);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
