@@ -184,7 +184,7 @@ int app_batch_main(int argc, char **argv)
 	struct batch_file bf;
 	struct batch_run *runs = NULL;
 	int nruns = 0, status = 2, rc;
-	double t0 = app_now();
+	double t0 = log_clock_s();
 
 	memset(&bf, 0, sizeof bf);
 	rc = parse_args(argc, argv, &a);
@@ -239,7 +239,7 @@ int app_batch_main(int argc, char **argv)
 	fflush(stderr);
 	batch_report_table(runs, nruns, stdout);
 	fflush(stdout);
-	if (batch_report_json(&bf, runs, nruns, app_now() - t0, status, report) == 0)
+	if (batch_report_json(&bf, runs, nruns, log_clock_s() - t0, status, report) == 0)
 		log_info("batch: report in %s", report);
 	else if (status == 0)
 		status = 1;

@@ -258,7 +258,7 @@ static int launch(struct slot *s, struct batch_run *runs, const struct batch_opt
 	(void)r;
 	s->err_fd = ep[0];
 	s->res_fd = rp[0];
-	s->t0 = app_now();
+	s->t0 = log_clock_s();
 	s->len = 0;
 	return 0;
 }
@@ -271,7 +271,7 @@ static void reap(struct slot *s, struct batch_run *runs, int ws)
 		struct batch_run *r = &runs[s->members[k]];
 		struct view_record rec;
 		int have = read(s->res_fd, &rec, sizeof rec) == (ssize_t)sizeof rec;
-		r->wall_s = app_now() - s->t0;
+		r->wall_s = log_clock_s() - s->t0;
 		if (have)
 			r->frames_done = rec.frames_done;
 		if (WIFEXITED(ws)) {
@@ -400,7 +400,7 @@ static void sched_report(const struct sched *q, const struct slot *s)
 	batch_format_duration(runs[s->run].wall_s, took, sizeof took);
 	if (q->finished < q->todo && !app_interrupted()) {
 		size_t l = (size_t)snprintf(eta, sizeof eta, ", overall ETA ");
-		batch_format_duration((app_now() - q->t_start) * (q->total_work - q->done_work) /
+		batch_format_duration((log_clock_s() - q->t_start) * (q->total_work - q->done_work) /
 					      q->done_work,
 				      eta + l, sizeof eta - l);
 	}
@@ -450,7 +450,7 @@ int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	(void)bf;
 	static char gpus[MAX_GPUS][64];
 	struct sched q = {.runs = runs, .nruns = nruns, .opts = opts, .gpus = gpus,
-			  .t_start = app_now()};
+			  .t_start = log_clock_s()};
 	q.ngpu = gpu_list(gpus);
 	int jobs = 0, forwarded = 0;
 

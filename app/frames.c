@@ -49,7 +49,7 @@ static int stats_of(struct frame_loop *L, int f)
 	/* sim_stats_row reads only the time of the state it is given: the
 	 * engine's diagnostics carry frame f's */
 	struct sim_state at = {0};
-	double t = app_now();
+	double t = log_clock_s();
 	L->diag_queued = 0;
 	int rc = engine_diag_take(L->eng, &d, &at.time);
 	if (rc == 0 && L->max_e > 0) { /* a blow-up that stays finite */
@@ -68,7 +68,7 @@ static int stats_of(struct frame_loop *L, int f)
 		if (vrc)
 			app_view_fail(v, vrc);
 	}
-	L->t_stats += app_now() - t;
+	L->t_stats += log_clock_s() - t;
 	return rc;
 }
 
@@ -80,9 +80,9 @@ static int finish_frame(struct frame_loop *L, int f)
 		struct run_view *v = &L->v[k];
 		if (v->rc || !v->r)
 			continue;
-		double t = app_now();
+		double t = log_clock_s();
 		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
-		L->t_push += app_now() - t;
+		L->t_push += log_clock_s() - t;
 		if (vrc)
 			app_view_fail(v, vrc);
 	}
@@ -101,9 +101,9 @@ static int queue_frame(struct frame_loop *L, int f)
 			return rc;
 		L->diag_queued = 1;
 	}
-	double t = app_now();
+	double t = log_clock_s();
 	rc = engine_check(L->eng);
-	L->t_wait_sim += app_now() - t;
+	L->t_wait_sim += log_clock_s() - t;
 	for (int k = 0; rc == 0 && k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
 		const struct scene *sc = v->sc;
@@ -134,9 +134,9 @@ static int advance(struct frame_loop *L, int steps)
 		if (rc)
 			return rc;
 	}
-	double t = app_now();
+	double t = log_clock_s();
 	int rc = engine_advance_async(L->eng, steps, L->need_pot);
-	L->t_wait_sim += app_now() - t;
+	L->t_wait_sim += log_clock_s() - t;
 	return rc;
 }
 
@@ -162,7 +162,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	const struct scene *sc = v[0].sc;
 	const int frames = sc->output.frames, spf = sc->simulation.steps_per_frame;
 	int rc = 0, f, queued = -1, want_final = 0; /* queued: the frame awaiting finish_frame */
-	double t0 = app_now();
+	double t0 = log_clock_s();
 
 	loop_setup(&L);
 	/* On the GPU frame f is finished while frame f+1 simulates; on the CPU
@@ -210,7 +210,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && app_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
-			 app_now() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
+			 log_clock_s() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
 			 L.t_wait_sim, L.t_stats, L.t_push);
 	return rc;
 }

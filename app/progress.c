@@ -7,20 +7,13 @@
 
 #include "../scene/log.h"
 
-double app_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void app_progress_start(struct app_progress *p, int total_frames, int steps_per_frame)
 {
 	p->total_frames = total_frames;
 	p->steps_per_frame = steps_per_frame;
 	p->tty = isatty(2);
 	p->quiet = log_get_level() == LOG_QUIET;
-	p->t0 = app_now();
+	p->t0 = log_clock_s();
 	p->last_print = -1e9;
 }
 
@@ -40,7 +33,7 @@ void app_progress_update(struct app_progress *p, int done)
 {
 	if (p->quiet)
 		return;
-	double now = app_now(), el = now - p->t0;
+	double now = log_clock_s(), el = now - p->t0;
 	int last = done >= p->total_frames;
 	if (!last && now - p->last_print < (p->tty ? 0.2 : 5.0))
 		return;

@@ -11,8 +11,6 @@ struct app_progress {
 	double t0, last_print;
 };
 
-/* Monotonic seconds. */
-double app_now(void);
 void app_progress_start(struct app_progress *p, int total_frames, int steps_per_frame);
 /* frames_done frames finished (1..total). */
 void app_progress_update(struct app_progress *p, int frames_done);

@@ -27,7 +27,7 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 {
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	const struct scene *sc = r->sc;
-	double t = app_now();
+	double t = log_clock_s();
 	int rc = 0;
 	if (r->h && (r->h_frame < 0 || f - r->h_frame >= sc->render.adaptive_every || f < r->h_frame)) {
 		if ((rc = render_adaptive_h_state(sc, r->st, r->u, r->h)))
@@ -39,7 +39,7 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		return rc;
 	render_tonemap(sc, &r->img, r->rgb16);
 	r->frame = f;
-	r->render_s = app_now() - t;
+	r->render_s = log_clock_s() - t;
 	return 0;
 }
 

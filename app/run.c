@@ -173,7 +173,7 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	}
 	if (v->rc != 0)
 		view_remove_outputs(v, writer_placed, stats_placed);
-	res->wall_s = app_now() - t_start;
+	res->wall_s = log_clock_s() - t_start;
 	char who[SCENE_PATH_MAX + 32] = "";
 	if (nv > 1) {
 		char where[SCENE_PATH_MAX];
@@ -237,7 +237,7 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		       double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
-	double t = app_now();
+	double t = log_clock_s();
 	int rc, i;
 	if ((rc = sim_ic_build(sc, st)))
 		return rc;
@@ -251,7 +251,7 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	}
 	if (!app_views_live(v, nviews) || (rc = engine_create(sc, st, backend_cli, eng)))
 		return rc;
-	*sim_s += app_now() - t;
+	*sim_s += log_clock_s() - t;
 	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)
 		log_info("one simulation filmed through %d views", nviews);
@@ -272,7 +272,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct engine *eng = NULL;
 	struct app_progress prog;
 	int rc = 0, i;
-	double sim_s = 0, t_start = app_now();
+	double sim_s = 0, t_start = log_clock_s();
 
 	for (i = 0; i < nviews; i++) {
 		memset(&views[i].res, 0, sizeof views[i].res);

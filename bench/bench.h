@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "../scene/log.h" /* log_clock_s: the one clock */
+
 /* bench/bench.c: print "usage: nbody-bench NAME OPTIONS" and its one-line
  * description to f (the subcommands print it on a bad option). */
 void bench_usage(FILE *f, const char *name);
@@ -19,8 +21,6 @@ int bench_parse_sizes(const char *s, size_t *out, int max, double limit);
 int bench_cmp_double(const void *a, const void *b);
 /* Median of v[0..n) (n >= 1); sorts v in place. */
 double bench_median(double *v, int n);
-/* Monotonic wall clock, seconds. */
-double bench_now(void);
 
 int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs kernels */
 int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */

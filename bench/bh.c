@@ -63,7 +63,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 	if (rc)
 		return rc;
 	scene_units_of(sc.units, &u);
-	*eps = sc.simulation.softening * u.length;
+	*eps = scene_softening(&sc);
 	*dt = sc.simulation.dt * u.time;
 	if ((rc = sim_ic_build(&sc, st)))
 		return rc;
@@ -77,7 +77,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 		.opening = sc.simulation.opening,
 	};
 	long steps = (long)frames * sc.simulation.steps_per_frame;
-	double t0 = bench_now();
+	double t0 = log_clock_s();
 	rc = gpu_sim_create(st, &p, &g);
 	for (long s = 0; rc == 0 && s < steps; s += 600)
 		rc = gpu_sim_advance(g, (int)(steps - s < 600 ? steps - s : 600), 0);
@@ -86,7 +86,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 	gpu_sim_free(&g);
 	printf("# %s: %zu bodies after %d frames (%ld steps, %.2f s on the GPU with the default "
 	       "tuning, creation included)\n",
-	       path, st->n, frames, steps, bench_now() - t0);
+	       path, st->n, frames, steps, log_clock_s() - t0);
 	return rc;
 }
 
@@ -405,7 +405,7 @@ static int two_galaxies(size_t n, struct sim_state *st, double *eps)
 	if (rc)
 		return rc;
 	scene_units_of(sc.units, &u);
-	*eps = sc.simulation.softening * u.length;
+	*eps = scene_softening(&sc);
 	memset(st, 0, sizeof *st);
 	return sim_ic_build(&sc, st);
 }

@@ -124,7 +124,7 @@ static double time_encode(AVFrame **yuv, int w, int h, const char *preset, long 
 		return -1;
 	}
 	*bytes = 0;
-	double t0 = bench_now(), c0 = cpu_s();
+	double t0 = log_clock_s(), c0 = cpu_s();
 	for (int k = 0; k <= ENC_FRAMES; k++) {
 		AVFrame *f = NULL;
 		if (k < ENC_FRAMES) {
@@ -138,7 +138,7 @@ static double time_encode(AVFrame **yuv, int w, int h, const char *preset, long 
 			av_packet_unref(pkt);
 		}
 	}
-	double t = bench_now() - t0;
+	double t = log_clock_s() - t0;
 	*cpu = cpu_s() - c0;
 	av_packet_free(&pkt);
 	avcodec_free_context(&c);
@@ -188,21 +188,21 @@ static int fb_render(struct frame_bench *fb, const size_t *ns, int nn)
 		struct render_camera cam;
 		bench_camera(&cam, 0.0);
 		for (int r = -1; r < reps; r++) {
-			double t0 = bench_now(), c0 = cpu_s();
+			double t0 = log_clock_s(), c0 = cpu_s();
 			render_image_clear(&img);
 			if (render_splat(&sc, &cam, &st, &u, &img) != 0) {
 				sim_state_free(&st);
 				goto fail;
 			}
 			if (r >= 0)
-				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
+				t[r] = log_clock_s() - t0, tc[r] = cpu_s() - c0;
 		}
 		row(fb->size, nlabel, "splat", t, tc, reps, "");
 		for (int r = -1; r < reps; r++) {
-			double t0 = bench_now(), c0 = cpu_s();
+			double t0 = log_clock_s(), c0 = cpu_s();
 			render_tonemap(&sc, &img, fb->views[0]);
 			if (r >= 0)
-				t[r] = bench_now() - t0, tc[r] = cpu_s() - c0;
+				t[r] = log_clock_s() - t0, tc[r] = cpu_s() - c0;
 		}
 		row(fb->size, nlabel, "tonemap", t, tc, reps, "");
 		if (in == nn - 1) {
@@ -243,14 +243,14 @@ static int fb_convert(struct frame_bench *fb, AVFrame **yuv)
 			goto fail;
 	}
 	for (int r = -1; r < fb->reps; r++) {
-		double t0 = bench_now(), c0 = cpu_s();
+		double t0 = log_clock_s(), c0 = cpu_s();
 		for (int v = 0; v < ENC_VIEWS; v++) {
 			const uint8_t *src[1] = {(const uint8_t *)fb->views[v]};
 			const int stride[1] = {w * 6};
 			sws_scale(sws, src, stride, 0, h, yuv[v]->data, yuv[v]->linesize);
 		}
 		if (r >= 0)
-			fb->t[r] = (bench_now() - t0) / ENC_VIEWS, fb->tc[r] = (cpu_s() - c0) / ENC_VIEWS;
+			fb->t[r] = (log_clock_s() - t0) / ENC_VIEWS, fb->tc[r] = (cpu_s() - c0) / ENC_VIEWS;
 	}
 	row(fb->size, "", "convert (swscale)", fb->t, fb->tc, fb->reps, "RGB48 -> yuv420p BT.709");
 	sws_freeContext(sws);
@@ -293,7 +293,7 @@ static int fb_mp4(struct frame_bench *fb)
 		struct out_mp4 *m = NULL;
 		if (out_mp4_open(&m, path, fb->w, fb->h, 30, SCENE_CODEC_H264, 23, "veryfast") != 0)
 			return 1;
-		double t0 = bench_now(), c0 = cpu_s();
+		double t0 = log_clock_s(), c0 = cpu_s();
 		int e = 0;
 		for (int k = 0; k < ENC_FRAMES && !e; k++)
 			e = out_mp4_write(m, fb->views[k % ENC_VIEWS]);
@@ -301,7 +301,7 @@ static int fb_mp4(struct frame_bench *fb)
 		if (e)
 			return 1;
 		if (r >= 0)
-			fb->t[r] = (bench_now() - t0) / ENC_FRAMES,
+			fb->t[r] = (log_clock_s() - t0) / ENC_FRAMES,
 			fb->tc[r] = (cpu_s() - c0) / ENC_FRAMES;
 	}
 	unlink(path);
@@ -326,13 +326,13 @@ static int fb_png(struct frame_bench *fb)
 	for (size_t p = 0; p < sizeof pngs / sizeof pngs[0]; p++) {
 		struct stat sb = {0};
 		for (int r = -1; r < fb->reps; r++) {
-			double t0 = bench_now(), c0 = cpu_s();
+			double t0 = log_clock_s(), c0 = cpu_s();
 			if (out_png_write_file(path, fb->w, fb->h, pngs[p].depth,
 					       fb->views[(r + 1) % ENC_VIEWS], pngs[p].level,
 					       pngs[p].filters) != 0)
 				return 1;
 			if (r >= 0)
-				fb->t[r] = bench_now() - t0, fb->tc[r] = cpu_s() - c0;
+				fb->t[r] = log_clock_s() - t0, fb->tc[r] = cpu_s() - c0;
 		}
 		stat(path, &sb);
 		char note[64];

@@ -226,7 +226,7 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 	}
 	/* Wall time with two frames in flight (wait for a slot only before
 	 * reusing it), frame numbers continuing so adaptive h stays due. */
-	double t0 = bench_now();
+	double t0 = log_clock_s();
 	for (int r = 0; r < reps; r++) {
 		struct render_camera c = rb_turn(cam, 0.5 * (reps + r));
 		if ((r >= 2 && gpu_render_wait(gr, r % 2) != 0) ||
@@ -235,7 +235,7 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 	}
 	if (gpu_render_wait(gr, 0) != 0 || gpu_render_wait(gr, 1) != 0)
 		goto cleanup;
-	double wall = (bench_now() - t0) * 1e3 / reps;
+	double wall = (log_clock_s() - t0) * 1e3 / reps;
 	row->adaptive = bench_median(v[0], reps);
 	row->splat = bench_median(v[1], reps);
 	row->tone = bench_median(v[2], reps);

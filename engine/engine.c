@@ -141,7 +141,7 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 	scene_units_of(sc->units, &u);
 	e->st = st;
 	e->solver = sc->simulation.solver;
-	e->eps = sc->simulation.softening * u.length;
+	e->eps = scene_softening(sc);
 	e->dt = sc->simulation.dt * u.time;
 	e->theta = sc->simulation.theta;
 	e->multipoles = sc->simulation.multipoles;

@@ -259,13 +259,6 @@ struct out_png_pool {
 	_Atomic uint64_t busy_ns;
 };
 
-static uint64_t pool_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The oldest READY job, or NULL. Under p->lock. */
 static struct png_job *oldest_ready(struct out_png_pool *p)
 {
@@ -313,13 +306,13 @@ static void *pool_main(void *arg)
 		/* A BUSY job is this thread's alone. */
 		int err = 0;
 		if (!skip) {
-			uint64_t t0 = pool_now_ns();
+			uint64_t t0 = log_clock_ns();
 			err = frame_path(p->dir, j->index, path, sizeof path, msg, sizeof msg);
 			if (!err)
 				err = png_file(path, p->w, p->h, p->depth, j->is8 ? NULL : j->rgb16,
 					       j->is8 ? j->rgb8 : NULL, OUT_PNG_LEVEL,
 					       OUT_PNG_FILTERS, msg, sizeof msg);
-			atomic_fetch_add(&p->busy_ns, pool_now_ns() - t0);
+			atomic_fetch_add(&p->busy_ns, log_clock_ns() - t0);
 		}
 
 		pthread_mutex_lock(&p->lock);

@@ -73,13 +73,6 @@ struct out_writer {
 				     * waits for the PNG pool included */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* s's RGB8 frame as 16-bit values in w->wide (v * 257, which out_to8 maps
  * back to v exactly). Writer thread. */
 static const uint16_t *widen(struct out_writer *w, const struct slot *s)
@@ -178,9 +171,9 @@ static void *writer_main(void *arg)
 		 * (push already reports the error). */
 		int err = 0;
 		if (!failed) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = log_clock_ns();
 			err = write_frame(w, s);
-			atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+			atomic_fetch_add(&w->busy_ns, log_clock_ns() - t0);
 		}
 
 		pthread_mutex_lock(&w->lock);
@@ -536,9 +529,9 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 	int err = w->err;
 	if (w->png) {
 		/* Every PNG handed to the pool is written (or the pool failed). */
-		uint64_t t0 = now_ns();
+		uint64_t t0 = log_clock_ns();
 		int e = out_png_pool_drain(w->png);
-		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		atomic_fetch_add(&w->busy_ns, log_clock_ns() - t0);
 		if (e && !err)
 			err = e;
 	}
@@ -546,9 +539,9 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 	if (w->mp4) {
 		/* A cancelled run keeps the frames made so far, playable. */
 		int keep = good || (keep_partial_video && !w->mp4_failed && w->mp4_frames > 0);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = log_clock_ns();
 		int e = out_mp4_close(&w->mp4, keep);
-		atomic_fetch_add(&w->busy_ns, now_ns() - t0);
+		atomic_fetch_add(&w->busy_ns, log_clock_ns() - t0);
 		video_placed = keep && !e;
 		if (e && !err)
 			err = e;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 static enum log_level g_level = LOG_NORMAL;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,4 +59,16 @@ int log_exit_status(int err)
 	case NB_EINTR: return 130;
 	default: return 1;
 	}
+}
+
+uint64_t log_clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double log_clock_s(void)
+{
+	return 1e-9 * (double)log_clock_ns();
 }

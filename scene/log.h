@@ -11,6 +11,7 @@
 #define NB_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,11 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<msg>\n" on stderr unless quiet (progress and notices never go to stdout,
  * which carries --dry-run output only). */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The one monotonic clock (CLOCK_MONOTONIC) every duration the program
+ * reports is measured with: nanoseconds, and seconds as a double. */
+uint64_t log_clock_ns(void);
+double log_clock_s(void);
 
 /* Exit status for an error code (see above). */
 int log_exit_status(int err);

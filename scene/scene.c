@@ -378,7 +378,7 @@ static int check_force_scale(struct load_ctx *c)
 	if (heavy < 0 || !(total > 0))
 		return 0;
 	/* in logarithms: the quotient itself may overflow */
-	double eps = sc->simulation.softening * u.length;
+	double eps = scene_softening(sc);
 	double lg = log10(total) + log10(256.0) + log10(u.mass) - 2 * log10(eps);
 	if (lg <= log10(SCENE_ACC_MAX))
 		return 0;

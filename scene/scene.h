@@ -184,6 +184,10 @@ struct sim_units {
 /* Fill factors for the scene's unit system. Galactic: 1 kpc, 100 km/s,
  * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun). */
 void scene_units_of(enum scene_units u, struct sim_units *out);
+/* The scene's softening length in internal units (simulation.softening x
+ * the unit system's length): the one conversion the solvers, the galaxy
+ * models and the load-time force check share. */
+double scene_softening(const struct scene *sc);
 
 /* Load PATH, apply the overrides ("key.path=value" strings, checked exactly as
  * the file's own values), validate, fill *sc. Returns 0, or NB_EINPUT after

@@ -32,3 +32,10 @@ void scene_units_of(enum scene_units u, struct sim_units *out)
 	out->time = 1.0;
 	out->G_scene = 1.0;
 }
+
+double scene_softening(const struct scene *sc)
+{
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	return sc->simulation.softening * u.length;
+}

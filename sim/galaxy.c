@@ -204,7 +204,7 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 	}
 
 	struct sim_galaxy_model m;
-	double eps = sc->simulation.softening * u->length;
+	double eps = scene_softening(sc);
 	if ((rc = sim_galaxy_model_build(b, u, eps, &m)))
 		return rc;
 	for (int j = 1; j < 3; j++)

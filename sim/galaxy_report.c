@@ -60,7 +60,7 @@ void sim_galaxy_report(const struct scene *sc, FILE *f)
 				"T_rot(2h)");
 		any = 1;
 		struct sim_galaxy_model m;
-		if (sim_galaxy_model_build(b, &u, sc->simulation.softening * u.length, &m))
+		if (sim_galaxy_model_build(b, &u, scene_softening(sc), &m))
 			continue;
 		double vc[3] = {0}, q[3] = {0};
 		for (int j = 0; j < 3; j++) {
