@@ -33,10 +33,23 @@ static inline const char *nb_bin(void)
 	return s ? s : "build/nbody-render";
 }
 
+/* Floating-point exceptions (invalid, divide by zero, overflow) raise
+ * SIGFPE. NB_CHECK_MAIN turns them on for every test program before any
+ * case runs (Check's forked children and the threads they start inherit
+ * it); GPU cases turn them off (nb_untrap_fpe: the CUDA driver's own code
+ * may raise flags), as do cases whose point is a non-finite value or
+ * that run third-party codecs, each saying why where it registers. */
 static inline void nb_trap_fpe(void)
 {
 #if defined(__GLIBC__)
 	feenableexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+#endif
+}
+
+static inline void nb_untrap_fpe(void)
+{
+#if defined(__GLIBC__)
+	fedisableexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
 #endif
 }
 
@@ -63,6 +76,7 @@ static inline int nb_gpu_usable(char *why, size_t len)
 		if (pipe(fd) == 0) {
 			pid_t pid = fork();
 			if (pid == 0) {
+				nb_untrap_fpe();
 				char r[257];
 				r[0] = (char)gpu_probe(r + 1, sizeof r - 1);
 				ssize_t w = write(fd[1], r, 1 + strlen(r + 1) + 1);
@@ -89,8 +103,10 @@ static inline int nb_gpu_usable(char *why, size_t len)
 static inline void nb_gpu_tcase(Suite *s, TCase *tc, const char *what)
 {
 	char why[256];
-	if (nb_gpu_usable(why, sizeof why))
+	if (nb_gpu_usable(why, sizeof why)) {
+		tcase_add_checked_fixture(tc, nb_untrap_fpe, NULL);
 		suite_add_tcase(s, tc);
+	}
 	else
 		printf("SKIP: %s: GPU cases: %s (not run, not counted)\n", what, why);
 }
@@ -106,7 +122,9 @@ static inline void nb_gpu_skip_all(const char *what)
 #define NB_CHECK_MAIN(make_suite_fn)                                        \
 	int main(void)                                                      \
 	{                                                                   \
-		SRunner *sr = srunner_create(make_suite_fn());              \
+		Suite *suite_ = make_suite_fn();                            \
+		nb_trap_fpe(); /* every CPU case; GPU cases opt out */      \
+		SRunner *sr = srunner_create(suite_);                       \
 		srunner_run_all(sr, CK_NORMAL);                             \
 		int failed = srunner_ntests_failed(sr);                     \
 		srunner_free(sr);                                           \
