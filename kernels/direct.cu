@@ -439,13 +439,7 @@ int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps
 	if (rc)
 		goto end;
 	CUDA_GOTO(cudaMemcpy(h, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
-	for (size_t i = 0; i < n; i++) {
-		acc[3 * i] = h[i].x;
-		acc[3 * i + 1] = h[i].y;
-		acc[3 * i + 2] = h[i].z;
-		if (pot)
-			pot[i] = h[i].w;
-	}
+	gpu_unpack_acc(h, NULL, n, acc, pot);
 end:
 	cudaFree(b.pos);
 	cudaFree(b.acc);

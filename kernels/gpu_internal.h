@@ -73,4 +73,34 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream);
 void gpu_tree_free(struct gpu_tree **t);
 
+/* 21 low bits of v spread to every third bit of a 63-bit word: one axis of
+ * a 63-bit Morton key (the tree's body order, kernels/tree_build.cu, and
+ * the adaptive-h grid's, kernels/render_adaptive.cu). */
+__device__ __forceinline__ unsigned long long gpu_morton_spread(unsigned int v)
+{
+	unsigned long long x = v & 0x1fffffu;
+	x = (x | x << 32) & 0x1f00000000ffffull;
+	x = (x | x << 16) & 0x1f0000ff0000ffull;
+	x = (x | x << 8) & 0x100f00f00f00f00full;
+	x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+	x = (x | x << 2) & 0x1249249249249249ull;
+	return x;
+}
+
+/* Accelerations (x, y, z) and potentials (w) downloaded as n float4 into
+ * double arrays: slot k goes to body id[k] (id NULL: body k). pot may be
+ * NULL. The one-shot force calls' unpack (gpu_direct_accel, the tree's). */
+static inline void gpu_unpack_acc(const float4 *h, const uint32_t *id, size_t n, double *acc,
+				  double *pot)
+{
+	for (size_t k = 0; k < n; k++) {
+		const size_t i = id ? id[k] : k;
+		acc[3 * i] = h[k].x;
+		acc[3 * i + 1] = h[k].y;
+		acc[3 * i + 2] = h[k].z;
+		if (pot)
+			pot[i] = h[k].w;
+	}
+}
+
 #endif

@@ -134,18 +134,6 @@ __device__ __forceinline__ int ad_drawn(const struct ad_drawn_args &a, int s, fl
 	return !(col[0] == 0.0f && col[1] == 0.0f && col[2] == 0.0f);
 }
 
-/* Every third bit: 21-bit v -> bits 0, 3, 6, ... */
-__device__ __forceinline__ u64 ad_spread(uint32_t v)
-{
-	u64 x = v & 0x1fffffu;
-	x = (x | x << 32) & 0x1f00000000ffffull;
-	x = (x | x << 16) & 0x1f0000ff0000ffull;
-	x = (x | x << 8) & 0x100f00f00f00f00full;
-	x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-	x = (x | x << 2) & 0x1249249249249249ull;
-	return x;
-}
-
 /* Cell of coordinate p on axis a, clamped to the grid. */
 __device__ __forceinline__ uint32_t ad_cell(float p, const float *grid, int a)
 {
@@ -212,8 +200,8 @@ __global__ void ad_keys(const float4 *pos, int n, struct ad_drawn_args da, const
 	if (s < n) {
 		const float4 p = pos[s];
 		good = ad_drawn(da, s, p);
-		code[s] = good ? ad_spread(ad_cell(p.x, grid, 0)) | ad_spread(ad_cell(p.y, grid, 1)) << 1 |
-					 ad_spread(ad_cell(p.z, grid, 2)) << 2
+		code[s] = good ? gpu_morton_spread(ad_cell(p.x, grid, 0)) | gpu_morton_spread(ad_cell(p.y, grid, 1)) << 1 |
+					 gpu_morton_spread(ad_cell(p.z, grid, 2)) << 2
 			       : AD_BAD;
 		slot[s] = (uint32_t)s;
 	}

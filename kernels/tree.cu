@@ -344,14 +344,7 @@ extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, d
 		goto end;
 	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
 	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
-	for (size_t k = 0; k < n; k++) {
-		size_t i = hid[k];
-		acc[3 * i] = h4[k].x;
-		acc[3 * i + 1] = h4[k].y;
-		acc[3 * i + 2] = h4[k].z;
-		if (pot)
-			pot[i] = h4[k].w;
-	}
+	gpu_unpack_acc(h4, hid, n, acc, pot);
 end:
 	if (b.pos)
 		cudaFree(b.pos);

@@ -99,18 +99,6 @@ int tree_stage_bbox(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t
 
 /* ---- keys, sort, gather ---------------------------------------------------- */
 
-/* 21 low bits of v spread to every third bit of a 63-bit word. */
-__device__ __forceinline__ unsigned long long tree_spread(unsigned int v)
-{
-	unsigned long long x = v & 0x1fffffu;
-	x = (x | x << 32) & 0x1f00000000ffffull;
-	x = (x | x << 16) & 0x1f0000ff0000ffull;
-	x = (x | x << 8) & 0x100f00f00f00f00full;
-	x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-	x = (x | x << 2) & 0x1249249249249249ull;
-	return x;
-}
-
 __device__ __forceinline__ unsigned int tree_cell_coord(float x, float x0, float scale)
 {
 	/* fmaxf first: a NaN coordinate maps to 0 instead of poisoning the key */
@@ -130,7 +118,7 @@ __global__ void tree_keys_kernel(const float4 *__restrict__ pos, size_t n,
 		unsigned int ix = tree_cell_coord(p.x, q.x0, scale);
 		unsigned int iy = tree_cell_coord(p.y, q.y0, scale);
 		unsigned int iz = tree_cell_coord(p.z, q.z0, scale);
-		keys[i] = tree_spread(ix) | tree_spread(iy) << 1 | tree_spread(iz) << 2;
+		keys[i] = gpu_morton_spread(ix) | gpu_morton_spread(iy) << 1 | gpu_morton_spread(iz) << 2;
 		iota[i] = (uint32_t)i;
 	}
 }
