@@ -24,8 +24,8 @@ double app_host_bytes(const struct scene *sc, long n)
 	double per = HOST_BYTES_PER_BODY;
 	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
 		per += TREE_BYTES_PER_BODY;
-	if (sc->render.smoothing_adaptive)
-		per += 4; /* a smoothing length per body */
+	if (sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS)
+		per += 4; /* a smoothing length per body (style stars has none) */
 	return (double)n * per + px * (3 * 4 + 3 * 2 * 5);
 }
 

@@ -2,7 +2,9 @@
  * this thread when a frame is queued (render/), from the host state; the
  * writer thread converts and encodes the 16-bit frame. Adaptive smoothing
  * lengths are kept between frames and recomputed every
- * render.adaptive_every frames, as the GPU renderer does. */
+ * render.adaptive_every frames, as the GPU renderer does. With
+ * render.style: stars there are none: render_stars_splat draws each body
+ * through a PSF fixed in pixels. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -35,7 +37,11 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->h_frame = f;
 	}
 	render_image_clear(&r->img);
-	if ((rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img)))
+	if (sc->render.style == SCENE_STYLE_STARS)
+		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
+	else
+		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
+	if (rc)
 		return rc;
 	render_tonemap(sc, &r->img, r->rgb16);
 	r->frame = f;
@@ -90,7 +96,8 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 		log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
 		goto fail;
 	}
-	if (sc->render.smoothing_adaptive && !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
+	if (sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS &&
+	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;
 	}

@@ -3,7 +3,8 @@
  * copied into a ring of pinned host buffers on a copy stream of its own.
  *
  * Meaning: exactly render_splat + render_tonemap (render/render.h) with the
- * per-body smoothing of render/adaptive.h when render.smoothing is adaptive;
+ * per-body smoothing of render/adaptive.h when render.smoothing is adaptive
+ * (render.style: stars: render_stars_splat's PSF instead, no smoothing);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture. tests/test_gpu_render.c holds each stage against its CPU twin:
  *   HDR image   |gpu - cpu| <= 1e-4 max(cpu) + 1e-3 |cpu| per pixel and
@@ -70,10 +71,11 @@ void gpu_render_default_params(struct gpu_render_params *p);
 
 struct gpu_render;
 
-/* Renderer for sc's render block (width, height, kernel, smoothing or
- * adaptive with render.neighbours, mode, colormap, tonemap, exposure, gamma,
+/* Renderer for sc's render block (width, height, style and psf_fwhm,
+ * kernel, smoothing or adaptive with render.neighbours, mode, colormap, tonemap, exposure, gamma,
  * background) and st's bodies: st->n is the most bodies a frame may have;
- * st->comp (may be NULL: component 0) and st->comps colours are copied, as
+ * st->comp (may be NULL: component 0) and st->comps colours (times their
+ * brightness, render_comp_light) are copied, as
  * component of each body id. u: internal -> scene factors (NULL: from
  * sc->units), as render_splat. Device memory grows later only for the
  * splat pair list. NB_EINPUT on odd width/height with YUV420P output or bad

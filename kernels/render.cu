@@ -87,7 +87,7 @@ static int gr_upload_components(struct gpu_render *gr, const struct sim_state *s
 		return NB_ERUNTIME;
 	}
 	for (int c = 0; c < gr->ncomp; c++)
-		memcpy(col + 3 * c, st->comps[c].color, 3 * sizeof(float));
+		render_comp_light(&st->comps[c], col + 3 * c);
 	cudaError_t e = cudaMalloc(&gr->d_colors, 3 * nc * sizeof(float));
 	if (e == cudaSuccess)
 		e = cudaMemcpy(gr->d_colors, col, 3 * nc * sizeof(float), cudaMemcpyHostToDevice);
@@ -178,7 +178,10 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		float b = sc->render.background[c];
 		gr->bg[c] = b > 0 ? (b < 1 ? b : 1) : 0;
 	}
-	gr->adaptive = sc->render.smoothing_adaptive;
+	gr->stars = sc->render.style == SCENE_STYLE_STARS;
+	gr->psf_sigma = render_stars_sigma(sc->render.psf_fwhm);
+	gr->psf_radius = render_stars_radius(gr->psf_sigma);
+	gr->adaptive = sc->render.smoothing_adaptive && !gr->stars; /* stars: no h at all */
 	gr->neighbours = sc->render.neighbours;
 	gr->ntx = (gr->w + GR_TILE - 1) / GR_TILE;
 	gr->nty = (gr->h + GR_TILE - 1) / GR_TILE;
@@ -318,6 +321,16 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
+	if (gr->stars) {
+		struct gr_view v;
+		gr_view_of(gr, cam, &v);
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
+		gr->last_pairs = 0;
+		if (gr_stars(gr, in, &v) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+		return gr_finish(gr, frame, slot);
+	}
 	if (gr->adaptive && !gr->h_given &&
 	    (!gr->h_valid || frame - gr->h_frame >= gr->adaptive_every || frame < gr->h_frame)) {
 		if (gr_adaptive_h(gr, in) != 0)

@@ -5,6 +5,7 @@
  *   render_lod.cu       level-of-detail grids and their upsampling (render.h)
  *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
+ *   render_stars.cu     render.style: stars (a PSF fixed in pixels, atomics)
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
 #define NB_RENDER_INTERNAL_CUH
@@ -69,6 +70,9 @@ struct gpu_render {
 	double exposure, gamma, smoothing;
 	float bg[3];
 	int adaptive, neighbours;
+	int stars;                      /* render.style: stars (render_stars.cu) */
+	double psf_sigma;               /* its PSF, pixels (render_stars_sigma) */
+	int psf_radius;                 /* render_stars_radius(psf_sigma) */
 	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
 	struct gr_levels lev;
 
@@ -82,7 +86,7 @@ struct gpu_render {
 
 	/* bodies */
 	uint16_t *d_comp; /* component of each body id (nmax) */
-	float *d_colors;  /* 3 per component */
+	float *d_colors;  /* 3 per component: colour * brightness (render_comp_light) */
 	int ncomp;
 	float *d_h;       /* smoothing per body id, scene units (nmax) */
 	int h_valid, h_given, h_frame, last_adaptive;
@@ -192,6 +196,12 @@ __device__ __forceinline__ double gr_warp_box_sum(int gauss, const struct gr_rec
 	return d;
 }
 
+/* a.b for a double[3] and (d0, d1, d2), in the CPU's order, unfused. */
+__device__ __forceinline__ double gr_dot(const double a[3], double d0, double d1, double d2)
+{
+	return __dadd_rn(__dadd_rn(__dmul_rn(d0, a[0]), __dmul_rn(d1, a[1])), __dmul_rn(d2, a[2]));
+}
+
 /* Blocks of GR_THREADS for n threads. */
 static inline unsigned gr_blocks(size_t n)
 {
@@ -228,6 +238,11 @@ void gr_lod_init(struct gpu_render *gr);
  * upsampled (render.h). nch == 1 (density): channel 0 only is read, and
  * written to all three channels, even when mask has no level. */
 int gr_lod_upsample(struct gpu_render *gr, unsigned mask, int nch);
+
+/* render_stars.cu: bodies of in -> gr->d_hdr (zeroed first) through the
+ * PSF of render/stars.c, seen through v. Records gr->ev_consumed once the
+ * positions are no longer read. */
+int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v);
 
 /* render_adaptive.cu: gr->d_h[id] = k-th neighbour distance of each body
  * of in (scene units), render/adaptive.h's meaning. */

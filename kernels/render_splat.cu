@@ -76,12 +76,6 @@ struct gr_splat_args {
 	struct gr_levels lev;
 };
 
-/* a.b for a double[3] and (d0, d1, d2), in the CPU's order, unfused. */
-__device__ __forceinline__ double gr_dot(const double a[3], double d0, double d1, double d2)
-{
-	return __dadd_rn(__dadd_rn(__dmul_rn(d0, a[0]), __dmul_rn(d1, a[1])), __dmul_rn(d2, a[2]));
-}
-
 __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long v)
 {
 	for (int o = 16; o > 0; o >>= 1)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "adaptive.h"
+#include "render.h"
 
 struct grid {
 	double lo[3], c; /* origin and cell side */
@@ -285,7 +286,8 @@ void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
 		int c = st->comp ? st->comp[i] : 0;
 		int dark = 0;
 		if (!density && st->comps && c < st->ncomp) {
-			const float *col = st->comps[c].color;
+			float col[3];
+			render_comp_light(&st->comps[c], col);
 			dark = col[0] == 0.0f && col[1] == 0.0f && col[2] == 0.0f;
 		}
 		drawn[i] = (unsigned char)!dark;

@@ -3,7 +3,8 @@
  *
  * Neighbours are searched among the DRAWN bodies only. A body is drawn
  * when its position is finite and, in colour mode (render.mode:
- * components), its component colour is not [0, 0, 0] (a body whose
+ * components), its component's light (colour times brightness,
+ * render_comp_light) is not [0, 0, 0] (a body whose
  * component has no colour entry counts as colour [1, 1, 1], as in
  * render/splat.c); in density mode every finite body is drawn. Mass does
  * not matter (a massless body of a visible colour is drawn). So a star's h

@@ -56,7 +56,8 @@ void render_image_clear(struct render_image *img);
  * the level (render_tonemap_reference). Details: render/splat.c. */
 /* With render.smoothing: adaptive, each body i uses its own h_i
  * (render/adaptive.h, k = render.neighbours, computed here on every call)
- * in place of smoothing. */
+ * in place of smoothing. With render.style: stars, render_splat is
+ * render_stars_splat (below). */
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img);
 /* Same with given per-body smoothing lengths (additive): body b uses
@@ -68,6 +69,33 @@ int render_splat(const struct scene *sc, const struct render_camera *cam,
 int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
 		   struct render_image *img);
+
+/* The light per unit mass of component c, per channel: its colour times
+ * its brightness, in float (exactly the colour when brightness is 1).
+ * Mode components weighs each body by mass * this (both styles; the GPU
+ * uploads these values as its colours); mode density uses mass alone. */
+void render_comp_light(const struct sim_component *c, float light[3]);
+
+/* render.style: stars (render/stars.c; the GPU: kernels/render_stars.cu).
+ * Each body (weight as render_splat) deposits its light through a Gaussian
+ * PSF of FWHM render.psf_fwhm PIXELS (clamped to [RENDER_STARS_FWHM_MIN,
+ * RENDER_STARS_FWHM_MAX]), whatever its distance: pixel (i, j) gets W *
+ * wx[i] * wy[j], wx the Gaussian integrated over the pixel's extent
+ * [i, i+1) (a difference of erf), over the 2R + 1 pixels from floor(x) - R,
+ * R = render_stars_radius(sigma) = ceil(3 sigma) + 1, divided by their sum:
+ * a body whose footprint lies inside the image deposits exactly W. No
+ * smoothing length is used (render.smoothing, adaptive included, is
+ * ignored). Bodies behind the near plane deposit nothing; footprints are
+ * clipped to the image. Bit-identical for any thread count. 0 or
+ * NB_ERUNTIME. */
+#define RENDER_STARS_FWHM_MIN 0.5
+#define RENDER_STARS_FWHM_MAX 8.0
+#define RENDER_STARS_MAX_WIDTH 32 /* >= 2 render_stars_radius(sigma(8 px)) + 1 = 25 */
+int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
+		       const struct sim_state *st, const struct sim_units *u,
+		       struct render_image *img);
+double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
+int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
 /* Tone map img into 16-bit RGB (w*h*3, row 0 top): exposure, curve
  * (linear, log, asinh), colormap in density mode, gamma, background.

@@ -273,12 +273,11 @@ static int splat_project(struct splat_job *j, const struct render_view *v,
 		double m = st->mass[b] / u->mass;
 		float w[3];
 		int c = st->comp ? st->comp[b] : 0;
-		for (int k = 0; k < 3; k++) {
-			float col = 1.0f;
-			if (!density && st->comps && c < st->ncomp)
-				col = st->comps[c].color[k];
-			w[k] = (float)(m * col);
-		}
+		float light[3] = {1.0f, 1.0f, 1.0f};
+		if (!density && st->comps && c < st->ncomp)
+			render_comp_light(&st->comps[c], light);
+		for (int k = 0; k < 3; k++)
+			w[k] = (float)(m * light[k]);
 		double hs = h_by_body ? h_by_body[b] : smoothing;
 		/* A body of zero weight (a dark halo drawn black) adds nothing:
 		 * skip it, as the GPU does, rather than spread zeros. */
@@ -432,9 +431,17 @@ cleanup:
 	return rc;
 }
 
+void render_comp_light(const struct sim_component *c, float light[3])
+{
+	for (int k = 0; k < 3; k++)
+		light[k] = c->color[k] * c->brightness;
+}
+
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img)
 {
+	if (sc->render.style == SCENE_STYLE_STARS)
+		return render_stars_splat(sc, cam, st, u, img);
 	if (!sc->render.smoothing_adaptive || st->n == 0 || img->w <= 0 || img->h <= 0)
 		return render_splat_h(sc, cam, st, u, NULL, img);
 	double *h = malloc(st->n * sizeof *h);

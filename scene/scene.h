@@ -43,6 +43,7 @@ enum scene_model {
 	SCENE_MODEL_FILE,
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
+enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
 enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
 enum scene_colormap { SCENE_CMAP_MAGMA, SCENE_CMAP_INFERNO, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY };
@@ -58,6 +59,7 @@ struct scene_part {
 	double scale_height; /* disk only: z0 of sech^2(z/z0) */
 	double toomre_q;     /* disk only: target Toomre Q at 2.5 h (> 0) */
 	float color[3];      /* linear RGB, each >= 0 */
+	double brightness;   /* light per unit mass, >= 0 (default 1) */
 };
 
 /* One entry of bodies:. */
@@ -71,6 +73,7 @@ struct scene_body {
 	double position[3];        /* centre of mass */
 	double velocity[3];        /* bulk velocity */
 	float color[3];            /* linear RGB, default [1,1,1] */
+	double brightness;         /* light per unit mass, >= 0 (default 1) */
 	char file[SCENE_PATH_MAX]; /* model: file - state CSV, relative to the scene file */
 	/* model: disk-galaxy */
 	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
@@ -146,6 +149,8 @@ struct scene {
 		enum scene_colormode mode;
 		enum scene_colormap colormap;
 		enum scene_kernel kernel;
+		enum scene_style style; /* smooth: kernel + smoothing; stars: pixel PSF */
+		double psf_fwhm;       /* stars: Gaussian FWHM in pixels */
 		double smoothing;      /* > 0 length units; ignored if smoothing_adaptive */
 		int smoothing_adaptive;/* render.smoothing: adaptive */
 		int neighbours;        /* k for adaptive smoothing */

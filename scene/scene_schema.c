@@ -29,6 +29,7 @@ static const char *const tonemap_names[] = {"linear", "log", "asinh", NULL};
 static const char *const mode_names[] = {"components", "density", NULL};
 static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", NULL};
 static const char *const kernel_names[] = {"cubic", "gaussian", NULL};
+static const char *const style_names[] = {"smooth", "stars", NULL};
 static const char *const codec_names[] = {"h264", "h265", NULL};
 static const char *const preview_names[] = {"none", "last", "sheet", NULL};
 static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast", "faster",
@@ -119,6 +120,10 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.color", .type = SKEY_COLOR, BD(color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 1, 1]", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the entry's bodies"},
+	{.path = "bodies.*.brightness", .type = SKEY_DOUBLE, BD(brightness), .lo = 0, .hi = 1e6,
+	 .def = "1", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
+	 .type_doc = "number in [0, 1e6]",
+	 .help = "light per unit mass of the entry's bodies (multiplies the colour; 0: not drawn)"},
 	{.path = "bodies.*.inclination", .type = SKEY_DOUBLE, BD(inclination), .lo = -360,
 	 .hi = 360, .def = "0", .models = SMODEL_ALL, .type_doc = "degrees in [-360, 360]",
 	 .help = "tilt of the entry's spin axis (a disk's normal) away from +z"},
@@ -137,14 +142,23 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.disk.color", .type = SKEY_COLOR, BD(disk.color), .lo = 0, .hi = 1e6,
 	 .def = "[0.55, 0.7, 1]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the disk"},
+	{.path = "bodies.*.disk.brightness", .type = SKEY_DOUBLE, BD(disk.brightness), .lo = 0,
+	 .hi = 1e6, .def = "1", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the disk (multiplies its colour)"},
 	PART(bulge, "Hernquist scale radius a", "2000", "0.2", "1e10", "0.2", "0.6", "disk-galaxy: the Hernquist bulge"),
 	{.path = "bodies.*.bulge.color", .type = SKEY_COLOR, BD(bulge.color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 0.8, 0.55]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the bulge"},
+	{.path = "bodies.*.bulge.brightness", .type = SKEY_DOUBLE, BD(bulge.brightness), .lo = 0,
+	 .hi = 1e6, .def = "1", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the bulge (multiplies its colour)"},
 	PART(halo, "Hernquist scale radius a", "8000", "10", "5e11", "10", "30", "disk-galaxy: the dark Hernquist halo"),
 	{.path = "bodies.*.halo.color", .type = SKEY_COLOR, BD(halo.color), .lo = 0, .hi = 1e6,
 	 .def = "[0.25, 0.2, 0.3]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the halo"},
+	{.path = "bodies.*.halo.brightness", .type = SKEY_DOUBLE, BD(halo.brightness), .lo = 0,
+	 .hi = 1e6, .def = "1", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the halo (multiplies its colour)"},
 
 	MAPKEY("encounter", "optional: put bodies 0 and 1 (exactly 2 entries) on a Keplerian orbit (Toomre & Toomre 1972); present = enabled"),
 	{.path = "encounter.pericenter", .type = SKEY_DOUBLE, SC(encounter.pericenter), .lo = 0,
@@ -222,6 +236,13 @@ const struct scene_key scene_schema[] = {
 	 .def = "magma", .type_doc = "magma | inferno | viridis | grey", .help = "colour map for mode density"},
 	{.path = "render.kernel", .type = SKEY_ENUM, SC(render.kernel), .names = kernel_names,
 	 .def = "cubic", .type_doc = "cubic | gaussian", .help = "splat kernel shape"},
+	{.path = "render.style", .type = SKEY_ENUM, SC(render.style), .names = style_names,
+	 .def = "smooth", .type_doc = "smooth | stars",
+	 .help = "smooth: each body spread by kernel over its smoothing length; stars: each body a "
+		 "point of light through a Gaussian PSF of psf_fwhm pixels (no smoothing length)"},
+	{.path = "render.psf_fwhm", .type = SKEY_DOUBLE, SC(render.psf_fwhm), .lo = 0.5, .hi = 8,
+	 .def = "1.5", .type_doc = "number in [0.5, 8]",
+	 .help = "style stars: full width at half maximum of the Gaussian PSF, in pixels"},
 	{.path = "render.smoothing", .type = SKEY_SMOOTHING, SC(render.smoothing), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.smoothing_adaptive),
 	 .def = "0.05", .def_galactic = "0.1", .type_doc = "number > 0 | adaptive",

@@ -218,6 +218,7 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 			struct sim_component *c = &st->comps[comp0 + j];
 			snprintf(c->name, sizeof c->name, "%s.%s", b->name, pname[j]);
 			memcpy(c->color, parts[j]->color, sizeof c->color);
+			c->brightness = (float)parts[j]->brightness;
 			c->first = at;
 			c->count = (size_t)cnt;
 		}

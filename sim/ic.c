@@ -78,6 +78,7 @@ static int ic_one_component(const struct scene *sc, int k, const struct sim_unit
 	struct sim_component *cp = &st->comps[c];
 	snprintf(cp->name, sizeof cp->name, "%s", b->name);
 	memcpy(cp->color, b->color, sizeof cp->color);
+	cp->brightness = (float)b->brightness;
 	cp->first = first;
 	cp->count = n;
 	for (size_t i = first; i < first + n; i++)

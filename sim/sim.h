@@ -24,6 +24,7 @@ extern "C" {
 struct sim_component {
 	char name[SCENE_NAME_MAX + 8];
 	float color[3];
+	float brightness;    /* light per unit mass (1 unless the scene sets it; sim_state_alloc: 1) */
 	size_t first, count; /* bodies [first, first+count) at creation */
 };
 

@@ -32,6 +32,8 @@ int sim_state_alloc(struct sim_state *st, size_t n, int ncomp)
 	st->ncomp = ncomp;
 	for (size_t i = 0; i < n; i++)
 		st->id[i] = (uint32_t)i;
+	for (int c = 0; c < ncomp; c++)
+		st->comps[c].brightness = 1.0f;
 	return 0;
 }
 

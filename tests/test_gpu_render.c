@@ -237,6 +237,42 @@ START_TEST(splat_matches_cpu_dense_core)
 }
 END_TEST
 
+/* render.style: stars (kernels/render_stars.cu against render/stars.c):
+ * two PSF widths, components (one of brightness 2.5) and density, a dense
+ * core (many atomics on the same pixels), both cameras; adaptive smoothing
+ * asked for too, and bypassed by both. */
+START_TEST(stars_match_cpu)
+{
+	const double fwhm[] = {1.5, 4.0};
+	for (int f = 0; f < 2; f++)
+		for (int mode = 0; mode < 2; mode++) {
+			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+			sc->render.style = SCENE_STYLE_STARS;
+			sc->render.psf_fwhm = fwhm[f];
+			sc->render.smoothing_adaptive = 1;
+			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
+			struct sim_state st;
+			memset(&st, 0, sizeof st);
+			state_fill(&st, 3000, 5000, 11);
+			st.comps[1].brightness = 2.5f;
+			struct render_image img;
+			float *g = malloc((size_t)W * H * 3 * sizeof *g);
+			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+			const struct render_camera *cams[2] = {&cam_std, &cam_side};
+			for (int c = 0; c < 2; c++) {
+				cpu_hdr(sc, &st, cams[c], &img);
+				gpu_hdr(gr, &st, cams[c], g);
+				expect_hdr_close(g, img.rgb, W, H, mode ? "stars density" : "stars");
+				render_image_free(&img);
+			}
+			gpu_render_free(&gr);
+			free(g);
+			sim_state_free(&st);
+			free(sc);
+		}
+}
+END_TEST
+
 /* All footprints inside the image: the image total is the analytic sum of
  * mass * colour (scene units), channel by channel. */
 START_TEST(splat_conserves_mass)
@@ -630,6 +666,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, splat_matches_cpu_gaussian_and_density);
 	tcase_add_test(tc, splat_matches_cpu_dense_core);
 	tcase_add_test(tc, splat_conserves_mass);
+	tcase_add_test(tc, stars_match_cpu);
 	tcase_add_test(tc, per_body_smoothing_matches_grouped_cpu);
 	tcase_add_test(tc, tonemap_matches_cpu_from_same_hdr);
 	tcase_add_test(tc, frames_in_two_slots_match_cpu_end_to_end);
