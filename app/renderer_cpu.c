@@ -2,8 +2,10 @@
  * this thread when a frame is queued (render/), from the host state; the
  * writer thread converts and encodes the 16-bit frame. Adaptive smoothing
  * lengths are kept between frames and recomputed every
- * render.adaptive_every frames, as the GPU renderer does. With
- * render.style: stars there are none: render_stars_splat draws each body
+ * render.adaptive_every frames, as the GPU renderer does; so is the auto
+ * exposure's moving average (render.exposure: auto), from this frame's own
+ * histogram, as on the GPU (no lag on either). With render.style: stars
+ * there are no smoothing lengths: render_stars_splat draws each body
  * through a PSF fixed in pixels. */
 #include <stdlib.h>
 
@@ -23,6 +25,7 @@ struct renderer_cpu {
 	int h_frame;             /* frame of the last recompute of h, -1 none */
 	int frame;               /* frame in rgb16, -1 none */
 	double render_s;         /* its rendering time */
+	struct render_auto_state autoexp; /* render.exposure: auto */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -43,7 +46,12 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
 	if (rc)
 		return rc;
-	render_tonemap(sc, &r->img, r->rgb16);
+	if (sc->render.exposure_auto) {
+		render_auto_exposure(sc, &r->img, &r->autoexp);
+		render_tonemap_gain(sc, &r->img, r->autoexp.gain, r->rgb16);
+	} else {
+		render_tonemap(sc, &r->img, r->rgb16);
+	}
 	r->frame = f;
 	r->render_s = log_clock_s() - t;
 	return 0;

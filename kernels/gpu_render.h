@@ -154,6 +154,10 @@ int gpu_render_download_hdr(struct gpu_render *gr, float *rgb);
 /* Replace the device HDR image with rgb and redo the tone map and output
  * conversions into slot (as gpu_render_frame after its splat). */
 int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, int slot);
+/* The auto exposure state (render.exposure: auto) after the last frame
+ * queued: its gain was that frame's (render_auto_exposure's meaning, with the
+ * frame's own histogram: no lag). All zero when auto is off. Synchronous. */
+int gpu_render_auto_exposure(struct gpu_render *gr, struct render_auto_state *st);
 /* Adaptive h of the last recompute, scene units, indexed by body id
  * (n values). Synchronous. */
 int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n);

@@ -105,6 +105,12 @@ int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, i
 	return gpu_render_none();
 }
 
+int gpu_render_auto_exposure(struct gpu_render *gr, struct render_auto_state *st)
+{
+	(void)gr, (void)st;
+	return gpu_render_none();
+}
+
 int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
 {
 	(void)gr, (void)h_by_id, (void)n;

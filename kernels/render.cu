@@ -172,6 +172,11 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->cmap = sc->render.colormap;
 	gr->tonemap = sc->render.tonemap;
 	gr->exposure = sc->render.exposure;
+	gr->exposure_auto = sc->render.exposure_auto;
+	gr->white = sc->render.white;
+	gr->auto_percentile = sc->render.auto_percentile;
+	gr->auto_target = render_auto_target(sc);
+	gr->auto_alpha = render_auto_alpha(sc);
 	gr->gamma = sc->render.gamma;
 	gr->smoothing = sc->render.smoothing;
 	for (int c = 0; c < 3; c++) {
@@ -452,6 +457,13 @@ int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, i
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], gr->stream));
 	return gr_finish(gr, frame, slot);
+}
+
+int gpu_render_auto_exposure(struct gpu_render *gr, struct render_auto_state *st)
+{
+	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
+	CUDA_CHECK(cudaMemcpy(st, gr->d_auto, sizeof *st, cudaMemcpyDeviceToHost));
+	return 0;
 }
 
 int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)

@@ -68,6 +68,8 @@ struct gpu_render {
 	enum scene_colormap cmap;
 	enum scene_tonemap tonemap;
 	double exposure, gamma, smoothing;
+	int exposure_auto;                /* render.exposure: auto */
+	double white, auto_percentile, auto_target, auto_alpha; /* render_auto_* of the scene */
 	float bg[3];
 	int adaptive, neighbours;
 	int stars;                      /* render.style: stars (render_stars.cu) */
@@ -111,6 +113,8 @@ struct gpu_render {
 
 	/* tone */
 	double *d_partial, *d_light; /* reduction partials, total light */
+	uint32_t *d_hist;            /* auto exposure: RENDER_AUTO_BINS counts */
+	struct render_auto_state *d_auto; /* its moving average (zeroed at create) */
 	float *d_lut;                /* GR_LUT_N * 3 */
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16, out_bytes;
 	uint8_t *d_out[GR_MAX_SLOTS], *h_out[GR_MAX_SLOTS];

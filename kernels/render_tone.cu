@@ -11,11 +11,22 @@
  *     values, RGB16 / RGB8 (out_to8) / Y per pixel and U, V per block.
  *     The curve and gamma run in float: ~1e-7 relative, under 0.01 LSB of
  *     the 16-bit result, so the outputs match the CPU within 1 LSB (ties).
+ *     Filmic (render.tonemap: filmic) runs render/tone_shared.h's
+ *     render_filmic_rgb itself, in double, then gamma in float.
+ *  With render.exposure: auto, between 1 and 2: the lit pixels' luminance
+ *  histogram (tn_hist: render_auto_bin per pixel, shared-memory atomics,
+ *  then one global atomicAdd per bin and block), then one thread
+ *  (tn_auto_step) takes the percentile and moves the state on the device
+ *  (render_auto_level, render_auto_step: the CPU's very code), and the tone
+ *  map reads the gain from there: this frame's own histogram, no lag and no
+ *  host round trip. Extra cost per pixel: 12 bytes read, one double log2
+ *  and one shared atomic; per frame: a 1 KB memset and a 256-step loop.
  *
  * Cost per pixel: 12 bytes read twice (reduction, then tone map), 1.5 bytes
  * written (YUV) plus 3 (RGB8) and 6 (RGB16) when asked; ~3 pow + 3 log per
  * pixel in components mode. Memory-bound at 4K: ~0.1 ms on an H100. */
 #include "render_internal.cuh"
+#include "../render/tone_shared.h"
 
 extern "C" {
 #include "../render/yuv.h"
@@ -24,8 +35,8 @@ extern "C" {
 #define TN_PART_BLOCKS 1024
 
 struct tn_args {
-	int w, h, tonemap, density, outputs;
-	double exposure;
+	int w, h, tonemap, density, outputs, exposure_auto;
+	double exposure, white;
 	float inv_gamma, curve_norm; /* 1/gamma; 1/log1p(K) or 1/asinh(K) */
 	float bg[3];
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16;
@@ -79,7 +90,43 @@ __device__ __forceinline__ float tn_curve(const struct tn_args &a, double v)
 		f = log1pf((float)RENDER_CURVE_K * f) * a.curve_norm;
 	else if (a.tonemap == SCENE_TONEMAP_ASINH)
 		f = asinhf((float)RENDER_CURVE_K * f) * a.curve_norm;
+	else if (a.tonemap == SCENE_TONEMAP_FILMIC)
+		f = (float)render_filmic_curve(v, a.white);
 	return f < 1.0f ? f : 1.0f;
+}
+
+/* Luminance histogram of the lit pixels (render_auto_histogram's meaning):
+ * a block's counts in shared memory, then added to hist (zeroed before). */
+__global__ void __launch_bounds__(GR_THREADS)
+tn_hist(const float *hdr, size_t npix, const double *light, double nvals, uint32_t *hist)
+{
+	__shared__ uint32_t sh[RENDER_AUTO_BINS];
+	for (int b = threadIdx.x; b < RENDER_AUTO_BINS; b += blockDim.x)
+		sh[b] = 0;
+	__syncthreads();
+	/* a as render_auto_exposure: render_tonemap_reference / RENDER_REF_SCALE */
+	const double a = RENDER_REF_SCALE * *light / nvals / RENDER_REF_SCALE;
+	if (a > 0) {
+		const size_t stride = (size_t)gridDim.x * blockDim.x;
+		for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < npix; p += stride) {
+			const float *in = hdr + 3 * p;
+			double y = render_lum709(in[0], in[1], in[2]);
+			if (y > 0)
+				atomicAdd(&sh[render_auto_bin(y, a)], 1u);
+		}
+	}
+	__syncthreads();
+	for (int b = threadIdx.x; b < RENDER_AUTO_BINS; b += blockDim.x)
+		if (sh[b])
+			atomicAdd(&hist[b], sh[b]);
+}
+
+/* One thread: percentile and moving-average step (render_auto_exposure). */
+__global__ void tn_auto_step(const uint32_t *hist, const double *light, double nvals, double pct,
+			     double target, double alpha, struct render_auto_state *st)
+{
+	const double a = RENDER_REF_SCALE * *light / nvals / RENDER_REF_SCALE;
+	render_auto_step(st, render_auto_level(hist, a, pct), target, alpha);
 }
 
 __device__ __forceinline__ uint16_t tn_quant16(float x)
@@ -98,13 +145,14 @@ __device__ __forceinline__ uint8_t tn_round8(float x)
 }
 
 __global__ void __launch_bounds__(GR_THREADS)
-tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float *lut, uint8_t *out)
+tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float *lut,
+	   const struct render_auto_state *auto_st, uint8_t *out)
 {
 	const int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y;
 	if (2 * bx >= a.w)
 		return;
 	const double ref = RENDER_REF_SCALE * *light / (3.0 * (double)a.w * (double)a.h);
-	const double gain = ref > 0 ? a.exposure / ref : 0.0;
+	const double gain = a.exposure_auto ? auto_st->gain : ref > 0 ? a.exposure / ref : 0.0;
 	const float ys = (float)(219.0 / 65535.0);
 	uint32_t sum[3] = {0, 0, 0};
 	for (int dy = 0; dy < 2; dy++) {
@@ -123,6 +171,11 @@ tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float 
 				float f = x - (float)k;
 				for (int c = 0; c < 3; c++)
 					v[c] = (1.0f - f) * lut[3 * k + c] + f * lut[3 * k + 3 + c];
+			} else if (a.tonemap == SCENE_TONEMAP_FILMIC) {
+				double c[3] = {gain * in[0], gain * in[1], gain * in[2]}, f[3];
+				render_filmic_rgb(c, a.white, f);
+				for (int k = 0; k < 3; k++)
+					v[k] = powf((float)f[k], a.inv_gamma);
 			} else {
 				for (int c = 0; c < 3; c++)
 					v[c] = powf(tn_curve(a, gain * in[c]), a.inv_gamma);
@@ -177,6 +230,9 @@ int gr_tone_alloc(struct gpu_render *gr)
 	CUDA_CHECK(e);
 	CUDA_CHECK(cudaMalloc(&gr->d_partial, TN_PART_BLOCKS * sizeof(double)));
 	CUDA_CHECK(cudaMalloc(&gr->d_light, sizeof(double)));
+	CUDA_CHECK(cudaMalloc(&gr->d_hist, RENDER_AUTO_BINS * sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&gr->d_auto, sizeof(struct render_auto_state)));
+	CUDA_CHECK(cudaMemset(gr->d_auto, 0, sizeof(struct render_auto_state)));
 	return 0;
 }
 
@@ -185,6 +241,8 @@ void gr_tone_free(struct gpu_render *gr)
 	cudaFree(gr->d_lut);
 	cudaFree(gr->d_partial);
 	cudaFree(gr->d_light);
+	cudaFree(gr->d_hist);
+	cudaFree(gr->d_auto);
 }
 
 int gr_tone(struct gpu_render *gr, int slot)
@@ -197,6 +255,8 @@ int gr_tone(struct gpu_render *gr, int slot)
 	a.density = gr->mode == SCENE_COLOR_DENSITY;
 	a.outputs = gr->outputs;
 	a.exposure = gr->exposure;
+	a.exposure_auto = gr->exposure_auto;
+	a.white = gr->white;
 	a.inv_gamma = (float)(gr->gamma > 0 ? 1.0 / gr->gamma : 1.0);
 	a.curve_norm = (float)(gr->tonemap == SCENE_TONEMAP_ASINH ? 1.0 / asinh(RENDER_CURVE_K)
 								  : 1.0 / log1p(RENDER_CURVE_K));
@@ -213,10 +273,21 @@ int gr_tone(struct gpu_render *gr, int slot)
 	CUDA_CHECK(cudaGetLastError());
 	tn_sum_final<<<1, TN_PART_BLOCKS, 0, st>>>(gr->d_partial, gr->d_light);
 	CUDA_CHECK(cudaGetLastError());
+	if (gr->exposure_auto) {
+		const double nvals = 3.0 * (double)gr->w * (double)gr->h;
+		CUDA_CHECK(cudaMemsetAsync(gr->d_hist, 0, RENDER_AUTO_BINS * sizeof(uint32_t), st));
+		tn_hist<<<TN_PART_BLOCKS, GR_THREADS, 0, st>>>(gr->d_hdr, (size_t)gr->w * gr->h,
+							     gr->d_light, nvals, gr->d_hist);
+		CUDA_CHECK(cudaGetLastError());
+		tn_auto_step<<<1, 1, 0, st>>>(gr->d_hist, gr->d_light, nvals, gr->auto_percentile,
+					      gr->auto_target, gr->auto_alpha, gr->d_auto);
+		CUDA_CHECK(cudaGetLastError());
+	}
 	/* The slot's device buffer is free once its last copy is done. */
 	CUDA_CHECK(cudaStreamWaitEvent(st, gr->ev_done[slot], 0));
 	dim3 grid((unsigned)(((gr->w + 1) / 2 + GR_THREADS - 1) / GR_THREADS), (unsigned)((gr->h + 1) / 2));
-	tn_tonemap<<<grid, GR_THREADS, 0, st>>>(a, gr->d_hdr, gr->d_light, gr->d_lut, gr->d_out[slot]);
+	tn_tonemap<<<grid, GR_THREADS, 0, st>>>(a, gr->d_hdr, gr->d_light, gr->d_lut, gr->d_auto,
+						 gr->d_out[slot]);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

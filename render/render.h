@@ -98,9 +98,35 @@ double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clam
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
 /* Tone map img into 16-bit RGB (w*h*3, row 0 top): exposure, curve
- * (linear, log, asinh), colormap in density mode, gamma, background.
+ * (linear, log, asinh, filmic), colormap in density mode, gamma, background.
  * out16 must hold w*h*3 values. */
 void render_tonemap(const struct scene *sc, const struct render_image *img, uint16_t *out16);
+/* The same with the level given: v = gain * value in step 1 (render_tonemap
+ * takes gain = exposure / render_tonemap_reference, or with render.exposure:
+ * auto, render_auto_exposure of this frame alone). */
+void render_tonemap_gain(const struct scene *sc, const struct render_image *img, double gain,
+			 uint16_t *out16);
+
+/* Auto exposure (render.exposure: auto); the rule is written in
+ * render/tone_shared.h, which the GPU shares. A renderer keeps one state
+ * from frame to frame; zero it to start (the first lit frame is taken as it
+ * is, later ones are averaged in). */
+struct render_auto_state {
+	double log_gain; /* natural log of gain */
+	double gain;     /* factor on pixel values; 0 until a frame is lit */
+	int frames;      /* lit frames seen */
+};
+/* Histogram of log2(Y / a) of img's lit pixels into hist
+ * (RENDER_AUTO_BINS entries, zeroed here); a > 0 the frame's mean value. */
+void render_auto_histogram(const struct render_image *img, double a, uint32_t *hist);
+/* Linear level that sc's tone curve maps to RENDER_AUTO_TARGET. */
+double render_auto_target(const struct scene *sc);
+/* Weight of a new frame in the moving average: 1 - exp(-1 / auto_smoothing). */
+double render_auto_alpha(const struct scene *sc);
+/* Histogram, percentile and one step of st for img (st->gain is then the
+ * gain for render_tonemap_gain). */
+void render_auto_exposure(const struct scene *sc, const struct render_image *img,
+			  struct render_auto_state *st);
 
 /* ---- shared pieces (additive; used by splat/tonemap, the tests, and as the
  * specification the GPU renderer mirrors) ---- */

@@ -9,13 +9,19 @@
  *     the visible mass does (no per-frame percentile, so no flicker). One ref
  *     for all channels keeps colour ratios. An empty image (ref 0) shows the
  *     background.
+ *     With render.exposure: auto the level is v = gain * value instead,
+ *     gain from render_auto_exposure (render/tone_shared.h; the renderers
+ *     keep its moving average across frames).
  *  2. Curve, then clamp to [0, 1] (k = RENDER_CURVE_K):
- *       linear: v;  log: log1p(k v) / log1p(k);  asinh: asinh(k v) / asinh(k).
+ *       linear: v;  log: log1p(k v) / log1p(k);  asinh: asinh(k v) / asinh(k);
+ *       filmic: render_filmic_curve(v, render.white) (render/tone_shared.h).
  *     log and asinh reach 1 at v = 1, like linear, but lift the faint tails
  *     (~k times) so that halo and tidal tails show while dense cores
  *     saturate only where v > 1.
  *  3. Gamma: v^(1 / gamma).
- *  4. Colour. Components mode: steps 1-3 per channel. Density mode: steps 1-3
+ *  4. Colour. Components mode: steps 1-3 per channel, except filmic, where
+ *     step 2 is render_filmic_rgb of the pixel (the curve on its luminance,
+ *     colour ratios kept, desaturated only near white). Density mode: steps 1-3
  *     on the luminance (Rec. 709 weights; all channels are equal there) and
  *     the result looked up in the colormap (render_colormap).
  *  5. Background, per channel: out = bg + (1 - bg) v ("screen": v = 0 gives
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 
 #include "render.h"
+#include "tone_shared.h"
 
 double render_tonemap_reference(const struct render_image *img)
 {
@@ -56,7 +63,7 @@ double render_tonemap_reference(const struct render_image *img)
 	return RENDER_REF_SCALE * total / (3.0 * (double)img->w * (double)h);
 }
 
-static double curve(enum scene_tonemap tm, double v)
+static double curve(enum scene_tonemap tm, double white, double v)
 {
 	if (!(v > 0))
 		return 0.0;
@@ -66,6 +73,9 @@ static double curve(enum scene_tonemap tm, double v)
 		break;
 	case SCENE_TONEMAP_ASINH:
 		v = asinh(RENDER_CURVE_K * v) / asinh(RENDER_CURVE_K);
+		break;
+	case SCENE_TONEMAP_FILMIC:
+		v = render_filmic_curve(v, white);
 		break;
 	default:
 		break;
@@ -84,8 +94,22 @@ static uint16_t quant16(double x)
 
 void render_tonemap(const struct scene *sc, const struct render_image *img, uint16_t *out16)
 {
-	double ref = render_tonemap_reference(img);
-	double gain = ref > 0 ? sc->render.exposure / ref : 0.0;
+	double gain;
+	if (sc->render.exposure_auto) {
+		struct render_auto_state st = {0};
+		render_auto_exposure(sc, img, &st);
+		gain = st.gain;
+	} else {
+		double ref = render_tonemap_reference(img);
+		gain = ref > 0 ? sc->render.exposure / ref : 0.0;
+	}
+	render_tonemap_gain(sc, img, gain, out16);
+}
+
+void render_tonemap_gain(const struct scene *sc, const struct render_image *img, double gain,
+			 uint16_t *out16)
+{
+	double white = sc->render.white;
 	double inv_gamma = sc->render.gamma > 0 ? 1.0 / sc->render.gamma : 1.0;
 	enum scene_tonemap tm = sc->render.tonemap;
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
@@ -102,15 +126,20 @@ void render_tonemap(const struct scene *sc, const struct render_image *img, uint
 		double v[3];
 		if (density) {
 			double lum = 0.2126 * in[0] + 0.7152 * in[1] + 0.0722 * in[2];
-			double t = pow(curve(tm, gain * lum), inv_gamma);
+			double t = pow(curve(tm, white, gain * lum), inv_gamma);
 			float rgb[3];
 			render_colormap(sc->render.colormap, t, rgb);
 			v[0] = rgb[0];
 			v[1] = rgb[1];
 			v[2] = rgb[2];
+		} else if (tm == SCENE_TONEMAP_FILMIC) {
+			double c[3] = {gain * in[0], gain * in[1], gain * in[2]}, f[3];
+			render_filmic_rgb(c, white, f);
+			for (int k = 0; k < 3; k++)
+				v[k] = pow(f[k], inv_gamma);
 		} else {
 			for (int c = 0; c < 3; c++)
-				v[c] = pow(curve(tm, gain * in[c]), inv_gamma);
+				v[c] = pow(curve(tm, white, gain * in[c]), inv_gamma);
 		}
 		for (int c = 0; c < 3; c++)
 			out16[3 * p + c] = quant16(bg[c] + (1.0 - bg[c]) * v[c]);

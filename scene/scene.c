@@ -83,7 +83,7 @@ static int apply_defaults(struct load_ctx *c, enum skey_base base, struct scene_
 		if (k->base != base || k->type == SKEY_MAP || k->type == SKEY_LIST)
 			continue;
 		void *dst = scene_schema_addr(k, c->sc, b, ck);
-		int *aux = k->type == SKEY_SMOOTHING ? (int *)((char *)c->sc + k->has_off) : NULL;
+		int *aux = k->type == SKEY_NUM_OR_WORD ? (int *)((char *)c->sc + k->has_off) : NULL;
 		if (scene_value_default(k, units, dst, aux))
 			return NB_EINPUT;
 	}
@@ -293,7 +293,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 			continue; /* read above */
 		void *dst = scene_schema_addr(k, c->sc, b, ck);
 		int *aux = NULL;
-		if (k->type == SKEY_SMOOTHING)
+		if (k->type == SKEY_NUM_OR_WORD)
 			aux = (int *)((char *)c->sc + k->has_off);
 		else if (k->flags & SKEY_HAS)
 			aux = (int *)((char *)ck + k->has_off);

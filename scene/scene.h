@@ -44,7 +44,7 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
-enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH };
+enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH, SCENE_TONEMAP_FILMIC };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
 enum scene_colormap { SCENE_CMAP_MAGMA, SCENE_CMAP_INFERNO, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY };
 enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
@@ -144,6 +144,10 @@ struct scene {
 	struct {
 		int width, height;     /* even, >= 16, <= 16384 */
 		double exposure;       /* > 0 */
+		int exposure_auto;     /* render.exposure: auto (render/tonemap.h) */
+		double auto_percentile;/* (0, 100]: exposure auto's percentile of lit luminance */
+		double auto_smoothing; /* >= 0 frames: exposure auto's time constant */
+		double white;          /* > 0: filmic shoulder's white parameter W */
 		double gamma;          /* > 0 */
 		enum scene_tonemap tonemap;
 		enum scene_colormode mode;

@@ -59,9 +59,9 @@ static int put_value(FILE *f, const struct scene_key *k, const struct scene *sc,
 		scene_fmt_double(*(const double *)p, buf, sizeof(buf));
 		fputs(buf, f);
 		break;
-	case SKEY_SMOOTHING:
-		if (sc->render.smoothing_adaptive) {
-			fputs("adaptive", f);
+	case SKEY_NUM_OR_WORD:
+		if (*(const int *)((const char *)sc + k->has_off)) {
+			fputs(k->names[0], f);
 		} else {
 			scene_fmt_double(*(const double *)p, buf, sizeof(buf));
 			fputs(buf, f);
@@ -146,7 +146,7 @@ static int emit_level(FILE *f, const char *norm, int indent, int dash, const str
 		fprintf(f, "%s: ", leaf);
 		if (put_value(f, k, sc, base + k->off))
 			return NB_ERUNTIME;
-		if (k->type == SKEY_ENUM || k->type == SKEY_SMOOTHING)
+		if (k->type == SKEY_ENUM || k->type == SKEY_NUM_OR_WORD)
 			fprintf(f, "  # %s", k->type_doc);
 		fputc('\n', f);
 	}

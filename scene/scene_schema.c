@@ -25,7 +25,9 @@ static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
-static const char *const tonemap_names[] = {"linear", "log", "asinh", NULL};
+static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
+static const char *const adaptive_word[] = {"adaptive", NULL};
+static const char *const auto_word[] = {"auto", NULL};
 static const char *const mode_names[] = {"components", "density", NULL};
 static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", NULL};
 static const char *const kernel_names[] = {"cubic", "gaussian", NULL};
@@ -221,14 +223,28 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.height", .type = SKEY_INT, SC(render.height), .lo = 16, .hi = 16384,
 	 .flags = SKEY_EVEN, .def = "720", .type_doc = "even integer in [16, 16384]",
 	 .help = "frame height in pixels"},
-	{.path = "render.exposure", .type = SKEY_DOUBLE, SC(render.exposure), .lo = 0, .hi = H,
-	 .flags = SKEY_LO_OPEN, .def = "1", .type_doc = "number > 0",
-	 .help = "brightness multiplier before tone mapping"},
+	{.path = "render.exposure", .type = SKEY_NUM_OR_WORD, SC(render.exposure), .lo = 0, .hi = H,
+	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.exposure_auto),
+	 .names = auto_word, .def = "1", .type_doc = "number > 0 | auto",
+	 .help = "brightness multiplier before tone mapping (times the frame's reference level), "
+		 "or auto: render.auto_percentile of the lit pixels' luminance goes to 0.8 after "
+		 "the curve, smoothed over render.auto_smoothing frames"},
+	{.path = "render.white", .type = SKEY_DOUBLE, SC(render.white), .lo = 0, .hi = 1e6,
+	 .flags = SKEY_LO_OPEN, .def = "8", .type_doc = "number in (0, 1e6]",
+	 .help = "filmic: luminance (after exposure) where the shoulder has reached (W+1)/(W+2)"},
+	{.path = "render.auto_percentile", .type = SKEY_DOUBLE, SC(render.auto_percentile), .lo = 0,
+	 .hi = 100, .flags = SKEY_LO_OPEN, .def = "99.5", .type_doc = "number in (0, 100]",
+	 .help = "exposure auto: percentile of the lit pixels' luminance that is set to 0.8"},
+	{.path = "render.auto_smoothing", .type = SKEY_DOUBLE, SC(render.auto_smoothing), .lo = 0,
+	 .hi = 1e6, .def = "10", .type_doc = "number in [0, 1e6]",
+	 .help = "exposure auto: time constant in frames of the moving average of log exposure "
+		 "(0: no smoothing)"},
 	{.path = "render.gamma", .type = SKEY_DOUBLE, SC(render.gamma), .lo = 0, .hi = 10,
 	 .flags = SKEY_LO_OPEN, .def = "2.2", .type_doc = "number in (0, 10]",
 	 .help = "display gamma applied after tone mapping"},
 	{.path = "render.tonemap", .type = SKEY_ENUM, SC(render.tonemap), .names = tonemap_names,
-	 .def = "asinh", .type_doc = "linear | log | asinh", .help = "tone curve for the wide range of densities"},
+	 .def = "asinh", .type_doc = "linear | log | asinh | filmic",
+	 .help = "tone curve for the wide range of densities (filmic: on luminance, colour kept)"},
 	{.path = "render.mode", .type = SKEY_ENUM, SC(render.mode), .names = mode_names,
 	 .def = "components", .type_doc = "components | density",
 	 .help = "components: each entry's colour; density: a colour map of brightness"},
@@ -243,8 +259,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.psf_fwhm", .type = SKEY_DOUBLE, SC(render.psf_fwhm), .lo = 0.5, .hi = 8,
 	 .def = "1.5", .type_doc = "number in [0.5, 8]",
 	 .help = "style stars: full width at half maximum of the Gaussian PSF, in pixels"},
-	{.path = "render.smoothing", .type = SKEY_SMOOTHING, SC(render.smoothing), .lo = 0, .hi = H,
+	{.path = "render.smoothing", .type = SKEY_NUM_OR_WORD, SC(render.smoothing), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.smoothing_adaptive),
+	 .names = adaptive_word,
 	 .def = "0.05", .def_galactic = "0.1", .type_doc = "number > 0 | adaptive",
 	 .help = "splat radius in length units, or adaptive: distance to the k-th nearest drawn "
 		 "body (bodies drawn black are ignored)"},

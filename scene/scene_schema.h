@@ -28,7 +28,8 @@ enum skey_type {
 	SKEY_NAME,      /* char[size], [A-Za-z0-9_-]+ */
 	SKEY_STRING,    /* char[size], any text (paths; null = "") */
 	SKEY_WORD,      /* char[size], one of names (x264 presets) */
-	SKEY_SMOOTHING, /* render.smoothing: a number, or the word adaptive */
+	SKEY_NUM_OR_WORD, /* a number, or the one word names[0] (*has_off set to 1):
+			  * render.smoothing: adaptive, render.exposure: auto */
 };
 
 enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };
@@ -95,12 +96,12 @@ int scene_fail(const struct scene_errctx *ec, const struct ynode *at, const char
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Parse node V as KEY's type, check it, and store it at DST. AUX, if not
- * NULL, is set to 1 (the has_* flag of a camera key); for SKEY_SMOOTHING it
- * must be the smoothing_adaptive flag. PATH is the key path for messages. */
+ * NULL, is set to 1 (the has_* flag of a camera key); for SKEY_NUM_OR_WORD it
+ * must be the key's word flag (has_off: 1 for the word, 0 for a number). PATH is the key path for messages. */
 int scene_value_set(const struct scene_errctx *ec, const struct scene_key *key,
 		    const struct ynode *v, const char *path, void *dst, int *aux);
 /* Store KEY's default for UNITS at DST (no-op for keys without one); AUX as
- * for scene_value_set (may be NULL except for SKEY_SMOOTHING). 0 or NB_EINPUT
+ * for scene_value_set (may be NULL except for SKEY_NUM_OR_WORD). 0 or NB_EINPUT
  * (a bad table entry: logged). */
 int scene_value_default(const struct scene_key *key, enum scene_units units, void *dst, int *aux);
 /* The name in NAMES (N of them, or NULL-ended when N < 0) closest to WORD by

@@ -390,21 +390,22 @@ static int set_integer(const struct scene_errctx *ec, const struct scene_key *k,
 	return 0;
 }
 
-/* An SKEY_SMOOTHING value: a number, or the word adaptive (*AUX = 1). */
-static int set_smoothing(const struct scene_errctx *ec, const struct scene_key *k,
+/* An SKEY_NUM_OR_WORD value: a number (*AUX = 0), or the word k->names[0]
+ * (*AUX = 1; the number keeps its value). */
+static int set_num_or_word(const struct scene_errctx *ec, const struct scene_key *k,
 			 const struct ynode *v, const char *path, void *dst, int *aux)
 {
 	const char *why = NULL;
 	double d;
 	char got[160], want[160];
-	if (v && v->kind == YNODE_SCALAR && strcmp(v->text, "adaptive") == 0) {
+	if (v && v->kind == YNODE_SCALAR && strcmp(v->text, k->names[0]) == 0) {
 		*aux = 1;
 		return 0;
 	}
 	if (scalar_to_double(v, &d, &why) || !in_range(k, d)) {
 		describe_range(k, 0, want, sizeof(want));
-		return scene_fail(ec, v, path, "expected %s or the word adaptive, got %s%s%s%s", want,
-				  yaml_tree_describe(v, got, sizeof(got)), why ? " (" : "",
+		return scene_fail(ec, v, path, "expected %s or the word %s, got %s%s%s%s", want,
+				  k->names[0], yaml_tree_describe(v, got, sizeof(got)), why ? " (" : "",
 				  why ? why : "", why ? ")" : "");
 	}
 	*(double *)dst = d;
@@ -457,8 +458,8 @@ int scene_value_set(const struct scene_errctx *ec, const struct scene_key *k,
 			return NB_EINPUT;
 		*(double *)dst = d[0];
 		break;
-	case SKEY_SMOOTHING:
-		return set_smoothing(ec, k, v, path, dst, aux);
+	case SKEY_NUM_OR_WORD:
+		return set_num_or_word(ec, k, v, path, dst, aux);
 	case SKEY_VEC3:
 		if (get_numbers(ec, k, v, path, 3, 0, d))
 			return NB_EINPUT;

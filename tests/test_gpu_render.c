@@ -426,6 +426,95 @@ START_TEST(tonemap_matches_cpu_from_same_hdr)
 }
 END_TEST
 
+/* render.tonemap: filmic, fixed and auto exposure, both colour modes: the
+ * GPU's 16-bit frame from the CPU's HDR image within 1 LSB of
+ * render_tonemap's. */
+START_TEST(filmic_matches_cpu_from_same_hdr)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 5);
+	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
+	for (int mode = 0; mode < 2; mode++) {
+		for (int aut = 0; aut < 2; aut++) {
+			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
+			sc->render.tonemap = SCENE_TONEMAP_FILMIC;
+			sc->render.white = 8;
+			sc->render.exposure = 20; /* the dense core well into the shoulder */
+			sc->render.exposure_auto = aut;
+			sc->render.auto_percentile = 99.5;
+			sc->render.auto_smoothing = 10;
+			struct render_image img;
+			cpu_hdr(sc, &st, &cam_std, &img);
+			render_tonemap(sc, &img, c16);
+			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+			ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 3, 0), 0);
+			ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+			struct gpu_render_host_frame f;
+			ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+			int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
+			printf("filmic mode %d auto %d: max |gpu-cpu| = %d LSB\n", mode, aut, d);
+			ck_assert_int_le(d, 1);
+			expect_8bit_outputs(&f);
+			gpu_render_free(&gr);
+			render_image_free(&img);
+			free(sc);
+		}
+	}
+	free(c16);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* render.exposure: auto over 8 frames whose light jumps (x1, x1, x10,
+ * x10, x10, x0.2, x0.2, x1): after each frame the GPU's moving average
+ * equals the CPU's (render_auto_exposure) within 1%, and the frame within
+ * 1 LSB of render_tonemap_gain at the CPU's gain. */
+START_TEST(auto_exposure_matches_cpu_over_frames)
+{
+	static const float scale[8] = {1, 1, 10, 10, 10, 0.2f, 0.2f, 1};
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.tonemap = SCENE_TONEMAP_FILMIC;
+	sc->render.white = 8;
+	sc->render.exposure_auto = 1;
+	sc->render.auto_percentile = 99.5;
+	sc->render.auto_smoothing = 3;
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 8);
+	struct render_image img, frame;
+	cpu_hdr(sc, &st, &cam_std, &img);
+	ck_assert_int_eq(render_image_alloc(&frame, W, H), 0);
+	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	struct render_auto_state cpu = {0}, gpu;
+	for (int f = 0; f < 8; f++) {
+		for (size_t i = 0; i < (size_t)W * H * 3; i++)
+			frame.rgb[i] = scale[f] * img.rgb[i];
+		render_auto_exposure(sc, &frame, &cpu);
+		render_tonemap_gain(sc, &frame, cpu.gain, c16);
+		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, frame.rgb, f, f % 2), 0);
+		ck_assert_int_eq(gpu_render_auto_exposure(gr, &gpu), 0);
+		ck_assert_int_eq(gpu_render_wait(gr, f % 2), 0);
+		struct gpu_render_host_frame hf;
+		ck_assert_int_eq(gpu_render_host_frame(gr, f % 2, &hf), 0);
+		int d = max_abs_diff16(hf.rgb16, c16, (size_t)W * H * 3);
+		printf("auto exposure frame %d: gain cpu %.6g gpu %.6g, max |gpu-cpu| = %d LSB\n", f,
+		       cpu.gain, gpu.gain, d);
+		ck_assert_int_eq(gpu.frames, cpu.frames);
+		ck_assert_close(gpu.gain, cpu.gain, 0, 0.01);
+		ck_assert_int_le(d, 1);
+	}
+	gpu_render_free(&gr);
+	free(c16);
+	render_image_free(&frame);
+	render_image_free(&img);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
 /* Two frames in flight in two slots, then both checked end to end against
  * the CPU's splat + tone map (2 LSB). */
 START_TEST(frames_in_two_slots_match_cpu_end_to_end)
@@ -669,6 +758,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, stars_match_cpu);
 	tcase_add_test(tc, per_body_smoothing_matches_grouped_cpu);
 	tcase_add_test(tc, tonemap_matches_cpu_from_same_hdr);
+	tcase_add_test(tc, filmic_matches_cpu_from_same_hdr);
+	tcase_add_test(tc, auto_exposure_matches_cpu_over_frames);
 	tcase_add_test(tc, frames_in_two_slots_match_cpu_end_to_end);
 	tcase_add_test(tc, empty_view_is_background);
 	tcase_add_test(tc, adaptive_h_matches_cpu_twin);

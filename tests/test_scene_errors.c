@@ -393,7 +393,7 @@ START_TEST(every_numeric_key_refuses_bad_numbers)
 		const struct scene_key *k = &scene_schema[i];
 		int integer = k->type == SKEY_INT || k->type == SKEY_LONG || k->type == SKEY_U64;
 		if (!integer && k->type != SKEY_DOUBLE && k->type != SKEY_VEC3 &&
-		    k->type != SKEY_COLOR && k->type != SKEY_PAIR && k->type != SKEY_SMOOTHING)
+		    k->type != SKEY_COLOR && k->type != SKEY_PAIR && k->type != SKEY_NUM_OR_WORD)
 			continue;
 		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
 			expect_number_refused(k, bad[j]);
