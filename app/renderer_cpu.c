@@ -6,7 +6,9 @@
  * exposure's moving average (render.exposure: auto), from this frame's own
  * histogram, as on the GPU (no lag on either). With render.style: stars
  * there are no smoothing lengths: render_stars_splat draws each body
- * through a PSF fixed in pixels. */
+ * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
+ * h are kept as above for the smooth layer under the stars
+ * (render_stars_diffuse). */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -20,6 +22,7 @@ struct renderer_cpu {
 	const struct sim_state *st;
 	const struct sim_units *u;
 	struct render_image img; /* HDR */
+	struct render_image smooth; /* render.diffuse's layer; w 0 when off */
 	uint16_t *rgb16;         /* the tone-mapped frame last queued */
 	double *h;               /* n, scene units; NULL with fixed smoothing */
 	int h_frame;             /* frame of the last recompute of h, -1 none */
@@ -40,7 +43,9 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->h_frame = f;
 	}
 	render_image_clear(&r->img);
-	if (sc->render.style == SCENE_STYLE_STARS)
+	if (r->smooth.rgb)
+		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
+	else if (sc->render.style == SCENE_STYLE_STARS)
 		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
 	else
 		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
@@ -79,6 +84,7 @@ static void cpu_free(struct renderer *base)
 {
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	render_image_free(&r->img);
+	render_image_free(&r->smooth);
 	free(r->rgb16);
 	free(r->h);
 	free(r);
@@ -104,7 +110,10 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 		log_error("out of memory for a %dx%d frame", sc->render.width, sc->render.height);
 		goto fail;
 	}
-	if (sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS &&
+	int stars = sc->render.style == SCENE_STYLE_STARS, diffuse = stars && sc->render.diffuse > 0;
+	if (diffuse && render_image_alloc(&r->smooth, sc->render.width, sc->render.height))
+		goto fail;
+	if (((sc->render.smoothing_adaptive && !stars) || diffuse) &&
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;

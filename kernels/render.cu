@@ -129,6 +129,14 @@ static int gr_alloc_outputs(struct gpu_render *gr)
 	return 0;
 }
 
+/* render.diffuse's smooth layer, w*h*3 floats, only when it is on. */
+static int gr_alloc_smooth(struct gpu_render *gr)
+{
+	if (gr->diffuse > 0)
+		CUDA_CHECK(cudaMalloc(&gr->d_smooth, (size_t)gr->w * gr->h * 3 * sizeof(float)));
+	return 0;
+}
+
 static int gr_create_streams(struct gpu_render *gr)
 {
 	CUDA_CHECK(cudaStreamCreateWithFlags(&gr->stream, cudaStreamNonBlocking));
@@ -186,7 +194,10 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->stars = sc->render.style == SCENE_STYLE_STARS;
 	gr->psf_sigma = render_stars_sigma(sc->render.psf_fwhm);
 	gr->psf_radius = render_stars_radius(gr->psf_sigma);
-	gr->adaptive = sc->render.smoothing_adaptive && !gr->stars; /* stars: no h at all */
+	gr->h_cap = sc->render.h_cap;
+	gr->diffuse = gr->stars && sc->render.diffuse > 0 ? sc->render.diffuse : 0.0;
+	/* stars: no h at all, unless for the diffuse layer (always adaptive) */
+	gr->adaptive = (sc->render.smoothing_adaptive && !gr->stars) || gr->diffuse > 0;
 	gr->neighbours = sc->render.neighbours;
 	gr->ntx = (gr->w + GR_TILE - 1) / GR_TILE;
 	gr->nty = (gr->h + GR_TILE - 1) / GR_TILE;
@@ -196,7 +207,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		gr->key_bits++;
 
 	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
-	    gr_tone_alloc(gr) || gr_alloc_outputs(gr)) {
+	    gr_tone_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -227,6 +238,7 @@ void gpu_render_free(struct gpu_render **grp)
 	cudaFree(gr->d_comp);
 	cudaFree(gr->d_colors);
 	cudaFree(gr->d_h);
+	cudaFree(gr->d_smooth);
 	cudaFree(gr->d_upload);
 	cudaFreeHost(gr->h_stage);
 	cudaFree(gr->d_temp);
@@ -312,6 +324,33 @@ static int gr_check_slot(const struct gpu_render *gr, int slot)
 	return 0;
 }
 
+/* render.diffuse: the smooth layer, just splat into d_hdr, moves to
+ * d_smooth; the stars are drawn into d_hdr; then every value becomes, in
+ * double as render_stars_diffuse (render/diffuse.c), stars * a + smooth * b.
+ * Cost per pixel: one copy and one pass of 2 float loads, 1 store. */
+__global__ void gr_diffuse_mix(float *hdr, const float *smooth, size_t nv, double a, double b)
+{
+	const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < nv)
+		hdr[i] = (float)__dadd_rn(__dmul_rn((double)hdr[i], a),
+					  __dmul_rn((double)smooth[i], b));
+}
+
+static int gr_diffuse_stars(struct gpu_render *gr, const struct gpu_render_input *in,
+			    const struct gr_view *v)
+{
+	const size_t nv = (size_t)gr->w * gr->h * 3;
+	CUDA_CHECK(cudaMemcpyAsync(gr->d_smooth, gr->d_hdr, nv * sizeof(float),
+				   cudaMemcpyDeviceToDevice, gr->stream));
+	if (gr_stars(gr, in, v) != 0)
+		return NB_ERUNTIME;
+	const double d = gr->diffuse;
+	gr_diffuse_mix<<<gr_blocks(nv), GR_THREADS, 0, gr->stream>>>(gr->d_hdr, gr->d_smooth, nv,
+								      1.0 / (1.0 + d), d / (1.0 + d));
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
 int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
 		     const struct render_camera *cam, int slot)
 {
@@ -326,7 +365,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
-	if (gr->stars) {
+	if (gr->stars && !(gr->diffuse > 0)) {
 		struct gr_view v;
 		gr_view_of(gr, cam, &v);
 		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
@@ -338,7 +377,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	}
 	if (gr->adaptive && !gr->h_given &&
 	    (!gr->h_valid || frame - gr->h_frame >= gr->adaptive_every || frame < gr->h_frame)) {
-		if (gr_adaptive_h(gr, in) != 0)
+		if (gr_adaptive_h(gr, in) != 0 || gr_adaptive_cap(gr, in) != 0)
 			return NB_ERUNTIME;
 		gr->h_valid = 1;
 		gr->h_frame = frame;
@@ -349,6 +388,8 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	gr_view_of(gr, cam, &v);
 	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
 	if (gr_splat(gr, in, &v, d_h) != 0)
+		return NB_ERUNTIME;
+	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
 	return gr_finish(gr, frame, slot);

@@ -103,6 +103,8 @@ struct gr_adaptive {
 	float *d_grid;   /* lo[3], unused, cells per unit length */
 	uint32_t *d_ngood;
 	size_t node_cap;
+	uint32_t *d_sorted; /* d_slot[0] or [1]: slots in key order, drawn first */
+	float *d_capkey[2]; /* render.h_cap: the drawn h to sort (NULL when off) */
 };
 
 /* Level sizes and offsets of the node arrays (host-computed from n). */
@@ -529,7 +531,7 @@ static void ad_levels_of(size_t n, struct ad_levels *lv)
 	}
 }
 
-static int ad_alloc(struct gr_adaptive *ad, size_t n)
+static int ad_alloc(struct gr_adaptive *ad, size_t n, int cap_on)
 {
 	struct ad_levels lv;
 	ad_levels_of(n, &lv);
@@ -545,6 +547,9 @@ static int ad_alloc(struct gr_adaptive *ad, size_t n)
 	CUDA_CHECK(cudaMalloc(&ad->d_part, 6 * AD_BBOX_BLOCKS * sizeof(float)));
 	CUDA_CHECK(cudaMalloc(&ad->d_grid, 8 * sizeof(float)));
 	CUDA_CHECK(cudaMalloc(&ad->d_ngood, sizeof(uint32_t)));
+	if (cap_on)
+		for (int k = 0; k < 2; k++)
+			CUDA_CHECK(cudaMalloc(&ad->d_capkey[k], n * sizeof(float)));
 	return 0;
 }
 
@@ -563,6 +568,8 @@ void gr_adaptive_free(struct gpu_render *gr)
 	cudaFree(ad->d_part);
 	cudaFree(ad->d_grid);
 	cudaFree(ad->d_ngood);
+	cudaFree(ad->d_capkey[0]);
+	cudaFree(ad->d_capkey[1]);
 	free(ad);
 	gr->ad = NULL;
 }
@@ -584,7 +591,7 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 			log_error("GPU render: out of memory");
 			return NB_ERUNTIME;
 		}
-		if (ad_alloc(gr->ad, gr->nmax) != 0) {
+		if (ad_alloc(gr->ad, gr->nmax, gr->h_cap > 0) != 0) {
 			gr_adaptive_free(gr);
 			return NB_ERUNTIME;
 		}
@@ -618,6 +625,7 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 		return NB_ERUNTIME;
 	bytes = gr->temp_bytes;
 	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, bytes, codes, slots, n, 0, 64, st));
+	ad->d_sorted = slots.Current(); /* for gr_adaptive_cap */
 	ad_gather<<<nb, GR_THREADS, 0, st>>>(pos, slots.Current(), n, ad->d_spos);
 	CUDA_CHECK(cudaGetLastError());
 
@@ -643,6 +651,57 @@ int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in)
 		AD_LAUNCH(256);
 	else
 		AD_LAUNCH(1024);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+/* render.h_cap (render_adaptive_cap's meaning, render/adaptive.h). The
+ * drawn bodies are sorted positions [0, m) of the last gr_adaptive_h; their
+ * h are gathered (+inf past m), radix-sorted as float keys by CUB on the
+ * device (no copy back, no host wait), the lower median is sorted[(m-1)/2],
+ * and each drawn h becomes min(h, (float)(cap * median)). Cost: one 32-bit
+ * key sort of n floats (under half the 64-bit pair sort gr_adaptive_h
+ * already does) and two passes over n bodies; 8 bytes per body. */
+__global__ void ad_cap_gather(const uint32_t *slot, const uint32_t *id, const uint32_t *ngood_p,
+			      int n, const float *h_by_id, float *key)
+{
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		key[i] = i < (int)*ngood_p ? h_by_id[id ? id[slot[i]] : slot[i]] : INFINITY;
+}
+
+__global__ void ad_cap_apply(const uint32_t *slot, const uint32_t *id, const uint32_t *ngood_p,
+			     int n, double cap, const float *sorted, float *h_by_id)
+{
+	const int i = blockIdx.x * blockDim.x + threadIdx.x, m = (int)*ngood_p;
+	if (i >= n || i >= m || m < 2)
+		return;
+	const float hmax = (float)(cap * (double)sorted[(m - 1) / 2]);
+	const uint32_t b = id ? id[slot[i]] : slot[i];
+	h_by_id[b] = fminf(h_by_id[b], hmax);
+}
+
+int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in)
+{
+	const int n = (int)in->n;
+	struct gr_adaptive *ad = gr->ad;
+	if (!(gr->h_cap > 0) || n < 2 || !ad || !ad->d_capkey[0])
+		return 0;
+	cudaStream_t st = gr->stream;
+	const unsigned nb = (unsigned)((n + GR_THREADS - 1) / GR_THREADS);
+	ad_cap_gather<<<nb, GR_THREADS, 0, st>>>(ad->d_sorted, in->id, ad->d_ngood, n, gr->d_h,
+						 ad->d_capkey[0]);
+	CUDA_CHECK(cudaGetLastError());
+	size_t bytes = 0;
+	CUDA_CHECK(cub::DeviceRadixSort::SortKeys(NULL, bytes, ad->d_capkey[0], ad->d_capkey[1], n,
+						  0, 32, st));
+	if (gr_temp_reserve(gr, bytes) != 0)
+		return NB_ERUNTIME;
+	bytes = gr->temp_bytes;
+	CUDA_CHECK(cub::DeviceRadixSort::SortKeys(gr->d_temp, bytes, ad->d_capkey[0],
+						  ad->d_capkey[1], n, 0, 32, st));
+	ad_cap_apply<<<nb, GR_THREADS, 0, st>>>(ad->d_sorted, in->id, ad->d_ngood, n, gr->h_cap,
+						ad->d_capkey[1], gr->d_h);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

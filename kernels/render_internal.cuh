@@ -73,6 +73,9 @@ struct gpu_render {
 	float bg[3];
 	int adaptive, neighbours;
 	int stars;                      /* render.style: stars (render_stars.cu) */
+	double h_cap;                   /* render.h_cap (render_adaptive.cu), 0 off */
+	double diffuse;                 /* render.diffuse with stars, 0 off (render.cu) */
+	float *d_smooth;                /* its smooth layer, w*h*3 (NULL when off) */
 	double psf_sigma;               /* its PSF, pixels (render_stars_sigma) */
 	int psf_radius;                 /* render_stars_radius(psf_sigma) */
 	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
@@ -252,6 +255,9 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
  * of in (scene units), render/adaptive.h's meaning. */
 int gr_adaptive_h(struct gpu_render *gr, const struct gpu_render_input *in);
 void gr_adaptive_free(struct gpu_render *gr);
+/* render_adaptive.cu: render.h_cap on gr->d_h after gr_adaptive_h
+ * (render_adaptive_cap's meaning; does nothing when gr->h_cap <= 0). */
+int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in);
 
 /* render_tone.cu */
 int gr_tone_alloc(struct gpu_render *gr);

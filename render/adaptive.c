@@ -278,6 +278,39 @@ cleanup:
 	return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int render_adaptive_cap(const double *pos, const unsigned char *drawn, size_t n, double cap,
+			double *h)
+{
+	if (!(cap > 0) || n < 2)
+		return 0;
+	double *v = malloc(n * sizeof *v);
+	if (!v) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
+		    isfinite(pos[3 * i + 2]))
+			v[m++] = h[i];
+	if (m >= 2) {
+		qsort(v, m, sizeof *v, cmp_double);
+		double hmax = cap * v[(m - 1) / 2];
+		for (size_t i = 0; i < n; i++)
+			if ((!drawn || drawn[i]) && isfinite(pos[3 * i]) &&
+			    isfinite(pos[3 * i + 1]) && isfinite(pos[3 * i + 2]) && h[i] > hmax)
+				h[i] = hmax;
+	}
+	free(v);
+	return 0;
+}
+
 void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
 			   unsigned char *drawn)
 {
@@ -314,6 +347,8 @@ int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 		p[i] = st->pos[i] / u->length;
 	render_adaptive_drawn(sc, st, drawn);
 	int rc = render_adaptive_h(p, drawn, st->n, sc->render.neighbours, sc->render.smoothing, h);
+	if (rc == 0)
+		rc = render_adaptive_cap(p, drawn, st->n, sc->render.h_cap, h);
 	free(p);
 	free(drawn);
 	return rc;

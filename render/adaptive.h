@@ -46,9 +46,20 @@ int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, i
 void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
 			   unsigned char *drawn);
 
+/* render.h_cap: with cap > 0 and at least two bodies drawn (drawn as in
+ * render_adaptive_h: flag set, or drawn NULL, and a finite position), each
+ * drawn body's h becomes min(h, cap * med), med = the lower median of the
+ * drawn bodies' h (the ((m + 1) / 2)-th smallest of the m values, integer
+ * division; an exact element, found by sorting a copy). Bodies not drawn
+ * keep their h (the fallback). cap <= 0 or m < 2: h unchanged. Cost: O(m
+ * log m). 0 or NB_ERUNTIME (out of memory, logged). */
+int render_adaptive_cap(const double *pos, const unsigned char *drawn, size_t n, double cap,
+			double *h);
+
 /* Same for st's bodies in scene units (pos / u->length; u NULL: from
  * sc->units), k = sc->render.neighbours, fallback = sc->render.smoothing,
- * drawn from sc->render.mode and st->comp / st->comps as said at the top. */
+ * drawn from sc->render.mode and st->comp / st->comps as said at the top;
+ * then capped by render_adaptive_cap with cap = sc->render.h_cap. */
 int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 			    const struct sim_units *u, double *h);
 

@@ -94,6 +94,20 @@ void render_comp_light(const struct sim_component *c, float light[3]);
 int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
 		       const struct sim_state *st, const struct sim_units *u,
 		       struct render_image *img);
+/* render.diffuse > 0 with render.style: stars (render/diffuse.c; the GPU:
+ * kernels/render.cu): a smooth layer under the stars. smooth (same size as
+ * img) gets render_splat_h(h_by_body) of the same bodies, same weights;
+ * img gets render_stars_splat; then every value of img becomes, in double,
+ * (float)(stars * (1 / (1 + d)) + smooth * (d / (1 + d))), d =
+ * render.diffuse: the total light stays the stars' light (both splats
+ * conserve it for footprints inside the image). h_by_body: adaptive h
+ * (render_adaptive_h_state, capped by render.h_cap), whatever
+ * render.smoothing says. render_splat computes that h itself. 0 or
+ * NB_ERUNTIME. */
+int render_stars_diffuse(const struct scene *sc, const struct render_camera *cam,
+			 const struct sim_state *st, const struct sim_units *u,
+			 const double *h_by_body, struct render_image *img,
+			 struct render_image *smooth);
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 

@@ -437,11 +437,35 @@ void render_comp_light(const struct sim_component *c, float light[3])
 		light[k] = c->color[k] * c->brightness;
 }
 
+/* render.style stars with render.diffuse > 0: adaptive h and a scratch
+ * image made here (render_stars_diffuse). */
+static int splat_stars_diffuse(const struct scene *sc, const struct render_camera *cam,
+			       const struct sim_state *st, const struct sim_units *u,
+			       struct render_image *img)
+{
+	struct render_image smooth = {0};
+	double *h = malloc((st->n ? st->n : 1) * sizeof *h);
+	int rc = NB_ERUNTIME;
+	if (!h) {
+		log_error("render: out of memory for %zu adaptive smoothing lengths", st->n);
+		return rc;
+	}
+	if (render_image_alloc(&smooth, img->w, img->h) == 0 &&
+	    (rc = render_adaptive_h_state(sc, st, u, h)) == 0)
+		rc = render_stars_diffuse(sc, cam, st, u, h, img, &smooth);
+	render_image_free(&smooth);
+	free(h);
+	return rc;
+}
+
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img)
 {
-	if (sc->render.style == SCENE_STYLE_STARS)
+	int diffuse = sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0;
+	if (sc->render.style == SCENE_STYLE_STARS && !diffuse)
 		return render_stars_splat(sc, cam, st, u, img);
+	if (diffuse)
+		return splat_stars_diffuse(sc, cam, st, u, img);
 	if (!sc->render.smoothing_adaptive || st->n == 0 || img->w <= 0 || img->h <= 0)
 		return render_splat_h(sc, cam, st, u, NULL, img);
 	double *h = malloc(st->n * sizeof *h);

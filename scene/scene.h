@@ -159,6 +159,8 @@ struct scene {
 		int smoothing_adaptive;/* render.smoothing: adaptive */
 		int neighbours;        /* k for adaptive smoothing */
 		int adaptive_every;    /* recompute adaptive h every this many frames */
+		double h_cap;          /* adaptive h <= h_cap * median h of the drawn (0: off) */
+		double diffuse;        /* stars: weight of the adaptive smooth layer (0: off) */
 		float background[3];
 	} render;
 

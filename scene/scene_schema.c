@@ -271,6 +271,13 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.adaptive_every", .type = SKEY_INT, SC(render.adaptive_every), .lo = 1, .hi = 1e6,
 	 .def = "4", .type_doc = "integer in [1, 1e6]",
 	 .help = "recompute adaptive smoothing lengths every this many frames (1: every frame)"},
+	{.path = "render.h_cap", .type = SKEY_DOUBLE, SC(render.h_cap), .lo = 0, .hi = 1e6,
+	 .def = "0", .type_doc = "number in [0, 1e6]",
+	 .help = "adaptive: cap each h at this times the median h of the drawn bodies (0: no cap)"},
+	{.path = "render.diffuse", .type = SKEY_DOUBLE, SC(render.diffuse), .lo = 0, .hi = 1e6,
+	 .def = "0", .type_doc = "number in [0, 1e6]",
+	 .help = "style stars: weight of a smooth adaptive layer under the stars; the frame is "
+		 "(stars + diffuse x smooth) / (1 + diffuse), total light kept (0: off)"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
 
