@@ -740,6 +740,79 @@ START_TEST(adaptive_h_after_moves_matches_fresh)
 }
 END_TEST
 
+/* render.h_cap and render.diffuse (kernels/render_adaptive.cu
+ * gr_adaptive_cap, kernels/render.cu's stars branch against
+ * render_adaptive_cap and render_stars_diffuse): the capped h of a frame
+ * within 1e-5 relative of the CPU's, its largest <= cap x the GPU's own
+ * lower median (+1e-6 for the float product); smooth style and stars +
+ * diffuse; then the mixed image from the same h (the CPU's, as floats,
+ * given to both) within the HDR tolerance. */
+START_TEST(diffuse_and_h_cap_match_cpu)
+{
+	for (int stars = 0; stars < 2; stars++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.smoothing_adaptive = 1;
+		sc->render.h_cap = 2;
+		if (stars) {
+			sc->render.style = SCENE_STYLE_STARS;
+			sc->render.psf_fwhm = 1.5;
+			sc->render.diffuse = 0.3;
+		}
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		state_fill(&st, 6000, 3000, 13);
+		memset(st.comps[2].color, 0, sizeof st.comps[2].color); /* dark: not in the median */
+		double *ref = malloc(st.n * sizeof *ref);
+		float *h = malloc(st.n * sizeof *h), *sorted = malloc(st.n * sizeof *sorted);
+		ck_assert(ref && h && sorted);
+		ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		gpu_h_frame(gr, &st, 0, h);
+		size_t m = 0;
+		for (size_t i = 0; i < st.n; i++) {
+			ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5), "stars %d body %zu: gpu h %.9g, cpu %.9g",
+				      stars, i, h[i], ref[i]);
+			if (st.comp[i] != 2)
+				sorted[m++] = h[i];
+		}
+		for (size_t i = 1; i < m; i++) /* insertion sort: m = 6000 */
+			for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+				float t = sorted[j];
+				sorted[j] = sorted[j - 1];
+				sorted[j - 1] = t;
+			}
+		for (size_t i = 0; i < m; i++)
+			ck_assert(sorted[i] <= 2.0 * sorted[(m - 1) / 2] * (1 + 1e-6));
+		gpu_render_free(&gr);
+		if (stars) {
+			for (size_t i = 0; i < st.n; i++) {
+				h[i] = (float)ref[i];
+				ref[i] = h[i];
+			}
+			struct render_image img, smooth;
+			ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
+			ck_assert_int_eq(render_image_alloc(&smooth, W, H), 0);
+			ck_assert_int_eq(render_stars_diffuse(sc, &cam_std, &st, &u_test, ref, &img,
+							      &smooth), 0);
+			float *g = malloc((size_t)W * H * 3 * sizeof *g);
+			gr = gr_new(sc, &st, GPU_RENDER_TILED);
+			ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
+			gpu_hdr(gr, &st, &cam_std, g);
+			expect_hdr_close(g, img.rgb, W, H, "stars + diffuse 0.3");
+			gpu_render_free(&gr);
+			free(g);
+			render_image_free(&img);
+			render_image_free(&smooth);
+		}
+		free(ref);
+		free(h);
+		free(sorted);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_render");
@@ -764,6 +837,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, empty_view_is_background);
 	tcase_add_test(tc, adaptive_h_matches_cpu_twin);
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
+	tcase_add_test(tc, diffuse_and_h_cap_match_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }
