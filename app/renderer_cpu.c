@@ -6,7 +6,8 @@
  * exposure's moving average (render.exposure: auto), from this frame's own
  * histogram, as on the GPU (no lag on either). With render.style: stars
  * there are no smoothing lengths: render_stars_splat draws each body
- * through a PSF fixed in pixels. */
+ * through a PSF fixed in pixels. render.glow (render_glow) acts on the HDR
+ * image before the exposure and the tone map. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -45,6 +46,8 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 	else
 		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
 	if (rc)
+		return rc;
+	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
 		return rc;
 	if (sc->render.exposure_auto) {
 		render_auto_exposure(sc, &r->img, &r->autoexp);
