@@ -8,7 +8,8 @@
  * there are no smoothing lengths: render_stars_splat draws each body
  * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
  * h are kept as above for the smooth layer under the stars
- * (render_stars_diffuse). */
+ * (render_stars_diffuse). render.glow (render_glow) acts on the HDR image
+ * before the exposure and the tone map. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -50,6 +51,8 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 	else
 		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
 	if (rc)
+		return rc;
+	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
 		return rc;
 	if (sc->render.exposure_auto) {
 		render_auto_exposure(sc, &r->img, &r->autoexp);

@@ -76,7 +76,7 @@ struct gpu_render;
 
 /* Renderer for sc's render block (width, height, style and psf_fwhm,
  * kernel, smoothing or adaptive with render.neighbours, mode, colormap, tonemap, exposure, gamma,
- * background) and st's bodies: st->n is the most bodies a frame may have;
+ * background, glow: render_glow before the tone map) and st's bodies: st->n is the most bodies a frame may have;
  * st->comp (may be NULL: component 0) and st->comps colours (times their
  * brightness, render_comp_light) are copied, as
  * component of each body id. u: internal -> scene factors (NULL: from
@@ -152,10 +152,10 @@ void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m);
  * values) instead of render.smoothing / adaptive from now on. */
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n);
 /* The device HDR image of the last frame into rgb (w*h*3, render_image
- * layout). Synchronous. */
+ * layout; after the glow, when render.glow > 0). Synchronous. */
 int gpu_render_download_hdr(struct gpu_render *gr, float *rgb);
-/* Replace the device HDR image with rgb and redo the tone map and output
- * conversions into slot (as gpu_render_frame after its splat). */
+/* Replace the device HDR image with rgb and redo the glow, tone map and
+ * output conversions into slot (as gpu_render_frame after its splat). */
 int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, int slot);
 /* The auto exposure state (render.exposure: auto) after the last frame
  * queued: its gain was that frame's (render_auto_exposure's meaning, with the

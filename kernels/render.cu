@@ -182,6 +182,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->exposure = sc->render.exposure;
 	gr->exposure_auto = sc->render.exposure_auto;
 	gr->white = sc->render.white;
+	gr->glow = sc->render.glow;
+	gr->glow_threshold = sc->render.glow_threshold;
 	gr->auto_percentile = sc->render.auto_percentile;
 	gr->auto_target = render_auto_target(sc);
 	gr->auto_alpha = render_auto_alpha(sc);
@@ -207,7 +209,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		gr->key_bits++;
 
 	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
-	    gr_tone_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr)) {
+	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -227,6 +229,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_adaptive_free(gr);
 	gr_splat_free(gr);
 	gr_tone_free(gr);
+	gr_glow_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);
@@ -297,10 +300,11 @@ static void gr_view_of(const struct gpu_render *gr, const struct render_camera *
 	g->h = v.h;
 }
 
-/* Tone map + conversions of d_hdr into slot, then its copy to the host. */
+/* Glow (render.glow), tone map + conversions of d_hdr into slot, then its
+ * copy to the host. */
 static int gr_finish(struct gpu_render *gr, int frame, int slot)
 {
-	if (gr_tone(gr, slot) != 0)
+	if (gr_glow(gr) != 0 || gr_tone(gr, slot) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[3], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_planes[slot], gr->stream));

@@ -70,6 +70,7 @@ struct gpu_render {
 	double exposure, gamma, smoothing;
 	int exposure_auto;                /* render.exposure: auto */
 	double white, auto_percentile, auto_target, auto_alpha; /* render_auto_* of the scene */
+	double glow, glow_threshold;      /* render.glow (render_glow.cu); 0: off */
 	float bg[3];
 	int adaptive, neighbours;
 	int stars;                      /* render.style: stars (render_stars.cu) */
@@ -121,6 +122,10 @@ struct gpu_render {
 	float *d_lut;                /* GR_LUT_N * 3 */
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16, out_bytes;
 	uint8_t *d_out[GR_MAX_SLOTS], *h_out[GR_MAX_SLOTS];
+
+	/* glow (render_glow.cu; only with glow > 0) */
+	float *d_glow;       /* 4 * w*h*3: excess, halo, two grids */
+	double *d_glow_part; /* reduction partials, then 3 sums */
 };
 
 /* Kernel samples (splat.c kernel_sample), float first. q^2 = d^2 / r^2 is
@@ -258,6 +263,12 @@ void gr_adaptive_free(struct gpu_render *gr);
 /* render_adaptive.cu: render.h_cap on gr->d_h after gr_adaptive_h
  * (render_adaptive_cap's meaning; does nothing when gr->h_cap <= 0). */
 int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in);
+
+/* render_glow.cu: render.glow in place on gr->d_hdr (render/glow.c's
+ * meaning); nothing with glow 0. */
+int gr_glow_alloc(struct gpu_render *gr);
+void gr_glow_free(struct gpu_render *gr);
+int gr_glow(struct gpu_render *gr);
 
 /* render_tone.cu */
 int gr_tone_alloc(struct gpu_render *gr);

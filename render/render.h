@@ -121,6 +121,17 @@ void render_tonemap(const struct scene *sc, const struct render_image *img, uint
 void render_tonemap_gain(const struct scene *sc, const struct render_image *img, double gain,
 			 uint16_t *out16);
 
+/* Glow (render.glow > 0; render/glow.c, rule in render/glow_shared.h):
+ * in place on the HDR img before tone mapping, light above
+ * render_glow_threshold_abs moves (fraction render.glow of the excess)
+ * into a halo of 4 blurred scales (sigma 2, 4, 8, 16 px); the image total
+ * is kept up to float rounding. render.glow 0, or no pixel above the
+ * threshold: img untouched. 0 or NB_ERUNTIME (out of memory). */
+int render_glow(const struct scene *sc, struct render_image *img);
+/* The threshold in pixel values: render.glow_threshold * ref / exposure
+ * (ref = render_tonemap_reference of the image; exposure 1 when auto). */
+double render_glow_threshold_abs(const struct scene *sc, double ref);
+
 /* Auto exposure (render.exposure: auto); the rule is written in
  * render/tone_shared.h, which the GPU shares. A renderer keeps one state
  * from frame to frame; zero it to start (the first lit frame is taken as it

@@ -148,6 +148,8 @@ struct scene {
 		double auto_percentile;/* (0, 100]: exposure auto's percentile of lit luminance */
 		double auto_smoothing; /* >= 0 frames: exposure auto's time constant */
 		double white;          /* > 0: filmic shoulder's white parameter W */
+		double glow;           /* >= 0: fraction of the light above glow_threshold moved to the halo */
+		double glow_threshold; /* >= 0: in tone-map levels (render/glow_shared.h) */
 		double gamma;          /* > 0 */
 		enum scene_tonemap tonemap;
 		enum scene_colormode mode;

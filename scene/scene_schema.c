@@ -232,6 +232,14 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.white", .type = SKEY_DOUBLE, SC(render.white), .lo = 0, .hi = 1e6,
 	 .flags = SKEY_LO_OPEN, .def = "8", .type_doc = "number in (0, 1e6]",
 	 .help = "filmic: luminance (after exposure) where the shoulder has reached (W+1)/(W+2)"},
+	{.path = "render.glow", .type = SKEY_DOUBLE, SC(render.glow), .lo = 0, .hi = 1, .def = "0",
+	 .type_doc = "number in [0, 1]",
+	 .help = "fraction of the light above render.glow_threshold moved into a soft halo "
+		 "(blurred at 2, 4, 8, 16 px, total light kept); 0: off"},
+	{.path = "render.glow_threshold", .type = SKEY_DOUBLE, SC(render.glow_threshold), .lo = 0,
+	 .hi = 1e6, .def = "1", .type_doc = "number in [0, 1e6]",
+	 .help = "glow: level above which light glows, in units of the tone map's level "
+		 "(pixel value times render.exposure / reference level; 1 is white in linear)"},
 	{.path = "render.auto_percentile", .type = SKEY_DOUBLE, SC(render.auto_percentile), .lo = 0,
 	 .hi = 100, .flags = SKEY_LO_OPEN, .def = "99.5", .type_doc = "number in (0, 100]",
 	 .help = "exposure auto: percentile of the lit pixels' luminance that is set to 0.8"},

@@ -1,0 +1,162 @@
+/* test_render_glow.c - render.glow (render/glow.c, rule in
+ * render/glow_shared.h) on hand-made HDR images.
+ *
+ * Expectations are formulas: the total light is kept (sum before = after);
+ * a pixel of luminance Y above T = glow_threshold * ref / exposure keeps
+ * (1 - glow (Y - T) / Y) of its light plus its share of the halo; a single
+ * bright pixel spreads into a halo that falls monotonically with distance;
+ * images with no pixel above T, and glow 0, are returned bit for bit.
+ *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_render_glow &&
+ *   build-cpu/tests/test_render_glow */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "render/render.h"
+#include "test_render_util.h"
+
+static struct render_image image_new(int w, int h, uint64_t seed, float base)
+{
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
+	for (size_t k = 0; k < (size_t)w * h * 3; k++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		img.rgb[k] = base * (float)((x >> 40) & 0xffff) / 65536.0f;
+	}
+	return img;
+}
+
+static double total(const struct render_image *img)
+{
+	double s = 0;
+	for (size_t k = 0; k < (size_t)img->w * img->h * 3; k++)
+		s += img->rgb[k];
+	return s;
+}
+
+static void set_px(struct render_image *img, int i, int j, float r, float g, float b)
+{
+	float *p = img->rgb + 3 * ((size_t)j * img->w + i);
+	p[0] = r;
+	p[1] = g;
+	p[2] = b;
+}
+
+static struct scene *glow_scene(int w, int h, double glow, double thr)
+{
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1.0);
+	sc->render.glow = glow;
+	sc->render.glow_threshold = thr;
+	return sc;
+}
+
+START_TEST(glow_zero_is_bit_identical)
+{
+	struct scene *sc = glow_scene(64, 48, 0.0, 0.0);
+	struct render_image img = image_new(64, 48, 1, 100.0f), ref = image_new(64, 48, 1, 100.0f);
+	ck_assert_int_eq(render_glow(sc, &img), 0);
+	ck_assert(memcmp(img.rgb, ref.rgb, 64 * 48 * 3 * sizeof(float)) == 0);
+	render_image_free(&img);
+	render_image_free(&ref);
+	free(sc);
+}
+END_TEST
+
+/* Values in [0, 1): ref = 50 * mean ~ 25, T = ref at threshold 1: no pixel
+ * reaches it. */
+START_TEST(below_threshold_is_bit_identical)
+{
+	struct scene *sc = glow_scene(64, 48, 0.5, 1.0);
+	struct render_image img = image_new(64, 48, 2, 1.0f), ref = image_new(64, 48, 2, 1.0f);
+	double thr = render_glow_threshold_abs(sc, render_tonemap_reference(&img));
+	ck_assert_double_gt(thr, 1.0);
+	ck_assert_int_eq(render_glow(sc, &img), 0);
+	ck_assert(memcmp(img.rgb, ref.rgb, 64 * 48 * 3 * sizeof(float)) == 0);
+	render_image_free(&img);
+	render_image_free(&ref);
+	free(sc);
+}
+END_TEST
+
+/* Bright coloured spots away from the edges on a faint background; also
+ * with spots on the frame's edges and a width that is no multiple of 8
+ * (renormalised at the edges: no light lost there either). */
+START_TEST(glow_conserves_energy)
+{
+	for (int edge = 0; edge < 2; edge++) {
+		int w = edge ? 150 : 160, h = edge ? 101 : 120;
+		struct scene *sc = glow_scene(w, h, 0.6, 1.0);
+		struct render_image img = image_new(w, h, 3, 0.01f);
+		set_px(&img, 80, 60, 500, 300, 100);
+		set_px(&img, 60, 50, 50, 200, 400);
+		set_px(&img, 100, 70, 900, 900, 900);
+		if (edge) {
+			set_px(&img, 0, 0, 800, 100, 100);
+			set_px(&img, w - 1, h / 2, 100, 800, 100);
+			set_px(&img, w / 3, h - 1, 100, 100, 800);
+		}
+		float before = img.rgb[3 * (60 * (size_t)w + 80)];
+		double t0 = total(&img);
+		ck_assert_int_eq(render_glow(sc, &img), 0);
+		double t1 = total(&img);
+		printf("glow edge=%d: total %.9g -> %.9g\n", edge, t0, t1);
+		ck_assert_close(t1, t0, 0, 1e-5);
+		ck_assert_float_lt(img.rgb[3 * (60 * (size_t)w + 80)], 0.6f * before);
+		render_image_free(&img);
+		free(sc);
+	}
+}
+END_TEST
+
+/* One grey pixel of value L on black: ref = 50 L / (w h), T = ref, f = (L -
+ * T) / L; the pixel keeps L (1 - glow f) plus its halo share, between
+ * that and L; along the four axes the values fall strictly out to 40 px
+ * and stay positive; total kept. */
+START_TEST(point_becomes_point_plus_falling_halo)
+{
+	const int w = 136, h = 136, ci = 67, cj = 67;
+	const double L = 1000.0, glow = 0.5;
+	struct scene *sc = glow_scene(w, h, glow, 1.0);
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	set_px(&img, ci, cj, (float)L, (float)L, (float)L);
+	double T = 50.0 * L / ((double)w * h), f = (L - T) / L;
+	ck_assert_double_eq_tol(render_glow_threshold_abs(sc, render_tonemap_reference(&img)), T,
+				1e-9 * T);
+	ck_assert_int_eq(render_glow(sc, &img), 0);
+	ck_assert_close(total(&img), 3 * L, 0, 1e-5);
+	double centre = img.rgb[3 * ((size_t)cj * w + ci)];
+	ck_assert_double_gt(centre, L * (1 - glow * f));
+	ck_assert_double_lt(centre, L);
+	const int dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+	for (int d = 0; d < 4; d++) {
+		double prev = centre;
+		for (int r = 1; r <= 40; r++) {
+			int i = ci + r * dirs[d][0], j = cj + r * dirs[d][1];
+			double v = img.rgb[3 * ((size_t)j * w + i)];
+			ck_assert_msg(v > 0 && v < prev, "dir %d r %d: %.9g after %.9g", d, r, v, prev);
+			ck_assert_float_eq(img.rgb[3 * ((size_t)j * w + i) + 1], (float)v); /* grey kept */
+			prev = v;
+		}
+	}
+	render_image_free(&img);
+	free(sc);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("render_glow");
+	TCase *tc = tcase_create("glow");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_add_test(tc, glow_zero_is_bit_identical);
+	tcase_add_test(tc, below_threshold_is_bit_identical);
+	tcase_add_test(tc, glow_conserves_energy);
+	tcase_add_test(tc, point_becomes_point_plus_falling_halo);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
