@@ -51,8 +51,10 @@ static const char help[] =
 	"  nbody-render scenes/galaxy-collision.yaml --set bodies.0.disk.count=20000 --dry-run\n"
 	"  nbody-render batch scenes/sweep-pericenter.yaml --jobs 2\n"
 	"\n"
-	"exit status: 0 success, 2 bad input (scene or command line), 1 runtime\n"
-	"failure, 130 interrupted (Ctrl-C: the MP4 is finished with the frames made).\n"
+	"exit status: 0 success, 2 bad input (scene or command line; checked before\n"
+	"any work, --dry-run included), 1 runtime failure (the run's partial outputs\n"
+	"are removed), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the MP4 and the\n"
+	"statistics are finished with the frames made).\n"
 	"Scene reference: docs/scenes.md. Each run stores its resolved scene beside\n"
 	"its outputs (NAME.scene.yaml), so any output can be reproduced.\n";
 
