@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../kernels/gpu.h"
+#include "../engine/engine.h"
 #include "app.h"
 
 /* Force interactions per step: exact for direct (each pair once); for the
@@ -69,16 +70,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
 	if (backend != SCENE_BACKEND_CPU) {
 		char why[256], name[128];
-		struct gpu_sim_params p = {
-			.solver = sc->simulation.solver,
-			.direct_kernel = sc->simulation.direct_kernel,
-			.softening = sc->simulation.softening,
-			.dt = sc->simulation.dt,
-			.theta = sc->simulation.theta,
-			.multipoles = sc->simulation.multipoles,
-			.opening = sc->simulation.opening,
-		};
-		app_human_bytes((double)gpu_sim_bytes_needed((size_t)n, &p), gb, sizeof gb);
+		app_human_bytes((double)engine_gpu_bytes_needed(sc, (size_t)n), gb, sizeof gb);
 		size_t fr = 0, tot = 0;
 		if (gpu_probe(why, sizeof why) && gpu_device_info(name, sizeof name, &fr, &tot) == 0) {
 			char fb[32];

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../kernels/gpu.h"
+#include "../engine/engine.h"
 #include "app.h"
 
 /* Host bytes per body: pos, vel, acc (3 doubles each), mass, pot, id, comp. */
@@ -89,16 +90,7 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 		return scene_fail_key(sc, "simulation.backend", -1,
 				      "cuda was requested but there is no usable GPU: %s", why);
 	}
-	struct gpu_sim_params p = {
-		.solver = sc->simulation.solver,
-		.direct_kernel = sc->simulation.direct_kernel,
-		.softening = sc->simulation.softening,
-		.dt = sc->simulation.dt,
-		.theta = sc->simulation.theta,
-		.multipoles = sc->simulation.multipoles,
-		.opening = sc->simulation.opening,
-	};
-	size_t need = gpu_sim_bytes_needed((size_t)n, &p), fr = 0, tot = 0;
+	size_t need = engine_gpu_bytes_needed(sc, (size_t)n), fr = 0, tot = 0;
 	if (gpu_device_info(name, sizeof name, &fr, &tot) != 0 || need <= fr)
 		return 0;
 	char nb[32], fb[32];

@@ -57,6 +57,30 @@ static int engine_report_nonfinite(const struct engine *e, long i)
 	return NB_ERUNTIME;
 }
 
+/* The device simulation's parameters for scene sc, in internal units: the
+ * engine's own and the memory estimate's (engine_gpu_bytes_needed). */
+static void engine_gpu_params(const struct scene *sc, struct gpu_sim_params *p)
+{
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	*p = (struct gpu_sim_params){
+		.solver = sc->simulation.solver,
+		.direct_kernel = sc->simulation.direct_kernel,
+		.softening = scene_softening(sc),
+		.dt = sc->simulation.dt * u.time,
+		.theta = sc->simulation.theta,
+		.multipoles = sc->simulation.multipoles,
+		.opening = sc->simulation.opening,
+	};
+}
+
+size_t engine_gpu_bytes_needed(const struct scene *sc, size_t n)
+{
+	struct gpu_sim_params p;
+	engine_gpu_params(sc, &p);
+	return gpu_sim_bytes_needed(n, &p);
+}
+
 /* The GPU engine, when BACKEND asks for it (or auto) and a GPU is usable:
  * *USED = 1. Without a GPU, auto falls back to the CPU (*USED = 0, said
  * once) and cuda is bad input. */
@@ -68,15 +92,8 @@ static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_
 		return 0;
 	char why[256] = "";
 	if (gpu_probe(why, sizeof why)) {
-		struct gpu_sim_params p = {
-			.solver = e->solver,
-			.direct_kernel = sc->simulation.direct_kernel,
-			.softening = e->eps,
-			.dt = e->dt,
-			.theta = e->theta,
-			.multipoles = e->multipoles,
-			.opening = e->opening,
-		};
+		struct gpu_sim_params p;
+		engine_gpu_params(sc, &p);
 		int err = gpu_sim_create(st, &p, &e->gpu);
 		if (err)
 			return err;

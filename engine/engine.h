@@ -25,6 +25,10 @@ struct engine;
  * must outlive the engine. */
 int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out);
+/* Device bytes the GPU engine of scene sc would hold for n bodies (the
+ * estimate engine_create's device simulation is made with; 0 in a CPU-only
+ * build). For --dry-run and the memory check before any allocation. */
+size_t engine_gpu_bytes_needed(const struct scene *sc, size_t n);
 /* Advance `steps` leapfrog (kick-drift-kick) steps of scene dt. If
  * need_potential, the last force evaluation also computes st->pot (GPU: on
  * the device, fetched by engine_sync). Returns 0, or NB_ERUNTIME on a

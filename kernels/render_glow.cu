@@ -19,18 +19,6 @@
 
 #define GW_BLOCKS 256
 
-__device__ __forceinline__ double gw_block_sum(double v, double *sh)
-{
-	sh[threadIdx.x] = v;
-	__syncthreads();
-	for (int o = blockDim.x / 2; o > 0; o >>= 1) {
-		if ((int)threadIdx.x < o)
-			sh[threadIdx.x] += sh[threadIdx.x + o];
-		__syncthreads();
-	}
-	return sh[0];
-}
-
 __global__ void __launch_bounds__(GR_THREADS) gw_sum_part(const float *v, size_t n, double *part)
 {
 	__shared__ double sh[GR_THREADS];
@@ -38,7 +26,7 @@ __global__ void __launch_bounds__(GR_THREADS) gw_sum_part(const float *v, size_t
 	for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
 	     k += (size_t)gridDim.x * blockDim.x)
 		s += v[k];
-	s = gw_block_sum(s, sh);
+	s = gr_block_sum(s, sh);
 	if (threadIdx.x == 0)
 		part[blockIdx.x] = s;
 }
@@ -46,7 +34,7 @@ __global__ void __launch_bounds__(GR_THREADS) gw_sum_part(const float *v, size_t
 __global__ void __launch_bounds__(GW_BLOCKS) gw_sum_final(const double *part, double *out)
 {
 	__shared__ double sh[GW_BLOCKS];
-	double s = gw_block_sum(part[threadIdx.x], sh);
+	double s = gr_block_sum(part[threadIdx.x], sh);
 	if (threadIdx.x == 0)
 		*out = s;
 }
@@ -95,21 +83,8 @@ __global__ void gw_down(const float *e, int w, int h, int d, float *g, int gw, i
 __global__ void gw_blur(const float *in, float *out, int gw, int gh, int along_x, double inv)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
-	if (I >= gw)
-		return;
-	int n = along_x ? gw : gh, at = along_x ? I : J;
-	double s[3] = {0, 0, 0};
-	for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++) {
-		int src = at + k;
-		if (src < 0 || src >= n)
-			continue;
-		double wk = render_glow_tap(k) * inv / render_glow_norm(src, n);
-		size_t p = along_x ? (size_t)J * gw + src : (size_t)src * gw + I;
-		for (int c = 0; c < 3; c++)
-			s[c] += wk * in[3 * p + c];
-	}
-	for (int c = 0; c < 3; c++)
-		out[3 * ((size_t)J * gw + I) + c] = (float)s[c];
+	if (I < gw)
+		render_glow_blur_cell(in, out, gw, gh, along_x, inv, I, J);
 }
 
 __global__ void gw_up(const float *g, int gw, int gh, int d, double f, float *halo, int w, int h,

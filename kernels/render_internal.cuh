@@ -276,4 +276,19 @@ void gr_tone_free(struct gpu_render *gr);
 /* gr->d_hdr -> outputs in gr->d_out[slot] (waits for the slot's last copy). */
 int gr_tone(struct gpu_render *gr, int slot);
 
+/* Sum of v over the block (blockDim.x a power of two, sh of blockDim.x
+ * doubles in shared memory); every thread gets it. The renderer's
+ * reductions (tone map level, glow energy). */
+__device__ __forceinline__ double gr_block_sum(double v, double *sh)
+{
+	sh[threadIdx.x] = v;
+	__syncthreads();
+	for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+		if ((int)threadIdx.x < o)
+			sh[threadIdx.x] += sh[threadIdx.x + o];
+		__syncthreads();
+	}
+	return sh[0];
+}
+
 #endif

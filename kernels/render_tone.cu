@@ -42,18 +42,6 @@ struct tn_args {
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16;
 };
 
-__device__ __forceinline__ double tn_block_sum(double v, double *sh)
-{
-	sh[threadIdx.x] = v;
-	__syncthreads();
-	for (int o = blockDim.x / 2; o > 0; o >>= 1) {
-		if ((int)threadIdx.x < o)
-			sh[threadIdx.x] += sh[threadIdx.x + o];
-		__syncthreads();
-	}
-	return sh[0];
-}
-
 /* 12 bytes per pixel read, float4 loads (w*h*3 floats; the tail scalar). */
 __global__ void __launch_bounds__(GR_THREADS) tn_sum_part(const float *hdr, size_t nvals, double *part)
 {
@@ -67,7 +55,7 @@ __global__ void __launch_bounds__(GR_THREADS) tn_sum_part(const float *hdr, size
 	}
 	if (blockIdx.x == 0 && threadIdx.x < nvals - 4 * n4)
 		s += hdr[4 * n4 + threadIdx.x];
-	s = tn_block_sum(s, sh);
+	s = gr_block_sum(s, sh);
 	if (threadIdx.x == 0)
 		part[blockIdx.x] = s;
 }
@@ -75,7 +63,7 @@ __global__ void __launch_bounds__(GR_THREADS) tn_sum_part(const float *hdr, size
 __global__ void __launch_bounds__(TN_PART_BLOCKS) tn_sum_final(const double *part, double *light)
 {
 	__shared__ double sh[TN_PART_BLOCKS];
-	double s = tn_block_sum(part[threadIdx.x], sh);
+	double s = gr_block_sum(part[threadIdx.x], sh);
 	if (threadIdx.x == 0)
 		*light = s;
 }

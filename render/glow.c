@@ -31,24 +31,10 @@ static void glow_down(const float *e, int w, int h, int d, float *g, int gw, int
 static void glow_blur(const float *in, float *out, int gw, int gh, int along_x)
 {
 	double inv = 1.0 / render_glow_tapsum();
-	int n = along_x ? gw : gh;
 #pragma omp parallel for schedule(static)
 	for (int J = 0; J < gh; J++)
-		for (int I = 0; I < gw; I++) {
-			int at = along_x ? I : J;
-			double s[3] = {0, 0, 0};
-			for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++) {
-				int src = at + k;
-				if (src < 0 || src >= n)
-					continue;
-				double wk = render_glow_tap(k) * inv / render_glow_norm(src, n);
-				size_t p = along_x ? (size_t)J * gw + src : (size_t)src * gw + I;
-				for (int c = 0; c < 3; c++)
-					s[c] += wk * in[3 * p + c];
-			}
-			for (int c = 0; c < 3; c++)
-				out[3 * ((size_t)J * gw + I) + c] = (float)s[c];
-		}
+		for (int I = 0; I < gw; I++)
+			render_glow_blur_cell(in, out, gw, gh, along_x, inv, I, J);
 }
 
 /* halo += f * the bilinear upsample of grid g (gw x gh cells of d px). */

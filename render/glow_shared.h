@@ -94,4 +94,26 @@ static inline RENDER_GLOW_HD double render_glow_excess(double y, double thr)
 	return y > thr && y > 0 ? (y - thr) / y : 0.0;
 }
 
+/* Cell (I, J) of one blur pass of the gw x gh grid in -> out, along x
+ * (along_x) or y: the taps times inv = 1 / render_glow_tapsum(), each
+ * renormalised at the frame edge (render_glow_norm). The CPU and the GPU
+ * (one thread per cell) run this same code. */
+static inline RENDER_GLOW_HD void render_glow_blur_cell(const float *in, float *out, int gw, int gh,
+							 int along_x, double inv, int I, int J)
+{
+	int n = along_x ? gw : gh, at = along_x ? I : J;
+	double s[3] = {0, 0, 0};
+	for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++) {
+		int src = at + k;
+		if (src < 0 || src >= n)
+			continue;
+		double wk = render_glow_tap(k) * inv / render_glow_norm(src, n);
+		size_t p = along_x ? (size_t)J * gw + src : (size_t)src * gw + I;
+		for (int c = 0; c < 3; c++)
+			s[c] += wk * in[3 * p + c];
+	}
+	for (int c = 0; c < 3; c++)
+		out[3 * ((size_t)J * gw + I) + c] = (float)s[c];
+}
+
 #endif

@@ -247,4 +247,45 @@ static inline void scene_for(struct scene *sc, int w, int h, int frames)
 
 /* ---- MP4 ---- */
 
+/* The issue's fog measure: the fraction of the pixels of a 16-bit PNG
+ * whose brightest channel is above 2% of the frame's brightest value. */
+static inline double lit_fraction(const char *path)
+{
+	int w, h, depth;
+	uint16_t *px = read_png(path, &w, &h, &depth);
+	ck_assert_int_eq(depth, 16);
+	uint16_t top = 0;
+	for (int k = 0; k < w * h * 3; k++)
+		top = px[k] > top ? px[k] : top;
+	ck_assert_int_gt(top, 0);
+	int lit = 0;
+	for (int p = 0; p < w * h; p++) {
+		uint16_t m = px[3 * p];
+		m = px[3 * p + 1] > m ? px[3 * p + 1] : m;
+		m = px[3 * p + 2] > m ? px[3 * p + 2] : m;
+		lit += m > 0.02 * top;
+	}
+	free(px);
+	return (double)lit / (w * h);
+}
+
+/* Frame 0 of tests/data/plummer-small.yaml on the CPU (16-bit PNG) with
+ * extra --set arguments SETS: its lit_fraction. Uses g_dir. */
+static inline double plummer_lit(const char *sets)
+{
+	make_tmpdir();
+	char cmd[1600], path[400];
+	snprintf(cmd, sizeof cmd,
+		 "'%s' tests/data/plummer-small.yaml --backend cpu -q --set output.frames=1 "
+		 "--set output.video= --set output.stats= --set output.initial_state= "
+		 "--set output.final_state= --set output.png_depth=16 "
+		 "--set output.png_dir=%s/frames %s",
+		 nb_bin(), g_dir, sets);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	snprintf(path, sizeof path, "%s/frames/frame_00000.png", g_dir);
+	double f = lit_fraction(path);
+	rm_tree(g_dir);
+	return f;
+}
+
 #endif
