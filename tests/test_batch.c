@@ -394,11 +394,7 @@ END_TEST
 START_TEST(runtime_failure_does_not_stop_later_runs)
 {
 	char dir[] = "/tmp/nb-batch-XXXXXX", path[2 * PATH_MAX];
-	setup_paths();
-	ck_assert(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f);
+	FILE *f = batch_file_create(dir, path, sizeof path);
 	fprintf(f, "output_dir: o\n"
 		   "set: {output.frames: 2, render.width: 32, render.height: 32, bodies.0.count: 100}\n"
 		   "runs:\n"
@@ -421,11 +417,7 @@ END_TEST
 START_TEST(clash_exits_2_before_anything_runs)
 {
 	char dir[] = "/tmp/nb-batch-XXXXXX", path[2 * PATH_MAX];
-	setup_paths();
-	ck_assert(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f);
+	FILE *f = batch_file_create(dir, path, sizeof path);
 	fprintf(f, "output_dir: o\nruns:\n  - {scene: '%s/plummer-small.yaml', name: run, sweep: {seed: [1, 2]}}\n",
 		g_data);
 	fclose(f);

@@ -28,11 +28,7 @@
 static void make_batch(char *dir, int nruns, int spf)
 {
 	char path[2 * PATH_MAX];
-	setup_paths();
-	ck_assert(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f);
+	FILE *f = batch_file_create(dir, path, sizeof path);
 	fprintf(f, "output_dir: o\n"
 		   "set: {output.frames: 3, render.width: 32, render.height: 32, bodies.0.count: 100,\n"
 		   "      simulation.steps_per_frame: %d, output.preview: prev.jpg}\n"
@@ -158,11 +154,7 @@ END_TEST
 START_TEST(huge_sweep_is_refused_with_its_count_before_any_work)
 {
 	char dir[] = "/tmp/nb-resume-XXXXXX", path[2 * PATH_MAX];
-	setup_paths();
-	ck_assert(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f);
+	FILE *f = batch_file_create(dir, path, sizeof path);
 	/* 5 keys of 100 values: 1e10 runs */
 	fprintf(f, "output_dir: o\nruns:\n  - scene: '%s/plummer-small.yaml'\n    sweep:\n", g_data);
 	const char *keys[] = {"seed", "render.width", "render.height", "bodies.0.count", "output.fps"};

@@ -183,11 +183,7 @@ END_TEST
 START_TEST(sighup_stops_a_batch_and_its_run)
 {
 	char dir[] = "/tmp/nb-signals-XXXXXX", path[2 * PATH_MAX];
-	setup_paths();
-	ck_assert(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f);
+	FILE *f = batch_file_create(dir, path, sizeof path);
 	fprintf(f, "output_dir: o\n"
 		   "set: {output.frames: 3, render.width: 32, render.height: 32, bodies.0.count: 100,\n"
 		   "      simulation.steps_per_frame: 1000000}\n"

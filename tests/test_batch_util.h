@@ -22,6 +22,18 @@ static inline void setup_paths(void)
 	ck_assert(realpath("tests/data", g_data));
 }
 
+/* setup_paths, then a new directory from the mkdtemp template dir and the
+ * batch file dir/b.yaml (its path in path) open for writing. */
+static inline FILE *batch_file_create(char *dir, char *path, size_t len)
+{
+	setup_paths();
+	ck_assert(mkdtemp(dir));
+	ck_assert((size_t)snprintf(path, len, "%s/b.yaml", dir) < len);
+	FILE *f = fopen(path, "w");
+	ck_assert(f);
+	return f;
+}
+
 /* system(printf(fmt, dir, arg)): the shell's exit status, -1 if killed. */
 static inline int sh(const char *fmt, const char *dir, const char *arg)
 {
