@@ -1,0 +1,25 @@
+#!/bin/sh
+# device-stage.sh - pack a Hopper build for the lent GPU machine (docs/BENCHMARKS.md).
+#
+#   make CUDA_ARCH=sm_90 all bench $(ls tests/test_*.c | sed 's#tests/\(.*\)\.c#build/tests/\1#')
+#   tools/device-stage.sh            # -> .dev/nb.tar.xz (stripped binaries, scenes, test data)
+#                                    #    .dev/rt.tar.xz (runtime libraries that machine lacks)
+# On the device (run from the repo root, carry .dev):
+#   mkdir -p /tmp/nb && mkdir -p /tmp/nb/rt && tar -xJf .dev/nb.tar.xz -C /tmp/nb \
+#     && tar -xJf .dev/rt.tar.xz -C /tmp/nb/rt
+#   cd /tmp/nb && export LD_LIBRARY_PATH=/tmp/nb/rt/lib
+# .dev/ is kept out of git through .git/info/exclude.
+set -e
+STAGE=${STAGE:-../shared/tools/stage-runtime-libs}
+mkdir -p .dev/pack/build/tests
+rm -rf .dev/pack/build/tests/* .dev/rt .dev/rt.tar.xz
+for f in build/nbody-render build/nbody-bench build/tests/test_*; do
+	case $f in *.d|*.o) continue ;; esac
+	[ -x "$f" ] || continue
+	strip -o .dev/pack/$f $f
+done
+cp -r scenes tests tools .dev/pack/ 2>/dev/null
+rm -rf .dev/pack/tests/*.c .dev/pack/tests/*.h
+tar -cJf .dev/nb.tar.xz -C .dev/pack .
+"$STAGE" .dev/rt build/nbody-render build/nbody-bench build/tests/test_* >/dev/null
+ls -l .dev/*.tar.xz
