@@ -1,0 +1,276 @@
+/* overlay.c - the overlay.* keys drawn into a frame (render.h): elapsed
+ * time top-right, a title top-left, a labelled scale bar bottom-right,
+ * each in the font of render/font.c with a dark outline. The CPU makes the
+ * codes of each box once per frame (the time changes); render_overlay_apply
+ * composites them here, kernels/render_tone.cu the same codes on the GPU,
+ * both through render/overlay_shared.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlay_shared.h"
+#include "render.h"
+
+int render_overlay_on(const struct scene *sc)
+{
+	const int bar = sc->overlay.scale_bar_word == 2 ||
+			(sc->overlay.scale_bar_word == 0 && sc->overlay.scale_bar > 0);
+	return sc->overlay.time || bar || sc->overlay.title[0];
+}
+
+int render_overlay_size(const struct scene *sc)
+{
+	if (sc->overlay.size > 0)
+		return sc->overlay.size;
+	int s = (sc->render.height + 150) / 300;
+	return s > 1 ? s : 1;
+}
+
+int render_overlay_outline(int size)
+{
+	return size / 3 > 1 ? size / 3 : 1;
+}
+
+int render_overlay_margin(const struct scene *sc)
+{
+	int m = sc->render.height / 40;
+	return m > 4 ? m : 4;
+}
+
+void render_overlay_time_text(const struct scene *sc, int frame, char *buf, size_t n)
+{
+	const double step = sc->simulation.steps_per_frame * sc->simulation.dt;
+	const double t = frame * step;
+	int dec = 0;
+	if (step > 0 && step < 1) {
+		dec = (int)ceil(-log10(step) - 1e-9);
+		dec = dec < 0 ? 0 : dec > 6 ? 6 : dec;
+	}
+	if (sc->units == SCENE_UNITS_GALACTIC)
+		snprintf(buf, n, "t = %.*f Myr", dec, t);
+	else
+		snprintf(buf, n, "t = %.*f", dec, t);
+}
+
+void render_overlay_length_text(const struct scene *sc, double len, char *buf, size_t n)
+{
+	if (sc->units != SCENE_UNITS_GALACTIC)
+		snprintf(buf, n, "%g", len);
+	else if (len < 1)
+		snprintf(buf, n, "%g pc", len * 1000.0);
+	else
+		snprintf(buf, n, "%g kpc", len);
+}
+
+int render_overlay_scale_bar(const struct scene *sc, const struct render_camera *cam, double *len,
+			     double *px)
+{
+	*len = *px = 0;
+	const int word = sc->overlay.scale_bar_word;
+	if (word == 1 || (word == 0 && !(sc->overlay.scale_bar > 0)))
+		return 0;
+	double d[3], dist = 0;
+	for (int k = 0; k < 3; k++) {
+		d[k] = cam->target[k] - cam->pos[k];
+		dist += d[k] * d[k];
+	}
+	dist = sqrt(dist);
+	struct render_view v;
+	render_view_make(cam, sc->render.width, sc->render.height, &v);
+	if (!(dist > 0) || !(v.focal_px > 0))
+		return 0;
+	const double per_unit = v.focal_px / dist; /* pixels per scene length unit */
+	if (word == 0) {
+		*len = sc->overlay.scale_bar;
+	} else {
+		/* 1-2-5 lengths around 20% of the width; the nearest in log wins */
+		const double want = 0.2 * sc->render.width / per_unit;
+		const double dec = pow(10.0, floor(log10(want)));
+		const double steps[4] = {1, 2, 5, 10};
+		double best = dec, bestd = INFINITY;
+		for (int s = 0; s < 4; s++) {
+			double e = fabs(log(steps[s] * dec / want));
+			if (e < bestd) {
+				bestd = e;
+				best = steps[s] * dec;
+			}
+		}
+		*len = best;
+	}
+	*px = per_unit * *len;
+	return 1;
+}
+
+/* One box being laid out: frame position and size before clipping. */
+struct ov_spec {
+	int x, y, w, h;
+};
+
+/* Shade every empty code within o pixels (Chebyshev) of ink: a separable
+ * dilation of the ink mask, rows then columns, in tmp (w*h bytes). */
+static void outline(uint8_t *code, int w, int h, int o, uint8_t *tmp)
+{
+	for (int y = 0; y < h; y++) {
+		const uint8_t *r = code + (size_t)y * w;
+		uint8_t *t = tmp + (size_t)y * w;
+		for (int x = 0; x < w; x++) {
+			uint8_t any = 0;
+			for (int k = x - o; k <= x + o && !any; k++)
+				any = k >= 0 && k < w && r[k] == RENDER_OVERLAY_INK;
+			t[x] = any;
+		}
+	}
+	for (int x = 0; x < w; x++) {
+		for (int y = 0; y < h; y++) {
+			uint8_t *c = code + (size_t)y * w + x;
+			if (*c)
+				continue;
+			int any = 0;
+			for (int k = y - o; k <= y + o && !any; k++)
+				any = k >= 0 && k < h && tmp[(size_t)k * w + x];
+			if (any)
+				*c = RENDER_OVERLAY_SHADE;
+		}
+	}
+}
+
+/* Keep the part of box b (codes at ov->code + off, s->w wide) that lies
+ * in the w x h frame: the rows are moved to the front of its codes. */
+static void clip_box(struct render_overlay *ov, const struct ov_spec *s, size_t off, int w, int h)
+{
+	int x0 = s->x > 0 ? s->x : 0, y0 = s->y > 0 ? s->y : 0;
+	int x1 = s->x + s->w < w ? s->x + s->w : w, y1 = s->y + s->h < h ? s->y + s->h : h;
+	if (x1 <= x0 || y1 <= y0)
+		return;
+	struct render_overlay_box *b = &ov->box[ov->nbox++];
+	*b = (struct render_overlay_box){x0, y0, x1 - x0, y1 - y0, off};
+	for (int y = y0; y < y1; y++)
+		memmove(ov->code + off + (size_t)(y - y0) * b->w,
+			ov->code + off + (size_t)(y - s->y) * s->w + (x0 - s->x), (size_t)b->w);
+}
+
+/* The ink width of a text (no gap after its last glyph). */
+static int ink_width(const char *s, int size)
+{
+	return s[0] ? render_text_width(s, size) - size : 0;
+}
+
+int render_overlay_build(const struct scene *sc, const struct render_camera *cam, int frame,
+			 struct render_overlay *ov)
+{
+	ov->nbox = 0;
+	ov->ncode = 0;
+	if (!render_overlay_on(sc))
+		return 0;
+	const int W = sc->render.width, H = sc->render.height;
+	const int size = render_overlay_size(sc), o = render_overlay_outline(size);
+	const int m = render_overlay_margin(sc), th = RENDER_FONT_H * size;
+	for (int c = 0; c < 3; c++) {
+		double v = sc->overlay.color[c];
+		v = v > 0 ? (v < 1 ? v : 1) : 0;
+		ov->ink[c] = (uint16_t)lrint(v * 65535.0);
+	}
+	char tbuf[64] = "", lbuf[48] = "";
+	struct ov_spec sp[RENDER_OVERLAY_BOXES];
+	int kind[RENDER_OVERLAY_BOXES], ns = 0;
+	/* scale bar: bar thickness tb, end ticks 3 tb high, label above */
+	double len, pxd;
+	int bar = 0, tb = size + size / 2 > 2 ? size + size / 2 : 2, tick = 3 * tb, bw_in = 0;
+	if (render_overlay_scale_bar(sc, cam, &len, &pxd)) {
+		bar = (int)lrint(pxd);
+		if (bar < 2 * tb + 1 || bar > W - 2 * m)
+			bar = 0;
+	}
+	if (sc->overlay.title[0]) {
+		sp[ns] = (struct ov_spec){m - o, m - o, ink_width(sc->overlay.title, size) + 2 * o,
+					  th + 2 * o};
+		kind[ns++] = 0;
+	}
+	if (sc->overlay.time) {
+		render_overlay_time_text(sc, frame, tbuf, sizeof tbuf);
+		int iw = ink_width(tbuf, size);
+		sp[ns] = (struct ov_spec){W - m - iw - o, m - o, iw + 2 * o, th + 2 * o};
+		kind[ns++] = 1;
+	}
+	if (bar) {
+		render_overlay_length_text(sc, len, lbuf, sizeof lbuf);
+		int lw = ink_width(lbuf, size);
+		bw_in = bar > lw ? bar : lw;
+		int ih = th + size + tick;
+		sp[ns] = (struct ov_spec){W - m - bw_in - o, H - m - ih - o, bw_in + 2 * o, ih + 2 * o};
+		kind[ns++] = 2;
+	}
+	size_t need = 0, most = 0;
+	for (int b = 0; b < ns; b++) {
+		size_t a = (size_t)sp[b].w * (size_t)sp[b].h;
+		need += a;
+		most = a > most ? a : most;
+	}
+	if (need + most > ov->cap) { /* the largest box's outline scratch at the end */
+		uint8_t *p = realloc(ov->code, need + most);
+		if (!p) {
+			log_error("out of memory for the overlay (%zu bytes)", need + most);
+			return NB_ERUNTIME;
+		}
+		ov->code = p;
+		ov->cap = need + most;
+	}
+	memset(ov->code, 0, need);
+	size_t off = 0;
+	for (int b = 0; b < ns; b++) {
+		uint8_t *c = ov->code + off;
+		const int w = sp[b].w, h = sp[b].h;
+		if (kind[b] == 0) {
+			render_text_draw(c, w, h, o, o, sc->overlay.title, size, RENDER_OVERLAY_INK);
+		} else if (kind[b] == 1) {
+			render_text_draw(c, w, h, o, o, tbuf, size, RENDER_OVERLAY_INK);
+		} else {
+			const int lw = ink_width(lbuf, size), x0 = o + (bw_in - bar) / 2;
+			const int ybot = h - o; /* one past the bar's last row */
+			render_text_draw(c, w, h, o + (bw_in - lw) / 2, o, lbuf, size, RENDER_OVERLAY_INK);
+			for (int y = ybot - tick; y < ybot; y++)
+				for (int x = x0; x < x0 + bar; x++)
+					if (y >= ybot - tb || x < x0 + tb || x >= x0 + bar - tb)
+						c[(size_t)y * w + x] = RENDER_OVERLAY_INK;
+		}
+		outline(c, w, h, o, ov->code + need);
+		off += (size_t)w * h;
+	}
+	/* clip each box to the frame (in place: a clipped box is never larger) */
+	off = 0;
+	for (int b = 0; b < ns; b++) {
+		clip_box(ov, &sp[b], off, W, H);
+		off += (size_t)sp[b].w * sp[b].h;
+	}
+	ov->ncode = need;
+	return 0;
+}
+
+static int in_earlier_box(const struct render_overlay *ov, int b, int i, int j)
+{
+	for (int k = 0; k < b; k++) {
+		const struct render_overlay_box *x = &ov->box[k];
+		if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
+			return 1;
+	}
+	return 0;
+}
+
+void render_overlay_apply(const struct render_overlay *ov, int w, int h, uint16_t *rgb16)
+{
+	for (int b = 0; b < ov->nbox; b++) {
+		const struct render_overlay_box *x = &ov->box[b];
+		for (int j = x->y; j < x->y + x->h && j < h; j++)
+			for (int i = x->x; i < x->x + x->w && i < w; i++)
+				if (!in_earlier_box(ov, b, i, j)) /* each pixel once */
+					render_overlay_pixel(ov->box, ov->nbox, ov->code, ov->ink, i, j,
+						     rgb16 + 3 * ((size_t)j * w + i));
+	}
+}
+
+void render_overlay_free(struct render_overlay *ov)
+{
+	free(ov->code);
+	memset(ov, 0, sizeof *ov);
+}
