@@ -145,6 +145,17 @@ struct gpu_render_timing {
 };
 int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t);
 
+/* The overlay (overlay.* keys; render_overlay_build's codes, ov->nbox 0:
+ * none) of the next frame queued into slot, by gpu_render_frame or
+ * gpu_render_tonemap_hdr: its codes are copied into the slot's pinned
+ * staging now (after waiting for the slot's last copy to the host), and
+ * that frame's tone map composites them into its 16-bit values before
+ * every conversion, exactly as render_overlay_apply (the rule of
+ * render/overlay_shared.h): so the overlay's pixels equal the CPU's bit
+ * for bit given the same 16-bit values under them. A frame queued without
+ * a call has no overlay. */
+int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, int slot);
+
 /* ---- pieces, for tests and benchmarks ---- */
 /* Switch the splat method from the next frame on. */
 void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m);
