@@ -296,7 +296,7 @@ const struct scene_key scene_schema[] = {
 	 .def = "false", .type_doc = "false | true",
 	 .help = "elapsed time in the scene's units, top-right (\"t = 450 Myr\", nbody \"t = 12.5\")"},
 	{.path = "overlay.scale_bar", .type = SKEY_NUM_OR_WORD, SC(overlay.scale_bar), .lo = 0,
-	 .hi = XMAX, .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, overlay.scale_bar_word),
+	 .hi = H, .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, overlay.scale_bar_word),
 	 .names = scale_bar_words, .def = "none", .type_doc = "number > 0 | none | auto",
 	 .help = "bar at bottom-right of this length (scene units, seen at the camera's target "
 		 "distance), labelled; auto: a round 1-2-5 length near 20% of the frame width"},
