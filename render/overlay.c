@@ -156,6 +156,71 @@ static int ink_width(const char *s, int size)
 	return s[0] ? render_text_width(s, size) - size : 0;
 }
 
+/* Where a frame's boxes go and what they hold. */
+struct ov_layout {
+	int n, kind[RENDER_OVERLAY_BOXES]; /* kind: 0 title, 1 time, 2 scale bar */
+	struct ov_spec sp[RENDER_OVERLAY_BOXES];
+	int size, o;                       /* font scale, outline width */
+	int bar, tb, tick, bw_in;          /* bar length, thickness, tick height; inner width */
+	char tbuf[64], lbuf[48];           /* time and bar labels */
+};
+
+static void layout(const struct scene *sc, const struct render_camera *cam, int frame,
+		   struct ov_layout *L)
+{
+	const int W = sc->render.width, H = sc->render.height;
+	const int size = render_overlay_size(sc), o = render_overlay_outline(size);
+	const int m = render_overlay_margin(sc), th = RENDER_FONT_H * size;
+	double len, pxd;
+	memset(L, 0, sizeof *L);
+	L->size = size, L->o = o;
+	L->tb = size + size / 2 > 2 ? size + size / 2 : 2; /* bar thickness; end ticks 3 tb high */
+	L->tick = 3 * L->tb;
+	if (render_overlay_scale_bar(sc, cam, &len, &pxd)) {
+		L->bar = (int)lrint(pxd);
+		if (L->bar < 2 * L->tb + 1 || L->bar > W - 2 * m)
+			L->bar = 0;
+	}
+	if (sc->overlay.title[0]) {
+		L->sp[L->n] = (struct ov_spec){m - o, m - o, ink_width(sc->overlay.title, size) + 2 * o,
+					       th + 2 * o};
+		L->kind[L->n++] = 0;
+	}
+	if (sc->overlay.time) { /* right-aligned */
+		render_overlay_time_text(sc, frame, L->tbuf, sizeof L->tbuf);
+		int iw = ink_width(L->tbuf, size);
+		L->sp[L->n] = (struct ov_spec){W - m - iw - o, m - o, iw + 2 * o, th + 2 * o};
+		L->kind[L->n++] = 1;
+	}
+	if (L->bar) { /* label centred above the bar */
+		render_overlay_length_text(sc, len, L->lbuf, sizeof L->lbuf);
+		int lw = ink_width(L->lbuf, size), ih = th + size + L->tick;
+		L->bw_in = L->bar > lw ? L->bar : lw;
+		L->sp[L->n] = (struct ov_spec){W - m - L->bw_in - o, H - m - ih - o, L->bw_in + 2 * o,
+					       ih + 2 * o};
+		L->kind[L->n++] = 2;
+	}
+}
+
+/* Ink of box b into its zeroed codes c. */
+static void draw_box(const struct scene *sc, const struct ov_layout *L, int b, uint8_t *c)
+{
+	const int w = L->sp[b].w, h = L->sp[b].h, o = L->o, size = L->size;
+	if (L->kind[b] == 0) {
+		render_text_draw(c, w, h, o, o, sc->overlay.title, size, RENDER_OVERLAY_INK);
+	} else if (L->kind[b] == 1) {
+		render_text_draw(c, w, h, o, o, L->tbuf, size, RENDER_OVERLAY_INK);
+	} else {
+		const int lw = ink_width(L->lbuf, size), x0 = o + (L->bw_in - L->bar) / 2;
+		const int ybot = h - o; /* one past the bar's last row */
+		render_text_draw(c, w, h, o + (L->bw_in - lw) / 2, o, L->lbuf, size, RENDER_OVERLAY_INK);
+		for (int y = ybot - L->tick; y < ybot; y++)
+			for (int x = x0; x < x0 + L->bar; x++)
+				if (y >= ybot - L->tb || x < x0 + L->tb || x >= x0 + L->bar - L->tb)
+					c[(size_t)y * w + x] = RENDER_OVERLAY_INK;
+	}
+}
+
 int render_overlay_build(const struct scene *sc, const struct render_camera *cam, int frame,
 			 struct render_overlay *ov)
 {
@@ -163,47 +228,16 @@ int render_overlay_build(const struct scene *sc, const struct render_camera *cam
 	ov->ncode = 0;
 	if (!render_overlay_on(sc))
 		return 0;
-	const int W = sc->render.width, H = sc->render.height;
-	const int size = render_overlay_size(sc), o = render_overlay_outline(size);
-	const int m = render_overlay_margin(sc), th = RENDER_FONT_H * size;
 	for (int c = 0; c < 3; c++) {
 		double v = sc->overlay.color[c];
 		v = v > 0 ? (v < 1 ? v : 1) : 0;
 		ov->ink[c] = (uint16_t)lrint(v * 65535.0);
 	}
-	char tbuf[64] = "", lbuf[48] = "";
-	struct ov_spec sp[RENDER_OVERLAY_BOXES];
-	int kind[RENDER_OVERLAY_BOXES], ns = 0;
-	/* scale bar: bar thickness tb, end ticks 3 tb high, label above */
-	double len, pxd;
-	int bar = 0, tb = size + size / 2 > 2 ? size + size / 2 : 2, tick = 3 * tb, bw_in = 0;
-	if (render_overlay_scale_bar(sc, cam, &len, &pxd)) {
-		bar = (int)lrint(pxd);
-		if (bar < 2 * tb + 1 || bar > W - 2 * m)
-			bar = 0;
-	}
-	if (sc->overlay.title[0]) {
-		sp[ns] = (struct ov_spec){m - o, m - o, ink_width(sc->overlay.title, size) + 2 * o,
-					  th + 2 * o};
-		kind[ns++] = 0;
-	}
-	if (sc->overlay.time) {
-		render_overlay_time_text(sc, frame, tbuf, sizeof tbuf);
-		int iw = ink_width(tbuf, size);
-		sp[ns] = (struct ov_spec){W - m - iw - o, m - o, iw + 2 * o, th + 2 * o};
-		kind[ns++] = 1;
-	}
-	if (bar) {
-		render_overlay_length_text(sc, len, lbuf, sizeof lbuf);
-		int lw = ink_width(lbuf, size);
-		bw_in = bar > lw ? bar : lw;
-		int ih = th + size + tick;
-		sp[ns] = (struct ov_spec){W - m - bw_in - o, H - m - ih - o, bw_in + 2 * o, ih + 2 * o};
-		kind[ns++] = 2;
-	}
+	struct ov_layout L;
+	layout(sc, cam, frame, &L);
 	size_t need = 0, most = 0;
-	for (int b = 0; b < ns; b++) {
-		size_t a = (size_t)sp[b].w * (size_t)sp[b].h;
+	for (int b = 0; b < L.n; b++) {
+		size_t a = (size_t)L.sp[b].w * (size_t)L.sp[b].h;
 		need += a;
 		most = a > most ? a : most;
 	}
@@ -218,30 +252,16 @@ int render_overlay_build(const struct scene *sc, const struct render_camera *cam
 	}
 	memset(ov->code, 0, need);
 	size_t off = 0;
-	for (int b = 0; b < ns; b++) {
-		uint8_t *c = ov->code + off;
-		const int w = sp[b].w, h = sp[b].h;
-		if (kind[b] == 0) {
-			render_text_draw(c, w, h, o, o, sc->overlay.title, size, RENDER_OVERLAY_INK);
-		} else if (kind[b] == 1) {
-			render_text_draw(c, w, h, o, o, tbuf, size, RENDER_OVERLAY_INK);
-		} else {
-			const int lw = ink_width(lbuf, size), x0 = o + (bw_in - bar) / 2;
-			const int ybot = h - o; /* one past the bar's last row */
-			render_text_draw(c, w, h, o + (bw_in - lw) / 2, o, lbuf, size, RENDER_OVERLAY_INK);
-			for (int y = ybot - tick; y < ybot; y++)
-				for (int x = x0; x < x0 + bar; x++)
-					if (y >= ybot - tb || x < x0 + tb || x >= x0 + bar - tb)
-						c[(size_t)y * w + x] = RENDER_OVERLAY_INK;
-		}
-		outline(c, w, h, o, ov->code + need);
-		off += (size_t)w * h;
+	for (int b = 0; b < L.n; b++) {
+		draw_box(sc, &L, b, ov->code + off);
+		outline(ov->code + off, L.sp[b].w, L.sp[b].h, L.o, ov->code + need);
+		off += (size_t)L.sp[b].w * L.sp[b].h;
 	}
 	/* clip each box to the frame (in place: a clipped box is never larger) */
 	off = 0;
-	for (int b = 0; b < ns; b++) {
-		clip_box(ov, &sp[b], off, W, H);
-		off += (size_t)sp[b].w * sp[b].h;
+	for (int b = 0; b < L.n; b++) {
+		clip_box(ov, &L.sp[b], off, sc->render.width, sc->render.height);
+		off += (size_t)L.sp[b].w * L.sp[b].h;
 	}
 	ov->ncode = need;
 	return 0;
