@@ -107,31 +107,48 @@ struct ov_spec {
 	int x, y, w, h;
 };
 
+/* dst[k] |= src[k], k < n, 8 bytes at a time. */
+static void or_into(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	size_t k = 0;
+	for (; k + 8 <= n; k += 8) {
+		uint64_t a, b;
+		memcpy(&a, dst + k, 8);
+		memcpy(&b, src + k, 8);
+		a |= b;
+		memcpy(dst + k, &a, 8);
+	}
+	for (; k < n; k++)
+		dst[k] |= src[k];
+}
+
 /* Shade every empty code within o pixels (Chebyshev) of ink: a separable
- * dilation of the ink mask, rows then columns, in tmp (w*h bytes). */
+ * dilation of the ink mask, rows then columns, each an OR of 2o + 1
+ * shifted rows; tmp holds 2 w*h + w bytes. */
 static void outline(uint8_t *code, int w, int h, int o, uint8_t *tmp)
 {
+	const size_t area = (size_t)w * h;
+	uint8_t *mask = tmp, *rows = tmp + area, *acc = tmp + 2 * area;
+	for (size_t k = 0; k < area; k++)
+		mask[k] = code[k] == RENDER_OVERLAY_INK;
+	memset(rows, 0, area);
 	for (int y = 0; y < h; y++) {
-		const uint8_t *r = code + (size_t)y * w;
-		uint8_t *t = tmp + (size_t)y * w;
-		for (int x = 0; x < w; x++) {
-			uint8_t any = 0;
-			for (int k = x - o; k <= x + o && !any; k++)
-				any = k >= 0 && k < w && r[k] == RENDER_OVERLAY_INK;
-			t[x] = any;
+		const size_t r = (size_t)y * w;
+		for (int d = -o; d <= o; d++) {
+			const int x0 = d < 0 ? -d : 0, x1 = d > 0 ? w - d : w;
+			if (x1 > x0)
+				or_into(rows + r + x0, mask + r + x0 + d, (size_t)(x1 - x0));
 		}
 	}
-	for (int x = 0; x < w; x++) {
-		for (int y = 0; y < h; y++) {
-			uint8_t *c = code + (size_t)y * w + x;
-			if (*c)
-				continue;
-			int any = 0;
-			for (int k = y - o; k <= y + o && !any; k++)
-				any = k >= 0 && k < h && tmp[(size_t)k * w + x];
-			if (any)
-				*c = RENDER_OVERLAY_SHADE;
-		}
+	for (int y = 0; y < h; y++) {
+		const int k0 = y - o > 0 ? y - o : 0, k1 = y + o < h - 1 ? y + o : h - 1;
+		memset(acc, 0, (size_t)w);
+		for (int k = k0; k <= k1; k++)
+			or_into(acc, rows + (size_t)k * w, (size_t)w);
+		uint8_t *c = code + (size_t)y * w;
+		for (int x = 0; x < w; x++)
+			if (acc[x] && !c[x])
+				c[x] = RENDER_OVERLAY_SHADE;
 	}
 }
 
@@ -241,14 +258,15 @@ int render_overlay_build(const struct scene *sc, const struct render_camera *cam
 		need += a;
 		most = a > most ? a : most;
 	}
-	if (need + most > ov->cap) { /* the largest box's outline scratch at the end */
-		uint8_t *p = realloc(ov->code, need + most);
+	const size_t scratch = 3 * most; /* the outline's (2 w*h + w) at the end */
+	if (need + scratch > ov->cap) {
+		uint8_t *p = realloc(ov->code, need + scratch);
 		if (!p) {
-			log_error("out of memory for the overlay (%zu bytes)", need + most);
+			log_error("out of memory for the overlay (%zu bytes)", need + scratch);
 			return NB_ERUNTIME;
 		}
 		ov->code = p;
-		ov->cap = need + most;
+		ov->cap = need + scratch;
 	}
 	memset(ov->code, 0, need);
 	size_t off = 0;
@@ -277,15 +295,31 @@ static int in_earlier_box(const struct render_overlay *ov, int b, int i, int j)
 	return 0;
 }
 
+static int boxes_meet(const struct render_overlay_box *a, const struct render_overlay_box *b)
+{
+	return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
 void render_overlay_apply(const struct render_overlay *ov, int w, int h, uint16_t *rgb16)
 {
 	for (int b = 0; b < ov->nbox; b++) {
 		const struct render_overlay_box *x = &ov->box[b];
-		for (int j = x->y; j < x->y + x->h && j < h; j++)
-			for (int i = x->x; i < x->x + x->w && i < w; i++)
-				if (!in_earlier_box(ov, b, i, j)) /* each pixel once */
+		int alone = 1;
+		for (int k = 0; k < ov->nbox; k++)
+			alone &= k == b || !boxes_meet(x, &ov->box[k]);
+		for (int j = x->y; j < x->y + x->h && j < h; j++) {
+			const uint8_t *c = ov->code + x->off + (size_t)(j - x->y) * x->w;
+			for (int i = x->x; i < x->x + x->w && i < w; i++) {
+				if (alone) { /* the same rule, the box's own code */
+					if (c[i - x->x])
+						render_overlay_pixel(x, 1, ov->code, ov->ink, i, j,
+								     rgb16 + 3 * ((size_t)j * w + i));
+				} else if (!in_earlier_box(ov, b, i, j)) { /* each pixel once */
 					render_overlay_pixel(ov->box, ov->nbox, ov->code, ov->ink, i, j,
-						     rgb16 + 3 * ((size_t)j * w + i));
+							     rgb16 + 3 * ((size_t)j * w + i));
+				}
+			}
+		}
 	}
 }
 
