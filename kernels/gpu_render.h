@@ -9,7 +9,8 @@
  * adaptive smooth layer); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
- * picture. tests/test_gpu_render.c holds each stage against its CPU twin:
+ * picture, after the overlay (gpu_render_overlay: render_overlay_apply's
+ * rule on the CPU's codes, exact). tests/test_gpu_render.c holds each stage against its CPU twin:
  *   HDR image   |gpu - cpu| <= 1e-4 max(cpu) + 1e-3 |cpu| per pixel and
  *               channel (float summation order differs; the projection is
  *               done in double exactly like the CPU, so footprints agree);

@@ -26,7 +26,14 @@ static inline RENDER_HD void render_overlay_pixel(const struct render_overlay_bo
 						  const uint8_t *code, const uint16_t ink[3],
 						  int i, int j, uint16_t o[3])
 {
-	for (int b = 0; b < nbox; b++) {
+	/* a constant trip count: the GPU unrolls it and reads the boxes from
+	 * the kernel's parameters, no local copy */
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+	for (int b = 0; b < RENDER_OVERLAY_BOXES; b++) {
+		if (b >= nbox)
+			break;
 		const int x = i - box[b].x, y = j - box[b].y;
 		if (x < 0 || y < 0 || x >= box[b].w || y >= box[b].h)
 			continue;
