@@ -9,7 +9,8 @@
  * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
  * h are kept as above for the smooth layer under the stars
  * (render_stars_diffuse). render.glow (render_glow) acts on the HDR image
- * before the exposure and the tone map. */
+ * before the exposure and the tone map. The overlay (overlay.*) is
+ * composited into the tone-mapped 16-bit frame (render_overlay_apply). */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -30,6 +31,7 @@ struct renderer_cpu {
 	int frame;               /* frame in rgb16, -1 none */
 	double render_s;         /* its rendering time */
 	struct render_auto_state autoexp; /* render.exposure: auto */
+	struct render_overlay ov;         /* overlay.*: this frame's codes */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -59,6 +61,11 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		render_tonemap_gain(sc, &r->img, r->autoexp.gain, r->rgb16);
 	} else {
 		render_tonemap(sc, &r->img, r->rgb16);
+	}
+	if (render_overlay_on(sc)) { /* into the 16-bit frame, before any conversion */
+		if ((rc = render_overlay_build(sc, cam, f, &r->ov)))
+			return rc;
+		render_overlay_apply(&r->ov, r->img.w, r->img.h, r->rgb16);
 	}
 	r->frame = f;
 	r->render_s = log_clock_s() - t;
@@ -90,6 +97,7 @@ static void cpu_free(struct renderer *base)
 	render_image_free(&r->smooth);
 	free(r->rgb16);
 	free(r->h);
+	render_overlay_free(&r->ov);
 	free(r);
 }
 

@@ -7,7 +7,9 @@
  * scalar (the splat pair count, kernels/render_splat.cu) inside
  * gpu_render_frame: the engine's next steps cannot start before the
  * positions are read anyway (renderer_release), so that costs one host
- * round trip per frame. */
+ * round trip per frame. The overlay (overlay.*) is rasterised here on the
+ * host, per frame, and composited by the GPU's tone map
+ * (gpu_render_overlay). */
 #include <stdlib.h>
 
 #include "../kernels/gpu.h"
@@ -18,6 +20,8 @@ struct renderer_gpu {
 	struct renderer base;
 	struct gpu_sim *g;
 	struct gpu_render *gr;
+	const struct scene *sc;
+	struct render_overlay ov; /* overlay.*: rasterised here, composited on the GPU */
 };
 
 static int gpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -25,6 +29,9 @@ static int gpu_queue(struct renderer *base, int f, const struct render_camera *c
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	struct gpu_render_input in;
 	int rc = gpu_sim_render_input(r->g, &in);
+	if (rc == 0 && render_overlay_on(r->sc) &&
+	    ((rc = render_overlay_build(r->sc, cam, f, &r->ov)) == 0))
+		rc = gpu_render_overlay(r->gr, &r->ov, f % RENDERER_RING);
 	return rc ? rc : gpu_render_frame(r->gr, &in, f, cam, f % RENDERER_RING);
 }
 
@@ -62,6 +69,7 @@ static void gpu_free(struct renderer *base)
 {
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	gpu_render_free(&r->gr);
+	render_overlay_free(&r->ov);
 	free(r);
 }
 
@@ -91,6 +99,7 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	}
 	r->base.ops = &gpu_ops;
 	r->g = engine_gpu(eng);
+	r->sc = sc;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.outputs = gpu_outputs(sc);

@@ -9,7 +9,8 @@
  * adaptive smooth layer); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
- * picture. tests/test_gpu_render.c holds each stage against its CPU twin:
+ * picture, after the overlay (gpu_render_overlay: render_overlay_apply's
+ * rule on the CPU's codes, exact). tests/test_gpu_render.c holds each stage against its CPU twin:
  *   HDR image   |gpu - cpu| <= 1e-4 max(cpu) + 1e-3 |cpu| per pixel and
  *               channel (float summation order differs; the projection is
  *               done in double exactly like the CPU, so footprints agree);
@@ -144,6 +145,17 @@ struct gpu_render_timing {
 	int adaptive_done; /* 1 if this frame recomputed h */
 };
 int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t);
+
+/* The overlay (overlay.* keys; render_overlay_build's codes, ov->nbox 0:
+ * none) of the next frame queued into slot, by gpu_render_frame or
+ * gpu_render_tonemap_hdr: its codes are copied into the slot's pinned
+ * staging now (after waiting for the slot's last copy to the host), and
+ * that frame's tone map composites them into its 16-bit values before
+ * every conversion, exactly as render_overlay_apply (the rule of
+ * render/overlay_shared.h): so the overlay's pixels equal the CPU's bit
+ * for bit given the same 16-bit values under them. A frame queued without
+ * a call has no overlay. */
+int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, int slot);
 
 /* ---- pieces, for tests and benchmarks ---- */
 /* Switch the splat method from the next frame on. */

@@ -36,6 +36,12 @@ void gpu_render_free(struct gpu_render **gr)
 		*gr = NULL;
 }
 
+int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, int slot)
+{
+	(void)gr, (void)ov, (void)slot;
+	return gpu_render_none();
+}
+
 int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
 		      struct gpu_render_input *in)
 {

@@ -230,6 +230,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_splat_free(gr);
 	gr_tone_free(gr);
 	gr_glow_free(gr);
+	gr_overlay_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);

@@ -6,6 +6,7 @@
  *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  *   render_stars.cu     render.style: stars (a PSF fixed in pixels, atomics)
+ *   render_overlay.cu   overlay.*: the CPU's codes staged per slot, uploaded
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
 #define NB_RENDER_INTERNAL_CUH
@@ -52,6 +53,14 @@ struct gr_levels {
 	uint32_t toff[RENDER_LOD_LEVELS + 1];
 	size_t off[RENDER_LOD_LEVELS];
 	size_t floats; /* all levels: the size of d_hdr */
+};
+
+/* A frame's overlay as the tone map reads it (render.h's boxes; nbox 0:
+ * none), the codes at gr->d_ov. */
+struct gr_overlay {
+	int nbox;
+	struct render_overlay_box box[RENDER_OVERLAY_BOXES];
+	uint16_t ink[3];
 };
 
 /* Adaptive-h buffers (render_adaptive.cu). */
@@ -122,6 +131,13 @@ struct gpu_render {
 	float *d_lut;                /* GR_LUT_N * 3 */
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16, out_bytes;
 	uint8_t *d_out[GR_MAX_SLOTS], *h_out[GR_MAX_SLOTS];
+
+	/* overlay (render_overlay.cu): per slot, the staged codes (pinned) */
+	struct gr_overlay ov_meta[GR_MAX_SLOTS];
+	uint8_t *h_ov[GR_MAX_SLOTS];
+	size_t h_ov_cap[GR_MAX_SLOTS], ov_ncode[GR_MAX_SLOTS];
+	uint8_t *d_ov; /* the codes of the frame being tone mapped */
+	size_t d_ov_cap;
 
 	/* glow (render_glow.cu; only with glow > 0) */
 	float *d_glow;       /* 4 * w*h*3: excess, halo, two grids */
@@ -269,6 +285,13 @@ int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in);
 int gr_glow_alloc(struct gpu_render *gr);
 void gr_glow_free(struct gpu_render *gr);
 int gr_glow(struct gpu_render *gr);
+
+/* render_overlay.cu: queue on gr->stream the upload of slot's staged codes
+ * into gr->d_ov and give their boxes in *ov (nbox 0: none staged); the
+ * staging is consumed (the slot's next frame has none unless staged
+ * again). gr_overlay_free: at gpu_render_free. */
+int gr_overlay_take(struct gpu_render *gr, int slot, struct gr_overlay *ov);
+void gr_overlay_free(struct gpu_render *gr);
 
 /* render_tone.cu */
 int gr_tone_alloc(struct gpu_render *gr);

@@ -26,6 +26,7 @@
  * written (YUV) plus 3 (RGB8) and 6 (RGB16) when asked; ~3 pow + 3 log per
  * pixel in components mode. Memory-bound at 4K: ~0.1 ms on an H100. */
 #include "render_internal.cuh"
+#include "../render/overlay_shared.h"
 #include "../render/tone_shared.h"
 
 extern "C" {
@@ -40,6 +41,7 @@ struct tn_args {
 	float inv_gamma, curve_norm; /* 1/gamma; 1/log1p(K) or 1/asinh(K) */
 	float bg[3];
 	size_t off_y, off_u, off_v, off_rgb8, off_rgb16;
+	struct gr_overlay ov; /* overlay.*: boxes of the codes at ov_code (nbox 0: none) */
 };
 
 /* 12 bytes per pixel read, float4 loads (w*h*3 floats; the tail scalar). */
@@ -134,7 +136,7 @@ __device__ __forceinline__ uint8_t tn_round8(float x)
 
 __global__ void __launch_bounds__(GR_THREADS)
 tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float *lut,
-	   const struct render_auto_state *auto_st, uint8_t *out)
+	   const struct render_auto_state *auto_st, const uint8_t *ov_code, uint8_t *out)
 {
 	const int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y;
 	if (2 * bx >= a.w)
@@ -169,10 +171,12 @@ tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float 
 					v[c] = powf(tn_curve(a, gain * in[c]), a.inv_gamma);
 			}
 			uint16_t o[3];
-			for (int c = 0; c < 3; c++) {
+			for (int c = 0; c < 3; c++)
 				o[c] = tn_quant16(a.bg[c] + (1.0f - a.bg[c]) * v[c]);
+			if (a.ov.nbox) /* render_overlay_apply's rule, before every output */
+				render_overlay_pixel(a.ov.box, a.ov.nbox, ov_code, a.ov.ink, i, j, o);
+			for (int c = 0; c < 3; c++)
 				sum[c] += o[c];
-			}
 			if (a.outputs & GPU_RENDER_OUT_RGB16) {
 				uint16_t *d = (uint16_t *)(out + a.off_rgb16) + 3 * p;
 				d[0] = o[0], d[1] = o[1], d[2] = o[2];
@@ -271,11 +275,13 @@ int gr_tone(struct gpu_render *gr, int slot)
 					      gr->auto_target, gr->auto_alpha, gr->d_auto);
 		CUDA_CHECK(cudaGetLastError());
 	}
+	if (gr_overlay_take(gr, slot, &a.ov))
+		return NB_ERUNTIME;
 	/* The slot's device buffer is free once its last copy is done. */
 	CUDA_CHECK(cudaStreamWaitEvent(st, gr->ev_done[slot], 0));
 	dim3 grid((unsigned)(((gr->w + 1) / 2 + GR_THREADS - 1) / GR_THREADS), (unsigned)((gr->h + 1) / 2));
 	tn_tonemap<<<grid, GR_THREADS, 0, st>>>(a, gr->d_hdr, gr->d_light, gr->d_lut, gr->d_auto,
-						 gr->d_out[slot]);
+						 gr->d_ov, gr->d_out[slot]);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -153,6 +153,73 @@ double render_auto_alpha(const struct scene *sc);
 void render_auto_exposure(const struct scene *sc, const struct render_image *img,
 			  struct render_auto_state *st);
 
+/* Overlays (the overlay.* keys; render/overlay.c, the font render/font.c,
+ * the per-pixel rule render/overlay_shared.h, which the GPU shares). The
+ * CPU rasterises a frame's overlay into codes over at most
+ * RENDER_OVERLAY_BOXES boxes (title top-left, time top-right, scale bar
+ * bottom-right); both renderers composite the same codes into the
+ * tone-mapped 16-bit RGB before any conversion: RENDER_OVERLAY_INK sets the
+ * pixel to ink (overlay.color), RENDER_OVERLAY_SHADE (the dark outline,
+ * render_overlay_outline px wide around the ink) keeps a quarter of it
+ * (value >> 2), 0 leaves it. Pixels outside the boxes are never touched;
+ * a scene with no overlay draws nothing (nbox 0). */
+#define RENDER_FONT_W 5       /* glyph columns */
+#define RENDER_FONT_H 9       /* glyph rows: 7 above the baseline, 2 of descender */
+#define RENDER_FONT_ADVANCE 6 /* columns from one glyph to the next */
+#define RENDER_OVERLAY_BOXES 3
+#define RENDER_OVERLAY_SHADE 1
+#define RENDER_OVERLAY_INK 2
+struct render_overlay_box {
+	int x, y, w, h; /* frame pixels: columns x..x+w-1, rows y..y+h-1 (inside the frame) */
+	size_t off;     /* its codes: code[off + row * w + col] */
+};
+struct render_overlay {
+	int nbox;
+	struct render_overlay_box box[RENDER_OVERLAY_BOXES];
+	uint16_t ink[3]; /* overlay.color in 16-bit display values */
+	uint8_t *code;   /* owned; grown by render_overlay_build */
+	size_t ncode, cap;
+};
+/* 1 when sc asks for any overlay (time, a scale bar or a title). */
+int render_overlay_on(const struct scene *sc);
+/* Codes of frame FRAME seen through cam into ov (zeroed before the first
+ * call; nbox 0 when render_overlay_on is 0). 0 or NB_ERUNTIME (memory). */
+int render_overlay_build(const struct scene *sc, const struct render_camera *cam, int frame,
+			 struct render_overlay *ov);
+void render_overlay_free(struct render_overlay *ov);
+/* Composite ov into a w x h tone-mapped frame (render_tonemap's layout). */
+void render_overlay_apply(const struct render_overlay *ov, int w, int h, uint16_t *rgb16);
+/* Font scale of sc: overlay.size, or when 0, max(1, (height + 150) / 300). */
+int render_overlay_size(const struct scene *sc);
+/* Outline width in pixels for font scale size: max(1, size / 3). */
+int render_overlay_outline(int size);
+/* Margin from the frame's edges to the boxes: max(4, height / 40) px. */
+int render_overlay_margin(const struct scene *sc);
+/* "t = 450 Myr" (galactic) or "t = 12.5" (nbody): the elapsed time of
+ * frame f, f x steps_per_frame x dt in the scene's units, with as many
+ * decimals as resolve one frame's interval (0 when it is >= 1, at most 6). */
+void render_overlay_time_text(const struct scene *sc, int frame, char *buf, size_t n);
+/* The scale bar of a w-pixel-wide frame through cam: its length *len
+ * (scene length units; overlay.scale_bar, or with auto the 1-2-5 value
+ * whose pixel length is nearest 20% of w in log, so 12.6..31.6% of w) and
+ * pixel length *px = focal_px * len / |target - pos| (the length seen at
+ * the camera's target distance). Returns 0 when there is no bar
+ * (scale_bar: none, the camera on its target). */
+int render_overlay_scale_bar(const struct scene *sc, const struct render_camera *cam, double *len,
+			     double *px);
+/* "10 kpc" (galactic; "500 pc" under 1 kpc) or "0.5" (nbody). */
+void render_overlay_length_text(const struct scene *sc, double len, char *buf, size_t n);
+/* Font: 1 when c (a byte) has a glyph (printable ASCII 32..126). */
+int render_font_has(int c);
+/* 1 when glyph c has ink at (col, row) (c without a glyph: '?'). */
+int render_font_bit(int c, int col, int row);
+/* strlen(s) * RENDER_FONT_ADVANCE * size: the text's width in pixels. */
+int render_text_width(const char *s, int size);
+/* Set code[] of a bw x bh box to value under the ink of s, its top-left
+ * corner at (x, y), each font pixel a size x size block; clipped to the box. */
+void render_text_draw(uint8_t *code, int bw, int bh, int x, int y, const char *s, int size,
+		      uint8_t value);
+
 /* ---- shared pieces (additive; used by splat/tonemap, the tests, and as the
  * specification the GPU renderer mirrors) ---- */
 

@@ -495,8 +495,22 @@ static int check_follow(struct load_ctx *c)
 	return 0;
 }
 
+/* overlay.title is drawn with a font of printable ASCII (render.h). */
+static int check_overlay_title(struct load_ctx *c)
+{
+	const unsigned char *t = (const unsigned char *)c->sc->overlay.title;
+	for (int i = 0; t[i]; i++)
+		if (t[i] < 32 || t[i] > 126)
+			return scene_fail(&c->ec, seen(c, "overlay.title"), "overlay.title",
+					  "character %d (byte 0x%02x) has no glyph: the overlay font "
+					  "draws printable ASCII only (space to '~')", i + 1, t[i]);
+	return 0;
+}
+
 static int cross_checks(struct load_ctx *c)
 {
+	if (check_overlay_title(c))
+		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;

@@ -166,6 +166,17 @@ struct scene {
 		float background[3];
 	} render;
 
+	/* Optional text and a scale bar drawn into the frame (render.h,
+	 * render_overlay_*); every one off by default. */
+	struct {
+		int time;              /* 1: "t = 450 Myr" top-right */
+		double scale_bar;      /* length in scene units when scale_bar_word is 0 */
+		int scale_bar_word;    /* 1: none, 2: auto (a round 1-2-5 length) */
+		char title[128];       /* "" none; printable ASCII, top-left */
+		float color[3];        /* display RGB in [0, 1] of the text and bar */
+		int size;              /* font scale (pixels per font pixel); 0: from the height */
+	} overlay;
+
 	struct {
 		int frames;            /* >= 1 */
 		int fps;               /* 1..240 */

@@ -61,7 +61,8 @@ static int put_value(FILE *f, const struct scene_key *k, const struct scene *sc,
 		break;
 	case SKEY_NUM_OR_WORD:
 		if (*(const int *)((const char *)sc + k->has_off)) {
-			fputs(k->names[0], f);
+			/* word i + 1 of names (every such key has one word or a few) */
+			fputs(k->names[*(const int *)((const char *)sc + k->has_off) - 1], f);
 		} else {
 			scene_fmt_double(*(const double *)p, buf, sizeof(buf));
 			fputs(buf, f);

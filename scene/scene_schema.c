@@ -38,6 +38,8 @@ static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast",
 					   "fast", "medium", "slow", "slower", "veryslow",
 					   "placebo", NULL};
 static const char *const depth_names[] = {"8", "16", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const scale_bar_words[] = {"none", "auto", NULL};
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -288,6 +290,25 @@ const struct scene_key scene_schema[] = {
 		 "(stars + diffuse x smooth) / (1 + diffuse), total light kept (0: off)"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
+
+	MAPKEY("overlay", "text and a scale bar drawn into the frame (all off by default)"),
+	{.path = "overlay.time", .type = SKEY_ENUM, SC(overlay.time), .names = bool_names,
+	 .def = "false", .type_doc = "false | true",
+	 .help = "elapsed time in the scene's units, top-right (\"t = 450 Myr\", nbody \"t = 12.5\")"},
+	{.path = "overlay.scale_bar", .type = SKEY_NUM_OR_WORD, SC(overlay.scale_bar), .lo = 0,
+	 .hi = H, .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, overlay.scale_bar_word),
+	 .names = scale_bar_words, .def = "none", .type_doc = "number > 0 | none | auto",
+	 .help = "bar at bottom-right of this length (scene units, seen at the camera's target "
+		 "distance), labelled; auto: a round 1-2-5 length near 20% of the frame width"},
+	{.path = "overlay.title", .type = SKEY_STRING, SC(overlay.title), .def = "\"\"",
+	 .type_doc = "text (printable ASCII, < 128)", .help = "title drawn top-left (\"\": none)"},
+	{.path = "overlay.color", .type = SKEY_COLOR, SC(overlay.color), .lo = 0, .hi = 1,
+	 .def = "[1, 1, 1]", .type_doc = "[r, g, b], each in [0, 1]",
+	 .help = "display colour of the text and the bar (each gets a dark outline)"},
+	{.path = "overlay.size", .type = SKEY_INT, SC(overlay.size), .lo = 0, .hi = 64, .def = "0",
+	 .type_doc = "integer in [0, 64]",
+	 .help = "font scale: screen pixels per font pixel (glyphs 5x7 + 2 descender rows); 0: "
+		 "max(1, (height + 150) / 300)"},
 
 	MAPKEY("output", "what is written (an empty path writes nothing)"),
 	{.path = "output.frames", .type = SKEY_INT, SC(output.frames), .lo = 1, .hi = 1e7,

@@ -28,8 +28,9 @@ enum skey_type {
 	SKEY_NAME,      /* char[size], [A-Za-z0-9_-]+ */
 	SKEY_STRING,    /* char[size], any text (paths; null = "") */
 	SKEY_WORD,      /* char[size], one of names (x264 presets) */
-	SKEY_NUM_OR_WORD, /* a number, or the one word names[0] (*has_off set to 1):
-			  * render.smoothing: adaptive, render.exposure: auto */
+	SKEY_NUM_OR_WORD, /* a number (*has_off 0), or word i of names (*has_off
+			  * i + 1): render.smoothing: adaptive, render.exposure: auto,
+			  * overlay.scale_bar: none | auto */
 };
 
 enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };

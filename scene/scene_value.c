@@ -390,22 +390,28 @@ static int set_integer(const struct scene_errctx *ec, const struct scene_key *k,
 	return 0;
 }
 
-/* An SKEY_NUM_OR_WORD value: a number (*AUX = 0), or the word k->names[0]
- * (*AUX = 1; the number keeps its value). */
+/* An SKEY_NUM_OR_WORD value: a number (*AUX = 0), or word i of k->names
+ * (*AUX = i + 1; the number keeps its value). */
 static int set_num_or_word(const struct scene_errctx *ec, const struct scene_key *k,
 			 const struct ynode *v, const char *path, void *dst, int *aux)
 {
 	const char *why = NULL;
 	double d;
-	char got[160], want[160];
-	if (v && v->kind == YNODE_SCALAR && strcmp(v->text, k->names[0]) == 0) {
-		*aux = 1;
-		return 0;
+	char got[160], want[160], words[160];
+	for (int i = 0; v && v->kind == YNODE_SCALAR && k->names[i]; i++) {
+		if (strcmp(v->text, k->names[i]) == 0) {
+			*aux = i + 1;
+			return 0;
+		}
 	}
 	if (scalar_to_double(v, &d, &why) || !in_range(k, d)) {
 		describe_range(k, 0, want, sizeof(want));
-		return scene_fail(ec, v, path, "expected %s or the word %s, got %s%s%s%s", want,
-				  k->names[0], yaml_tree_describe(v, got, sizeof(got)), why ? " (" : "",
+		size_t o = (size_t)snprintf(words, sizeof(words), "%s %s",
+					    k->names[1] ? "one of the words" : "the word", k->names[0]);
+		for (int i = 1; k->names[i] && o < sizeof(words); i++)
+			o += (size_t)snprintf(words + o, sizeof(words) - o, ", %s", k->names[i]);
+		return scene_fail(ec, v, path, "expected %s or %s, got %s%s%s%s", want, words,
+				  yaml_tree_describe(v, got, sizeof(got)), why ? " (" : "",
 				  why ? why : "", why ? ")" : "");
 	}
 	*(double *)dst = d;

@@ -848,6 +848,109 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 }
 END_TEST
 
+/* overlay.*: the GPU composites the CPU's codes (render_overlay_build) in
+ * its tone map exactly as render_overlay_apply: ink pixels are the colour,
+ * bit for bit; outline pixels the GPU's own value >> 2; every other pixel
+ * is the GPU frame without the overlay, byte for byte; the CPU frame with
+ * the overlay is within the usual 1 LSB (2 end to end); RGB8 and YUV come
+ * from the composited RGB16; a frame queued without gpu_render_overlay has
+ * none (the staging is used once). */
+static void expect_gpu_overlay(const struct render_overlay *ov, const uint16_t *plain,
+			       const uint16_t *g)
+{
+	long ink = 0, shade = 0;
+	for (int j = 0; j < H; j++) {
+		for (int i = 0; i < W; i++) {
+			int code = 0;
+			for (int b = 0; b < ov->nbox && !code; b++) {
+				const struct render_overlay_box *x = &ov->box[b];
+				if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
+					code = ov->code[x->off + (size_t)(j - x->y) * x->w + (i - x->x)];
+			}
+			for (int c = 0; c < 3; c++) {
+				size_t k = 3 * ((size_t)j * W + i) + c;
+				int want = code == RENDER_OVERLAY_INK ? ov->ink[c]
+					 : code == RENDER_OVERLAY_SHADE ? plain[k] >> 2 : plain[k];
+				ck_assert_msg(g[k] == want, "overlay pixel (%d, %d) ch %d code %d: gpu %d want %d",
+					      i, j, c, code, g[k], want);
+			}
+			ink += code == RENDER_OVERLAY_INK;
+			shade += code == RENDER_OVERLAY_SHADE;
+		}
+	}
+	ck_assert_int_gt(ink, 50);
+	ck_assert_int_gt(shade, ink);
+}
+
+START_TEST(overlay_matches_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 3);
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->simulation.dt = 0.01;
+	sc->simulation.steps_per_frame = 10;
+	sc->overlay.time = 1;
+	sc->overlay.scale_bar_word = 2; /* auto */
+	snprintf(sc->overlay.title, sizeof sc->overlay.title, "GPU");
+	sc->overlay.color[0] = 1.0f, sc->overlay.color[1] = 0.7f, sc->overlay.color[2] = 0.2f;
+	struct render_overlay ov;
+	memset(&ov, 0, sizeof ov);
+	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
+	ck_assert_int_eq(ov.nbox, 3);
+	const size_t nv = (size_t)W * H * 3;
+	struct render_image img;
+	cpu_hdr(sc, &st, &cam_std, &img);
+	uint16_t *c16 = malloc(nv * sizeof *c16), *g0 = malloc(nv * sizeof *g0);
+	render_tonemap(sc, &img, c16);
+	render_overlay_apply(&ov, W, H, c16);
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	struct gpu_render_host_frame f;
+	/* the same HDR image: without, then with the overlay */
+	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	memcpy(g0, f.rgb16, nv * sizeof *g0);
+	ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
+	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
+	expect_gpu_overlay(&ov, g0, f.rgb16);
+	int d = max_abs_diff16(f.rgb16, c16, nv);
+	printf("overlay: max |gpu-cpu| = %d LSB\n", d);
+	ck_assert_int_le(d, 1);
+	expect_8bit_outputs(&f);
+	/* slot 1 again, no gpu_render_overlay: no overlay */
+	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 8, 1), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
+	ck_assert(memcmp(f.rgb16, g0, nv * sizeof *g0) == 0);
+	/* end to end through gpu_render_frame */
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	memcpy(g0, f.rgb16, nv * sizeof *g0);
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 1), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
+	expect_gpu_overlay(&ov, g0, f.rgb16);
+	d = max_abs_diff16(f.rgb16, c16, nv);
+	printf("overlay end to end: max |gpu-cpu| = %d LSB\n", d);
+	ck_assert_int_le(d, 2);
+	gpu_render_free(&gr);
+	render_overlay_free(&ov);
+	render_image_free(&img);
+	free(c16);
+	free(g0);
+	free(sc);
+	sim_state_free(&st);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_render");
@@ -874,6 +977,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, adaptive_h_matches_cpu_twin);
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
 	tcase_add_test(tc, diffuse_and_h_cap_match_cpu);
+	tcase_add_test(tc, overlay_matches_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }
