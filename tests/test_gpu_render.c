@@ -792,6 +792,7 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 			sc->render.style = SCENE_STYLE_STARS;
 			sc->render.psf_fwhm = 1.5;
 			sc->render.diffuse = 0.3;
+			sc->render.diffuse_smoothing = SCENE_DIFFUSE_ADAPTIVE;
 		}
 		struct sim_state st;
 		memset(&st, 0, sizeof st);
@@ -848,6 +849,52 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 }
 END_TEST
 
+/* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
+ * render_stars_diffuse_screen): the stars over their pyramid-smoothed
+ * layer on a 256 x 160 frame (levels 1..3), a dense core and a sparse
+ * field, two cameras, k = 16 and 64, within the HDR tolerance; and the
+ * layer did change the stars image (the same frame without it differs). */
+START_TEST(screen_diffuse_matches_cpu)
+{
+	const int w = 256, h = 160, ks[2] = {16, 64};
+	for (int kk = 0; kk < 2; kk++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.width = w;
+		sc->render.height = h;
+		sc->render.style = SCENE_STYLE_STARS;
+		sc->render.psf_fwhm = 1.5;
+		sc->render.diffuse = 0.3;
+		sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+		sc->render.neighbours = ks[kk];
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		state_fill(&st, 4000, 3000, 17);
+		memset(st.comps[2].color, 0, sizeof st.comps[2].color); /* dark: not counted */
+		float *g = malloc((size_t)w * h * 3 * sizeof *g);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		const struct render_camera *cams[2] = {&cam_std, &cam_side};
+		for (int c = 0; c < 2; c++) {
+			struct render_image img, smooth, plain;
+			ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+			ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
+			ck_assert_int_eq(render_image_alloc(&plain, w, h), 0);
+			ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test, &img, &smooth), 0);
+			ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &plain), 0);
+			ck_assert(memcmp(plain.rgb, img.rgb, (size_t)w * h * 3 * sizeof *g) != 0);
+			gpu_hdr(gr, &st, cams[c], g);
+			expect_hdr_close(g, img.rgb, w, h, ks[kk] == 16 ? "screen diffuse k 16" : "screen diffuse k 64");
+			render_image_free(&img);
+			render_image_free(&smooth);
+			render_image_free(&plain);
+		}
+		gpu_render_free(&gr);
+		free(g);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_render");
@@ -874,6 +921,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, adaptive_h_matches_cpu_twin);
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
 	tcase_add_test(tc, diffuse_and_h_cap_match_cpu);
+	tcase_add_test(tc, screen_diffuse_matches_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }
