@@ -148,7 +148,8 @@ void render_tonemap_gain(const struct scene *sc, const struct render_image *img,
 /* Glow (render.glow > 0; render/glow.c, rule in render/glow_shared.h):
  * in place on the HDR img before tone mapping, light above
  * render_glow_threshold_abs moves (fraction render.glow of the excess)
- * into a halo of 4 blurred scales (sigma 2, 4, 8, 16 px); the image total
+ * into a halo built on a pyramid of 2x-downsampled levels (cells of 2, 4,
+ * 8, 16 px; rms spread ~16 px about a point); the image total
  * is kept up to float rounding. render.glow 0, or no pixel above the
  * threshold: img untouched. 0 or NB_ERUNTIME (out of memory). */
 int render_glow(const struct scene *sc, struct render_image *img);
