@@ -142,7 +142,7 @@ static inline RENDER_PYR_HD size_t render_pyr_layout(int w, int h, int nch, int 
  * black; bodies drawn black, like the default scene's dark halos, count
  * nowhere):
  *  1. Levels l = 1 .. Lmax, Lmax = render_diffuse_lmax(h) (cells of 2 px
- *     up to ~h / 16 px): S_l, C_l the pyramid sums (down), SB_l, CB_l
+ *     up to ~h / 64 px): S_l, C_l the pyramid sums (down), SB_l, CB_l
  *     their blurs (x then y).
  *  2. Per pixel p: n_l(p) = RENDER_DIFFUSE_AREA * (bilinear sample of CB_l
  *     at p), the bodies in the disc of radius 2 sigma_l around p, sigma_l^2
@@ -167,11 +167,16 @@ static inline RENDER_PYR_HD size_t render_pyr_layout(int w, int h, int nch, int 
 #define RENDER_DIFFUSE_AREA (5.0 * 3.14159265358979323846)
 
 /* Coarsest level: the largest l in [1, RENDER_DIFFUSE_MAX_LEVELS] with
- * 2^l <= max(2, h / 16), so the widest smoothing is ~h / 10 px rms. */
+ * 2^l <= max(2, h / RENDER_DIFFUSE_CAP_DIV): the widest smoothing is
+ * 1.58 x 2^l px rms (25 px at 1080p, 50 px at 4K), the same share of the
+ * frame at any size. It caps the spread of sparse bodies as render.h_cap
+ * does for the adaptive layer: without it (h / 16 tried) a lone star in a
+ * tail lit a square of ~160 px at 720p, and the frame fogged. */
+#define RENDER_DIFFUSE_CAP_DIV 64
 static inline RENDER_PYR_HD int render_diffuse_lmax(int h)
 {
 	int l = 1;
-	while (l < RENDER_DIFFUSE_MAX_LEVELS && (2 << l) * 16 <= h)
+	while (l < RENDER_DIFFUSE_MAX_LEVELS && (2 << l) * RENDER_DIFFUSE_CAP_DIV <= h)
 		l++;
 	return l;
 }

@@ -851,12 +851,12 @@ END_TEST
 
 /* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
  * render_stars_diffuse_screen): the stars over their pyramid-smoothed
- * layer on a 256 x 160 frame (levels 1..3), a dense core and a sparse
+ * layer on a 768 x 512 frame (levels 1..3), a dense core and a sparse
  * field, two cameras, k = 16 and 64, within the HDR tolerance; and the
  * layer did change the stars image (the same frame without it differs). */
 START_TEST(screen_diffuse_matches_cpu)
 {
-	const int w = 256, h = 160, ks[2] = {16, 64};
+	const int w = 768, h = 512, ks[2] = {16, 64};
 	for (int kk = 0; kk < 2; kk++) {
 		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 		sc->render.width = w;

@@ -91,8 +91,8 @@ START_TEST(layer_keeps_the_stars_light)
 }
 END_TEST
 
-#define FW 384
-#define FH 256 /* render_diffuse_lmax: 4 (cells up to 16 px) */
+#define FW 768
+#define FH 512 /* render_diffuse_lmax: 3 (cells up to 8 px) */
 
 /* Bodies on a fraction p = 0.05 of the pixels, k = 32. The level-l kernel
  * (cell c = 2^l) has a per-axis variance of 1.25 c^2, so an effective area
@@ -130,10 +130,11 @@ START_TEST(uniform_field_gives_uniform_layer)
 	ck_assert_close(mean, p, 0, 0.05);
 	ck_assert_double_lt(rstd, bound);
 	/* No blocks: the mean at each position inside an 8 px cell is the
-	 * overall mean within 2.5 standard errors. A phase mean averages the
-	 * interior's ~46000 / 64 pixels, but the layer is correlated over one
-	 * kernel area (5 pi 4^2.5 ~ 500 px), so it holds ~90 independent
-	 * values: standard error rstd / 9.5, bound rstd / 4. */
+	 * overall mean within a few standard errors. A phase mean averages the
+	 * interior's ~280000 / 64 pixels, but the layer is correlated over one
+	 * kernel area (5 pi 4^2.5 ~ 500 px), so it holds ~560 independent
+	 * values: standard error rstd / 24; bound rstd / 4 (6 errors: the
+	 * phase means are not independent either). */
 	double worst = 0;
 	for (int a = 0; a < 8; a++)
 		for (int b = 0; b < 8; b++)
@@ -147,7 +148,7 @@ START_TEST(uniform_field_gives_uniform_layer)
 }
 END_TEST
 
-/* rms radius of the layer of one body of light 1 at pixel (192, 128) on a
+/* rms radius of the layer of one body of light 1 at pixel (384, 256) on a
  * field of density p (the body's own light as the stars image, the field's
  * counts, the body counted too). */
 static double lone_rms(double p)
@@ -160,7 +161,7 @@ static double lone_rms(double p)
 	float *c1 = malloc((size_t)(FW / 2) * (FH / 2) * sizeof *c1);
 	field(&s, c1, p, 33);
 	memset(s.rgb, 0, (size_t)FW * FH * 3 * sizeof(float));
-	const int ci = 192, cj = 128;
+	const int ci = FW / 2, cj = FH / 2;
 	for (int c = 0; c < 3; c++)
 		s.rgb[3 * ((size_t)cj * FW + ci) + c] = 1.0f;
 	c1[(size_t)(cj / 2) * (FW / 2) + ci / 2] += 1.0f;
