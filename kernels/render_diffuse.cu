@@ -80,13 +80,20 @@ __global__ void dd_blur(const float *in, float *out, int gw, int gh, int nch, in
 		render_pyr_blur_cell(in, out, gw, gh, nch, along_x, I, J);
 }
 
+/* The levels' table goes to shared memory: render_diffuse_pixel indexes it
+ * by a run-time level, which a kernel parameter would turn into a
+ * per-thread local copy. */
 __global__ void dd_layer(struct render_diffuse_levels L, float *out, int w, int h)
 {
+	__shared__ struct render_diffuse_levels sL;
+	if (threadIdx.x == 0)
+		sL = L;
+	__syncthreads();
 	int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
 	if (i >= w)
 		return;
 	double v[3];
-	render_diffuse_pixel(&L, i, j, v);
+	render_diffuse_pixel(&sL, i, j, v);
 	float *o = out + 3 * ((size_t)j * w + i);
 	for (int c = 0; c < 3; c++)
 		o[c] = (float)v[c];
