@@ -10,11 +10,12 @@
  *  3. gw_down per cell of levels 2..4; from level 4 down to 1, gw_blur
  *     along x (5 taps) and gw_blur_add along y (5 taps) plus the bilinear
  *     sample of the coarser level's U;
- *  4. the halo's sum (per pixel, the bilinear sample of U_1, reduced as 1),
- *     then gw_apply per pixel: += k * that sample.
- * Full-resolution traffic: ~4 passes of 12 bytes per pixel (sum, extract
- * read+write, apply read+write), the halo sum reading only the quarter-size
- * U_1; the blurs and sums touch 1/4 + 1/16 + ... of the pixels. Memory:
+ *  4. the halo's sum (on level 1, U_1 weighted by the upsample's edge
+ *     shares, reduced as 1), then gw_apply per pixel: += k * the bilinear
+ *     sample of U_1 / 4.
+ * Full-resolution traffic: 3 passes of 12 bytes per pixel (sum, extract
+ * read+write, apply read+write); the blurs and sums touch 1/4 + 1/16 + ...
+ * of the pixels. Memory:
  * the pyramid (1/3 of the image) and one level-1 scratch (1/4). */
 #include "render_internal.cuh"
 #include "../render/glow_shared.h"
@@ -99,19 +100,19 @@ __global__ void gw_blur_add(const float *in, float *out, int gw, int gh, const f
 		o[k] = (float)(o[k] + 0.25 * v[k]);
 }
 
-/* Partial sums of the halo (glow.c's glow_halo_sum, per pixel). */
+/* Partial sums of the halo (glow.c's glow_halo_sum: U_1 weighted by the
+ * upsample's edge shares), grid-stride over the level-1 cells. */
 __global__ void __launch_bounds__(GR_THREADS) gw_halo_part(const float *u1, int gw, int gh, int w,
 							   int h, double *part)
 {
 	__shared__ double sh[GR_THREADS];
 	double s = 0.0;
-	size_t npix = (size_t)w * h;
-	for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < npix;
-	     p += (size_t)gridDim.x * blockDim.x) {
-		double v[3];
-		render_pyr_sample(u1, gw, gh, 3, 2, (int)(p % w), (int)(p / w), v);
-		s += (double)(float)(0.25 * v[0]) + (double)(float)(0.25 * v[1]) +
-		     (double)(float)(0.25 * v[2]);
+	size_t ncell = (size_t)gw * gh;
+	for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < ncell;
+	     k += (size_t)gridDim.x * blockDim.x) {
+		const int I = (int)(k % gw), J = (int)(k / gw);
+		const float *v = u1 + 3 * k;
+		s += ((double)v[0] + v[1] + v[2]) * render_glow_share(I, gw, w) * render_glow_share(J, gh, h);
 	}
 	s = gr_block_sum(s, sh);
 	if (threadIdx.x == 0)

@@ -58,21 +58,19 @@ static void glow_pyramid(struct glow_pyr *p)
 	}
 }
 
-/* Sum of the halo over the pixels (the bilinear upsample of U_1 / 4). */
+/* Sum of the halo over the pixels, from U_1 (glow_shared.h step 4). */
 static double glow_halo_sum(const struct glow_pyr *p, int w, int h)
 {
 	const float *u1 = p->buf + p->off[1];
+	int gw = p->gw[1], gh = p->gh[1];
 	double s = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-	for (int j = 0; j < h; j++) {
-		double row = 0.0;
-		for (int i = 0; i < w; i++) {
-			double v[3];
-			render_pyr_sample(u1, p->gw[1], p->gh[1], 3, 2, i, j, v);
-			row += (double)(float)(0.25 * v[0]) + (double)(float)(0.25 * v[1]) +
-			       (double)(float)(0.25 * v[2]);
+	for (int J = 0; J < gh; J++) {
+		double row = 0.0, sy = render_glow_share(J, gh, h);
+		for (int I = 0; I < gw; I++) {
+			const float *v = u1 + 3 * ((size_t)J * gw + I);
+			row += ((double)v[0] + v[1] + v[2]) * render_glow_share(I, gw, w);
 		}
-		s += row;
+		s += row * sy;
 	}
 	return s;
 }

@@ -19,13 +19,17 @@
  *     the halo at pixel p is up(U_1)(p) / 4. Every level carries all of
  *     e, so each scale gets an equal share of the halo's light, as the
  *     average of Gaussians of sigma ~2.5, 5, 10 and 20 px would (per-axis
- *     variance of level l about 4^l (1/12 + 1 + 1/6) px^2, plus the
- *     coarser levels' upsampling). Cost: the full-resolution image is read
- *     and written about four times in all (threshold sum, extraction with
- *     the first 2x2 sum, halo sum, apply); everything else is on grids of
- *     1/4 of the pixels or fewer.
+ *     variance of level l 4^l plus 3/16 4^m for each 2x upsample from
+ *     level m = l .. 1, tests/test_render_glow.c). Cost: the
+ *     full-resolution image is passed over three times in all (threshold
+ *     sum, extraction with the first 2x2 sum, apply); everything else is
+ *     on grids of 1/4 of the pixels or fewer.
  *  4. Energy: the halo is multiplied by (sum of e) / (sum of halo), both
- *     sums in double over the whole image, and added to the pixels. The
+ *     sums in double, and added to the pixels. The sum of the halo is
+ *     taken on level 1 with the upsample's exact weights: each level-1
+ *     cell gives its value to the pixels times render_glow_share along x
+ *     and along y (1, or 1/2 for an edge cell hanging over an odd size),
+ *     so no full-resolution pass is needed for it. The
  *     total light is therefore unchanged up to float rounding (the factor
  *     is 1 up to rounding except where odd sizes make an edge cell of a
  *     coarser level hang over the frame and lose a share in the upsample).
@@ -49,6 +53,16 @@
 static inline RENDER_GLOW_HD double render_glow_excess(double y, double thr)
 {
 	return y > thr && y > 0 ? (y - thr) / y : 0.0;
+}
+
+/* Share of level-1 cell I (of nc = ceil(n / 2)) that the bilinear 2x
+ * upsample (render_pyr_coord, clamped) puts inside n pixels, divided by
+ * the 2 pixels it covers: 1, except 1/2 for the last cell when n is odd
+ * (worked out pixel by pixel: interior cells get weights 1/4, 3/4, 3/4,
+ * 1/4; the first and last cells 1, 3/4, 1/4; a half cell 3/4, 1/4). */
+static inline RENDER_GLOW_HD double render_glow_share(int I, int nc, int n)
+{
+	return (I == nc - 1 && (n & 1)) ? 0.5 : 1.0;
 }
 
 /* Step 2 fused with the first 2x2 sum, for level-1 cell (I, J) of a w x h
