@@ -8,9 +8,12 @@
  * there are no smoothing lengths: render_stars_splat draws each body
  * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
  * h are kept as above for the smooth layer under the stars
- * (render_stars_diffuse). render.glow (render_glow) acts on the HDR image
- * before the exposure and the tone map. The overlay (overlay.*) is
- * composited into the tone-mapped 16-bit frame (render_overlay_apply). */
+ * (render_stars_diffuse) with render.diffuse_smoothing: adaptive; with
+ * screen (the default) the layer is made from the stars image itself on
+ * every frame (render_stars_diffuse_screen), no h. render.glow
+ * (render_glow) acts on the HDR image before the exposure and the tone
+ * map. The overlay (overlay.*) is composited into the tone-mapped 16-bit
+ * frame (render_overlay_apply). */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -46,7 +49,9 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->h_frame = f;
 	}
 	render_image_clear(&r->img);
-	if (r->smooth.rgb)
+	if (r->smooth.rgb && sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN)
+		rc = render_stars_diffuse_screen(sc, cam, r->st, r->u, &r->img, &r->smooth);
+	else if (r->smooth.rgb)
 		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
 		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
@@ -124,7 +129,8 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 	int stars = sc->render.style == SCENE_STYLE_STARS, diffuse = stars && sc->render.diffuse > 0;
 	if (diffuse && render_image_alloc(&r->smooth, sc->render.width, sc->render.height))
 		goto fail;
-	if (((sc->render.smoothing_adaptive && !stars) || diffuse) &&
+	int knn = diffuse && sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE;
+	if (((sc->render.smoothing_adaptive && !stars) || knn) &&
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;

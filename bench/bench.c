@@ -29,7 +29,9 @@ static const struct {
 	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG",
 	 "[--sizes 1080p,4k,WxH] [--n 100000,1000000] [--repeats 5] [--dir /tmp]"},
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
-	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e]"},
+	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
+	 "[--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear] [--exposure auto|X] "
+	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X]"},
 	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
 	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };

@@ -21,7 +21,28 @@
  *             hundred central tiles (the atomics' worst case).
  *
  *   nbody-bench render [--sizes 1080p,4k] [--n 1000000,10000000] [--repeats 5]
- *                      [--png DIR] [--e2e]
+ *                      [--png DIR] [--e2e] [--scenes scene,galaxies,core]
+ *                      [--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear]
+ *                      [--exposure auto|X] [--glow X] [--diffuse X]
+ *                      [--diffuse-smoothing screen|adaptive] [--h-cap X]
+ *
+ * The look (issue 14): --look is --style stars --tonemap filmic --exposure
+ * auto --glow 0.3 --diffuse 0.3 --diffuse-smoothing screen (later options
+ * override; --h-cap 2 goes with --diffuse-smoothing adaptive). With any
+ * look option each scene and size gives one row (tiled), drawn with that
+ * look on top of the scene's own settings, every per-frame quantity
+ * recomputed every frame (adaptive h included: adaptive_every 1), and the
+ * table splits the GPU time by stage:
+ *   adaptive  the 3D k-nearest-neighbour h (diffuse-smoothing adaptive only)
+ *   stars     the splat (stars PSF; the smooth splat for style smooth or the
+ *             adaptive diffuse layer's splat)
+ *   diffuse   the diffuse layer after it (screen: counts were made by the
+ *             stars splat; pyramid, per-pixel level, mix; adaptive: the
+ *             stars splat and the mix)
+ *   glow      the glow pyramid (threshold sum, extraction, levels, apply)
+ *   expo      auto exposure: luminance histogram and the percentile step
+ *   tone      total light, tone curve, conversions (YUV420P)
+ *   copy      YUV planes to pinned host memory (own stream, overlaps)
  *
  * --e2e then runs `nbody-bench e2e` (bench/e2e.c): the default scene end to
  * end, frames per second, beside the simulation alone and x264 alone.
@@ -192,6 +213,7 @@ static struct render_camera rb_turn(const struct render_camera *c, double deg)
 struct rb_row {
 	double adaptive, splat, tone, copy, gpu, wall;
 	double pairs;
+	double stars, diffuse, glow, expo, tone_only; /* the look's stages */
 };
 
 /* Time reps frames (after one warm-up) of st through cam. */
@@ -199,7 +221,7 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 		   const struct render_camera *cam, enum gpu_render_method m, int reps,
 		   struct rb_row *row)
 {
-	double v[6][RB_MAX_REPS], pairs = 0;
+	double v[10][RB_MAX_REPS], pairs = 0;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.slots = 2;
@@ -222,6 +244,11 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 		v[2][r] = t.tonemap_ms;
 		v[3][r] = t.copy_ms;
 		v[4][r] = t.total_ms;
+		v[5][r] = t.stars_ms;
+		v[6][r] = t.diffuse_ms;
+		v[7][r] = t.glow_ms;
+		v[8][r] = t.exposure_ms;
+		v[9][r] = t.tone_only_ms;
 		pairs = (double)t.pairs;
 	}
 	/* Wall time with two frames in flight (wait for a slot only before
@@ -242,6 +269,11 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 	row->copy = bench_median(v[3], reps);
 	row->gpu = bench_median(v[4], reps);
 	row->wall = wall;
+	row->stars = bench_median(v[5], reps);
+	row->diffuse = bench_median(v[6], reps);
+	row->glow = bench_median(v[7], reps);
+	row->expo = bench_median(v[8], reps);
+	row->tone_only = bench_median(v[9], reps);
 	row->pairs = pairs;
 	rc = 0;
 cleanup:
@@ -255,6 +287,14 @@ static void rb_print(const char *scene, const char *size, size_t n, const char *
 	printf("| %-8s | %-5s | %5.1fM | %-6s | %-8s | %8.2f | %7.2f | %6.2f | %5.2f | %7.2f | %7.2f | %7.2f |\n",
 	       scene, size, n / 1e6, method, h, r->adaptive, r->splat, r->tone, r->copy, r->gpu,
 	       r->wall, r->pairs / 1e6);
+	fflush(stdout);
+}
+
+static void rb_print_look(const char *scene, const char *size, size_t n, const struct rb_row *r)
+{
+	printf("| %-8s | %-5s | %5.1fM | %8.2f | %6.2f | %7.2f | %5.2f | %5.2f | %5.2f | %5.2f | %6.2f | %6.2f |\n",
+	       scene, size, n / 1e6, r->adaptive, r->stars, r->diffuse, r->glow, r->expo, r->tone_only,
+	       r->copy, r->gpu, r->wall);
 	fflush(stdout);
 }
 
@@ -298,7 +338,76 @@ struct rb_opts {
 	size_t ns[RB_MAX_LIST];
 	int nn, reps, s1080, s4k, e2e;
 	const char *png;
+	int scenes[3]; /* scene, galaxies, core: rows wanted */
+	/* the look: look set when any option below was given */
+	int look, style, tonemap, exposure_auto, diffuse_smoothing;
+	double exposure, glow, diffuse, h_cap;
 };
+
+/* The look's options on top of sc's own render block. */
+static void rb_apply_look(const struct rb_opts *o, struct scene *sc)
+{
+	sc->render.style = (enum scene_style)o->style;
+	sc->render.tonemap = (enum scene_tonemap)o->tonemap;
+	sc->render.exposure_auto = o->exposure_auto;
+	if (!o->exposure_auto && o->exposure > 0)
+		sc->render.exposure = o->exposure;
+	sc->render.glow = o->glow;
+	sc->render.diffuse = o->diffuse;
+	sc->render.diffuse_smoothing = (enum scene_diffuse_smoothing)o->diffuse_smoothing;
+	sc->render.h_cap = o->h_cap;
+	if (!(sc->render.psf_fwhm > 0)) /* the schema's defaults, for the synthetic scenes */
+		sc->render.psf_fwhm = 1.5;
+	if (!(sc->render.white > 0))
+		sc->render.white = 8;
+	if (!(sc->render.glow_threshold > 0))
+		sc->render.glow_threshold = 1;
+	if (!(sc->render.auto_percentile > 0))
+		sc->render.auto_percentile = 99.5;
+	if (!(sc->render.auto_smoothing > 0))
+		sc->render.auto_smoothing = 10;
+}
+
+/* One look option at argv[i] (value in argv[i + 1]); 1 if taken. */
+static int rb_parse_look(int argc, char **argv, int *i, struct rb_opts *o)
+{
+	const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+	if (!strcmp(a, "--look")) {
+		o->look = 1;
+		o->style = SCENE_STYLE_STARS;
+		o->tonemap = SCENE_TONEMAP_FILMIC;
+		o->exposure_auto = 1;
+		o->glow = 0.3;
+		o->diffuse = 0.3;
+		o->diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+		return 1;
+	}
+	if (!v)
+		return 0;
+	if (!strcmp(a, "--style"))
+		o->style = !strcmp(v, "stars") ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
+	else if (!strcmp(a, "--tonemap"))
+		o->tonemap = !strcmp(v, "filmic") ? SCENE_TONEMAP_FILMIC
+			     : !strcmp(v, "log")  ? SCENE_TONEMAP_LOG
+			     : !strcmp(v, "linear") ? SCENE_TONEMAP_LINEAR
+						    : SCENE_TONEMAP_ASINH;
+	else if (!strcmp(a, "--exposure")) {
+		o->exposure_auto = !strcmp(v, "auto");
+		o->exposure = o->exposure_auto ? 0 : atof(v);
+	} else if (!strcmp(a, "--glow"))
+		o->glow = atof(v);
+	else if (!strcmp(a, "--diffuse"))
+		o->diffuse = atof(v);
+	else if (!strcmp(a, "--diffuse-smoothing"))
+		o->diffuse_smoothing = !strcmp(v, "adaptive") ? SCENE_DIFFUSE_ADAPTIVE : SCENE_DIFFUSE_SCREEN;
+	else if (!strcmp(a, "--h-cap"))
+		o->h_cap = atof(v);
+	else
+		return 0;
+	o->look = 1;
+	(*i)++;
+	return 1;
+}
 
 /* Parse ARGV into O. 0, or 2 (bad usage, reported). */
 static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
@@ -316,6 +425,13 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 			o->png = argv[++i];
 		else if (!strcmp(argv[i], "--e2e"))
 			o->e2e = 1;
+		else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
+			const char *s = argv[++i];
+			o->scenes[0] = strstr(s, "scene") != NULL;
+			o->scenes[1] = strstr(s, "galaxies") != NULL;
+			o->scenes[2] = strstr(s, "core") != NULL;
+		} else if (rb_parse_look(argc, argv, &i, o))
+			continue;
 		else {
 			bench_usage(stderr, "render");
 			return 2;
@@ -357,6 +473,24 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 	for (int s = 0; s < 2 && !rc; s++) {
 		if (!sizes[s].on)
 			continue;
+		if (o->look) { /* one row: the look on the scene's own settings */
+			struct scene sc;
+			if (sceneid == 0) {
+				sc = file_sc;
+				sc.render.width = sizes[s].w;
+				sc.render.height = sizes[s].h;
+			} else {
+				rb_scene_defaults(&sc, sizes[s].w, sizes[s].h, sceneid == 2 ? 0.02 : 0.15);
+				sc.render.smoothing_adaptive = 1;
+			}
+			rb_apply_look(o, &sc);
+			struct rb_row row;
+			if (rb_time(&sc, &st, &cam, GPU_RENDER_TILED, o->reps, &row) != 0)
+				rc = 1;
+			else
+				rb_print_look(scname[sceneid], sizes[s].name, n, &row);
+			continue;
+		}
 		for (int a = 0; a < 2 && !rc; a++) {
 			if (sceneid == 2 && a == 1)
 				continue; /* the core case is about deposit contention */
@@ -389,7 +523,8 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 
 int bench_render(int argc, char **argv)
 {
-	struct rb_opts o = {.ns = {1000000, 10000000}, .nn = 2, .reps = 5, .s1080 = 1, .s4k = 1};
+	struct rb_opts o = {.ns = {1000000, 10000000}, .nn = 2, .reps = 5, .s1080 = 1, .s4k = 1,
+			    .scenes = {1, 1, 1}, .tonemap = SCENE_TONEMAP_ASINH};
 	int rc = rb_parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
@@ -400,11 +535,21 @@ int bench_render(int argc, char **argv)
 	}
 	gpu_device_info(name, sizeof name, NULL, NULL);
 	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, o.reps);
-	printf("| scene    | size  |     N  | method | h        | adaptive |   splat |   tone |  copy |     gpu |    wall | pairs M |\n");
-	printf("|----------|-------|--------|--------|----------|---------:|--------:|-------:|------:|--------:|--------:|--------:|\n");
+	if (o.look) {
+		printf("look: style %s, tonemap %d, exposure %s, glow %g, diffuse %g (%s), h_cap %g\n\n",
+		       o.style == SCENE_STYLE_STARS ? "stars" : "smooth", o.tonemap,
+		       o.exposure_auto ? "auto" : "fixed", o.glow, o.diffuse,
+		       o.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE ? "adaptive" : "screen", o.h_cap);
+		printf("| scene    | size  |     N  | adaptive |  stars | diffuse |  glow |  expo |  tone |  copy |    gpu |   wall |\n");
+		printf("|----------|-------|--------|---------:|-------:|--------:|------:|------:|------:|------:|-------:|-------:|\n");
+	} else {
+		printf("| scene    | size  |     N  | method | h        | adaptive |   splat |   tone |  copy |     gpu |    wall | pairs M |\n");
+		printf("|----------|-------|--------|--------|----------|---------:|--------:|-------:|------:|--------:|--------:|--------:|\n");
+	}
 	for (int k = 0; k < o.nn && !rc; k++)
 		for (int sceneid = 0; sceneid < 3 && !rc; sceneid++)
-			rc = rb_scene_rows(&o, k, sceneid);
+			if (o.scenes[sceneid])
+				rc = rb_scene_rows(&o, k, sceneid);
 	if (!rc && o.e2e) {
 		printf("\n");
 		fflush(stdout);

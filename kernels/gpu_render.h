@@ -6,7 +6,9 @@
  * per-body smoothing of render/adaptive.h when render.smoothing is adaptive
  * (render.style: stars: render_stars_splat's PSF instead, no smoothing;
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
- * adaptive smooth layer); render.h_cap caps the adaptive h as
+ * adaptive smooth layer, or with render.diffuse_smoothing: screen,
+ * render_stars_diffuse_screen: over the stars' own light smoothed on a
+ * pyramid, kernels/render_diffuse.cu); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture, after the overlay (gpu_render_overlay: render_overlay_apply's
@@ -141,6 +143,12 @@ int gpu_render_host_frame(const struct gpu_render *gr, int slot, struct gpu_rend
  * conversion (one fused kernel); copy is device -> pinned host. */
 struct gpu_render_timing {
 	double adaptive_ms, splat_ms, tonemap_ms, copy_ms, total_ms;
+	/* splat_ms's parts: the splat itself (stars, or the smooth/adaptive
+	 * one) and the diffuse layer after it (0 without one; with
+	 * diffuse_smoothing adaptive: the stars splat and the mix). tonemap_ms's
+	 * parts: the glow, the auto exposure's histogram and step, and the rest
+	 * (total light, tone curve, conversions). */
+	double stars_ms, diffuse_ms, glow_ms, exposure_ms, tone_only_ms;
 	size_t pairs; /* (body, tile) pairs of the tiled splat, 0 for atomic */
 	int adaptive_done; /* 1 if this frame recomputed h */
 };

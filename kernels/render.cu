@@ -148,6 +148,8 @@ static int gr_create_streams(struct gpu_render *gr)
 		CUDA_CHECK(cudaEventCreate(&gr->ev_t[k]));
 	for (int k = 0; k < 2; k++)
 		CUDA_CHECK(cudaEventCreate(&gr->ev_c[k]));
+	for (int k = 0; k < 4; k++)
+		CUDA_CHECK(cudaEventCreate(&gr->ev_x[k]));
 	return 0;
 }
 
@@ -198,8 +200,10 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->psf_radius = render_stars_radius(gr->psf_sigma);
 	gr->h_cap = sc->render.h_cap;
 	gr->diffuse = gr->stars && sc->render.diffuse > 0 ? sc->render.diffuse : 0.0;
-	/* stars: no h at all, unless for the diffuse layer (always adaptive) */
-	gr->adaptive = (sc->render.smoothing_adaptive && !gr->stars) || gr->diffuse > 0;
+	gr->diffuse_screen = gr->diffuse > 0 && sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
+	/* stars: no h at all, unless for the adaptive diffuse layer */
+	gr->adaptive = (sc->render.smoothing_adaptive && !gr->stars) ||
+		       (gr->diffuse > 0 && !gr->diffuse_screen);
 	gr->neighbours = sc->render.neighbours;
 	gr->ntx = (gr->w + GR_TILE - 1) / GR_TILE;
 	gr->nty = (gr->h + GR_TILE - 1) / GR_TILE;
@@ -209,7 +213,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		gr->key_bits++;
 
 	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
-	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr)) {
+	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
+	    gr_diffuse_alloc(gr)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -231,6 +236,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_tone_free(gr);
 	gr_glow_free(gr);
 	gr_overlay_free(gr);
+	gr_diffuse_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);
@@ -247,7 +253,8 @@ void gpu_render_free(struct gpu_render **grp)
 	cudaFreeHost(gr->h_stage);
 	cudaFree(gr->d_temp);
 	cudaEvent_t evs[] = {gr->ev_consumed, gr->ev_pairs, gr->ev_upload, gr->ev_t[0], gr->ev_t[1],
-			     gr->ev_t[2], gr->ev_t[3], gr->ev_c[0], gr->ev_c[1]};
+			     gr->ev_t[2], gr->ev_t[3], gr->ev_c[0], gr->ev_c[1],
+			     gr->ev_x[0], gr->ev_x[1], gr->ev_x[2], gr->ev_x[3]};
 	for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
 		if (evs[k])
 			cudaEventDestroy(evs[k]);
@@ -305,7 +312,10 @@ static void gr_view_of(const struct gpu_render *gr, const struct render_camera *
  * copy to the host. */
 static int gr_finish(struct gpu_render *gr, int frame, int slot)
 {
-	if (gr_glow(gr) != 0 || gr_tone(gr, slot) != 0)
+	if (gr_glow(gr) != 0)
+		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[1], gr->stream));
+	if (gr_tone(gr, slot) != 0) /* records ev_x[2] after the auto exposure */
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[3], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_planes[slot], gr->stream));
@@ -370,12 +380,15 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
-	if (gr->stars && !(gr->diffuse > 0)) {
+	if (gr->stars && (!(gr->diffuse > 0) || gr->diffuse_screen)) {
 		struct gr_view v;
 		gr_view_of(gr, cam, &v);
 		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
 		gr->last_pairs = 0;
 		if (gr_stars(gr, in, &v) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
+		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
 			return NB_ERUNTIME;
 		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
 		return gr_finish(gr, frame, slot);
@@ -394,6 +407,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
 	if (gr_splat(gr, in, &v, d_h) != 0)
 		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
 	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
@@ -451,17 +465,26 @@ int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t)
 	if (!gr->timed)
 		return 0;
 	CUDA_CHECK(cudaEventSynchronize(gr->ev_c[1]));
-	float ms[5];
+	float ms[5], mx[4];
 	CUDA_CHECK(cudaEventElapsedTime(&ms[0], gr->ev_t[0], gr->ev_t[1]));
 	CUDA_CHECK(cudaEventElapsedTime(&ms[1], gr->ev_t[1], gr->ev_t[2]));
 	CUDA_CHECK(cudaEventElapsedTime(&ms[2], gr->ev_t[2], gr->ev_t[3]));
 	CUDA_CHECK(cudaEventElapsedTime(&ms[3], gr->ev_c[0], gr->ev_c[1]));
 	CUDA_CHECK(cudaEventElapsedTime(&ms[4], gr->ev_t[0], gr->ev_c[1]));
+	CUDA_CHECK(cudaEventElapsedTime(&mx[0], gr->ev_t[1], gr->ev_x[0]));
+	CUDA_CHECK(cudaEventElapsedTime(&mx[1], gr->ev_x[0], gr->ev_t[2]));
+	CUDA_CHECK(cudaEventElapsedTime(&mx[2], gr->ev_t[2], gr->ev_x[1]));
+	CUDA_CHECK(cudaEventElapsedTime(&mx[3], gr->ev_x[3], gr->ev_x[2]));
 	t->adaptive_ms = ms[0];
 	t->splat_ms = ms[1];
 	t->tonemap_ms = ms[2];
 	t->copy_ms = ms[3];
 	t->total_ms = ms[4];
+	t->stars_ms = mx[0];
+	t->diffuse_ms = mx[1];
+	t->glow_ms = mx[2];
+	t->exposure_ms = mx[3];
+	t->tone_only_ms = ms[2] - mx[2] - mx[3];
 	t->pairs = gr->last_pairs;
 	t->adaptive_done = gr->last_adaptive;
 	return 0;
@@ -501,6 +524,7 @@ int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, i
 			      cudaMemcpyHostToDevice));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], gr->stream));
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], gr->stream));
 	return gr_finish(gr, frame, slot);
 }

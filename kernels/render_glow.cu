@@ -1,23 +1,27 @@
 /* render_glow.cu - render.glow on the GPU, in place on gr->d_hdr before the
- * tone map: render/glow.c's meaning, with the formulas of
- * render/glow_shared.h (taps, edge renormalisation, bilinear coordinates,
- * excess) shared with the CPU. One thread per item in every kernel:
+ * tone map: render/glow.c's meaning, with the cell operations of
+ * render/glow_shared.h and render/pyramid_shared.h shared with the CPU.
+ * One thread per item in every kernel:
  *
  *  1. total light (deterministic: GW_BLOCKS grid-stride partials in double,
  *     then one block sums them in order) -> threshold on the device;
- *  2. gw_extract, per pixel: the excess e out of the pixel (one luminance);
- *  3. per scale d = 1, 2, 4, 8: gw_down per cell (box sum of d x d pixels),
- *     gw_blur along x then y per cell (13 taps each), gw_up per pixel (one
- *     bilinear sample added to the halo);
- *  4. sums of e and of the halo (as 1), gw_apply per pixel: += k * halo.
- * Cost per pixel: ~35 taps (2 x 13 at d = 1, a quarter of that at each
- * coarser scale), 4 bilinear samples, and ~11 full-image float passes of
- * 12 bytes (read or written). Four extra w*h*3 float buffers. */
+ *  2. gw_extract per level-1 cell: the excess out of its 2x2 pixels and
+ *     their sum into P_1; the sum of P_1;
+ *  3. gw_down per cell of levels 2..4; from level 4 down to 1, gw_blur
+ *     along x (5 taps) and gw_blur_add along y (5 taps) plus the bilinear
+ *     sample of the coarser level's U;
+ *  4. the halo's sum (on level 1, U_1 weighted by the upsample's edge
+ *     shares, reduced as 1), then gw_apply per pixel: += k * the bilinear
+ *     sample of U_1 / 4.
+ * Full-resolution traffic: 3 passes of 12 bytes per pixel (sum, extract
+ * read+write, apply read+write); the blurs and sums touch 1/4 + 1/16 + ...
+ * of the pixels. Memory:
+ * the pyramid (1/3 of the image) and one level-1 scratch (1/4). */
 #include "render_internal.cuh"
 #include "../render/glow_shared.h"
 #include "../render/tone_shared.h"
 
-#define GW_BLOCKS 256
+#define GW_BLOCKS GR_SUM_BLOCKS
 
 __global__ void __launch_bounds__(GR_THREADS) gw_sum_part(const float *v, size_t n, double *part)
 {
@@ -39,89 +43,104 @@ __global__ void __launch_bounds__(GW_BLOCKS) gw_sum_final(const double *part, do
 		*out = s;
 }
 
-static int gw_sum(struct gpu_render *gr, const float *v, size_t n, double *out)
+int gr_sum_floats(struct gpu_render *gr, const float *v, size_t n, double *part, double *out)
 {
-	gw_sum_part<<<GW_BLOCKS, GR_THREADS, 0, gr->stream>>>(v, n, gr->d_glow_part);
-	gw_sum_final<<<1, GW_BLOCKS, 0, gr->stream>>>(gr->d_glow_part, out);
+	gw_sum_part<<<GW_BLOCKS, GR_THREADS, 0, gr->stream>>>(v, n, part);
+	gw_sum_final<<<1, GW_BLOCKS, 0, gr->stream>>>(part, out);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
 
-/* sums[0] = total light before; sums[1] = sum of e. */
-__global__ void gw_extract(float *hdr, float *e, int w, int h, const double *sums, double scale,
-			   float glow)
+static int gw_sum(struct gpu_render *gr, const float *v, size_t n, double *out)
 {
-	size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (p >= (size_t)w * h)
-		return;
-	/* render_glow_threshold_abs(ref) with ref = RENDER_REF_SCALE * total / (3 w h) */
-	double ref = RENDER_REF_SCALE * sums[0] / (3.0 * (double)w * (double)h);
-	double thr = scale * ref;
-	float *v = hdr + 3 * p;
-	double f = ref > 0 ? render_glow_excess(render_lum709(v[0], v[1], v[2]), thr) : 0.0;
-	for (int c = 0; c < 3; c++) {
-		float x = f > 0 ? (float)(glow * f * v[c]) : 0.0f;
-		e[3 * p + c] = x;
-		v[c] -= x;
-	}
+	return gr_sum_floats(gr, v, n, gr->d_glow_part, out);
 }
 
-__global__ void gw_down(const float *e, int w, int h, int d, float *g, int gw, int gh)
+/* sums[0] = total light before. */
+__global__ void gw_extract(float *hdr, int w, int h, const double *sums, double scale, float glow,
+			   float *p1, int gw, int gh)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I >= gw)
 		return;
-	double s[3] = {0, 0, 0};
-	for (int j = J * d; j < (J + 1) * d && j < h; j++)
-		for (int i = I * d; i < (I + 1) * d && i < w; i++)
-			for (int c = 0; c < 3; c++)
-				s[c] += e[3 * ((size_t)j * w + i) + c];
-	for (int c = 0; c < 3; c++)
-		g[3 * ((size_t)J * gw + I) + c] = (float)s[c];
+	/* render_glow_threshold_abs(ref) with ref = RENDER_REF_SCALE * total / (3 w h) */
+	double ref = RENDER_REF_SCALE * sums[0] / (3.0 * (double)w * (double)h);
+	double thr = ref > 0 ? scale * ref : INFINITY;
+	render_glow_extract_cell(hdr, w, h, thr, glow, p1, gw, I, J);
 }
 
-__global__ void gw_blur(const float *in, float *out, int gw, int gh, int along_x, double inv)
+__global__ void gw_down(const float *fine, int fw, int fh, float *g, int gw, int gh)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I < gw)
-		render_glow_blur_cell(in, out, gw, gh, along_x, inv, I, J);
+		render_pyr_down_cell(fine, fw, fh, g, gw, 3, I, J);
 }
 
-__global__ void gw_up(const float *g, int gw, int gh, int d, double f, float *halo, int w, int h,
-		      int first)
+__global__ void gw_blur(const float *in, float *out, int gw, int gh)
+{
+	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
+	if (I < gw)
+		render_pyr_blur_cell(in, out, gw, gh, 3, 1, I, J);
+}
+
+/* out = blur_y(in); then, with a coarser level c, out += U_{l+1} / 4. */
+__global__ void gw_blur_add(const float *in, float *out, int gw, int gh, const float *c, int cw,
+			    int ch)
+{
+	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
+	if (I >= gw)
+		return;
+	render_pyr_blur_cell(in, out, gw, gh, 3, 0, I, J);
+	if (!c)
+		return;
+	double v[3];
+	render_pyr_sample(c, cw, ch, 3, 2, I, J, v);
+	float *o = out + 3 * ((size_t)J * gw + I);
+	for (int k = 0; k < 3; k++)
+		o[k] = (float)(o[k] + 0.25 * v[k]);
+}
+
+/* Partial sums of the halo (glow.c's glow_halo_sum: U_1 weighted by the
+ * upsample's edge shares), grid-stride over the level-1 cells. */
+__global__ void __launch_bounds__(GR_THREADS) gw_halo_part(const float *u1, int gw, int gh, int w,
+							   int h, double *part)
+{
+	__shared__ double sh[GR_THREADS];
+	double s = 0.0;
+	size_t ncell = (size_t)gw * gh;
+	for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < ncell;
+	     k += (size_t)gridDim.x * blockDim.x) {
+		const int I = (int)(k % gw), J = (int)(k / gw);
+		const float *v = u1 + 3 * k;
+		s += ((double)v[0] + v[1] + v[2]) * render_glow_share(I, gw, w) * render_glow_share(J, gh, h);
+	}
+	s = gr_block_sum(s, sh);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+}
+
+/* sums[1] = removed, sums[2] = halo total. */
+__global__ void gw_apply(float *hdr, const float *u1, int gw, int gh, int w, int h,
+			 const double *sums)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
 	if (i >= w)
 		return;
-	int i0, i1, j0, j1;
-	double tx, ty;
-	render_glow_coord(j, d, gh, &j0, &j1, &ty);
-	render_glow_coord(i, d, gw, &i0, &i1, &tx);
-	const float *a = g + 3 * ((size_t)j0 * gw + i0), *b = g + 3 * ((size_t)j0 * gw + i1);
-	const float *p = g + 3 * ((size_t)j1 * gw + i0), *q = g + 3 * ((size_t)j1 * gw + i1);
-	for (int c = 0; c < 3; c++) {
-		double v = (1 - ty) * ((1 - tx) * a[c] + tx * b[c]) + ty * ((1 - tx) * p[c] + tx * q[c]);
-		float *o = halo + 3 * ((size_t)j * w + i) + c;
-		*o = (first ? 0.0f : *o) + (float)(f * v);
-	}
-}
-
-/* sums[1] = removed, sums[2] = halo total. */
-__global__ void gw_apply(float *hdr, const float *halo, size_t nv, const double *sums)
-{
-	size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (k >= nv)
-		return;
-	float s = sums[2] > 0 ? (float)(sums[1] / sums[2]) : 0.0f;
-	hdr[k] += s * halo[k];
+	float f = sums[2] > 0 ? (float)(sums[1] / sums[2]) : 0.0f;
+	double v[3];
+	render_pyr_sample(u1, gw, gh, 3, 2, i, j, v);
+	float *o = hdr + 3 * ((size_t)j * w + i);
+	for (int c = 0; c < 3; c++)
+		o[c] += f * (float)(0.25 * v[c]);
 }
 
 int gr_glow_alloc(struct gpu_render *gr)
 {
 	if (!(gr->glow > 0))
 		return 0;
-	size_t nv = (size_t)gr->w * gr->h * 3;
-	CUDA_CHECK(cudaMalloc(&gr->d_glow, 4 * nv * sizeof(float)));
+	size_t off[RENDER_GLOW_LEVELS + 2];
+	size_t nf = render_pyr_layout(gr->w, gr->h, 3, RENDER_GLOW_LEVELS, off);
+	CUDA_CHECK(cudaMalloc(&gr->d_glow, (nf + off[2]) * sizeof(float)));
 	CUDA_CHECK(cudaMalloc(&gr->d_glow_part, (GW_BLOCKS + 3) * sizeof(double)));
 	return 0;
 }
@@ -134,37 +153,48 @@ void gr_glow_free(struct gpu_render *gr)
 	gr->d_glow_part = NULL;
 }
 
+static dim3 gw_grid(int gw, int gh)
+{
+	return dim3((unsigned)((gw + GR_THREADS - 1) / GR_THREADS), (unsigned)gh);
+}
+
 int gr_glow(struct gpu_render *gr)
 {
 	if (!(gr->glow > 0))
 		return 0;
 	cudaStream_t st = gr->stream;
 	int w = gr->w, h = gr->h;
-	size_t npix = (size_t)w * h, nv = 3 * npix;
-	float *e = gr->d_glow, *halo = e + nv, *g = halo + nv, *g2 = g + nv;
+	int gw[RENDER_GLOW_LEVELS + 1], gh[RENDER_GLOW_LEVELS + 1];
+	size_t off[RENDER_GLOW_LEVELS + 2];
+	size_t nf = render_pyr_layout(w, h, 3, RENDER_GLOW_LEVELS, off);
+	for (int l = 1; l <= RENDER_GLOW_LEVELS; l++) {
+		gw[l] = render_lod_dim(w, l);
+		gh[l] = render_lod_dim(h, l);
+	}
+	float *buf = gr->d_glow, *tmp = buf + nf;
 	double *sums = gr->d_glow_part + GW_BLOCKS;
 	double exposure = gr->exposure_auto ? 1.0 : gr->exposure;
-	if (gw_sum(gr, gr->d_hdr, nv, sums))
+	if (gw_sum(gr, gr->d_hdr, (size_t)w * h * 3, sums))
 		return NB_ERUNTIME;
-	unsigned nb = (unsigned)((npix + GR_THREADS - 1) / GR_THREADS);
-	gw_extract<<<nb, GR_THREADS, 0, st>>>(gr->d_hdr, e, w, h, sums, gr->glow_threshold / exposure,
-					     (float)gr->glow);
+	gw_extract<<<gw_grid(gw[1], gh[1]), GR_THREADS, 0, st>>>(
+		gr->d_hdr, w, h, sums, gr->glow_threshold / exposure, (float)gr->glow, buf + off[1], gw[1], gh[1]);
 	CUDA_CHECK(cudaGetLastError());
-	double inv = 1.0 / render_glow_tapsum();
-	for (int s = 0; s < RENDER_GLOW_SCALES; s++) {
-		int d = 1 << s, gw = render_lod_dim(w, s), gh = render_lod_dim(h, s);
-		dim3 cg((gw + GR_THREADS - 1) / GR_THREADS, gh), pg((w + GR_THREADS - 1) / GR_THREADS, h);
-		gw_down<<<cg, GR_THREADS, 0, st>>>(e, w, h, d, g, gw, gh);
-		gw_blur<<<cg, GR_THREADS, 0, st>>>(g, g2, gw, gh, 1, inv);
-		gw_blur<<<cg, GR_THREADS, 0, st>>>(g2, g, gw, gh, 0, inv);
-		gw_up<<<pg, GR_THREADS, 0, st>>>(g, gw, gh, d, 1.0 / ((double)d * d * RENDER_GLOW_SCALES),
-						 halo, w, h, s == 0);
-		CUDA_CHECK(cudaGetLastError());
-	}
-	if (gw_sum(gr, e, nv, sums + 1) || gw_sum(gr, halo, nv, sums + 2))
+	if (gw_sum(gr, buf + off[1], off[2] - off[1], sums + 1))
 		return NB_ERUNTIME;
-	gw_apply<<<(unsigned)((nv + GR_THREADS - 1) / GR_THREADS), GR_THREADS, 0, st>>>(gr->d_hdr, halo,
-											  nv, sums);
+	for (int l = 2; l <= RENDER_GLOW_LEVELS; l++)
+		gw_down<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(buf + off[l - 1], gw[l - 1], gh[l - 1],
+									buf + off[l], gw[l], gh[l]);
+	for (int l = RENDER_GLOW_LEVELS; l >= 1; l--) {
+		int top = l == RENDER_GLOW_LEVELS;
+		gw_blur<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(buf + off[l], tmp, gw[l], gh[l]);
+		gw_blur_add<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(
+			tmp, buf + off[l], gw[l], gh[l], top ? NULL : buf + off[l + 1], top ? 0 : gw[l + 1],
+			top ? 0 : gh[l + 1]);
+	}
+	CUDA_CHECK(cudaGetLastError());
+	gw_halo_part<<<GW_BLOCKS, GR_THREADS, 0, st>>>(buf + off[1], gw[1], gh[1], w, h, gr->d_glow_part);
+	gw_sum_final<<<1, GW_BLOCKS, 0, st>>>(gr->d_glow_part, sums + 2);
+	gw_apply<<<gw_grid(w, h), GR_THREADS, 0, st>>>(gr->d_hdr, buf + off[1], gw[1], gh[1], w, h, sums);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

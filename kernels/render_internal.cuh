@@ -86,6 +86,11 @@ struct gpu_render {
 	double h_cap;                   /* render.h_cap (render_adaptive.cu), 0 off */
 	double diffuse;                 /* render.diffuse with stars, 0 off (render.cu) */
 	float *d_smooth;                /* its smooth layer, w*h*3 (NULL when off) */
+	int diffuse_screen;             /* render.diffuse_smoothing: screen (render_diffuse.cu) */
+	float *d_count1;                /* its level-1 body counts, then its pyramids (NULL off) */
+	double *d_dpart;                /* its reductions: partials, then 2 sums */
+	cudaEvent_t ev_x[4];            /* timing: after the splat, after the glow, after the
+					 * auto exposure's histogram and step, before them */
 	double psf_sigma;               /* its PSF, pixels (render_stars_sigma) */
 	int psf_radius;                 /* render_stars_radius(psf_sigma) */
 	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
@@ -140,7 +145,7 @@ struct gpu_render {
 	size_t d_ov_cap;
 
 	/* glow (render_glow.cu; only with glow > 0) */
-	float *d_glow;       /* 4 * w*h*3: excess, halo, two grids */
+	float *d_glow;       /* the pyramid, levels 1..RENDER_GLOW_LEVELS, then a level-1 scratch */
 	double *d_glow_part; /* reduction partials, then 3 sums */
 };
 
@@ -292,6 +297,18 @@ int gr_glow(struct gpu_render *gr);
  * again). gr_overlay_free: at gpu_render_free. */
 int gr_overlay_take(struct gpu_render *gr, int slot, struct gr_overlay *ov);
 void gr_overlay_free(struct gpu_render *gr);
+/* render_glow.cu: *out = the sum of the n floats v (in double, in a fixed
+ * order: GR_SUM_BLOCKS partials into part, then one block), on gr->stream. */
+#define GR_SUM_BLOCKS 256
+int gr_sum_floats(struct gpu_render *gr, const float *v, size_t n, double *part, double *out);
+
+/* render_diffuse.cu: render.diffuse_smoothing: screen (render/diffuse_screen.c's
+ * meaning). gr_stars fills gr->d_count1 (the level-1 counts) when it is
+ * set; gr_diffuse_screen then turns the stars in d_hdr into
+ * (stars + d layer) / (1 + d). */
+int gr_diffuse_alloc(struct gpu_render *gr);
+void gr_diffuse_free(struct gpu_render *gr);
+int gr_diffuse_screen(struct gpu_render *gr);
 
 /* render_tone.cu */
 int gr_tone_alloc(struct gpu_render *gr);

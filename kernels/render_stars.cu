@@ -18,7 +18,9 @@
  * 1.5 px: 16 erf; at most 2 x 26 at 8 px), then (2R + 1)^2 pixels (49 at
  * the default, at most 625) of 3 float atomicAdd each. Dense cores put
  * many bodies on the same pixels, so atomics there contend; this is the
- * simple form, kept obviously equal to the CPU. */
+ * simple form, kept obviously equal to the CPU. With the screen diffuse
+ * layer on, each drawn body inside the frame also adds 1 to its level-1
+ * cell of gr->d_count1 (render_diffuse_counts). */
 #include "render_internal.cuh"
 
 struct gr_stars_args {
@@ -50,7 +52,8 @@ __device__ void gr_stars_weights(double x, double s, int R, double *wk)
 
 /* One thread per body slot: project, weigh, deposit with atomics. */
 __global__ void __launch_bounds__(GR_THREADS)
-gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, int n, float *hdr)
+gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, int n, float *hdr,
+		 float *count1)
 {
 	const int s = blockIdx.x * blockDim.x + threadIdx.x;
 	if (s >= n)
@@ -75,6 +78,11 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 	}
 	if (w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f)
 		return; /* drawn black or brightness 0: nothing, as on the CPU */
+	if (count1 && x >= 0 && x < v.w && y >= 0 && y < v.h) { /* render_diffuse_counts */
+		const int ci = (int)floor(x), cj = (int)floor(y);
+		if (ci < v.w && cj < v.h)
+			atomicAdd(count1 + (size_t)(cj >> 1) * ((v.w + 1) >> 1) + (ci >> 1), 1.0f);
+	}
 	const int R = a.R;
 	if (x + R + 1 < 0 || x - R - 1 >= v.w || y + R + 1 < 0 || y - R - 1 >= v.h)
 		return;
@@ -103,6 +111,10 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 	cudaStream_t st = gr->stream;
 	const int n = (int)in->n;
 	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	float *count1 = gr->diffuse_screen ? gr->d_count1 : NULL; /* render_diffuse.cu's level 1 */
+	if (count1)
+		CUDA_CHECK(cudaMemsetAsync(count1, 0, (size_t)render_lod_dim(gr->w, 1) *
+							  render_lod_dim(gr->h, 1) * sizeof(float), st));
 	if (n > 0) {
 		struct gr_stars_args a;
 		a.v = *v;
@@ -115,7 +127,7 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 		a.sigma = gr->psf_sigma;
 		a.R = gr->psf_radius;
 		gr_stars_deposit<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
-			a, (const float4 *)in->pos4, in->id, n, gr->d_hdr);
+			a, (const float4 *)in->pos4, in->id, n, gr->d_hdr, count1);
 		CUDA_CHECK(cudaGetLastError());
 	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));

@@ -265,6 +265,7 @@ int gr_tone(struct gpu_render *gr, int slot)
 	CUDA_CHECK(cudaGetLastError());
 	tn_sum_final<<<1, TN_PART_BLOCKS, 0, st>>>(gr->d_partial, gr->d_light);
 	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[3], st)); /* timing: auto exposure from here */
 	if (gr->exposure_auto) {
 		const double nvals = 3.0 * (double)gr->w * (double)gr->h;
 		CUDA_CHECK(cudaMemsetAsync(gr->d_hist, 0, RENDER_AUTO_BINS * sizeof(uint32_t), st));
@@ -277,6 +278,7 @@ int gr_tone(struct gpu_render *gr, int slot)
 	}
 	if (gr_overlay_take(gr, slot, &a.ov))
 		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[2], st)); /* timing: auto exposure to here */
 	/* The slot's device buffer is free once its last copy is done. */
 	CUDA_CHECK(cudaStreamWaitEvent(st, gr->ev_done[slot], 0));
 	dim3 grid((unsigned)(((gr->w + 1) / 2 + GR_THREADS - 1) / GR_THREADS), (unsigned)((gr->h + 1) / 2));

@@ -21,7 +21,12 @@ int render_stars_diffuse(const struct scene *sc, const struct render_camera *cam
 		rc = render_stars_splat(sc, cam, st, u, img);
 	if (rc)
 		return rc;
-	const double d = sc->render.diffuse;
+	render_diffuse_mix(sc->render.diffuse, img, smooth);
+	return 0;
+}
+
+void render_diffuse_mix(double d, struct render_image *img, const struct render_image *smooth)
+{
 	const double a = 1.0 / (1.0 + d), b = d / (1.0 + d);
 	const size_t nv = (size_t)img->w * (size_t)img->h * 3;
 	float *p = img->rgb;
@@ -29,5 +34,4 @@ int render_stars_diffuse(const struct scene *sc, const struct render_camera *cam
 #pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < nv; i++)
 		p[i] = (float)((double)p[i] * a + (double)q[i] * b);
-	return 0;
 }

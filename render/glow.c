@@ -1,89 +1,77 @@
 /* glow.c - render.glow on the CPU: light above a threshold bleeds into a
- * soft halo of RENDER_GLOW_SCALES blurred scales, energy kept. The rule is
- * written in render/glow_shared.h, which the GPU (kernels/render_glow.cu)
- * shares. Cost per pixel: one luminance, then per scale s (d = 2^s) one box
- * sum, 2 x 13 taps on a grid of 1/d^2 of the pixels (~35 taps per pixel in
- * all) and one bilinear sample; two full-size float buffers. */
+ * soft halo built on a pyramid of 2x-downsampled levels (cells of 2 to 16
+ * px), energy kept. The rule is written in render/glow_shared.h, which the
+ * GPU (kernels/render_glow.cu) shares. Cost per pixel: one luminance, one
+ * bilinear sample; the blurs (2 x 5 taps) run on grids of 1/4 of the
+ * pixels and fewer (~1/3 of a tap set per pixel in all). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "glow_shared.h"
 #include "render.h"
-#include "tone_shared.h"
 
-/* Box sum of the w x h image e into cells of d x d: g, gw x gh. */
-static void glow_down(const float *e, int w, int h, int d, float *g, int gw, int gh)
-{
-#pragma omp parallel for schedule(static)
-	for (int J = 0; J < gh; J++)
-		for (int I = 0; I < gw; I++) {
-			double s[3] = {0, 0, 0};
-			for (int j = J * d; j < (J + 1) * d && j < h; j++)
-				for (int i = I * d; i < (I + 1) * d && i < w; i++)
-					for (int c = 0; c < 3; c++)
-						s[c] += e[3 * ((size_t)j * w + i) + c];
-			for (int c = 0; c < 3; c++)
-				g[3 * ((size_t)J * gw + I) + c] = (float)s[c];
-		}
-}
+/* The pyramid's grids: level l at buf + off[l], its blur scratch tmp. */
+struct glow_pyr {
+	int gw[RENDER_GLOW_LEVELS + 1], gh[RENDER_GLOW_LEVELS + 1];
+	size_t off[RENDER_GLOW_LEVELS + 2];
+	float *buf, *tmp;
+};
 
-/* One blur pass of the gw x gh grid in -> out, along x (dx = 1) or y. */
 static void glow_blur(const float *in, float *out, int gw, int gh, int along_x)
 {
-	double inv = 1.0 / render_glow_tapsum();
 #pragma omp parallel for schedule(static)
 	for (int J = 0; J < gh; J++)
 		for (int I = 0; I < gw; I++)
-			render_glow_blur_cell(in, out, gw, gh, along_x, inv, I, J);
+			render_pyr_blur_cell(in, out, gw, gh, 3, along_x, I, J);
 }
 
-/* halo += f * the bilinear upsample of grid g (gw x gh cells of d px). */
-static void glow_up_add(const float *g, int gw, int gh, int d, double f, float *halo, int w, int h)
+/* Step 3 after P_1: the coarser sums, the blurs, U_l from the coarsest
+ * level down (in place: level l of buf ends as U_l). */
+static void glow_pyramid(struct glow_pyr *p)
 {
+	for (int l = 2; l <= RENDER_GLOW_LEVELS; l++) {
+		int gw = p->gw[l], gh = p->gh[l];
+		const float *fine = p->buf + p->off[l - 1];
+		float *g = p->buf + p->off[l];
 #pragma omp parallel for schedule(static)
-	for (int j = 0; j < h; j++) {
-		int j0, j1;
-		double ty;
-		render_glow_coord(j, d, gh, &j0, &j1, &ty);
-		for (int i = 0; i < w; i++) {
-			int i0, i1;
-			double tx;
-			render_glow_coord(i, d, gw, &i0, &i1, &tx);
-			const float *a = g + 3 * ((size_t)j0 * gw + i0), *b = g + 3 * ((size_t)j0 * gw + i1);
-			const float *p = g + 3 * ((size_t)j1 * gw + i0), *q = g + 3 * ((size_t)j1 * gw + i1);
-			for (int c = 0; c < 3; c++) {
-				double v = (1 - ty) * ((1 - tx) * a[c] + tx * b[c]) +
-					   ty * ((1 - tx) * p[c] + tx * q[c]);
-				halo[3 * ((size_t)j * w + i) + c] += (float)(f * v);
+		for (int J = 0; J < gh; J++)
+			for (int I = 0; I < gw; I++)
+				render_pyr_down_cell(fine, p->gw[l - 1], p->gh[l - 1], g, gw, 3, I, J);
+	}
+	for (int l = RENDER_GLOW_LEVELS; l >= 1; l--) {
+		int gw = p->gw[l], gh = p->gh[l];
+		float *g = p->buf + p->off[l];
+		glow_blur(g, p->tmp, gw, gh, 1);
+		glow_blur(p->tmp, g, gw, gh, 0);
+		if (l == RENDER_GLOW_LEVELS)
+			continue;
+		const float *c = p->buf + p->off[l + 1];
+#pragma omp parallel for schedule(static)
+		for (int J = 0; J < gh; J++)
+			for (int I = 0; I < gw; I++) {
+				double v[3];
+				render_pyr_sample(c, p->gw[l + 1], p->gh[l + 1], 3, 2, I, J, v);
+				float *o = g + 3 * ((size_t)J * gw + I);
+				for (int k = 0; k < 3; k++)
+					o[k] = (float)(o[k] + 0.25 * v[k]);
 			}
-		}
 	}
 }
 
-/* Step 2: e = glow * f * rgb out of img; returns the sum of e. */
-static double glow_extract(const struct scene *sc, struct render_image *img, double thr, float *e)
+/* Sum of the halo over the pixels, from U_1 (glow_shared.h step 4). */
+static double glow_halo_sum(const struct glow_pyr *p, int w, int h)
 {
-	size_t npix = (size_t)img->w * (size_t)img->h;
-	double removed = 0.0;
-	float glow = (float)sc->render.glow;
-	for (size_t p = 0; p < npix; p++) {
-		float *v = img->rgb + 3 * p;
-		double f = render_glow_excess(render_lum709(v[0], v[1], v[2]), thr);
-		for (int c = 0; c < 3; c++) {
-			float x = f > 0 ? (float)(glow * f * v[c]) : 0.0f;
-			e[3 * p + c] = x;
-			v[c] -= x;
-			removed += x;
-		}
-	}
-	return removed;
-}
-
-static double glow_sum(const float *v, size_t n)
-{
+	const float *u1 = p->buf + p->off[1];
+	int gw = p->gw[1], gh = p->gh[1];
 	double s = 0.0;
-	for (size_t k = 0; k < n; k++)
-		s += v[k];
+	for (int J = 0; J < gh; J++) {
+		double row = 0.0, sy = render_glow_share(J, gh, h);
+		for (int I = 0; I < gw; I++) {
+			const float *v = u1 + 3 * ((size_t)J * gw + I);
+			row += ((double)v[0] + v[1] + v[2]) * render_glow_share(I, gw, w);
+		}
+		s += row * sy;
+	}
 	return s;
 }
 
@@ -92,38 +80,50 @@ int render_glow(const struct scene *sc, struct render_image *img)
 	if (!(sc->render.glow > 0) || !img->rgb)
 		return 0;
 	int w = img->w, h = img->h;
-	size_t nv = (size_t)w * h * 3;
 	double ref = render_tonemap_reference(img);
 	if (!(ref > 0))
 		return 0;
 	double thr = render_glow_threshold_abs(sc, ref);
-	float *e = malloc(nv * sizeof *e), *halo = calloc(nv, sizeof *halo);
-	float *g = malloc(nv * sizeof *g), *g2 = malloc(nv * sizeof *g2);
+	struct glow_pyr p;
+	for (int l = 1; l <= RENDER_GLOW_LEVELS; l++) {
+		p.gw[l] = render_lod_dim(w, l);
+		p.gh[l] = render_lod_dim(h, l);
+	}
+	size_t nf = render_pyr_layout(w, h, 3, RENDER_GLOW_LEVELS, p.off);
+	p.buf = malloc(nf * sizeof *p.buf);
+	p.tmp = malloc((p.off[2] - p.off[1]) * sizeof *p.tmp);
 	int rc = 0;
-	if (!e || !halo || !g || !g2) {
+	if (!p.buf || !p.tmp) {
 		log_error("out of memory for the glow of a %dx%d frame", w, h);
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	double removed = glow_extract(sc, img, thr, e);
+	float glow = (float)sc->render.glow;
+	float *p1 = p.buf + p.off[1];
+#pragma omp parallel for schedule(static)
+	for (int J = 0; J < p.gh[1]; J++)
+		for (int I = 0; I < p.gw[1]; I++)
+			render_glow_extract_cell(img->rgb, w, h, thr, glow, p1, p.gw[1], I, J);
+	double removed = 0.0;
+	for (size_t k = 0; k < p.off[2]; k++)
+		removed += p1[k];
 	if (!(removed > 0))
 		goto cleanup;
-	for (int s = 0; s < RENDER_GLOW_SCALES; s++) {
-		int d = 1 << s, gw = render_lod_dim(w, s), gh = render_lod_dim(h, s);
-		glow_down(e, w, h, d, g, gw, gh);
-		glow_blur(g, g2, gw, gh, 1);
-		glow_blur(g2, g, gw, gh, 0);
-		glow_up_add(g, gw, gh, d, 1.0 / ((double)d * d * RENDER_GLOW_SCALES), halo, w, h);
-	}
-	double hsum = glow_sum(halo, nv);
-	float k = hsum > 0 ? (float)(removed / hsum) : 0.0f;
-	for (size_t i = 0; i < nv; i++)
-		img->rgb[i] += k * halo[i];
+	glow_pyramid(&p);
+	double hsum = glow_halo_sum(&p, w, h);
+	float f = hsum > 0 ? (float)(removed / hsum) : 0.0f;
+#pragma omp parallel for schedule(static)
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++) {
+			double v[3];
+			render_pyr_sample(p1, p.gw[1], p.gh[1], 3, 2, i, j, v);
+			float *o = img->rgb + 3 * ((size_t)j * w + i);
+			for (int c = 0; c < 3; c++)
+				o[c] += f * (float)(0.25 * v[c]);
+		}
 cleanup:
-	free(e);
-	free(halo);
-	free(g);
-	free(g2);
+	free(p.buf);
+	free(p.tmp);
 	return rc;
 }
 

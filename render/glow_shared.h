@@ -1,6 +1,7 @@
 /* glow_shared.h - the formulas of the glow (render.glow, render/glow.c)
  * that the CPU and the GPU (kernels/render_glow.cu) compute alike, written
- * once as static inline functions that compile for both (RENDER_HD).
+ * once as static inline functions that compile for both (RENDER_GLOW_HD);
+ * the pyramid's cell operations are in render/pyramid_shared.h.
  *
  * Rule, on the HDR image before tone mapping (docs/scenes.md, "Glow"):
  *  1. Threshold: T = render.glow_threshold * ref / exposure, ref =
@@ -10,24 +11,28 @@
  *     glow_threshold (v = 1 is where the linear curve reaches white).
  *  2. Excess: per pixel, Y its Rec. 709 luminance, f = max(Y - T, 0) / Y;
  *     e = glow * f * rgb is removed from the pixel (colour kept).
- *  3. Halo: for each of RENDER_GLOW_SCALES scales s (cell size d = 2^s
- *     pixels): the excess image is box-summed into cells of d x d pixels
- *     (ceil(w/d) x ceil(h/d) cells, edge cells hold the in-frame pixels),
- *     blurred by a separable sampled Gaussian of sigma RENDER_GLOW_SIGMA
- *     cells (taps -R..R, R = RENDER_GLOW_RADIUS, weights summing to 1), so
- *     sigma = 2, 4, 8, 16 px, and upsampled bilinearly to the pixels
- *     (render_glow_coord: cell centres at d (I + 1/2), clamped to the edge
- *     cells), divided by d^2 and by the number of scales (their average).
- *  4. Frame edges, renormalisation: a cell's blur weights that would fall
- *     outside the frame are given back to it (each source cell's value is
- *     divided by render_glow_norm, the sum of its in-frame weights), so no
- *     light is blurred off the frame; a star at the edge gets a one-sided,
- *     brighter halo.
- *  5. Energy: the halo is multiplied by (sum of e) / (sum of halo), both
- *     sums in double over the whole image, and added to the pixels. The
- *     total light is therefore unchanged up to float rounding (the global
- *     factor is 1 up to rounding except where partial edge cells, w or h
- *     not a multiple of d, lose a share in the upsample).
+ *  3. Halo from a pyramid (pyramid_shared.h): P_1 = the 2x2 sums of e,
+ *     P_l = the 2x2 sums of P_{l-1} for l = 2 .. RENDER_GLOW_LEVELS (cells
+ *     of 2, 4, 8, 16 px); B_l = P_l blurred by the 5-tap binomial along x
+ *     then y (sigma 1 cell, edge-renormalised); then from the coarsest
+ *     level down, U_L = B_L and U_l = B_l + up(U_{l+1}) / 4 (bilinear);
+ *     the halo at pixel p is up(U_1)(p) / 4. Every level carries all of
+ *     e, so each scale gets an equal share of the halo's light, as the
+ *     average of Gaussians of sigma ~2.5, 5, 10 and 20 px would (per-axis
+ *     variance of level l 4^l plus 3/16 4^m for each 2x upsample from
+ *     level m = l .. 1, tests/test_render_glow.c). Cost: the
+ *     full-resolution image is passed over three times in all (threshold
+ *     sum, extraction with the first 2x2 sum, apply); everything else is
+ *     on grids of 1/4 of the pixels or fewer.
+ *  4. Energy: the halo is multiplied by (sum of e) / (sum of halo), both
+ *     sums in double, and added to the pixels. The sum of the halo is
+ *     taken on level 1 with the upsample's exact weights: each level-1
+ *     cell gives its value to the pixels times render_glow_share along x
+ *     and along y (1, or 1/2 for an edge cell hanging over an odd size),
+ *     so no full-resolution pass is needed for it. The
+ *     total light is therefore unchanged up to float rounding (the factor
+ *     is 1 up to rounding except where odd sizes make an edge cell of a
+ *     coarser level hang over the frame and lose a share in the upsample).
  * Pixels with Y <= T are not touched by step 2; an image without any such
  * pixel is returned bit for bit. */
 #ifndef NB_RENDER_GLOW_SHARED_H
@@ -35,58 +40,14 @@
 
 #include <math.h>
 
+#include "pyramid_shared.h"
+#include "tone_shared.h"
+
 #ifdef __CUDACC__
 #define RENDER_GLOW_HD __host__ __device__
 #else
 #define RENDER_GLOW_HD
 #endif
-
-#define RENDER_GLOW_SCALES 4  /* d = 1, 2, 4, 8 */
-#define RENDER_GLOW_SIGMA 2.0 /* cells */
-#define RENDER_GLOW_RADIUS 6  /* ceil(3 sigma) */
-
-/* Unnormalised weight of tap k. */
-static inline RENDER_GLOW_HD double render_glow_tap(int k)
-{
-	return exp(-(double)(k * k) / (2.0 * RENDER_GLOW_SIGMA * RENDER_GLOW_SIGMA));
-}
-
-/* Sum of the taps over -R..R (the weights are tap / this). */
-static inline RENDER_GLOW_HD double render_glow_tapsum(void)
-{
-	double s = 0.0;
-	for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++)
-		s += render_glow_tap(k);
-	return s;
-}
-
-/* Share of source cell j's normalised weights that land in [0, n): 1 away
- * from the edges. */
-static inline RENDER_GLOW_HD double render_glow_norm(int j, int n)
-{
-	if (j >= RENDER_GLOW_RADIUS && j + RENDER_GLOW_RADIUS < n)
-		return 1.0;
-	double s = 0.0;
-	for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++)
-		if (j + k >= 0 && j + k < n)
-			s += render_glow_tap(k);
-	return s / render_glow_tapsum();
-}
-
-/* Bilinear upsample along one axis: pixel i (centre i + 1/2) between cells
- * *i0 and *i1 (n cells of d pixels) with weight *t on *i1. */
-static inline RENDER_GLOW_HD void render_glow_coord(int i, int d, int n, int *i0, int *i1, double *t)
-{
-	double u = (i + 0.5) / d - 0.5;
-	if (u < 0)
-		u = 0;
-	if (u > n - 1)
-		u = n - 1;
-	int a = (int)floor(u);
-	*i0 = a;
-	*i1 = a + 1 < n ? a + 1 : a;
-	*t = u - a;
-}
 
 /* Fraction of a pixel of luminance y moved out at threshold thr. */
 static inline RENDER_GLOW_HD double render_glow_excess(double y, double thr)
@@ -94,26 +55,37 @@ static inline RENDER_GLOW_HD double render_glow_excess(double y, double thr)
 	return y > thr && y > 0 ? (y - thr) / y : 0.0;
 }
 
-/* Cell (I, J) of one blur pass of the gw x gh grid in -> out, along x
- * (along_x) or y: the taps times inv = 1 / render_glow_tapsum(), each
- * renormalised at the frame edge (render_glow_norm). The CPU and the GPU
- * (one thread per cell) run this same code. */
-static inline RENDER_GLOW_HD void render_glow_blur_cell(const float *in, float *out, int gw, int gh,
-							 int along_x, double inv, int I, int J)
+/* Share of level-1 cell I (of nc = ceil(n / 2)) that the bilinear 2x
+ * upsample (render_pyr_coord, clamped) puts inside n pixels, divided by
+ * the 2 pixels it covers: 1, except 1/2 for the last cell when n is odd
+ * (worked out pixel by pixel: interior cells get weights 1/4, 3/4, 3/4,
+ * 1/4; the first and last cells 1, 3/4, 1/4; a half cell 3/4, 1/4). */
+static inline RENDER_GLOW_HD double render_glow_share(int I, int nc, int n)
 {
-	int n = along_x ? gw : gh, at = along_x ? I : J;
+	return (I == nc - 1 && (n & 1)) ? 0.5 : 1.0;
+}
+
+/* Step 2 fused with the first 2x2 sum, for level-1 cell (I, J) of a w x h
+ * image: the excess out of each of its in-frame pixels (in place), and
+ * their sum into p1 (gw = render_lod_dim(w, 1) cells per row). */
+static inline RENDER_GLOW_HD void render_glow_extract_cell(float *rgb, int w, int h, double thr,
+							    float glow, float *p1, int gw, int I, int J)
+{
 	double s[3] = {0, 0, 0};
-	for (int k = -RENDER_GLOW_RADIUS; k <= RENDER_GLOW_RADIUS; k++) {
-		int src = at + k;
-		if (src < 0 || src >= n)
-			continue;
-		double wk = render_glow_tap(k) * inv / render_glow_norm(src, n);
-		size_t p = along_x ? (size_t)J * gw + src : (size_t)src * gw + I;
-		for (int c = 0; c < 3; c++)
-			s[c] += wk * in[3 * p + c];
-	}
+	for (int j = 2 * J; j < 2 * J + 2 && j < h; j++)
+		for (int i = 2 * I; i < 2 * I + 2 && i < w; i++) {
+			float *v = rgb + 3 * ((size_t)j * w + i);
+			double f = render_glow_excess(render_lum709(v[0], v[1], v[2]), thr);
+			if (!(f > 0))
+				continue;
+			for (int c = 0; c < 3; c++) {
+				float x = (float)(glow * f * v[c]);
+				v[c] -= x;
+				s[c] += x;
+			}
+		}
 	for (int c = 0; c < 3; c++)
-		out[3 * ((size_t)J * gw + I) + c] = (float)s[c];
+		p1[3 * ((size_t)J * gw + I) + c] = (float)s[c];
 }
 
 #endif

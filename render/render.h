@@ -108,6 +108,30 @@ int render_stars_diffuse(const struct scene *sc, const struct render_camera *cam
 			 const struct sim_state *st, const struct sim_units *u,
 			 const double *h_by_body, struct render_image *img,
 			 struct render_image *smooth);
+/* img = (float)(img * (1 / (1 + d)) + smooth * (d / (1 + d))), in double,
+ * value by value (render_stars_diffuse's mix; same sizes). */
+void render_diffuse_mix(double d, struct render_image *img, const struct render_image *smooth);
+/* render.diffuse > 0 with style stars and render.diffuse_smoothing: screen
+ * (render/diffuse_screen.c; the GPU: kernels/render_diffuse.cu), the rule
+ * written in render/pyramid_shared.h: the stars' own light smoothed on an
+ * image pyramid, per pixel over the area that holds render.neighbours
+ * projected drawn bodies, the layer's total equal to the stars' total.
+ * render_diffuse_counts: c1 (render_lod_dim(w, 1) x render_lod_dim(h, 1)
+ * floats, zeroed here) gets the count of drawn bodies (light not black)
+ * whose projection floor(x), floor(y) lies in the frame, per level-1 cell
+ * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the normalised layer
+ * of the stars image with those counts into layer (same size; all zero
+ * when stars holds no light). render_stars_diffuse_screen: img gets
+ * render_stars_splat, smooth the layer, then render_diffuse_mix with d =
+ * render.diffuse. No smoothing lengths. 0 or NB_ERUNTIME (out of memory,
+ * sizes). */
+void render_diffuse_counts(const struct scene *sc, const struct render_camera *cam,
+			   const struct sim_state *st, const struct sim_units *u, float *c1);
+int render_diffuse_layer(const struct scene *sc, const struct render_image *stars, const float *c1,
+			 struct render_image *layer);
+int render_stars_diffuse_screen(const struct scene *sc, const struct render_camera *cam,
+				const struct sim_state *st, const struct sim_units *u,
+				struct render_image *img, struct render_image *smooth);
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
@@ -124,7 +148,8 @@ void render_tonemap_gain(const struct scene *sc, const struct render_image *img,
 /* Glow (render.glow > 0; render/glow.c, rule in render/glow_shared.h):
  * in place on the HDR img before tone mapping, light above
  * render_glow_threshold_abs moves (fraction render.glow of the excess)
- * into a halo of 4 blurred scales (sigma 2, 4, 8, 16 px); the image total
+ * into a halo built on a pyramid of 2x-downsampled levels (cells of 2, 4,
+ * 8, 16 px; rms spread ~16 px about a point); the image total
  * is kept up to float rounding. render.glow 0, or no pixel above the
  * threshold: img untouched. 0 or NB_ERUNTIME (out of memory). */
 int render_glow(const struct scene *sc, struct render_image *img);

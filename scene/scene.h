@@ -44,6 +44,8 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
+/* render.diffuse_smoothing: how the diffuse layer is smoothed */
+enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
 enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH, SCENE_TONEMAP_FILMIC };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
 enum scene_colormap { SCENE_CMAP_MAGMA, SCENE_CMAP_INFERNO, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY };
@@ -163,6 +165,7 @@ struct scene {
 		int adaptive_every;    /* recompute adaptive h every this many frames */
 		double h_cap;          /* adaptive h <= h_cap * median h of the drawn (0: off) */
 		double diffuse;        /* stars: weight of the adaptive smooth layer (0: off) */
+		enum scene_diffuse_smoothing diffuse_smoothing; /* screen (pyramid) or adaptive (3D kNN h) */
 		float background[3];
 	} render;
 

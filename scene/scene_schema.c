@@ -32,6 +32,7 @@ static const char *const mode_names[] = {"components", "density", NULL};
 static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", NULL};
 static const char *const kernel_names[] = {"cubic", "gaussian", NULL};
 static const char *const style_names[] = {"smooth", "stars", NULL};
+static const char *const diffuse_smoothing_names[] = {"screen", "adaptive", NULL};
 static const char *const codec_names[] = {"h264", "h265", NULL};
 static const char *const preview_names[] = {"none", "last", "sheet", NULL};
 static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast", "faster",
@@ -288,6 +289,11 @@ const struct scene_key scene_schema[] = {
 	 .def = "0", .type_doc = "number in [0, 1e6]",
 	 .help = "style stars: weight of a smooth adaptive layer under the stars; the frame is "
 		 "(stars + diffuse x smooth) / (1 + diffuse), total light kept (0: off)"},
+	{.path = "render.diffuse_smoothing", .type = SKEY_ENUM, SC(render.diffuse_smoothing),
+	 .names = diffuse_smoothing_names, .def = "screen", .type_doc = "screen | adaptive",
+	 .help = "diffuse layer: screen: the stars' own light smoothed on an image pyramid over the "
+		 "area holding render.neighbours projected bodies, every frame; adaptive: splat with "
+		 "3D k-nearest-neighbour h"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
 

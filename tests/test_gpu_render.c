@@ -792,6 +792,7 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 			sc->render.style = SCENE_STYLE_STARS;
 			sc->render.psf_fwhm = 1.5;
 			sc->render.diffuse = 0.3;
+			sc->render.diffuse_smoothing = SCENE_DIFFUSE_ADAPTIVE;
 		}
 		struct sim_state st;
 		memset(&st, 0, sizeof st);
@@ -951,6 +952,114 @@ START_TEST(overlay_matches_cpu)
 }
 END_TEST
 
+/* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
+ * render_stars_diffuse_screen): the stars over their pyramid-smoothed
+ * layer on a 768 x 512 frame (levels 1..3), a dense core and a sparse
+ * field, two cameras, k = 16 and 64, within the HDR tolerance; and the
+ * layer did change the stars image (the same frame without it differs). */
+START_TEST(screen_diffuse_matches_cpu)
+{
+	const int w = 768, h = 512, ks[2] = {16, 64};
+	for (int kk = 0; kk < 2; kk++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.width = w;
+		sc->render.height = h;
+		sc->render.style = SCENE_STYLE_STARS;
+		sc->render.psf_fwhm = 1.5;
+		sc->render.diffuse = 0.3;
+		sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+		sc->render.neighbours = ks[kk];
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		state_fill(&st, 4000, 3000, 17);
+		memset(st.comps[2].color, 0, sizeof st.comps[2].color); /* dark: not counted */
+		float *g = malloc((size_t)w * h * 3 * sizeof *g);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		const struct render_camera *cams[2] = {&cam_std, &cam_side};
+		for (int c = 0; c < 2; c++) {
+			struct render_image img, smooth, plain;
+			ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+			ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
+			ck_assert_int_eq(render_image_alloc(&plain, w, h), 0);
+			ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test, &img, &smooth), 0);
+			ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &plain), 0);
+			ck_assert(memcmp(plain.rgb, img.rgb, (size_t)w * h * 3 * sizeof *g) != 0);
+			gpu_hdr(gr, &st, cams[c], g);
+			expect_hdr_close(g, img.rgb, w, h, ks[kk] == 16 ? "screen diffuse k 16" : "screen diffuse k 64");
+			render_image_free(&img);
+			render_image_free(&smooth);
+			render_image_free(&plain);
+		}
+		gpu_render_free(&gr);
+		free(g);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
+/* The issue's look end to end (stars, filmic, auto exposure, glow 0.3,
+ * screen diffuse 0.3) on a 512 x 320 frame: the GPU's 16-bit frame within
+ * 4 LSB of the CPU's render_stars_diffuse_screen, render_glow,
+ * render_auto_exposure and render_tonemap_gain (HDR differences are float
+ * summation order, ~1e-6 relative); and the per-stage timings of the
+ * frame are filled (stars, diffuse, glow and exposure each > 0, their sum
+ * within the frame's total). */
+START_TEST(look_end_to_end_matches_cpu)
+{
+	const int w = 512, h = 320;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.width = w;
+	sc->render.height = h;
+	sc->render.style = SCENE_STYLE_STARS;
+	sc->render.psf_fwhm = 1.5;
+	sc->render.tonemap = SCENE_TONEMAP_FILMIC;
+	sc->render.white = 8;
+	sc->render.exposure_auto = 1;
+	sc->render.auto_percentile = 99.5;
+	sc->render.auto_smoothing = 10;
+	sc->render.glow = 0.3;
+	sc->render.glow_threshold = 0.5;
+	sc->render.diffuse = 0.3;
+	sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 6000, 4000, 23);
+	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	struct gpu_render_host_frame f;
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	struct render_image img, smooth;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
+	ck_assert_int_eq(render_stars_diffuse_screen(sc, &cam_std, &st, &u_test, &img, &smooth), 0);
+	ck_assert_int_eq(render_glow(sc, &img), 0);
+	struct render_auto_state as;
+	memset(&as, 0, sizeof as);
+	render_auto_exposure(sc, &img, &as);
+	uint16_t *c16 = malloc((size_t)w * h * 3 * sizeof *c16);
+	render_tonemap_gain(sc, &img, as.gain, c16);
+	int d = max_abs_diff16(f.rgb16, c16, (size_t)w * h * 3);
+	printf("look end to end: max |gpu-cpu| = %d LSB\n", d);
+	ck_assert_int_le(d, 4);
+	struct gpu_render_timing t;
+	ck_assert_int_eq(gpu_render_last_timing(gr, &t), 0);
+	printf("look stages (ms): stars %.3f diffuse %.3f glow %.3f exposure %.3f tone %.3f total %.3f\n",
+	       t.stars_ms, t.diffuse_ms, t.glow_ms, t.exposure_ms, t.tone_only_ms, t.total_ms);
+	ck_assert(t.stars_ms > 0 && t.diffuse_ms > 0 && t.glow_ms > 0 && t.exposure_ms > 0);
+	ck_assert(t.stars_ms + t.diffuse_ms + t.glow_ms + t.exposure_ms <= t.total_ms);
+	free(c16);
+	render_image_free(&img);
+	render_image_free(&smooth);
+	gpu_render_free(&gr);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_render");
@@ -978,6 +1087,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
 	tcase_add_test(tc, diffuse_and_h_cap_match_cpu);
 	tcase_add_test(tc, overlay_matches_cpu);
+	tcase_add_test(tc, screen_diffuse_matches_cpu);
+	tcase_add_test(tc, look_end_to_end_matches_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }

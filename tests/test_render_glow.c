@@ -5,7 +5,9 @@
  * a pixel of luminance Y above T = glow_threshold * ref / exposure keeps
  * (1 - glow (Y - T) / Y) of its light plus its share of the halo; a single
  * bright pixel spreads into a halo that falls monotonically with distance;
- * images with no pixel above T, and glow 0, are returned bit for bit.
+ * images with no pixel above T, and glow 0, are returned bit for bit; the
+ * halo's spread and its light near and far match the pyramid's scales
+ * (2 to 16 px cells) as the rule's variances predict.
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_render_glow &&
  *   build-cpu/tests/test_render_glow */
 #include <math.h>
@@ -146,6 +148,60 @@ START_TEST(point_becomes_point_plus_falling_halo)
 }
 END_TEST
 
+/* The halo's scales (glow_shared.h step 3): one grey point of value L at
+ * pixel (p, p), p = 128, on black, glow 1, in a 256 x 256 frame. Level l
+ * (cell c = 2^l px) spreads the point's light with a per-axis variance of
+ * c^2 (the 5-tap binomial's 1 cell^2) plus 3/16 (2^m)^2 for each 2x
+ * bilinear upsample from level m = l .. 1 (the tent's discrete weights
+ * 1/4, 3/4 at +-1/4 and +-3/4 of a coarse cell), about a centre offset
+ * from the point by o_l = (cell centre of the point's cell) - (p + 1/2)
+ * along each axis; the halo is the four levels in equal shares. So the
+ * halo's mean r^2 is the mean over l of 2 (var_l + o_l^2), and the
+ * fractions of its light within 4 px and beyond 32 px those of the mixture
+ * of the four 2D Gaussians (centred offsets neglected there): each within
+ * the tolerances below (the pyramid's kernels are not Gaussian). */
+START_TEST(halo_spans_2_to_16_px)
+{
+	const int w = 256, h = 256, p = 128;
+	const double L = 1000.0;
+	struct scene *sc = glow_scene(w, h, 1.0, 1.0);
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+	set_px(&img, p, p, (float)L, (float)L, (float)L);
+	double T = 50.0 * L / ((double)w * h);
+	ck_assert_int_eq(render_glow(sc, &img), 0);
+	double er2 = 0, in4 = 0, out32 = 0;
+	for (int l = 1; l <= 4; l++) {
+		double c = 1 << l, var = c * c, o = (floor(p / c) + 0.5) * c - (p + 0.5);
+		for (int m = 1; m <= l; m++)
+			var += 3.0 / 16.0 * (double)(1 << m) * (1 << m);
+		er2 += 2 * (var + o * o) / 4;
+		in4 += (1 - exp(-16 / (2 * var))) / 4;
+		out32 += exp(-1024 / (2 * var)) / 4;
+	}
+	double tot = 0, r2 = 0, a4 = 0, b32 = 0;
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++) {
+			double v = img.rgb[3 * ((size_t)j * w + i)];
+			if (i == p && j == p)
+				v -= T; /* the point keeps T: the rest of its light is halo */
+			double d2 = (double)(i - p) * (i - p) + (double)(j - p) * (j - p);
+			tot += v;
+			r2 += v * d2;
+			a4 += d2 <= 16 ? v : 0;
+			b32 += d2 > 1024 ? v : 0;
+		}
+	printf("halo: rms %.2f px (rule %.2f), within 4 px %.3f (%.3f), beyond 32 px %.3f (%.3f)\n",
+	       sqrt(r2 / tot), sqrt(er2), a4 / tot, in4, b32 / tot, out32);
+	ck_assert_close(tot, L - T, 0, 1e-4);
+	ck_assert_close(sqrt(r2 / tot), sqrt(er2), 0, 0.15);
+	ck_assert_close(a4 / tot, in4, 0.05, 0);
+	ck_assert_close(b32 / tot, out32, 0.03, 0);
+	render_image_free(&img);
+	free(sc);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_glow");
@@ -155,6 +211,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, below_threshold_is_bit_identical);
 	tcase_add_test(tc, glow_conserves_energy);
 	tcase_add_test(tc, point_becomes_point_plus_falling_halo);
+	tcase_add_test(tc, halo_spans_2_to_16_px);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -110,6 +110,8 @@ START_TEST(bad_values_name_line_col_and_path)
 		 {"t.yaml:2:20:", "render.exposure", "not a finite number"}},
 		{"bodies: [{name: a, model: plummer}]\nrender: {tonemap: aces}\n",
 		 {"t.yaml:2:19:", "render.tonemap", "expected one of linear, log, asinh", "'aces'"}},
+		{"bodies: [{name: a, model: plummer}]\nrender: {diffuse_smoothing: knn}\n",
+		 {"t.yaml:2:29:", "render.diffuse_smoothing", "expected one of screen, adaptive", "'knn'"}},
 		{"bodies: [{name: a, model: plummer}]\nrender: {smoothing: big}\n",
 		 {"t.yaml:2:21:", "render.smoothing", "adaptive", "'big'"}},
 		{"bodies: [{name: a, model: plummer}]\nrender: [1, 2]\n",

@@ -1,0 +1,263 @@
+/* test_render_diffuse_screen.c - render.diffuse_smoothing: screen (the
+ * diffuse layer made from the stars' own light on an image pyramid,
+ * render/diffuse_screen.c, rule in render/pyramid_shared.h).
+ *
+ * Expectations are independent of the code: the layer's total equals the
+ * stars' total (the rule's normalisation); a random field of bodies of
+ * density p gives a layer whose relative scatter stays under the noise of
+ * a smoothing that holds k bodies (sqrt((1 - p) / n), n the bodies under
+ * the coarser-but-one level's kernel, derived below) and whose mean does
+ * not depend on the position inside a coarse cell (no blocks or seams);
+ * one body's light on such a field spreads with an rms radius of about
+ * 0.71 r_k, r_k = sqrt(k / (pi p)) the radius of the disc holding k
+ * bodies, halving when the density is 4 times higher; the counts are the
+ * drawn bodies that project into the frame, projected here by hand.
+ *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_render_diffuse_screen &&
+ *   build-cpu/tests/test_render_diffuse_screen */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "render/pyramid_shared.h"
+#include "render/render.h"
+#include "test_render_util.h"
+
+static double hash01(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+	x ^= x >> 31;
+	x *= 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 29;
+	x *= 0x94D049BB133111EBull;
+	x ^= x >> 32;
+	return (double)(x >> 11) / 9007199254740992.0;
+}
+
+static double sum_img(const struct render_image *img)
+{
+	double s = 0;
+	for (size_t k = 0; k < (size_t)img->w * img->h * 3; k++)
+		s += img->rgb[k];
+	return s;
+}
+
+/* A field of bodies: each pixel holds one with probability p (light
+ * (1, 1, 1) in S, 1 in its level-1 count cell). */
+static void field(struct render_image *s, float *c1, double p, uint64_t seed)
+{
+	int gw = render_lod_dim(s->w, 1);
+	memset(s->rgb, 0, (size_t)s->w * s->h * 3 * sizeof(float));
+	memset(c1, 0, (size_t)gw * render_lod_dim(s->h, 1) * sizeof(float));
+	for (int j = 0; j < s->h; j++)
+		for (int i = 0; i < s->w; i++)
+			if (hash01(seed, (uint64_t)j * s->w + i) < p) {
+				for (int c = 0; c < 3; c++)
+					s->rgb[3 * ((size_t)j * s->w + i) + c] = 1.0f;
+				c1[(size_t)(j / 2) * gw + i / 2] += 1.0f;
+			}
+}
+
+/* Random light and counts, even and odd sizes, k 4 and 200: the layer's
+ * total is the stars' total; an empty image gives an empty layer. */
+START_TEST(layer_keeps_the_stars_light)
+{
+	const int sizes[2][2] = {{200, 120}, {201, 131}}, ks[2] = {4, 200};
+	for (int z = 0; z < 2; z++)
+		for (int q = 0; q < 2; q++) {
+			int w = sizes[z][0], h = sizes[z][1];
+			struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1);
+			sc->render.neighbours = ks[q];
+			struct render_image s, layer;
+			ck_assert_int_eq(render_image_alloc(&s, w, h), 0);
+			ck_assert_int_eq(render_image_alloc(&layer, w, h), 0);
+			size_t ncell = (size_t)render_lod_dim(w, 1) * render_lod_dim(h, 1);
+			float *c1 = calloc(ncell, sizeof *c1);
+			ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+			ck_assert_double_eq(sum_img(&layer), 0.0);
+			for (size_t k = 0; k < (size_t)w * h * 3; k++)
+				s.rgb[k] = (float)(hash01(7 + z, k) < 0.02 ? 100 * hash01(9, k) : hash01(8, k));
+			for (size_t k = 0; k < ncell; k++)
+				c1[k] = (float)(int)(4 * hash01(11 + q, k));
+			ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+			double t0 = sum_img(&s), t1 = sum_img(&layer);
+			printf("layer %dx%d k %d: stars %.9g layer %.9g\n", w, h, ks[q], t0, t1);
+			ck_assert_close(t1, t0, 0, 1e-5);
+			free(c1);
+			render_image_free(&s);
+			render_image_free(&layer);
+			free(sc);
+		}
+}
+END_TEST
+
+#define FW 768
+#define FH 512 /* render_diffuse_lmax: 3 (cells up to 8 px) */
+
+/* Bodies on a fraction p = 0.05 of the pixels, k = 32. The level-l kernel
+ * (cell c = 2^l) has a per-axis variance of 1.25 c^2, so an effective area
+ * 1 / int K^2 = 4 pi 1.25 c^2 = 5 pi c^2 (Gaussian) holding n_l = 5 pi 4^l
+ * p bodies: n = 3.1, 12.6, 50.3 at l = 1, 2, 3; the layer blends levels 2
+ * and 3, and the relative scatter of a Bernoulli field smoothed over n
+ * bodies is sqrt((1 - p) / n): at most sqrt(0.95 / 12.6) = 0.27 (level 2
+ * alone), 0.14 at level 3; the flatter binomial and tent kernels only
+ * lower it. Interior: 3 coarsest cells (48 px) from the edges. */
+START_TEST(uniform_field_gives_uniform_layer)
+{
+	const double p = 0.05;
+	struct scene *sc = render_test_scene(FW, FH, SCENE_KERNEL_CUBIC, 1);
+	sc->render.neighbours = 32;
+	struct render_image s, layer;
+	ck_assert_int_eq(render_image_alloc(&s, FW, FH), 0);
+	ck_assert_int_eq(render_image_alloc(&layer, FW, FH), 0);
+	float *c1 = malloc((size_t)(FW / 2) * (FH / 2) * sizeof *c1);
+	field(&s, c1, p, 21);
+	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+	double n2 = 5 * M_PI * 16 * p, bound = sqrt((1 - p) / n2);
+	double sum = 0, sum2 = 0, phase[8][8] = {{0}};
+	long cnt = 0, pc[8][8] = {{0}};
+	for (int j = 48; j < FH - 48; j++)
+		for (int i = 48; i < FW - 48; i++) {
+			double v = layer.rgb[3 * ((size_t)j * FW + i)];
+			sum += v;
+			sum2 += v * v;
+			cnt++;
+			phase[j % 8][i % 8] += v;
+			pc[j % 8][i % 8]++;
+		}
+	double mean = sum / cnt, rstd = sqrt(sum2 / cnt - mean * mean) / mean;
+	printf("uniform field: mean %.5f (p %.3f), relative std %.4f (bound %.4f)\n", mean, p, rstd, bound);
+	ck_assert_close(mean, p, 0, 0.05);
+	ck_assert_double_lt(rstd, bound);
+	/* No blocks: the mean at each position inside an 8 px cell is the
+	 * overall mean within a few standard errors. A phase mean averages the
+	 * interior's ~280000 / 64 pixels, but the layer is correlated over one
+	 * kernel area (5 pi 4^2.5 ~ 500 px), so it holds ~560 independent
+	 * values: standard error rstd / 24; bound rstd / 4 (6 errors: the
+	 * phase means are not independent either). */
+	double worst = 0;
+	for (int a = 0; a < 8; a++)
+		for (int b = 0; b < 8; b++)
+			worst = fmax(worst, fabs(phase[a][b] / pc[a][b] / mean - 1));
+	printf("uniform field: worst phase deviation %.4f (bound %.4f)\n", worst, rstd / 4);
+	ck_assert_double_lt(worst, rstd / 4);
+	free(c1);
+	render_image_free(&s);
+	render_image_free(&layer);
+	free(sc);
+}
+END_TEST
+
+/* rms radius of the layer of one body of light 1 at pixel (384, 256) on a
+ * field of density p (the body's own light as the stars image, the field's
+ * counts, the body counted too). */
+static double lone_rms(double p)
+{
+	struct scene *sc = render_test_scene(FW, FH, SCENE_KERNEL_CUBIC, 1);
+	sc->render.neighbours = 32;
+	struct render_image s, layer;
+	ck_assert_int_eq(render_image_alloc(&s, FW, FH), 0);
+	ck_assert_int_eq(render_image_alloc(&layer, FW, FH), 0);
+	float *c1 = malloc((size_t)(FW / 2) * (FH / 2) * sizeof *c1);
+	field(&s, c1, p, 33);
+	memset(s.rgb, 0, (size_t)FW * FH * 3 * sizeof(float));
+	const int ci = FW / 2, cj = FH / 2;
+	for (int c = 0; c < 3; c++)
+		s.rgb[3 * ((size_t)cj * FW + ci) + c] = 1.0f;
+	c1[(size_t)(cj / 2) * (FW / 2) + ci / 2] += 1.0f;
+	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+	double tot = 0, r2 = 0;
+	for (int j = 0; j < FH; j++)
+		for (int i = 0; i < FW; i++) {
+			double v = layer.rgb[3 * ((size_t)j * FW + i)];
+			double dx = i - ci, dy = j - cj;
+			tot += v;
+			r2 += v * (dx * dx + dy * dy);
+		}
+	ck_assert_close(tot, 1.0, 0, 1e-5);
+	free(c1);
+	render_image_free(&s);
+	render_image_free(&layer);
+	free(sc);
+	return sqrt(r2 / tot);
+}
+
+/* Expected rms: sqrt(2 x 1.25) c at the level where 5 pi c^2 p = k, i.e.
+ * sqrt(2.5 k / (5 pi p)) = 0.71 r_k; accepted within [0.5, 1.0] r_k (the
+ * level is interpolated between two, and the counts are noisy). */
+START_TEST(lone_body_spreads_over_the_k_radius)
+{
+	const double ps[2] = {0.05, 0.2};
+	double rms[2];
+	for (int q = 0; q < 2; q++) {
+		rms[q] = lone_rms(ps[q]);
+		double rk = sqrt(32 / (M_PI * ps[q]));
+		printf("lone body, p %.2f: rms radius %.2f px, r_k %.2f px (ratio %.3f)\n", ps[q], rms[q],
+		       rk, rms[q] / rk);
+		ck_assert_double_gt(rms[q], 0.5 * rk);
+		ck_assert_double_lt(rms[q], 1.0 * rk);
+	}
+	ck_assert_close(rms[0] / rms[1], 2.0, 0, 0.25); /* r_k ~ p^-1/2 */
+}
+END_TEST
+
+/* Bodies of two components, one drawn black, at known screen positions
+ * through cam_std (x = w/2 + f X / 10, y = h/2 - f Z / 10): the counts sum
+ * to the drawn bodies in the frame, each in its own level-1 cell. */
+START_TEST(counts_are_the_drawn_bodies_in_the_frame)
+{
+	const int w = 160, h = 96, n = 3000;
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1);
+	struct sim_state st;
+	ck_assert_int_eq(sim_state_alloc(&st, n, 2), 0);
+	st.comps[0].color[0] = st.comps[0].color[1] = st.comps[0].color[2] = 1.0f;
+	st.comps[0].brightness = st.comps[1].brightness = 1.0f;
+	double f = render_test_focal(h, cam_std.fov);
+	int gw = render_lod_dim(w, 1), gh = render_lod_dim(h, 1);
+	float *want = calloc((size_t)gw * gh, sizeof *want), *c1 = malloc((size_t)gw * gh * sizeof *c1);
+	double total = 0;
+	for (int b = 0; b < n; b++) {
+		double x = -20 + (w + 40) * hash01(1, b) + 0.25, y = -20 + (h + 40) * hash01(2, b) + 0.25;
+		x = floor(x) + 0.5;
+		y = floor(y) + 0.5; /* pixel centres: no ties with the cell edges */
+		st.pos[3 * b] = (x - w / 2.0) * 10 / f;
+		st.pos[3 * b + 1] = 0;
+		st.pos[3 * b + 2] = (h / 2.0 - y) * 10 / f;
+		st.mass[b] = 1;
+		st.comp[b] = (uint16_t)(b % 3 == 0);
+		if (st.comp[b] == 0 && x >= 0 && x < w && y >= 0 && y < h) {
+			want[(size_t)((int)y / 2) * gw + (int)x / 2] += 1;
+			total++;
+		}
+	}
+	struct sim_units u = {1, 1, 1, 1, 1};
+	render_diffuse_counts(sc, &cam_std, &st, &u, c1);
+	double got = 0;
+	for (size_t k = 0; k < (size_t)gw * gh; k++) {
+		ck_assert_msg(c1[k] == want[k], "cell %zu: %g, expected %g", k, c1[k], want[k]);
+		got += c1[k];
+	}
+	ck_assert_double_eq(got, total);
+	ck_assert_double_gt(total, 1000);
+	free(want);
+	free(c1);
+	sim_state_free(&st);
+	free(sc);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("render_diffuse_screen");
+	TCase *tc = tcase_create("screen");
+	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, layer_keeps_the_stars_light);
+	tcase_add_test(tc, uniform_field_gives_uniform_layer);
+	tcase_add_test(tc, lone_body_spreads_over_the_k_radius);
+	tcase_add_test(tc, counts_are_the_drawn_bodies_in_the_frame);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
