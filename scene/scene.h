@@ -94,7 +94,7 @@ struct scene_camera_key {
 
 /* Where a value of the scene came from, kept so that checks made after
  * loading (memory, backend, outputs) can point at it like the loader does. */
-#define SCENE_WHERE_MAX 128
+#define SCENE_WHERE_MAX 160
 struct scene_where {
 	int line, col;    /* 1-based; 0: not given (a default) */
 	char origin[160]; /* "" from the file; else the override's label, "--set K=V" (truncated) */
