@@ -9,7 +9,9 @@
  * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
  * h are kept as above for the smooth layer under the stars
  * (render_stars_diffuse). render.glow (render_glow) acts on the HDR image
- * before the exposure and the tone map. */
+ * before the exposure and the tone map. With dust in the scene
+ * (render_dust_present) the frame is render_dust_frame's depth slabs
+ * instead, the diffuse layer's h kept as above. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -30,6 +32,7 @@ struct renderer_cpu {
 	int frame;               /* frame in rgb16, -1 none */
 	double render_s;         /* its rendering time */
 	struct render_auto_state autoexp; /* render.exposure: auto */
+	struct render_dust_buf dust; /* dust slabs; K 0 when the scene has no dust */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -44,7 +47,10 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->h_frame = f;
 	}
 	render_image_clear(&r->img);
-	if (r->smooth.rgb)
+	if (r->dust.K)
+		rc = render_dust_frame(sc, cam, r->st, r->u, sc->render.diffuse > 0 ? r->h : NULL,
+				       &r->dust, &r->img, NULL);
+	else if (r->smooth.rgb)
 		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
 		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
@@ -88,6 +94,7 @@ static void cpu_free(struct renderer *base)
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	render_image_free(&r->img);
 	render_image_free(&r->smooth);
+	render_dust_free(&r->dust);
 	free(r->rgb16);
 	free(r->h);
 	free(r);
@@ -115,6 +122,10 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 	}
 	int stars = sc->render.style == SCENE_STYLE_STARS, diffuse = stars && sc->render.diffuse > 0;
 	if (diffuse && render_image_alloc(&r->smooth, sc->render.width, sc->render.height))
+		goto fail;
+	if (stars && render_dust_present(st) &&
+	    render_dust_alloc(&r->dust, sc->render.dust_slabs, sc->render.width,
+			      sc->render.height, st->n))
 		goto fail;
 	if (((sc->render.smoothing_adaptive && !stars) || diffuse) &&
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
