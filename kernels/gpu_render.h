@@ -6,7 +6,8 @@
  * per-body smoothing of render/adaptive.h when render.smoothing is adaptive
  * (render.style: stars: render_stars_splat's PSF instead, no smoothing;
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
- * adaptive smooth layer); render.h_cap caps the adaptive h as
+ * adaptive smooth layer; with a dust component, render_dust_frame's depth
+ * slabs, kernels/render_dust.cu); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture. tests/test_gpu_render.c holds each stage against its CPU twin:

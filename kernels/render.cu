@@ -209,7 +209,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		gr->key_bits++;
 
 	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
-	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr)) {
+	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
+	    gr_dust_alloc(gr, sc, st)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -230,6 +231,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_splat_free(gr);
 	gr_tone_free(gr);
 	gr_glow_free(gr);
+	gr_dust_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);
@@ -369,7 +371,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
-	if (gr->stars && !(gr->diffuse > 0)) {
+	if (gr->stars && !(gr->diffuse > 0) && !gr->dust_K) {
 		struct gr_view v;
 		gr_view_of(gr, cam, &v);
 		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
@@ -391,6 +393,12 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	struct gr_view v;
 	gr_view_of(gr, cam, &v);
 	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
+	if (gr->dust_K) { /* dust: depth slabs (render_dust.cu), stars style only */
+		if (gr_dust_frame(gr, in, &v, gr->diffuse > 0 ? d_h : NULL) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+		return gr_finish(gr, frame, slot);
+	}
 	if (gr_splat(gr, in, &v, d_h) != 0)
 		return NB_ERUNTIME;
 	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
