@@ -849,8 +849,8 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 END_TEST
 
 /* Dust (render/dust.c, kernels/render_dust.cu): component 2 made dust
- * (dark, kappa 0.1, dust_z 0.25: about half the light absorbed; the
- * slabs, footprints of ~4 px, capped at 64 for the bodies near the lens),
+ * (dark, kappa 0.1, dust_z 0.25: 44-64% of the light absorbed on the CPU;
+ * footprints of ~4 px, capped at 64 for the bodies near the lens),
  * 16 slabs, without and with the diffuse layer (h given, float, to both).
  * Bounds and slabs are bit-exact (same double operations on the same float
  * positions); sums differ in order and exp by an ulp, so the stated HDR
