@@ -66,7 +66,9 @@ static uint64_t part_stream(uint64_t stream_base, int part)
  * midplane the vertical force is harmonic, so a layer's thickness scales
  * with its vertical dispersion, and every dispersion is scaled by that same
  * ratio; its mean rotation keeps the stars' circular speed with the
- * asymmetric drift, which goes as sigma^2, scaled by cold^2. */
+ * asymmetric drift, which goes as sigma^2, scaled by cold^2. A dust layer
+ * thicker than the stars (cold > 1) keeps the stars' dispersions and
+ * settles towards their thickness. */
 static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold,
 			struct sim_state *st, size_t first, long count, uint64_t seed,
 			uint64_t stream)
@@ -198,15 +200,15 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 {
 	const struct scene_body *b = &sc->bodies[k];
 	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
-	if (b->model != SCENE_MODEL_DISK_GALAXY) {
-		log_error("bodies.%d (%s): not a disk-galaxy entry", k, b->name);
-		return NB_EINPUT;
-	}
 	static const char *pname[3] = {"disk", "bulge", "halo"};
 	struct sim_galaxy_df df[3];
 	memset(df, 0, sizeof df);
 	int rc = 0;
 
+	if (b->model != SCENE_MODEL_DISK_GALAXY) {
+		log_error("bodies.%d (%s): not a disk-galaxy entry", k, b->name);
+		return NB_EINPUT;
+	}
 	for (int j = 0; j < 3; j++)
 		if ((rc = check_part(k, pname[j], parts[j], j == 0)))
 			return rc;
