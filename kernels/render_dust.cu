@@ -112,9 +112,9 @@ __device__ static double gr_dust_shape(double q2)
 	return 2.0 * t * t * t;
 }
 
-/* Pass 2, one thread per slot: its slab (and count, for the diffuse
- * layer); a dust body deposits its optical depth into its slab's image
- * (dust.c's dust_deposit). */
+/* Pass 2, one thread per slot: an emitter's slab (and count, for the
+ * diffuse layer); a dust body deposits its optical depth into its slab's
+ * image (dust.c's dust_deposit) and keeps RENDER_DUST_NO_SLAB. */
 __global__ void gr_dust_classify(struct gr_dust_args a, const float4 *pos4, const uint32_t *id,
 				 int n, const unsigned long long *bounds, uint8_t *slab,
 				 uint32_t *count, float *tau)
@@ -132,12 +132,14 @@ __global__ void gr_dust_classify(struct gr_dust_args a, const float4 *pos4, cons
 	const double d0 = __longlong_as_double((long long)bounds[0]);
 	const double d1 = __longlong_as_double((long long)bounds[1]);
 	const int k = gr_dust_slab(z, d0, d1, a.K, kap > 0);
-	slab[s] = (uint8_t)k;
 	if (!(kap > 0)) {
+		slab[s] = (uint8_t)k;
 		if (count)
 			atomicAdd(&count[k], 1u);
 		return;
 	}
+	/* dust: emits nothing (its slot stays RENDER_DUST_NO_SLAB for the stars
+	 * and the regrouping); its optical depth goes into slab k */
 	const struct gr_view &v = a.v;
 	double r = __dmul_rn(a.dust[2 * c + 1] / z, v.focal);
 	if (!(r <= RENDER_DUST_MAX_RADIUS_PX))

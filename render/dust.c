@@ -42,7 +42,8 @@
 
 struct dust_rec {
 	double x, y, r; /* pixels; r 0: one pixel */
-	double tau;     /* kappa m / A(depth): optical depth x pixel, before W */
+	double tau;     /* kappa m / A(depth): optical depth x pixel, before W; 0: nothing */
+	int slab;       /* its slab, 1..K (the body's entry in slab[] is RENDER_DUST_NO_SLAB) */
 };
 
 int render_dust_present(const struct sim_state *st)
@@ -198,12 +199,16 @@ static void dust_classify(const struct scene *sc, const struct render_view *v,
 #pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < n; i++) {
 		double kap = body_kappa(st, i);
-		b->slab[i] = RENDER_DUST_NO_SLAB;
+		b->slab[i] = RENDER_DUST_NO_SLAB; /* culled, or dust: it emits nothing */
+		if (kap > 0)
+			recs[i] = (struct dust_rec){0, 0, 0, 0, 0};
 		if (isnan(depth[i]))
 			continue;
-		b->slab[i] = (unsigned char)render_dust_slab(depth[i], d0, d1, K, kap > 0);
-		if (!(kap > 0))
+		int k = render_dust_slab(depth[i], d0, d1, K, kap > 0);
+		if (!(kap > 0)) {
+			b->slab[i] = (unsigned char)k;
 			continue;
+		}
 		double p[3] = {st->pos[3 * i] / u->length, st->pos[3 * i + 1] / u->length,
 			       st->pos[3 * i + 2] / u->length};
 		double x, y, z;
@@ -214,7 +219,7 @@ static void dust_classify(const struct scene *sc, const struct render_view *v,
 		if (!(r <= RENDER_DUST_MAX_RADIUS_PX))
 			r = RENDER_DUST_MAX_RADIUS_PX;
 		double a = z / v->focal_px;
-		recs[i] = (struct dust_rec){x, y, r, kap * (st->mass[i] / u->mass) / (a * a)};
+		recs[i] = (struct dust_rec){x, y, r, kap * (st->mass[i] / u->mass) / (a * a), k};
 		if (!isfinite(x) || !isfinite(y) || x + r + 1 < 0 || x - r - 1 >= v->w ||
 		    y + r + 1 < 0 || y - r - 1 >= v->h)
 			recs[i].tau = 0; /* off the image: nothing to deposit */
@@ -318,7 +323,7 @@ int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 1; k <= K; k++)
 		for (size_t i = 0; i < st->n; i++)
-			if (b->slab[i] == k && body_kappa(st, i) > 0 && recs[i].tau > 0)
+			if (body_kappa(st, i) > 0 && recs[i].slab == k && recs[i].tau > 0)
 				dust_deposit(&recs[i], w, h, b->tau + (size_t)k * npix);
 	/* front to back */
 #pragma omp parallel for schedule(static)
