@@ -57,7 +57,8 @@ void render_image_clear(struct render_image *img);
 /* With render.smoothing: adaptive, each body i uses its own h_i
  * (render/adaptive.h, k = render.neighbours, computed here on every call)
  * in place of smoothing. With render.style: stars, render_splat is
- * render_stars_splat (below). */
+ * render_stars_splat (below); with a dust component as well,
+ * render_dust_frame ("Dust" below, buffers and h made here). */
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img);
 /* Same with given per-body smoothing lengths (additive): body b uses
