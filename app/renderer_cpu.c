@@ -13,7 +13,10 @@
  * every frame (render_stars_diffuse_screen), no h. render.glow
  * (render_glow) acts on the HDR image before the exposure and the tone
  * map. The overlay (overlay.*) is composited into the tone-mapped 16-bit
- * frame (render_overlay_apply). */
+ * frame (render_overlay_apply). With dust in the scene
+ * (render_dust_present) the frame is render_dust_frame's depth slabs
+ * instead (the adaptive layer per slab; the screen layer made from the
+ * composited light). */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -35,6 +38,7 @@ struct renderer_cpu {
 	double render_s;         /* its rendering time */
 	struct render_auto_state autoexp; /* render.exposure: auto */
 	struct render_overlay ov;         /* overlay.*: this frame's codes */
+	struct render_dust_buf dust; /* dust slabs; K 0 when the scene has no dust */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -49,7 +53,13 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->h_frame = f;
 	}
 	render_image_clear(&r->img);
-	if (r->smooth.rgb && sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN)
+	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
+	if (r->dust.K) {
+		rc = render_dust_frame(sc, cam, r->st, r->u, r->smooth.rgb && !screen ? r->h : NULL,
+				       &r->dust, &r->img, NULL);
+		if (rc == 0 && r->smooth.rgb && screen)
+			rc = render_diffuse_screen_apply(sc, cam, r->st, r->u, &r->img, &r->smooth);
+	} else if (r->smooth.rgb && screen)
 		rc = render_stars_diffuse_screen(sc, cam, r->st, r->u, &r->img, &r->smooth);
 	else if (r->smooth.rgb)
 		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
@@ -100,6 +110,7 @@ static void cpu_free(struct renderer *base)
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	render_image_free(&r->img);
 	render_image_free(&r->smooth);
+	render_dust_free(&r->dust);
 	free(r->rgb16);
 	free(r->h);
 	render_overlay_free(&r->ov);
@@ -128,6 +139,10 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 	}
 	int stars = sc->render.style == SCENE_STYLE_STARS, diffuse = stars && sc->render.diffuse > 0;
 	if (diffuse && render_image_alloc(&r->smooth, sc->render.width, sc->render.height))
+		goto fail;
+	if (stars && render_dust_present(st) &&
+	    render_dust_alloc(&r->dust, sc->render.dust_slabs, sc->render.width,
+			      sc->render.height, st->n))
 		goto fail;
 	int knn = diffuse && sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE;
 	if (((sc->render.smoothing_adaptive && !stars) || knn) &&

@@ -8,7 +8,9 @@
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
  * adaptive smooth layer, or with render.diffuse_smoothing: screen,
  * render_stars_diffuse_screen: over the stars' own light smoothed on a
- * pyramid, kernels/render_diffuse.cu); render.h_cap caps the adaptive h as
+ * pyramid, kernels/render_diffuse.cu; with a dust component,
+ * render_dust_frame's depth slabs, kernels/render_dust.cu, the screen layer
+ * then made from the composited light); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture, after the overlay (gpu_render_overlay: render_overlay_apply's

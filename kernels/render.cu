@@ -214,7 +214,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 
 	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
 	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
-	    gr_diffuse_alloc(gr)) {
+	    gr_diffuse_alloc(gr) || gr_dust_alloc(gr, sc, st)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -237,6 +237,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_glow_free(gr);
 	gr_overlay_free(gr);
 	gr_diffuse_free(gr);
+	gr_dust_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);
@@ -380,7 +381,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
-	if (gr->stars && (!(gr->diffuse > 0) || gr->diffuse_screen)) {
+	if (gr->stars && (!(gr->diffuse > 0) || gr->diffuse_screen) && !gr->dust_K) {
 		struct gr_view v;
 		gr_view_of(gr, cam, &v);
 		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
@@ -405,6 +406,15 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	struct gr_view v;
 	gr_view_of(gr, cam, &v);
 	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
+	if (gr->dust_K) { /* dust: depth slabs (render_dust.cu), stars style only */
+		if (gr_dust_frame(gr, in, &v, gr->diffuse > 0 && !gr->diffuse_screen ? d_h : NULL) != 0)
+			return NB_ERUNTIME;
+		/* screen diffuse: the layer from the composited (visible) light */
+		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+		return gr_finish(gr, frame, slot);
+	}
 	if (gr_splat(gr, in, &v, d_h) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));

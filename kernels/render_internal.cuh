@@ -143,6 +143,16 @@ struct gpu_render {
 	size_t h_ov_cap[GR_MAX_SLOTS], ov_ncode[GR_MAX_SLOTS];
 	uint8_t *d_ov; /* the codes of the frame being tone mapped */
 	size_t d_ov_cap;
+	/* dust (render_dust.cu; only when the scene has a dust component) */
+	int dust_K;              /* render.dust_slabs; 0: no dust, the old path */
+	float *d_emit;           /* (K + 2) * w*h*3: emission per slab */
+	float *d_tau;            /* (K + 2) * w*h: optical depth per slab */
+	uint8_t *d_slab;         /* nmax: slab of each body slot */
+	double *d_dust;          /* 2 per component: kappa, footprint h (scene units) */
+	unsigned long long *d_dbounds; /* 2: bits of the dust's min and max depth */
+	uint32_t *d_dcount, *h_dcount; /* K + 2 per-slab counts (device, pinned host) */
+	float4 *d_dpos;          /* diffuse: slots regrouped by slab (nmax) */
+	uint32_t *d_dids;        /* their body ids */
 
 	/* glow (render_glow.cu; only with glow > 0) */
 	float *d_glow;       /* the pyramid, levels 1..RENDER_GLOW_LEVELS, then a level-1 scratch */
@@ -276,6 +286,18 @@ int gr_lod_upsample(struct gpu_render *gr, unsigned mask, int nch);
  * PSF of render/stars.c, seen through v. Records gr->ev_consumed once the
  * positions are no longer read. */
 int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v);
+/* The same into slab images: slot s into out + slab[s] * stride floats
+ * (RENDER_DUST_NO_SLAB: nothing); out is not cleared. */
+int gr_stars_slabs(struct gpu_render *gr, const struct gpu_render_input *in,
+		   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride);
+/* render_dust.cu: dust (render/dust.c's meaning). Buffers only when st has
+ * a dust component and the style is stars (else dust_K stays 0). */
+int gr_dust_alloc(struct gpu_render *gr, const struct scene *sc, const struct sim_state *st);
+void gr_dust_free(struct gpu_render *gr);
+/* The frame with dust into d_hdr (render_dust_frame); d_h: the diffuse
+ * layer's h by id, or NULL without render.diffuse. */
+int gr_dust_frame(struct gpu_render *gr, const struct gpu_render_input *in,
+		  const struct gr_view *v, const float *d_h);
 
 /* render_adaptive.cu: gr->d_h[id] = k-th neighbour distance of each body
  * of in (scene units), render/adaptive.h's meaning. */

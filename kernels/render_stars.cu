@@ -31,6 +31,8 @@ struct gr_stars_args {
 	int ncomp, density;
 	double sigma; /* PSF, pixels */
 	int R;        /* footprint half-width, pixels */
+	const uint8_t *slab; /* dust: slot s goes into hdr + slab[s] * stride; NULL: hdr */
+	size_t stride;
 };
 
 /* stars.c's stars_weights: the normalised 1D weights of the PSF centred at
@@ -83,6 +85,12 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 		if (ci < v.w && cj < v.h)
 			atomicAdd(count1 + (size_t)(cj >> 1) * ((v.w + 1) >> 1) + (ci >> 1), 1.0f);
 	}
+	if (a.slab) {
+		const uint8_t k = a.slab[s];
+		if (k == RENDER_DUST_NO_SLAB)
+			return;
+		hdr += (size_t)k * a.stride;
+	}
 	const int R = a.R;
 	if (x + R + 1 < 0 || x - R - 1 >= v.w || y + R + 1 < 0 || y - R - 1 >= v.h)
 		return;
@@ -106,11 +114,12 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 	}
 }
 
-int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v)
+/* gr_stars and gr_stars_slabs: the launch, into out (slab NULL) or its slabs. */
+static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input *in,
+			   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride)
 {
 	cudaStream_t st = gr->stream;
 	const int n = (int)in->n;
-	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
 	float *count1 = gr->diffuse_screen ? gr->d_count1 : NULL; /* render_diffuse.cu's level 1 */
 	if (count1)
 		CUDA_CHECK(cudaMemsetAsync(count1, 0, (size_t)render_lod_dim(gr->w, 1) *
@@ -126,10 +135,27 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 		a.density = gr->mode == SCENE_COLOR_DENSITY;
 		a.sigma = gr->psf_sigma;
 		a.R = gr->psf_radius;
+		a.slab = slab;
+		a.stride = stride;
 		gr_stars_deposit<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
-			a, (const float4 *)in->pos4, in->id, n, gr->d_hdr, count1);
+			a, (const float4 *)in->pos4, in->id, n, out, count1);
 		CUDA_CHECK(cudaGetLastError());
 	}
+	return 0;
+}
+
+int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v)
+{
+	cudaStream_t st = gr->stream;
+	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	if (gr_stars_launch(gr, in, v, NULL, gr->d_hdr, 0))
+		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
 	return 0;
+}
+
+int gr_stars_slabs(struct gpu_render *gr, const struct gpu_render_input *in,
+		   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride)
+{
+	return gr_stars_launch(gr, in, v, slab, out, stride);
 }

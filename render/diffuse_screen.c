@@ -141,7 +141,7 @@ cleanup:
 	return rc;
 }
 
-int render_stars_diffuse_screen(const struct scene *sc, const struct render_camera *cam,
+int render_diffuse_screen_apply(const struct scene *sc, const struct render_camera *cam,
 				const struct sim_state *st, const struct sim_units *u,
 				struct render_image *img, struct render_image *smooth)
 {
@@ -152,11 +152,19 @@ int render_stars_diffuse_screen(const struct scene *sc, const struct render_came
 		return NB_ERUNTIME;
 	}
 	render_diffuse_counts(sc, cam, st, u, c1);
-	int rc = render_stars_splat(sc, cam, st, u, img);
-	if (rc == 0)
-		rc = render_diffuse_layer(sc, img, c1, smooth);
+	int rc = render_diffuse_layer(sc, img, c1, smooth);
 	if (rc == 0)
 		render_diffuse_mix(sc->render.diffuse, img, smooth);
 	free(c1);
+	return rc;
+}
+
+int render_stars_diffuse_screen(const struct scene *sc, const struct render_camera *cam,
+				const struct sim_state *st, const struct sim_units *u,
+				struct render_image *img, struct render_image *smooth)
+{
+	int rc = render_stars_splat(sc, cam, st, u, img);
+	if (rc == 0)
+		rc = render_diffuse_screen_apply(sc, cam, st, u, img, smooth);
 	return rc;
 }

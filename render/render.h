@@ -57,7 +57,8 @@ void render_image_clear(struct render_image *img);
 /* With render.smoothing: adaptive, each body i uses its own h_i
  * (render/adaptive.h, k = render.neighbours, computed here on every call)
  * in place of smoothing. With render.style: stars, render_splat is
- * render_stars_splat (below). */
+ * render_stars_splat (below); with a dust component as well,
+ * render_dust_frame ("Dust" below, buffers and h made here). */
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img);
 /* Same with given per-body smoothing lengths (additive): body b uses
@@ -132,6 +133,77 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 int render_stars_diffuse_screen(const struct scene *sc, const struct render_camera *cam,
 				const struct sim_state *st, const struct sim_units *u,
 				struct render_image *img, struct render_image *smooth);
+/* The screen layer's counts, layer and mix applied to img as it is (the
+ * stars image, or with dust the composited visible light: the layer is
+ * made from the light that reaches the camera), smooth its scratch.
+ * render_stars_diffuse_screen = render_stars_splat + this. 0 or
+ * NB_ERUNTIME. */
+int render_diffuse_screen_apply(const struct scene *sc, const struct render_camera *cam,
+				const struct sim_state *st, const struct sim_units *u,
+				struct render_image *img, struct render_image *smooth);
+/* ---- Dust (render/dust.c; the GPU: kernels/render_dust.cu) ----
+ * A component with kappa > 0 (sim_component; bodies.*.dust makes one per
+ * dusty disk, "NAME.dust") emits nothing and absorbs: its body of mass m
+ * (scene units) at depth d adds to pixel p the optical depth
+ * kappa m W(p) / A(d), W its normalised footprint (an M4 cubic spline of
+ * radius r = h / d * focal_px pixels, h = RENDER_DUST_H_RATIO x the
+ * component's dust_z, capped at RENDER_DUST_MAX_RADIUS_PX, sampled at the
+ * pixel centres and divided by the samples' sum; r < 0.5 px or no centre
+ * inside: all into the pixel it lands in) and A(d) = (d / focal_px)^2 the
+ * area one pixel covers at depth d (scene length^2). So a body's optical
+ * depth integrated over the image area it covers is its cross-section
+ * kappa m.
+ * Depth slabs. [d0, d1] = the smallest and largest depth > near of the
+ * dust bodies (all of them, on screen or not); K = render.dust_slabs
+ * slabs of equal depth split it; slab index 1 + floor((d - d0) / (d1 - d0)
+ * K), clamped to [1, K] (all dust in slab 1 when d1 = d0). An emitting body
+ * nearer than d0 goes to slab 0, one beyond d1 to slab K + 1 (no dust in
+ * either). render_dust_slab says it. Emitting bodies deposit their light
+ * (render_stars_splat's footprint, with render.diffuse the smooth layer's
+ * too, mixed per slab as render_stars_diffuse) into E_k, dust into tau_k;
+ * then front to back, per pixel and channel, in double,
+ *   I = sum_k E_k exp(-sum_{j<k} tau_j) f(tau_k),  f(t) = (1 - e^-t) / t
+ * (1 - t/2 below 1e-6): f is the mean transmission of light emitted
+ * uniformly through a slab of optical depth t, emitters and dust being
+ * mixed inside a slab. With no dust component the renderer never comes
+ * here (frames are the old ones, bit for bit). */
+#define RENDER_DUST_H_RATIO 3.0
+#define RENDER_DUST_MAX_RADIUS_PX 64.0
+#define RENDER_DUST_NO_SLAB 255 /* slab of a body that emits nothing (dust, culled) */
+/* 1 if some component with bodies has kappa > 0. */
+int render_dust_present(const struct sim_state *st);
+/* Slab of a body at depth d (dust: is_dust 1) for bounds [d0, d1] and K
+ * slabs, as above: 0 .. K + 1. */
+int render_dust_slab(double d, double d0, double d1, int K, int is_dust);
+/* f(t) above, in double. */
+double render_dust_mix(double t);
+/* The K + 2 emission images (w*h*3) and optical-depth images (w*h) of a
+ * frame, allocated once by a renderer. Memory: (K + 2) * 16 bytes a pixel
+ * (1080p, K = 16: 600 MB; 4K: 2.4 GB). */
+struct render_dust_buf {
+	int K, w, h;
+	struct render_image *emit; /* K + 2 */
+	float *tau;                /* (K + 2) * w * h */
+	struct render_image scratch; /* the diffuse layer of one slab */
+	unsigned char *slab;         /* n: each body's slab */
+	size_t n;
+};
+int render_dust_alloc(struct render_dust_buf *b, int K, int w, int h, size_t n); /* 0 or NB_ERUNTIME */
+void render_dust_free(struct render_dust_buf *b);
+/* The frame with dust into img (overwritten; glow and tone map follow as
+ * usual): bounds, slabs, stars (render_stars_splat_slabs), with
+ * h_by_body != NULL and render.diffuse > 0 the smooth layer per slab
+ * (render_splat_h of that slab's emitting bodies, h_by_body[b] each),
+ * dust, composite. d0d1 (may be NULL) gets the bounds. 0 or NB_ERUNTIME. */
+int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
+		      const struct sim_state *st, const struct sim_units *u,
+		      const double *h_by_body, struct render_dust_buf *b,
+		      struct render_image *img, double d0d1[2]);
+/* render_stars_splat with body b deposited into imgs[slab[b]] (slab
+ * RENDER_DUST_NO_SLAB: nothing). */
+int render_stars_splat_slabs(const struct scene *sc, const struct render_camera *cam,
+			     const struct sim_state *st, const struct sim_units *u,
+			     const unsigned char *slab, struct render_image *imgs);
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 

@@ -458,9 +458,37 @@ static int splat_stars_diffuse(const struct scene *sc, const struct render_camer
 	return rc;
 }
 
+/* render.style stars with dust (render/dust.c): buffers and, with
+ * render.diffuse, adaptive h made here. */
+static int splat_stars_dust(const struct scene *sc, const struct render_camera *cam,
+			    const struct sim_state *st, const struct sim_units *u,
+			    struct render_image *img)
+{
+	struct render_dust_buf b;
+	double *h = NULL;
+	int rc = render_dust_alloc(&b, sc->render.dust_slabs, img->w, img->h, st->n);
+	if (rc)
+		return rc;
+	if (sc->render.diffuse > 0) {
+		if (!(h = malloc((st->n ? st->n : 1) * sizeof *h))) {
+			log_error("render: out of memory for %zu adaptive smoothing lengths", st->n);
+			rc = NB_ERUNTIME;
+		} else {
+			rc = render_adaptive_h_state(sc, st, u, h);
+		}
+	}
+	if (rc == 0)
+		rc = render_dust_frame(sc, cam, st, u, h, &b, img, NULL);
+	free(h);
+	render_dust_free(&b);
+	return rc;
+}
+
 int render_splat(const struct scene *sc, const struct render_camera *cam,
 		 const struct sim_state *st, const struct sim_units *u, struct render_image *img)
 {
+	if (sc->render.style == SCENE_STYLE_STARS && render_dust_present(st))
+		return splat_stars_dust(sc, cam, st, u, img);
 	int diffuse = sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0;
 	if (sc->render.style == SCENE_STYLE_STARS && !diffuse)
 		return render_stars_splat(sc, cam, st, u, img);

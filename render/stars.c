@@ -42,6 +42,7 @@ struct stars_rec {
 	double x, y; /* projected centre, pixels */
 	float w[3];  /* weight per channel */
 	int i0, j0;  /* footprint box [i0, i0 + 2R] x [j0, j0 + 2R], unclipped */
+	int slab;    /* image it goes into (render_stars_splat_slabs; else 0) */
 };
 
 double render_stars_sigma(double fwhm)
@@ -119,7 +120,7 @@ static void stars_deposit(const struct stars_rec *rec, double s, int R, int ja, 
 /* Pass 1 over all bodies. */
 static void stars_project(const struct render_view *v, int R, const struct scene *sc,
 			  const struct sim_state *st, const struct sim_units *u,
-			  struct stars_rec *recs, unsigned char *live)
+			  const unsigned char *slab, struct stars_rec *recs, unsigned char *live)
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
 	size_t n = st->n;
@@ -135,7 +136,11 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 		for (int k = 0; k < 3; k++)
 			w[k] = (float)(m * light[k]);
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
+		if (slab && slab[b] == RENDER_DUST_NO_SLAB)
+			dark = 1;
 		live[b] = dark ? 0 : (unsigned char)stars_prepare(v, R, p, w, &recs[b]);
+		if (live[b])
+			recs[b].slab = slab ? slab[b] : 0;
 	}
 }
 
@@ -181,10 +186,13 @@ static int stars_bands(const struct stars_rec *recs, const unsigned char *live, 
 	return 0;
 }
 
-int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
-		       const struct sim_state *st, const struct sim_units *u,
-		       struct render_image *img)
+/* render_stars_splat into imgs[0] (slab NULL), or each body b into
+ * imgs[slab[b]] (render_stars_splat_slabs). */
+static int stars_splat_into(const struct scene *sc, const struct render_camera *cam,
+			    const struct sim_state *st, const struct sim_units *u,
+			    const unsigned char *slab, struct render_image *imgs)
 {
+	struct render_image *img = &imgs[0];
 	struct sim_units uu;
 	if (!u) {
 		scene_units_of(sc->units, &uu);
@@ -205,7 +213,7 @@ int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	stars_project(&v, R, sc, st, u, recs, live);
+	stars_project(&v, R, sc, st, u, slab, recs, live);
 	if ((rc = stars_bands(recs, live, st->n, R, img->h, nbands, start, &list)))
 		goto cleanup;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -215,7 +223,8 @@ int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
 			const struct stars_rec *rec = &recs[list[e]];
 			int ja, jb;
 			stars_rows(rec, R, img->h, &ja, &jb);
-			stars_deposit(rec, s, R, ja > r0 ? ja : r0, jb < r1 ? jb : r1, img);
+			stars_deposit(rec, s, R, ja > r0 ? ja : r0, jb < r1 ? jb : r1,
+				      &imgs[rec->slab]);
 		}
 	}
 cleanup:
@@ -226,4 +235,18 @@ cleanup:
 	free(start);
 	free(list);
 	return rc;
+}
+
+int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
+		       const struct sim_state *st, const struct sim_units *u,
+		       struct render_image *img)
+{
+	return stars_splat_into(sc, cam, st, u, NULL, img);
+}
+
+int render_stars_splat_slabs(const struct scene *sc, const struct render_camera *cam,
+			     const struct sim_state *st, const struct sim_units *u,
+			     const unsigned char *slab, struct render_image *imgs)
+{
+	return stars_splat_into(sc, cam, st, u, slab, imgs);
 }

@@ -32,6 +32,7 @@ struct load_ctx {
 	const struct ynode *key_node[SCENE_MAX_KEYS];
 	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
 	const struct ynode *body_mass[SCENE_MAX_BODIES];   /* its mass, or the entry */
+	const struct ynode *body_dust[SCENE_MAX_BODIES];   /* its dust.mass_fraction, if given */
 };
 
 static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
@@ -276,6 +277,8 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 		if (b && k->models && !(k->models & SMODEL(b->model)))
 			return fail_model_key(c, kn, norm, kpath, b);
 		c->seen[key_index(k)] = v;
+		if (b && strcmp(k->path, "bodies.*.dust.mass_fraction") == 0)
+			c->body_dust[b - c->sc->bodies] = v;
 		if (k->base == SBASE_SCENE)
 			where_set(&c->sc->where[key_index(k)], v);
 		if (k->type == SKEY_MAP || k->type == SKEY_LIST) {
@@ -472,15 +475,16 @@ static int check_follow(struct load_ctx *c)
 	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
 	if (f[0] && strcmp(f, "all") != 0 && scene_find_body(sc, f) < 0) {
-		/* NAME.disk / NAME.bulge / NAME.halo of a disk galaxy */
+		/* NAME.disk / NAME.bulge / NAME.halo (/ NAME.dust) of a disk galaxy */
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
 		if (dot && (strcmp(dot, ".disk") == 0 || strcmp(dot, ".bulge") == 0 ||
-			    strcmp(dot, ".halo") == 0)) {
+			    strcmp(dot, ".halo") == 0 || strcmp(dot, ".dust") == 0)) {
 			char base[SCENE_NAME_MAX];
 			snprintf(base, sizeof(base), "%.*s", (int)(dot - f), f);
 			int b = scene_find_body(sc, base);
-			ok = b >= 0 && sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY;
+			ok = b >= 0 && sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY &&
+			     (strcmp(dot, ".dust") != 0 || scene_dust_count(&sc->bodies[b]) > 0);
 		}
 		if (!ok) {
 			char names[600];
@@ -488,9 +492,45 @@ static int check_follow(struct load_ctx *c)
 			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
 				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
 			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
-					  "expected one of %s (or NAME.disk/.bulge/.halo of a disk-galaxy), got '%s'",
+					  "expected one of %s (or NAME.disk/.bulge/.halo/.dust of a disk-galaxy), got '%s'",
 					  names, f);
 		}
+	}
+	return 0;
+}
+
+long scene_dust_count(const struct scene_body *b)
+{
+	if (b->model != SCENE_MODEL_DISK_GALAXY || !(b->dust.mass_fraction > 0) || b->disk.count <= 0)
+		return 0;
+	return (long)floor(b->dust.mass_fraction * (double)b->disk.count + 0.5);
+}
+
+/* Dust (bodies.*.dust): drawn only by render.style: stars in components
+ * mode (render/dust.c), and at least one dust body. */
+static int check_dust(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	char p[64];
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		if (b->model != SCENE_MODEL_DISK_GALAXY || !(b->dust.mass_fraction > 0))
+			continue;
+		const struct ynode *at = c->body_dust[i] ? c->body_dust[i] : c->root;
+		snprintf(p, sizeof(p), "bodies.%d.dust.mass_fraction", i);
+		if (sc->render.style != SCENE_STYLE_STARS)
+			return scene_fail(&c->ec, at, p,
+					  "dust is drawn only with render.style: stars (the smooth style "
+					  "has no depth compositing); set render.style: stars or remove the dust");
+		if (sc->render.mode != SCENE_COLOR_COMPONENTS)
+			return scene_fail(&c->ec, at, p,
+					  "dust is drawn only with render.mode: components (density mode "
+					  "lights every body by its mass, dust included)");
+		if (scene_dust_count(b) < 1)
+			return scene_fail(&c->ec, at, p,
+					  "expected a fraction that leaves at least one dust body: %g x "
+					  "disk.count %ld rounds to 0",
+					  b->dust.mass_fraction, b->disk.count);
 	}
 	return 0;
 }
@@ -511,7 +551,8 @@ static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
-	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c))
+	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
+	    check_dust(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&

@@ -64,6 +64,15 @@ struct scene_part {
 	double brightness;   /* light per unit mass, >= 0 (default 1) */
 };
 
+/* Dust of a disk galaxy (bodies.*.dust; sim/galaxy.c builds it, render/dust.c
+ * draws it; docs/scenes.md "Dust"). mass_fraction 0 = no dust. */
+struct scene_dust {
+	double mass_fraction; /* [0, 0.9]: share of the disk's bodies (and mass) that are dust */
+	double scale_height;  /* z0 of the dust layer; 0: SCENE_DUST_Z_RATIO x disk.scale_height */
+	double opacity;       /* >= 0: face-on optical depth tau0 through the disk centre */
+};
+#define SCENE_DUST_Z_RATIO 0.4
+
 /* One entry of bodies:. */
 struct scene_body {
 	char name[SCENE_NAME_MAX]; /* REQUIRED, unique, [A-Za-z0-9_-]+ */
@@ -81,6 +90,7 @@ struct scene_body {
 	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
 	double position_angle;     /* degrees: rotation of the tilted disk about +z */
 	struct scene_part disk, bulge, halo;
+	struct scene_dust dust;    /* disk-galaxy only */
 };
 
 /* camera.keys entry. Fields not given in a key are taken from the camera
@@ -166,6 +176,7 @@ struct scene {
 		double h_cap;          /* adaptive h <= h_cap * median h of the drawn (0: off) */
 		double diffuse;        /* stars: weight of the adaptive smooth layer (0: off) */
 		enum scene_diffuse_smoothing diffuse_smoothing; /* screen (pyramid) or adaptive (3D kNN h) */
+		int dust_slabs;        /* depth slabs for dust (render/dust.c), >= 1 */
 		float background[3];
 	} render;
 
@@ -253,6 +264,10 @@ int scene_infile_open(const char *path, char *why, size_t len);
  * NB_EINPUT. */
 int scene_fail_key(const struct scene *sc, const char *key, int body, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Dust bodies of entry b: round(dust.mass_fraction x disk.count) for a
+ * disk galaxy with dust, else 0. They are taken from the disk's count. */
+long scene_dust_count(const struct scene_body *b);
 
 /* Index of the body entry named NAME, or -1. */
 int scene_find_body(const struct scene *sc, const char *name);

@@ -164,6 +164,19 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.halo.brightness", .type = SKEY_DOUBLE, BD(halo.brightness), .lo = 0,
 	 .hi = 1e6, .def = "1", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the halo (multiplies its colour)"},
+	{.path = "bodies.*.dust", .type = SKEY_MAP, .type_doc = "map",
+	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .help = "disk-galaxy: dust on a thin cold sub-disk that absorbs light behind it (needs render.style: stars)"},
+	{.path = "bodies.*.dust.mass_fraction", .type = SKEY_DOUBLE, BD(dust.mass_fraction), .lo = 0,
+	 .hi = 0.9, .def = "0", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in [0, 0.9]",
+	 .help = "share of the disk's bodies and mass that become the dark component NAME.dust (0: no dust)"},
+	{.path = "bodies.*.dust.scale_height", .type = SKEY_DOUBLE, BD(dust.scale_height), .lo = 0,
+	 .hi = H, .def = "0", .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number >= 0",
+	 .help = "z0 of the dust layer's sech^2(z/z0) (0: 0.4 x disk.scale_height)"},
+	{.path = "bodies.*.dust.opacity", .type = SKEY_DOUBLE, BD(dust.opacity), .lo = 0, .hi = 1e4,
+	 .def = "3", .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number in [0, 1e4]",
+	 .help = "optical depth through the disk's centre seen face-on, as generated (tau0)"},
 
 	MAPKEY("encounter", "optional: put bodies 0 and 1 (exactly 2 entries) on a Keplerian orbit (Toomre & Toomre 1972); present = enabled"),
 	{.path = "encounter.pericenter", .type = SKEY_DOUBLE, SC(encounter.pericenter), .lo = 0,
@@ -294,6 +307,9 @@ const struct scene_key scene_schema[] = {
 	 .help = "diffuse layer: screen: the stars' own light smoothed on an image pyramid over the "
 		 "area holding render.neighbours projected bodies, every frame; adaptive: splat with "
 		 "3D k-nearest-neighbour h"},
+	{.path = "render.dust_slabs", .type = SKEY_INT, SC(render.dust_slabs), .lo = 1, .hi = 64,
+	 .def = "16", .type_doc = "integer in [1, 64]",
+	 .help = "dust: depth slabs composited front to back, spanning the dust bodies' depths"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
 

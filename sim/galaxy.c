@@ -60,8 +60,18 @@ static uint64_t part_stream(uint64_t stream_base, int part)
 	return stream_base + ((uint64_t)(part + 1) << 32);
 }
 
-static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, size_t first,
-			long count, uint64_t seed, uint64_t stream)
+/* The disk's bodies; z0 the layer's sech^2 height and cold the ratio of its
+ * velocity dispersions to the stars' (1: the stellar disk itself). The dust
+ * layer (cold = z0_dust / z0 < 1) is a thin cold sub-disk: near the
+ * midplane the vertical force is harmonic, so a layer's thickness scales
+ * with its vertical dispersion, and every dispersion is scaled by that same
+ * ratio; its mean rotation keeps the stars' circular speed with the
+ * asymmetric drift, which goes as sigma^2, scaled by cold^2. A dust layer
+ * thicker than the stars (cold > 1) keeps the stars' dispersions and
+ * settles towards their thickness. */
+static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold,
+			struct sim_state *st, size_t first, long count, uint64_t seed,
+			uint64_t stream)
 {
 	double rmax = SIM_GALAXY_DISK_RMAX * m->h;
 #pragma omp parallel for schedule(static)
@@ -76,12 +86,20 @@ static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, 
 			R = rmax * uni(&r);
 		double ph = 2 * M_PI * uni(&r);
 		double uz = uni(&r);
-		double z = 0.5 * m->z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
+		double z = 0.5 * z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
 		struct sim_galaxy_disk_kin k;
 		sim_galaxy_disk_kinematics(m, R, z, &k);
+		double vphi = k.vphi;
+		if (cold < 1) {
+			k.sigr2 *= cold * cold;
+			k.sigz2 *= cold * cold;
+			k.sigp2 *= cold * cold;
+			double v2 = k.vc2 - cold * cold * (k.vc2 - k.vphi * k.vphi);
+			vphi = v2 > 0 ? sqrt(v2) : k.vphi;
+		}
 		double vr = sqrt(k.sigr2) * gauss(&r);
 		double vz = sqrt(k.sigz2) * gauss(&r);
-		double vp = k.vphi + sqrt(k.sigp2) * gauss(&r);
+		double vp = vphi + sqrt(k.sigp2) * gauss(&r);
 		double c = cos(ph), s = sin(ph);
 		size_t j = first + (size_t)i;
 		st->pos[3 * j + 0] = sg * R * c;
@@ -211,14 +229,34 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&m, j, &df[j])))
 			goto cleanup;
 
+	/* Dust (bodies.*.dust): the last ndust of the disk's bodies and their
+	 * mass become component comp0 + 3, "NAME.dust", placed after the halo:
+	 * dark (colour and brightness 0), absorbing with kappa = tau0 2 pi h^2 /
+	 * M_dust (scene units), so that the face-on column through the centre,
+	 * Sigma_dust(0) = M_dust / (2 pi h^2), has optical depth tau0. Without
+	 * dust everything below is as it was. */
+	const long ndust = scene_dust_count(b);
+	const double mbody = parts[0]->count > 0 ? parts[0]->mass * u->mass / (double)parts[0]->count : 0;
 	size_t at = first;
-	for (int j = 0; j < 3; j++) {
-		long cnt = parts[j]->count > 0 ? parts[j]->count : 0;
+	for (int j = 0; j < 4; j++) {
+		long cnt = j == 3 ? ndust : parts[j]->count > 0 ? parts[j]->count : 0;
+		if (j == 0)
+			cnt -= ndust;
+		if (j == 3 && ndust == 0)
+			break;
 		if (st->comps && comp0 + j < st->ncomp) {
 			struct sim_component *c = &st->comps[comp0 + j];
-			snprintf(c->name, sizeof c->name, "%s.%s", b->name, pname[j]);
-			memcpy(c->color, parts[j]->color, sizeof c->color);
-			c->brightness = (float)parts[j]->brightness;
+			snprintf(c->name, sizeof c->name, "%s.%s", b->name, j == 3 ? "dust" : pname[j]);
+			if (j < 3) {
+				memcpy(c->color, parts[j]->color, sizeof c->color);
+				c->brightness = (float)parts[j]->brightness;
+			} else {
+				memset(c->color, 0, sizeof c->color);
+				c->brightness = 0;
+				double md = (double)ndust * b->disk.mass / (double)b->disk.count;
+				c->kappa = b->dust.opacity * 2 * M_PI * b->disk.scale * b->disk.scale / md;
+				c->dust_z = sim_dust_height(b);
+			}
 			c->first = at;
 			c->count = (size_t)cnt;
 		}
@@ -226,13 +264,17 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 			continue;
 		uint64_t stream = part_stream(stream_base, j);
 		if (j == 0)
-			sample_disk(&m, st, at, cnt, sc->seed, stream);
+			sample_disk(&m, m.z0, 1.0, st, at, cnt, sc->seed, stream);
 		else if (j == 1)
 			sample_sphere(&df[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
-		else
+		else if (j == 2)
 			sample_sphere(&df[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
+		else
+			sample_disk(&m, sim_dust_height(b) * u->length,
+				    sim_dust_height(b) / b->disk.scale_height, st, at, cnt, sc->seed,
+				    stream);
 		centre_part(st, at, cnt);
-		double mi = parts[j]->mass * u->mass / (double)cnt;
+		double mi = (j == 0 || j == 3) ? mbody : parts[j]->mass * u->mass / (double)cnt;
 		for (long i = 0; i < cnt; i++) {
 			st->mass[at + i] = mi;
 			st->comp[at + i] = (uint16_t)(comp0 + j);
@@ -246,4 +288,10 @@ cleanup:
 		sim_galaxy_df_free(&df[j]);
 	sim_galaxy_model_free(&m);
 	return rc;
+}
+
+double sim_dust_height(const struct scene_body *b)
+{
+	return b->dust.scale_height > 0 ? b->dust.scale_height
+					: SCENE_DUST_Z_RATIO * b->disk.scale_height;
 }

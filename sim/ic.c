@@ -34,7 +34,7 @@ static int ic_entry_size(const struct scene *sc, int k, const struct sim_units *
 		for (int j = 0; j < 3; j++)
 			c += p[j]->count > 0 ? p[j]->count : 0;
 		*n = (size_t)c;
-		*ncomp = 3;
+		*ncomp = scene_dust_count(b) > 0 ? 4 : 3; /* NAME.dust: sim_ic_disk_galaxy */
 		return 0;
 	}
 	case SCENE_MODEL_FILE: {

@@ -20,12 +20,17 @@ extern "C" {
 #endif
 
 /* A named group of bodies with its own colour: one per plummer/hernquist/file
- * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"). */
+ * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"),
+ * four with dust ("NAME.dust", after the halo; bodies.*.dust). */
 struct sim_component {
 	char name[SCENE_NAME_MAX + 8];
 	float color[3];
 	float brightness;    /* light per unit mass (1 unless the scene sets it; sim_state_alloc: 1) */
 	size_t first, count; /* bodies [first, first+count) at creation */
+	/* dust (render/dust.c): kappa > 0 marks an absorbing, non-emitting
+	 * component; a body of mass m (scene units) blocks area kappa m (scene
+	 * length^2); dust_z its layer's sech^2 height (scene length). 0: not dust. */
+	double kappa, dust_z;
 };
 
 /* All bodies. Owns every array (freed by sim_state_free). Vectors are xyz
@@ -45,7 +50,8 @@ struct sim_state {
 
 /* camera.follow's rule: does component name CN belong to follow name F?
  * Exact match, or F is a disk galaxy's body name and CN is "F.disk",
- * "F.bulge" or "F.halo". ("all" is handled by the callers.) */
+ * "F.bulge", "F.halo" or "F.dust" (any "F." prefix). ("all" is handled by
+ * the callers.) */
 int sim_component_follows(const char *f, const char *cn);
 /* Mass-weighted centre (internal units) of the bodies with sel[i] != 0
  * (sel NULL: all), summed in double in body order. Massless bodies only:
@@ -94,9 +100,15 @@ void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double m
  * n = disk.count + bulge.count + halo.count, in the galaxy's own frame (disk
  * in the xy plane, spinning counter-clockwise about +z, centre of mass at the
  * origin, zero mean velocity), internal units. Parts take component indices
- * comp0 (disk), comp0+1 (bulge), comp0+2 (halo). */
+ * comp0 (disk), comp0+1 (bulge), comp0+2 (halo), and with dust comp0+3
+ * (NAME.dust: scene_dust_count(b) of the disk's bodies, placed after the
+ * halo; the disk keeps the rest; every disk or dust body has mass
+ * disk.mass / disk.count). */
 int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base);
+/* The dust layer's sech^2 height of entry b, scene length units:
+ * dust.scale_height, or SCENE_DUST_Z_RATIO x disk.scale_height when 0. */
+double sim_dust_height(const struct scene_body *b);
 /* Where entry k goes: rotation R (row-major 3x3, applied to its bodies'
  * positions and velocities; identity for spheres unless an encounter or
  * inclination/position_angle says otherwise), then centre-of-mass position

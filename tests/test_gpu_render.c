@@ -1060,6 +1060,83 @@ START_TEST(look_end_to_end_matches_cpu)
 }
 END_TEST
 
+/* Dust (render/dust.c, kernels/render_dust.cu): component 2 made dust
+ * (dark, kappa 0.1, dust_z 0.25: 44-64% of the light absorbed on the CPU;
+ * footprints of ~4 px, capped at 64 for the bodies near the lens),
+ * 16 slabs, without and with the diffuse layer (h given, float, to both).
+ * Bounds and slabs are bit-exact (same double operations on the same float
+ * positions); sums differ in order and exp by an ulp, so the stated HDR
+ * tolerance holds. The CPU frame must also differ from the frame without
+ * dust (the light is < 90% of it), or the case would prove nothing. */
+START_TEST(dust_matches_cpu)
+{
+	for (int diffuse = 0; diffuse < 2; diffuse++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.style = SCENE_STYLE_STARS;
+		sc->render.psf_fwhm = 1.5;
+		sc->render.dust_slabs = 16;
+		sc->render.diffuse = diffuse ? 0.5 : 0;
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		state_fill(&st, 3000, 600, 17);
+		memset(st.comps[2].color, 0, sizeof st.comps[2].color);
+		st.comps[2].brightness = 0;
+		st.comps[2].kappa = 0.1;
+		st.comps[2].dust_z = 0.25;
+		st.comps[2].count = 1200;
+		double *ref = malloc(st.n * sizeof *ref);
+		float *h = malloc(st.n * sizeof *h), *g = malloc((size_t)W * H * 3 * sizeof *g);
+		ck_assert(ref && h && g);
+		if (diffuse) {
+			ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
+			for (size_t i = 0; i < st.n; i++) {
+				h[i] = (float)ref[i];
+				ref[i] = h[i];
+			}
+		}
+		const struct render_camera *cams[2] = {&cam_std, &cam_side};
+		for (int c = 0; c < 2; c++) {
+			struct render_dust_buf b;
+			struct render_image img, clear;
+			ck_assert_int_eq(render_dust_alloc(&b, 16, W, H, st.n), 0);
+			ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
+			ck_assert_int_eq(render_image_alloc(&clear, W, H), 0);
+			ck_assert_int_eq(render_dust_frame(sc, cams[c], &st, &u_test, diffuse ? ref : NULL,
+							   &b, &img, NULL), 0);
+			st.comps[2].kappa = 0; /* the same bodies, no dust */
+			if (diffuse)
+				ck_assert_int_eq(render_stars_diffuse(sc, cams[c], &st, &u_test, ref, &clear,
+								      &b.scratch), 0);
+			else
+				ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &clear), 0);
+			st.comps[2].kappa = 0.1;
+			double lit = 0, all = 0;
+			for (size_t k = 0; k < (size_t)W * H * 3; k++) {
+				lit += img.rgb[k];
+				all += clear.rgb[k];
+			}
+			printf("dust (diffuse %d, camera %d): light %.4g of %.4g without dust\n", diffuse, c,
+			       lit, all);
+			ck_assert(lit < 0.9 * all);
+			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+			if (diffuse)
+				ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
+			gpu_hdr(gr, &st, cams[c], g);
+			expect_hdr_close(g, img.rgb, W, H, diffuse ? "dust + diffuse" : "dust");
+			gpu_render_free(&gr);
+			render_dust_free(&b);
+			render_image_free(&img);
+			render_image_free(&clear);
+		}
+		free(ref);
+		free(h);
+		free(g);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("gpu_render");
@@ -1089,6 +1166,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, overlay_matches_cpu);
 	tcase_add_test(tc, screen_diffuse_matches_cpu);
 	tcase_add_test(tc, look_end_to_end_matches_cpu);
+	tcase_add_test(tc, dust_matches_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }

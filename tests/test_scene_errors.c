@@ -377,7 +377,8 @@ static void expect_number_refused(const struct scene_key *k, const char *x)
 	}
 	snprintf(ov, sizeof(ov), "%s=%s", path, val);
 	int disk_scene = strncmp(k->path, "encounter", 9) == 0 || strstr(k->path, ".disk.") ||
-			 strstr(k->path, ".bulge.") || strstr(k->path, ".halo.");
+			 strstr(k->path, ".bulge.") || strstr(k->path, ".halo.") ||
+			 strstr(k->path, ".dust.");
 	const char *ovs[1] = {ov};
 	int err = load_str(disk_scene ? disks : plain, ovs, 1, &g_sc);
 	snprintf(want, sizeof(want), "--set %s: %s", ov, path);
