@@ -301,15 +301,19 @@ static void scan_range(const struct at_tree *t, size_t s, size_t j0, size_t j1,
 }
 
 /* Squared distance from box (lo, hi) to box (glo, ghi); a point is a box. */
-static double box_d2(const double *lo, const double *hi, const double *glo, const double *ghi)
+static inline double gap(double lo, double hi, double glo, double ghi)
 {
-	double g[3];
-	for (int a = 0; a < 3; a++) {
-		double u = lo[a] - ghi[a], v = glo[a] - hi[a];
-		g[a] = u > v ? u : v;
-		g[a] = g[a] > 0 ? g[a] : 0;
-	}
-	return g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+	double u = lo - ghi, v = glo - hi;
+	double g = u > v ? u : v;
+	return g > 0 ? g : 0;
+}
+
+static inline double box_d2(const double *lo, const double *hi, const double *glo,
+			    const double *ghi)
+{
+	double gx = gap(lo[0], hi[0], glo[0], ghi[0]), gy = gap(lo[1], hi[1], glo[1], ghi[1]),
+	       gz = gap(lo[2], hi[2], glo[2], ghi[2]);
+	return gx * gx + gy * gy + gz * gz;
 }
 
 struct at_entry {
