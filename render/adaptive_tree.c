@@ -17,8 +17,8 @@
  *
  * Search, one leaf (a group of up to 32 bodies) per OpenMP iteration:
  *   1. Start: every body of the group scans the window of leaves around
- *      its own in key order, widened one leaf each side until it holds at
- *      least k + 1 bodies, keeping its k smallest squared distances to the
+ *      its own in key order, widened one leaf at a time (alternating
+ *      sides) until it holds at least k + 1 bodies, keeping its k smallest squared distances to the
  *      others (struct at_kbuf), so every body has a bound: its k-th.
  *   2. Walk: from the root, a node is kept when the distance between its
  *      box and the group's box is below B, the largest bound of the
@@ -378,10 +378,10 @@ static int search_leaf(const struct at_tree *t, size_t g, int k, struct at_work 
 		size_t b1 = lb * AT_LEAF < m ? lb * AT_LEAF : m;
 		if (b1 - la * AT_LEAF >= (size_t)k + 1 || (la == 0 && lb == nleaf))
 			break;
-		if (la > 0)
+		if (lb < nleaf && (lb - g <= g - la || la == 0))
+			lb++; /* one leaf at a time, alternating sides */
+		else if (la > 0)
 			la--;
-		if (lb < nleaf)
-			lb++;
 	}
 	size_t w0 = la * AT_LEAF, w1 = lb * AT_LEAF < m ? lb * AT_LEAF : m;
 	double bound = 0;
