@@ -226,9 +226,11 @@ static void tree_free(struct at_tree *t)
 }
 
 /* The k smallest squared distances seen by one body, kept loosely: a value
- * below `bound` is appended, and a full buffer (AT_KBUF * k values) is cut
- * to its k smallest by a selection, bound becoming the largest of them,
- * i.e. the k-th smallest value seen so far. So bound is never below the
+ * below `bound` is appended (any value while fewer than k are held, so
+ * even infinite ones, from squares that overflow, fill it), and a full
+ * buffer (AT_KBUF * k values) is cut to its k smallest by a selection,
+ * bound becoming the largest of them, i.e. the k-th smallest value seen
+ * so far. So bound is never below the
  * k-th smallest seen (pruning with it is safe: a value >= bound cannot be
  * among the k smallest), and kbuf_settle makes it exactly that. Cheaper
  * than a heap: one append per accepted value, a selection per k - 1 or
@@ -278,10 +280,9 @@ static void kbuf_settle(struct at_kbuf *b, int k)
 	b->n = k;
 }
 
+/* Called for d2 < bound, or while fewer than k are held. */
 static inline void kbuf_add(struct at_kbuf *b, int k, double d2)
 {
-	if (!(d2 < b->bound))
-		return;
 	b->v[b->n++] = d2;
 	if (b->n == AT_KBUF * k)
 		kbuf_settle(b, k);
@@ -295,7 +296,7 @@ static void scan_range(const struct at_tree *t, size_t s, size_t j0, size_t j1,
 	for (size_t j = j0; j < j1; j++) {
 		double dx = t->x[j] - px, dy = t->y[j] - py, dz = t->z[j] - pz;
 		double d2 = dx * dx + dy * dy + dz * dz;
-		if (d2 < b->bound && j != s)
+		if ((d2 < b->bound || b->n < k) && j != s)
 			kbuf_add(b, k, d2);
 	}
 }

@@ -4,7 +4,8 @@
  * tree levels (n well above 32 * 8 bodies, n not a multiple of 32), a dense
  * Plummer core in a sparse halo, exact duplicates, every body at one
  * point, bodies on a line, two far clusters (a Morton jump inside a leaf),
- * a tiny extent (the key scale), and k from 1 to beyond a leaf.
+ * a tiny extent (the key scale), squared distances that overflow, and k
+ * from 1 to beyond a leaf.
  *
  * The brute force here keeps the k smallest squared distances by insertion
  * into a sorted array (no heap, no tree, no sort of all distances), each
@@ -217,6 +218,29 @@ START_TEST(result_independent_of_thread_count)
 }
 END_TEST
 
+/* Two clusters 2e200 apart: squared distances across overflow to inf,
+ * so with k beyond a cluster's size the k-th is inf (h = inf, as a brute
+ * force finds); inside a cluster they stay finite. Overflow on purpose:
+ * registered without the FPE trap. */
+START_TEST(overflowing_distances_equal_brute_force)
+{
+	size_t n = 80;
+	uint64_t s = 15;
+	double *pos = malloc(3 * n * sizeof *pos), *h = malloc(n * sizeof *h);
+	for (size_t i = 0; i < n; i++)
+		for (int a = 0; a < 3; a++)
+			pos[3 * i + a] = (a == 0 ? (i % 2 ? 1e200 : -1e200) : 0.0) + 1e150 * u01(&s);
+	expect_tree_equals_brute(pos, n, 50, "overflow");
+	expect_tree_equals_brute(pos, n, 10, "overflow");
+	ck_assert_int_eq(render_adaptive_h(pos, NULL, n, 50, 0.125, h), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(isinf(h[i]), "body %zu: h %g, want inf (the 50th nearest other is 2e200 away)", i,
+			      h[i]);
+	free(pos);
+	free(h);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("adaptive_tree");
@@ -230,6 +254,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, far_clusters_tiny_extent_and_small_n_equal_brute_force);
 	tcase_add_test(tc, result_independent_of_thread_count);
 	suite_add_tcase(s, tc);
+	TCase *to = tcase_create("overflow"); /* inf on purpose: no FPE trap */
+	tcase_add_checked_fixture(to, nb_untrap_fpe, NULL);
+	tcase_add_test(to, overflowing_distances_equal_brute_force);
+	suite_add_tcase(s, to);
 	return s;
 }
 
