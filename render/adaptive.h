@@ -34,8 +34,9 @@
  * result is exact, equal to a brute-force search (the squared distance is
  * formed as dx*dx + dy*dy + dz*dz in double, as a brute-force search
  * would; boxes are pruned only when no body in them can be nearer). Cost
- * about O(m (k + log m)) for any clustering; coincident bodies cost O(k)
- * each. Parallel with OpenMP over leaves, result independent of thread
+ * about O(m (k + log m)), dense cores included (250k -> 1M galaxy stars:
+ * 4.1x, docs/BENCHMARKS.md); bodies that all coincide cost O(k) each.
+ * Parallel with OpenMP over leaves, result independent of thread
  * count. k >= 1. 0 or NB_ERUNTIME (out of memory, logged). */
 int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
 		      double fallback, double *h);
