@@ -4,6 +4,7 @@
  *   nbody-bench bh --n 1000000,4000000,16000000
  *   nbody-bench bh-accuracy
  *   nbody-bench frame
+ *   nbody-bench cpu-render --scene FILE [--set KEY=VALUE]...
  *   nbody-bench render [--e2e]
  *   nbody-bench e2e --scene scenes/galaxy-collision.yaml
  *
@@ -28,6 +29,8 @@ static const struct {
 	 "[--n N] [--criterion bmax|bh] [--local RATIO] [--leaf-p2p K]"},
 	{"frame", bench_frame, "CPU frame stages: splat, tone map, convert, encode, PNG",
 	 "[--sizes 1080p,4k,WxH] [--n 100000,1000000] [--repeats 5] [--dir /tmp]"},
+	{"cpu-render", bench_cpu_render, "one CPU frame of a scene at frame 0: adaptive h, splat, tone map (no forces)",
+	 "--scene FILE [--set KEY=VALUE]... [--repeats 3]"},
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
 	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
 	 "[--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear] [--exposure auto|X] "

@@ -26,6 +26,7 @@ int bench_direct(int argc, char **argv);      /* bench/direct.c: GPU all-pairs k
 int bench_bh(int argc, char **argv);          /* bench/bh.c: GPU Barnes-Hut per step */
 int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct force error */
 int bench_frame(int argc, char **argv);       /* bench/frame.c: CPU splat/tonemap/convert/encode/PNG */
+int bench_cpu_render(int argc, char **argv);  /* bench/cpu_render.c: one CPU frame, stage by stage */
 int bench_render(int argc, char **argv);      /* bench/render.c: GPU splat/adaptive h/tone map/YUV */
 int bench_e2e(int argc, char **argv);         /* bench/e2e.c: a whole movie vs its slowest stage */
 #endif

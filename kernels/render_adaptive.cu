@@ -1,6 +1,7 @@
 /* render_adaptive.cu - adaptive smoothing lengths on the GPU: h = distance
  * to the k-th nearest other DRAWN body (render/adaptive.h's meaning; its
- * CPU twin render/adaptive.c is the test oracle).
+ * CPU twin render/adaptive_tree.c, the same tree in double, is the test
+ * oracle).
  *
  * Drawn. A body is drawn when its position is finite and, in colour mode,
  * its component's colour is not [0, 0, 0] (density mode: all finite

@@ -28,14 +28,16 @@
 
 /* pos: 3n doubles (xyz interleaved). drawn: n flags (nonzero: drawn if the
  * position is also finite) or NULL (every finite body is drawn). Writes
- * h[0..n-1]. Uniform grid over the drawn bodies: each body gets a cell key,
- * bodies are sorted by key (counting sort), each cell's start and end are
- * found, and each body searches shells of surrounding cells until its k-th
- * distance is inside the region searched (so the result is exact, equal to
- * a brute-force search: the squared distance is formed as dx*dx + dy*dy +
- * dz*dz in double, as a brute-force search would). Parallel with OpenMP,
- * result independent of thread count. k >= 1. 0 or NB_ERUNTIME (out of
- * memory, logged). */
+ * h[0..n-1]. Box tree over the drawn bodies in Morton order (leaves of 32
+ * consecutive bodies, fan-out 8, render/adaptive_tree.c: the GPU's tree),
+ * one group walk per leaf after a start from the neighbouring leaves. The
+ * result is exact, equal to a brute-force search (the squared distance is
+ * formed as dx*dx + dy*dy + dz*dz in double, as a brute-force search
+ * would; boxes are pruned only when no body in them can be nearer). Cost
+ * about O(m (k + log m)), dense cores included (250k -> 1M galaxy stars:
+ * 4.1x, docs/BENCHMARKS.md); bodies that all coincide cost O(k) each.
+ * Parallel with OpenMP over leaves, result independent of thread
+ * count. k >= 1. 0 or NB_ERUNTIME (out of memory, logged). */
 int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
 		      double fallback, double *h);
 

@@ -96,7 +96,7 @@ START_TEST(uniform_cube_matches_brute_force)
 END_TEST
 
 /* A dense Plummer-like core in a sparse halo with a few far escapers:
- * density contrast ~1e6, the case a uniform grid handles worst. */
+ * density contrast ~1e6 (the case the former uniform grid handled worst). */
 START_TEST(clustered_with_escapers_matches_brute_force)
 {
 	size_t n = 3000;
