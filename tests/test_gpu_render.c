@@ -1063,19 +1063,22 @@ END_TEST
 /* Dust (render/dust.c, kernels/render_dust.cu): component 2 made dust
  * (dark, kappa 0.1, dust_z 0.25: 44-64% of the light absorbed on the CPU;
  * footprints of ~4 px, capped at 64 for the bodies near the lens),
- * 16 slabs, without and with the diffuse layer (h given, float, to both).
+ * 16 slabs, without and with the diffuse layer (adaptive: h given, float,
+ * to both, per slab; screen: made from the composited light).
  * Bounds and slabs are bit-exact (same double operations on the same float
  * positions); sums differ in order and exp by an ulp, so the stated HDR
  * tolerance holds. The CPU frame must also differ from the frame without
  * dust (the light is < 90% of it), or the case would prove nothing. */
 START_TEST(dust_matches_cpu)
 {
-	for (int diffuse = 0; diffuse < 2; diffuse++) {
+	for (int mode = 0; mode < 3; mode++) { /* no layer, adaptive, screen */
+		const int diffuse = mode == 1, screen = mode == 2;
 		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 		sc->render.style = SCENE_STYLE_STARS;
 		sc->render.psf_fwhm = 1.5;
 		sc->render.dust_slabs = 16;
-		sc->render.diffuse = diffuse ? 0.5 : 0;
+		sc->render.diffuse = mode ? 0.5 : 0;
+		sc->render.diffuse_smoothing = screen ? SCENE_DIFFUSE_SCREEN : SCENE_DIFFUSE_ADAPTIVE;
 		struct sim_state st;
 		memset(&st, 0, sizeof st);
 		state_fill(&st, 3000, 600, 17);
@@ -1103,10 +1106,16 @@ START_TEST(dust_matches_cpu)
 			ck_assert_int_eq(render_image_alloc(&clear, W, H), 0);
 			ck_assert_int_eq(render_dust_frame(sc, cams[c], &st, &u_test, diffuse ? ref : NULL,
 							   &b, &img, NULL), 0);
+			if (screen) /* the layer from the composited light */
+				ck_assert_int_eq(render_diffuse_screen_apply(sc, cams[c], &st, &u_test, &img,
+									 &b.scratch), 0);
 			st.comps[2].kappa = 0; /* the same bodies, no dust */
 			if (diffuse)
 				ck_assert_int_eq(render_stars_diffuse(sc, cams[c], &st, &u_test, ref, &clear,
 								      &b.scratch), 0);
+			else if (screen)
+				ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test, &clear,
+									     &b.scratch), 0);
 			else
 				ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &clear), 0);
 			st.comps[2].kappa = 0.1;
@@ -1115,14 +1124,14 @@ START_TEST(dust_matches_cpu)
 				lit += img.rgb[k];
 				all += clear.rgb[k];
 			}
-			printf("dust (diffuse %d, camera %d): light %.4g of %.4g without dust\n", diffuse, c,
+			printf("dust (diffuse mode %d, camera %d): light %.4g of %.4g without dust\n", mode, c,
 			       lit, all);
 			ck_assert(lit < 0.9 * all);
 			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
 			if (diffuse)
 				ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
 			gpu_hdr(gr, &st, cams[c], g);
-			expect_hdr_close(g, img.rgb, W, H, diffuse ? "dust + diffuse" : "dust");
+			expect_hdr_close(g, img.rgb, W, H, diffuse ? "dust + adaptive diffuse" : screen ? "dust + screen diffuse" : "dust");
 			gpu_render_free(&gr);
 			render_dust_free(&b);
 			render_image_free(&img);
