@@ -9,7 +9,9 @@
  * through a PSF fixed in pixels; with render.diffuse > 0 as well, adaptive
  * h are kept as above for the smooth layer under the stars
  * (render_stars_diffuse). render.glow (render_glow) acts on the HDR image
- * before the exposure and the tone map. */
+ * before the exposure and the tone map. render.color_by's state (its
+ * colours and range) is made once here, from the initial state
+ * (render_color_by_init), as the GPU renderer does. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -30,6 +32,7 @@ struct renderer_cpu {
 	int frame;               /* frame in rgb16, -1 none */
 	double render_s;         /* its rendering time */
 	struct render_auto_state autoexp; /* render.exposure: auto */
+	struct render_color_by *cb;       /* render.color_by; NULL: by component */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -45,11 +48,11 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 	}
 	render_image_clear(&r->img);
 	if (r->smooth.rgb)
-		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
+		rc = render_stars_diffuse_c(sc, cam, r->st, r->u, r->h, r->cb, &r->img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
-		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
+		rc = render_stars_splat_c(sc, cam, r->st, r->u, r->cb, &r->img);
 	else
-		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
+		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, &r->img);
 	if (rc)
 		return rc;
 	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
@@ -90,6 +93,7 @@ static void cpu_free(struct renderer *base)
 	render_image_free(&r->smooth);
 	free(r->rgb16);
 	free(r->h);
+	free(r->cb);
 	free(r);
 }
 
@@ -120,6 +124,12 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;
+	}
+	const struct render_color_by *use; /* = r->cb, made here when color_by needs it */
+	int rc = render_color_by_resolve(sc, st, u, NULL, &use, &r->cb);
+	if (rc) {
+		cpu_free(&r->base);
+		return rc;
 	}
 	*out = &r->base;
 	return 0;

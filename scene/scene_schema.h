@@ -30,6 +30,8 @@ enum skey_type {
 	SKEY_WORD,      /* char[size], one of names (x264 presets) */
 	SKEY_NUM_OR_WORD, /* a number, or the one word names[0] (*has_off set to 1):
 			  * render.smoothing: adaptive, render.exposure: auto */
+	SKEY_PAIR_OR_WORD, /* double[2] given as [a, b], or the one word names[0]
+			    * (*has_off set to 1): render.color_range: auto */
 };
 
 enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };

@@ -60,9 +60,11 @@ static uint64_t part_stream(uint64_t stream_base, int part)
 	return stream_base + ((uint64_t)(part + 1) << 32);
 }
 
+/* young: the thinner, colder young layer (sim/galaxy_young.c). */
 static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, size_t first,
-			long count, uint64_t seed, uint64_t stream)
+			long count, uint64_t seed, uint64_t stream, int young)
 {
+	const double zf = young ? SIM_GALAXY_YOUNG_HEIGHT : 1.0;
 	double rmax = SIM_GALAXY_DISK_RMAX * m->h;
 #pragma omp parallel for schedule(static)
 	for (long i = 0; i < count; i++) {
@@ -76,9 +78,11 @@ static void sample_disk(const struct sim_galaxy_model *m, struct sim_state *st, 
 			R = rmax * uni(&r);
 		double ph = 2 * M_PI * uni(&r);
 		double uz = uni(&r);
-		double z = 0.5 * m->z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
+		double z = 0.5 * zf * m->z0 * log(uz / (1 - uz)); /* zf z0 artanh(2u-1) */
 		struct sim_galaxy_disk_kin k;
 		sim_galaxy_disk_kinematics(m, R, z, &k);
+		if (young)
+			sim_galaxy_young_kinematics(m, R, z, &k);
 		double vr = sqrt(k.sigr2) * gauss(&r);
 		double vz = sqrt(k.sigz2) * gauss(&r);
 		double vp = k.vphi + sqrt(k.sigp2) * gauss(&r);
@@ -211,28 +215,36 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&m, j, &df[j])))
 			goto cleanup;
 
+	/* j = 3: the young stars, carved out of the disk (same body mass). */
+	const long nyoung = sim_galaxy_young_count(&b->disk);
 	size_t at = first;
-	for (int j = 0; j < 3; j++) {
-		long cnt = parts[j]->count > 0 ? parts[j]->count : 0;
+	for (int j = 0; j < 4; j++) {
+		const struct scene_part *pj = parts[j < 3 ? j : 0];
+		long cnt = j == 3 ? nyoung : pj->count > 0 ? pj->count : 0;
+		if (j == 0)
+			cnt -= nyoung;
+		if (j == 3 && nyoung == 0)
+			break;
 		if (st->comps && comp0 + j < st->ncomp) {
 			struct sim_component *c = &st->comps[comp0 + j];
-			snprintf(c->name, sizeof c->name, "%s.%s", b->name, pname[j]);
-			memcpy(c->color, parts[j]->color, sizeof c->color);
-			c->brightness = (float)parts[j]->brightness;
+			snprintf(c->name, sizeof c->name, "%s.%s", b->name, j == 3 ? "young" : pname[j]);
+			memcpy(c->color, j == 3 ? pj->young_color : pj->color, sizeof c->color);
+			c->brightness = (float)(j == 3 ? pj->young_brightness : pj->brightness);
 			c->first = at;
 			c->count = (size_t)cnt;
 		}
 		if (cnt == 0)
 			continue;
 		uint64_t stream = part_stream(stream_base, j);
-		if (j == 0)
-			sample_disk(&m, st, at, cnt, sc->seed, stream);
+		if (j == 0 || j == 3)
+			sample_disk(&m, st, at, cnt, sc->seed, stream, j == 3);
 		else if (j == 1)
 			sample_sphere(&df[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
 		else
 			sample_sphere(&df[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
 		centre_part(st, at, cnt);
-		double mi = parts[j]->mass * u->mass / (double)cnt;
+		double mi = j == 0 || j == 3 ? pj->mass * u->mass / (double)pj->count
+					    : pj->mass * u->mass / (double)cnt;
 		for (long i = 0; i < cnt; i++) {
 			st->mass[at + i] = mi;
 			st->comp[at + i] = (uint16_t)(comp0 + j);

@@ -20,7 +20,8 @@ extern "C" {
 #endif
 
 /* A named group of bodies with its own colour: one per plummer/hernquist/file
- * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"). */
+ * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"),
+ * four when its disk has young stars (then also "NAME.young"). */
 struct sim_component {
 	char name[SCENE_NAME_MAX + 8];
 	float color[3];
@@ -45,7 +46,8 @@ struct sim_state {
 
 /* camera.follow's rule: does component name CN belong to follow name F?
  * Exact match, or F is a disk galaxy's body name and CN is "F.disk",
- * "F.bulge" or "F.halo". ("all" is handled by the callers.) */
+ * "F.bulge", "F.halo" or "F.young" (any "F." prefix). ("all" is handled by
+ * the callers.) */
 int sim_component_follows(const char *f, const char *cn);
 /* Mass-weighted centre (internal units) of the bodies with sel[i] != 0
  * (sel NULL: all), summed in double in body order. Massless bodies only:
@@ -94,9 +96,14 @@ void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double m
  * n = disk.count + bulge.count + halo.count, in the galaxy's own frame (disk
  * in the xy plane, spinning counter-clockwise about +z, centre of mass at the
  * origin, zero mean velocity), internal units. Parts take component indices
- * comp0 (disk), comp0+1 (bulge), comp0+2 (halo). */
+ * comp0 (disk), comp0+1 (bulge), comp0+2 (halo), and comp0+3 (young: the
+ * last sim_galaxy_young_count(&disk) of the n bodies, carved out of the
+ * disk's count and mass; only when that count is > 0). */
 int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base);
+/* Bodies of a disk that are young: round(young_fraction * count), within
+ * [0, count] (sim/galaxy_young.c). */
+long sim_galaxy_young_count(const struct scene_part *disk);
 /* Where entry k goes: rotation R (row-major 3x3, applied to its bodies'
  * positions and velocities; identity for spheres unless an encounter or
  * inclination/position_angle says otherwise), then centre-of-mass position
