@@ -43,7 +43,10 @@ void render_body_light(const struct scene *sc, const struct sim_component *c, fl
 		render_comp_light(c, light);
 		return;
 	}
-	light[0] = light[1] = light[2] = c->brightness;
+	/* A component drawn black stays undrawn (the scenes hide dark haloes
+	 * that way), whatever its velocities. */
+	int black = c->color[0] == 0.0f && c->color[1] == 0.0f && c->color[2] == 0.0f;
+	light[0] = light[1] = light[2] = black ? 0.0f : c->brightness;
 }
 
 void render_color_by_body(const struct render_color_by *cb, const struct sim_state *st,
@@ -92,8 +95,11 @@ static int auto_range(const struct scene *sc, const struct sim_state *st,
 	size_t m = 0;
 	for (size_t b = 0; b < st->n; b++) {
 		int c = st->comp ? st->comp[b] : 0;
-		if (st->comps && c < st->ncomp && !(st->comps[c].brightness > 0))
-			continue;
+		float light[3] = {1.0f, 1.0f, 1.0f};
+		if (st->comps && c < st->ncomp)
+			render_body_light(sc, &st->comps[c], light);
+		if (!(light[0] > 0))
+			continue; /* not drawn */
 		double p[3], v[3];
 		for (int d = 0; d < 3; d++) {
 			p[d] = st->pos[3 * b + d] / u->length;

@@ -262,15 +262,16 @@ struct render_color_by {
 };
 /* The light per unit mass of component c as a body's weight uses it:
  * render_comp_light with color_by component; else its brightness in all
- * three channels (the colour then comes from the quantity). */
+ * three channels (the colour then comes from the quantity), or 0 for a
+ * component coloured [0, 0, 0] (hidden, as with color_by component). */
 void render_body_light(const struct scene *sc, const struct sim_component *c, float light[3]);
 /* Fill cb for sc: the map (los_velocity: render_diverging; speed:
  * render_colormap_scene) decoded to linear light with render.gamma, so a
  * body shows the map's display colour where the tone map is linear; and
  * the range: render.color_range, or with auto, from st (internal units,
  * converted with u; NULL: sc's) seen by frame 0's camera
- * (render_camera_at(sc, 0, st)): over the bodies whose component has
- * brightness > 0 and finite values, los_velocity [-P, P] with P the 99th
+ * (render_camera_at(sc, 0, st)): over the drawn bodies (render_body_light
+ * > 0) with finite values, los_velocity [-P, P] with P the 99th
  * percentile of |q|, speed [1st, 99th percentile] (nearest rank: sorted
  * q[floor(p (m - 1) + 1/2)]), an empty or one-valued range widened to lo +
  * max(|lo|, 1). The renderers call it once, at create, from the initial

@@ -442,6 +442,7 @@ START_TEST(auto_range_is_the_percentiles)
 	const struct sim_units u = {1, 1, 1, 1, 1};
 	struct sim_state st;
 	ck_assert_int_eq(sim_state_alloc(&st, 101, 1), 0);
+	st.comps[0].color[0] = st.comps[0].color[1] = st.comps[0].color[2] = 1; /* drawn */
 	for (int k = 0; k < 101; k++) {
 		st.mass[k] = 1;
 		st.vel[3 * k + 1] = k - 30; /* along the line of sight */
