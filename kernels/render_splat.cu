@@ -90,7 +90,8 @@ __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long
 }
 
 /* 1. One thread per body slot. ~60 double flops + the inline normalisation
- * (<= GR_NORM_INLINE samples); reads 16 bytes (+ id, comp, h), writes 60. */
+ * (<= GR_NORM_INLINE samples); reads 16 bytes (+ id, comp, h), writes 60.
+ * render.color_by: + 16 bytes (velocity), ~30 double flops. */
 __global__ void __launch_bounds__(GR_THREADS)
 gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n,
 	   struct gr_rec *rec, uint8_t *level, uint32_t *count, uint32_t *big, uint32_t *nbig,

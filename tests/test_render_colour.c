@@ -419,6 +419,12 @@ START_TEST(speed_maps_to_colormap_value_at_t)
 	render_color_by_body(&cb, &st, &u, 0, campos, col);
 	for (int c = 0; c < 3; c++)
 		ck_assert_close(col[c], entry[c] * entry[c], 1e-6, 1e-5);
+	/* a component coloured [0, 0, 0] stays hidden under color_by too */
+	st.comps[0].color[0] = 0;
+	render_image_clear(&img);
+	ck_assert_int_eq(render_splat(sc, &cam_std, &st, &u, &img), 0);
+	for (int p = 0; p < 64 * 48 * 3; p++)
+		ck_assert(img.rgb[p] == 0.0f);
 	render_image_free(&img);
 	sim_state_free(&st);
 	free(sc);
