@@ -157,7 +157,7 @@ const struct scene_key scene_schema[] = {
 	 .hi = 1e6, .def = "[0.4, 0.6, 1]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the young stars"},
 	{.path = "bodies.*.disk.young_brightness", .type = SKEY_DOUBLE, BD(disk.young_brightness),
-	 .lo = 0, .hi = 1e6, .def = "5", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .lo = 0, .hi = 1e6, .def = "3", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the young stars"},
 	PART(bulge, "Hernquist scale radius a", "2000", "0.2", "1e10", "0.2", "0.6", "disk-galaxy: the Hernquist bulge"),
 	{.path = "bodies.*.bulge.color", .type = SKEY_COLOR, BD(bulge.color), .lo = 0, .hi = 1e6,
