@@ -16,7 +16,9 @@
  * frame (render_overlay_apply). With dust in the scene
  * (render_dust_present) the frame is render_dust_frame's depth slabs
  * instead (the adaptive layer per slab; the screen layer made from the
- * composited light). */
+ * composited light). render.color_by's state (its colours and range) is
+ * made once here, from the initial state (render_color_by_init), as the
+ * GPU renderer does. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -39,6 +41,7 @@ struct renderer_cpu {
 	struct render_auto_state autoexp; /* render.exposure: auto */
 	struct render_overlay ov;         /* overlay.*: this frame's codes */
 	struct render_dust_buf dust; /* dust slabs; K 0 when the scene has no dust */
+	struct render_color_by *cb;       /* render.color_by; NULL: by component */
 };
 
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -60,13 +63,13 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		if (rc == 0 && r->smooth.rgb && screen)
 			rc = render_diffuse_screen_apply(sc, cam, r->st, r->u, &r->img, &r->smooth);
 	} else if (r->smooth.rgb && screen)
-		rc = render_stars_diffuse_screen(sc, cam, r->st, r->u, &r->img, &r->smooth);
+		rc = render_stars_diffuse_screen_c(sc, cam, r->st, r->u, r->cb, &r->img, &r->smooth);
 	else if (r->smooth.rgb)
-		rc = render_stars_diffuse(sc, cam, r->st, r->u, r->h, &r->img, &r->smooth);
+		rc = render_stars_diffuse_c(sc, cam, r->st, r->u, r->h, r->cb, &r->img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
-		rc = render_stars_splat(sc, cam, r->st, r->u, &r->img);
+		rc = render_stars_splat_c(sc, cam, r->st, r->u, r->cb, &r->img);
 	else
-		rc = render_splat_h(sc, cam, r->st, r->u, r->h, &r->img);
+		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, &r->img);
 	if (rc)
 		return rc;
 	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
@@ -114,6 +117,7 @@ static void cpu_free(struct renderer *base)
 	free(r->rgb16);
 	free(r->h);
 	render_overlay_free(&r->ov);
+	free(r->cb);
 	free(r);
 }
 
@@ -149,6 +153,12 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;
+	}
+	const struct render_color_by *use; /* = r->cb, made here when color_by needs it */
+	int rc = render_color_by_resolve(sc, st, u, NULL, &use, &r->cb);
+	if (rc) {
+		cpu_free(&r->base);
+		return rc;
 	}
 	*out = &r->base;
 	return 0;

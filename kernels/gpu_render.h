@@ -79,7 +79,11 @@ void gpu_render_default_params(struct gpu_render_params *p);
 
 struct gpu_render;
 
-/* Renderer for sc's render block (width, height, style and psf_fwhm,
+/* render.color_by los_velocity / speed: the colour range and the linear
+ * colour table are made here on the host by render_color_by_init from st
+ * (the initial state, frame 0's camera), exactly as the CPU renderer does;
+ * the kernels then colour each body by color_by_shared.h from in->vel4.
+ * Renderer for sc's render block (width, height, style and psf_fwhm,
  * kernel, smoothing or adaptive with render.neighbours, mode, colormap, tonemap, exposure, gamma,
  * background, glow: render_glow before the tone map) and st's bodies: st->n is the most bodies a frame may have;
  * st->comp (may be NULL: component 0) and st->comps colours (times their
@@ -101,12 +105,16 @@ void gpu_render_free(struct gpu_render **gr);
  * writing pos4, or NULL when pos4 is already complete for the device. */
 struct gpu_render_input {
 	const void *pos4;
+	/* float4 (vx, vy, vz, -) per slot, internal units, the same slots as
+	 * pos4: read only with render.color_by los_velocity or speed (then
+	 * required; NULL otherwise allowed). */
+	const void *vel4;
 	const uint32_t *id;
 	size_t n;
 	void *ready_event;
 };
-/* Copy st's positions and masses (double, internal) into gr's own device
- * buffer as float4 and fill *in to point at it (CPU engine and tests).
+/* Copy st's positions and masses (double, internal), and its velocities
+ * when render.color_by needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
  * Synchronous on the host side (the data is staged before returning). */
 int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
 		      struct gpu_render_input *in);

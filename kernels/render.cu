@@ -70,7 +70,8 @@ static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 }
 
 /* Device copies of the component of each body id and the colours. */
-static int gr_upload_components(struct gpu_render *gr, const struct sim_state *st)
+static int gr_upload_components(struct gpu_render *gr, const struct scene *sc,
+				const struct sim_state *st)
 {
 	size_t n = gr->nmax ? gr->nmax : 1;
 	CUDA_CHECK(cudaMalloc(&gr->d_comp, n * sizeof(uint16_t)));
@@ -87,13 +88,41 @@ static int gr_upload_components(struct gpu_render *gr, const struct sim_state *s
 		return NB_ERUNTIME;
 	}
 	for (int c = 0; c < gr->ncomp; c++)
-		render_comp_light(&st->comps[c], col + 3 * c);
+		render_body_light(sc, &st->comps[c], col + 3 * c);
 	cudaError_t e = cudaMalloc(&gr->d_colors, 3 * nc * sizeof(float));
 	if (e == cudaSuccess)
 		e = cudaMemcpy(gr->d_colors, col, 3 * nc * sizeof(float), cudaMemcpyHostToDevice);
 	free(col);
 	CUDA_CHECK(e);
 	CUDA_CHECK(cudaMalloc(&gr->d_h, n * sizeof(float)));
+	return 0;
+}
+
+/* render.color_by: its range and colour table, made on the host from st
+ * as the CPU renderer makes them (render_color_by_init). */
+static int gr_color_by(struct gpu_render *gr, const struct scene *sc, const struct sim_state *st)
+{
+	gr->color_by = sc->render.mode == SCENE_COLOR_DENSITY ? 0 : (int)sc->render.color_by;
+	if (gr->color_by == SCENE_COLOR_BY_COMPONENT)
+		return 0;
+	struct render_color_by *cb = (struct render_color_by *)malloc(sizeof *cb);
+	if (!cb) {
+		log_error("GPU render: out of memory");
+		return NB_ERUNTIME;
+	}
+	int rc = render_color_by_init(sc, st, &gr->u, cb);
+	if (rc) {
+		free(cb);
+		return rc;
+	}
+	gr->cb_lo = cb->lo;
+	gr->cb_hi = cb->hi;
+	const size_t bytes = sizeof cb->lut;
+	cudaError_t e = cudaMalloc(&gr->d_cblut, bytes);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(gr->d_cblut, cb->lut, bytes, cudaMemcpyHostToDevice);
+	free(cb);
+	CUDA_CHECK(e);
 	return 0;
 }
 
@@ -212,8 +241,12 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	while ((1l << gr->key_bits) < gr->ntiles)
 		gr->key_bits++;
 
-	if (gr_create_streams(gr) || gr_upload_components(gr, st) || gr_splat_alloc(gr) ||
-	    gr_tone_alloc(gr) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
+	if ((rc = gr_color_by(gr, sc, st))) {
+		gpu_render_free(&gr);
+		return rc;
+	}
+	if (gr_create_streams(gr) || gr_upload_components(gr, sc, st) || gr_splat_alloc(gr) ||
+	    gr_tone_alloc(gr, sc) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
 	    gr_diffuse_alloc(gr) || gr_dust_alloc(gr, sc, st)) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
@@ -252,6 +285,9 @@ void gpu_render_free(struct gpu_render **grp)
 	cudaFree(gr->d_smooth);
 	cudaFree(gr->d_upload);
 	cudaFreeHost(gr->h_stage);
+	cudaFree(gr->d_upload_vel);
+	cudaFreeHost(gr->h_stage_vel);
+	cudaFree(gr->d_cblut);
 	cudaFree(gr->d_temp);
 	cudaEvent_t evs[] = {gr->ev_consumed, gr->ev_pairs, gr->ev_upload, gr->ev_t[0], gr->ev_t[1],
 			     gr->ev_t[2], gr->ev_t[3], gr->ev_c[0], gr->ev_c[1],
@@ -278,6 +314,10 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 		CUDA_CHECK(cudaMalloc(&gr->d_upload, n * sizeof(float4)));
 		CUDA_CHECK(cudaMallocHost(&gr->h_stage, n * sizeof(float4)));
 	}
+	if (gr->color_by && !gr->d_upload_vel) {
+		CUDA_CHECK(cudaMalloc(&gr->d_upload_vel, n * sizeof(float4)));
+		CUDA_CHECK(cudaMallocHost(&gr->h_stage_vel, n * sizeof(float4)));
+	}
 	/* The staging buffer is free once the previous upload has landed. */
 	CUDA_CHECK(cudaEventSynchronize(gr->ev_upload));
 	for (size_t i = 0; i < st->n; i++)
@@ -285,8 +325,16 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 					     (float)st->pos[3 * i + 2], (float)st->mass[i]);
 	CUDA_CHECK(cudaMemcpyAsync(gr->d_upload, gr->h_stage, st->n * sizeof(float4),
 				   cudaMemcpyHostToDevice, gr->stream));
+	if (gr->color_by) {
+		for (size_t i = 0; i < st->n; i++)
+			gr->h_stage_vel[i] = make_float4((float)st->vel[3 * i], (float)st->vel[3 * i + 1],
+							 (float)st->vel[3 * i + 2], 0.0f);
+		CUDA_CHECK(cudaMemcpyAsync(gr->d_upload_vel, gr->h_stage_vel, st->n * sizeof(float4),
+					   cudaMemcpyHostToDevice, gr->stream));
+	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_upload, gr->stream));
 	in->pos4 = gr->d_upload;
+	in->vel4 = gr->color_by ? gr->d_upload_vel : NULL;
 	in->id = NULL;
 	in->n = st->n;
 	in->ready_event = NULL;
@@ -374,6 +422,10 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		return NB_EINPUT;
 	if (in->n > gr->nmax) {
 		log_error("GPU render: %zu bodies, created for at most %zu", in->n, gr->nmax);
+		return NB_EINPUT;
+	}
+	if (gr->color_by && !in->vel4) {
+		log_error("GPU render: render.color_by needs the bodies' velocities (internal)");
 		return NB_EINPUT;
 	}
 	cudaStream_t st = gr->stream;

@@ -307,7 +307,7 @@ static int gr_dust_diffuse(struct gpu_render *gr, const struct gpu_render_input 
 		const uint32_t cnt = (k + 1 < K + 2 ? off[k + 1] : at) - off[k];
 		float *ek = gr->d_emit + (size_t)k * nv;
 		if (cnt > 0) {
-			struct gpu_render_input sub = {gr->d_dpos + off[k], gr->d_dids + off[k], cnt, NULL};
+			struct gpu_render_input sub = {gr->d_dpos + off[k], NULL, gr->d_dids + off[k], cnt, NULL};
 			if (gr_splat(gr, &sub, v, d_h) != 0)
 				return NB_ERUNTIME;
 		}

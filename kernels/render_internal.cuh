@@ -24,7 +24,7 @@ extern "C" {
 #define GR_CHUNK 1024       /* (body, tile) pairs per deposit block; longer tile lists are split */
 #define GR_NORM_INLINE 128  /* footprints up to this many samples are normalised by one
 			     * thread; larger ones by a warp (render_splat.cu) */
-#define GR_LUT_N (17 * 256 + 1) /* colormap samples: every control point (t = k/17) is a sample */
+#define GR_LUT_N (255 * 16 + 1) /* colormap samples: every control point (t = k/255) is a sample */
 #define GR_MAX_SLOTS 16
 
 /* render_view in the form the kernels read (double, as the CPU). */
@@ -106,11 +106,17 @@ struct gpu_render {
 
 	/* bodies */
 	uint16_t *d_comp; /* component of each body id (nmax) */
-	float *d_colors;  /* 3 per component: colour * brightness (render_comp_light) */
+	float *d_colors;  /* 3 per component: render_body_light (colour * brightness; with
+			   * color_by, brightness alone) */
 	int ncomp;
 	float *d_h;       /* smoothing per body id, scene units (nmax) */
 	int h_valid, h_given, h_frame, last_adaptive;
 	float4 *d_upload, *h_stage; /* gpu_render_upload's device copy and pinned staging */
+	float4 *d_upload_vel, *h_stage_vel; /* the same for velocities (color_by only) */
+	/* render.color_by (render/color_by_shared.h): 0 component */
+	int color_by;
+	double cb_lo, cb_hi; /* range, scene velocity units */
+	float *d_cblut;      /* RENDER_COLOR_LUT_N * 3 linear RGB, or NULL */
 	struct gr_adaptive *ad;
 
 	/* splat */
@@ -333,7 +339,7 @@ void gr_diffuse_free(struct gpu_render *gr);
 int gr_diffuse_screen(struct gpu_render *gr);
 
 /* render_tone.cu */
-int gr_tone_alloc(struct gpu_render *gr);
+int gr_tone_alloc(struct gpu_render *gr, const struct scene *sc);
 void gr_tone_free(struct gpu_render *gr);
 /* gr->d_hdr -> outputs in gr->d_out[slot] (waits for the slot's last copy). */
 int gr_tone(struct gpu_render *gr, int slot);

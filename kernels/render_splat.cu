@@ -59,6 +59,7 @@
  * strips outside the support skipped; issue-bound, 88% issue slots busy,
  * 62.5% occupancy by registers.) */
 #include "render_internal.cuh"
+#include "../render/color_by_shared.h"
 
 #include <cub/cub.cuh>
 
@@ -74,6 +75,11 @@ struct gr_splat_args {
 	const float *colors;
 	int ncomp, gauss, density;
 	struct gr_levels lev;
+	/* render.color_by (color_by_shared.h): by 0 = component */
+	int cb_by;
+	double cb_lo, cb_hi, velocity; /* range (scene units); internal = scene * velocity */
+	const float *cb_lut;
+	const float4 *vel4;
 };
 
 __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long v)
@@ -84,7 +90,8 @@ __device__ __forceinline__ unsigned long long gr_warp_sum_u64(unsigned long long
 }
 
 /* 1. One thread per body slot. ~60 double flops + the inline normalisation
- * (<= GR_NORM_INLINE samples); reads 16 bytes (+ id, comp, h), writes 60. */
+ * (<= GR_NORM_INLINE samples); reads 16 bytes (+ id, comp, h), writes 60.
+ * render.color_by: + 16 bytes (velocity), ~30 double flops. */
 __global__ void __launch_bounds__(GR_THREADS)
 gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n,
 	   struct gr_rec *rec, uint8_t *level, uint32_t *count, uint32_t *big, uint32_t *nbig,
@@ -108,11 +115,20 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 		if (live) {
 			double m = (double)pf.w / a.mass;
 			int c = a.comp ? a.comp[b] : 0;
+			double cc[3] = {1.0, 1.0, 1.0};
+			if (a.cb_by) {
+				const float4 vf = a.vel4[s];
+				const double pp[3] = {p0, p1, p2};
+				const double vv[3] = {(double)vf.x / a.velocity, (double)vf.y / a.velocity,
+						      (double)vf.z / a.velocity};
+				render_color_lookup(a.cb_lut, a.cb_lo, a.cb_hi,
+						    render_color_q(a.cb_by, pp, vv, v.pos), cc);
+			}
 			for (int k = 0; k < 3; k++) {
 				float col = 1.0f;
 				if (!a.density && c < a.ncomp)
 					col = a.colors[3 * c + k];
-				r.w[k] = (float)(m * col);
+				r.w[k] = (float)(m * col * cc[k]);
 			}
 			/* Zero weight (a dark halo drawn black): nothing to add, as on the CPU. */
 			if (r.w[0] == 0.0f && r.w[1] == 0.0f && r.w[2] == 0.0f)
@@ -302,6 +318,12 @@ int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const str
 	a.gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;
 	a.density = gr->mode == SCENE_COLOR_DENSITY;
 	a.lev = gr->lev;
+	a.cb_by = gr->color_by;
+	a.cb_lo = gr->cb_lo;
+	a.cb_hi = gr->cb_hi;
+	a.velocity = gr->u.velocity;
+	a.cb_lut = gr->d_cblut;
+	a.vel4 = (const float4 *)in->vel4;
 
 	CUDA_CHECK(cudaMemsetAsync(gr->d_nbig, 0, sizeof(uint32_t), st));
 	CUDA_CHECK(cudaMemsetAsync(gr->d_total, 0, 2 * sizeof(unsigned long long), st));

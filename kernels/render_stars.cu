@@ -20,8 +20,10 @@
  * many bodies on the same pixels, so atomics there contend; this is the
  * simple form, kept obviously equal to the CPU. With the screen diffuse
  * layer on, each drawn body inside the frame also adds 1 to its level-1
- * cell of gr->d_count1 (render_diffuse_counts). */
+ * cell of gr->d_count1 (render_diffuse_counts). render.color_by adds 16
+ * bytes (the velocity) and ~30 double flops per body (color_by_shared.h). */
 #include "render_internal.cuh"
+#include "../render/color_by_shared.h"
 
 struct gr_stars_args {
 	struct gr_view v;
@@ -33,6 +35,11 @@ struct gr_stars_args {
 	int R;        /* footprint half-width, pixels */
 	const uint8_t *slab; /* dust: slot s goes into hdr + slab[s] * stride; NULL: hdr */
 	size_t stride;
+	/* render.color_by (color_by_shared.h): by 0 = component */
+	int cb_by;
+	double cb_lo, cb_hi, velocity; /* range (scene units); internal = scene * velocity */
+	const float *cb_lut;
+	const float4 *vel4;
 };
 
 /* stars.c's stars_weights: the normalised 1D weights of the PSF centred at
@@ -73,10 +80,19 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 		return;
 	const double m = (double)pf.w / a.mass;
 	const int c = a.comp ? a.comp[b] : 0;
+	double cc[3] = {1.0, 1.0, 1.0};
+	if (a.cb_by) {
+		const float4 vf = a.vel4[s];
+		const double pp[3] = {p0, p1, p2};
+		const double vv[3] = {(double)vf.x / a.velocity, (double)vf.y / a.velocity,
+				      (double)vf.z / a.velocity};
+		render_color_lookup(a.cb_lut, a.cb_lo, a.cb_hi, render_color_q(a.cb_by, pp, vv, v.pos),
+				    cc);
+	}
 	float w[3];
 	for (int k = 0; k < 3; k++) {
 		const float col = (!a.density && c < a.ncomp) ? a.colors[3 * c + k] : 1.0f;
-		w[k] = (float)(m * col);
+		w[k] = (float)(m * col * cc[k]);
 	}
 	if (w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f)
 		return; /* drawn black or brightness 0: nothing, as on the CPU */
@@ -137,6 +153,12 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 		a.R = gr->psf_radius;
 		a.slab = slab;
 		a.stride = stride;
+		a.cb_by = gr->color_by;
+		a.cb_lo = gr->cb_lo;
+		a.cb_hi = gr->cb_hi;
+		a.velocity = gr->u.velocity;
+		a.cb_lut = gr->d_cblut;
+		a.vel4 = (const float4 *)in->vel4;
 		gr_stars_deposit<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
 			a, (const float4 *)in->pos4, in->id, n, out, count1);
 		CUDA_CHECK(cudaGetLastError());

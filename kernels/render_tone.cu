@@ -204,17 +204,18 @@ tn_tonemap(struct tn_args a, const float *hdr, const double *light, const float 
 	}
 }
 
-int gr_tone_alloc(struct gpu_render *gr)
+int gr_tone_alloc(struct gpu_render *gr, const struct scene *sc)
 {
 	float *lut = (float *)malloc(GR_LUT_N * 3 * sizeof(float));
 	if (!lut) {
 		log_error("GPU render: out of memory");
 		return NB_ERUNTIME;
 	}
-	/* Samples of render_colormap itself; the control points t = k/17 fall
-	 * on samples, so linear interpolation between samples is exact. */
+	/* Samples of render_colormap_scene itself; the control points
+	 * t = k/255 fall on samples, so linear interpolation between samples
+	 * is exact for the tables (cubehelix, a formula, within ~1e-6). */
 	for (int s = 0; s < GR_LUT_N; s++)
-		render_colormap(gr->cmap, (double)s / (GR_LUT_N - 1), lut + 3 * s);
+		render_colormap_scene(sc, (double)s / (GR_LUT_N - 1), lut + 3 * s);
 	cudaError_t e = cudaMalloc(&gr->d_lut, GR_LUT_N * 3 * sizeof(float));
 	if (e == cudaSuccess)
 		e = cudaMemcpy(gr->d_lut, lut, GR_LUT_N * 3 * sizeof(float), cudaMemcpyHostToDevice);

@@ -415,6 +415,7 @@ int gpu_sim_render_input(struct gpu_sim *g, struct gpu_render_input *in)
 {
 	CUDA_CHECK(cudaEventRecord(g->ev_ready, g->stream));
 	in->pos4 = g->b.pos;
+	in->vel4 = g->b.vel;
 	in->id = g->b.id;
 	in->n = g->b.n;
 	in->ready_event = (void *)g->ev_ready;

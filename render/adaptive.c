@@ -51,7 +51,7 @@ void render_adaptive_drawn(const struct scene *sc, const struct sim_state *st,
 		int dark = 0;
 		if (!density && st->comps && c < st->ncomp) {
 			float col[3];
-			render_comp_light(&st->comps[c], col);
+			render_body_light(sc, &st->comps[c], col);
 			dark = col[0] == 0.0f && col[1] == 0.0f && col[2] == 0.0f;
 		}
 		drawn[i] = (unsigned char)!dark;

@@ -163,7 +163,15 @@ int render_stars_diffuse_screen(const struct scene *sc, const struct render_came
 				const struct sim_state *st, const struct sim_units *u,
 				struct render_image *img, struct render_image *smooth)
 {
-	int rc = render_stars_splat(sc, cam, st, u, img);
+	return render_stars_diffuse_screen_c(sc, cam, st, u, NULL, img, smooth);
+}
+
+int render_stars_diffuse_screen_c(const struct scene *sc, const struct render_camera *cam,
+				  const struct sim_state *st, const struct sim_units *u,
+				  const struct render_color_by *cb, struct render_image *img,
+				  struct render_image *smooth)
+{
+	int rc = render_stars_splat_c(sc, cam, st, u, cb, img);
 	if (rc == 0)
 		rc = render_diffuse_screen_apply(sc, cam, st, u, img, smooth);
 	return rc;

@@ -316,7 +316,7 @@ int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
 	for (int k = 0; k < K + 2; k++)
 		render_image_clear(&b->emit[k]);
 	memset(b->tau, 0, (size_t)(K + 2) * npix * sizeof *b->tau);
-	if ((rc = render_stars_splat_slabs(sc, cam, st, u, b->slab, b->emit)))
+	if ((rc = render_stars_splat_slabs(sc, cam, st, u, NULL, b->slab, b->emit)))
 		goto cleanup;
 	if (h_by_body && sc->render.diffuse > 0 && (rc = dust_diffuse(sc, cam, st, u, h_by_body, b)))
 		goto cleanup;

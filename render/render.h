@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+struct render_color_by; /* render.color_by's state (below) */
+
 struct render_camera {
 	double pos[3], target[3], up[3]; /* scene length units, as the scene file */
 	double fov;                      /* vertical field of view, degrees */
@@ -203,7 +205,8 @@ int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
  * RENDER_DUST_NO_SLAB: nothing). */
 int render_stars_splat_slabs(const struct scene *sc, const struct render_camera *cam,
 			     const struct sim_state *st, const struct sim_units *u,
-			     const unsigned char *slab, struct render_image *imgs);
+			     const struct render_color_by *cb, const unsigned char *slab,
+			     struct render_image *imgs);
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
@@ -403,8 +406,75 @@ int render_lod_dim(int n, int level);  /* ceil(n / 2^level) */
 #define RENDER_CURVE_K 100.0
 double render_tonemap_reference(const struct render_image *img);
 /* Colour of map at t in [0, 1] (clamped), display-encoded RGB in [0, 1]:
- * linear interpolation between tabulated matplotlib colormap values. */
+ * linear interpolation between matplotlib's published tables
+ * (render/colormap_data.h: magma, inferno, viridis, plasma, cividis, all
+ * 256 entries; twilight resampled from 510), cubehelix from Green's (2011)
+ * formula with matplotlib's parameters (start 0.5, rotations -1.5, hue 1,
+ * gamma 1) clipped to [0, 1], grey the identity. */
 void render_colormap(enum scene_colormap map, double t, float rgb[3]);
+/* The scene's map: render.colormap_file's rows (t = k / 255, linear
+ * between them) when one is given, else render_colormap(render.colormap). */
+void render_colormap_scene(const struct scene *sc, double t, float rgb[3]);
+/* color_by los_velocity's diverging map, display RGB: blue (t = 0,
+ * approaching) through white (t = 1/2, exactly [1, 1, 1]) to red (t = 1,
+ * receding); linear between 5 control points (render/color_by.c). */
+void render_diverging(double t, float rgb[3]);
+
+/* ---- render.color_by (render/color_by.c, rule in color_by_shared.h) ---- */
+#define RENDER_COLOR_LUT_N 1021 /* 255 * 4 + 1: every t = k / 255 is a sample */
+struct render_color_by {
+	enum scene_color_by by; /* component: nothing else is used */
+	double lo, hi;          /* the range, scene velocity units, lo < hi */
+	float lut[RENDER_COLOR_LUT_N * 3]; /* linear RGB: map(t)^gamma, t = k / (N - 1) */
+};
+/* The light per unit mass of component c as a body's weight uses it:
+ * render_comp_light with color_by component; else its brightness in all
+ * three channels (the colour then comes from the quantity), or 0 for a
+ * component coloured [0, 0, 0] (hidden, as with color_by component). */
+void render_body_light(const struct scene *sc, const struct sim_component *c, float light[3]);
+/* Fill cb for sc: the map (los_velocity: render_diverging; speed:
+ * render_colormap_scene) decoded to linear light with render.gamma, so a
+ * body shows the map's display colour where the tone map is linear; and
+ * the range: render.color_range, or with auto, from st (internal units,
+ * converted with u; NULL: sc's) seen by frame 0's camera
+ * (render_camera_at(sc, 0, st)): over the drawn bodies (render_body_light
+ * > 0) with finite values, los_velocity [-P, P] with P the 99th
+ * percentile of |q|, speed [1st, 99th percentile] (nearest rank: sorted
+ * q[floor(p (m - 1) + 1/2)]), an empty or one-valued range widened to lo +
+ * max(|lo|, 1). The renderers call it once, at create, from the initial
+ * state, so a clip's colours do not flicker and the CPU and the GPU agree.
+ * 0, NB_EINPUT (camera.follow names nothing) or NB_ERUNTIME (memory). */
+int render_color_by_init(const struct scene *sc, const struct sim_state *st,
+			 const struct sim_units *u, struct render_color_by *cb);
+/* The colour (linear RGB) body b of st takes under cb through the camera
+ * at cam_pos (scene units); [1, 1, 1] with color_by component. */
+void render_color_by_body(const struct render_color_by *cb, const struct sim_state *st,
+			  const struct sim_units *u, size_t b, const double cam_pos[3],
+			  double col[3]);
+/* *use = cb; or, when cb is NULL and sc colours by a quantity (mode
+ * components), one made here by render_color_by_init from st, also in
+ * *own for the caller to free (else *own = NULL). 0 or its error. */
+int render_color_by_resolve(const struct scene *sc, const struct sim_state *st,
+			    const struct sim_units *u, const struct render_color_by *cb,
+			    const struct render_color_by **use, struct render_color_by **own);
+/* render_splat_h, render_stars_splat and render_stars_diffuse with the
+ * color_by state given (cb NULL: made by render_color_by_init from st
+ * itself when render.color_by is not component). The renderers pass the
+ * one made at create. */
+int render_splat_hc(const struct scene *sc, const struct render_camera *cam,
+		    const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
+		    const struct render_color_by *cb, struct render_image *img);
+int render_stars_splat_c(const struct scene *sc, const struct render_camera *cam,
+			 const struct sim_state *st, const struct sim_units *u,
+			 const struct render_color_by *cb, struct render_image *img);
+int render_stars_diffuse_c(const struct scene *sc, const struct render_camera *cam,
+			   const struct sim_state *st, const struct sim_units *u,
+			   const double *h_by_body, const struct render_color_by *cb,
+			   struct render_image *img, struct render_image *smooth);
+int render_stars_diffuse_screen_c(const struct scene *sc, const struct render_camera *cam,
+				  const struct sim_state *st, const struct sim_units *u,
+				  const struct render_color_by *cb, struct render_image *img,
+				  struct render_image *smooth);
 
 #ifdef __cplusplus
 }

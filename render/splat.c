@@ -257,7 +257,8 @@ struct splat_job {
 /* Pass 1: project and normalise, per body. Returns the coarsest level used. */
 static int splat_project(struct splat_job *j, const struct render_view *v,
 			 const struct scene *sc, const struct sim_state *st,
-			 const struct sim_units *u, const double *h_by_body)
+			 const struct sim_units *u, const double *h_by_body,
+			 const struct render_color_by *cb)
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
 	double smoothing = sc->render.smoothing; /* when h_by_body is NULL */
@@ -274,10 +275,13 @@ static int splat_project(struct splat_job *j, const struct render_view *v,
 		float w[3];
 		int c = st->comp ? st->comp[b] : 0;
 		float light[3] = {1.0f, 1.0f, 1.0f};
+		double cc[3] = {1.0, 1.0, 1.0}; /* render.color_by's colour */
 		if (!density && st->comps && c < st->ncomp)
-			render_comp_light(&st->comps[c], light);
+			render_body_light(sc, &st->comps[c], light);
+		if (!density && cb)
+			render_color_by_body(cb, st, u, b, v->pos, cc);
 		for (int k = 0; k < 3; k++)
-			w[k] = (float)(m * light[k]);
+			w[k] = (float)(m * light[k] * cc[k]);
 		double hs = h_by_body ? h_by_body[b] : smoothing;
 		/* A body of zero weight (a dark halo drawn black) adds nothing:
 		 * skip it, as the GPU does, rather than spread zeros. */
@@ -389,6 +393,13 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
 		   struct render_image *img)
 {
+	return render_splat_hc(sc, cam, st, u, h_by_body, NULL, img);
+}
+
+int render_splat_hc(const struct scene *sc, const struct render_camera *cam,
+		    const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
+		    const struct render_color_by *cb_in, struct render_image *img)
+{
 	int rc = 0;
 	struct splat_job j;
 	memset(&j, 0, sizeof j);
@@ -400,6 +411,10 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 	}
 	if (st->n == 0 || img->w <= 0 || img->h <= 0)
 		return 0;
+	const struct render_color_by *cb;
+	struct render_color_by *cb_own;
+	if ((rc = render_color_by_resolve(sc, st, u, cb_in, &cb, &cb_own)))
+		return rc;
 
 	struct render_view v;
 	render_view_make(cam, img->w, img->h, &v);
@@ -409,7 +424,8 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 	j.live = malloc(j.n);
 	if (!j.recs || !j.live)
 		goto oom;
-	int maxlev = splat_project(&j, &v, sc, st, u, h_by_body);
+	int maxlev = splat_project(&j, &v, sc, st, u, h_by_body,
+				   cb && cb->by != SCENE_COLOR_BY_COMPONENT ? cb : NULL);
 	if ((rc = splat_levels(&j, maxlev + 1, img)))
 		goto cleanup;
 	if (splat_bands(&j))
@@ -428,6 +444,7 @@ cleanup:
 	free(j.band_start);
 	free(j.band_fill);
 	free(j.band_list);
+	free(cb_own);
 	return rc;
 }
 

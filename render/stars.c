@@ -120,7 +120,8 @@ static void stars_deposit(const struct stars_rec *rec, double s, int R, int ja, 
 /* Pass 1 over all bodies. */
 static void stars_project(const struct render_view *v, int R, const struct scene *sc,
 			  const struct sim_state *st, const struct sim_units *u,
-			  const unsigned char *slab, struct stars_rec *recs, unsigned char *live)
+			  const struct render_color_by *cb, const unsigned char *slab,
+			  struct stars_rec *recs, unsigned char *live)
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
 	size_t n = st->n;
@@ -130,11 +131,14 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 			       st->pos[3 * b + 2] / u->length};
 		double m = st->mass[b] / u->mass;
 		float light[3] = {1.0f, 1.0f, 1.0f}, w[3];
+		double cc[3] = {1.0, 1.0, 1.0}; /* render.color_by's colour */
 		int c = st->comp ? st->comp[b] : 0;
 		if (!density && st->comps && c < st->ncomp)
-			render_comp_light(&st->comps[c], light);
+			render_body_light(sc, &st->comps[c], light);
+		if (!density && cb)
+			render_color_by_body(cb, st, u, b, v->pos, cc);
 		for (int k = 0; k < 3; k++)
-			w[k] = (float)(m * light[k]);
+			w[k] = (float)(m * light[k] * cc[k]);
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
 		if (slab && slab[b] == RENDER_DUST_NO_SLAB)
 			dark = 1;
@@ -186,11 +190,12 @@ static int stars_bands(const struct stars_rec *recs, const unsigned char *live, 
 	return 0;
 }
 
-/* render_stars_splat into imgs[0] (slab NULL), or each body b into
+/* render_stars_splat_c into imgs[0] (slab NULL), or each body b into
  * imgs[slab[b]] (render_stars_splat_slabs). */
 static int stars_splat_into(const struct scene *sc, const struct render_camera *cam,
 			    const struct sim_state *st, const struct sim_units *u,
-			    const unsigned char *slab, struct render_image *imgs)
+			    const struct render_color_by *cb_in, const unsigned char *slab,
+			    struct render_image *imgs)
 {
 	struct render_image *img = &imgs[0];
 	struct sim_units uu;
@@ -205,7 +210,13 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 	const double s = render_stars_sigma(sc->render.psf_fwhm);
 	const int R = render_stars_radius(s);
 	const int nbands = (img->h + STARS_BAND_ROWS - 1) / STARS_BAND_ROWS;
-	int rc = 0;
+	const struct render_color_by *cb;
+	struct render_color_by *cb_own;
+	int rc = render_color_by_resolve(sc, st, u, cb_in, &cb, &cb_own);
+	if (rc)
+		return rc;
+	if (cb && cb->by == SCENE_COLOR_BY_COMPONENT)
+		cb = NULL;
 	struct stars_rec *recs = malloc(st->n * sizeof *recs);
 	unsigned char *live = malloc(st->n);
 	size_t *start = calloc((size_t)nbands + 1, sizeof *start), *list = NULL;
@@ -213,7 +224,7 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	stars_project(&v, R, sc, st, u, slab, recs, live);
+	stars_project(&v, R, sc, st, u, cb, slab, recs, live);
 	if ((rc = stars_bands(recs, live, st->n, R, img->h, nbands, start, &list)))
 		goto cleanup;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -234,6 +245,7 @@ cleanup:
 	free(live);
 	free(start);
 	free(list);
+	free(cb_own);
 	return rc;
 }
 
@@ -241,12 +253,20 @@ int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
 		       const struct sim_state *st, const struct sim_units *u,
 		       struct render_image *img)
 {
-	return stars_splat_into(sc, cam, st, u, NULL, img);
+	return stars_splat_into(sc, cam, st, u, NULL, NULL, img);
+}
+
+int render_stars_splat_c(const struct scene *sc, const struct render_camera *cam,
+			 const struct sim_state *st, const struct sim_units *u,
+			 const struct render_color_by *cb, struct render_image *img)
+{
+	return stars_splat_into(sc, cam, st, u, cb, NULL, img);
 }
 
 int render_stars_splat_slabs(const struct scene *sc, const struct render_camera *cam,
 			     const struct sim_state *st, const struct sim_units *u,
-			     const unsigned char *slab, struct render_image *imgs)
+			     const struct render_color_by *cb, const unsigned char *slab,
+			     struct render_image *imgs)
 {
-	return stars_splat_into(sc, cam, st, u, slab, imgs);
+	return stars_splat_into(sc, cam, st, u, cb, slab, imgs);
 }

@@ -128,7 +128,7 @@ void render_tonemap_gain(const struct scene *sc, const struct render_image *img,
 			double lum = 0.2126 * in[0] + 0.7152 * in[1] + 0.0722 * in[2];
 			double t = pow(curve(tm, white, gain * lum), inv_gamma);
 			float rgb[3];
-			render_colormap(sc->render.colormap, t, rgb);
+			render_colormap_scene(sc, t, rgb);
 			v[0] = rgb[0];
 			v[1] = rgb[1];
 			v[2] = rgb[2];

@@ -84,7 +84,9 @@ static int apply_defaults(struct load_ctx *c, enum skey_base base, struct scene_
 		if (k->base != base || k->type == SKEY_MAP || k->type == SKEY_LIST)
 			continue;
 		void *dst = scene_schema_addr(k, c->sc, b, ck);
-		int *aux = k->type == SKEY_NUM_OR_WORD ? (int *)((char *)c->sc + k->has_off) : NULL;
+		int *aux = k->type == SKEY_NUM_OR_WORD || k->type == SKEY_PAIR_OR_WORD
+				   ? (int *)((char *)c->sc + k->has_off)
+				   : NULL;
 		if (scene_value_default(k, units, dst, aux))
 			return NB_EINPUT;
 	}
@@ -296,7 +298,7 @@ static int walk_map(struct load_ctx *c, const struct ynode *m, const char *norm,
 			continue; /* read above */
 		void *dst = scene_schema_addr(k, c->sc, b, ck);
 		int *aux = NULL;
-		if (k->type == SKEY_NUM_OR_WORD)
+		if (k->type == SKEY_NUM_OR_WORD || k->type == SKEY_PAIR_OR_WORD)
 			aux = (int *)((char *)c->sc + k->has_off);
 		else if (k->flags & SKEY_HAS)
 			aux = (int *)((char *)ck + k->has_off);
@@ -479,7 +481,8 @@ static int check_follow(struct load_ctx *c)
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
 		if (dot && (strcmp(dot, ".disk") == 0 || strcmp(dot, ".bulge") == 0 ||
-			    strcmp(dot, ".halo") == 0 || strcmp(dot, ".dust") == 0)) {
+			    strcmp(dot, ".halo") == 0 || strcmp(dot, ".young") == 0 ||
+			    strcmp(dot, ".dust") == 0)) {
 			char base[SCENE_NAME_MAX];
 			snprintf(base, sizeof(base), "%.*s", (int)(dot - f), f);
 			int b = scene_find_body(sc, base);
@@ -492,7 +495,7 @@ static int check_follow(struct load_ctx *c)
 			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
 				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
 			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
-					  "expected one of %s (or NAME.disk/.bulge/.halo/.dust of a disk-galaxy), got '%s'",
+					  "expected one of %s (or NAME.disk/.bulge/.halo/.young/.dust of a disk-galaxy), got '%s'",
 					  names, f);
 		}
 	}
@@ -526,11 +529,22 @@ static int check_dust(struct load_ctx *c)
 			return scene_fail(&c->ec, at, p,
 					  "dust is drawn only with render.mode: components (density mode "
 					  "lights every body by its mass, dust included)");
+		if (sc->render.color_by != SCENE_COLOR_BY_COMPONENT)
+			return scene_fail(&c->ec, at, p,
+					  "dust is drawn only with render.color_by: component (colouring "
+					  "by a quantity through dust is not built yet)");
 		if (scene_dust_count(b) < 1)
 			return scene_fail(&c->ec, at, p,
 					  "expected a fraction that leaves at least one dust body: %g x "
 					  "disk.count %ld rounds to 0",
 					  b->dust.mass_fraction, b->disk.count);
+		/* young and dust bodies are both carved out of the disk's */
+		long ny = (long)floor(b->disk.young_fraction * (double)b->disk.count + 0.5);
+		if (ny + scene_dust_count(b) > b->disk.count)
+			return scene_fail(&c->ec, at, p,
+					  "expected dust.mass_fraction + disk.young_fraction <= 1: %g + %g "
+					  "of disk.count %ld leaves no room",
+					  b->dust.mass_fraction, b->disk.young_fraction, b->disk.count);
 	}
 	return 0;
 }
@@ -547,12 +561,46 @@ static int check_overlay_title(struct load_ctx *c)
 	return 0;
 }
 
+/* render.color_by, color_range and colormap_file (read here, stored
+ * absolute like a body file). */
+static int check_colour(struct load_ctx *c)
+{
+	struct scene *sc = c->sc;
+	if (sc->render.color_by != SCENE_COLOR_BY_COMPONENT && sc->render.mode == SCENE_COLOR_DENSITY)
+		return scene_fail(&c->ec, seen(c, "render.color_by"), "render.color_by",
+				  "expected component with render.mode: density (colour by a "
+				  "quantity needs mode components)");
+	if (!sc->render.color_range_auto && !(sc->render.color_range[0] < sc->render.color_range[1]))
+		return scene_fail(&c->ec, seen(c, "render.color_range"), "render.color_range",
+				  "expected [lo, hi] with lo < hi, got [%g, %g]",
+				  sc->render.color_range[0], sc->render.color_range[1]);
+	char *file = sc->render.colormap_file;
+	if (!file[0])
+		return 0;
+	char joined[2 * SCENE_PATH_MAX + 2], real[PATH_MAX];
+	if (file[0] == '/')
+		snprintf(joined, sizeof(joined), "%s", file);
+	else
+		snprintf(joined, sizeof(joined), "%s/%s", sc->dir, file);
+	if (!realpath(joined, real))
+		return scene_fail(&c->ec, seen(c, "render.colormap_file"), "render.colormap_file",
+				  "cannot open '%s': %s", joined, strerror(errno));
+	if (strlen(real) >= sizeof(sc->render.colormap_file))
+		return scene_fail(&c->ec, seen(c, "render.colormap_file"), "render.colormap_file",
+				  "expected a path shorter than %d, got %zu characters", SCENE_PATH_MAX,
+				  strlen(real));
+	if (scene_lut_read(real, sc->render.colormap_lut))
+		return NB_EINPUT;
+	memcpy(file, real, strlen(real) + 1);
+	return 0;
+}
+
 static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
-	    check_dust(c))
+	    check_dust(c) || check_colour(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&

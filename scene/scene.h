@@ -48,7 +48,21 @@ enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
 enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
 enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH, SCENE_TONEMAP_FILMIC };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
-enum scene_colormap { SCENE_CMAP_MAGMA, SCENE_CMAP_INFERNO, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY };
+enum scene_colormap {
+	SCENE_CMAP_MAGMA,
+	SCENE_CMAP_INFERNO,
+	SCENE_CMAP_VIRIDIS,
+	SCENE_CMAP_GREY,
+	SCENE_CMAP_PLASMA,
+	SCENE_CMAP_CIVIDIS,
+	SCENE_CMAP_TWILIGHT,
+	SCENE_CMAP_CUBEHELIX,
+};
+/* render.color_by: what sets a body's colour (its weight stays mass x
+ * brightness): its component's colour, its line-of-sight velocity
+ * (diverging blue-white-red), or its speed (render.colormap). */
+enum scene_color_by { SCENE_COLOR_BY_COMPONENT, SCENE_COLOR_BY_LOS_VELOCITY, SCENE_COLOR_BY_SPEED };
+#define SCENE_LUT_N 256 /* rows of a render.colormap_file */
 enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
 enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET };
 enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
@@ -62,6 +76,11 @@ struct scene_part {
 	double toomre_q;     /* disk only: target Toomre Q at 2.5 h (> 0) */
 	float color[3];      /* linear RGB, each >= 0 */
 	double brightness;   /* light per unit mass, >= 0 (default 1) */
+	/* disk only: the share of its bodies drawn as component NAME.young
+	 * (sim/galaxy_young.c), their colour and light per unit mass */
+	double young_fraction;   /* [0, 1], default 0 (none) */
+	float young_color[3];    /* linear RGB */
+	double young_brightness; /* >= 0 */
 };
 
 /* Dust of a disk galaxy (bodies.*.dust; sim/galaxy.c builds it, render/dust.c
@@ -177,6 +196,11 @@ struct scene {
 		double diffuse;        /* stars: weight of the adaptive smooth layer (0: off) */
 		enum scene_diffuse_smoothing diffuse_smoothing; /* screen (pyramid) or adaptive (3D kNN h) */
 		int dust_slabs;        /* depth slabs for dust (render/dust.c), >= 1 */
+		enum scene_color_by color_by;
+		double color_range[2]; /* scene velocity units, lo < hi; unused when color_range_auto */
+		int color_range_auto;  /* render.color_range: auto (render/color_by.c) */
+		char colormap_file[SCENE_PATH_MAX]; /* "" none; else stored absolute, replaces colormap */
+		float colormap_lut[SCENE_LUT_N][3]; /* colormap_file's rows, display RGB in [0, 1] */
 		float background[3];
 	} render;
 
@@ -255,6 +279,12 @@ int scene_emit(const struct scene *sc, FILE *f);
  * denied". Looks before it opens (stat), so that a FIFO or a device is never
  * opened. Logs nothing. (The scene's body files; sim/state_csv.c.) */
 int scene_infile_open(const char *path, char *why, size_t len);
+
+/* render.colormap_file (scene/scene_lut.c): read PATH's SCENE_LUT_N rows
+ * "r g b" (all integers 0..255 or all decimals 0..1, the first row sets
+ * which; blank and '#' lines skipped) into lut as display RGB in [0, 1].
+ * 0, or NB_EINPUT after one "PATH:LINE: ..." message. */
+int scene_lut_read(const char *path, float lut[SCENE_LUT_N][3]);
 
 /* Log one error about scene key KEY ("output.video", "simulation.backend")
  * found after loading, placed like the loader's messages: "FILE:LINE:COL:

@@ -68,6 +68,12 @@ static int put_value(FILE *f, const struct scene_key *k, const struct scene *sc,
 			fputs(buf, f);
 		}
 		break;
+	case SKEY_PAIR_OR_WORD:
+		if (*(const int *)((const char *)sc + k->has_off))
+			fputs(k->names[0], f);
+		else
+			put_doubles(f, p, 2);
+		break;
 	case SKEY_VEC3: put_doubles(f, p, 3); break;
 	case SKEY_PAIR: put_doubles(f, p, 2); break;
 	case SKEY_COLOR:
@@ -147,7 +153,7 @@ static int emit_level(FILE *f, const char *norm, int indent, int dash, const str
 		fprintf(f, "%s: ", leaf);
 		if (put_value(f, k, sc, base + k->off))
 			return NB_ERUNTIME;
-		if (k->type == SKEY_ENUM || k->type == SKEY_NUM_OR_WORD)
+		if (k->type == SKEY_ENUM || k->type == SKEY_NUM_OR_WORD || k->type == SKEY_PAIR_OR_WORD)
 			fprintf(f, "  # %s", k->type_doc);
 		fputc('\n', f);
 	}

@@ -29,7 +29,9 @@ static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", 
 static const char *const adaptive_word[] = {"adaptive", NULL};
 static const char *const auto_word[] = {"auto", NULL};
 static const char *const mode_names[] = {"components", "density", NULL};
-static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", NULL};
+static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", "plasma",
+					 "cividis", "twilight", "cubehelix", NULL};
+static const char *const color_by_names[] = {"component", "los_velocity", "speed", NULL};
 static const char *const kernel_names[] = {"cubic", "gaussian", NULL};
 static const char *const style_names[] = {"smooth", "stars", NULL};
 static const char *const diffuse_smoothing_names[] = {"screen", "adaptive", NULL};
@@ -150,6 +152,16 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.disk.brightness", .type = SKEY_DOUBLE, BD(disk.brightness), .lo = 0,
 	 .hi = 1e6, .def = "1", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the disk (multiplies its colour)"},
+	{.path = "bodies.*.disk.young_fraction", .type = SKEY_DOUBLE, BD(disk.young_fraction), .lo = 0,
+	 .hi = 1, .def = "0", .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number in [0, 1]",
+	 .help = "share of the disk's bodies (and mass) drawn as the young component NAME.young: "
+		 "half the scale height, half the velocity dispersion (0: none)"},
+	{.path = "bodies.*.disk.young_color", .type = SKEY_COLOR, BD(disk.young_color), .lo = 0,
+	 .hi = 1e6, .def = "[0.4, 0.6, 1]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the young stars"},
+	{.path = "bodies.*.disk.young_brightness", .type = SKEY_DOUBLE, BD(disk.young_brightness),
+	 .lo = 0, .hi = 1e6, .def = "3", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the young stars"},
 	PART(bulge, "Hernquist scale radius a", "2000", "0.2", "1e10", "0.2", "0.6", "disk-galaxy: the Hernquist bulge"),
 	{.path = "bodies.*.bulge.color", .type = SKEY_COLOR, BD(bulge.color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 0.8, 0.55]", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
@@ -273,7 +285,24 @@ const struct scene_key scene_schema[] = {
 	 .def = "components", .type_doc = "components | density",
 	 .help = "components: each entry's colour; density: a colour map of brightness"},
 	{.path = "render.colormap", .type = SKEY_ENUM, SC(render.colormap), .names = cmap_names,
-	 .def = "magma", .type_doc = "magma | inferno | viridis | grey", .help = "colour map for mode density"},
+	 .def = "magma",
+	 .type_doc = "magma | inferno | viridis | grey | plasma | cividis | twilight | cubehelix",
+	 .help = "colour map for mode density and color_by speed"},
+	{.path = "render.colormap_file", .type = SKEY_STRING, SC(render.colormap_file), .def = "\"\"",
+	 .type_doc = "path",
+	 .help = "a user colour map replacing render.colormap: 256 rows \"r g b\", all floats in "
+		 "[0, 1] or all integers in [0, 255], relative to the scene file"},
+	{.path = "render.color_by", .type = SKEY_ENUM, SC(render.color_by), .names = color_by_names,
+	 .def = "component", .type_doc = "component | los_velocity | speed",
+	 .help = "mode components: a body's colour from its component, its line-of-sight velocity "
+		 "(blue approaching, white 0, red receding) or its speed (render.colormap); its "
+		 "weight stays mass x brightness"},
+	{.path = "render.color_range", .type = SKEY_PAIR_OR_WORD, SC(render.color_range), .lo = -1e15,
+	 .hi = 1e15, .has_off = offsetof(struct scene, render.color_range_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "[lo, hi] | auto",
+	 .help = "color_by: the velocities (scene units) mapped to the ends of the colours; auto: "
+		 "from the initial state seen by frame 0's camera (los_velocity: +-99th percentile of "
+		 "|v_los|; speed: 1st to 99th percentile)"},
 	{.path = "render.kernel", .type = SKEY_ENUM, SC(render.kernel), .names = kernel_names,
 	 .def = "cubic", .type_doc = "cubic | gaussian", .help = "splat kernel shape"},
 	{.path = "render.style", .type = SKEY_ENUM, SC(render.style), .names = style_names,

@@ -31,6 +31,8 @@ enum skey_type {
 	SKEY_NUM_OR_WORD, /* a number (*has_off 0), or word i of names (*has_off
 			  * i + 1): render.smoothing: adaptive, render.exposure: auto,
 			  * overlay.scale_bar: none | auto */
+	SKEY_PAIR_OR_WORD, /* double[2] given as [a, b], or the one word names[0]
+			    * (*has_off set to 1): render.color_range: auto */
 };
 
 enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };

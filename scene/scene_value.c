@@ -419,6 +419,29 @@ static int set_num_or_word(const struct scene_errctx *ec, const struct scene_key
 	return 0;
 }
 
+/* An SKEY_PAIR_OR_WORD value: [a, b] (*AUX = 0), or the word k->names[0]
+ * (*AUX = 1, the pair untouched). */
+static int set_pair_or_word(const struct scene_errctx *ec, const struct scene_key *k,
+			    const struct ynode *v, const char *path, double *dst, int *aux)
+{
+	char got[160];
+	double d[2];
+	if (v && v->kind == YNODE_SCALAR) {
+		if (strcmp(v->text, k->names[0]) == 0) {
+			*aux = 1;
+			return 0;
+		}
+		return scene_fail(ec, v, path, "expected %s, got %s", k->type_doc,
+				  yaml_tree_describe(v, got, sizeof(got)));
+	}
+	if (get_numbers(ec, k, v, path, 2, 0, d))
+		return NB_EINPUT;
+	dst[0] = d[0];
+	dst[1] = d[1];
+	*aux = 0;
+	return 0;
+}
+
 /* An SKEY_SPIN2 value: one word for both, or a list of two. */
 static int set_spin2(const struct scene_errctx *ec, const struct scene_key *k,
 		     const struct ynode *v, const char *path, enum scene_spin *s)
@@ -466,6 +489,8 @@ int scene_value_set(const struct scene_errctx *ec, const struct scene_key *k,
 		break;
 	case SKEY_NUM_OR_WORD:
 		return set_num_or_word(ec, k, v, path, dst, aux);
+	case SKEY_PAIR_OR_WORD:
+		return set_pair_or_word(ec, k, v, path, dst, aux);
 	case SKEY_VEC3:
 		if (get_numbers(ec, k, v, path, 3, 0, d))
 			return NB_EINPUT;

@@ -68,10 +68,11 @@ static uint64_t part_stream(uint64_t stream_base, int part)
  * ratio; its mean rotation keeps the stars' circular speed with the
  * asymmetric drift, which goes as sigma^2, scaled by cold^2. A dust layer
  * thicker than the stars (cold > 1) keeps the stars' dispersions and
- * settles towards their thickness. */
+ * settles towards their thickness. young: the thinner, colder young layer
+ * (sim/galaxy_young.c; z0 = SIM_GALAXY_YOUNG_HEIGHT x the disk's, cold 1). */
 static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold,
 			struct sim_state *st, size_t first, long count, uint64_t seed,
-			uint64_t stream)
+			uint64_t stream, int young)
 {
 	double rmax = SIM_GALAXY_DISK_RMAX * m->h;
 #pragma omp parallel for schedule(static)
@@ -89,6 +90,8 @@ static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold
 		double z = 0.5 * z0 * log(uz / (1 - uz)); /* z0 artanh(2u-1) */
 		struct sim_galaxy_disk_kin k;
 		sim_galaxy_disk_kinematics(m, R, z, &k);
+		if (young)
+			sim_galaxy_young_kinematics(m, R, z, &k);
 		double vphi = k.vphi;
 		if (cold < 1) {
 			k.sigr2 *= cold * cold;
@@ -229,27 +232,39 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&m, j, &df[j])))
 			goto cleanup;
 
-	/* Dust (bodies.*.dust): the last ndust of the disk's bodies and their
-	 * mass become component comp0 + 3, "NAME.dust", placed after the halo:
-	 * dark (colour and brightness 0), absorbing with kappa = tau0 2 pi h^2 /
-	 * M_dust (scene units), so that the face-on column through the centre,
-	 * Sigma_dust(0) = M_dust / (2 pi h^2), has optical depth tau0. Without
-	 * dust everything below is as it was. */
-	const long ndust = scene_dust_count(b);
+	/* After the halo, carved out of the disk (each with the disk's body mass,
+	 * so the disk's count and mass are kept): the young stars (sim/
+	 * galaxy_young.c), then the dust (bodies.*.dust): the last ndust bodies
+	 * and their mass become "NAME.dust", dark (colour and brightness 0),
+	 * absorbing with kappa = tau0 2 pi h^2 / M_dust (scene units), so that
+	 * the face-on column through the centre, Sigma_dust(0) = M_dust / (2 pi
+	 * h^2), has optical depth tau0. Each extra takes the next component and
+	 * stream slot (3, then 4); without them everything is as it was. */
+	const long nyoung = sim_galaxy_young_count(&b->disk), ndust = scene_dust_count(b);
 	const double mbody = parts[0]->count > 0 ? parts[0]->mass * u->mass / (double)parts[0]->count : 0;
+	enum { P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST };
+	int kinds[5] = {P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST}, nk = 3;
+	if (nyoung > 0)
+		kinds[nk++] = P_YOUNG;
+	if (ndust > 0)
+		kinds[nk++] = P_DUST;
 	size_t at = first;
-	for (int j = 0; j < 4; j++) {
-		long cnt = j == 3 ? ndust : parts[j]->count > 0 ? parts[j]->count : 0;
-		if (j == 0)
-			cnt -= ndust;
-		if (j == 3 && ndust == 0)
-			break;
+	for (int j = 0; j < nk; j++) {
+		const int kind = kinds[j];
+		long cnt = kind == P_YOUNG ? nyoung : kind == P_DUST ? ndust
+			 : parts[kind]->count > 0 ? parts[kind]->count : 0;
+		if (kind == P_DISK)
+			cnt -= nyoung + ndust;
 		if (st->comps && comp0 + j < st->ncomp) {
 			struct sim_component *c = &st->comps[comp0 + j];
-			snprintf(c->name, sizeof c->name, "%s.%s", b->name, j == 3 ? "dust" : pname[j]);
-			if (j < 3) {
-				memcpy(c->color, parts[j]->color, sizeof c->color);
-				c->brightness = (float)parts[j]->brightness;
+			snprintf(c->name, sizeof c->name, "%s.%s", b->name,
+				 kind == P_YOUNG ? "young" : kind == P_DUST ? "dust" : pname[kind]);
+			if (kind < P_YOUNG) {
+				memcpy(c->color, parts[kind]->color, sizeof c->color);
+				c->brightness = (float)parts[kind]->brightness;
+			} else if (kind == P_YOUNG) {
+				memcpy(c->color, b->disk.young_color, sizeof c->color);
+				c->brightness = (float)b->disk.young_brightness;
 			} else {
 				memset(c->color, 0, sizeof c->color);
 				c->brightness = 0;
@@ -263,18 +278,20 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		if (cnt == 0)
 			continue;
 		uint64_t stream = part_stream(stream_base, j);
-		if (j == 0)
-			sample_disk(&m, m.z0, 1.0, st, at, cnt, sc->seed, stream);
-		else if (j == 1)
+		if (kind == P_DISK)
+			sample_disk(&m, m.z0, 1.0, st, at, cnt, sc->seed, stream, 0);
+		else if (kind == P_BULGE)
 			sample_sphere(&df[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
-		else if (j == 2)
+		else if (kind == P_HALO)
 			sample_sphere(&df[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
+		else if (kind == P_YOUNG)
+			sample_disk(&m, SIM_GALAXY_YOUNG_HEIGHT * m.z0, 1.0, st, at, cnt, sc->seed, stream, 1);
 		else
 			sample_disk(&m, sim_dust_height(b) * u->length,
 				    sim_dust_height(b) / b->disk.scale_height, st, at, cnt, sc->seed,
-				    stream);
+				    stream, 0);
 		centre_part(st, at, cnt);
-		double mi = (j == 0 || j == 3) ? mbody : parts[j]->mass * u->mass / (double)cnt;
+		double mi = kind == P_DISK || kind >= P_YOUNG ? mbody : parts[kind]->mass * u->mass / (double)cnt;
 		for (long i = 0; i < cnt; i++) {
 			st->mass[at + i] = mi;
 			st->comp[at + i] = (uint16_t)(comp0 + j);

@@ -97,6 +97,13 @@ struct sim_galaxy_disk_kin {
 };
 void sim_galaxy_disk_kinematics(const struct sim_galaxy_model *m, double R, double z,
 				struct sim_galaxy_disk_kin *k);
+/* The young stars (sim/galaxy_young.c): k, the disk's kinematics at (R,
+ * z), made those of the thinner, colder young layer (scale height
+ * SIM_GALAXY_YOUNG_HEIGHT z0, dispersions as written there). */
+#define SIM_GALAXY_YOUNG_HEIGHT 0.5 /* g(x) in galaxy_young.c assumes 1/2 */
+#define SIM_GALAXY_YOUNG_SIGMA 0.5
+void sim_galaxy_young_kinematics(const struct sim_galaxy_model *m, double R, double z,
+				 struct sim_galaxy_disk_kin *k);
 
 /* Spherically averaged gravity (galaxy_soften.c): build sets m->soft.
  * disk_mass_sph is the thick disk's mass inside the sphere r (the

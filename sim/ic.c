@@ -1,6 +1,6 @@
 /* ic.c - initial conditions for a whole scene (sim_ic_build): count the
  * bodies, lay out one component per sphere/file entry and three per disk
- * galaxy, sample each entry in its own frame, then rotate and move it where
+ * galaxy (four with young stars), sample each entry in its own frame, then rotate and move it where
  * sim_ic_placement (sim/encounter.c) says.
  *
  * Entry k draws from streams starting at (k + 1) << 40, so entries are
@@ -34,7 +34,7 @@ static int ic_entry_size(const struct scene *sc, int k, const struct sim_units *
 		for (int j = 0; j < 3; j++)
 			c += p[j]->count > 0 ? p[j]->count : 0;
 		*n = (size_t)c;
-		*ncomp = scene_dust_count(b) > 0 ? 4 : 3; /* NAME.dust: sim_ic_disk_galaxy */
+		*ncomp = 3 + (sim_galaxy_young_count(&b->disk) > 0) + (scene_dust_count(b) > 0); /* sim_ic_disk_galaxy */
 		return 0;
 	}
 	case SCENE_MODEL_FILE: {

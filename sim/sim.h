@@ -21,7 +21,8 @@ extern "C" {
 
 /* A named group of bodies with its own colour: one per plummer/hernquist/file
  * entry, three per disk galaxy ("NAME.disk", "NAME.bulge", "NAME.halo"),
- * four with dust ("NAME.dust", after the halo; bodies.*.dust). */
+ * then "NAME.young" when its disk has young stars and "NAME.dust" when it
+ * has dust (after the halo, in that order; bodies.*.dust). */
 struct sim_component {
 	char name[SCENE_NAME_MAX + 8];
 	float color[3];
@@ -50,7 +51,7 @@ struct sim_state {
 
 /* camera.follow's rule: does component name CN belong to follow name F?
  * Exact match, or F is a disk galaxy's body name and CN is "F.disk",
- * "F.bulge", "F.halo" or "F.dust" (any "F." prefix). ("all" is handled by
+ * "F.bulge", "F.halo", "F.young" or "F.dust" (any "F." prefix). ("all" is handled by
  * the callers.) */
 int sim_component_follows(const char *f, const char *cn);
 /* Mass-weighted centre (internal units) of the bodies with sel[i] != 0
@@ -100,15 +101,20 @@ void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double m
  * n = disk.count + bulge.count + halo.count, in the galaxy's own frame (disk
  * in the xy plane, spinning counter-clockwise about +z, centre of mass at the
  * origin, zero mean velocity), internal units. Parts take component indices
- * comp0 (disk), comp0+1 (bulge), comp0+2 (halo), and with dust comp0+3
- * (NAME.dust: scene_dust_count(b) of the disk's bodies, placed after the
- * halo; the disk keeps the rest; every disk or dust body has mass
- * disk.mass / disk.count). */
+ * comp0 (disk), comp0+1 (bulge), comp0+2 (halo), then, carved out of the
+ * disk's count and mass (every disk, young or dust body has mass disk.mass /
+ * disk.count) and placed after the halo: the young stars
+ * (sim_galaxy_young_count(&disk) bodies, when > 0), then the dust
+ * (NAME.dust: scene_dust_count(b) bodies, when > 0), each taking the next
+ * component. */
 int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base);
 /* The dust layer's sech^2 height of entry b, scene length units:
  * dust.scale_height, or SCENE_DUST_Z_RATIO x disk.scale_height when 0. */
 double sim_dust_height(const struct scene_body *b);
+/* Bodies of a disk that are young: round(young_fraction * count), within
+ * [0, count] (sim/galaxy_young.c). */
+long sim_galaxy_young_count(const struct scene_part *disk);
 /* Where entry k goes: rotation R (row-major 3x3, applied to its bodies'
  * positions and velocities; identity for spheres unless an encounter or
  * inclination/position_angle says otherwise), then centre-of-mass position

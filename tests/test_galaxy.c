@@ -29,9 +29,9 @@ static void galaxy_scene(struct scene *sc, long nd, long nb, long nh, double mh,
 	strcpy(b->name, "g");
 	b->model = SCENE_MODEL_DISK_GALAXY;
 	b->rmax = 50;
-	b->disk = (struct scene_part){nd, 1.0, 1.0, 0.15, 1.5, {1, 1, 1}, 1};
-	b->bulge = (struct scene_part){nb, 0.2, 0.2, 0, 0, {1, 1, 1}, 1};
-	b->halo = (struct scene_part){nh, mh, ah, 0, 0, {1, 1, 1}, 1};
+	b->disk = (struct scene_part){nd, 1.0, 1.0, 0.15, 1.5, {1, 1, 1}, 1, 0, {0, 0, 0}, 0};
+	b->bulge = (struct scene_part){nb, 0.2, 0.2, 0, 0, {1, 1, 1}, 1, 0, {0, 0, 0}, 0};
+	b->halo = (struct scene_part){nh, mh, ah, 0, 0, {1, 1, 1}, 1, 0, {0, 0, 0}, 0};
 }
 
 /* ---- Bessel functions against their integral representations ---- */

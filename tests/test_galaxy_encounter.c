@@ -140,7 +140,7 @@ START_TEST(disk_orientation_follows_spin_and_inclination)
 	encounter_scene(&sc, 1.0, 1.0, 10.0);
 	for (int k = 0; k < 2; k++) {
 		sc.bodies[k].model = SCENE_MODEL_DISK_GALAXY;
-		sc.bodies[k].disk = (struct scene_part){10, 1.0, 1, 0.1, 1.5, {1, 1, 1}, 1};
+		sc.bodies[k].disk = (struct scene_part){10, 1.0, 1, 0.1, 1.5, {1, 1, 1}, 1, 0, {0, 0, 0}, 0};
 	}
 	double R[9], x[3], v[3], s[3];
 	sc.encounter.spin[1] = SCENE_SPIN_RETROGRADE;

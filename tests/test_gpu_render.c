@@ -355,6 +355,67 @@ START_TEST(per_body_smoothing_matches_grouped_cpu)
 }
 END_TEST
 
+/* ---- render.color_by (render/color_by_shared.h on both sides) ---- */
+
+/* Float-representable velocities: a rotation about z plus noise, so both
+ * signs of v_los and a spread of speeds (internal units). */
+static void state_velocities(struct sim_state *st, uint64_t seed)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const double x = st->pos[3 * i], y = st->pos[3 * i + 1];
+		st->vel[3 * i + 0] = (float)((-y + urand(seed, i, 7) - 0.5) * u_test.velocity);
+		st->vel[3 * i + 1] = (float)((x + urand(seed, i, 8) - 0.5) * u_test.velocity);
+		st->vel[3 * i + 2] = (float)((urand(seed, i, 9) - 0.5) * u_test.velocity);
+	}
+}
+
+/* color_by los_velocity and speed (auto range, made on the host from the
+ * same state on both sides; then a given range), smooth (tiled and
+ * atomic) and stars, both cameras: the HDR image within the stated
+ * tolerance, and the colours did change from the component colours. */
+START_TEST(color_by_matches_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 13);
+	state_velocities(&st, 13);
+	float *g = malloc((size_t)W * H * 3 * sizeof *g);
+	for (int by = 1; by <= 2; by++)
+		for (int style = 0; style < 3; style++) {
+			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+			sc->render.color_by = (enum scene_color_by)by;
+			sc->render.color_range_auto = style != 1;
+			sc->render.color_range[0] = by == 1 ? -3 : 0.5;
+			sc->render.color_range[1] = by == 1 ? 3 : 5;
+			sc->render.colormap = SCENE_CMAP_PLASMA;
+			sc->render.style = style == 2 ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
+			struct gpu_render *gr =
+				gr_new(sc, &st, style == 1 ? GPU_RENDER_ATOMIC : GPU_RENDER_TILED);
+			const struct render_camera *cams[2] = {&cam_std, &cam_side};
+			for (int c = 0; c < 2; c++) {
+				struct render_image img, plain;
+				cpu_hdr(sc, &st, cams[c], &img);
+				gpu_hdr(gr, &st, cams[c], g);
+				char what[64];
+				snprintf(what, sizeof what, "color_by %s style %d",
+					 by == 1 ? "los_velocity" : "speed", style);
+				expect_hdr_close(g, img.rgb, W, H, what);
+				sc->render.color_by = SCENE_COLOR_BY_COMPONENT;
+				cpu_hdr(sc, &st, cams[c], &plain);
+				sc->render.color_by = (enum scene_color_by)by;
+				ck_assert_msg(memcmp(plain.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g),
+					      "%s: same picture as by component", what);
+				render_image_free(&img);
+				render_image_free(&plain);
+			}
+			gpu_render_free(&gr);
+			free(sc);
+		}
+	free(g);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* ---- tone map and conversions ---- */
 
 static int max_abs_diff16(const uint16_t *a, const uint16_t *b, size_t n)
@@ -420,6 +481,50 @@ START_TEST(tonemap_matches_cpu_from_same_hdr)
 			render_image_free(&img);
 			free(sc);
 		}
+	}
+	free(c16);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* The new colormaps (plasma, cividis, twilight, cubehelix) and a
+ * render.colormap_file table in mode density: the GPU's 16-bit frame from
+ * the CPU's HDR image within 1 LSB of render_tonemap's. */
+START_TEST(colormaps_match_cpu_from_same_hdr)
+{
+	const enum scene_colormap maps[4] = {SCENE_CMAP_PLASMA, SCENE_CMAP_CIVIDIS,
+					     SCENE_CMAP_TWILIGHT, SCENE_CMAP_CUBEHELIX};
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 4);
+	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
+	for (int m = 0; m < 5; m++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.mode = SCENE_COLOR_DENSITY;
+		if (m < 4) {
+			sc->render.colormap = maps[m];
+		} else { /* a user table: a zig-zag the built-in maps are not */
+			snprintf(sc->render.colormap_file, sizeof sc->render.colormap_file, "/test.lut");
+			for (int k = 0; k < SCENE_LUT_N; k++) {
+				sc->render.colormap_lut[k][0] = (float)((k * 37 % 256) / 255.0);
+				sc->render.colormap_lut[k][1] = (float)(k / 255.0);
+				sc->render.colormap_lut[k][2] = (float)(1 - k / 255.0);
+			}
+		}
+		struct render_image img;
+		cpu_hdr(sc, &st, &cam_std, &img);
+		render_tonemap(sc, &img, c16);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 3, 0), 0);
+		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+		struct gpu_render_host_frame f;
+		ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+		int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
+		printf("colormap %d: max |gpu-cpu| = %d LSB\n", m, d);
+		ck_assert_int_le(d, 1);
+		gpu_render_free(&gr);
+		render_image_free(&img);
+		free(sc);
 	}
 	free(c16);
 	sim_state_free(&st);
@@ -1176,6 +1281,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, screen_diffuse_matches_cpu);
 	tcase_add_test(tc, look_end_to_end_matches_cpu);
 	tcase_add_test(tc, dust_matches_cpu);
+	tcase_add_test(tc, color_by_matches_cpu);
+	tcase_add_test(tc, colormaps_match_cpu_from_same_hdr);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }

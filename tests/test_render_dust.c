@@ -303,6 +303,44 @@ START_TEST(dust_component_as_specified)
 }
 END_TEST
 
+/* Young stars and dust together: both carved out of the disk's bodies, the
+ * young component first (3), then the dust (4); counts by rounding, the
+ * total mass and body count as given. */
+START_TEST(young_and_dust_share_the_disk)
+{
+	static struct scene sc;
+	struct sim_state st;
+	const char *ov[2] = {"bodies.0.disk.young_fraction=0.2", "bodies.0.dust.mass_fraction=0.1"};
+	int err = load_str(galaxy_text, ov, 2, &sc);
+	ck_assert_msg(err == 0, "%s", g_err);
+	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+	ck_assert_int_eq(st.ncomp, 5);
+	ck_assert_uint_eq(st.n, 20000);
+	const struct sim_component *disk = &st.comps[0], *y = &st.comps[3], *d = &st.comps[4];
+	ck_assert_str_eq(y->name, "g.young");
+	ck_assert_str_eq(d->name, "g.dust");
+	ck_assert_uint_eq(y->count, 2800); /* round(0.2 x 14000) */
+	ck_assert_uint_eq(d->count, 1400); /* round(0.1 x 14000) */
+	ck_assert_uint_eq(disk->count, 14000 - 2800 - 1400);
+	ck_assert_uint_eq(y->first, st.comps[2].first + st.comps[2].count); /* after the halo */
+	ck_assert_uint_eq(d->first, y->first + y->count);
+	ck_assert(d->kappa > 0 && y->kappa == 0);
+	struct sim_units u;
+	scene_units_of(sc.units, &u);
+	double mall = 0, mdisk = 0;
+	for (size_t i = 0; i < st.n; i++) {
+		mall += st.mass[i] / u.mass;
+		if (st.comp[i] == 0 || st.comp[i] == 3 || st.comp[i] == 4)
+			mdisk += st.mass[i] / u.mass;
+	}
+	ck_assert_close(mdisk, 5e10, 0, 1e-9);
+	ck_assert_close(mall, 5e10 + 1e10 + 4e11, 0, 1e-9);
+	for (size_t i = d->first; i < d->first + d->count; i++)
+		ck_assert_int_eq(st.comp[i], 4);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* Median luminance of rows [j0, j1] over columns [i0, i1]. */
 static int cmp_d(const void *a, const void *b)
 {
@@ -462,8 +500,15 @@ START_TEST(bad_dust_keys_fail_with_file_line)
 		 "t.yaml:4:12:", "bodies.0.dust.opacty", "opacity"},
 		{"bodies:\n  - name: g\n    model: plummer\n    dust: {mass_fraction: 0.1}\n",
 		 "t.yaml:4:5:", "bodies.0.dust", "unknown key for model plummer"},
-		{"bodies:\n  - name: g\n    model: disk-galaxy\n    dust: {mass_fraction: 0.1}\n",
-		 "t.yaml:4:27:", "bodies.0.dust.mass_fraction", "render.style: stars"},
+		{"render: {style: smooth}\nbodies:\n  - name: g\n    model: disk-galaxy\n"
+		 "    dust: {mass_fraction: 0.1}\n",
+		 "t.yaml:5:27:", "bodies.0.dust.mass_fraction", "render.style: stars"},
+		{"render: {style: stars}\nbodies:\n  - name: g\n    model: disk-galaxy\n"
+		 "    disk: {young_fraction: 0.95}\n    dust: {mass_fraction: 0.1}\n",
+		 "t.yaml:6:27:", "bodies.0.dust.mass_fraction", "leaves no room"},
+		{"render: {style: stars, color_by: speed}\nbodies:\n  - name: g\n    model: disk-galaxy\n"
+		 "    dust: {mass_fraction: 0.1}\n",
+		 "t.yaml:5:27:", "bodies.0.dust.mass_fraction", "color_by: component"},
 		{"render: {style: stars, mode: density}\nbodies:\n  - name: g\n    model: disk-galaxy\n"
 		 "    dust: {mass_fraction: 0.1}\n",
 		 "t.yaml:5:27:", "bodies.0.dust.mass_fraction", "render.mode: components"},
@@ -506,6 +551,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dust_behind_absorbs_nothing);
 	tcase_add_test(tc, mixed_medium_transmits_slab_solution);
 	tcase_add_test(tc, dust_component_as_specified);
+	tcase_add_test(tc, young_and_dust_share_the_disk);
 	tcase_add_test(tc, edge_on_disk_shows_a_lane);
 	tcase_add_test(tc, program_frame_shows_the_lane);
 	tcase_add_test(tc, no_dust_is_the_old_path);

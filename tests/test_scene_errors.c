@@ -371,7 +371,7 @@ static void expect_number_refused(const struct scene_key *k, const char *x)
 	if (k->type == SKEY_VEC3 || k->type == SKEY_COLOR) {
 		snprintf(vec, sizeof(vec), "[%s, 0, 0]", x);
 		val = vec;
-	} else if (k->type == SKEY_PAIR) {
+	} else if (k->type == SKEY_PAIR || k->type == SKEY_PAIR_OR_WORD) {
 		snprintf(vec, sizeof(vec), "[%s, 0]", x);
 		val = vec;
 	}
@@ -396,7 +396,8 @@ START_TEST(every_numeric_key_refuses_bad_numbers)
 		const struct scene_key *k = &scene_schema[i];
 		int integer = k->type == SKEY_INT || k->type == SKEY_LONG || k->type == SKEY_U64;
 		if (!integer && k->type != SKEY_DOUBLE && k->type != SKEY_VEC3 &&
-		    k->type != SKEY_COLOR && k->type != SKEY_PAIR && k->type != SKEY_NUM_OR_WORD)
+		    k->type != SKEY_COLOR && k->type != SKEY_PAIR && k->type != SKEY_NUM_OR_WORD &&
+		    k->type != SKEY_PAIR_OR_WORD)
 			continue;
 		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
 			expect_number_refused(k, bad[j]);
@@ -462,6 +463,96 @@ START_TEST(cross_key_errors_point_at_a_given_key)
 }
 END_TEST
 
+/* Colour keys (render.color_by, color_range, colormap_file, the young
+ * stars): bad values name the key and its place; a bad colormap file names
+ * FILE:LINE. */
+START_TEST(colour_keys_refuse_bad_input)
+{
+	int err = load_str("bodies: [{name: a, model: plummer}]\nrender:\n  color_range: [5, 1]\n",
+			   NULL, 0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:3:16:", "render.color_range", "lo < hi", "[5, 1]");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {color_range: fast}\n", NULL, 0,
+		       &g_sc);
+	EXPECT_ERROR(err, "t.yaml:2:23:", "render.color_range", "[lo, hi] | auto", "'fast'");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {color_range: [1, 2, 3]}\n", NULL,
+		       0, &g_sc);
+	EXPECT_ERROR(err, "render.color_range", "a list of 2 numbers");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {mode: density, color_by: speed}\n",
+		       NULL, 0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:2:35:", "render.color_by", "mode components");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {color_by: velocity}\n", NULL, 0,
+		       &g_sc);
+	EXPECT_ERROR(err, "render.color_by", "component, los_velocity, speed");
+	err = load_str("bodies: [{name: g, model: disk-galaxy, disk: {young_fraction: 1.5}}]\n", NULL,
+		       0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:1:63:", "bodies.0.disk.young_fraction", "[0, 1]");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {colormap: cubehelx}\n", NULL, 0,
+		       &g_sc);
+	EXPECT_ERROR(err, "render.colormap", "did you mean 'cubehelix'?");
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {colormap_file: no-such.lut}\n",
+		       NULL, 0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:2:25:", "render.colormap_file", "cannot open", "no-such.lut");
+
+	/* bad colormap files: the file and the line of the fault */
+	char dir[] = "/tmp/nb_badlutXXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	static const struct {
+		int bad_row;           /* 1-based data row replaced by text, or 0 */
+		const char *text;      /* the bad row */
+		int rows;              /* rows written in all */
+		int line;              /* line of the error (1 comment line first) */
+		const char *frag;
+	} cases[] = {
+		{10, "0 0.5 1", 256, 11, "mixes integers"},
+		{20, "0.1 0.2 0.3", 256, 21, "expected integers in [0, 255] like line 2, got decimals"},
+		{30, "1 2", 256, 31, "expected 3 numbers"},
+		{40, "1 2 3 4", 256, 41, "a 4th"},
+		{50, "1 2 x", 256, 51, "expected a number, got 'x'"},
+		{60, "1 256 3", 256, 61, "an integer in [0, 255], got 256"},
+		{70, "nan 1 2", 256, 71, "expected a number, got 'nan'"},
+		{0, NULL, 255, 256, "expected 256 rows \"r g b\", got 255"},
+		{0, NULL, 257, 258, "expected 256 rows, got more"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[300], text[400];
+		snprintf(path, sizeof path, "%s/bad%zu.lut", dir, i);
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "# r g b\n");
+		for (int r = 1; r <= cases[i].rows; r++) {
+			if (r == cases[i].bad_row)
+				fprintf(f, "%s\n", cases[i].text);
+			else
+				fprintf(f, "%d %d %d\n", r % 256, 3, 4);
+		}
+		fclose(f);
+		snprintf(text, sizeof text,
+			 "bodies: [{name: a, model: plummer}]\nrender: {colormap_file: %s}\n", path);
+		err = load_str(text, NULL, 0, &g_sc);
+		char where[340];
+		snprintf(where, sizeof where, "%s:%d: ", path, cases[i].line);
+		EXPECT_ERROR(err, where, cases[i].frag);
+		unlink(path);
+	}
+	/* decimals first: then an integer row is the odd one */
+	char path[300], text[400];
+	snprintf(path, sizeof path, "%s/dec.lut", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int r = 0; r < 256; r++)
+		fprintf(f, r == 5 ? "1 1 1\n" : "0.5 1.5e-1 1.0\n");
+	fclose(f);
+	snprintf(text, sizeof text, "bodies: [{name: a, model: plummer}]\nrender: {colormap_file: %s}\n",
+		 path);
+	err = load_str(text, NULL, 0, &g_sc);
+	char where[340];
+	snprintf(where, sizeof where, "%s:6: ", path);
+	EXPECT_ERROR(err, where, "expected decimals in [0, 1] like line 1, got integers");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scene_errors");
@@ -477,6 +568,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, every_numeric_key_refuses_bad_numbers);
 	tcase_add_test(tc, overflowing_masses_refused);
 	tcase_add_test(tc, cross_key_errors_point_at_a_given_key);
+	tcase_add_test(tc, colour_keys_refuse_bad_input);
 	suite_add_tcase(s, tc);
 	return s;
 }
