@@ -253,14 +253,14 @@ const struct scene_key scene_schema[] = {
 	 .help = "frame height in pixels"},
 	{.path = "render.exposure", .type = SKEY_NUM_OR_WORD, SC(render.exposure), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.exposure_auto),
-	 .names = auto_word, .def = "1", .type_doc = "number > 0 | auto",
+	 .names = auto_word, .def = "auto", .type_doc = "number > 0 | auto",
 	 .help = "brightness multiplier before tone mapping (times the frame's reference level), "
 		 "or auto: render.auto_percentile of the lit pixels' luminance goes to 0.8 after "
 		 "the curve, smoothed over render.auto_smoothing frames"},
 	{.path = "render.white", .type = SKEY_DOUBLE, SC(render.white), .lo = 0, .hi = 1e6,
 	 .flags = SKEY_LO_OPEN, .def = "8", .type_doc = "number in (0, 1e6]",
 	 .help = "filmic: luminance (after exposure) where the shoulder has reached (W+1)/(W+2)"},
-	{.path = "render.glow", .type = SKEY_DOUBLE, SC(render.glow), .lo = 0, .hi = 1, .def = "0",
+	{.path = "render.glow", .type = SKEY_DOUBLE, SC(render.glow), .lo = 0, .hi = 1, .def = "0.3",
 	 .type_doc = "number in [0, 1]",
 	 .help = "fraction of the light above render.glow_threshold moved into a soft halo "
 		 "(blurred at 2, 4, 8, 16 px, total light kept); 0: off"},
@@ -279,7 +279,7 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_LO_OPEN, .def = "2.2", .type_doc = "number in (0, 10]",
 	 .help = "display gamma applied after tone mapping"},
 	{.path = "render.tonemap", .type = SKEY_ENUM, SC(render.tonemap), .names = tonemap_names,
-	 .def = "asinh", .type_doc = "linear | log | asinh | filmic",
+	 .def = "filmic", .type_doc = "linear | log | asinh | filmic",
 	 .help = "tone curve for the wide range of densities (filmic: on luminance, colour kept)"},
 	{.path = "render.mode", .type = SKEY_ENUM, SC(render.mode), .names = mode_names,
 	 .def = "components", .type_doc = "components | density",
@@ -306,7 +306,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.kernel", .type = SKEY_ENUM, SC(render.kernel), .names = kernel_names,
 	 .def = "cubic", .type_doc = "cubic | gaussian", .help = "splat kernel shape"},
 	{.path = "render.style", .type = SKEY_ENUM, SC(render.style), .names = style_names,
-	 .def = "smooth", .type_doc = "smooth | stars",
+	 .def = "stars", .type_doc = "smooth | stars",
 	 .help = "smooth: each body spread by kernel over its smoothing length; stars: each body a "
 		 "point of light through a Gaussian PSF of psf_fwhm pixels (no smoothing length)"},
 	{.path = "render.psf_fwhm", .type = SKEY_DOUBLE, SC(render.psf_fwhm), .lo = 0.5, .hi = 8,

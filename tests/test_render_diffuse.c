@@ -194,9 +194,9 @@ END_TEST
  * area) at most 75%. */
 START_TEST(cap_reduces_fog_on_plummer_small)
 {
-	double f0 = plummer_lit("--set render.smoothing=adaptive");
-	double f2 = plummer_lit("--set render.smoothing=adaptive --set render.h_cap=2");
-	double f05 = plummer_lit("--set render.smoothing=adaptive --set render.h_cap=0.5");
+	double f0 = plummer_lit("--set render.style=smooth --set render.smoothing=adaptive");
+	double f2 = plummer_lit("--set render.style=smooth --set render.smoothing=adaptive --set render.h_cap=2");
+	double f05 = plummer_lit("--set render.style=smooth --set render.smoothing=adaptive --set render.h_cap=0.5");
 	printf("plummer-small adaptive, lit (> 2%% of max): h_cap 0 %.1f%%, 2 %.1f%%, 0.5 %.1f%%\n",
 	       100 * f0, 100 * f2, 100 * f05);
 	ck_assert(f2 < f0);

@@ -126,8 +126,10 @@ START_TEST(defaults_fill_every_key)
 	assert_vec(sc->camera.keys[0].position, 0, -10, 4);
 	ck_assert_int_eq(sc->render.width, 1280);
 	ck_assert_int_eq(sc->render.height, 720);
-	ck_assert(sc->render.exposure == 1 && sc->render.gamma == 2.2);
-	ck_assert_int_eq(sc->render.tonemap, SCENE_TONEMAP_ASINH);
+	ck_assert(sc->render.exposure_auto == 1 && sc->render.gamma == 2.2); /* the default look */
+	ck_assert_int_eq(sc->render.tonemap, SCENE_TONEMAP_FILMIC);
+	ck_assert_int_eq(sc->render.style, SCENE_STYLE_STARS);
+	ck_assert(sc->render.glow == 0.3 && sc->render.diffuse == 0);
 	ck_assert_int_eq(sc->render.kernel, SCENE_KERNEL_CUBIC);
 	ck_assert_int_eq(sc->render.mode, SCENE_COLOR_COMPONENTS);
 	ck_assert_int_eq(sc->render.colormap, SCENE_CMAP_MAGMA);
