@@ -271,6 +271,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_overlay_free(gr);
 	gr_diffuse_free(gr);
 	gr_dust_free(gr);
+	gr_stars_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);

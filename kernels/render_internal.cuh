@@ -5,7 +5,7 @@
  *   render_lod.cu       level-of-detail grids and their upsampling (render.h)
  *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
- *   render_stars.cu     render.style: stars (a PSF fixed in pixels, atomics)
+ *   render_stars.cu     render.style: stars (a PSF fixed in pixels; tiled, or atomics)
  *   render_overlay.cu   overlay.*: the CPU's codes staged per slot, uploaded
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
@@ -93,6 +93,7 @@ struct gpu_render {
 					 * auto exposure's histogram and step, before them */
 	double psf_sigma;               /* its PSF, pixels (render_stars_sigma) */
 	int psf_radius;                 /* render_stars_radius(psf_sigma) */
+	struct gr_stars_fast *stars_fast; /* the tiled stars splat's buffers (render_stars.cu) */
 	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
 	struct gr_levels lev;
 
@@ -296,6 +297,10 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
  * (RENDER_DUST_NO_SLAB: nothing); out is not cleared. */
 int gr_stars_slabs(struct gpu_render *gr, const struct gpu_render_input *in,
 		   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride);
+/* gr_stars' tiled form (the default; GPU_RENDER_ATOMIC or the environment
+ * NB_STARS_ATOMIC=1 pick the one-thread-per-body atomic form, which the
+ * slabs always use): its buffers, freed at gpu_render_free. */
+void gr_stars_free(struct gpu_render *gr);
 /* render_dust.cu: dust (render/dust.c's meaning). Buffers only when st has
  * a dust component and the style is stars (else dust_K stays 0). */
 int gr_dust_alloc(struct gpu_render *gr, const struct scene *sc, const struct sim_state *st);

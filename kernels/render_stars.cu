@@ -13,17 +13,27 @@
  * the image matches the CPU within gpu_render.h's HDR tolerance, not bit
  * for bit.
  *
- * Cost per body (one thread each): ~60 double flops of projection, 2 (2R
- * + 2) double erf for the weights wx[k], wy[k] (R = 3 at the default FWHM
- * 1.5 px: 16 erf; at most 2 x 26 at 8 px), then (2R + 1)^2 pixels (49 at
- * the default, at most 625) of 3 float atomicAdd each. Dense cores put
- * many bodies on the same pixels, so atomics there contend; this is the
- * simple form, kept obviously equal to the CPU. With the screen diffuse
- * layer on, each drawn body inside the frame also adds 1 to its level-1
- * cell of gr->d_count1 (render_diffuse_counts). render.color_by adds 16
- * bytes (the velocity) and ~30 double flops per body (color_by_shared.h). */
+ * Two forms. The simple (atomic) one, gr_stars_deposit, one thread per
+ * body: ~60 double flops of projection, 2 (2R + 2) double erf for the
+ * weights wx[k], wy[k] (R = 3 at the default FWHM 1.5 px: 16 erf; at most
+ * 2 x 26 at 8 px), then (2R + 1)^2 pixels (49 at the default, at most
+ * 625) of 3 float GLOBAL atomicAdd each. Dense cores put many bodies on
+ * the same pixels, so atomics there contend (measured on the H100: 2.8 ms
+ * at 1080p / 1M, 26.6 ms at 10M). It is kept obviously equal to the CPU,
+ * serves the dust slabs, and is picked for gr_stars by GPU_RENDER_ATOMIC
+ * or the environment NB_STARS_ATOMIC=1 (A/B in one build). The tiled one
+ * (the default, below gr_stars_deposit, with its predicted cost): the same
+ * per-pixel values accumulated per screen tile in shared memory. With the
+ * screen diffuse layer on, each drawn body inside the frame also adds 1 to
+ * its level-1 cell of gr->d_count1 (render_diffuse_counts), in both.
+ * render.color_by adds 16 bytes (the velocity) and ~30 double flops per
+ * body (color_by_shared.h), in both (the tiled form: in both passes). */
 #include "render_internal.cuh"
 #include "../render/color_by_shared.h"
+
+#include <stdlib.h>
+
+#include <cub/cub.cuh>
 
 struct gr_stars_args {
 	struct gr_view v;
@@ -59,14 +69,13 @@ __device__ void gr_stars_weights(double x, double s, int R, double *wk)
 		wk[k] /= sum;
 }
 
-/* One thread per body slot: project, weigh, deposit with atomics. */
-__global__ void __launch_bounds__(GR_THREADS)
-gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, int n, float *hdr,
-		 float *count1)
+/* Slot s projected, (*x, *y) in pixels, and its weight w: 1 if it is in
+ * front of the camera and not black (render/stars.c's pass 1, before the
+ * footprint tests). */
+__device__ __forceinline__ bool gr_stars_body(const struct gr_stars_args &a, const float4 *pos4,
+					      const uint32_t *id, int s, double *x, double *y,
+					      float *w)
 {
-	const int s = blockIdx.x * blockDim.x + threadIdx.x;
-	if (s >= n)
-		return;
 	const float4 pf = pos4[s];
 	const uint32_t b = id ? id[s] : (uint32_t)s;
 	const struct gr_view &v = a.v;
@@ -74,10 +83,10 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 		     p2 = (double)pf.z / a.length;
 	const double d0 = p0 - v.pos[0], d1 = p1 - v.pos[1], d2 = p2 - v.pos[2];
 	const double z = gr_dot(v.fwd, d0, d1, d2);
-	const double x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
-	const double y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
-	if (!((z > v.near) && z > 0 && isfinite(x) && isfinite(y)))
-		return;
+	*x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
+	*y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
+	if (!((z > v.near) && z > 0 && isfinite(*x) && isfinite(*y)))
+		return false;
 	const double m = (double)pf.w / a.mass;
 	const int c = a.comp ? a.comp[b] : 0;
 	double cc[3] = {1.0, 1.0, 1.0};
@@ -89,18 +98,50 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 		render_color_lookup(a.cb_lut, a.cb_lo, a.cb_hi, render_color_q(a.cb_by, pp, vv, v.pos),
 				    cc);
 	}
-	float w[3];
 	for (int k = 0; k < 3; k++) {
 		const float col = (!a.density && c < a.ncomp) ? a.colors[3 * c + k] : 1.0f;
 		w[k] = (float)(m * col * cc[k]);
 	}
-	if (w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f)
-		return; /* drawn black or brightness 0: nothing, as on the CPU */
-	if (count1 && x >= 0 && x < v.w && y >= 0 && y < v.h) { /* render_diffuse_counts */
+	return !(w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f); /* black: nothing, as on the CPU */
+}
+
+/* render_diffuse_counts: a drawn body inside the frame adds 1 to its
+ * level-1 cell. */
+__device__ __forceinline__ void gr_stars_count(const struct gr_view &v, double x, double y,
+					       float *count1)
+{
+	if (count1 && x >= 0 && x < v.w && y >= 0 && y < v.h) {
 		const int ci = (int)floor(x), cj = (int)floor(y);
 		if (ci < v.w && cj < v.h)
 			atomicAdd(count1 + (size_t)(cj >> 1) * ((v.w + 1) >> 1) + (ci >> 1), 1.0f);
 	}
+}
+
+/* 1 if the footprint of a body at (x, y) reaches the image (stars.c's
+ * stars_prepare; the first test also keeps the int casts safe). */
+__device__ __forceinline__ bool gr_stars_reaches(const struct gr_view &v, int R, double x, double y)
+{
+	if (x + R + 1 < 0 || x - R - 1 >= v.w || y + R + 1 < 0 || y - R - 1 >= v.h)
+		return false;
+	const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
+	return !(i0 + 2 * R < 0 || i0 >= v.w || j0 + 2 * R < 0 || j0 >= v.h);
+}
+
+/* One thread per body slot: project, weigh, deposit with atomics (the
+ * simple form: GPU_RENDER_ATOMIC, NB_STARS_ATOMIC=1, and the dust slabs). */
+__global__ void __launch_bounds__(GR_THREADS)
+gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, int n, float *hdr,
+		 float *count1)
+{
+	const int s = blockIdx.x * blockDim.x + threadIdx.x;
+	if (s >= n)
+		return;
+	const struct gr_view &v = a.v;
+	double x, y;
+	float w[3];
+	if (!gr_stars_body(a, pos4, id, s, &x, &y, w))
+		return;
+	gr_stars_count(v, x, y, count1);
 	if (a.slab) {
 		const uint8_t k = a.slab[s];
 		if (k == RENDER_DUST_NO_SLAB)
@@ -108,11 +149,9 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 		hdr += (size_t)k * a.stride;
 	}
 	const int R = a.R;
-	if (x + R + 1 < 0 || x - R - 1 >= v.w || y + R + 1 < 0 || y - R - 1 >= v.h)
+	if (!gr_stars_reaches(v, R, x, y))
 		return;
 	const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
-	if (i0 + 2 * R < 0 || i0 >= v.w || j0 + 2 * R < 0 || j0 >= v.h)
-		return;
 	double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
 	gr_stars_weights(x, a.sigma, R, wx);
 	gr_stars_weights(y, a.sigma, R, wy);
@@ -128,6 +167,277 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 			atomicAdd(px + 2, (float)(w[2] * f));
 		}
 	}
+}
+
+/* The tiled form (default; gr_stars without slabs). Bodies keyed by the
+ * GR_ST_TILE-pixel screen tile of their centre pixel clamped into the
+ * image, sorted by key (CUB radix sort), each tile's list cut into
+ * GR_ST_CHUNK-body chunks; one block per chunk accumulates its tile plus
+ * an R-pixel apron, (GR_ST_TILE + 2R)^2 pixels x 3 floats, in shared
+ * memory with shared atomics, then adds the nonzero values to the image
+ * with global atomics (apron pixels overlap the neighbouring tiles'
+ * blocks, and a tile's chunks overlap each other). Every in-image pixel
+ * of a footprint lies within R of the clamped centre, so inside the
+ * apron. Same per-pixel values (float)(w * wx * wy) as the simple form:
+ * only the summation order differs (gpu_render.h's tolerance).
+ *
+ * Predicted cost per body (R = 3): key pass 16 B pos4 (+ 4 B id, 2 B comp)
+ * read, 8 B key + slot written; radix sort of 8 B pairs over
+ * ceil(log2(tiles + 1)) <= 16 bits: 2 passes, ~32 B moved; ranges 4 B;
+ * deposit 4 B slot + 16 B pos4 (+ id, comp) read again (projection redone
+ * in double, same code, same result), 16 double erf, 49 x 3 = 147 SHARED
+ * atomics, 0 global atomics. Per tile chunk: (32 + 2R)^2 x 3 = 4332
+ * shared floats zeroed and at most 4332 global atomics (only nonzero
+ * pixels: a tile with one body adds its 49 x 3). Dense cores: 200k bodies
+ * on one tile = 196 chunks x <= 4332 global atomics instead of 29.4M. So
+ * ~60-70 B of traffic and ~147 shared atomics per body, global atomics
+ * ~ min(147 per body, 4332 per chunk). */
+#define GR_ST_TILE 32     /* tile side, pixels */
+#define GR_ST_THREADS 256 /* deposit block */
+#define GR_ST_CHUNK 1024  /* bodies per deposit block; longer tile lists are split */
+
+struct gr_stars_fast {
+	uint32_t *keys[2], *vals[2];
+	size_t cap; /* body slots the key arrays hold */
+	uint32_t *tstart, *tend, *nchunk, *item_off, *nitems; /* ntiles + 1 each; nitems 1 */
+	uint2 *items;    /* (tile, chunk) per deposit block */
+	size_t item_cap; /* = ntiles + cap / GR_ST_CHUNK + 1 */
+	int w, h, ntx, ntiles, bits;
+};
+
+/* Key of each slot: its tile (row-major, ntx per row), or ntiles when it
+ * draws nothing; fills count1 as the simple form does. */
+__global__ void gr_stars_key(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, int n,
+			     int ntx, uint32_t ntiles, float *count1, uint32_t *keys, uint32_t *vals)
+{
+	const int s = blockIdx.x * blockDim.x + threadIdx.x;
+	if (s >= n)
+		return;
+	const struct gr_view &v = a.v;
+	double x, y;
+	float w[3];
+	uint32_t key = ntiles;
+	if (gr_stars_body(a, pos4, id, s, &x, &y, w)) {
+		gr_stars_count(v, x, y, count1);
+		if (gr_stars_reaches(v, a.R, x, y)) {
+			const int ci = min(max((int)floor(x), 0), v.w - 1);
+			const int cj = min(max((int)floor(y), 0), v.h - 1);
+			key = (uint32_t)((cj / GR_ST_TILE) * ntx + ci / GR_ST_TILE);
+		}
+	}
+	keys[s] = key;
+	vals[s] = (uint32_t)s;
+}
+
+/* Each tile's [start, end) in the sorted keys (arrays zeroed before). */
+__global__ void gr_stars_ranges(const uint32_t *keys, int n, uint32_t ntiles, uint32_t *start,
+				uint32_t *end)
+{
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	const uint32_t k = keys[i];
+	if (k >= ntiles)
+		return;
+	if (i == 0 || keys[i - 1] != k)
+		start[k] = (uint32_t)i;
+	if (i == n - 1 || keys[i + 1] != k)
+		end[k] = (uint32_t)i + 1;
+}
+
+__global__ void gr_stars_nchunk(const uint32_t *start, const uint32_t *end, int ntiles,
+				uint32_t *nchunk)
+{
+	const int t = blockIdx.x * blockDim.x + threadIdx.x;
+	if (t > ntiles)
+		return;
+	nchunk[t] = t < ntiles ? (end[t] - start[t] + GR_ST_CHUNK - 1) / GR_ST_CHUNK : 0;
+}
+
+__global__ void gr_stars_items(const uint32_t *nchunk, const uint32_t *item_off, int ntiles,
+			       uint2 *items, uint32_t *nitems)
+{
+	const int t = blockIdx.x * blockDim.x + threadIdx.x;
+	if (t > ntiles)
+		return;
+	if (t == ntiles) {
+		*nitems = item_off[ntiles];
+		return;
+	}
+	for (uint32_t c = 0; c < nchunk[t]; c++)
+		items[item_off[t] + c] = make_uint2((uint32_t)t, c);
+}
+
+/* One block per (tile, chunk) item; blocks past *nitems return at once.
+ * Dynamic shared memory: (GR_ST_TILE + 2R)^2 x 3 floats. */
+__global__ void __launch_bounds__(GR_ST_THREADS, 4)
+gr_stars_tile(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, const uint32_t *vals,
+	      const uint32_t *start, const uint32_t *end, const uint2 *items, const uint32_t *nitems,
+	      int ntx, float *hdr)
+{
+	extern __shared__ float acc[];
+	if (blockIdx.x >= *nitems)
+		return;
+	const struct gr_view &v = a.v;
+	const int R = a.R, side = GR_ST_TILE + 2 * R, np = side * side;
+	const uint2 it = items[blockIdx.x];
+	const uint32_t t = it.x;
+	const uint32_t e0 = start[t] + it.y * GR_ST_CHUNK, e1 = min(end[t], e0 + GR_ST_CHUNK);
+	const int x0 = (int)(t % (uint32_t)ntx) * GR_ST_TILE - R; /* shared pixel (0, 0) */
+	const int y0 = (int)(t / (uint32_t)ntx) * GR_ST_TILE - R;
+	for (int k = threadIdx.x; k < 3 * np; k += blockDim.x)
+		acc[k] = 0.0f;
+	__syncthreads();
+	for (uint32_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+		const int s = (int)vals[e];
+		double x, y;
+		float w[3];
+		/* Keyed to this tile, so it draws and reaches the image. */
+		if (!gr_stars_body(a, pos4, id, s, &x, &y, w))
+			continue;
+		const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
+		double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
+		gr_stars_weights(x, a.sigma, R, wx);
+		gr_stars_weights(y, a.sigma, R, wy);
+		const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
+		const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
+		for (int j = ja; j <= jb; j++) {
+			const double fy = wy[j - j0];
+			float *row = acc + 3 * (size_t)(j - y0) * side;
+			for (int i = ia; i <= ib; i++) {
+				const double f = wx[i - i0] * fy;
+				float *px = row + 3 * (i - x0);
+				atomicAdd(px + 0, (float)(w[0] * f));
+				atomicAdd(px + 1, (float)(w[1] * f));
+				atomicAdd(px + 2, (float)(w[2] * f));
+			}
+		}
+	}
+	__syncthreads();
+	for (int k = threadIdx.x; k < np; k += blockDim.x) {
+		const int gi = x0 + k % side, gj = y0 + k / side;
+		if (gi < 0 || gi >= v.w || gj < 0 || gj >= v.h)
+			continue;
+		float *px = hdr + 3 * ((size_t)gj * v.w + gi);
+		for (int c = 0; c < 3; c++)
+			if (acc[3 * k + c] != 0.0f)
+				atomicAdd(px + c, acc[3 * k + c]);
+	}
+}
+
+void gr_stars_free(struct gpu_render *gr)
+{
+	struct gr_stars_fast *f = gr->stars_fast;
+	if (!f)
+		return;
+	for (int k = 0; k < 2; k++) {
+		cudaFree(f->keys[k]);
+		cudaFree(f->vals[k]);
+	}
+	cudaFree(f->tstart);
+	cudaFree(f->tend);
+	cudaFree(f->nchunk);
+	cudaFree(f->item_off);
+	cudaFree(f->nitems);
+	cudaFree(f->items);
+	free(f);
+	gr->stars_fast = NULL;
+}
+
+/* Buffers for n slots on a w x h image (grown on demand, kept). */
+static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
+{
+	struct gr_stars_fast *f = gr->stars_fast;
+	if (f && f->cap >= n && f->w == gr->w && f->h == gr->h)
+		return 0;
+	gr_stars_free(gr);
+	f = (struct gr_stars_fast *)calloc(1, sizeof *f);
+	if (!f) {
+		log_error("GPU render: out of memory (stars buffers)");
+		return NB_ERUNTIME;
+	}
+	gr->stars_fast = f;
+	f->w = gr->w;
+	f->h = gr->h;
+	f->ntx = (gr->w + GR_ST_TILE - 1) / GR_ST_TILE;
+	f->ntiles = f->ntx * ((gr->h + GR_ST_TILE - 1) / GR_ST_TILE);
+	f->bits = 1;
+	while (f->bits < 32 && (1u << f->bits) <= (uint32_t)f->ntiles)
+		f->bits++; /* keys 0 .. ntiles (ntiles: draws nothing) */
+	size_t cap = n > gr->nmax ? n : gr->nmax; /* f->cap stays 0 until all are made */
+	if (cap < 1)
+		cap = 1;
+	f->item_cap = (size_t)f->ntiles + cap / GR_ST_CHUNK + 1;
+	const size_t nt = (size_t)f->ntiles + 1;
+	for (int k = 0; k < 2; k++) {
+		CUDA_CHECK(cudaMalloc(&f->keys[k], cap * sizeof(uint32_t)));
+		CUDA_CHECK(cudaMalloc(&f->vals[k], cap * sizeof(uint32_t)));
+	}
+	CUDA_CHECK(cudaMalloc(&f->tstart, nt * sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&f->tend, nt * sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&f->nchunk, nt * sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&f->item_off, nt * sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&f->nitems, sizeof(uint32_t)));
+	CUDA_CHECK(cudaMalloc(&f->items, f->item_cap * sizeof(uint2)));
+	f->cap = cap;
+	return 0;
+}
+
+/* The tiled form into out (not cleared here), n > 0 slots. */
+static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *in,
+			  const struct gr_stars_args &a, int n, float *out, float *count1)
+{
+	cudaStream_t st = gr->stream;
+	if (gr_stars_fast_reserve(gr, (size_t)n) != 0)
+		return NB_ERUNTIME;
+	struct gr_stars_fast *f = gr->stars_fast;
+	const int nt = f->ntiles;
+	gr_stars_key<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
+		a, (const float4 *)in->pos4, in->id, n, f->ntx, (uint32_t)nt, count1, f->keys[0],
+		f->vals[0]);
+	CUDA_CHECK(cudaGetLastError());
+
+	cub::DoubleBuffer<uint32_t> keys(f->keys[0], f->keys[1]);
+	cub::DoubleBuffer<uint32_t> vals(f->vals[0], f->vals[1]);
+	size_t b_sort = 0, b_scan = 0;
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, b_sort, keys, vals, n, 0, f->bits, st));
+	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, b_scan, f->nchunk, f->item_off, nt + 1, st));
+	if (gr_temp_reserve(gr, b_sort > b_scan ? b_sort : b_scan) != 0)
+		return NB_ERUNTIME;
+	b_sort = gr->temp_bytes;
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, b_sort, keys, vals, n, 0, f->bits, st));
+
+	CUDA_CHECK(cudaMemsetAsync(f->tstart, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
+	CUDA_CHECK(cudaMemsetAsync(f->tend, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
+	gr_stars_ranges<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(keys.Current(), n, (uint32_t)nt,
+								      f->tstart, f->tend);
+	CUDA_CHECK(cudaGetLastError());
+	gr_stars_nchunk<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->tstart, f->tend, nt,
+									   f->nchunk);
+	CUDA_CHECK(cudaGetLastError());
+	b_scan = gr->temp_bytes;
+	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(gr->d_temp, b_scan, f->nchunk, f->item_off, nt + 1,
+						 st));
+	gr_stars_items<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->nchunk, f->item_off, nt,
+									  f->items, f->nitems);
+	CUDA_CHECK(cudaGetLastError());
+
+	/* Items <= ntiles + n / GR_ST_CHUNK: launch that many, the rest return. */
+	const size_t nblocks = (size_t)nt + (size_t)n / GR_ST_CHUNK + 1;
+	const int side = GR_ST_TILE + 2 * a.R;
+	const size_t shmem = (size_t)side * side * 3 * sizeof(float); /* <= 56^2 x 12 = 37632 B */
+	gr_stars_tile<<<(unsigned)nblocks, GR_ST_THREADS, shmem, st>>>(
+		a, (const float4 *)in->pos4, in->id, vals.Current(), f->tstart, f->tend, f->items,
+		f->nitems, f->ntx, out);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+/* The tiled form unless GPU_RENDER_ATOMIC or NB_STARS_ATOMIC=1 (A/B). */
+static int gr_stars_use_tiled(const struct gpu_render *gr)
+{
+	const char *env = getenv("NB_STARS_ATOMIC");
+	return gr->method != GPU_RENDER_ATOMIC && !(env && atoi(env) != 0);
 }
 
 /* gr_stars and gr_stars_slabs: the launch, into out (slab NULL) or its slabs. */
@@ -159,6 +469,8 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 		a.velocity = gr->u.velocity;
 		a.cb_lut = gr->d_cblut;
 		a.vel4 = (const float4 *)in->vel4;
+		if (!slab && gr_stars_use_tiled(gr))
+			return gr_stars_tiled(gr, in, a, n, out, count1);
 		gr_stars_deposit<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
 			a, (const float4 *)in->pos4, in->id, n, out, count1);
 		CUDA_CHECK(cudaGetLastError());
