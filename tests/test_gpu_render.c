@@ -237,6 +237,78 @@ START_TEST(splat_matches_cpu_dense_core)
 }
 END_TEST
 
+/* Bodies nedge slots from first placed at depth 10 in front of cam on
+ * the 32 px tiles' borders (x = 32, 64, 96; y = 32) and on the image's
+ * edges (x = 0, W; y = 0, H), at offsets of 0, +-1e-3 and +-0.5 px across
+ * the line, spread along it, by inverting render_view_project. */
+static void stars_place_on_borders(struct sim_state *st, size_t first, size_t nedge,
+				   const struct render_camera *cam)
+{
+	static const double xs[] = {0, 32, 64, 96, W}, ys[] = {0, 32, H};
+	static const double off[] = {0, 1e-3, -1e-3, 0.5, -0.5};
+	struct render_view v;
+	render_view_make(cam, W, H, &v);
+	for (size_t k = 0; k < nedge; k++) {
+		const int line = (int)(k % 8), o = (int)(k / 8 % 5);
+		const double along = (double)(k / 40) / (double)(nedge / 40 + 1);
+		double x, y;
+		if (line < 5) {
+			x = xs[line] + off[o];
+			y = along * H;
+		} else {
+			x = along * W;
+			y = ys[line - 5] + off[o];
+		}
+		const double sx = (x - 0.5 * W) / v.focal_px, sy = (0.5 * H - y) / v.focal_px;
+		for (int d = 0; d < 3; d++) {
+			const double p = v.pos[d] + 10.0 * (v.fwd[d] + sx * v.right[d] + sy * v.upv[d]);
+			st->pos[3 * (first + k) + d] = (float)(p * u_test.length);
+		}
+	}
+}
+
+/* The tiled stars splat's stress (render_stars.cu): 200000 bodies within
+ * 0.03 of the centre (a fraction of a pixel: one 32 px tile's list, cut
+ * into ~200 chunks whose partial sums overlap on the same pixels), 20000
+ * spread past all four image edges, 400 on the tile borders and image
+ * edges; FWHM 1.5 and 8 px (R = 3 and R = 12: the widest apron); the tiled
+ * form (GPU_RENDER_TILED) and the atomic one (GPU_RENDER_ATOMIC) against
+ * render/stars.c. */
+START_TEST(stars_dense_core_and_borders_match_cpu)
+{
+	const double fwhm[] = {1.5, 8.0};
+	const size_t nedge = 400;
+	for (int f = 0; f < 2; f++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.style = SCENE_STYLE_STARS;
+		sc->render.psf_fwhm = fwhm[f];
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		state_fill(&st, 20000, 200000 + nedge, 5);
+		stars_place_on_borders(&st, st.n - nedge, nedge, &cam_std);
+		struct render_image img;
+		float *g = malloc((size_t)W * H * 3 * sizeof *g);
+		struct gpu_render *gr[2] = {gr_new(sc, &st, GPU_RENDER_TILED),
+					    gr_new(sc, &st, GPU_RENDER_ATOMIC)};
+		const struct render_camera *cams[2] = {&cam_std, &cam_side};
+		for (int c = 0; c < 2; c++) {
+			cpu_hdr(sc, &st, cams[c], &img);
+			for (int m = 0; m < 2; m++) {
+				gpu_hdr(gr[m], &st, cams[c], g);
+				expect_hdr_close(g, img.rgb, W, H,
+						 m ? "stars dense core, atomic" : "stars dense core, tiled");
+			}
+			render_image_free(&img);
+		}
+		gpu_render_free(&gr[0]);
+		gpu_render_free(&gr[1]);
+		free(g);
+		sim_state_free(&st);
+		free(sc);
+	}
+}
+END_TEST
+
 /* render.style: stars (kernels/render_stars.cu against render/stars.c):
  * two PSF widths, components (one of brightness 2.5) and density, a dense
  * core (many atomics on the same pixels), both cameras; adaptive smoothing
@@ -1267,6 +1339,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, splat_matches_cpu_dense_core);
 	tcase_add_test(tc, splat_conserves_mass);
 	tcase_add_test(tc, stars_match_cpu);
+	tcase_add_test(tc, stars_dense_core_and_borders_match_cpu);
 	tcase_add_test(tc, per_body_smoothing_matches_grouped_cpu);
 	tcase_add_test(tc, tonemap_matches_cpu_from_same_hdr);
 	tcase_add_test(tc, filmic_matches_cpu_from_same_hdr);
