@@ -301,6 +301,10 @@ gr_stars_tile(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, co
 		gr_stars_weights(y, a.sigma, R, wy);
 		const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
 		const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
+		/* Inside the apron by construction (same projection as the key
+		 * pass, bit for bit); the test only guards the shared array. */
+		if (ia < x0 || ib >= x0 + side || ja < y0 || jb >= y0 + side)
+			continue;
 		for (int j = ja; j <= jb; j++) {
 			const double fy = wy[j - j0];
 			float *row = acc + 3 * (size_t)(j - y0) * side;
