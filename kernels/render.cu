@@ -462,6 +462,7 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	if (gr->dust_K) { /* dust: depth slabs (render_dust.cu), stars style only */
 		if (gr_dust_frame(gr, in, &v, gr->diffuse > 0 && !gr->diffuse_screen ? d_h : NULL) != 0)
 			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st)); /* timing: slabs and composite as 'stars' */
 		/* screen diffuse: the layer from the composited (visible) light */
 		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
 			return NB_ERUNTIME;

@@ -561,7 +561,8 @@ END_TEST
 
 /* The new colormaps (plasma, cividis, twilight, cubehelix) and a
  * render.colormap_file table in mode density: the GPU's 16-bit frame from
- * the CPU's HDR image within 1 LSB of render_tonemap's. */
+ * the CPU's HDR image within 1 LSB of render_tonemap's (2 for the
+ * discontinuous user table, below). */
 START_TEST(colormaps_match_cpu_from_same_hdr)
 {
 	const enum scene_colormap maps[4] = {SCENE_CMAP_PLASMA, SCENE_CMAP_CIVIDIS,
@@ -593,7 +594,13 @@ START_TEST(colormaps_match_cpu_from_same_hdr)
 		ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
 		int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
 		printf("colormap %d: max |gpu-cpu| = %d LSB\n", m, d);
-		ck_assert_int_le(d, 1);
+		fflush(stdout);
+		/* The zig-zag table jumps by a whole unit between neighbouring
+		 * entries (slope 255 per unit of t): the GPU's float t (powf) differs
+		 * from the CPU's double t by ~1e-7, which moves such a colour by up
+		 * to 255e-7 x 65535 = 1.7 LSB (measured: 2 on the H100). Smooth maps
+		 * stay within 1. */
+		ck_assert_int_le(d, m < 4 ? 1 : 2);
 		gpu_render_free(&gr);
 		render_image_free(&img);
 		free(sc);
