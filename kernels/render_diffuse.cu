@@ -5,19 +5,26 @@
  * into the level-1 grid d_count1 (one float atomicAdd of 1 per body in the
  * frame: exact integers, so the counts are the same every run):
  *
- *  1. dd_down per level-1 cell: S_1 = 2x2 sums of the stars; the total of
- *     S_1 (the light to keep);
+ *  1. dd_down per level-1 cell: S_1 = 2x2 sums of the stars;
  *  2. dd_down per cell of levels 2..Lmax, for S (3 channels) and C (1);
  *     dd_blur x then y on each level (5 taps, edge-renormalised);
  *  3. dd_layer per pixel: render_diffuse_pixel (at most Lmax bilinear
- *     count samples and two bilinear light samples) into d_smooth; its sum;
- *  4. dd_mix per value: hdr = stars / (1 + d) + (layer * total / raw sum)
- *     d / (1 + d), in double as render_diffuse_mix.
- * Full-resolution traffic: the stars read twice (1, 4), the layer written
- * once and read twice (3, its sum, 4), hdr written once: ~6 passes of 12
- * bytes per pixel; the pyramids are 1/3 of the pixels. No smoothing lengths,
- * no second splat. Memory: the counts and the pyramids (~0.45 of an
- * image), d_smooth (one image). */
+ *     count samples and two bilinear light samples) into d_smooth, its
+ *     weight w_p into a w x h float buffer, w_p S_p (render_diffuse_wsum)
+ *     into another; the sums of the raw layer and of w_p S_p;
+ *  4. dd_mix per value: hdr = stars / (1 + d) + E d / (1 + d), E =
+ *     render_diffuse_effective (raw layer * sum w S / raw sum + (1 - w_p)
+ *     stars), in double as render_diffuse_mix.
+ * w_p is kept in a buffer, not recomputed in dd_mix: recomputing it is the
+ * whole level search again (up to Lmax bilinear count samples per pixel,
+ * and the levels' table in shared memory) for 4 bytes per pixel read once;
+ * the buffer also makes the mix read exactly the w_p that was summed.
+ * Full-resolution traffic: the stars read three times (1, 3, 4), the layer
+ * written once and read twice (3, its sum, 4), w_p and w_p S_p 8 bytes
+ * written and read, hdr written once: ~7 passes of 12 bytes per pixel; the
+ * pyramids are 1/3 of the pixels. No smoothing lengths, no second splat.
+ * Memory: the counts and the pyramids (~0.45 of an image), w_p and w_p S_p
+ * (2/3 of an image), d_smooth (one image). */
 #include "render_internal.cuh"
 #include "../render/pyramid_shared.h"
 
@@ -26,12 +33,13 @@
 struct dd_layout {
 	int lmax, gw[RENDER_DIFFUSE_MAX_LEVELS + 1], gh[RENDER_DIFFUSE_MAX_LEVELS + 1];
 	size_t os[RENDER_DIFFUSE_MAX_LEVELS + 2], oc[RENDER_DIFFUSE_MAX_LEVELS + 2];
-	size_t floats; /* counts, then S levels, then a level-1 scratch of 3 channels */
-	float *c, *s, *tmp;
+	size_t floats; /* counts, S levels, a level-1 scratch of 3 channels, w_p, w_p S_p */
+	float *c, *s, *tmp, *wb, *ws;
 };
 
 /* d_count1 holds the count pyramid (level 1 first: the counts gr_stars
- * makes), then the light pyramid, then the scratch. */
+ * makes), then the light pyramid, then the scratch, then w_p and w_p S_p
+ * (w x h each). */
 static void dd_layout_of(const struct gpu_render *gr, struct dd_layout *L)
 {
 	L->lmax = render_diffuse_lmax(gr->h);
@@ -41,10 +49,13 @@ static void dd_layout_of(const struct gpu_render *gr, struct dd_layout *L)
 	}
 	size_t nc = render_pyr_layout(gr->w, gr->h, 1, L->lmax, L->oc);
 	size_t ns = render_pyr_layout(gr->w, gr->h, 3, L->lmax, L->os);
-	L->floats = nc + ns + L->os[2];
+	size_t np = (size_t)gr->w * gr->h;
+	L->floats = nc + ns + L->os[2] + 2 * np;
 	L->c = gr->d_count1;
 	L->s = L->c ? L->c + nc : NULL;
 	L->tmp = L->s ? L->s + ns : NULL;
+	L->wb = L->tmp ? L->tmp + L->os[2] : NULL;
+	L->ws = L->wb ? L->wb + np : NULL;
 }
 
 int gr_diffuse_alloc(struct gpu_render *gr)
@@ -83,7 +94,8 @@ __global__ void dd_blur(const float *in, float *out, int gw, int gh, int nch, in
 /* The levels' table goes to shared memory: render_diffuse_pixel indexes it
  * by a run-time level, which a kernel parameter would turn into a
  * per-thread local copy. */
-__global__ void dd_layer(struct render_diffuse_levels L, float *out, int w, int h)
+__global__ void dd_layer(struct render_diffuse_levels L, const float *stars, float *out, float *wb,
+			 float *ws, int w, int h)
 {
 	__shared__ struct render_diffuse_levels sL;
 	if (threadIdx.x == 0)
@@ -93,21 +105,24 @@ __global__ void dd_layer(struct render_diffuse_levels L, float *out, int w, int 
 	if (i >= w)
 		return;
 	double v[3];
-	render_diffuse_pixel(&sL, i, j, v);
-	float *o = out + 3 * ((size_t)j * w + i);
+	const size_t p = (size_t)j * w + i;
+	const float wp = (float)render_diffuse_pixel(&sL, i, j, v);
+	float *o = out + 3 * p;
 	for (int c = 0; c < 3; c++)
 		o[c] = (float)v[c];
+	wb[p] = wp;
+	ws[p] = render_diffuse_wsum(wp, stars + 3 * p);
 }
 
-/* sums[0] = the stars' total, sums[1] = the raw layer's. */
-__global__ void dd_mix(float *hdr, const float *layer, size_t nv, const double *sums, double a,
-		       double b)
+/* sums[0] = the sum of w_p S_p, sums[1] = the raw layer's; wb: w_p. */
+__global__ void dd_mix(float *hdr, const float *layer, const float *wb, size_t nv, const double *sums,
+		       double a, double b)
 {
 	const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= nv)
 		return;
 	const double f = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
-	const float q = (float)((double)layer[i] * f);
+	const float q = render_diffuse_effective(layer[i], f, wb[i / 3], hdr[i]);
 	hdr[i] = (float)__dadd_rn(__dmul_rn((double)hdr[i], a), __dmul_rn((double)q, b));
 }
 
@@ -144,8 +159,7 @@ int gr_diffuse_screen(struct gpu_render *gr)
 	dd_down<<<dd_grid(L.gw[1], L.gh[1]), GR_THREADS, 0, st>>>(gr->d_hdr, w, h, L.s + L.os[1], L.gw[1],
 								    L.gh[1], 3);
 	CUDA_CHECK(cudaGetLastError());
-	if (gr_sum_floats(gr, L.s + L.os[1], L.os[2] - L.os[1], gr->d_dpart, sums) ||
-	    dd_pyramid(gr, &L, L.s, L.os, 3) || dd_pyramid(gr, &L, L.c, L.oc, 1))
+	if (dd_pyramid(gr, &L, L.s, L.os, 3) || dd_pyramid(gr, &L, L.c, L.oc, 1))
 		return NB_ERUNTIME;
 	struct render_diffuse_levels D;
 	memset(&D, 0, sizeof D);
@@ -157,14 +171,15 @@ int gr_diffuse_screen(struct gpu_render *gr)
 	}
 	D.lmax = L.lmax;
 	D.k = gr->neighbours;
-	dd_layer<<<dd_grid(w, h), GR_THREADS, 0, st>>>(D, gr->d_smooth, w, h);
+	dd_layer<<<dd_grid(w, h), GR_THREADS, 0, st>>>(D, gr->d_hdr, gr->d_smooth, L.wb, L.ws, w, h);
 	CUDA_CHECK(cudaGetLastError());
 	const size_t nv = (size_t)w * h * 3;
-	if (gr_sum_floats(gr, gr->d_smooth, nv, gr->d_dpart, sums + 1))
+	if (gr_sum_floats(gr, L.ws, (size_t)w * h, gr->d_dpart, sums) ||
+	    gr_sum_floats(gr, gr->d_smooth, nv, gr->d_dpart, sums + 1))
 		return NB_ERUNTIME;
 	const double d = gr->diffuse;
-	dd_mix<<<gr_blocks(nv), GR_THREADS, 0, st>>>(gr->d_hdr, gr->d_smooth, nv, sums, 1.0 / (1.0 + d),
-						       d / (1.0 + d));
+	dd_mix<<<gr_blocks(nv), GR_THREADS, 0, st>>>(gr->d_hdr, gr->d_smooth, L.wb, nv, sums,
+						       1.0 / (1.0 + d), d / (1.0 + d));
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

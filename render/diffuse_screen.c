@@ -86,21 +86,18 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 	}
 	size_t ns = render_pyr_layout(w, h, 3, lmax, os), nc = render_pyr_layout(w, h, 1, lmax, oc);
 	float *s = malloc(ns * sizeof *s), *c = malloc(nc * sizeof *c);
-	float *tmp = malloc(os[2] * sizeof *tmp);
+	float *tmp = malloc(os[2] * sizeof *tmp), *wb = malloc((size_t)w * h * sizeof *wb);
 	int rc = 0;
-	if (!s || !c || !tmp) {
+	if (!s || !c || !tmp || !wb) {
 		log_error("out of memory for the diffuse layer of a %dx%d frame", w, h);
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	/* S_1 from the stars image; its sum is the total to keep */
+	/* S_1 from the stars image */
 #pragma omp parallel for schedule(static)
 	for (int J = 0; J < gh[1]; J++)
 		for (int I = 0; I < gw[1]; I++)
 			render_pyr_down_cell(stars->rgb, w, h, s, gw[1], 3, I, J);
-	double total = 0.0;
-	for (size_t k = 0; k < os[2]; k++)
-		total += s[k];
 	for (size_t k = 0; k < oc[2]; k++)
 		c[k] = c1[k];
 	screen_pyramid(s, os, gw, gh, lmax, 3, tmp);
@@ -114,30 +111,37 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 	}
 	L.lmax = lmax;
 	L.k = sc->render.neighbours;
-	double raw = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : raw)
+	/* the raw layer, w_p (kept: the mix needs it after the sums) and the
+	 * sums of the raw layer and of w_p S_p */
+	double raw = 0.0, total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : raw, total)
 	for (int j = 0; j < h; j++) {
-		double row = 0.0;
+		double row = 0.0, wrow = 0.0;
 		for (int i = 0; i < w; i++) {
 			double v[3];
-			render_diffuse_pixel(&L, i, j, v);
-			float *o = layer->rgb + 3 * ((size_t)j * w + i);
+			size_t p = (size_t)j * w + i;
+			float wp = (float)render_diffuse_pixel(&L, i, j, v);
+			float *o = layer->rgb + 3 * p;
+			wb[p] = wp;
+			wrow += render_diffuse_wsum(wp, stars->rgb + 3 * p);
 			for (int k = 0; k < 3; k++) {
 				o[k] = (float)v[k];
 				row += o[k];
 			}
 		}
 		raw += row;
+		total += wrow;
 	}
 	double f = raw > 0 ? total / raw : 0.0;
 	size_t nv = (size_t)w * h * 3;
 #pragma omp parallel for schedule(static)
 	for (size_t k = 0; k < nv; k++)
-		layer->rgb[k] = (float)((double)layer->rgb[k] * f);
+		layer->rgb[k] = render_diffuse_effective(layer->rgb[k], f, wb[k / 3], stars->rgb[k]);
 cleanup:
 	free(s);
 	free(c);
 	free(tmp);
+	free(wb);
 	return rc;
 }
 

@@ -155,10 +155,24 @@ static inline RENDER_PYR_HD size_t render_pyr_layout(int w, int h, int nch, int 
  *  4. The raw layer at p: (1 - t) * sample(SB_a) / 4^a + t * sample(SB_b)
  *     / 4^b, a = floor(lambda), b = a + 1 (t = lambda - a; b not used when
  *     t = 0).
- *  5. Normalised: the layer times (sum of S) / (sum of the raw layer), in
- *     double over the whole frame: its total is the stars' total. The
- *     frame is then (S + d * layer) / (1 + d), d = render.diffuse, as with
- *     the adaptive layer.
+ *  5. The weight w_p in [0, 1]: 1 where some level holds k bodies; where
+ *     none does, w_p = n_Lmax(p) / k, the fraction of k that the coarsest
+ *     level holds (continuous: no seam where the search gives up). A lone
+ *     star (n_Lmax <= 5 pi (3/8)^2 = 2.21, the blur's peak 3/8 per axis)
+ *     gives at most w = 2.21 / k of its light to the layer: sparse stars
+ *     stay stars instead of lighting a square of the coarsest cells.
+ *  6. The frame: out_p = S_p (1 - alpha w_p) + alpha L_p, alpha = d / (1 +
+ *     d), d = render.diffuse, L the raw layer times sum_p w_p S_p / sum_p
+ *     raw_p (in double over the frame; w_p S_p the pixel's three channels
+ *     summed, times w_p, stored as a float), so sum_p L_p = sum_p w_p S_p
+ *     and sum_p out_p = sum S - alpha sum w S + alpha sum w S = sum S: the
+ *     total light is kept exactly (up to float rounding). It is written as
+ *     the adaptive layer's mix (S + d E) / (1 + d) with the effective layer
+ *     E_p = L_p + (1 - w_p) S_p: (S + d E) / (1 + d) = S (1 - alpha) +
+ *     alpha L + alpha (1 - w) S = S (1 - alpha w) + alpha L, and sum E =
+ *     sum w S + sum (1 - w) S = sum S. Where w = 1 everywhere, E = L
+ *     scaled to the stars' total: the frame is (S + d L) / (1 + d) as
+ *     before this weight. (w = 0 where no body is near: E = S there.)
  * A body alone in a field of density rho (bodies per px^2) is spread with
  * rms radius sqrt(2.5) cells at the level where 5 pi cells hold k bodies:
  * rms = sqrt(2.5 k / (5 pi rho)) = 0.71 r_k, r_k = sqrt(k / (pi rho)) the
@@ -181,6 +195,12 @@ static inline RENDER_PYR_HD int render_diffuse_lmax(int h)
 	return l;
 }
 
+/* Step 5's fade, x = n_Lmax / k < 1: w = x. */
+static inline RENDER_PYR_HD double render_diffuse_fade(double x)
+{
+	return x < 0 ? 0.0 : x > 1 ? 1.0 : x;
+}
+
 /* The levels' blurred grids, as the per-pixel rule reads them. */
 struct render_diffuse_levels {
 	const float *sb[RENDER_DIFFUSE_MAX_LEVELS + 1]; /* SB_l, 3 channels (index l) */
@@ -190,11 +210,11 @@ struct render_diffuse_levels {
 	double k;
 };
 
-/* Steps 2-4 at pixel (i, j): the raw layer into v[3]. */
-static inline RENDER_PYR_HD void render_diffuse_pixel(const struct render_diffuse_levels *L, int i,
-						      int j, double *v)
+/* Steps 2-5 at pixel (i, j): the raw layer into v[3]; returns w_p. */
+static inline RENDER_PYR_HD double render_diffuse_pixel(const struct render_diffuse_levels *L, int i,
+							int j, double *v)
 {
-	double prev = 0.0, t = 0.0;
+	double prev = 0.0, t = 0.0, wp = 1.0;
 	int a = L->lmax;
 	for (int l = 1; l <= L->lmax; l++) {
 		double c;
@@ -211,6 +231,8 @@ static inline RENDER_PYR_HD void render_diffuse_pixel(const struct render_diffus
 			break;
 		}
 		prev = n;
+		if (l == L->lmax)
+			wp = render_diffuse_fade(n / L->k);
 	}
 	double s[3];
 	render_pyr_sample(L->sb[a], L->gw[a], L->gh[a], 3, 1 << a, i, j, s);
@@ -224,6 +246,20 @@ static inline RENDER_PYR_HD void render_diffuse_pixel(const struct render_diffus
 		for (int c = 0; c < 3; c++)
 			v[c] += fb * s[c];
 	}
+	return wp;
+}
+
+/* Step 6: w_p S_p of the pixel (its three channels s) as summed. */
+static inline RENDER_PYR_HD float render_diffuse_wsum(double wp, const float *s)
+{
+	return (float)(wp * ((double)s[0] + (double)s[1] + (double)s[2]));
+}
+
+/* Step 6: one value of the effective layer E = f raw + (1 - w_p) S, f =
+ * sum w S / sum raw. */
+static inline RENDER_PYR_HD float render_diffuse_effective(float raw, double f, double wp, float s)
+{
+	return (float)((double)raw * f + (1.0 - wp) * (double)s);
 }
 
 #endif

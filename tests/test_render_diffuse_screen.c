@@ -201,6 +201,169 @@ START_TEST(lone_body_spreads_over_the_k_radius)
 }
 END_TEST
 
+/* A lone star (a 5 x 5 footprint, R = 2 px, light E = 1, one body) at the
+ * centre of an empty FW x FH frame, k = 32, d = 0.5 (alpha = 1/3). No
+ * level holds k (one body: the count blur peaks at (3/8)^2 per cell), so
+ * w_p = n_Lmax(p) / k <= w_max = 5 pi (3/8)^2 / k = 0.069 everywhere. The
+ * frame out = S (1 - alpha w) + alpha L, sum L = sum w S <= w_max E:
+ *  - in the footprint: at least (1 - alpha w_max) E = 0.977 (the old rule,
+ *    w = 1: (1 - alpha) E plus alpha's share that the coarsest cells put
+ *    back, ~0.67 + 0.02);
+ *  - outside it: at most alpha w_max E in all, and per pixel at most
+ *    alpha w_max E (3/8)^2 / 4^Lmax (the raw layer's peak per pixel of a
+ *    unit light at level Lmax over its total of 1);
+ *  - nothing at all beyond 5 coarsest cells + R (the count and the light
+ *    of the star reach 2 blur cells around its cells, the bilinear sample
+ *    one more);
+ *  - the total is E. */
+START_TEST(lone_star_stays_a_star)
+{
+	const double d = 0.5, alpha = d / (1 + d), k = 32;
+	const int R = 2, ci = FW / 2 + 3, cj = FH / 2 - 5, lmax = render_diffuse_lmax(FH);
+	const int cell = 1 << lmax;
+	struct scene *sc = render_test_scene(FW, FH, SCENE_KERNEL_CUBIC, 1);
+	sc->render.neighbours = (int)k;
+	struct render_image s, layer;
+	ck_assert_int_eq(render_image_alloc(&s, FW, FH), 0);
+	ck_assert_int_eq(render_image_alloc(&layer, FW, FH), 0);
+	float *c1 = calloc((size_t)(FW / 2) * (FH / 2), sizeof *c1);
+	memset(s.rgb, 0, (size_t)FW * FH * 3 * sizeof(float));
+	double e = 0;
+	for (int dy = -R; dy <= R; dy++)
+		for (int dx = -R; dx <= R; dx++) {
+			double v = exp(-(dx * dx + dy * dy) / 2.0);
+			for (int c = 0; c < 3; c++)
+				s.rgb[3 * ((size_t)(cj + dy) * FW + ci + dx) + c] = (float)v;
+			e += 3 * (float)v;
+		}
+	c1[(size_t)(cj / 2) * (FW / 2) + ci / 2] = 1.0f;
+	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+	render_diffuse_mix(d, &s, &layer);
+	double wmax = RENDER_DIFFUSE_AREA * 0.375 * 0.375 / k;
+	double in = 0, out = 0, peak = 0, far = 0;
+	for (int j = 0; j < FH; j++)
+		for (int i = 0; i < FW; i++) {
+			double v = 0;
+			for (int c = 0; c < 3; c++)
+				v += s.rgb[3 * ((size_t)j * FW + i) + c];
+			int ax = abs(i - ci), ay = abs(j - cj);
+			if (ax <= R && ay <= R) {
+				in += v;
+				continue;
+			}
+			out += v;
+			peak = fmax(peak, v);
+			if (ax > 5 * cell + R || ay > 5 * cell + R)
+				far = fmax(far, v);
+		}
+	double pk = alpha * wmax * e * 0.140625 / (1 << (2 * lmax));
+	printf("lone star: kept %.5f of its light in its footprint (bound %.5f), outside %.2e (bound "
+	       "%.2e), peak outside %.2e (bound %.2e), beyond %d px %.1e\n",
+	       in / e, 1 - alpha * wmax, out / e, alpha * wmax, peak / e, pk / e, 5 * cell + R, far);
+	ck_assert_close(in + out, e, 0, 1e-5);
+	ck_assert_double_ge(in / e, 1 - alpha * wmax - 1e-6);
+	ck_assert_double_le(out / e, alpha * wmax + 1e-6);
+	ck_assert_double_le(peak, pk * (1 + 1e-4));
+	ck_assert_double_eq(far, 0.0);
+	free(c1);
+	render_image_free(&s);
+	render_image_free(&layer);
+	free(sc);
+}
+END_TEST
+
+/* The old rule, written here from the rule's steps 1-4 (the pyramid cell
+ * operations and render_diffuse_pixel's raw layer, w_p ignored): the frame
+ * (S + d L) / (1 + d), L = raw * sum S / sum raw. *allw: whether every
+ * pixel had w_p = 1. */
+static void old_frame(const struct render_image *s, const float *c1, double k, double d, float *o,
+		      int *allw)
+{
+	int w = s->w, h = s->h, lmax = render_diffuse_lmax(h);
+	size_t os[RENDER_DIFFUSE_MAX_LEVELS + 2], oc[RENDER_DIFFUSE_MAX_LEVELS + 2];
+	size_t ns = render_pyr_layout(w, h, 3, lmax, os), nc = render_pyr_layout(w, h, 1, lmax, oc);
+	float *sp = malloc(ns * sizeof *sp), *cp = malloc(nc * sizeof *cp), *tmp = malloc(ns * sizeof *tmp);
+	struct render_diffuse_levels L;
+	for (int l = 1; l <= lmax; l++) {
+		L.gw[l] = render_lod_dim(w, l);
+		L.gh[l] = render_lod_dim(h, l);
+	}
+	for (int J = 0; J < L.gh[1]; J++)
+		for (int I = 0; I < L.gw[1]; I++)
+			render_pyr_down_cell(s->rgb, w, h, sp, L.gw[1], 3, I, J);
+	memcpy(cp, c1, (size_t)L.gw[1] * L.gh[1] * sizeof *cp);
+	for (int q = 0; q < 2; q++) {
+		float *b = q ? cp : sp;
+		const size_t *off = q ? oc : os;
+		int nch = q ? 1 : 3;
+		for (int l = 2; l <= lmax; l++)
+			for (int J = 0; J < L.gh[l]; J++)
+				for (int I = 0; I < L.gw[l]; I++)
+					render_pyr_down_cell(b + off[l - 1], L.gw[l - 1], L.gh[l - 1], b + off[l],
+							     L.gw[l], nch, I, J);
+		for (int l = 1; l <= lmax; l++)
+			for (int ax = 1; ax >= 0; ax--)
+				for (int J = 0; J < L.gh[l]; J++)
+					for (int I = 0; I < L.gw[l]; I++)
+						render_pyr_blur_cell(ax ? b + off[l] : tmp, ax ? tmp : b + off[l],
+								     L.gw[l], L.gh[l], nch, ax, I, J);
+	}
+	for (int l = 1; l <= lmax; l++) {
+		L.sb[l] = sp + os[l];
+		L.cb[l] = cp + oc[l];
+	}
+	L.lmax = lmax;
+	L.k = k;
+	double tot = 0, raw = 0;
+	*allw = 1;
+	for (size_t p = 0; p < (size_t)w * h; p++) {
+		double v[3];
+		*allw &= render_diffuse_pixel(&L, (int)(p % w), (int)(p / w), v) == 1.0;
+		for (int c = 0; c < 3; c++) {
+			o[3 * p + c] = (float)v[c];
+			raw += o[3 * p + c];
+			tot += s->rgb[3 * p + c];
+		}
+	}
+	for (size_t q = 0; q < (size_t)w * h * 3; q++)
+		o[q] = (float)((s->rgb[q] + d * (o[q] * tot / raw)) / (1 + d));
+	free(sp);
+	free(cp);
+	free(tmp);
+}
+
+/* A dense field (p = 0.2, k = 32: every level-2 disc holds ~50 bodies, so
+ * w = 1 everywhere, checked): the frame is the old rule's, value by value
+ * to float rounding. */
+START_TEST(dense_field_frame_is_unchanged)
+{
+	const double d = 0.5;
+	struct scene *sc = render_test_scene(FW, FH, SCENE_KERNEL_CUBIC, 1);
+	sc->render.neighbours = 32;
+	struct render_image s, layer;
+	ck_assert_int_eq(render_image_alloc(&s, FW, FH), 0);
+	ck_assert_int_eq(render_image_alloc(&layer, FW, FH), 0);
+	float *c1 = malloc((size_t)(FW / 2) * (FH / 2) * sizeof *c1);
+	float *want = malloc((size_t)FW * FH * 3 * sizeof *want);
+	field(&s, c1, 0.2, 45);
+	int allw;
+	old_frame(&s, c1, 32, d, want, &allw);
+	ck_assert_int_eq(allw, 1);
+	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
+	render_diffuse_mix(d, &s, &layer);
+	double worst = 0;
+	for (size_t q = 0; q < (size_t)FW * FH * 3; q++)
+		worst = fmax(worst, fabs(s.rgb[q] - want[q]) / fmax(want[q], 1e-3));
+	printf("dense field: worst relative difference to the old rule %.2e\n", worst);
+	ck_assert_double_lt(worst, 1e-5);
+	free(want);
+	free(c1);
+	render_image_free(&s);
+	render_image_free(&layer);
+	free(sc);
+}
+END_TEST
+
 /* Bodies of two components, one drawn black, at known screen positions
  * through cam_std (x = w/2 + f X / 10, y = h/2 - f Z / 10): the counts sum
  * to the drawn bodies in the frame, each in its own level-1 cell. */
@@ -255,6 +418,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, layer_keeps_the_stars_light);
 	tcase_add_test(tc, uniform_field_gives_uniform_layer);
 	tcase_add_test(tc, lone_body_spreads_over_the_k_radius);
+	tcase_add_test(tc, lone_star_stays_a_star);
+	tcase_add_test(tc, dense_field_frame_is_unchanged);
 	tcase_add_test(tc, counts_are_the_drawn_bodies_in_the_frame);
 	suite_add_tcase(s, tc);
 	return s;
