@@ -162,9 +162,13 @@ static inline RENDER_PYR_HD size_t render_pyr_layout(int w, int h, int nch, int 
  *     gives at most w = 2.21 / k of its light to the layer: sparse stars
  *     stay stars instead of lighting a square of the coarsest cells.
  *  6. The frame: out_p = S_p (1 - alpha w_p) + alpha L_p, alpha = d / (1 +
- *     d), d = render.diffuse, L the raw layer times sum_p w_p S_p / sum_p
- *     raw_p (in double over the frame; w_p S_p the pixel's three channels
- *     summed, times w_p, stored as a float), so sum_p L_p = sum_p w_p S_p
+ *     d), d = render.diffuse, L_p = f w_p raw_p (raw: step 4's layer), f =
+ *     sum_p w_p S_p / sum_p w_p raw_p (in double over the frame; w_p S_p
+ *     the pixel's three channels summed, times w_p, stored as a float). The
+ *     layer is faded by w_p as the stars are: a lone star gives away at
+ *     most alpha w of its light and its halo is the raw layer times w too
+ *     (with L = f raw the global f ~ 1 would put a lone star's full halo
+ *     back around it). So sum_p L_p = sum_p w_p S_p
  *     and sum_p out_p = sum S - alpha sum w S + alpha sum w S = sum S: the
  *     total light is kept exactly (up to float rounding). It is written as
  *     the adaptive layer's mix (S + d E) / (1 + d) with the effective layer
@@ -210,7 +214,7 @@ struct render_diffuse_levels {
 	double k;
 };
 
-/* Steps 2-5 at pixel (i, j): the raw layer into v[3]; returns w_p. */
+/* Steps 2-5 at pixel (i, j): w_p raw_p into v[3]; returns w_p. */
 static inline RENDER_PYR_HD double render_diffuse_pixel(const struct render_diffuse_levels *L, int i,
 							int j, double *v)
 {
@@ -246,6 +250,8 @@ static inline RENDER_PYR_HD double render_diffuse_pixel(const struct render_diff
 		for (int c = 0; c < 3; c++)
 			v[c] += fb * s[c];
 	}
+	for (int c = 0; c < 3; c++)
+		v[c] *= wp;
 	return wp;
 }
 
@@ -255,11 +261,11 @@ static inline RENDER_PYR_HD float render_diffuse_wsum(double wp, const float *s)
 	return (float)(wp * ((double)s[0] + (double)s[1] + (double)s[2]));
 }
 
-/* Step 6: one value of the effective layer E = f raw + (1 - w_p) S, f =
- * sum w S / sum raw. */
-static inline RENDER_PYR_HD float render_diffuse_effective(float raw, double f, double wp, float s)
+/* Step 6: one value of the effective layer E = f (w_p raw) + (1 - w_p) S,
+ * f = sum w S / sum w raw; wraw: render_diffuse_pixel's value. */
+static inline RENDER_PYR_HD float render_diffuse_effective(float wraw, double f, double wp, float s)
 {
-	return (float)((double)raw * f + (1.0 - wp) * (double)s);
+	return (float)((double)wraw * f + (1.0 - wp) * (double)s);
 }
 
 #endif

@@ -122,9 +122,13 @@ void render_diffuse_mix(double d, struct render_image *img, const struct render_
  * render_diffuse_counts: c1 (render_lod_dim(w, 1) x render_lod_dim(h, 1)
  * floats, zeroed here) gets the count of drawn bodies (light not black)
  * whose projection floor(x), floor(y) lies in the frame, per level-1 cell
- * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the normalised layer
- * of the stars image with those counts into layer (same size; all zero
- * when stars holds no light). render_stars_diffuse_screen: img gets
+ * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the effective
+ * layer E = L + (1 - w_p) stars into layer (same size; all zero when stars
+ * holds no light), w_p in [0, 1] the rule's weight (1 where a level holds
+ * render.neighbours bodies, n_Lmax / k where none does), L the smoothed
+ * light scaled to sum_p w_p stars_p: sum E = sum stars, and the mix
+ * (stars + d E) / (1 + d) = stars (1 - alpha w_p) + alpha L, alpha = d /
+ * (1 + d) (sparse stars keep their light). render_stars_diffuse_screen: img gets
  * render_stars_splat, smooth the layer, then render_diffuse_mix with d =
  * render.diffuse. No smoothing lengths. 0 or NB_ERUNTIME (out of memory,
  * sizes). */

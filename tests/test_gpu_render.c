@@ -1139,12 +1139,14 @@ END_TEST
 /* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
  * render_stars_diffuse_screen): the stars over their pyramid-smoothed
  * layer on a 768 x 512 frame (levels 1..3), a dense core and a sparse
- * field, two cameras, k = 16 and 64, within the HDR tolerance; and the
- * layer did change the stars image (the same frame without it differs). */
+ * field, two cameras, k = 16, 64 and 1024 (most pixels then have a weight
+ * w_p = n_Lmax / k < 1: the sparse fade, the w_p buffer and the sum of w_p
+ * S_p), within the HDR tolerance; and the layer did change the stars image
+ * (the same frame without it differs). */
 START_TEST(screen_diffuse_matches_cpu)
 {
-	const int w = 768, h = 512, ks[2] = {16, 64};
-	for (int kk = 0; kk < 2; kk++) {
+	const int w = 768, h = 512, ks[3] = {16, 64, 1024};
+	for (int kk = 0; kk < 3; kk++) {
 		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 		sc->render.width = w;
 		sc->render.height = h;
@@ -1169,7 +1171,9 @@ START_TEST(screen_diffuse_matches_cpu)
 			ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &plain), 0);
 			ck_assert(memcmp(plain.rgb, img.rgb, (size_t)w * h * 3 * sizeof *g) != 0);
 			gpu_hdr(gr, &st, cams[c], g);
-			expect_hdr_close(g, img.rgb, w, h, ks[kk] == 16 ? "screen diffuse k 16" : "screen diffuse k 64");
+			expect_hdr_close(g, img.rgb, w, h,
+					 ks[kk] == 16 ? "screen diffuse k 16"
+					 : ks[kk] == 64 ? "screen diffuse k 64" : "screen diffuse k 1024");
 			render_image_free(&img);
 			render_image_free(&smooth);
 			render_image_free(&plain);
