@@ -9,12 +9,13 @@
  *  2. dd_down per cell of levels 2..Lmax, for S (3 channels) and C (1);
  *     dd_blur x then y on each level (5 taps, edge-renormalised);
  *  3. dd_layer per pixel: render_diffuse_pixel (at most Lmax bilinear
- *     count samples and two bilinear light samples) into d_smooth, its
- *     weight w_p into a w x h float buffer, w_p S_p (render_diffuse_wsum)
- *     into another; the sums of the raw layer and of w_p S_p;
+ *     count samples and two bilinear light samples, times w_p) into
+ *     d_smooth, its weight w_p into a w x h float buffer, w_p S_p
+ *     (render_diffuse_wsum) into another; the sums of d_smooth and of
+ *     w_p S_p;
  *  4. dd_mix per value: hdr = stars / (1 + d) + E d / (1 + d), E =
- *     render_diffuse_effective (raw layer * sum w S / raw sum + (1 - w_p)
- *     stars), in double as render_diffuse_mix.
+ *     render_diffuse_effective (w_p raw layer * sum w S / sum w raw +
+ *     (1 - w_p) stars), in double as render_diffuse_mix.
  * w_p is kept in a buffer, not recomputed in dd_mix: recomputing it is the
  * whole level search again (up to Lmax bilinear count samples per pixel,
  * and the levels' table in shared memory) for 4 bytes per pixel read once;

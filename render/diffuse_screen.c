@@ -111,8 +111,8 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 	}
 	L.lmax = lmax;
 	L.k = sc->render.neighbours;
-	/* the raw layer, w_p (kept: the mix needs it after the sums) and the
-	 * sums of the raw layer and of w_p S_p */
+	/* w_p times the raw layer, w_p (kept: the mix needs it after the
+	 * sums) and the sums of the two layers' values w_p raw_p and w_p S_p */
 	double raw = 0.0, total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : raw, total)
 	for (int j = 0; j < h; j++) {

@@ -126,7 +126,7 @@ void render_diffuse_mix(double d, struct render_image *img, const struct render_
  * layer E = L + (1 - w_p) stars into layer (same size; all zero when stars
  * holds no light), w_p in [0, 1] the rule's weight (1 where a level holds
  * render.neighbours bodies, n_Lmax / k where none does), L the smoothed
- * light scaled to sum_p w_p stars_p: sum E = sum stars, and the mix
+ * light times w_p, scaled to sum_p w_p stars_p: sum E = sum stars, and the mix
  * (stars + d E) / (1 + d) = stars (1 - alpha w_p) + alpha L, alpha = d /
  * (1 + d) (sparse stars keep their light). render_stars_diffuse_screen: img gets
  * render_stars_splat, smooth the layer, then render_diffuse_mix with d =
