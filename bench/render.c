@@ -502,6 +502,14 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 					sc.render.width = sizes[s].w;
 					sc.render.height = sizes[s].h;
 					sc.render.smoothing = 0.3; /* kpc, fixed rows */
+					/* these rows time the smooth splat (the look before
+					 * issue 14), whatever the scene file now says */
+					sc.render.style = SCENE_STYLE_SMOOTH;
+					sc.render.tonemap = SCENE_TONEMAP_ASINH;
+					sc.render.exposure_auto = 0;
+					sc.render.exposure = 1.0;
+					sc.render.glow = 0;
+					sc.render.diffuse = 0;
 				} else {
 					rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
 							  sceneid == 2 ? 0.02 : 0.15);

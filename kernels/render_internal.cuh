@@ -343,6 +343,16 @@ int gr_diffuse_alloc(struct gpu_render *gr);
 void gr_diffuse_free(struct gpu_render *gr);
 int gr_diffuse_screen(struct gpu_render *gr);
 
+/* render_splat_tiled.cu, shared with the tiled stars (render_stars.cu): per
+ * tile t < ntiles the number of chunks of at most chunk bodies in [start[t],
+ * end[t]) (nchunk[ntiles] = 0, for the scan); then from their exclusive
+ * scan item_off, one item (tile, chunk) per chunk and the item count
+ * (*nitems). One thread per tile, ntiles + 1 threads. */
+__global__ void gr_tile_chunks(const uint32_t *start, const uint32_t *end, int ntiles,
+			       uint32_t chunk, uint32_t *nchunk);
+__global__ void gr_tile_items(const uint32_t *nchunk, const uint32_t *item_off, int ntiles,
+			      uint2 *items, uint32_t *nitems);
+
 /* render_tone.cu */
 int gr_tone_alloc(struct gpu_render *gr, const struct scene *sc);
 void gr_tone_free(struct gpu_render *gr);

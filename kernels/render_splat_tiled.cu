@@ -67,12 +67,13 @@ __global__ void gr_tile_ranges(const uint32_t *keys, uint32_t npairs, uint32_t *
 		end[k] = i + 1;
 }
 
-__global__ void gr_tile_chunks(const uint32_t *start, const uint32_t *end, int ntiles, uint32_t *nchunk)
+__global__ void gr_tile_chunks(const uint32_t *start, const uint32_t *end, int ntiles,
+			       uint32_t chunk, uint32_t *nchunk)
 {
 	const int t = blockIdx.x * blockDim.x + threadIdx.x;
 	if (t > ntiles)
 		return;
-	nchunk[t] = t < ntiles ? (end[t] - start[t] + GR_CHUNK - 1) / GR_CHUNK : 0;
+	nchunk[t] = t < ntiles ? (end[t] - start[t] + chunk - 1) / chunk : 0;
 }
 
 __global__ void gr_tile_items(const uint32_t *nchunk, const uint32_t *item_off, int ntiles,
@@ -293,7 +294,7 @@ int gr_deposit_tiled(struct gpu_render *gr, int n, size_t npairs, int nch, unsig
 							      gr->d_tile_end);
 	CUDA_CHECK(cudaGetLastError());
 	gr_tile_chunks<<<gr_blocks(nt), GR_THREADS, 0, st>>>(gr->d_tile_start, gr->d_tile_end,
-							      gr->ntiles, gr->d_tile_nchunk);
+							      gr->ntiles, GR_CHUNK, gr->d_tile_nchunk);
 	CUDA_CHECK(cudaGetLastError());
 	b_scan_t = gr->temp_bytes;
 	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(gr->d_temp, b_scan_t, gr->d_tile_nchunk,

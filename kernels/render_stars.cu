@@ -245,29 +245,6 @@ __global__ void gr_stars_ranges(const uint32_t *keys, int n, uint32_t ntiles, ui
 		end[k] = (uint32_t)i + 1;
 }
 
-__global__ void gr_stars_nchunk(const uint32_t *start, const uint32_t *end, int ntiles,
-				uint32_t *nchunk)
-{
-	const int t = blockIdx.x * blockDim.x + threadIdx.x;
-	if (t > ntiles)
-		return;
-	nchunk[t] = t < ntiles ? (end[t] - start[t] + GR_ST_CHUNK - 1) / GR_ST_CHUNK : 0;
-}
-
-__global__ void gr_stars_items(const uint32_t *nchunk, const uint32_t *item_off, int ntiles,
-			       uint2 *items, uint32_t *nitems)
-{
-	const int t = blockIdx.x * blockDim.x + threadIdx.x;
-	if (t > ntiles)
-		return;
-	if (t == ntiles) {
-		*nitems = item_off[ntiles];
-		return;
-	}
-	for (uint32_t c = 0; c < nchunk[t]; c++)
-		items[item_off[t] + c] = make_uint2((uint32_t)t, c);
-}
-
 /* One block per (tile, chunk) item; blocks past *nitems return at once.
  * Dynamic shared memory: (GR_ST_TILE + 2R)^2 x 3 floats. */
 __global__ void __launch_bounds__(GR_ST_THREADS, 4)
@@ -416,14 +393,14 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 	gr_stars_ranges<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(keys.Current(), n, (uint32_t)nt,
 								      f->tstart, f->tend);
 	CUDA_CHECK(cudaGetLastError());
-	gr_stars_nchunk<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->tstart, f->tend, nt,
-									   f->nchunk);
+	gr_tile_chunks<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->tstart, f->tend, nt,
+									  GR_ST_CHUNK, f->nchunk);
 	CUDA_CHECK(cudaGetLastError());
 	b_scan = gr->temp_bytes;
 	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(gr->d_temp, b_scan, f->nchunk, f->item_off, nt + 1,
 						 st));
-	gr_stars_items<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->nchunk, f->item_off, nt,
-									  f->items, f->nitems);
+	gr_tile_items<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->nchunk, f->item_off, nt,
+									 f->items, f->nitems);
 	CUDA_CHECK(cudaGetLastError());
 
 	/* Items <= ntiles + n / GR_ST_CHUNK: launch that many, the rest return. */
