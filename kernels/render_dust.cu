@@ -23,6 +23,7 @@
  * costs K + 2 splats of the regrouped bodies and one host wait for the
  * per-slab counts. */
 #include "render_internal.cuh"
+#include "../render/dust_shared.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,36 +83,6 @@ __global__ void gr_dust_bounds(struct gr_dust_args a, const float4 *pos4, const 
 	atomicMax(&bounds[1], bits);
 }
 
-/* render_dust_slab, with the CPU's operations. */
-__device__ static int gr_dust_slab(double d, double d0, double d1, int K, int is_dust)
-{
-	if (!is_dust) {
-		if (d < d0)
-			return 0;
-		if (d > d1)
-			return K + 1;
-	}
-	if (!(d1 > d0))
-		return 1;
-	double k = floor(__dmul_rn(__ddiv_rn(__dsub_rn(d, d0), __dsub_rn(d1, d0)), (double)K));
-	if (!(k >= 0))
-		k = 0;
-	if (k > K - 1)
-		k = K - 1;
-	return 1 + (int)k;
-}
-
-__device__ static double gr_dust_shape(double q2)
-{
-	if (q2 >= 1.0)
-		return 0.0;
-	const double q = sqrt(q2);
-	if (q <= 0.5)
-		return 1.0 - 6.0 * q2 + 6.0 * q2 * q;
-	const double t = 1.0 - q;
-	return 2.0 * t * t * t;
-}
-
 /* Pass 2, one thread per slot: an emitter's slab (and count, for the
  * diffuse layer); a dust body deposits its optical depth into its slab's
  * image (dust.c's dust_deposit) and keeps RENDER_DUST_NO_SLAB. */
@@ -131,7 +102,7 @@ __global__ void gr_dust_classify(struct gr_dust_args a, const float4 *pos4, cons
 		return;
 	const double d0 = __longlong_as_double((long long)bounds[0]);
 	const double d1 = __longlong_as_double((long long)bounds[1]);
-	const int k = gr_dust_slab(z, d0, d1, a.K, kap > 0);
+	const int k = render_dust_slab_of(z, d0, d1, a.K, kap > 0);
 	if (!(kap > 0)) {
 		slab[s] = (uint8_t)k;
 		if (count)
@@ -162,7 +133,7 @@ __global__ void gr_dust_classify(struct gr_dust_args a, const float4 *pos4, cons
 			const double dy = j + 0.5 - y;
 			for (int i = i0; i <= i1; i++) {
 				const double dx = i + 0.5 - x;
-				sum += gr_dust_shape((dx * dx + dy * dy) * inv_r2);
+				sum += render_dust_shape((dx * dx + dy * dy) * inv_r2);
 			}
 		}
 	}
@@ -177,7 +148,7 @@ __global__ void gr_dust_classify(struct gr_dust_args a, const float4 *pos4, cons
 		const double dy = j + 0.5 - y;
 		for (int i = max(i0, 0); i <= i1 && i < v.w; i++) {
 			const double dx = i + 0.5 - x;
-			const double w = gr_dust_shape((dx * dx + dy * dy) * inv_r2);
+			const double w = render_dust_shape((dx * dx + dy * dy) * inv_r2);
 			if (w > 0.0)
 				atomicAdd(img + (size_t)j * v.w + i, (float)(f * w));
 		}
@@ -220,7 +191,7 @@ __global__ void gr_dust_composite(const float *emit, const float *tau, int K, si
 	for (int k = 0; k < K + 2; k++) {
 		const double t = tau[(size_t)k * npix + p];
 		const float *e = emit + 3 * ((size_t)k * npix + p);
-		const double mix = t < 1e-6 ? 1.0 - 0.5 * t : -expm1(-t) / t;
+		const double mix = render_dust_mix_of(t);
 		const double tr = exp(-cum) * mix;
 		for (int c = 0; c < 3; c++)
 			out[c] += (double)e[c] * tr;

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dust_shared.h"
 #include "render.h"
 
 struct dust_rec {
@@ -56,25 +57,12 @@ int render_dust_present(const struct sim_state *st)
 
 int render_dust_slab(double d, double d0, double d1, int K, int is_dust)
 {
-	if (!is_dust) {
-		if (d < d0)
-			return 0;
-		if (d > d1)
-			return K + 1;
-	}
-	if (!(d1 > d0))
-		return 1;
-	double k = floor((d - d0) / (d1 - d0) * K);
-	if (!(k >= 0))
-		k = 0;
-	if (k > K - 1)
-		k = K - 1;
-	return 1 + (int)k;
+	return render_dust_slab_of(d, d0, d1, K, is_dust);
 }
 
 double render_dust_mix(double t)
 {
-	return t < 1e-6 ? 1.0 - 0.5 * t : -expm1(-t) / t;
+	return render_dust_mix_of(t);
 }
 
 int render_dust_alloc(struct render_dust_buf *b, int K, int w, int h, size_t n)
@@ -120,18 +108,6 @@ static double body_kappa(const struct sim_state *st, size_t b)
 	return st->comps && c < st->ncomp ? st->comps[c].kappa : 0.0;
 }
 
-/* M4 cubic shape without its constant, q^2 = d^2 / r^2 (splat.c's). */
-static double dust_shape(double q2)
-{
-	if (q2 >= 1.0)
-		return 0.0;
-	double q = sqrt(q2);
-	if (q <= 0.5)
-		return 1.0 - 6.0 * q2 + 6.0 * q2 * q;
-	double t = 1.0 - q;
-	return 2.0 * t * t * t;
-}
-
 /* One dust body into its slab's tau image (w x h). */
 static void dust_deposit(const struct dust_rec *d, int w, int h, float *tau)
 {
@@ -148,7 +124,7 @@ static void dust_deposit(const struct dust_rec *d, int w, int h, float *tau)
 			double dy = j + 0.5 - d->y;
 			for (int i = i0; i <= i1; i++) {
 				double dx = i + 0.5 - d->x;
-				sum += dust_shape((dx * dx + dy * dy) * inv_r2);
+				sum += render_dust_shape((dx * dx + dy * dy) * inv_r2);
 			}
 		}
 	}
@@ -163,7 +139,7 @@ static void dust_deposit(const struct dust_rec *d, int w, int h, float *tau)
 		double dy = j + 0.5 - d->y;
 		for (int i = i0 < 0 ? 0 : i0; i <= i1 && i < w; i++) {
 			double dx = i + 0.5 - d->x;
-			double k = dust_shape((dx * dx + dy * dy) * inv_r2);
+			double k = render_dust_shape((dx * dx + dy * dy) * inv_r2);
 			if (k > 0.0)
 				tau[(size_t)j * w + i] += (float)(f * k);
 		}
