@@ -72,6 +72,8 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, &r->img);
 	if (rc)
 		return rc;
+	if ((rc = render_wing(sc, &r->img))) /* render.psf_wing 0: untouched */
+		return rc;
 	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
 		return rc;
 	if (sc->render.exposure_auto) {

@@ -55,6 +55,13 @@ struct gpu_bodies {
 	uint32_t *id;
 };
 
+/* ---- probe.cu ---- */
+/* The device's stream priorities: *low the least, *high the greatest (a
+ * numerically lower value is a higher priority in CUDA). Both 0 when
+ * NB_STREAM_PRIORITY=0 is set (the A/B switch of docs/BENCHMARKS.md).
+ * 0, or NB_ERUNTIME when the runtime cannot say. */
+int gpu_stream_priorities(int *low, int *high);
+
 /* ---- direct.cu ---- */
 /* acc[i] = softened gravity (and acc[i].w = phi_i when need_pot) from all
  * bodies. kernel: pairwise (each pair once) or gather; auto picks by n. */

@@ -10,6 +10,7 @@ extern "C" {
 #include "gpu_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 __global__ void probe_kernel(int *p)
@@ -66,4 +67,13 @@ int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *tota
 	if (total_bytes)
 		*total_bytes = tot;
 	return 0;
+}
+
+int gpu_stream_priorities(int *low, int *high)
+{
+	*low = *high = 0;
+	const char *e = getenv("NB_STREAM_PRIORITY");
+	if (e && strcmp(e, "0") == 0)
+		return 0;
+	return cudaDeviceGetStreamPriorityRange(low, high) == cudaSuccess ? 0 : NB_ERUNTIME;
 }

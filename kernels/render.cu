@@ -168,8 +168,11 @@ static int gr_alloc_smooth(struct gpu_render *gr)
 
 static int gr_create_streams(struct gpu_render *gr)
 {
-	CUDA_CHECK(cudaStreamCreateWithFlags(&gr->stream, cudaStreamNonBlocking));
-	CUDA_CHECK(cudaStreamCreateWithFlags(&gr->copy_stream, cudaStreamNonBlocking));
+	int prio_low = 0, prio_high = 0; /* lowest: see gpu_stream_priorities */
+	if (gpu_stream_priorities(&prio_low, &prio_high))
+		prio_low = 0;
+	CUDA_CHECK(cudaStreamCreateWithPriority(&gr->stream, cudaStreamNonBlocking, prio_low));
+	CUDA_CHECK(cudaStreamCreateWithPriority(&gr->copy_stream, cudaStreamNonBlocking, prio_low));
 	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_consumed, cudaEventDisableTiming));
 	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_pairs, cudaEventDisableTiming));
 	CUDA_CHECK(cudaEventCreateWithFlags(&gr->ev_upload, cudaEventDisableTiming));
@@ -215,6 +218,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->white = sc->render.white;
 	gr->glow = sc->render.glow;
 	gr->glow_threshold = sc->render.glow_threshold;
+	gr->wing = sc->render.psf_wing;
+	gr->wing_beta = sc->render.psf_wing_beta;
 	gr->auto_percentile = sc->render.auto_percentile;
 	gr->auto_target = render_auto_target(sc);
 	gr->auto_alpha = render_auto_alpha(sc);
@@ -362,7 +367,7 @@ static void gr_view_of(const struct gpu_render *gr, const struct render_camera *
  * copy to the host. */
 static int gr_finish(struct gpu_render *gr, int frame, int slot)
 {
-	if (gr_glow(gr) != 0)
+	if (gr_wing(gr) != 0 || gr_glow(gr) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[1], gr->stream));
 	if (gr_tone(gr, slot) != 0) /* records ev_x[2] after the auto exposure */

@@ -83,21 +83,25 @@ __global__ void gw_blur(const float *in, float *out, int gw, int gh)
 		render_pyr_blur_cell(in, out, gw, gh, 3, 1, I, J);
 }
 
-/* out = blur_y(in); then, with a coarser level c, out += U_{l+1} / 4. */
-__global__ void gw_blur_add(const float *in, float *out, int gw, int gh, const float *c, int cw,
-			    int ch)
+/* out = cl * blur_y(in); then, with a coarser level c, out += U_{l+1} / 4
+ * (cl: the level's weight, 1 for the glow; glow.c's glow_pyramid). */
+__global__ void gw_blur_add(const float *in, float *out, int gw, int gh, float cl, const float *c,
+			    int cw, int ch)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I >= gw)
 		return;
 	render_pyr_blur_cell(in, out, gw, gh, 3, 0, I, J);
-	if (!c)
+	float *o = out + 3 * ((size_t)J * gw + I);
+	if (!c) {
+		for (int k = 0; k < 3; k++)
+			o[k] *= cl;
 		return;
+	}
 	double v[3];
 	render_pyr_sample(c, cw, ch, 3, 2, I, J, v);
-	float *o = out + 3 * ((size_t)J * gw + I);
 	for (int k = 0; k < 3; k++)
-		o[k] = (float)(o[k] + 0.25 * v[k]);
+		o[k] = (float)(cl * o[k] + 0.25 * v[k]);
 }
 
 /* Partial sums of the halo (glow.c's glow_halo_sum: U_1 weighted by the
@@ -136,7 +140,7 @@ __global__ void gw_apply(float *hdr, const float *u1, int gw, int gh, int w, int
 
 int gr_glow_alloc(struct gpu_render *gr)
 {
-	if (!(gr->glow > 0))
+	if (!(gr->glow > 0) && !(gr->wing > 0))
 		return 0;
 	size_t off[RENDER_GLOW_LEVELS + 2];
 	size_t nf = render_pyr_layout(gr->w, gr->h, 3, RENDER_GLOW_LEVELS, off);
@@ -158,10 +162,10 @@ static dim3 gw_grid(int gw, int gh)
 	return dim3((unsigned)((gw + GR_THREADS - 1) / GR_THREADS), (unsigned)gh);
 }
 
-int gr_glow(struct gpu_render *gr)
+/* Steps 2-5 with threshold scale * ref, fraction frac, level weights
+ * c[1..RENDER_GLOW_LEVELS]. */
+static int gw_pass(struct gpu_render *gr, double scale, float frac, const float *c)
 {
-	if (!(gr->glow > 0))
-		return 0;
 	cudaStream_t st = gr->stream;
 	int w = gr->w, h = gr->h;
 	int gw[RENDER_GLOW_LEVELS + 1], gh[RENDER_GLOW_LEVELS + 1];
@@ -173,11 +177,10 @@ int gr_glow(struct gpu_render *gr)
 	}
 	float *buf = gr->d_glow, *tmp = buf + nf;
 	double *sums = gr->d_glow_part + GW_BLOCKS;
-	double exposure = gr->exposure_auto ? 1.0 : gr->exposure;
 	if (gw_sum(gr, gr->d_hdr, (size_t)w * h * 3, sums))
 		return NB_ERUNTIME;
 	gw_extract<<<gw_grid(gw[1], gh[1]), GR_THREADS, 0, st>>>(
-		gr->d_hdr, w, h, sums, gr->glow_threshold / exposure, (float)gr->glow, buf + off[1], gw[1], gh[1]);
+		gr->d_hdr, w, h, sums, scale, frac, buf + off[1], gw[1], gh[1]);
 	CUDA_CHECK(cudaGetLastError());
 	if (gw_sum(gr, buf + off[1], off[2] - off[1], sums + 1))
 		return NB_ERUNTIME;
@@ -188,7 +191,7 @@ int gr_glow(struct gpu_render *gr)
 		int top = l == RENDER_GLOW_LEVELS;
 		gw_blur<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(buf + off[l], tmp, gw[l], gh[l]);
 		gw_blur_add<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(
-			tmp, buf + off[l], gw[l], gh[l], top ? NULL : buf + off[l + 1], top ? 0 : gw[l + 1],
+			tmp, buf + off[l], gw[l], gh[l], c[l], top ? NULL : buf + off[l + 1], top ? 0 : gw[l + 1],
 			top ? 0 : gh[l + 1]);
 	}
 	CUDA_CHECK(cudaGetLastError());
@@ -197,4 +200,25 @@ int gr_glow(struct gpu_render *gr)
 	gw_apply<<<gw_grid(w, h), GR_THREADS, 0, st>>>(gr->d_hdr, buf + off[1], gw[1], gh[1], w, h, sums);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
+}
+
+int gr_glow(struct gpu_render *gr)
+{
+	if (!(gr->glow > 0))
+		return 0;
+	float c[RENDER_GLOW_LEVELS + 1];
+	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
+		c[l] = 1.0f;
+	double exposure = gr->exposure_auto ? 1.0 : gr->exposure;
+	return gw_pass(gr, gr->glow_threshold / exposure, (float)gr->glow, c);
+}
+
+int gr_wing(struct gpu_render *gr)
+{
+	if (!(gr->wing > 0))
+		return 0;
+	float c[RENDER_GLOW_LEVELS + 1];
+	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
+		c[l] = (float)render_wing_level_weight(l, gr->wing_beta);
+	return gw_pass(gr, 0.0, (float)gr->wing, c);
 }

@@ -80,6 +80,7 @@ struct gpu_render {
 	int exposure_auto;                /* render.exposure: auto */
 	double white, auto_percentile, auto_target, auto_alpha; /* render_auto_* of the scene */
 	double glow, glow_threshold;      /* render.glow (render_glow.cu); 0: off */
+	double wing, wing_beta;           /* render.psf_wing, psf_wing_beta (render_glow.cu); 0: off */
 	float bg[3];
 	int adaptive, neighbours;
 	int stars;                      /* render.style: stars (render_stars.cu) */
@@ -323,6 +324,9 @@ int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in);
 int gr_glow_alloc(struct gpu_render *gr);
 void gr_glow_free(struct gpu_render *gr);
 int gr_glow(struct gpu_render *gr);
+/* render.psf_wing in place on gr->d_hdr (render_wing's meaning), before
+ * the glow; nothing with psf_wing 0. Uses the glow's buffers. */
+int gr_wing(struct gpu_render *gr);
 
 /* render_overlay.cu: queue on gr->stream the upload of slot's staged codes
  * into gr->d_ov and give their boxes in *ov (nbox 0: none staged); the

@@ -205,6 +205,7 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 		return NB_EINPUT;
 	}
 
+	int prio_low = 0, prio_high = 0;
 	g = (struct gpu_sim *)calloc(1, sizeof *g);
 	h = (float4 *)malloc((n ? n : 1) * sizeof(float4));
 	hid = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
@@ -226,7 +227,13 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 		snprintf(g->desc, sizeof g->desc, "direct/%s",
 			 g->kernel == SCENE_DIRECT_PAIRWISE ? "pairwise" : "gather");
 
-	CUDA_GOTO(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), rc, fail);
+	/* The simulation is the movie's critical path: its stream gets the
+	 * device's highest priority, the renderer's the lowest (render.cu), so
+	 * frame kernels fill the SMs the force walk leaves idle instead of
+	 * delaying it. NB_STREAM_PRIORITY=0 gives both the default priority. */
+	if (gpu_stream_priorities(&prio_low, &prio_high))
+		prio_high = 0;
+	CUDA_GOTO(cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, prio_high), rc, fail);
 	CUDA_GOTO(cudaMalloc((void **)&g->b.pos, (n ? n : 1) * sizeof(float4)), rc, fail);
 	CUDA_GOTO(cudaMalloc((void **)&g->b.vel, (n ? n : 1) * sizeof(float4)), rc, fail);
 	CUDA_GOTO(cudaMalloc((void **)&g->b.acc, (n ? n : 1) * sizeof(float4)), rc, fail);

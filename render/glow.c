@@ -26,8 +26,9 @@ static void glow_blur(const float *in, float *out, int gw, int gh, int along_x)
 }
 
 /* Step 3 after P_1: the coarser sums, the blurs, U_l from the coarsest
- * level down (in place: level l of buf ends as U_l). */
-static void glow_pyramid(struct glow_pyr *p)
+ * level down (in place: level l of buf ends as U_l), level l's blur
+ * weighted by c[l] (glow: all 1; wing: render_wing_level_weight). */
+static void glow_pyramid(struct glow_pyr *p, const float *c)
 {
 	for (int l = 2; l <= RENDER_GLOW_LEVELS; l++) {
 		int gw = p->gw[l], gh = p->gh[l];
@@ -43,17 +44,21 @@ static void glow_pyramid(struct glow_pyr *p)
 		float *g = p->buf + p->off[l];
 		glow_blur(g, p->tmp, gw, gh, 1);
 		glow_blur(p->tmp, g, gw, gh, 0);
-		if (l == RENDER_GLOW_LEVELS)
+		const float cl = c[l];
+		if (l == RENDER_GLOW_LEVELS) {
+			for (size_t k = 0; k < (size_t)gw * gh * 3; k++)
+				g[k] *= cl;
 			continue;
-		const float *c = p->buf + p->off[l + 1];
+		}
+		const float *cg = p->buf + p->off[l + 1];
 #pragma omp parallel for schedule(static)
 		for (int J = 0; J < gh; J++)
 			for (int I = 0; I < gw; I++) {
 				double v[3];
-				render_pyr_sample(c, p->gw[l + 1], p->gh[l + 1], 3, 2, I, J, v);
+				render_pyr_sample(cg, p->gw[l + 1], p->gh[l + 1], 3, 2, I, J, v);
 				float *o = g + 3 * ((size_t)J * gw + I);
 				for (int k = 0; k < 3; k++)
-					o[k] = (float)(o[k] + 0.25 * v[k]);
+					o[k] = (float)(cl * o[k] + 0.25 * v[k]);
 			}
 	}
 }
@@ -75,15 +80,11 @@ static double glow_halo_sum(const struct glow_pyr *p, int w, int h)
 	return s;
 }
 
-int render_glow(const struct scene *sc, struct render_image *img)
+/* Steps 2-5 at threshold thr (pixel values), moving fraction frac of the
+ * excess, levels weighted by c[1..RENDER_GLOW_LEVELS]. */
+static int glow_pass(struct render_image *img, double thr, float frac, const float *c)
 {
-	if (!(sc->render.glow > 0) || !img->rgb)
-		return 0;
 	int w = img->w, h = img->h;
-	double ref = render_tonemap_reference(img);
-	if (!(ref > 0))
-		return 0;
-	double thr = render_glow_threshold_abs(sc, ref);
 	struct glow_pyr p;
 	for (int l = 1; l <= RENDER_GLOW_LEVELS; l++) {
 		p.gw[l] = render_lod_dim(w, l);
@@ -98,7 +99,7 @@ int render_glow(const struct scene *sc, struct render_image *img)
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	float glow = (float)sc->render.glow;
+	float glow = frac;
 	float *p1 = p.buf + p.off[1];
 #pragma omp parallel for schedule(static)
 	for (int J = 0; J < p.gh[1]; J++)
@@ -109,7 +110,7 @@ int render_glow(const struct scene *sc, struct render_image *img)
 		removed += p1[k];
 	if (!(removed > 0))
 		goto cleanup;
-	glow_pyramid(&p);
+	glow_pyramid(&p, c);
 	double hsum = glow_halo_sum(&p, w, h);
 	float f = hsum > 0 ? (float)(removed / hsum) : 0.0f;
 #pragma omp parallel for schedule(static)
@@ -125,6 +126,29 @@ cleanup:
 	free(p.buf);
 	free(p.tmp);
 	return rc;
+}
+
+int render_glow(const struct scene *sc, struct render_image *img)
+{
+	if (!(sc->render.glow > 0) || !img->rgb)
+		return 0;
+	double ref = render_tonemap_reference(img);
+	if (!(ref > 0))
+		return 0;
+	float c[RENDER_GLOW_LEVELS + 1];
+	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
+		c[l] = 1.0f;
+	return glow_pass(img, render_glow_threshold_abs(sc, ref), (float)sc->render.glow, c);
+}
+
+int render_wing(const struct scene *sc, struct render_image *img)
+{
+	if (!(sc->render.psf_wing > 0) || !img->rgb)
+		return 0;
+	float c[RENDER_GLOW_LEVELS + 1];
+	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
+		c[l] = (float)render_wing_level_weight(l, sc->render.psf_wing_beta);
+	return glow_pass(img, 0.0, (float)sc->render.psf_wing, c);
 }
 
 double render_glow_threshold_abs(const struct scene *sc, double ref)

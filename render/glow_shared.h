@@ -49,6 +49,20 @@
 #define RENDER_GLOW_HD
 #endif
 
+/* Wing (render.psf_wing, render_wing): the same steps with threshold 0
+ * (every lit pixel gives fraction psf_wing of its light) and level l's blur
+ * weighted by c_l = render_wing_level_weight(l, beta) in the collapse,
+ * U_l = c_l B_l + up(U_{l+1}) / 4 (the glow: c_l = 1). Level l holds light
+ * at radii ~2.5 * 2^(l-1) px, so c_l = 2^((2 - 2 beta)(l - 1)) gives each
+ * octave of radius a share that falls as r^(2 - 2 beta): the light beyond
+ * r of a Moffat profile (1 + r^2/a^2)^-beta for r >> a. beta 1: equal
+ * shares, the glow's halo; beta 4: the wing is nearly all level 1. Step 4's
+ * normalisation keeps the total whatever the weights. */
+static inline RENDER_GLOW_HD double render_wing_level_weight(int l, double beta)
+{
+	return exp2((2.0 - 2.0 * beta) * (double)(l - 1));
+}
+
 /* Fraction of a pixel of luminance y moved out at threshold thr. */
 static inline RENDER_GLOW_HD double render_glow_excess(double y, double thr)
 {

@@ -235,6 +235,15 @@ int render_glow(const struct scene *sc, struct render_image *img);
 /* The threshold in pixel values: render.glow_threshold * ref / exposure
  * (ref = render_tonemap_reference of the image; exposure 1 when auto). */
 double render_glow_threshold_abs(const struct scene *sc, double ref);
+/* The PSF's wide wing (render.psf_wing > 0; render/glow.c, rule in
+ * render/glow_shared.h "Wing"): in place on the HDR img, before the glow,
+ * the fraction render.psf_wing of every pixel's light moves into the same
+ * pyramid halo as the glow's, its levels weighted by
+ * render_wing_level_weight (psf_wing_beta), so each star gets a faint
+ * Moffat-like wing (splatting is linear: a wing on the frame is a wing on
+ * every star). Total light kept up to float rounding. psf_wing 0: img
+ * untouched. 0 or NB_ERUNTIME (out of memory). */
+int render_wing(const struct scene *sc, struct render_image *img);
 
 /* Auto exposure (render.exposure: auto); the rule is written in
  * render/tone_shared.h, which the GPU shares. A renderer keeps one state

@@ -22,7 +22,7 @@
 #include "yaml_tree.h"
 
 #define SCENE_FILE_MAX (16u << 20) /* a scene is text; refuse anything larger */
-#define SCHEMA_MAX 160
+#define SCHEMA_MAX 256
 
 struct load_ctx {
 	struct scene_errctx ec;

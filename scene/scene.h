@@ -123,7 +123,7 @@ struct scene_camera_key {
 
 /* Where a value of the scene came from, kept so that checks made after
  * loading (memory, backend, outputs) can point at it like the loader does. */
-#define SCENE_WHERE_MAX 160
+#define SCENE_WHERE_MAX 256
 struct scene_where {
 	int line, col;    /* 1-based; 0: not given (a default) */
 	char origin[160]; /* "" from the file; else the override's label, "--set K=V" (truncated) */
@@ -188,6 +188,8 @@ struct scene {
 		enum scene_kernel kernel;
 		enum scene_style style; /* smooth: kernel + smoothing; stars: pixel PSF */
 		double psf_fwhm;       /* stars: Gaussian FWHM in pixels */
+		double psf_wing;       /* [0, 0.5]: fraction of all light in the PSF's wide wing; 0 off */
+		double psf_wing_beta;  /* [1, 4]: the wing's Moffat-like power (render/glow_shared.h) */
 		double smoothing;      /* > 0 length units; ignored if smoothing_adaptive */
 		int smoothing_adaptive;/* render.smoothing: adaptive */
 		int neighbours;        /* k for adaptive smoothing */

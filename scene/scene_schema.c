@@ -312,6 +312,14 @@ const struct scene_key scene_schema[] = {
 	{.path = "render.psf_fwhm", .type = SKEY_DOUBLE, SC(render.psf_fwhm), .lo = 0.5, .hi = 8,
 	 .def = "1.5", .type_doc = "number in [0.5, 8]",
 	 .help = "style stars: full width at half maximum of the Gaussian PSF, in pixels"},
+	{.path = "render.psf_wing", .type = SKEY_DOUBLE, SC(render.psf_wing), .lo = 0, .hi = 0.5,
+	 .def = "0", .type_doc = "number in [0, 0.5]",
+	 .help = "fraction of every star's light put into a faint wide wing (Moffat-like, 2.5 to "
+		 "20 px scales, total light kept); 0: off"},
+	{.path = "render.psf_wing_beta", .type = SKEY_DOUBLE, SC(render.psf_wing_beta), .lo = 1,
+	 .hi = 4, .def = "1.5", .type_doc = "number in [1, 4]",
+	 .help = "psf_wing: Moffat power beta; the wing's light beyond radius r falls as "
+		 "r^(2 - 2 beta) (1: equal light per octave, as the glow's halo; larger: tighter)"},
 	{.path = "render.smoothing", .type = SKEY_NUM_OR_WORD, SC(render.smoothing), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, render.smoothing_adaptive),
 	 .names = adaptive_word,

@@ -645,6 +645,43 @@ START_TEST(glow_matches_cpu_from_same_hdr)
 }
 END_TEST
 
+/* render.psf_wing (with and without the glow after it): the GPU's HDR
+ * image equals render_wing (then render_glow) of the same CPU image within
+ * the HDR tolerance, for two wing powers; and the wing changed the image. */
+START_TEST(wing_matches_cpu_from_same_hdr)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 3000, 500, 5);
+	float *g = malloc((size_t)W * H * 3 * sizeof *g);
+	for (int a = 0; a < 2; a++) {
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.psf_wing = 0.1;
+		sc->render.psf_wing_beta = a ? 2.5 : 1.5;
+		sc->render.glow = a ? 0.4 : 0.0;
+		sc->render.glow_threshold = 0.5;
+		struct render_image img, ref;
+		cpu_hdr(sc, &st, &cam_std, &img);
+		cpu_hdr(sc, &st, &cam_std, &ref);
+		ck_assert_int_eq(render_wing(sc, &ref), 0);
+		ck_assert_int_eq(render_glow(sc, &ref), 0);
+		ck_assert_msg(memcmp(ref.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g) != 0,
+			      "the wing changed nothing");
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 0, 0), 0);
+		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+		ck_assert_int_eq(gpu_render_download_hdr(gr, g), 0);
+		expect_hdr_close(g, ref.rgb, W, H, a ? "wing beta 2.5 + glow" : "wing beta 1.5");
+		gpu_render_free(&gr);
+		render_image_free(&img);
+		render_image_free(&ref);
+		free(sc);
+	}
+	free(g);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* render.tonemap: filmic, fixed and auto exposure, both colour modes: the
  * GPU's 16-bit frame from the CPU's HDR image within 1 LSB of
  * render_tonemap's. */
@@ -1355,6 +1392,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, tonemap_matches_cpu_from_same_hdr);
 	tcase_add_test(tc, filmic_matches_cpu_from_same_hdr);
 	tcase_add_test(tc, glow_matches_cpu_from_same_hdr);
+	tcase_add_test(tc, wing_matches_cpu_from_same_hdr);
 	tcase_add_test(tc, auto_exposure_matches_cpu_over_frames);
 	tcase_add_test(tc, frames_in_two_slots_match_cpu_end_to_end);
 	tcase_add_test(tc, empty_view_is_background);

@@ -8,6 +8,8 @@
  * images with no pixel above T, and glow 0, are returned bit for bit; the
  * halo's spread and its light near and far match the pyramid's scales
  * (2 to 16 px cells) as the rule's variances predict.
+ * render.psf_wing (render_wing) is the same halo at threshold 0 with level
+ * l weighted by 2^((2 - 2 beta)(l - 1)): the same formulas, weighted.
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_render_glow &&
  *   build-cpu/tests/test_render_glow */
 #include <math.h>
@@ -202,6 +204,105 @@ START_TEST(halo_spans_2_to_16_px)
 }
 END_TEST
 
+static struct scene *wing_scene(int w, int h, double wing, double beta)
+{
+	struct scene *sc = glow_scene(w, h, 0.0, 1.0);
+	sc->render.psf_wing = wing;
+	sc->render.psf_wing_beta = beta;
+	return sc;
+}
+
+START_TEST(wing_zero_is_bit_identical)
+{
+	struct scene *sc = wing_scene(64, 48, 0.0, 1.5);
+	struct render_image img = image_new(64, 48, 4, 100.0f), ref = image_new(64, 48, 4, 100.0f);
+	ck_assert_int_eq(render_wing(sc, &img), 0);
+	ck_assert(memcmp(img.rgb, ref.rgb, 64 * 48 * 3 * sizeof(float)) == 0);
+	render_image_free(&img);
+	render_image_free(&ref);
+	free(sc);
+}
+END_TEST
+
+/* Every lit pixel gives the fraction psf_wing of its light (threshold 0),
+ * whatever its level: a faint background and bright spots, odd size,
+ * spots on the edges: the total is kept, and a faint pixel far from the
+ * spots keeps at least 1 - psf_wing of its light. */
+START_TEST(wing_conserves_energy)
+{
+	const int w = 150, h = 101;
+	struct scene *sc = wing_scene(w, h, 0.2, 2.0);
+	struct render_image img = image_new(w, h, 5, 0.01f), ref = image_new(w, h, 5, 0.01f);
+	set_px(&img, 80, 60, 500, 300, 100);
+	set_px(&img, 0, 0, 800, 100, 100);
+	set_px(&img, w - 1, h / 2, 100, 800, 100);
+	double t0 = total(&img);
+	ck_assert_int_eq(render_wing(sc, &img), 0);
+	ck_assert_close(total(&img), t0, 0, 1e-5);
+	size_t far = 3 * ((size_t)95 * w + 20);
+	ck_assert_float_ge(img.rgb[far], 0.8f * ref.rgb[far] * 0.999f);
+	ck_assert_float_lt(img.rgb[3 * ((size_t)60 * w + 80)], 0.81f * 500);
+	render_image_free(&img);
+	render_image_free(&ref);
+	free(sc);
+}
+END_TEST
+
+/* One grey point of value L, psf_wing f, at pixel (128, 128) of a 256^2
+ * frame: the point keeps (1 - f) L and the wing holds f L, spread as the
+ * glow's four levels (halo_spans_2_to_16_px's variances) weighted by c_l =
+ * 2^((2 - 2 beta)(l - 1)) / sum: its rms radius and its light beyond 16
+ * px follow from those weights. Larger beta: a tighter wing, Moffat-like
+ * (beta 1 gives the glow's equal shares). */
+START_TEST(wing_follows_moffat_weights)
+{
+	const int w = 256, h = 256, p = 128;
+	const double L = 1000.0, f = 0.1;
+	const double betas[3] = {1.0, 1.5, 3.0};
+	double rms_prev = 1e30;
+	for (int b = 0; b < 3; b++) {
+		struct scene *sc = wing_scene(w, h, f, betas[b]);
+		struct render_image img;
+		ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
+		set_px(&img, p, p, (float)L, (float)L, (float)L);
+		ck_assert_int_eq(render_wing(sc, &img), 0);
+		double er2 = 0, out16 = 0, csum = 0;
+		for (int l = 1; l <= 4; l++)
+			csum += pow(2.0, (2 - 2 * betas[b]) * (l - 1));
+		for (int l = 1; l <= 4; l++) {
+			double cl = pow(2.0, (2 - 2 * betas[b]) * (l - 1)) / csum;
+			double c = 1 << l, var = c * c, o = (floor(p / c) + 0.5) * c - (p + 0.5);
+			for (int m = 1; m <= l; m++)
+				var += 3.0 / 16.0 * (double)(1 << m) * (1 << m);
+			er2 += cl * 2 * (var + o * o);
+			out16 += cl * exp(-256 / (2 * var));
+		}
+		double tot = 0, r2 = 0, b16 = 0;
+		for (int j = 0; j < h; j++)
+			for (int i = 0; i < w; i++) {
+				double v = img.rgb[3 * ((size_t)j * w + i)];
+				if (i == p && j == p)
+					v -= (1 - f) * L;
+				double d2 = (double)(i - p) * (i - p) + (double)(j - p) * (j - p);
+				tot += v;
+				r2 += v * d2;
+				b16 += d2 > 256 ? v : 0;
+			}
+		double rms = sqrt(r2 / tot);
+		printf("wing beta %.1f: holds %.4f of the light (f %.2f), rms %.2f px (rule %.2f), "
+		       "beyond 16 px %.3f (%.3f)\n",
+		       betas[b], tot / L, f, rms, sqrt(er2), b16 / tot, out16);
+		ck_assert_close(tot, f * L, 0, 1e-4);
+		ck_assert_close(rms, sqrt(er2), 0, 0.15);
+		ck_assert_close(b16 / tot, out16, 0.04, 0);
+		ck_assert_double_lt(rms, rms_prev);
+		rms_prev = rms;
+		render_image_free(&img);
+		free(sc);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_glow");
@@ -212,6 +313,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, glow_conserves_energy);
 	tcase_add_test(tc, point_becomes_point_plus_falling_halo);
 	tcase_add_test(tc, halo_spans_2_to_16_px);
+	tcase_add_test(tc, wing_zero_is_bit_identical);
+	tcase_add_test(tc, wing_conserves_energy);
+	tcase_add_test(tc, wing_follows_moffat_weights);
 	suite_add_tcase(s, tc);
 	return s;
 }

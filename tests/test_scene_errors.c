@@ -289,6 +289,8 @@ START_TEST(overrides_report_bad_values)
 		{"camera.keys.0.position=[0,-5", {"--set camera.keys.0.position=[0,-5: expected a valid YAML value"}},
 		{"render.smoothing=auto", {"--set render.smoothing=auto: render.smoothing", "adaptive"}},
 		{"render.width.x=3", {"--set render.width.x=3: render.width: expected nothing after"}},
+		{"render.psf_wing=0.6", {"--set render.psf_wing=0.6: render.psf_wing", "[0, 0.5]"}},
+		{"render.psf_wing_beta=0.5", {"--set render.psf_wing_beta=0.5: render.psf_wing_beta", "[1, 4]"}},
 		{"render", {"--set render: expected KEY=VALUE"}},
 		{"=5", {"--set =5: expected KEY=VALUE"}},
 		{"render..width=5", {"--set render..width=5: expected a key path"}},
