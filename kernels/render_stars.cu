@@ -201,6 +201,11 @@ struct gr_stars_fast {
 	size_t cap; /* body slots the key arrays hold */
 	uint32_t *tstart, *tend, *nchunk, *item_off, *nitems; /* ntiles + 1 each; nitems 1 */
 	uint2 *items;    /* (tile, chunk) per deposit block */
+	/* The frame's own copy of the caller's bodies (gr_stars): the sort and
+	 * the deposit read these, so the simulation may move on (ev_consumed)
+	 * once the copy is made instead of after the whole splat. */
+	float4 *pos, *vel; /* vel only with render.color_by */
+	uint32_t *id;
 	size_t item_cap; /* = ntiles + cap / GR_ST_CHUNK + 1 */
 	int w, h, ntx, ntiles, bits;
 };
@@ -321,6 +326,9 @@ void gr_stars_free(struct gpu_render *gr)
 	cudaFree(f->item_off);
 	cudaFree(f->nitems);
 	cudaFree(f->items);
+	cudaFree(f->pos);
+	cudaFree(f->vel);
+	cudaFree(f->id);
 	free(f);
 	gr->stars_fast = NULL;
 }
@@ -360,6 +368,10 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	CUDA_CHECK(cudaMalloc(&f->item_off, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->nitems, sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->items, f->item_cap * sizeof(uint2)));
+	CUDA_CHECK(cudaMalloc(&f->pos, cap * sizeof(float4)));
+	CUDA_CHECK(cudaMalloc(&f->id, cap * sizeof(uint32_t)));
+	if (gr->color_by)
+		CUDA_CHECK(cudaMalloc(&f->vel, cap * sizeof(float4)));
 	f->cap = cap;
 	return 0;
 }
@@ -459,10 +471,36 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 	return 0;
 }
 
+/* The tiled form first copies the caller's bodies (20 B per body, 36 with
+ * color_by: ~15 us at 1M on an H100) and records ev_consumed after the
+ * copy, so the simulation's next steps overlap the sort and the deposit
+ * rather than wait for them (measured: the stars look slowed the default
+ * movie's simulation by ~0.3 s when ev_consumed followed the deposit). */
 int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v)
 {
 	cudaStream_t st = gr->stream;
 	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	struct gpu_render_input own = *in;
+	if (in->n > 0 && gr_stars_use_tiled(gr)) {
+		if (gr_stars_fast_reserve(gr, in->n) != 0)
+			return NB_ERUNTIME;
+		struct gr_stars_fast *f = gr->stars_fast;
+		CUDA_CHECK(cudaMemcpyAsync(f->pos, in->pos4, in->n * sizeof(float4),
+					   cudaMemcpyDeviceToDevice, st));
+		own.pos4 = f->pos;
+		if (in->id) {
+			CUDA_CHECK(cudaMemcpyAsync(f->id, in->id, in->n * sizeof(uint32_t),
+						   cudaMemcpyDeviceToDevice, st));
+			own.id = f->id;
+		}
+		if (gr->color_by && in->vel4 && f->vel) {
+			CUDA_CHECK(cudaMemcpyAsync(f->vel, in->vel4, in->n * sizeof(float4),
+						   cudaMemcpyDeviceToDevice, st));
+			own.vel4 = f->vel;
+		}
+		CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
+		return gr_stars_launch(gr, &own, v, NULL, gr->d_hdr, 0);
+	}
 	if (gr_stars_launch(gr, in, v, NULL, gr->d_hdr, 0))
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
