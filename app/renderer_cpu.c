@@ -76,7 +76,11 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		return rc;
 	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
 		return rc;
-	if (sc->render.exposure_auto) {
+	double ek = render_camera_exposure(sc, f); /* exposure keys rule: auto is off */
+	if (ek > 0) {
+		double ref = render_tonemap_reference(&r->img);
+		render_tonemap_gain(sc, &r->img, ref > 0 ? ek / ref : 0.0, r->rgb16);
+	} else if (sc->render.exposure_auto) {
 		render_auto_exposure(sc, &r->img, &r->autoexp);
 		render_tonemap_gain(sc, &r->img, r->autoexp.gain, r->rgb16);
 	} else {

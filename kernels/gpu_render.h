@@ -178,6 +178,11 @@ int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, i
 /* ---- pieces, for tests and benchmarks ---- */
 /* Switch the splat method from the next frame on. */
 void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m);
+/* The manual exposure of the frames queued from now on (render.exposure's
+ * meaning; e > 0). With exposure keys (render_camera_has_exposure) the
+ * renderer is created with auto exposure off, and the caller sets each
+ * frame's render_camera_exposure here before gpu_render_frame. */
+void gpu_render_set_exposure(struct gpu_render *gr, double e);
 /* Use these per-body smoothing lengths (scene units, indexed by body id, n
  * values) instead of render.smoothing / adaptive from now on. */
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n);

@@ -214,7 +214,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->cmap = sc->render.colormap;
 	gr->tonemap = sc->render.tonemap;
 	gr->exposure = sc->render.exposure;
-	gr->exposure_auto = sc->render.exposure_auto;
+	gr->exposure_keys = render_camera_has_exposure(sc);
+	gr->exposure_auto = sc->render.exposure_auto && !gr->exposure_keys;
 	gr->white = sc->render.white;
 	gr->glow = sc->render.glow;
 	gr->glow_threshold = sc->render.glow_threshold;
@@ -562,6 +563,12 @@ int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t)
 void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m)
 {
 	gr->method = m;
+}
+
+void gpu_render_set_exposure(struct gpu_render *gr, double e)
+{
+	if (e > 0)
+		gr->exposure = e;
 }
 
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n)

@@ -18,7 +18,20 @@
  * is the uniform Catmull-Rom spline. Two keys give a straight line at
  * constant speed. up and fov are linear between keys. Before the first key
  * and after the last one the camera holds that key. On a key frame the key's
- * values are returned exactly. */
+ * values are returned exactly.
+ *
+ * Easing. A key's ease retimes the segment from it to the next key along
+ * the same path: s becomes g(s) before the curve and the linear fields are
+ * evaluated, g(s) = s (linear, the spline's own timing), s^2 (in: starts
+ * from rest), s (2 - s) (out: arrives at rest), s^2 (3 - 2 s) (in-out).
+ * g(0) = 0 and g(1) = 1, so every key is still reached exactly on its
+ * frame; where g'(end) = 0 the camera's speed goes to zero there (the
+ * velocity is continuous only where both sides agree, as with any ease).
+ *
+ * Exposure keys (render_camera_exposure). The keys that give an exposure
+ * are interpolated geometrically (linear in log exposure) in the eased
+ * parameter of the earlier one; keys without one are skipped over; before
+ * the first and after the last the exposure holds. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -52,6 +65,21 @@ static void v3_cross(const double a[3], const double b[3], double out[3])
 static double v3_norm(const double a[3])
 {
 	return sqrt(v3_dot(a, a));
+}
+
+/* g(s) of the file comment, s in [0, 1]. */
+static double ease_s(enum scene_ease e, double s)
+{
+	switch (e) {
+	case SCENE_EASE_IN:
+		return s * s;
+	case SCENE_EASE_OUT:
+		return s * (2.0 - s);
+	case SCENE_EASE_IN_OUT:
+		return s * s * (3.0 - 2.0 * s);
+	default:
+		return s;
+	}
 }
 
 /* The key's value of each field, falling back to the camera defaults. */
@@ -138,13 +166,46 @@ static void camera_keys_at(const struct scene *sc, int frame, struct render_came
 	int k = 0;
 	while (k + 1 < n - 1 && kv[k + 1].t <= frame)
 		k++;
-	double f = frame;
+	double s = ease_s(sc->camera.keys[k].ease, (frame - kv[k].t) / (kv[k + 1].t - kv[k].t));
+	double f = kv[k].t + s * (kv[k + 1].t - kv[k].t);
 	hermite(kv, n, k, f, offsetof(struct key_vals, pos), cam->pos);
 	hermite(kv, n, k, f, offsetof(struct key_vals, target), cam->target);
-	double s = (f - kv[k].t) / (kv[k + 1].t - kv[k].t);
 	for (int c = 0; c < 3; c++)
 		cam->up[c] = (1 - s) * kv[k].up[c] + s * kv[k + 1].up[c];
 	cam->fov = (1 - s) * kv[k].fov + s * kv[k + 1].fov;
+}
+
+int render_camera_has_exposure(const struct scene *sc)
+{
+	int n = sc->camera.nkeys < SCENE_MAX_KEYS ? sc->camera.nkeys : SCENE_MAX_KEYS;
+	for (int k = 0; k < n; k++)
+		if (sc->camera.keys[k].has_exposure)
+			return 1;
+	return 0;
+}
+
+double render_camera_exposure(const struct scene *sc, int frame)
+{
+	int n = sc->camera.nkeys < SCENE_MAX_KEYS ? sc->camera.nkeys : SCENE_MAX_KEYS;
+	int a = -1, b = -1; /* the last exposure key at or before frame, the first after */
+	for (int k = 0; k < n; k++) {
+		const struct scene_camera_key *key = &sc->camera.keys[k];
+		if (!key->has_exposure)
+			continue;
+		if (key->frame <= frame)
+			a = k;
+		else if (b < 0)
+			b = k;
+	}
+	if (a < 0 && b < 0)
+		return 0.0;
+	if (a < 0)
+		return sc->camera.keys[b].exposure;
+	if (b < 0 || sc->camera.keys[a].frame == frame)
+		return sc->camera.keys[a].exposure;
+	const struct scene_camera_key *ka = &sc->camera.keys[a], *kb = &sc->camera.keys[b];
+	double s = ease_s(ka->ease, (double)(frame - ka->frame) / (double)(kb->frame - ka->frame));
+	return exp((1.0 - s) * log(ka->exposure) + s * log(kb->exposure));
 }
 
 /* Mass-weighted centre of the followed bodies, scene units. */

@@ -38,6 +38,17 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
 			  struct render_camera *cam);
 
+/* Exposure keys (camera.keys.*.exposure; render/camera.c): 1 if any key
+ * gives one. Then the whole clip is exposed by hand: both renderers turn
+ * render.exposure: auto off and use render_camera_exposure(sc, f) as
+ * frame f's render.exposure (the same meaning: times the frame's reference
+ * level). */
+int render_camera_has_exposure(const struct scene *sc);
+/* Frame f's exposure from the keys: geometric between the keys that give
+ * one, in the earlier key's ease (render/camera.c), held outside them; 0
+ * when no key gives one. */
+double render_camera_exposure(const struct scene *sc, int frame);
+
 /* HDR image: w*h*3 floats, linear light, additive. */
 struct render_image {
 	int w, h;

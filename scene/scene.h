@@ -46,6 +46,11 @@ enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
 /* render.diffuse_smoothing: how the diffuse layer is smoothed */
 enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
+/* camera.keys.*.ease: how the motion from a key to the next is timed along
+ * the path (render/camera.c): linear keeps the spline's own timing, in
+ * starts from rest at the key, out arrives at rest at the next key, in-out
+ * both. */
+enum scene_ease { SCENE_EASE_LINEAR, SCENE_EASE_IN, SCENE_EASE_OUT, SCENE_EASE_IN_OUT };
 enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH, SCENE_TONEMAP_FILMIC };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
 enum scene_colormap {
@@ -118,7 +123,9 @@ struct scene_camera_key {
 	int frame; /* REQUIRED, >= 0, strictly increasing through the list */
 	double position[3], target[3], up[3];
 	double fov; /* degrees, (0, 180) */
-	int has_position, has_target, has_up, has_fov;
+	enum scene_ease ease; /* the segment from this key to the next */
+	double exposure;      /* > 0: the manual exposure at this key (render.exposure's meaning) */
+	int has_position, has_target, has_up, has_fov, has_ease, has_exposure;
 };
 
 /* Where a value of the scene came from, kept so that checks made after

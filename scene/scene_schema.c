@@ -28,6 +28,7 @@ static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
 static const char *const adaptive_word[] = {"adaptive", NULL};
 static const char *const auto_word[] = {"auto", NULL};
+static const char *const ease_names[] = {"linear", "in", "out", "in-out", NULL};
 static const char *const mode_names[] = {"components", "density", NULL};
 static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", "plasma",
 					 "cividis", "twilight", "cubehelix", NULL};
@@ -243,6 +244,16 @@ const struct scene_key scene_schema[] = {
 	 .has_off = offsetof(struct scene_camera_key, has_fov), .lo = 0, .hi = 180,
 	 .flags = SKEY_HAS | SKEY_LO_OPEN | SKEY_HI_OPEN, .type_doc = "degrees in (0, 180)",
 	 .help = "field of view at this key (default camera.fov)"},
+	{.path = "camera.keys.*.ease", .type = SKEY_ENUM, CK(ease), .names = ease_names,
+	 .type_doc = "linear | in | out | in-out",
+	 .help = "timing of the move from this key to the next along the same path: linear (the "
+		 "spline's own), in (starts from rest), out (arrives at rest), in-out (both)"},
+	{.path = "camera.keys.*.exposure", .type = SKEY_DOUBLE, .base = SBASE_KEY,
+	 .off = offsetof(struct scene_camera_key, exposure),
+	 .has_off = offsetof(struct scene_camera_key, has_exposure), .lo = 0, .hi = 1e15,
+	 .flags = SKEY_HAS | SKEY_LO_OPEN, .type_doc = "number > 0",
+	 .help = "manual exposure at this key (render.exposure's meaning); any key with one makes "
+		 "the whole clip manual: geometric between such keys, held outside them"},
 
 	MAPKEY("render", "how a frame is drawn"),
 	{.path = "render.width", .type = SKEY_INT, SC(render.width), .lo = 16, .hi = 16384,
