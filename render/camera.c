@@ -205,7 +205,7 @@ double render_camera_exposure(const struct scene *sc, int frame)
 		return sc->camera.keys[a].exposure;
 	const struct scene_camera_key *ka = &sc->camera.keys[a], *kb = &sc->camera.keys[b];
 	double s = ease_s(ka->ease, (double)(frame - ka->frame) / (double)(kb->frame - ka->frame));
-	return exp((1.0 - s) * log(ka->exposure) + s * log(kb->exposure));
+	return ka->exposure * pow(kb->exposure / ka->exposure, s); /* exact at exact powers */
 }
 
 /* Mass-weighted centre of the followed bodies, scene units. */
