@@ -34,7 +34,8 @@ static const struct {
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
 	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
 	 "[--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear] [--exposure auto|X] "
-	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X]"},
+	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X] "
+	 "[--blur S] [--shutter X]"},
 	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
 	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };

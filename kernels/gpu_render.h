@@ -4,7 +4,8 @@
  *
  * Meaning: exactly render_splat + render_tonemap (render/render.h) with the
  * per-body smoothing of render/adaptive.h when render.smoothing is adaptive
- * (render.style: stars: render_stars_splat's PSF instead, no smoothing;
+ * (render.style: stars: render_stars_splat's PSF instead, no smoothing,
+ * with render.motion_blur's sub-frame samples, render/blur_shared.h;
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
  * adaptive smooth layer, or with render.diffuse_smoothing: screen,
  * render_stars_diffuse_screen: over the stars' own light smoothed on a
@@ -106,15 +107,17 @@ void gpu_render_free(struct gpu_render **gr);
 struct gpu_render_input {
 	const void *pos4;
 	/* float4 (vx, vy, vz, -) per slot, internal units, the same slots as
-	 * pos4: read only with render.color_by los_velocity or speed (then
-	 * required; NULL otherwise allowed). */
+	 * pos4: read only with render.color_by los_velocity or speed, or
+	 * render.motion_blur.samples > 1 (then required; NULL otherwise
+	 * allowed). Must stay unchanged until gpu_render_consumed_event, as
+	 * pos4. */
 	const void *vel4;
 	const uint32_t *id;
 	size_t n;
 	void *ready_event;
 };
 /* Copy st's positions and masses (double, internal), and its velocities
- * when render.color_by needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
+ * when render.color_by or render.motion_blur needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
  * Synchronous on the host side (the data is staged before returning). */
 int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
 		      struct gpu_render_input *in);

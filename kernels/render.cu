@@ -66,6 +66,12 @@ static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 		log_error("GPU render: %zu bodies is more than it supports (%d)", st->n, INT32_MAX);
 		return NB_EINPUT;
 	}
+	const int S = render_blur_samples(sc);
+	if (S > 1 && st->n > (size_t)INT32_MAX / (size_t)S) {
+		log_error("GPU render: %zu bodies x render.motion_blur.samples %d is more points than it "
+			  "supports (%d)", st->n, S, INT32_MAX);
+		return NB_EINPUT;
+	}
 	return 0;
 }
 
@@ -233,6 +239,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->stars = sc->render.style == SCENE_STYLE_STARS;
 	gr->psf_sigma = render_stars_sigma(sc->render.psf_fwhm);
 	gr->psf_radius = render_stars_radius(gr->psf_sigma);
+	gr->blur_samples = render_blur_samples(sc);
+	gr->blur_span = render_blur_span(sc, &gr->u);
 	gr->h_cap = sc->render.h_cap;
 	gr->diffuse = gr->stars && sc->render.diffuse > 0 ? sc->render.diffuse : 0.0;
 	gr->diffuse_screen = gr->diffuse > 0 && sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
@@ -321,7 +329,8 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 		CUDA_CHECK(cudaMalloc(&gr->d_upload, n * sizeof(float4)));
 		CUDA_CHECK(cudaMallocHost(&gr->h_stage, n * sizeof(float4)));
 	}
-	if (gr->color_by && !gr->d_upload_vel) {
+	const int vel = gr->color_by || gr->blur_samples > 1; /* the kernels read velocities */
+	if (vel && !gr->d_upload_vel) {
 		CUDA_CHECK(cudaMalloc(&gr->d_upload_vel, n * sizeof(float4)));
 		CUDA_CHECK(cudaMallocHost(&gr->h_stage_vel, n * sizeof(float4)));
 	}
@@ -332,7 +341,7 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 					     (float)st->pos[3 * i + 2], (float)st->mass[i]);
 	CUDA_CHECK(cudaMemcpyAsync(gr->d_upload, gr->h_stage, st->n * sizeof(float4),
 				   cudaMemcpyHostToDevice, gr->stream));
-	if (gr->color_by) {
+	if (vel) {
 		for (size_t i = 0; i < st->n; i++)
 			gr->h_stage_vel[i] = make_float4((float)st->vel[3 * i], (float)st->vel[3 * i + 1],
 							 (float)st->vel[3 * i + 2], 0.0f);
@@ -341,7 +350,7 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_upload, gr->stream));
 	in->pos4 = gr->d_upload;
-	in->vel4 = gr->color_by ? gr->d_upload_vel : NULL;
+	in->vel4 = vel ? gr->d_upload_vel : NULL;
 	in->id = NULL;
 	in->n = st->n;
 	in->ready_event = NULL;
@@ -433,6 +442,10 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	}
 	if (gr->color_by && !in->vel4) {
 		log_error("GPU render: render.color_by needs the bodies' velocities (internal)");
+		return NB_EINPUT;
+	}
+	if (gr->blur_samples > 1 && !in->vel4) {
+		log_error("GPU render: render.motion_blur needs the bodies' velocities (internal)");
 		return NB_EINPUT;
 	}
 	cudaStream_t st = gr->stream;

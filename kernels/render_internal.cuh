@@ -96,6 +96,8 @@ struct gpu_render {
 	double psf_sigma;               /* its PSF, pixels (render_stars_sigma) */
 	int psf_radius;                 /* render_stars_radius(psf_sigma) */
 	struct gr_stars_fast *stars_fast; /* the tiled stars splat's buffers (render_stars.cu) */
+	int blur_samples;               /* render.motion_blur: samples per body, 1 off (render_stars.cu) */
+	double blur_span;               /* its shutter's open time, internal units (render_blur_span) */
 	int ntx, nty, ntiles, key_bits; /* ntiles, key_bits: all levels' tiles (gr_lod_init) */
 	struct gr_levels lev;
 
@@ -115,7 +117,7 @@ struct gpu_render {
 	float *d_h;       /* smoothing per body id, scene units (nmax) */
 	int h_valid, h_given, h_frame, last_adaptive;
 	float4 *d_upload, *h_stage; /* gpu_render_upload's device copy and pinned staging */
-	float4 *d_upload_vel, *h_stage_vel; /* the same for velocities (color_by only) */
+	float4 *d_upload_vel, *h_stage_vel; /* the same for velocities (color_by, motion blur) */
 	/* render.color_by (render/color_by_shared.h): 0 component */
 	int color_by;
 	double cb_lo, cb_hi; /* range, scene velocity units */

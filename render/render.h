@@ -222,6 +222,23 @@ int render_stars_splat_slabs(const struct scene *sc, const struct render_camera 
 			     const struct sim_state *st, const struct sim_units *u,
 			     const struct render_color_by *cb, const unsigned char *slab,
 			     struct render_image *imgs);
+/* render.motion_blur (render/blur.c, the rule in render/blur_shared.h):
+ * with samples S > 1 the stars splat (render_stars_splat and the _c forms
+ * above; the GPU: kernels/render_stars.cu) draws each body S times, at
+ * x + v t_k (internal units), t_k = ((k + 1/2) / S - 1/2) x span, each
+ * with weight W / S (W as above, its colour from the body at the frame's
+ * time): the frame's total light is the unblurred one, up to float
+ * rounding, for footprints inside the image. The screen diffuse layer's
+ * body counts (render_diffuse_counts) stay at the frame's positions; the
+ * layer is made from the blurred stars image. Not for the dust slabs
+ * (render_stars_splat_slabs ignores it) nor the smooth splat: the scene
+ * loader refuses those with samples > 1. S = 1: the splat is the unblurred
+ * one, bit for bit (velocities are not read). */
+int render_blur_samples(const struct scene *sc); /* render.motion_blur.samples, >= 1 */
+/* The shutter's open time, internal time units: shutter x simulation.dt x
+ * steps_per_frame x u->time. */
+double render_blur_span(const struct scene *sc, const struct sim_units *u);
+
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 

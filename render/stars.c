@@ -25,6 +25,11 @@
  * clipped to the image (the pixels inside get their share, the rest is
  * lost), as the smooth style's footprints are.
  *
+ * Motion blur (render.motion_blur.samples S > 1; render.h, blur_shared.h):
+ * each body becomes S records, at its drifted sample positions, with
+ * W / S each; the passes below run over records (body-major), so the order
+ * and the determinism are the same.
+ *
  * Parallelism and determinism, as splat.c: pass 1 (parallel over bodies)
  * projects; pass 2 (serial) lists the bodies touching each band of
  * STARS_BAND_ROWS rows, in body order; pass 3 (parallel over bands)
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blur_shared.h"
 #include "render.h"
 
 #define STARS_BAND_ROWS 16
@@ -117,19 +123,30 @@ static void stars_deposit(const struct stars_rec *rec, double s, int R, int ja, 
 	}
 }
 
-/* Pass 1 over all bodies. */
+/* Pass 1 over all records: record e is body e / S at its sample e % S
+ * (render.motion_blur, blur_shared.h; S = 1: record e is body e, at its
+ * position). */
 static void stars_project(const struct render_view *v, int R, const struct scene *sc,
 			  const struct sim_state *st, const struct sim_units *u,
-			  const struct render_color_by *cb, const unsigned char *slab,
-			  struct stars_rec *recs, unsigned char *live)
+			  const struct render_color_by *cb, const unsigned char *slab, int S,
+			  double span, struct stars_rec *recs, unsigned char *live)
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
-	size_t n = st->n;
+	size_t nrec = st->n * (size_t)S;
 #pragma omp parallel for schedule(dynamic, 1024)
-	for (size_t b = 0; b < n; b++) {
-		double p[3] = {st->pos[3 * b] / u->length, st->pos[3 * b + 1] / u->length,
-			       st->pos[3 * b + 2] / u->length};
+	for (size_t e = 0; e < nrec; e++) {
+		const size_t b = S > 1 ? e / (size_t)S : e;
+		double p[3];
+		for (int i = 0; i < 3; i++) {
+			double x = st->pos[3 * b + i];
+			if (S > 1)
+				x = render_blur_drift(x, st->vel[3 * b + i],
+						      render_blur_time(span, (int)(e % (size_t)S), S));
+			p[i] = x / u->length;
+		}
 		double m = st->mass[b] / u->mass;
+		if (S > 1)
+			m /= S; /* each sample carries 1/S of the light */
 		float light[3] = {1.0f, 1.0f, 1.0f}, w[3];
 		double cc[3] = {1.0, 1.0, 1.0}; /* render.color_by's colour */
 		int c = st->comp ? st->comp[b] : 0;
@@ -142,9 +159,9 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
 		if (slab && slab[b] == RENDER_DUST_NO_SLAB)
 			dark = 1;
-		live[b] = dark ? 0 : (unsigned char)stars_prepare(v, R, p, w, &recs[b]);
-		if (live[b])
-			recs[b].slab = slab ? slab[b] : 0;
+		live[e] = dark ? 0 : (unsigned char)stars_prepare(v, R, p, w, &recs[e]);
+		if (live[e])
+			recs[e].slab = slab ? slab[b] : 0;
 	}
 }
 
@@ -217,15 +234,19 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 		return rc;
 	if (cb && cb->by == SCENE_COLOR_BY_COMPONENT)
 		cb = NULL;
-	struct stars_rec *recs = malloc(st->n * sizeof *recs);
-	unsigned char *live = malloc(st->n);
+	/* render.motion_blur: S records per body (never for the dust slabs) */
+	const int S = slab ? 1 : render_blur_samples(sc);
+	const double span = S > 1 ? render_blur_span(sc, u) : 0.0;
+	const size_t nrec = st->n * (size_t)S;
+	struct stars_rec *recs = malloc(nrec * sizeof *recs);
+	unsigned char *live = malloc(nrec);
 	size_t *start = calloc((size_t)nbands + 1, sizeof *start), *list = NULL;
 	if (!recs || !live || !start) {
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
-	stars_project(&v, R, sc, st, u, cb, slab, recs, live);
-	if ((rc = stars_bands(recs, live, st->n, R, img->h, nbands, start, &list)))
+	stars_project(&v, R, sc, st, u, cb, slab, S, span, recs, live);
+	if ((rc = stars_bands(recs, live, nrec, R, img->h, nbands, start, &list)))
 		goto cleanup;
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 0; k < nbands; k++) {

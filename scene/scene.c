@@ -595,12 +595,39 @@ static int check_colour(struct load_ctx *c)
 	return 0;
 }
 
+/* render.motion_blur: the stars splat draws the sub-frame positions
+ * (render/blur.c); the smooth splat, the adaptive diffuse layer (a smooth
+ * splat) and the dust slabs do not, so they refuse it rather than blur
+ * half a frame. */
+static int check_motion_blur(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	if (sc->render.motion_blur.samples <= 1)
+		return 0;
+	const struct ynode *at = seen(c, "render.motion_blur.samples");
+	const char *k = "render.motion_blur.samples";
+	if (sc->render.style != SCENE_STYLE_STARS)
+		return scene_fail(&c->ec, at, k,
+				  "motion blur is drawn only with render.style: stars (the smooth "
+				  "style does not blur); set render.style: stars or samples: 1");
+	if (sc->render.diffuse > 0 && sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE)
+		return scene_fail(&c->ec, at, k,
+				  "motion blur needs render.diffuse_smoothing: screen (the adaptive "
+				  "layer is a smooth splat, which does not blur), or render.diffuse: 0");
+	for (int i = 0; i < sc->nbodies; i++)
+		if (scene_dust_count(&sc->bodies[i]) > 0)
+			return scene_fail(&c->ec, at, k,
+					  "motion blur is not drawn through dust (bodies.%d.dust): "
+					  "set samples: 1 or remove the dust", i);
+	return 0;
+}
+
 static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
-	    check_dust(c) || check_colour(c))
+	    check_dust(c) || check_colour(c) || check_motion_blur(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&

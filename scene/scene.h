@@ -211,6 +211,12 @@ struct scene {
 		char colormap_file[SCENE_PATH_MAX]; /* "" none; else stored absolute, replaces colormap */
 		float colormap_lut[SCENE_LUT_N][3]; /* colormap_file's rows, display RGB in [0, 1] */
 		float background[3];
+		/* render.motion_blur (render/blur.c): each body drawn at samples
+		 * times spread over the open shutter, 1/samples of its light each */
+		struct {
+			int samples;   /* >= 1; 1: off (frames as without the key) */
+			double shutter;/* (0, 1]: fraction of the frame interval, centred on the frame */
+		} motion_blur;
 	} render;
 
 	/* Optional text and a scale bar drawn into the frame (render.h,

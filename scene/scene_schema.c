@@ -360,6 +360,16 @@ const struct scene_key scene_schema[] = {
 	 .help = "dust: depth slabs composited front to back, spanning the dust bodies' depths"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
+	MAPKEY("render.motion_blur", "style stars: motion blur, each body drawn at sub-frame positions "
+				     "along its velocity"),
+	{.path = "render.motion_blur.samples", .type = SKEY_INT, SC(render.motion_blur.samples),
+	 .lo = 1, .hi = 64, .def = "1", .type_doc = "integer in [1, 64]",
+	 .help = "positions per body and frame, each with 1/samples of its light (total light "
+		 "kept); 1: off"},
+	{.path = "render.motion_blur.shutter", .type = SKEY_DOUBLE, SC(render.motion_blur.shutter),
+	 .lo = 0, .hi = 1, .flags = SKEY_LO_OPEN, .def = "0.5", .type_doc = "number in (0, 1]",
+	 .help = "fraction of the frame interval (simulation.dt x steps_per_frame) the shutter is "
+		 "open, centred on the frame's time (0.5: a 180-degree shutter)"},
 
 	MAPKEY("overlay", "text and a scale bar drawn into the frame (all off by default)"),
 	{.path = "overlay.time", .type = SKEY_ENUM, SC(overlay.time), .names = bool_names,
