@@ -23,7 +23,10 @@
  *
  * Visibility: a body with depth <= near deposits nothing; its footprint is
  * clipped to the image (the pixels inside get their share, the rest is
- * lost), as the smooth style's footprints are.
+ * lost), as the smooth style's footprints are. Equirectangular frames draw
+ * each footprint as render_proj_copies copies (render_proj_ghost: across
+ * the seam and over the poles), records b * copies + k, so what leaves
+ * the frame there comes back on the other side.
  *
  * Parallelism and determinism, as splat.c: pass 1 (parallel over bodies)
  * projects; pass 2 (serial) lists the bodies touching each band of
@@ -76,13 +79,11 @@ static void stars_weights(double x, double s, int R, double *wk)
 		wk[k] /= sum;
 }
 
-/* Pass 1 for one body: 1 if its footprint reaches the image. */
-static int stars_prepare(const struct render_view *v, int R, const double p[3], const float w[3],
+/* Pass 1 for one copy of a body (render_proj_ghost) centred at (x, y): 1
+ * if its footprint reaches the image. */
+static int stars_prepare(const struct render_view *v, int R, double x, double y, const float w[3],
 			 struct stars_rec *rec)
 {
-	double x, y, depth;
-	if (!render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
-		return 0;
 	/* Far outside (also keeps the int casts safe). */
 	if (x + R + 1 < 0 || x - R - 1 >= v->w || y + R + 1 < 0 || y - R - 1 >= v->h)
 		return 0;
@@ -125,6 +126,7 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
 	size_t n = st->n;
+	const int nc = render_proj_copies(&v->pj); /* record b * nc + k: copy k of body b */
 #pragma omp parallel for schedule(dynamic, 1024)
 	for (size_t b = 0; b < n; b++) {
 		double p[3] = {st->pos[3 * b] / u->length, st->pos[3 * b + 1] / u->length,
@@ -142,9 +144,18 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
 		if (slab && slab[b] == RENDER_DUST_NO_SLAB)
 			dark = 1;
-		live[b] = dark ? 0 : (unsigned char)stars_prepare(v, R, p, w, &recs[b]);
-		if (live[b])
-			recs[b].slab = slab ? slab[b] : 0;
+		double x = 0, y = 0, depth;
+		if (dark || !render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
+			dark = 1;
+		for (int k = 0; k < nc; k++) {
+			size_t e = b * (size_t)nc + k;
+			double gx = x, gy = y;
+			if (!dark)
+				render_proj_ghost(&v->pj, k, x, y, &gx, &gy);
+			live[e] = dark ? 0 : (unsigned char)stars_prepare(v, R, gx, gy, w, &recs[e]);
+			if (live[e])
+				recs[e].slab = slab ? slab[b] : 0;
+		}
 	}
 }
 
@@ -217,15 +228,16 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 		return rc;
 	if (cb && cb->by == SCENE_COLOR_BY_COMPONENT)
 		cb = NULL;
-	struct stars_rec *recs = malloc(st->n * sizeof *recs);
-	unsigned char *live = malloc(st->n);
+	const size_t nrec = st->n * (size_t)render_proj_copies(&v.pj);
+	struct stars_rec *recs = malloc(nrec * sizeof *recs);
+	unsigned char *live = malloc(nrec);
 	size_t *start = calloc((size_t)nbands + 1, sizeof *start), *list = NULL;
 	if (!recs || !live || !start) {
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
 	stars_project(&v, R, sc, st, u, cb, slab, recs, live);
-	if ((rc = stars_bands(recs, live, st->n, R, img->h, nbands, start, &list)))
+	if ((rc = stars_bands(recs, live, nrec, R, img->h, nbands, start, &list)))
 		goto cleanup;
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 0; k < nbands; k++) {
