@@ -154,7 +154,7 @@ static int rb_make_galaxies(size_t n, struct sim_state *st, struct render_camera
 	const double c0[3] = {-20, 0, 0}, c1[3] = {20, 8, 3};
 	rb_galaxy(st, 0, n / 2, c0, 30, 0, 101);
 	rb_galaxy(st, n / 2, n - n / 2, c1, 60, 3, 202);
-	*cam = (struct render_camera){{0, -110, 50}, {0, 2, 0}, {0, 0, 1}, 45};
+	*cam = (struct render_camera){.pos = {0, -110, 50}, .target = {0, 2, 0}, .up = {0, 0, 1}, .fov = 45};
 	return 0;
 }
 
@@ -172,7 +172,7 @@ static int rb_make_core(size_t n, struct sim_state *st, struct render_camera *ca
 		st->mass[i] = 1.0 / (double)n;
 		st->comp[i] = 0;
 	}
-	*cam = (struct render_camera){{0, -8, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	*cam = (struct render_camera){.pos = {0, -8, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	return 0;
 }
 

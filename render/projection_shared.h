@@ -153,6 +153,12 @@ static inline RENDER_PROJ_HD void render_proj_ghost(const struct render_proj *p,
 	double ax = x, ay = y;
 	if (k & 2) { /* over the nearer pole, onto the opposite meridian */
 		ay = y < 0.5 * p->h ? -y : 2.0 * p->h - y;
+		/* A footprint window starts at floor(centre): for the mirror
+		 * of an integer centre k the window must start one row lower
+		 * (the mirror of rows [k - R, k + R] is [-k - R - 1, -k + R - 1]),
+		 * so an integer is moved down by one ulp. */
+		if (ay == floor(ay))
+			ay = nextafter(ay, ay - 1.0);
 		ax = x + 0.5 * p->w;
 		if (ax >= p->w)
 			ax -= p->w;
