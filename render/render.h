@@ -148,7 +148,7 @@ void render_diffuse_mix(double d, struct render_image *img, const struct render_
  * image pyramid, per pixel over the area that holds render.neighbours
  * projected drawn bodies, the layer's total equal to the stars' total.
  * render_diffuse_counts: c1 (render_lod_dim(w, 1) x render_lod_dim(h, 1)
- * floats, zeroed here) gets the count of drawn bodies (light not black)
+ * floats, w x h = render_eye_size: the frame, or one stereo eye; zeroed here) gets the count of drawn bodies (light not black)
  * whose projection floor(x), floor(y) lies in the frame, per level-1 cell
  * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the effective
  * layer E = L + (1 - w_p) stars into layer (same size; all zero when stars
