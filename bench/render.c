@@ -25,6 +25,16 @@
  *                      [--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear]
  *                      [--exposure auto|X] [--glow X] [--diffuse X]
  *                      [--diffuse-smoothing screen|adaptive] [--h-cap X]
+ *                      [--projection perspective|fisheye|equirectangular]
+ *                      [--stereo none|side-by-side|top-bottom]
+ *
+ * Projections (issue 15): --projection and --stereo set camera.projection
+ * and camera.stereo.mode on every row (fisheye 180 degrees; eye separation
+ * and convergence auto); --sizes also takes one WxH, e.g. --sizes 4096x2048
+ * (an equirect frame, 2:1 per eye) or 4096x4096 (a domemaster; top-bottom
+ * equirect stereo). Sizes that do not fit the projection are the caller's
+ * business (the renderer draws what it is given). Stereo rows: the stage
+ * columns are the right eye's, gpu and wall the whole frame.
  *
  * The look (issue 14): --look is --style stars --tonemap filmic --exposure
  * auto --glow 0.3 --diffuse 0.3 --diffuse-smoothing screen (later options
@@ -222,6 +232,10 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 		   struct rb_row *row)
 {
 	double v[10][RB_MAX_REPS], pairs = 0;
+	struct render_camera cam_p = *cam; /* the scene's projection (--projection) */
+	cam_p.projection = (int)sc->camera.projection;
+	cam_p.fisheye_aperture = sc->camera.fisheye_aperture;
+	cam = &cam_p;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.slots = 2;
@@ -342,7 +356,20 @@ struct rb_opts {
 	/* the look: look set when any option below was given */
 	int look, style, tonemap, exposure_auto, diffuse_smoothing;
 	double exposure, glow, diffuse, h_cap;
+	/* camera.projection and camera.stereo of every row (issue 15), and
+	 * a frame size given as WxH in --sizes (cw 0: none) */
+	int projection, stereo, cw, ch;
 };
+
+/* The rows' projection and stereo (--projection, --stereo) on sc. */
+static void rb_apply_projection(const struct rb_opts *o, struct scene *sc)
+{
+	sc->camera.projection = (enum scene_projection)o->projection;
+	sc->camera.fisheye_aperture = 180;
+	sc->camera.stereo.mode = (enum scene_stereo)o->stereo;
+	sc->camera.stereo.eye_separation_auto = 1;
+	sc->camera.stereo.convergence_auto = 1;
+}
 
 /* The look's options on top of sc's own render block. */
 static void rb_apply_look(const struct rb_opts *o, struct scene *sc)
@@ -421,6 +448,21 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 			const char *s = argv[++i];
 			o->s1080 = strstr(s, "1080p") != NULL;
 			o->s4k = strstr(s, "4k") != NULL;
+			for (const char *t = s; t && *t; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL)
+				if (sscanf(t, "%dx%d", &o->cw, &o->ch) == 2)
+					break; /* one WxH size, e.g. 4096x2048 */
+			if (o->cw < 16 || o->ch < 16 || o->cw % 2 || o->ch % 2)
+				o->cw = o->ch = 0;
+		} else if (!strcmp(argv[i], "--projection") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->projection = !strcmp(v, "fisheye")	      ? SCENE_PROJ_FISHEYE
+					: !strcmp(v, "equirectangular") ? SCENE_PROJ_EQUIRECT
+									: SCENE_PROJ_PERSPECTIVE;
+		} else if (!strcmp(argv[i], "--stereo") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->stereo = !strcmp(v, "side-by-side") ? SCENE_STEREO_SIDE_BY_SIDE
+				    : !strcmp(v, "top-bottom") ? SCENE_STEREO_TOP_BOTTOM
+							       : SCENE_STEREO_NONE;
 		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
 			o->png = argv[++i];
 		else if (!strcmp(argv[i], "--e2e"))
@@ -448,10 +490,13 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
  * N bodies, the K-th size of the list. 0, or 1 (reported). */
 static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 {
+	char custom[32];
+	snprintf(custom, sizeof custom, "%dx%d", o->cw, o->ch);
 	const struct {
 		const char *name;
 		int w, h, on;
-	} sizes[2] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k}};
+	} sizes[3] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k},
+		      {custom, o->cw, o->ch, o->cw > 0}};
 	const char *mname[2] = {"tiled", "atomic"};
 	const char *scname[3] = {"scene", "galaxies", "core"};
 	size_t n = o->ns[k];
@@ -470,7 +515,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 	}
 	if (o->png && sceneid == 1 && k == 0 && rb_png(o->png, &st, &cam) != 0)
 		rc = 1;
-	for (int s = 0; s < 2 && !rc; s++) {
+	for (int s = 0; s < 3 && !rc; s++) {
 		if (!sizes[s].on)
 			continue;
 		if (o->look) { /* one row: the look on the scene's own settings */
@@ -484,6 +529,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 				sc.render.smoothing_adaptive = 1;
 			}
 			rb_apply_look(o, &sc);
+			rb_apply_projection(o, &sc);
 			struct rb_row row;
 			if (rb_time(&sc, &st, &cam, GPU_RENDER_TILED, o->reps, &row) != 0)
 				rc = 1;
@@ -515,6 +561,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 							  sceneid == 2 ? 0.02 : 0.15);
 				}
 				sc.render.smoothing_adaptive = a;
+				rb_apply_projection(o, &sc);
 				struct rb_row row;
 				if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, o->reps, &row) != 0) {
 					rc = 1;
@@ -543,6 +590,14 @@ int bench_render(int argc, char **argv)
 	}
 	gpu_device_info(name, sizeof name, NULL, NULL);
 	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, o.reps);
+	if (o.projection || o.stereo)
+		printf("projection %s, stereo %s\n\n",
+		       o.projection == SCENE_PROJ_FISHEYE	? "fisheye"
+		       : o.projection == SCENE_PROJ_EQUIRECT ? "equirectangular"
+							     : "perspective",
+		       o.stereo == SCENE_STEREO_SIDE_BY_SIDE ? "side-by-side"
+		       : o.stereo == SCENE_STEREO_TOP_BOTTOM ? "top-bottom"
+							     : "none");
 	if (o.look) {
 		printf("look: style %s, tonemap %d, exposure %s, glow %g, diffuse %g (%s), h_cap %g\n\n",
 		       o.style == SCENE_STYLE_STARS ? "stars" : "smooth", o.tonemap,
