@@ -44,6 +44,10 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
+/* camera.projection (render/projection_shared.h has the formulas) and
+ * camera.stereo.mode */
+enum scene_projection { SCENE_PROJ_PERSPECTIVE, SCENE_PROJ_FISHEYE, SCENE_PROJ_EQUIRECT };
+enum scene_stereo { SCENE_STEREO_NONE, SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM };
 /* render.diffuse_smoothing: how the diffuse layer is smoothed */
 enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
 /* camera.keys.*.ease: how the motion from a key to the next is timed along
@@ -177,6 +181,17 @@ struct scene {
 		double orbit;                         /* degrees turned about target.up over the clip */
 		int nkeys;
 		struct scene_camera_key keys[SCENE_MAX_KEYS];
+		/* Projections and stereo (docs/scenes.md "Projections and stereo") */
+		enum scene_projection projection;
+		double fisheye_aperture; /* degrees in (0, 360]: the domemaster circle's full angle */
+		double dome_tilt;        /* degrees in [-90, 90]: view axis turned up from the target */
+		struct {
+			enum scene_stereo mode;
+			double eye_separation;   /* scene length units, > 0 */
+			int eye_separation_auto; /* auto: 1/30 of the convergence distance */
+			double convergence;      /* scene length units, > 0 (perspective only) */
+			int convergence_auto;    /* auto: the camera's distance to its target */
+		} stereo;
 	} camera;
 
 	struct {

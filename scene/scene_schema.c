@@ -44,6 +44,8 @@ static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast",
 static const char *const depth_names[] = {"8", "16", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_bar_words[] = {"none", "auto", NULL};
+static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
+static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -254,6 +256,37 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_HAS | SKEY_LO_OPEN, .type_doc = "number > 0",
 	 .help = "manual exposure at this key (render.exposure's meaning); any key with one makes "
 		 "the whole clip manual: geometric between such keys, held outside them"},
+	{.path = "camera.projection", .type = SKEY_ENUM, SC(camera.projection), .names = projection_names,
+	 .def = "perspective", .type_doc = "perspective | fisheye | equirectangular",
+	 .help = "perspective: the pinhole (camera.fov); fisheye: a domemaster (square frame, "
+		 "azimuthal equidistant, the view axis at the centre, camera.up at the top); "
+		 "equirectangular: 360 x 180 degrees on a 2:1 frame, the target at the centre"},
+	{.path = "camera.fisheye_aperture", .type = SKEY_DOUBLE, SC(camera.fisheye_aperture), .lo = 0,
+	 .hi = 360, .flags = SKEY_LO_OPEN, .def = "180", .type_doc = "degrees in (0, 360]",
+	 .help = "fisheye: the full angle the circle inscribed in the frame covers"},
+	{.path = "camera.dome_tilt", .type = SKEY_DOUBLE, SC(camera.dome_tilt), .lo = -90, .hi = 90,
+	 .def = "0", .type_doc = "degrees in [-90, 90]",
+	 .help = "fisheye: the view axis (the dome's zenith) turned this far from the target "
+		 "towards camera.up, about the camera's right axis (tilted domes: the target then "
+		 "sits below the centre)"},
+	MAPKEY("camera.stereo", "two eyes in one frame (perspective and equirectangular)"),
+	{.path = "camera.stereo.mode", .type = SKEY_ENUM, SC(camera.stereo.mode), .names = stereo_names,
+	 .def = "none", .type_doc = "none | side-by-side | top-bottom",
+	 .help = "side-by-side: left eye in the left half; top-bottom: left eye on top; each eye "
+		 "a full image of half the frame"},
+	{.path = "camera.stereo.eye_separation", .type = SKEY_NUM_OR_WORD,
+	 SC(camera.stereo.eye_separation), .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.eye_separation_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "distance between the eyes, scene length units; auto: 1/30 of the convergence "
+		 "distance (equirectangular: of the distance to the target)"},
+	{.path = "camera.stereo.convergence", .type = SKEY_NUM_OR_WORD, SC(camera.stereo.convergence),
+	 .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.convergence_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "perspective: distance of zero parallax (parallel eyes, images shifted); auto: "
+		 "the distance to the target. Equirectangular (omni-directional stereo): unused, "
+		 "zero parallax at infinity"},
 
 	MAPKEY("render", "how a frame is drawn"),
 	{.path = "render.width", .type = SKEY_INT, SC(render.width), .lo = 16, .hi = 16384,
