@@ -12,7 +12,7 @@
 #include "app.h"
 
 /* output.snapshots and output.fits_dir: how many files and how large. */
-static void report_files(const struct scene *sc, long n, FILE *f)
+static void report_files(const struct scene *sc, long n, int gpu, FILE *f)
 {
 	char b[32], all[32];
 	if (sc->output.snapshots.dir[0]) {
@@ -31,8 +31,7 @@ static void report_files(const struct scene *sc, long n, FILE *f)
 		app_human_bytes(one * sc->output.frames, all, sizeof all);
 		fprintf(f, "# FITS maps: %d files in %s (float32, %dx%dx3), %s each, %s in all%s\n",
 			sc->output.frames, sc->output.fits_dir, sc->render.width, sc->render.height, b,
-			all, sc->simulation.backend == SCENE_BACKEND_CPU ? ""
-				: " (GPU: one HDR download per frame)");
+			all, gpu ? " (GPU: one HDR download per frame)" : "");
 	}
 }
 
@@ -93,8 +92,8 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	fprintf(f, "# host memory: %s needed (bodies, tree and frame buffers), %s available\n", hb, ab);
 	fprintf(f, "# pixels splatted: %.3g (%d frames of %dx%d)\n", px * sc->output.frames, sc->output.frames,
 		sc->render.width, sc->render.height);
-	report_files(sc, n, f);
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
+	report_files(sc, n, backend != SCENE_BACKEND_CPU, f);
 	if (backend != SCENE_BACKEND_CPU) {
 		char why[256], name[128];
 		app_human_bytes((double)engine_gpu_bytes_needed(sc, (size_t)n), gb, sizeof gb);

@@ -3,7 +3,8 @@
  * tiny and in a mkdtemp directory:
  *   - restart identity on the CPU: N frames in one run, and K frames plus
  *     a restart from the snapshot of frame K-1 for the rest, give the same
- *     final state CSV byte for byte (direct and Barnes-Hut);
+ *     final state CSV byte for byte and the same last snapshot's positions
+ *     and velocities bit for bit (direct and Barnes-Hut);
  *   - a restart whose scene differs, a file that is not our snapshot, and
  *     a snapshot that leaves no frame are refused before any work (exit 2);
  *   - h5py and yt (Debian's python3-h5py, python3-yt) read the snapshot of
@@ -18,6 +19,8 @@
  *
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snapshot
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snapshot */
+#include <hdf5.h>
+
 #include "../sim/sim.h"
 #include "check_main.h"
 #include "test_snapshot_util.h"
@@ -59,20 +62,64 @@ static int py(const char *script, char *out, size_t cap)
 
 /* ---- restart ---- */
 
+/* Dataset PATH of g_dir/FILE as doubles (malloc'd), *n values. */
+static double *h5_doubles(const char *file, const char *path, size_t *n)
+{
+	char full[PATH_MAX];
+	snprintf(full, sizeof full, "%s/%s", g_dir, file);
+	hid_t f = H5Fopen(full, H5F_ACC_RDONLY, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+	ck_assert_msg(d >= 0, "%s: no dataset %s", file, path);
+	hid_t sp = H5Dget_space(d);
+	*n = (size_t)H5Sget_simple_extent_npoints(sp);
+	double *v = malloc((*n + 1) * sizeof *v);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+	return v;
+}
+
+/* Snapshots A and B hold the same positions and velocities, bit for bit
+ * (the CSV's 9 digits would hide a last-bit difference). */
+static void snaps_bit_identical(const char *a, const char *b)
+{
+	const char *sets[] = {"PartType1/Coordinates", "PartType2/Coordinates",
+			      "PartType3/Coordinates", "PartType4/Coordinates",
+			      "NbodyRender/InternalVelocities"};
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+		size_t na, nb;
+		double *x = h5_doubles(a, sets[i], &na), *y = h5_doubles(b, sets[i], &nb);
+		ck_assert_uint_eq(na, nb);
+		ck_assert_msg(memcmp(x, y, na * sizeof *x) == 0, "%s differs between %s and %s",
+			      sets[i], a, b);
+		free(x);
+		free(y);
+	}
+}
+
 /* N = 8 frames at once, and 5 frames (snapshots every 4: frames 0, 4 and
  * the last, 4) plus a restart from snap_001 (frame 4) for frames 5..7:
  * the same final state, byte for byte. */
 static void restart_identity(const char *solver)
 {
-	ck_assert_int_eq(run(solver, "output.final_state=full.csv", NULL), 0);
+	ck_assert_int_eq(run(solver, "output.final_state=full.csv", "output.snapshots.dir=fs",
+			     "output.snapshots.every=7", NULL),
+			 0);
 	ck_assert_int_eq(run(solver, "output.frames=5", "output.final_state=k.csv",
 			     "output.snapshots.dir=snaps", "output.snapshots.every=4", NULL),
 			 0);
 	ck_assert(exists("snaps/snap_000.hdf5") && exists("snaps/snap_001.hdf5"));
 	ck_assert_int_eq(count("snaps", "snap_"), 2);
 	ck_assert_int_eq(run(solver, "output.final_state=r.csv", "output.stats=r-stats.csv",
-			     "--restart", "snaps/snap_001.hdf5", NULL),
+			     "output.snapshots.dir=rs", "output.snapshots.every=7", "--restart",
+			     "snaps/snap_001.hdf5", NULL),
 			 0);
+	/* frame 7 (the last) is snapshot 1 of both: the same bits */
+	ck_assert_int_eq(count("rs", "snap_"), 1);
+	snaps_bit_identical("fs/snap_001.hdf5", "rs/snap_001.hdf5");
 	char a[256 * 1024], b[256 * 1024];
 	snprintf(a, sizeof a, "%s", slurp("full.csv"));
 	snprintf(b, sizeof b, "%s", slurp("r.csv"));
