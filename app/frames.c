@@ -230,8 +230,10 @@ static void loop_setup(struct frame_loop *L)
 }
 
 int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
-		   const struct sim_units *u, int start, struct app_progress *prog, double *sim_s)
+		   const struct sim_units *u, int first, struct app_progress *prog, double *sim_s)
 {
+	/* the frame the state holds: 0, or a restart's snapshot frame first - 1 */
+	const int start = first > 0 ? first - 1 : 0;
 	struct frame_loop L = {.v = v, .nv = nv, .st = st, .eng = eng, .u = u, .start = start,
 			       .t0 = st->time / u->time};
 	const struct scene *sc = v[0].sc;
@@ -245,7 +247,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	 * (its file appears before the next frame's steps). */
 	const int pipelined = engine_gpu(eng) != NULL;
 	/* a restart's frame `start` was rendered by the run that wrote it */
-	for (f = start > 0 ? start + 1 : 0; f < frames && app_views_live(v, nv); f++) {
+	for (f = first; f < frames && app_views_live(v, nv); f++) {
 		if (f > start && (rc = advance(&L, spf)))
 			break;
 		if (queued >= 0) {

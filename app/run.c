@@ -331,7 +331,8 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
-	rc = app_run_frames(v, nviews, &st, eng, &u, start, &prog, &sim_s);
+	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
+			    &sim_s);
 	app_progress_end(&prog);
 	for (i = 0; rc == 0 && i < nviews; i++) {
 		const char *fin = v[i].sc->output.final_state;

@@ -50,13 +50,13 @@ int app_views_live(const struct run_view *v, int nv);
  * stepping or waiting for the simulation. Returns 0, NB_EINTR (a stop
  * request: the frame in flight is finished first), or an error of the
  * simulation (which fails every view). */
-/* start: the frame st holds when the loop begins (0; a restart: the
- * snapshot's frame, which is not rendered again: the loop renders frames
- * start+1 .. output.frames-1). Snapshots (output.snapshots) are written
+/* first: the first frame rendered: 0, or for a restart the snapshot's
+ * frame + 1 (st then holds the snapshot's frame, first - 1, which is not
+ * rendered again). Snapshots (output.snapshots) are written
  * after each frame's steps, FITS maps (output.fits_dir) beside each
  * view's frame. */
 struct app_progress;
 int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
-		   const struct sim_units *u, int start, struct app_progress *prog, double *sim_s);
+		   const struct sim_units *u, int first, struct app_progress *prog, double *sim_s);
 
 #endif

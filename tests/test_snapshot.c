@@ -147,6 +147,25 @@ START_TEST(restart_is_bit_identical_barnes_hut)
 }
 END_TEST
 
+/* A run of one frame has one snapshot, frame 0; its restart renders
+ * frames 1..7 and ends where one run of 8 frames does. */
+START_TEST(restart_from_frame_zero)
+{
+	ck_assert_int_eq(run("output.final_state=full.csv", NULL), 0);
+	ck_assert_int_eq(run("output.frames=1", "output.snapshots.dir=snaps", NULL), 0);
+	ck_assert_int_eq(count("snaps", "snap_"), 1);
+	ck_assert_int_eq(run("output.final_state=r.csv", "output.png_dir=png", "--restart",
+			     "snaps/snap_000.hdf5", NULL),
+			 0);
+	char a[256 * 1024];
+	snprintf(a, sizeof a, "%s", slurp("full.csv"));
+	ck_assert_msg(strcmp(a, slurp("r.csv")) == 0, "the restart from frame 0 differs");
+	/* frames 1..7 only, numbered as in the whole run */
+	ck_assert_int_eq(count("png", "frame_"), 7);
+	ck_assert(!exists("png/frame_00000.png") && exists("png/frame_00007.png"));
+}
+END_TEST
+
 START_TEST(restart_mismatch_is_bad_input)
 {
 	ck_assert_int_eq(run("output.frames=5", "output.snapshots.dir=snaps",
@@ -364,6 +383,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, restart_is_bit_identical_direct);
 	tcase_add_test(tc, restart_is_bit_identical_barnes_hut);
+	tcase_add_test(tc, restart_from_frame_zero);
 	tcase_add_test(tc, restart_mismatch_is_bad_input);
 	tcase_add_test(tc, snapshot_dir_collision_is_bad_input);
 	tcase_add_test(tc, failed_run_leaves_no_snapshot);
