@@ -189,6 +189,15 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 			v->rc = src;
 		stats_placed = v->rc == 0;
 	}
+	/* the snapshots and FITS maps in their directories are this run's:
+	 * an earlier, longer run's higher numbers go (a failure to remove one
+	 * is a warning: this run's own files are complete) */
+	const struct scene *vs = v->sc;
+	if (v->rc == 0 && vs->output.snapshots.dir[0])
+		out_remove_sequence(vs->output.snapshots.dir, "snap_", ".hdf5", 3,
+				    out_snap_number(vs, vs->output.frames - 1) + 1);
+	if (v->rc == 0 && vs->output.fits_dir[0])
+		out_remove_sequence(vs->output.fits_dir, "frame_", ".fits", 5, vs->output.frames);
 	if (v->rc == 0) {
 		app_resolved_scene_path(v->sc, res->resolved_scene);
 		if (res->resolved_scene[0])

@@ -213,6 +213,14 @@ int out_fits_path(const char *dir, int frame, char *buf, size_t cap);
  * remove; returns 0 or NB_ERUNTIME. */
 int out_fits_remove(const char *dir, int from, int to);
 
+/* Remove from DIR the files named PREFIX + the number printed %0WIDTHd +
+ * SUFFIX (exactly: "snap_", 3, ".hdf5"; "frame_", 5, ".fits") whose number
+ * is keep_below or more: an earlier, longer run's. Other names are left
+ * alone. 0, or NB_ERUNTIME after a warning (DIR unreadable, a file that
+ * cannot be removed). */
+int out_remove_sequence(const char *dir, const char *prefix, const char *suffix, int width,
+			int keep_below);
+
 /* Create DIR and its parents. 0 or NB_ERUNTIME (logged with the path). */
 int out_mkdirs(const char *dir);
 /* Create the parent directory of PATH. */

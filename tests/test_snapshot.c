@@ -208,6 +208,31 @@ START_TEST(snapshot_dir_collision_is_bad_input)
 }
 END_TEST
 
+/* The directories hold this run's files: a run of 8 frames, then one of
+ * 4 in the same directories; other names stay. */
+START_TEST(dirs_hold_exactly_this_runs_files)
+{
+	ck_assert_int_eq(run("output.snapshots.dir=snaps", "output.snapshots.every=3",
+			     "output.fits_dir=fits", NULL),
+			 0);
+	ck_assert_int_eq(count("snaps", "snap_"), 4); /* frames 0, 3, 6, 7 */
+	ck_assert_int_eq(count("fits", "frame_"), 8);
+	char keep[PATH_MAX];
+	snprintf(keep, sizeof keep, "%s/snaps/snap_7.hdf5", g_dir); /* not our name */
+	FILE *f = fopen(keep, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(run("output.frames=4", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=3", "output.fits_dir=fits", NULL),
+			 0);
+	ck_assert_int_eq(count("snaps", "snap_0"), 2); /* frames 0, 3 */
+	ck_assert(exists("snaps/snap_000.hdf5") && exists("snaps/snap_001.hdf5"));
+	ck_assert(exists("snaps/snap_7.hdf5"));
+	ck_assert_int_eq(count("fits", "frame_"), 4);
+	ck_assert(!exists("fits/frame_00004.fits"));
+}
+END_TEST
+
 /* The energy check stops the run at frame 1 (exit 1): the snapshot of
  * frame 0 and the FITS map of frame 0 were in place, and are removed. */
 START_TEST(failed_run_leaves_no_snapshot)
@@ -387,6 +412,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, restart_mismatch_is_bad_input);
 	tcase_add_test(tc, snapshot_dir_collision_is_bad_input);
 	tcase_add_test(tc, failed_run_leaves_no_snapshot);
+	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);
 	suite_add_tcase(s, tc);
 	const char *mods[] = {"h5py", "yt", "astropy"};
 	const TTest *tests[] = {h5py_reads_the_state, yt_reads_the_state_with_units,
