@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,17 +58,14 @@ static inline void teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* Run the program in g_dir on g_file --quiet --backend g_backend with the
- * arguments given (NULL-terminated: "K=V" become --set K=V, "--x" pass as
- * they are, and the argument after --restart too); stderr to run.log,
- * stdout to run.out.
- * The exit status. */
-static inline int run(const char *first, ...)
+/* Start the program in g_dir on g_file --quiet --backend g_backend with
+ * the arguments given (first and ap, NULL-terminated: "K=V" become --set
+ * K=V, "--x" pass as they are, and the argument after --restart too);
+ * stderr to run.log, stdout to run.out. Its pid. */
+static inline pid_t spawn_v(const char *first, va_list ap)
 {
 	const char *argv[64] = {g_bin, g_file, "--quiet", "--backend", g_backend};
 	int n = 5;
-	va_list ap;
-	va_start(ap, first);
 	for (const char *a = first; a && n < 60; a = va_arg(ap, const char *)) {
 		if (strncmp(a, "--", 2) == 0) {
 			argv[n++] = a;
@@ -77,7 +75,6 @@ static inline int run(const char *first, ...)
 			argv[n++] = "--set", argv[n++] = a;
 		}
 	}
-	va_end(ap);
 	argv[n] = NULL;
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -91,10 +88,35 @@ static inline int run(const char *first, ...)
 		execv(g_bin, (char *const *)argv);
 		_exit(98);
 	}
+	return pid;
+}
+
+static inline pid_t spawn(const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	pid_t pid = spawn_v(first, ap);
+	va_end(ap);
+	return pid;
+}
+
+/* The exit status of pid (it must exit, not die of a signal). */
+static inline int wait_exit(pid_t pid)
+{
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
 	return WEXITSTATUS(st);
+}
+
+/* spawn and wait: the exit status. */
+static inline int run(const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	pid_t pid = spawn_v(first, ap);
+	va_end(ap);
+	return wait_exit(pid);
 }
 
 static inline const char *slurp(const char *name)
