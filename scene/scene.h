@@ -75,6 +75,8 @@ enum scene_color_by { SCENE_COLOR_BY_COMPONENT, SCENE_COLOR_BY_LOS_VELOCITY, SCE
 enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
 enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET };
 enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
+/* output.snapshots.format: the one format written today */
+enum scene_snap_format { SCENE_SNAP_HDF5 };
 
 /* One part of a disk galaxy (disk, bulge or halo). count 0 = part absent. */
 struct scene_part {
@@ -260,6 +262,14 @@ struct scene {
 		char preset[32];       /* x264 preset name */
 		int png_depth;         /* 8 or 16 */
 		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
+		/* GADGET-style HDF5 snapshots (output/snap_write.c; docs/snapshots.md):
+		 * DIR/snap_NNN.hdf5 at frames 0, every, 2 every, ... and the last */
+		struct {
+			int every;                  /* >= 1 frames */
+			char dir[SCENE_PATH_MAX];   /* "" = none */
+			enum scene_snap_format format;
+		} snapshots;
+		char fits_dir[SCENE_PATH_MAX]; /* "" = none; DIR/frame_%05d.fits (output/fits.c) */
 	} output;
 
 	/* scene-level keys, by their place in the key table (scene_fail_key) */
