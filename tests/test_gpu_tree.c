@@ -541,7 +541,8 @@ END_TEST
  * re-sort's trajectory bit for bit. */
 START_TEST(gpu_migrate_adversarial_matches_full_sort)
 {
-	const size_t n = 20000;
+	/* smaller under compute-sanitizer (tests/gpu_tree_sanitize.sh) */
+	const size_t n = getenv("NB_GPU_SANITIZE") ? 4000 : 20000;
 	struct sim_state sm, sf;
 	struct gpu_tree_profile pm, pf;
 	memset(&sm, 0, sizeof sm), memset(&sf, 0, sizeof sf);
@@ -553,8 +554,8 @@ START_TEST(gpu_migrate_adversarial_matches_full_sort)
 	assert_same_state(&sm, &sf);
 	sim_state_free(&sm);
 	sim_state_free(&sf);
-	run_reorder(1, n, 1.0, 400.0, 20, 256, &sm, &pm);
-	run_reorder(2, n, 1.0, 400.0, 20, 256, &sf, &pf);
+	run_reorder(1, n, 1.0, 400.0, 20, 128, &sm, &pm);
+	run_reorder(2, n, 1.0, 400.0, 20, 128, &sf, &pf);
 	printf("migrate, one body flung out: %ld refits, %ld rebuilds of %ld\n", pm.mig_refits,
 	       pm.mig_rebuilds, pm.mig_steps);
 	ck_assert_int_ge(pm.mig_refits, 1);
