@@ -6,6 +6,7 @@
  *   nbody-bench frame
  *   nbody-bench cpu-render --scene FILE [--set KEY=VALUE]...
  *   nbody-bench render [--e2e]
+ *   nbody-bench migrate
  *   nbody-bench e2e --scene scenes/galaxy-collision.yaml
  *
  * Speed is measured here, never asserted in unit tests. */
@@ -37,6 +38,9 @@ static const struct {
 	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X] "
 	 "[--blur S] [--shutter X] "
 	 "[--projection perspective|fisheye|equirectangular] [--stereo none|side-by-side|top-bottom]"},
+	{"migrate", bench_migrate, "GPU tree body order: migrate vs sort, movers and ms per step",
+	 "[--scene FILE] [--frames 0,115,260,400] [--n 1000000,4000000] [--steps K] "
+	 "[--branch-bodies B]"},
 	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
 	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };

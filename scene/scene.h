@@ -36,6 +36,11 @@ enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIREC
  * cell when bmax < theta d (bmax: a bound on its bodies' distance from
  * its centre of mass); com when its side l < theta d. */
 enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
+/* How the GPU tree keeps its bodies in key order between steps
+ * (kernels/tree_migrate.cu): sort re-sorts every body each step (CUB radix
+ * sort); migrate moves only the bodies that left their branch (a key range)
+ * and re-sorts within branches. Same forces within the tree's tolerance. */
+enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -153,6 +158,7 @@ struct scene {
 		double theta;          /* [0, 1.5] */
 		int multipoles;        /* 1 monopole, 2 quadrupole */
 		enum scene_opening opening; /* barnes-hut opening criterion */
+		enum scene_reorder reorder; /* GPU tree body order between steps */
 		double softening;      /* > 0, length units */
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */

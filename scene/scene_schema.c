@@ -23,6 +23,7 @@ static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
+static const char *const reorder_names[] = {"sort", "migrate", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
@@ -80,6 +81,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.opening", .type = SKEY_ENUM, SC(simulation.opening), .names = opening_names,
 	 .def = "bmax", .type_doc = "bmax | com",
 	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side"},
+	{.path = "simulation.reorder", .type = SKEY_ENUM, SC(simulation.reorder), .names = reorder_names,
+	 .def = "sort", .type_doc = "sort | migrate",
+	 .help = "GPU barnes-hut: how bodies are kept in tree order between steps: sort re-sorts every body each step; migrate moves only the bodies that left their branch and re-sorts within branches (same forces within the tree's tolerance)"},
 	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
 	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
 	 .type_doc = "number > 0", .help = "Plummer softening length eps"},
