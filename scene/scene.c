@@ -476,7 +476,7 @@ static int check_follow(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
-	if (f[0] && strcmp(f, "all") != 0 && scene_find_body(sc, f) < 0) {
+	if (f[0] && strcmp(f, "all") != 0 && strcmp(f, "light") != 0 && scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo (/ NAME.dust) of a disk galaxy */
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
@@ -491,7 +491,7 @@ static int check_follow(struct load_ctx *c)
 		}
 		if (!ok) {
 			char names[600];
-			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all");
+			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all, light");
 			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
 				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
 			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
@@ -499,6 +499,17 @@ static int check_follow(struct load_ctx *c)
 					  names, f);
 		}
 	}
+	return 0;
+}
+
+/* camera.frame_range is [lo, hi] with lo <= hi (each bound by the schema). */
+static int check_framing(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	const double *r = sc->camera.frame_range;
+	if (!(r[0] <= r[1]))
+		return scene_fail(&c->ec, seen(c, "camera.frame_range"), "camera.frame_range",
+				  "expected [lo, hi] with lo <= hi, got [%g, %g]", r[0], r[1]);
 	return 0;
 }
 
@@ -600,6 +611,7 @@ static int cross_checks(struct load_ctx *c)
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
+	    check_framing(c) ||
 	    check_dust(c) || check_colour(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
