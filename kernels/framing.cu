@@ -14,11 +14,12 @@
  *   fr_select   one block per value and quantile: a scan of the bins
  *               (Hillis-Steele in shared memory), the first bin that
  *               reaches the rank
- *   fr_hist     level 2: the bodies of the chosen bins (nch x nq x 512)
- *   fr_select   level 2: the step inside
+ *   fr_hist, fr_select   levels 2 and 3: the bodies that share the bits
+ *               chosen so far (nch x nq x 512 bins)
  *   fr_trim     (centre) the trimmed sums per axis in double: warp
  *               shuffles, one atomicAdd per warp
- * then one copy of the result struct to pinned memory and a wait. Each
+ * then one copy of the result struct to pinned memory and a wait: five
+ * body passes (four for the distance) and four one-block kernels. Each
  * body pass reads 16 (position) + 4 (id) + 4 (weight by id) bytes and does
  * ~30 flops in double: memory-bound, ~10 us per 1M bodies on an H100. */
 #include <cuda_runtime.h>
@@ -42,7 +43,7 @@ struct fr_dev {
 	double light;
 	double lo[FR_MAXCH], inv[FR_MAXCH], wmax;
 	unsigned long long rank[FR_MAXCH][FR_MAXQ];
-	int k[FR_MAXCH][FR_MAXQ], j[FR_MAXCH][FR_MAXQ];
+	int step[FR_MAXCH][FR_MAXQ]; /* the bits of each quantile's step chosen so far */
 	double sw[FR_MAXCH], swx[FR_MAXCH]; /* trimmed sums; inside: sw[0] in, swx[0] all */
 };
 
@@ -148,7 +149,8 @@ __global__ void fr_setup(struct fr_dev *s, int nch)
 	}
 }
 
-/* LEVEL 1: bins [d][k]; LEVEL 2: bins [d][e][j] of the bodies in bin k[d][e]. */
+/* LEVEL 1: bins [d][bin]; LEVEL 2, 3: bins [d][e][bin] of the bodies whose
+ * step shares the bits chosen so far for quantile e. */
 template <int MODE, int LEVEL>
 __global__ void fr_hist(const float4 *pos, const uint32_t *id, const float *wid, int n,
 			struct render_frame_geom g, int nq, const struct fr_dev *s,
@@ -169,14 +171,14 @@ __global__ void fr_hist(const float4 *pos, const uint32_t *id, const float *wid,
 			continue;
 		const unsigned long long q = render_framing_q(w, wmax);
 		for (int d = 0; d < nch; d++) {
-			int k, j;
-			render_framing_bins(v[d], s->lo[d], s->inv[d], &k, &j);
+			const int sp = render_framing_step(v[d], s->lo[d], s->inv[d]);
+			const int bin = render_framing_bin(sp, LEVEL);
 			if constexpr (LEVEL == 1) {
-				atomicAdd(&sh[d * RENDER_FRAMING_B1 + k], q);
+				atomicAdd(&sh[d * RENDER_FRAMING_B1 + bin], q);
 			} else {
 				for (int e = 0; e < nq; e++)
-					if (k == s->k[d][e])
-						atomicAdd(&sh[(d * nq + e) * RENDER_FRAMING_B2 + j], q);
+					if (render_framing_prefix(sp, LEVEL) == s->step[d][e])
+						atomicAdd(&sh[(d * nq + e) * RENDER_FRAMING_B2 + bin], q);
 			}
 		}
 	}
@@ -187,8 +189,9 @@ __global__ void fr_hist(const float4 *pos, const uint32_t *id, const float *wid,
 }
 
 /* Block (d, e) of LEVEL: blockDim.x = the bins of one histogram (1024 or
- * 512). Level 1 sets the rank from p[e] and the total; level 2 uses the
- * rank left inside the chosen level-1 bin. */
+ * 512). Level 1 sets the rank from p[e] and the total; levels 2 and 3 use
+ * the rank left inside the bins chosen above. The chosen bin is appended
+ * to the step's bits. */
 template <int LEVEL>
 __global__ void fr_select(const unsigned long long *h, int nq, double p0, double p1,
 			  struct fr_dev *s)
@@ -207,19 +210,13 @@ __global__ void fr_select(const unsigned long long *h, int nq, double p0, double
 		c[t] += add;
 		__syncthreads();
 	}
-	unsigned long long R;
-	if (LEVEL == 1)
-		R = render_framing_rank(e == 0 ? p0 : p1, c[nb - 1]);
-	else
-		R = s->rank[d][e];
+	const unsigned long long R =
+		LEVEL == 1 ? render_framing_rank(e == 0 ? p0 : p1, c[nb - 1]) : s->rank[d][e];
 	const unsigned long long before = t > 0 ? c[t - 1] : 0;
+	__syncthreads(); /* every thread has read the rank before one replaces it */
 	if (c[t] >= R && before < R) {
-		if (LEVEL == 1) {
-			s->k[d][e] = t;
-			s->rank[d][e] = R - before;
-		} else {
-			s->j[d][e] = t;
-		}
+		s->rank[d][e] = R - before;
+		s->step[d][e] = LEVEL == 1 ? t : (s->step[d][e] << 9) | t;
 	}
 }
 
@@ -242,10 +239,8 @@ __global__ void fr_sums(const float4 *pos, const uint32_t *id, const float *wid,
 				a[0] += w;
 		} else {
 			for (int d = 0; d < 3; d++) {
-				int k, j;
-				render_framing_bins(v[d], s->lo[d], s->inv[d], &k, &j);
-				if (render_framing_between(k, j, s->k[d][0], s->j[d][0], s->k[d][1],
-							   s->j[d][1]))
+				const int sp = render_framing_step(v[d], s->lo[d], s->inv[d]);
+				if (sp >= s->step[d][0] && sp <= s->step[d][1])
 					a[d] += w, b[d] += w * v[d];
 			}
 		}
@@ -306,6 +301,12 @@ static int fr_quantiles(struct gpu_framing *fr, const struct gpu_render_input *i
 	CUDA_CHECK(cudaGetLastError());
 	fr_select<2><<<nch * nq, RENDER_FRAMING_B2, 0, fr->stream>>>(fr->d_h, nq, p0, p1, fr->d_s);
 	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaMemsetAsync(fr->d_h, 0, sh2, fr->stream));
+	fr_hist<MODE, 3><<<blocks, FR_THREADS, sh2, fr->stream>>>(pos, in->id, fr->d_w, n, g, nq,
+								   fr->d_s, fr->d_h);
+	CUDA_CHECK(cudaGetLastError());
+	fr_select<3><<<nch * nq, RENDER_FRAMING_B2, 0, fr->stream>>>(fr->d_h, nq, p0, p1, fr->d_s);
+	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
 
@@ -352,7 +353,7 @@ extern "C" int gpu_framing_need(struct gpu_framing *fr, const struct gpu_render_
 		return rc;
 	const struct fr_dev *s = fr->h_s;
 	if (s->count > 0)
-		*dist = render_framing_upper(s->lo[0], s->inv[0], s->k[0][0], s->j[0][0]);
+		*dist = render_framing_upper(s->lo[0], s->inv[0], s->step[0][0]);
 	return 0;
 }
 

@@ -8,9 +8,8 @@
  * combined in chunk order. Histograms hold integers and the range is a
  * min/max, so those are exact whatever the order; the double sums are
  * combined in a fixed order. So the results are bit-identical for any
- * number of threads. Cost: four or five passes over the bodies per call
- * (range, level-1 histogram, level-2 histogram, sums), ~10 ns a body on
- * one core. */
+ * number of threads. Cost: five or six passes over the bodies per call
+ * (range, three histogram levels, sums), ~10 ns a body each on one core. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +57,13 @@ static void chunk_range(size_t n, int c, size_t *a, size_t *b)
 	*b = n * (size_t)(c + 1) / FR_CHUNKS;
 }
 
-/* The quantiles p[0 .. nq-1] of each value, as (k, j) steps. */
+/* The quantiles p[0 .. nq-1] of each value, as steps. */
 struct fr_quant {
 	int nq;
 	double p[FR_MAXQ];
 	double lo[FR_MAXCH], inv[FR_MAXCH], wmax, light;
 	size_t count;
-	int k[FR_MAXCH][FR_MAXQ], j[FR_MAXCH][FR_MAXQ];
+	int step[FR_MAXCH][FR_MAXQ];
 };
 
 /* First index whose cumulative sum of h reaches *rank; *rank becomes the
@@ -83,13 +82,13 @@ static int fr_select(const uint64_t *h, int nb, uint64_t *rank)
 	return nb - 1; /* not reached when rank <= the total */
 }
 
-static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
+/* Pass 1: the range of each value, the largest weight, the light. */
+static void fr_range(const struct fr_src *s, struct fr_quant *q)
 {
 	const size_t n = s->st->n;
-	const int nch = s->nch, nq = q->nq;
+	const int nch = s->nch;
 	double lo[FR_CHUNKS][FR_MAXCH], hi[FR_CHUNKS][FR_MAXCH], wmax[FR_CHUNKS], light[FR_CHUNKS];
 	size_t count[FR_CHUNKS];
-	/* pass 1: the range of each value, the largest weight */
 #pragma omp parallel for schedule(static)
 	for (int c = 0; c < FR_CHUNKS; c++) {
 		size_t a, b;
@@ -123,17 +122,22 @@ static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
 			ghi[d] = hi[c][d] > ghi[d] ? hi[c][d] : ghi[d];
 		}
 	}
-	if (q->count == 0)
-		return 0;
-	for (int d = 0; d < nch; d++) {
+	for (int d = 0; d < nch && q->count > 0; d++) {
 		q->lo[d] = glo[d];
 		q->inv[d] = render_framing_inv(glo[d], ghi[d]);
 	}
+}
 
-	/* passes 2 and 3: level-1 histograms, then level-2 inside the chosen
-	 * bins (one histogram per value and quantile) */
-	const int per1 = nch * RENDER_FRAMING_B1, per2 = nch * nq * RENDER_FRAMING_B2;
-	const int per = per1 > per2 ? per1 : per2;
+static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
+{
+	const size_t n = s->st->n;
+	const int nch = s->nch, nq = q->nq;
+	fr_range(s, q);
+	if (q->count == 0)
+		return 0;
+	/* passes 2 to 4: level 1 per value; levels 2 and 3 per value and
+	 * quantile, over the bodies that share the bins chosen above */
+	const int per = nch * RENDER_FRAMING_B1; /* >= nch * nq * B2 */
 	uint64_t *part = calloc((size_t)FR_CHUNKS * per, sizeof *part);
 	uint64_t *tot = calloc((size_t)per, sizeof *tot);
 	if (!part || !tot) {
@@ -143,8 +147,10 @@ static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
 		return NB_ERUNTIME;
 	}
 	uint64_t rank[FR_MAXCH][FR_MAXQ];
-	for (int level = 1; level <= 2; level++) {
-		const int size = level == 1 ? per1 : per2;
+	int prefix[FR_MAXCH][FR_MAXQ]; /* the steps' bits chosen so far */
+	for (int level = 1; level <= 3; level++) {
+		const int nb = level == 1 ? RENDER_FRAMING_B1 : RENDER_FRAMING_B2;
+		const int nh = level == 1 ? nch : nch * nq; /* histograms */
 		memset(part, 0, (size_t)FR_CHUNKS * per * sizeof *part);
 #pragma omp parallel for schedule(static)
 		for (int c = 0; c < FR_CHUNKS; c++) {
@@ -157,37 +163,38 @@ static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
 					continue;
 				uint64_t qw = render_framing_q(w, q->wmax);
 				for (int d = 0; d < nch; d++) {
-					int k, j;
-					render_framing_bins(v[d], q->lo[d], q->inv[d], &k, &j);
+					int sp = render_framing_step(v[d], q->lo[d], q->inv[d]);
+					int bin = render_framing_bin(sp, level);
 					if (level == 1) {
-						h[d * RENDER_FRAMING_B1 + k] += qw;
+						h[d * nb + bin] += qw;
 						continue;
 					}
 					for (int e = 0; e < nq; e++)
-						if (k == q->k[d][e])
-							h[(d * nq + e) * RENDER_FRAMING_B2 + j] += qw;
+						if (render_framing_prefix(sp, level) == prefix[d][e])
+							h[(d * nq + e) * nb + bin] += qw;
 				}
 			}
 		}
 		memset(tot, 0, (size_t)per * sizeof *tot);
 		for (int c = 0; c < FR_CHUNKS; c++)
-			for (int x = 0; x < size; x++)
+			for (int x = 0; x < nh * nb; x++)
 				tot[x] += part[(size_t)c * per + x];
 		for (int d = 0; d < nch; d++)
 			for (int e = 0; e < nq; e++) {
+				const uint64_t *h = tot + (level == 1 ? d : d * nq + e) * nb;
 				if (level == 1) {
 					uint64_t Q = 0;
-					for (int x = 0; x < RENDER_FRAMING_B1; x++)
-						Q += tot[d * RENDER_FRAMING_B1 + x];
+					for (int x = 0; x < nb; x++)
+						Q += h[x];
 					rank[d][e] = render_framing_rank(q->p[e], Q);
-					q->k[d][e] = fr_select(tot + d * RENDER_FRAMING_B1, RENDER_FRAMING_B1,
-							       &rank[d][e]);
-				} else {
-					q->j[d][e] = fr_select(tot + (d * nq + e) * RENDER_FRAMING_B2,
-							       RENDER_FRAMING_B2, &rank[d][e]);
+					prefix[d][e] = 0;
 				}
+				prefix[d][e] = (prefix[d][e] << (level == 1 ? 10 : 9)) | fr_select(h, nb, &rank[d][e]);
 			}
 	}
+	for (int d = 0; d < nch; d++)
+		for (int e = 0; e < nq; e++)
+			q->step[d][e] = prefix[d][e];
 	free(part);
 	free(tot);
 	return 0;
@@ -246,9 +253,8 @@ int render_light_centre(const struct sim_state *st, const float *w_by_comp,
 			if (!(w > 0) || !fr_values(&s, i, v))
 				continue;
 			for (int d = 0; d < 3; d++) {
-				int k, j;
-				render_framing_bins(v[d], q.lo[d], q.inv[d], &k, &j);
-				if (render_framing_between(k, j, q.k[d][0], q.j[d][0], q.k[d][1], q.j[d][1])) {
+				int sp = render_framing_step(v[d], q.lo[d], q.inv[d]);
+				if (sp >= q.step[d][0] && sp <= q.step[d][1]) {
 					sw[c][d] += w;
 					swx[c][d] += w * v[d];
 				}
@@ -273,7 +279,7 @@ int render_frame_need(const struct sim_state *st, const float *w_by_comp,
 	int rc = fr_quantiles(&s, &q);
 	if (rc || q.count == 0)
 		return rc;
-	*dist = render_framing_upper(q.lo[0], q.inv[0], q.k[0][0], q.j[0][0]);
+	*dist = render_framing_upper(q.lo[0], q.inv[0], q.step[0][0]);
 	return 0;
 }
 
