@@ -152,7 +152,7 @@ static void loop_setup(struct frame_loop *L)
 		L->need_pot |= v->stats != NULL;
 		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
 		if (vrc == 0 && v->rc == 0 && v->r)
-			vrc = app_framing_create(v->sc, L->st, L->eng, L->u, &v->fr);
+			vrc = app_framing_create(v->sc, L->st, L->eng, L->u, k, &v->fr);
 		if (vrc)
 			app_view_fail(v, vrc);
 	}

@@ -8,14 +8,17 @@
  * light moves it by the light centre through a critically damped spring
  * per axis (render_spring_step, tau = camera.smoothing frames), other
  * follows by the centre of mass as before (not smoothed); frame auto then
- * puts the eye on the view's line at the distance that keeps
- * camera.frame_fraction of the drawn light inside the frame less
- * camera.frame_margin, clamped to camera.frame_range x the keys' distance,
- * smoothed by a spring on its logarithm (a zoom by a factor takes as long
- * either way). Frame f's camera depends on frames 0 .. f only. A frame
+ * puts the eye on the view's line at the keys' distance times a scale:
+ * the distance that keeps camera.frame_fraction of the drawn light inside
+ * the frame less camera.frame_margin, divided by the keys' distance,
+ * clamped to camera.frame_range and smoothed by a spring on its logarithm
+ * (a zoom by a factor takes as long either way; a scale that stays at a
+ * bound leaves the keys' own path exactly as written). Frame f's camera depends on frames 0 .. f only. A frame
  * with no drawn light keeps the previous goals. Last, the share of the
  * drawn light inside the frame (no margin) is measured for the report. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,11 +35,14 @@ struct app_framing {
 	double length;           /* u->length: internal = scene x length */
 	float *wc;               /* light per unit mass by component */
 	struct render_spring centre[3], dist;
-	double centre_goal[3], dist_goal; /* the last goals (scene units; dist: log) */
+	double centre_goal[3], dist_goal; /* the last goals (scene units; dist: log of the scale) */
 	int have_centre, have_dist;
 	/* the measure */
 	int frames, below, min_frame;
 	double min_in, sum_in;
+	double need_raw, keys_dist; /* this frame's, for the log */
+	FILE *log;                  /* NB_CAMERA_LOG: one row per frame; NULL: none */
+	int view;
 };
 
 static int light_follow(const struct scene *sc)
@@ -45,7 +51,7 @@ static int light_follow(const struct scene *sc)
 }
 
 int app_framing_create(const struct scene *sc, const struct sim_state *st, struct engine *eng,
-		       const struct sim_units *u, struct app_framing **out)
+		       const struct sim_units *u, int view, struct app_framing **out)
 {
 	*out = NULL;
 	if (!sc->camera.follow[0] && sc->camera.frame != SCENE_FRAME_AUTO)
@@ -62,7 +68,19 @@ int app_framing_create(const struct scene *sc, const struct sim_state *st, struc
 	fr->g = engine_gpu(eng);
 	fr->length = u->length;
 	fr->min_in = 2;
+	fr->view = view;
 	render_framing_weights(sc, st, fr->wc);
+	const char *log = getenv("NB_CAMERA_LOG");
+	if (log && log[0]) {
+		if (!(fr->log = fopen(log, view == 0 ? "w" : "a"))) {
+			log_error("NB_CAMERA_LOG=%s: %s", log, strerror(errno));
+			app_framing_free(&fr);
+			return NB_ERUNTIME;
+		}
+		if (view == 0)
+			fprintf(fr->log, "view,frame,target_x,target_y,target_z,distance,keys_distance,"
+					 "centre_goal_x,centre_goal_y,centre_goal_z,need,inside\n");
+	}
 	int rc = fr->g ? gpu_framing_create(st, fr->wc, &fr->gf) : 0;
 	if (rc) {
 		app_framing_free(&fr);
@@ -126,11 +144,13 @@ static double v3_dist(const double a[3], const double b[3])
 	return sqrt(d0 * d0 + d1 * d1 + d2 * d2);
 }
 
-/* frame auto: the eye on the line from the target at the smoothed distance. */
+/* frame auto: the eye on the line from the target at the keys' distance
+ * times the smoothed scale. */
 static int auto_distance(struct app_framing *fr, struct render_camera *cam)
 {
 	const struct scene *sc = fr->sc;
 	const double d0 = v3_dist(cam->pos, cam->target); /* the keys' distance (> 0) */
+	fr->keys_dist = d0;
 	struct render_frame_geom g;
 	render_frame_geom_make(cam, sc->render.width, sc->render.height, sc->camera.frame_margin,
 			       fr->length, &g);
@@ -138,15 +158,15 @@ static int auto_distance(struct app_framing *fr, struct render_camera *cam)
 	int rc = need_now(fr, &g, &need);
 	if (rc)
 		return rc;
+	fr->need_raw = need;
 	if (need >= 0) {
-		double lo = sc->camera.frame_range[0] * d0, hi = sc->camera.frame_range[1] * d0;
-		need = need < lo ? lo : (need > hi ? hi : need);
-		fr->dist_goal = log(need);
+		double s = need / d0, lo = sc->camera.frame_range[0], hi = sc->camera.frame_range[1];
+		fr->dist_goal = log(s < lo ? lo : (s > hi ? hi : s));
 		fr->have_dist = 1;
 	} else if (!fr->have_dist) {
-		fr->dist_goal = log(d0);
+		fr->dist_goal = 0; /* nothing drawn yet: the keys' distance */
 	}
-	double d = exp(render_spring_step(&fr->dist, fr->dist_goal, sc->camera.smoothing));
+	double d = d0 * exp(render_spring_step(&fr->dist, fr->dist_goal, sc->camera.smoothing));
 	for (int k = 0; k < 3; k++)
 		cam->pos[k] = cam->target[k] - d * g.fwd[k];
 	return 0;
@@ -157,6 +177,8 @@ int app_framing_camera(struct app_framing *fr, int f, struct render_camera *cam)
 	const struct scene *sc = fr->sc;
 	double c[3] = {0, 0, 0};
 	int rc = 0;
+	fr->need_raw = -1;
+	fr->keys_dist = 0;
 	if (light_follow(sc)) {
 		double now[3];
 		int found = 0;
@@ -183,6 +205,11 @@ int app_framing_camera(struct app_framing *fr, int f, struct render_camera *cam)
 	render_frame_geom_make(cam, sc->render.width, sc->render.height, 0.0, fr->length, &g0);
 	if ((rc = inside_now(fr, &g0, v3_dist(cam->pos, cam->target), &in_share)))
 		return rc;
+	if (fr->log)
+		fprintf(fr->log, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", fr->view, f,
+			cam->target[0], cam->target[1], cam->target[2], v3_dist(cam->pos, cam->target),
+			fr->keys_dist, fr->centre_goal[0], fr->centre_goal[1], fr->centre_goal[2],
+			fr->need_raw, in_share);
 	fr->frames++;
 	fr->sum_in += in_share;
 	if (in_share < fr->min_in)
@@ -206,6 +233,8 @@ void app_framing_free(struct app_framing **fr)
 {
 	if (!fr || !*fr)
 		return;
+	if ((*fr)->log)
+		fclose((*fr)->log);
 	gpu_framing_free(&(*fr)->gf);
 	free((*fr)->wc);
 	free(*fr);

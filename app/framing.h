@@ -11,13 +11,15 @@
 
 struct app_framing;
 
-/* The framing of view sc over the engine's bodies (st: the run's state,
- * as created; on the GPU the statistics come from the engine's device
- * positions). *out = NULL when the camera does not move by itself
- * (follow "" and frame keys): the caller then uses the keys alone. 0 or
- * an error (logged). */
+/* The framing of view number `view` (0 ..), sc, over the engine's bodies
+ * (st: the run's state, as created; on the GPU the statistics come from the
+ * engine's device positions). *out = NULL when the camera does not move by
+ * itself (follow "" and frame keys): the caller then uses the keys alone.
+ * With the environment NB_CAMERA_LOG=FILE, each frame's camera and measure
+ * go to FILE as CSV (view 0 truncates it, later views append;
+ * docs/scenes.md "Framing"). 0 or an error (logged). */
 int app_framing_create(const struct scene *sc, const struct sim_state *st, struct engine *eng,
-		       const struct sim_units *u, struct app_framing **out);
+		       const struct sim_units *u, int view, struct app_framing **out);
 /* The camera of frame f (the steps of frame f complete; frames in
  * order, each once): keys and orbit (render_camera_at_com), the followed
  * centre (follow: light smoothed by camera.smoothing, others as they

@@ -241,8 +241,9 @@ const struct scene_key scene_schema[] = {
 	 .hi = 0.5, .def = "0.05", .type_doc = "number in [0, 0.5]",
 	 .help = "frame auto: share of the frame's half-width and half-height kept clear at each edge"},
 	{.path = "camera.frame_range", .type = SKEY_PAIR, SC(camera.frame_range), .lo = 1e-6,
-	 .hi = 1e6, .def = "[0.1, 10]", .type_doc = "[lo, hi], 1e-6 <= lo <= hi <= 1e6",
-	 .help = "frame auto: the distance stays within [lo, hi] x the keys' distance from the target"},
+	 .hi = 1e6, .def = "[1, 10]", .type_doc = "[lo, hi], 1e-6 <= lo <= hi <= 1e6",
+	 .help = "frame auto: the distance stays within [lo, hi] x the keys' distance from the "
+		 "target (lo 1: never nearer than the keys; lo < 1 lets it zoom in)"},
 	{.path = "camera.smoothing", .type = SKEY_DOUBLE, SC(camera.smoothing), .lo = 0, .hi = 1e6,
 	 .def = "15", .type_doc = "frames in [0, 1e6]",
 	 .help = "follow light and frame auto: time constant of the critically damped spring that "

@@ -340,7 +340,7 @@ START_TEST(camera_at_frames_the_light)
 			   "  - {name: a, model: plummer, count: 3000, scale: 1, position: [4, 0, 1]}\n"
 			   "  - {name: dm, model: hernquist, count: 3000, mass: 5, scale: 3,"
 			   " position: [-10, 3, 0], color: [0, 0, 0]}\n"
-			   "camera: {follow: light, frame: auto, frame_fraction: 0.9,"
+			   "camera: {follow: light, frame: auto, frame_fraction: 0.9, frame_range: [0.01, 10],"
 			   " keys: [{frame: 0, position: [0, -40, 10], target: [0, 0, 0]}]}\n"
 			   "render: {width: 320, height: 180}\n";
 	ck_assert_int_eq(scene_load_string(text, "t.yaml", "/tmp", NULL, 0, &sc), 0);
