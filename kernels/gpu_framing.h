@@ -14,10 +14,13 @@
  * bodies, distance within 2^-18 of the range of the needs, inside share
  * within 1e-9.
  *
- * Cost per call for 1M bodies: four passes of 24 bytes a body (position,
- * id, weight: ~10 us each on an H100) and three one-block kernels, one
- * copy of ~300 bytes to the host and one wait for it (the caller needs
- * the number before the frame is queued).
+ * Cost per call: up to five passes over the bodies of 24 bytes a body
+ * (position, id, weight by id; estimated ~10 us each for 1M bodies on an
+ * H100, not measured here: test_gpu_framing's
+ * framing_of_a_million_bodies_is_cheap times the three calls of a frame and
+ * asks < 0.5 ms) and three one-block kernels, one copy of ~300 bytes to
+ * the host and one wait for it (the caller needs the number before the
+ * frame is queued).
  *
  * Ownership: fr owns its device buffers, its stream and pinned result;
  * the bodies of a gpu_render_input stay the caller's. All functions
