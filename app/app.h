@@ -79,6 +79,13 @@ void app_resolved_scene_path(const struct scene *sc, char *buf);
  * regular file): those are never replaced. 0 when fine. */
 int app_outputs_check(const struct app_view *views, int k);
 
+/* The projection and stereo tags of sc's video (app/video_meta.c; output.h,
+ * struct out_video_meta), which the MP4 writer turns into spherical video
+ * metadata. Today always flat mono: the scene keys that say otherwise
+ * (camera.projection, camera.stereo.mode) are not on this branch yet. */
+struct out_video_meta;
+void app_video_meta(const struct scene *sc, struct out_video_meta *meta);
+
 /* --dry-run: the resolved scene (YAML, loadable again) on f, then, as YAML
  * comments, the estimate of memory and work and the galaxy report. */
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);

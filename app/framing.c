@@ -152,8 +152,9 @@ static int auto_distance(struct app_framing *fr, struct render_camera *cam)
 	const double d0 = v3_dist(cam->pos, cam->target); /* the keys' distance (> 0) */
 	fr->keys_dist = d0;
 	struct render_frame_geom g;
-	render_frame_geom_make(cam, sc->render.width, sc->render.height, sc->camera.frame_margin,
-			       fr->length, &g);
+	int w, h; /* an eye's picture in stereo */
+	render_eye_size(sc, &w, &h);
+	render_frame_geom_make(cam, w, h, sc->camera.frame_margin, fr->length, &g);
 	double need;
 	int rc = need_now(fr, &g, &need);
 	if (rc)
@@ -200,9 +201,15 @@ int app_framing_camera(struct app_framing *fr, int f, struct render_camera *cam)
 	if (sc->camera.frame == SCENE_FRAME_AUTO && (rc = auto_distance(fr, cam)))
 		return rc;
 
+	/* the measure: the pinhole's frame (fisheye and equirect views are
+	 * not measured) */
+	if (sc->camera.projection != SCENE_PROJ_PERSPECTIVE)
+		return 0;
 	struct render_frame_geom g0;
 	double in_share;
-	render_frame_geom_make(cam, sc->render.width, sc->render.height, 0.0, fr->length, &g0);
+	int w, h;
+	render_eye_size(sc, &w, &h);
+	render_frame_geom_make(cam, w, h, 0.0, fr->length, &g0);
 	if ((rc = inside_now(fr, &g0, v3_dist(cam->pos, cam->target), &in_share)))
 		return rc;
 	if (fr->log)

@@ -29,6 +29,9 @@ static int gpu_queue(struct renderer *base, int f, const struct render_camera *c
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	struct gpu_render_input in;
 	int rc = gpu_sim_render_input(r->g, &in);
+	double ek = render_camera_exposure(r->sc, f); /* exposure keys: 0 none */
+	if (ek > 0)
+		gpu_render_set_exposure(r->gr, ek);
 	if (rc == 0 && render_overlay_on(r->sc) &&
 	    ((rc = render_overlay_build(r->sc, cam, f, &r->ov)) == 0))
 		rc = gpu_render_overlay(r->gr, &r->ov, f % RENDERER_RING);

@@ -111,7 +111,9 @@ static int view_open(struct run_view *v)
 {
 	const struct scene *sc = v->sc;
 	int rc = 0;
-	if (wants_frames(sc) && (rc = out_writer_open(sc, 4, &v->w)))
+	struct out_video_meta meta;
+	app_video_meta(sc, &meta);
+	if (wants_frames(sc) && (rc = out_writer_open_meta(sc, 4, &meta, &v->w)))
 		return rc;
 	if (sc->output.stats[0])
 		rc = sim_stats_open(sc->output.stats, &v->stats);

@@ -32,9 +32,11 @@ static const struct {
 	{"cpu-render", bench_cpu_render, "one CPU frame of a scene at frame 0: adaptive h, splat, tone map (no forces)",
 	 "--scene FILE [--set KEY=VALUE]... [--repeats 3]"},
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
-	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
+	 "[--sizes 1080p,4k,WxH] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
 	 "[--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear] [--exposure auto|X] "
-	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X]"},
+	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X] "
+	 "[--blur S] [--shutter X] "
+	 "[--projection perspective|fisheye|equirectangular] [--stereo none|side-by-side|top-bottom]"},
 	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
 	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };

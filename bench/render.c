@@ -8,7 +8,7 @@
  *   gpu        first event to copy end, host gaps included
  *   wall       host wall time per frame with two frames in flight
  *
- * Scenes (positions only; velocities do not matter to a picture):
+ * Scenes (positions only; velocities matter only to --blur):
  *   scene     the default scene's own bodies (scenes/galaxy-collision.yaml
  *             scaled to N: two disk galaxies from sim_ic_build, the dark
  *             halo half of the bodies drawn black), its renderer settings
@@ -25,6 +25,17 @@
  *                      [--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear]
  *                      [--exposure auto|X] [--glow X] [--diffuse X]
  *                      [--diffuse-smoothing screen|adaptive] [--h-cap X]
+ *                      [--blur S] [--shutter X]
+ *                      [--projection perspective|fisheye|equirectangular]
+ *                      [--stereo none|side-by-side|top-bottom]
+ *
+ * Projections (issue 15): --projection and --stereo set camera.projection
+ * and camera.stereo.mode on every row (fisheye 180 degrees; eye separation
+ * and convergence auto); --sizes also takes one WxH, e.g. --sizes 4096x2048
+ * (an equirect frame, 2:1 per eye) or 4096x4096 (a domemaster; top-bottom
+ * equirect stereo). Sizes that do not fit the projection are the caller's
+ * business (the renderer draws what it is given). Stereo rows: the stage
+ * columns are the right eye's, gpu and wall the whole frame.
  *
  * The look (issue 14): --look is --style stars --tonemap filmic --exposure
  * auto --glow 0.3 --diffuse 0.3 --diffuse-smoothing screen (later options
@@ -43,6 +54,15 @@
  *   expo      auto exposure: luminance histogram and the percentile step
  *   tone      total light, tone curve, conversions (YUV420P)
  *   copy      YUV planes to pinned host memory (own stream, overlaps)
+ *
+ * --blur S (a look option; it also sets --style stars) draws each body S
+ * times (render.motion_blur.samples, render/blur_shared.h) with the shutter
+ * open --shutter X (default 0.5) of the frame interval: the scene file's
+ * rows use its own velocities, dt and steps_per_frame; the synthetic
+ * scenes get dt 0.01 x 10 steps and a solid-body spin v = (-y, x, 0)
+ * (internal units), which draws streaks of ~10-20 px at 1080p. Compare
+ * with the same command without --blur: the stars column should grow
+ * about S-fold (the splat runs over S n points).
  *
  * --e2e then runs `nbody-bench e2e` (bench/e2e.c): the default scene end to
  * end, frames per second, beside the simulation alone and x264 alone.
@@ -154,7 +174,7 @@ static int rb_make_galaxies(size_t n, struct sim_state *st, struct render_camera
 	const double c0[3] = {-20, 0, 0}, c1[3] = {20, 8, 3};
 	rb_galaxy(st, 0, n / 2, c0, 30, 0, 101);
 	rb_galaxy(st, n / 2, n - n / 2, c1, 60, 3, 202);
-	*cam = (struct render_camera){{0, -110, 50}, {0, 2, 0}, {0, 0, 1}, 45};
+	*cam = (struct render_camera){.pos = {0, -110, 50}, .target = {0, 2, 0}, .up = {0, 0, 1}, .fov = 45};
 	return 0;
 }
 
@@ -172,7 +192,7 @@ static int rb_make_core(size_t n, struct sim_state *st, struct render_camera *ca
 		st->mass[i] = 1.0 / (double)n;
 		st->comp[i] = 0;
 	}
-	*cam = (struct render_camera){{0, -8, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	*cam = (struct render_camera){.pos = {0, -8, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	return 0;
 }
 
@@ -222,6 +242,10 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 		   struct rb_row *row)
 {
 	double v[10][RB_MAX_REPS], pairs = 0;
+	struct render_camera cam_p = *cam; /* the scene's projection (--projection) */
+	cam_p.projection = (int)sc->camera.projection;
+	cam_p.fisheye_aperture = sc->camera.fisheye_aperture;
+	cam = &cam_p;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.slots = 2;
@@ -342,7 +366,34 @@ struct rb_opts {
 	/* the look: look set when any option below was given */
 	int look, style, tonemap, exposure_auto, diffuse_smoothing;
 	double exposure, glow, diffuse, h_cap;
+	int blur;       /* render.motion_blur.samples; 0 or 1: off */
+	double shutter; /* its shutter; 0: 0.5 */
+	/* camera.projection and camera.stereo of every row (issue 15), and
+	 * a frame size given as WxH in --sizes (cw 0: none) */
+	int projection, stereo, cw, ch;
 };
+
+/* --blur on a synthetic scene: a solid-body spin about the z axis
+ * (internal units), so the sub-frame samples spread as moving stars'. */
+static void rb_spin(struct sim_state *st)
+{
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < st->n; i++) {
+		st->vel[3 * i] = -st->pos[3 * i + 1];
+		st->vel[3 * i + 1] = st->pos[3 * i];
+		st->vel[3 * i + 2] = 0;
+	}
+}
+
+/* The rows' projection and stereo (--projection, --stereo) on sc. */
+static void rb_apply_projection(const struct rb_opts *o, struct scene *sc)
+{
+	sc->camera.projection = (enum scene_projection)o->projection;
+	sc->camera.fisheye_aperture = 180;
+	sc->camera.stereo.mode = (enum scene_stereo)o->stereo;
+	sc->camera.stereo.eye_separation_auto = 1;
+	sc->camera.stereo.convergence_auto = 1;
+}
 
 /* The look's options on top of sc's own render block. */
 static void rb_apply_look(const struct rb_opts *o, struct scene *sc)
@@ -366,6 +417,14 @@ static void rb_apply_look(const struct rb_opts *o, struct scene *sc)
 		sc->render.auto_percentile = 99.5;
 	if (!(sc->render.auto_smoothing > 0))
 		sc->render.auto_smoothing = 10;
+	if (o->blur > 1) {
+		sc->render.motion_blur.samples = o->blur;
+		sc->render.motion_blur.shutter = o->shutter > 0 ? o->shutter : 0.5;
+		if (!(sc->simulation.dt > 0)) { /* a synthetic scene */
+			sc->simulation.dt = 0.01;
+			sc->simulation.steps_per_frame = 10;
+		}
+	}
 }
 
 /* One look option at argv[i] (value in argv[i + 1]); 1 if taken. */
@@ -402,6 +461,11 @@ static int rb_parse_look(int argc, char **argv, int *i, struct rb_opts *o)
 		o->diffuse_smoothing = !strcmp(v, "adaptive") ? SCENE_DIFFUSE_ADAPTIVE : SCENE_DIFFUSE_SCREEN;
 	else if (!strcmp(a, "--h-cap"))
 		o->h_cap = atof(v);
+	else if (!strcmp(a, "--blur")) {
+		o->blur = atoi(v);
+		o->style = SCENE_STYLE_STARS; /* the stars splat is the one that blurs */
+	} else if (!strcmp(a, "--shutter"))
+		o->shutter = atof(v);
 	else
 		return 0;
 	o->look = 1;
@@ -421,6 +485,21 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 			const char *s = argv[++i];
 			o->s1080 = strstr(s, "1080p") != NULL;
 			o->s4k = strstr(s, "4k") != NULL;
+			for (const char *t = s; t && *t; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL)
+				if (sscanf(t, "%dx%d", &o->cw, &o->ch) == 2)
+					break; /* one WxH size, e.g. 4096x2048 */
+			if (o->cw < 16 || o->ch < 16 || o->cw % 2 || o->ch % 2)
+				o->cw = o->ch = 0;
+		} else if (!strcmp(argv[i], "--projection") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->projection = !strcmp(v, "fisheye")	      ? SCENE_PROJ_FISHEYE
+					: !strcmp(v, "equirectangular") ? SCENE_PROJ_EQUIRECT
+									: SCENE_PROJ_PERSPECTIVE;
+		} else if (!strcmp(argv[i], "--stereo") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->stereo = !strcmp(v, "side-by-side") ? SCENE_STEREO_SIDE_BY_SIDE
+				    : !strcmp(v, "top-bottom") ? SCENE_STEREO_TOP_BOTTOM
+							       : SCENE_STEREO_NONE;
 		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
 			o->png = argv[++i];
 		else if (!strcmp(argv[i], "--e2e"))
@@ -441,6 +520,13 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 		fprintf(stderr, "render: bad --n or --repeats (1..%d)\n", RB_MAX_REPS);
 		return 2;
 	}
+	if (o->blur < 0 || o->blur > 64 || o->shutter < 0 || o->shutter > 1 ||
+	    (o->blur > 1 && (o->style != SCENE_STYLE_STARS ||
+			     (o->diffuse > 0 && o->diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE)))) {
+		fprintf(stderr, "render: --blur needs 1..64, --shutter (0, 1], style stars and no "
+				"adaptive diffuse layer (as the scene loader)\n");
+		return 2;
+	}
 	return 0;
 }
 
@@ -448,10 +534,13 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
  * N bodies, the K-th size of the list. 0, or 1 (reported). */
 static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 {
+	char custom[32];
+	snprintf(custom, sizeof custom, "%dx%d", o->cw, o->ch);
 	const struct {
 		const char *name;
 		int w, h, on;
-	} sizes[2] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k}};
+	} sizes[3] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k},
+		      {custom, o->cw, o->ch, o->cw > 0}};
 	const char *mname[2] = {"tiled", "atomic"};
 	const char *scname[3] = {"scene", "galaxies", "core"};
 	size_t n = o->ns[k];
@@ -468,9 +557,11 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 		sim_state_free(&st);
 		return 1;
 	}
+	if (o->blur > 1 && sceneid != 0)
+		rb_spin(&st);
 	if (o->png && sceneid == 1 && k == 0 && rb_png(o->png, &st, &cam) != 0)
 		rc = 1;
-	for (int s = 0; s < 2 && !rc; s++) {
+	for (int s = 0; s < 3 && !rc; s++) {
 		if (!sizes[s].on)
 			continue;
 		if (o->look) { /* one row: the look on the scene's own settings */
@@ -484,6 +575,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 				sc.render.smoothing_adaptive = 1;
 			}
 			rb_apply_look(o, &sc);
+			rb_apply_projection(o, &sc);
 			struct rb_row row;
 			if (rb_time(&sc, &st, &cam, GPU_RENDER_TILED, o->reps, &row) != 0)
 				rc = 1;
@@ -515,6 +607,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 							  sceneid == 2 ? 0.02 : 0.15);
 				}
 				sc.render.smoothing_adaptive = a;
+				rb_apply_projection(o, &sc);
 				struct rb_row row;
 				if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, o->reps, &row) != 0) {
 					rc = 1;
@@ -543,11 +636,21 @@ int bench_render(int argc, char **argv)
 	}
 	gpu_device_info(name, sizeof name, NULL, NULL);
 	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, o.reps);
+	if (o.projection || o.stereo)
+		printf("projection %s, stereo %s\n\n",
+		       o.projection == SCENE_PROJ_FISHEYE	? "fisheye"
+		       : o.projection == SCENE_PROJ_EQUIRECT ? "equirectangular"
+							     : "perspective",
+		       o.stereo == SCENE_STEREO_SIDE_BY_SIDE ? "side-by-side"
+		       : o.stereo == SCENE_STEREO_TOP_BOTTOM ? "top-bottom"
+							     : "none");
 	if (o.look) {
-		printf("look: style %s, tonemap %d, exposure %s, glow %g, diffuse %g (%s), h_cap %g\n\n",
+		printf("look: style %s, tonemap %d, exposure %s, glow %g, diffuse %g (%s), h_cap %g, "
+		       "motion blur %d samples, shutter %g\n\n",
 		       o.style == SCENE_STYLE_STARS ? "stars" : "smooth", o.tonemap,
 		       o.exposure_auto ? "auto" : "fixed", o.glow, o.diffuse,
-		       o.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE ? "adaptive" : "screen", o.h_cap);
+		       o.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE ? "adaptive" : "screen", o.h_cap,
+		       o.blur > 1 ? o.blur : 1, o.blur > 1 ? (o.shutter > 0 ? o.shutter : 0.5) : 0.0);
 		printf("| scene    | size  |     N  | adaptive |  stars | diffuse |  glow |  expo |  tone |  copy |    gpu |   wall |\n");
 		printf("|----------|-------|--------|---------:|-------:|--------:|------:|------:|------:|------:|-------:|-------:|\n");
 	} else {

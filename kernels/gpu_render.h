@@ -4,13 +4,17 @@
  *
  * Meaning: exactly render_splat + render_tonemap (render/render.h) with the
  * per-body smoothing of render/adaptive.h when render.smoothing is adaptive
- * (render.style: stars: render_stars_splat's PSF instead, no smoothing;
+ * (render.style: stars: render_stars_splat's PSF instead, no smoothing,
+ * with render.motion_blur's sub-frame samples, render/blur_shared.h;
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
  * adaptive smooth layer, or with render.diffuse_smoothing: screen,
  * render_stars_diffuse_screen: over the stars' own light smoothed on a
  * pyramid, kernels/render_diffuse.cu; with a dust component,
  * render_dust_frame's depth slabs, kernels/render_dust.cu, the screen layer
- * then made from the composited light); render.h_cap caps the adaptive h as
+ * then made from the composited light); camera.projection and
+ * camera.stereo as render_view_make and renderer_cpu (each eye's picture
+ * on its own, up to the glow and the fisheye mask, then one tone map of
+ * the frame); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture, after the overlay (gpu_render_overlay: render_overlay_apply's
@@ -106,15 +110,17 @@ void gpu_render_free(struct gpu_render **gr);
 struct gpu_render_input {
 	const void *pos4;
 	/* float4 (vx, vy, vz, -) per slot, internal units, the same slots as
-	 * pos4: read only with render.color_by los_velocity or speed (then
-	 * required; NULL otherwise allowed). */
+	 * pos4: read only with render.color_by los_velocity or speed, or
+	 * render.motion_blur.samples > 1 (then required; NULL otherwise
+	 * allowed). Must stay unchanged until gpu_render_consumed_event, as
+	 * pos4. */
 	const void *vel4;
 	const uint32_t *id;
 	size_t n;
 	void *ready_event;
 };
 /* Copy st's positions and masses (double, internal), and its velocities
- * when render.color_by needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
+ * when render.color_by or render.motion_blur needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
  * Synchronous on the host side (the data is staged before returning). */
 int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st,
 		      struct gpu_render_input *in);
@@ -178,11 +184,17 @@ int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, i
 /* ---- pieces, for tests and benchmarks ---- */
 /* Switch the splat method from the next frame on. */
 void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m);
+/* The manual exposure of the frames queued from now on (render.exposure's
+ * meaning; e > 0). With exposure keys (render_camera_has_exposure) the
+ * renderer is created with auto exposure off, and the caller sets each
+ * frame's render_camera_exposure here before gpu_render_frame. */
+void gpu_render_set_exposure(struct gpu_render *gr, double e);
 /* Use these per-body smoothing lengths (scene units, indexed by body id, n
  * values) instead of render.smoothing / adaptive from now on. */
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n);
 /* The device HDR image of the last frame into rgb (w*h*3, render_image
- * layout; after the glow, when render.glow > 0). Synchronous. */
+ * layout; after the glow, when render.glow > 0; with camera.stereo the
+ * whole frame, both eyes). Synchronous. */
 int gpu_render_download_hdr(struct gpu_render *gr, float *rgb);
 /* Replace the device HDR image with rgb and redo the glow, tone map and
  * output conversions into slot (as gpu_render_frame after its splat). */

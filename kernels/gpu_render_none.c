@@ -93,6 +93,11 @@ void gpu_render_set_method(struct gpu_render *gr, enum gpu_render_method m)
 	(void)gr, (void)m;
 }
 
+void gpu_render_set_exposure(struct gpu_render *gr, double e)
+{
+	(void)gr, (void)e;
+}
+
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n)
 {
 	(void)gr, (void)h_by_id, (void)n;

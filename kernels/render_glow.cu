@@ -209,7 +209,7 @@ int gr_glow(struct gpu_render *gr)
 	float c[RENDER_GLOW_LEVELS + 1];
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = 1.0f;
-	double exposure = gr->exposure_auto ? 1.0 : gr->exposure;
+	double exposure = gr->exposure_auto || gr->exposure_keys ? 1.0 : gr->exposure;
 	return gw_pass(gr, gr->glow_threshold / exposure, (float)gr->glow, c);
 }
 

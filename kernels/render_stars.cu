@@ -27,8 +27,26 @@
  * screen diffuse layer on, each drawn body inside the frame also adds 1 to
  * its level-1 cell of gr->d_count1 (render_diffuse_counts), in both.
  * render.color_by adds 16 bytes (the velocity) and ~30 double flops per
- * body (color_by_shared.h), in both (the tiled form: in both passes). */
+ * body (color_by_shared.h), in both (the tiled form: in both passes).
+ *
+ * render.motion_blur (samples S > 1, render/blur_shared.h): point slot p
+ * in [0, n S) is body slot p / S at its sample k = p % S, projected from
+ * x + v t_k (double, unfused, as the CPU) with weight W / S and the
+ * body's frame-time colour; both forms run over the n S points as over n
+ * bodies, so the cost is the unblurred splat's for n S bodies (16 more
+ * bytes read per point: the velocity). The screen layer's counts are made
+ * at the frame's positions, once per body (at its sample 0), as
+ * render_diffuse_counts does. S = 1: the code and the values of before
+ * (no velocity read).
+ *
+ * Projections (render/projection_shared.h, gr_project): equirectangular
+ * frames draw render_proj_copies (4) copies of each footprint
+ * (render_proj_ghost: across the seam, over the poles), in the atomic form
+ * by a loop in the body's thread, in the tiled form as 4 keys per body
+ * (copy k of slot s is record s * 4 + k; most copies miss the frame and
+ * take the key "nothing"), so the sort has 4 n keys. */
 #include "render_internal.cuh"
+#include "../render/blur_shared.h"
 #include "../render/color_by_shared.h"
 
 #include <stdlib.h>
@@ -50,6 +68,9 @@ struct gr_stars_args {
 	double cb_lo, cb_hi, velocity; /* range (scene units); internal = scene * velocity */
 	const float *cb_lut;
 	const float4 *vel4;
+	/* render.motion_blur: samples per body (1 off) and the shutter's span */
+	int samples;
+	double blur_span; /* internal time */
 };
 
 /* stars.c's stars_weights: the normalised 1D weights of the PSF centred at
@@ -69,28 +90,37 @@ __device__ void gr_stars_weights(double x, double s, int R, double *wk)
 		wk[k] /= sum;
 }
 
-/* Slot s projected, (*x, *y) in pixels, and its weight w: 1 if it is in
- * front of the camera and not black (render/stars.c's pass 1, before the
- * footprint tests). */
-__device__ __forceinline__ bool gr_stars_body(const struct gr_stars_args &a, const float4 *pos4,
-					      const uint32_t *id, int s, double *x, double *y,
-					      float *w)
+/* Body slot s projected, (*x, *y) in pixels, and its weight w: 1 if it is
+ * in front of the camera and not black (render/stars.c's pass 1, before
+ * the footprint tests). k < 0: at its position (the unblurred splat, the
+ * counts); k >= 0: at motion-blur sample k, from x + v t_k, weight W / S. */
+__device__ __forceinline__ bool gr_stars_point(const struct gr_stars_args &a, const float4 *pos4,
+					       const uint32_t *id, int s, int k, double *x,
+					       double *y, float *w)
 {
 	const float4 pf = pos4[s];
 	const uint32_t b = id ? id[s] : (uint32_t)s;
 	const struct gr_view &v = a.v;
 	const double p0 = (double)pf.x / a.length, p1 = (double)pf.y / a.length,
 		     p2 = (double)pf.z / a.length;
-	const double d0 = p0 - v.pos[0], d1 = p1 - v.pos[1], d2 = p2 - v.pos[2];
-	const double z = gr_dot(v.fwd, d0, d1, d2);
-	*x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
-	*y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
-	if (!((z > v.near) && z > 0 && isfinite(*x) && isfinite(*y)))
+	double q0 = p0, q1 = p1, q2 = p2; /* where it is drawn */
+	if (k >= 0) {
+		const float4 vb = a.vel4[s];
+		const double t = render_blur_time(a.blur_span, k, a.samples);
+		q0 = render_blur_drift((double)pf.x, (double)vb.x, t) / a.length;
+		q1 = render_blur_drift((double)pf.y, (double)vb.y, t) / a.length;
+		q2 = render_blur_drift((double)pf.z, (double)vb.z, t) / a.length;
+	}
+	const double d0 = q0 - v.pos[0], d1 = q1 - v.pos[1], d2 = q2 - v.pos[2];
+	double depth;
+	if (!gr_project(v, d0, d1, d2, x, y, &depth))
 		return false;
-	const double m = (double)pf.w / a.mass;
+	double m = (double)pf.w / a.mass;
+	if (k >= 0)
+		m /= a.samples; /* as render/stars.c: each sample carries 1/S */
 	const int c = a.comp ? a.comp[b] : 0;
 	double cc[3] = {1.0, 1.0, 1.0};
-	if (a.cb_by) {
+	if (a.cb_by) { /* the body's colour at the frame's time, blurred or not */
 		const float4 vf = a.vel4[s];
 		const double pp[3] = {p0, p1, p2};
 		const double vv[3] = {(double)vf.x / a.velocity, (double)vf.y / a.velocity,
@@ -98,11 +128,22 @@ __device__ __forceinline__ bool gr_stars_body(const struct gr_stars_args &a, con
 		render_color_lookup(a.cb_lut, a.cb_lo, a.cb_hi, render_color_q(a.cb_by, pp, vv, v.pos),
 				    cc);
 	}
-	for (int k = 0; k < 3; k++) {
-		const float col = (!a.density && c < a.ncomp) ? a.colors[3 * c + k] : 1.0f;
-		w[k] = (float)(m * col * cc[k]);
+	for (int k3 = 0; k3 < 3; k3++) {
+		const float col = (!a.density && c < a.ncomp) ? a.colors[3 * c + k3] : 1.0f;
+		w[k3] = (float)(m * col * cc[k3]);
 	}
 	return !(w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f); /* black: nothing, as on the CPU */
+}
+
+/* Point slot p: body slot p at its position (samples 1), or body slot
+ * p / S at sample p % S. */
+__device__ __forceinline__ bool gr_stars_body(const struct gr_stars_args &a, const float4 *pos4,
+					      const uint32_t *id, int p, double *x, double *y,
+					      float *w)
+{
+	if (a.samples <= 1)
+		return gr_stars_point(a, pos4, id, p, -1, x, y, w);
+	return gr_stars_point(a, pos4, id, p / a.samples, p % a.samples, x, y, w);
 }
 
 /* render_diffuse_counts: a drawn body inside the frame adds 1 to its
@@ -115,6 +156,28 @@ __device__ __forceinline__ void gr_stars_count(const struct gr_view &v, double x
 		if (ci < v.w && cj < v.h)
 			atomicAdd(count1 + (size_t)(cj >> 1) * ((v.w + 1) >> 1) + (ci >> 1), 1.0f);
 	}
+}
+
+/* The counts of point slot p: with samples 1 its own (x, y) when drawn
+ * (drawn 1); with motion blur, once per body, at sample 0, the body at its
+ * frame-time position (render_diffuse_counts counts the unblurred bodies). */
+__device__ __forceinline__ void gr_stars_count_point(const struct gr_stars_args &a,
+						     const float4 *pos4, const uint32_t *id, int p,
+						     bool drawn, double x, double y, float *count1)
+{
+	if (!count1)
+		return;
+	if (a.samples <= 1) {
+		if (drawn)
+			gr_stars_count(a.v, x, y, count1);
+		return;
+	}
+	if (p % a.samples != 0)
+		return;
+	double x0, y0;
+	float w0[3];
+	if (gr_stars_point(a, pos4, id, p / a.samples, -1, &x0, &y0, w0))
+		gr_stars_count(a.v, x0, y0, count1);
 }
 
 /* 1 if the footprint of a body at (x, y) reaches the image (stars.c's
@@ -139,32 +202,37 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 	const struct gr_view &v = a.v;
 	double x, y;
 	float w[3];
-	if (!gr_stars_body(a, pos4, id, s, &x, &y, w))
+	const bool drawn = gr_stars_body(a, pos4, id, s, &x, &y, w);
+	gr_stars_count_point(a, pos4, id, s, drawn, x, y, count1);
+	if (!drawn)
 		return;
-	gr_stars_count(v, x, y, count1);
-	if (a.slab) {
+	if (a.slab) { /* samples 1 (the dust slabs take no motion blur) */
 		const uint8_t k = a.slab[s];
 		if (k == RENDER_DUST_NO_SLAB)
 			return;
 		hdr += (size_t)k * a.stride;
 	}
-	const int R = a.R;
-	if (!gr_stars_reaches(v, R, x, y))
-		return;
-	const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
-	double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
-	gr_stars_weights(x, a.sigma, R, wx);
-	gr_stars_weights(y, a.sigma, R, wy);
-	const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
-	const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
-	for (int j = ja; j <= jb; j++) {
-		const double fy = wy[j - j0];
-		for (int i = ia; i <= ib; i++) {
-			const double f = wx[i - i0] * fy;
-			float *px = hdr + 3 * ((size_t)j * v.w + i);
-			atomicAdd(px + 0, (float)(w[0] * f));
-			atomicAdd(px + 1, (float)(w[1] * f));
-			atomicAdd(px + 2, (float)(w[2] * f));
+	const int R = a.R, nc = render_proj_copies(&v.pj);
+	for (int copy = 0; copy < nc; copy++) { /* equirect: across the seam, over the poles */
+		double cx, cy;
+		render_proj_ghost(&v.pj, copy, x, y, &cx, &cy);
+		if (!gr_stars_reaches(v, R, cx, cy))
+			continue;
+		const int i0 = (int)floor(cx) - R, j0 = (int)floor(cy) - R;
+		double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
+		gr_stars_weights(cx, a.sigma, R, wx);
+		gr_stars_weights(cy, a.sigma, R, wy);
+		const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
+		const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
+		for (int j = ja; j <= jb; j++) {
+			const double fy = wy[j - j0];
+			for (int i = ia; i <= ib; i++) {
+				const double f = wx[i - i0] * fy;
+				float *px = hdr + 3 * ((size_t)j * v.w + i);
+				atomicAdd(px + 0, (float)(w[0] * f));
+				atomicAdd(px + 1, (float)(w[1] * f));
+				atomicAdd(px + 2, (float)(w[2] * f));
+			}
 		}
 	}
 }
@@ -198,15 +266,17 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 
 struct gr_stars_fast {
 	uint32_t *keys[2], *vals[2];
-	size_t cap; /* body slots the key arrays hold */
+	size_t cap; /* point slots the key arrays hold: body_cap x render.motion_blur samples */
+	size_t body_cap; /* body slots pos, vel and id hold */
 	uint32_t *tstart, *tend, *nchunk, *item_off, *nitems; /* ntiles + 1 each; nitems 1 */
 	uint2 *items;    /* (tile, chunk) per deposit block */
 	/* The frame's own copy of the caller's bodies (gr_stars): the sort and
 	 * the deposit read these, so the simulation may move on (ev_consumed)
 	 * once the copy is made instead of after the whole splat. */
-	float4 *pos, *vel; /* vel only with render.color_by */
+	float4 *pos, *vel; /* vel only with render.color_by or motion blur */
 	uint32_t *id;
 	size_t item_cap; /* = ntiles + cap / GR_ST_CHUNK + 1 */
+	int samples;     /* gr->blur_samples when made */
 	int w, h, ntx, ntiles, bits;
 };
 
@@ -221,17 +291,24 @@ __global__ void gr_stars_key(struct gr_stars_args a, const float4 *pos4, const u
 	const struct gr_view &v = a.v;
 	double x, y;
 	float w[3];
-	uint32_t key = ntiles;
-	if (gr_stars_body(a, pos4, id, s, &x, &y, w)) {
-		gr_stars_count(v, x, y, count1);
-		if (gr_stars_reaches(v, a.R, x, y)) {
-			const int ci = min(max((int)floor(x), 0), v.w - 1);
-			const int cj = min(max((int)floor(y), 0), v.h - 1);
-			key = (uint32_t)((cj / GR_ST_TILE) * ntx + ci / GR_ST_TILE);
+	const int nc = render_proj_copies(&v.pj);
+	const bool drawn = gr_stars_body(a, pos4, id, s, &x, &y, w);
+	gr_stars_count_point(a, pos4, id, s, drawn, x, y, count1);
+	for (int copy = 0; copy < nc; copy++) {
+		uint32_t key = ntiles;
+		double cx, cy;
+		if (drawn) {
+			render_proj_ghost(&v.pj, copy, x, y, &cx, &cy);
+			if (gr_stars_reaches(v, a.R, cx, cy)) {
+				const int ci = min(max((int)floor(cx), 0), v.w - 1);
+				const int cj = min(max((int)floor(cy), 0), v.h - 1);
+				key = (uint32_t)((cj / GR_ST_TILE) * ntx + ci / GR_ST_TILE);
+			}
 		}
+		const size_t e = (size_t)s * nc + copy;
+		keys[e] = key;
+		vals[e] = (uint32_t)e;
 	}
-	keys[s] = key;
-	vals[s] = (uint32_t)s;
 }
 
 /* Each tile's [start, end) in the sorted keys (arrays zeroed before). */
@@ -270,13 +347,16 @@ gr_stars_tile(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, co
 	for (int k = threadIdx.x; k < 3 * np; k += blockDim.x)
 		acc[k] = 0.0f;
 	__syncthreads();
+	const int nc = render_proj_copies(&v.pj);
 	for (uint32_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
-		const int s = (int)vals[e];
+		const uint32_t rec = vals[e]; /* slot s, copy k: s * nc + k */
+		const int s = (int)(rec / (uint32_t)nc), copy = (int)(rec - (uint32_t)s * nc);
 		double x, y;
 		float w[3];
 		/* Keyed to this tile, so it draws and reaches the image. */
 		if (!gr_stars_body(a, pos4, id, s, &x, &y, w))
 			continue;
+		render_proj_ghost(&v.pj, copy, x, y, &x, &y);
 		const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
 		double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
 		gr_stars_weights(x, a.sigma, R, wx);
@@ -333,11 +413,13 @@ void gr_stars_free(struct gpu_render *gr)
 	gr->stars_fast = NULL;
 }
 
-/* Buffers for n slots on a w x h image (grown on demand, kept). */
+/* Buffers for n body slots (n x gr->blur_samples points) on a w x h image
+ * (grown on demand, kept). */
 static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 {
 	struct gr_stars_fast *f = gr->stars_fast;
-	if (f && f->cap >= n && f->w == gr->w && f->h == gr->h)
+	if (f && f->body_cap >= n && f->samples == gr->blur_samples && f->w == gr->w &&
+	    f->h == gr->h)
 		return 0;
 	gr_stars_free(gr);
 	f = (struct gr_stars_fast *)calloc(1, sizeof *f);
@@ -353,14 +435,17 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	f->bits = 1;
 	while (f->bits < 32 && (1u << f->bits) <= (uint32_t)f->ntiles)
 		f->bits++; /* keys 0 .. ntiles (ntiles: draws nothing) */
-	size_t cap = n > gr->nmax ? n : gr->nmax; /* f->cap stays 0 until all are made */
-	if (cap < 1)
-		cap = 1;
-	f->item_cap = (size_t)f->ntiles + cap / GR_ST_CHUNK + 1;
+	size_t bodies = n > gr->nmax ? n : gr->nmax; /* f->cap stays 0 until all are made */
+	if (bodies < 1)
+		bodies = 1;
+	const size_t cap = bodies * (size_t)gr->blur_samples; /* point slots */
+	f->samples = gr->blur_samples;
+	const size_t nkey = cap * (size_t)gr->nc; /* a key per footprint copy of each point */
+	f->item_cap = (size_t)f->ntiles + nkey / GR_ST_CHUNK + 1;
 	const size_t nt = (size_t)f->ntiles + 1;
 	for (int k = 0; k < 2; k++) {
-		CUDA_CHECK(cudaMalloc(&f->keys[k], cap * sizeof(uint32_t)));
-		CUDA_CHECK(cudaMalloc(&f->vals[k], cap * sizeof(uint32_t)));
+		CUDA_CHECK(cudaMalloc(&f->keys[k], nkey * sizeof(uint32_t)));
+		CUDA_CHECK(cudaMalloc(&f->vals[k], nkey * sizeof(uint32_t)));
 	}
 	CUDA_CHECK(cudaMalloc(&f->tstart, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->tend, nt * sizeof(uint32_t)));
@@ -368,23 +453,26 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	CUDA_CHECK(cudaMalloc(&f->item_off, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->nitems, sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->items, f->item_cap * sizeof(uint2)));
-	CUDA_CHECK(cudaMalloc(&f->pos, cap * sizeof(float4)));
-	CUDA_CHECK(cudaMalloc(&f->id, cap * sizeof(uint32_t)));
-	if (gr->color_by)
-		CUDA_CHECK(cudaMalloc(&f->vel, cap * sizeof(float4)));
+	CUDA_CHECK(cudaMalloc(&f->pos, bodies * sizeof(float4)));
+	CUDA_CHECK(cudaMalloc(&f->id, bodies * sizeof(uint32_t)));
+	if (gr->color_by || gr->blur_samples > 1)
+		CUDA_CHECK(cudaMalloc(&f->vel, bodies * sizeof(float4)));
+	f->body_cap = bodies;
 	f->cap = cap;
 	return 0;
 }
 
-/* The tiled form into out (not cleared here), n > 0 slots. */
+/* The tiled form into out (not cleared here), n > 0 point slots (in->n
+ * bodies x a.samples). */
 static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *in,
 			  const struct gr_stars_args &a, int n, float *out, float *count1)
 {
 	cudaStream_t st = gr->stream;
-	if (gr_stars_fast_reserve(gr, (size_t)n) != 0)
+	if (gr_stars_fast_reserve(gr, in->n) != 0)
 		return NB_ERUNTIME;
 	struct gr_stars_fast *f = gr->stars_fast;
 	const int nt = f->ntiles;
+	const int nk = n * gr->nc; /* keys: one per copy of each footprint */
 	gr_stars_key<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
 		a, (const float4 *)in->pos4, in->id, n, f->ntx, (uint32_t)nt, count1, f->keys[0],
 		f->vals[0]);
@@ -393,16 +481,16 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 	cub::DoubleBuffer<uint32_t> keys(f->keys[0], f->keys[1]);
 	cub::DoubleBuffer<uint32_t> vals(f->vals[0], f->vals[1]);
 	size_t b_sort = 0, b_scan = 0;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, b_sort, keys, vals, n, 0, f->bits, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, b_sort, keys, vals, nk, 0, f->bits, st));
 	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, b_scan, f->nchunk, f->item_off, nt + 1, st));
 	if (gr_temp_reserve(gr, b_sort > b_scan ? b_sort : b_scan) != 0)
 		return NB_ERUNTIME;
 	b_sort = gr->temp_bytes;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, b_sort, keys, vals, n, 0, f->bits, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, b_sort, keys, vals, nk, 0, f->bits, st));
 
 	CUDA_CHECK(cudaMemsetAsync(f->tstart, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
 	CUDA_CHECK(cudaMemsetAsync(f->tend, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
-	gr_stars_ranges<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(keys.Current(), n, (uint32_t)nt,
+	gr_stars_ranges<<<gr_blocks((size_t)nk), GR_THREADS, 0, st>>>(keys.Current(), nk, (uint32_t)nt,
 								      f->tstart, f->tend);
 	CUDA_CHECK(cudaGetLastError());
 	gr_tile_chunks<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->tstart, f->tend, nt,
@@ -416,7 +504,7 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 	CUDA_CHECK(cudaGetLastError());
 
 	/* Items <= ntiles + n / GR_ST_CHUNK: launch that many, the rest return. */
-	const size_t nblocks = (size_t)nt + (size_t)n / GR_ST_CHUNK + 1;
+	const size_t nblocks = (size_t)nt + (size_t)nk / GR_ST_CHUNK + 1;
 	const int side = GR_ST_TILE + 2 * a.R;
 	const size_t shmem = (size_t)side * side * 3 * sizeof(float); /* <= 56^2 x 12 = 37632 B */
 	gr_stars_tile<<<(unsigned)nblocks, GR_ST_THREADS, shmem, st>>>(
@@ -438,7 +526,10 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 			   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride)
 {
 	cudaStream_t st = gr->stream;
-	const int n = (int)in->n;
+	/* motion blur: in->n bodies x S points (the dust slabs: no blur; the
+	 * loader refuses both together) */
+	const int samples = slab ? 1 : gr->blur_samples;
+	const int n = (int)in->n * samples; /* <= INT32_MAX: gr_check_params */
 	float *count1 = gr->diffuse_screen ? gr->d_count1 : NULL; /* render_diffuse.cu's level 1 */
 	if (count1)
 		CUDA_CHECK(cudaMemsetAsync(count1, 0, (size_t)render_lod_dim(gr->w, 1) *
@@ -462,6 +553,8 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 		a.velocity = gr->u.velocity;
 		a.cb_lut = gr->d_cblut;
 		a.vel4 = (const float4 *)in->vel4;
+		a.samples = samples;
+		a.blur_span = gr->blur_span;
 		if (!slab && gr_stars_use_tiled(gr))
 			return gr_stars_tiled(gr, in, a, n, out, count1);
 		gr_stars_deposit<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
@@ -472,7 +565,7 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 }
 
 /* The tiled form first copies the caller's bodies (20 B per body, 36 with
- * color_by: ~15 us at 1M on an H100) and records ev_consumed after the
+ * color_by or motion blur: ~15 us at 1M on an H100) and records ev_consumed after the
  * copy, so the simulation's next steps overlap the sort and the deposit
  * rather than wait for them (measured: the stars look slowed the default
  * movie's simulation by ~0.3 s when ev_consumed followed the deposit). */
@@ -493,7 +586,7 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 						   cudaMemcpyDeviceToDevice, st));
 			own.id = f->id;
 		}
-		if (gr->color_by && in->vel4 && f->vel) {
+		if ((gr->color_by || gr->blur_samples > 1) && in->vel4 && f->vel) {
 			CUDA_CHECK(cudaMemcpyAsync(f->vel, in->vel4, in->n * sizeof(float4),
 						   cudaMemcpyDeviceToDevice, st));
 			own.vel4 = f->vel;

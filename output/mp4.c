@@ -4,6 +4,7 @@
  *   open:  avformat_alloc_output_context2("mp4") -> new stream -> codec
  *          context (time base 1/fps, yuv420p, BT.709 tags, limited range,
  *          crf/preset) -> avcodec_open2 -> avcodec_parameters_from_context
+ *          -> spherical/stereo side data on the stream (mp4_sphere.c)
  *          -> avio_open(temp) -> avformat_write_header(+faststart)
  *   frame: sws_scale RGB48 -> YUV420P (BT.709, limited) -> send_frame ->
  *          receive_packet until EAGAIN -> rescale ts -> interleaved write
@@ -188,6 +189,13 @@ static int mp4_open_io(struct out_mp4 *m)
 int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		 enum scene_codec codec, int crf, const char *preset)
 {
+	return out_mp4_open_meta(out, path, w, h, fps, codec, crf, preset, NULL);
+}
+
+int out_mp4_open_meta(struct out_mp4 **out, const char *path, int w, int h, int fps,
+		      enum scene_codec codec, int crf, const char *preset,
+		      const struct out_video_meta *meta)
+{
 	*out = NULL;
 	if (w <= 0 || h <= 0 || (w % 2) != 0 || (h % 2) != 0) {
 		log_error("%s: render.width and render.height must be even for video, got %dx%d",
@@ -225,7 +233,8 @@ int out_mp4_open(struct out_mp4 **out, const char *path, int w, int h, int fps,
 		goto fail;
 	if ((err = mp4_open_stream(m, enc)) ||
 	    (err = mp4_open_encoder(m, enc, fps, codec, crf, preset)) ||
-	    (err = mp4_open_scaler(m)) || (err = mp4_open_io(m)))
+	    (err = mp4_open_scaler(m)) ||
+	    (err = out_mp4_sphere_tag(m->fmt, m->st, meta, m->path)) || (err = mp4_open_io(m)))
 		goto fail;
 	*out = m;
 	return 0;

@@ -55,6 +55,18 @@ int out_png_pool_close(struct out_png_pool **p, int keep);
  * (CPU-seconds: may exceed the wall time). 0 for NULL. */
 double out_png_pool_busy_seconds(const struct out_png_pool *p);
 
+/* mp4_sphere.c: put meta's spherical (AV_PKT_DATA_SPHERICAL) and stereo
+ * (AV_PKT_DATA_STEREO3D) side data on video stream st of the mp4 muxer
+ * fmt, and lower fmt's strictness to FF_COMPLIANCE_UNOFFICIAL when it
+ * adds any (output.h, struct out_video_meta). Before
+ * avformat_write_header. meta NULL or flat mono: nothing. path names the
+ * file in messages. 0, NB_EINPUT (an unknown value) or NB_ERUNTIME. */
+struct AVFormatContext;
+struct AVStream;
+struct out_video_meta;
+int out_mp4_sphere_tag(struct AVFormatContext *fmt, struct AVStream *st,
+		       const struct out_video_meta *meta, const char *path);
+
 /* 16-bit to 8-bit with rounding: (v*255 + 32767) / 65535. */
 static inline uint8_t out_to8(uint16_t v)
 {

@@ -43,6 +43,38 @@ struct out_frame8 {
 	const uint16_t *rgb16;
 };
 
+/* What a video's picture is, for players: its projection and its stereo
+ * layout. The app layer fills it (app_video_meta, app/video_meta.c); this
+ * layer knows no scene key for it. Zeroed: a flat mono picture, the MP4
+ * carries nothing new. In an MP4 (output/mp4_sphere.c) it becomes Google's
+ * Spherical Video V2 boxes, which YouTube and VR players read:
+ *   OUT_PROJECTION_EQUIRECT  sv3d (proj/equi, yaw = pitch = roll = 0, no
+ *                            crop): 360 x 180 degrees, longitude across
+ *                            the width, latitude +90 at row 0;
+ *   OUT_STEREO_TOP_BOTTOM    st3d mode 1: left eye in the top half;
+ *   OUT_STEREO_SIDE_BY_SIDE  st3d mode 2: left eye in the left half;
+ *   OUT_PROJECTION_FISHEYE   nothing: a fisheye domemaster has no box in
+ *                            that scheme (sv3d knows equirectangular and
+ *                            cubemap; libavformat 59 writes only those), and
+ *                            dome players take the projection from their
+ *                            own settings. Its stereo layout, if any, is
+ *                            still written (st3d is independent of sv3d).
+ * A stereo layout with OUT_PROJECTION_FLAT writes st3d alone (a 3D film). */
+enum out_projection {
+	OUT_PROJECTION_FLAT = 0,
+	OUT_PROJECTION_EQUIRECT,
+	OUT_PROJECTION_FISHEYE,
+};
+enum out_stereo {
+	OUT_STEREO_MONO = 0,
+	OUT_STEREO_SIDE_BY_SIDE,
+	OUT_STEREO_TOP_BOTTOM,
+};
+struct out_video_meta {
+	enum out_projection projection;
+	enum out_stereo stereo;
+};
+
 /* ---- low-level writers (each usable alone; used by tests and bench) ---- */
 struct out_mp4;
 /* Open PATH (written to a temp name) for w x h at fps. codec h264 (libx264)
@@ -50,6 +82,13 @@ struct out_mp4;
  * preset; yuv420p, BT.709 tags, +faststart. Odd w or h: NB_EINPUT. */
 int out_mp4_open(struct out_mp4 **m, const char *path, int w, int h, int fps,
 		 enum scene_codec codec, int crf, const char *preset);
+/* The same, tagged with meta (NULL or zeroed: exactly out_mp4_open).
+ * A spherical or stereo tag makes the muxer run at strictness
+ * FF_COMPLIANCE_UNOFFICIAL: libavformat's mov muxer writes sv3d and st3d
+ * only then. An unknown enum value: NB_EINPUT. */
+int out_mp4_open_meta(struct out_mp4 **m, const char *path, int w, int h, int fps,
+		      enum scene_codec codec, int crf, const char *preset,
+		      const struct out_video_meta *meta);
 /* Encode one frame (pts = frames written so far). 0 or NB_ERUNTIME. */
 int out_mp4_write(struct out_mp4 *m, const uint16_t *rgb16);
 /* Encode one frame given as YUV420P planes (BT.709 limited, strides w, w/2,
@@ -80,6 +119,9 @@ struct out_writer;
  * (creates directories, checks codecs) before returning, so a bad path fails
  * here. queue_depth frames may wait. */
 int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer **w);
+/* The same with the video tagged by meta (out_mp4_open_meta; NULL: none). */
+int out_writer_open_meta(const struct scene *sc, int queue_depth,
+			 const struct out_video_meta *meta, struct out_writer **w);
 /* Queue a copy of the frame. Blocks while the queue is full (never drops).
  * Returns NB_ERUNTIME if the writer thread has failed (already logged). */
 int out_writer_push(struct out_writer *w, const struct out_frame *f);

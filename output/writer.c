@@ -47,6 +47,7 @@ struct out_writer {
 	int w, h, fps, frames, png_depth;
 	char video[SCENE_PATH_MAX], png_dir[SCENE_PATH_MAX], preview[SCENE_PATH_MAX];
 	enum scene_preview preview_kind;
+	struct out_video_meta meta; /* the video's projection and stereo tags */
 
 	/* outputs, touched only by the thread until it is joined */
 	struct out_mp4 *mp4;
@@ -252,9 +253,18 @@ static int png_threads_default(void)
 	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }
 
+static int writer_open(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
+		       const struct out_video_meta *meta, struct out_writer **out);
+
 int out_writer_open(const struct scene *sc, int queue_depth, struct out_writer **out)
 {
-	return out_writer_open_png(sc, queue_depth, 0, 0, out);
+	return writer_open(sc, queue_depth, 0, 0, NULL, out);
+}
+
+int out_writer_open_meta(const struct scene *sc, int queue_depth,
+			 const struct out_video_meta *meta, struct out_writer **out)
+{
+	return writer_open(sc, queue_depth, 0, 0, meta, out);
 }
 
 /* The frame size and the PNG and preview folders: checked, made. */
@@ -325,6 +335,12 @@ static int writer_start(struct out_writer *w, int png_threads, int png_jobs)
 int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
 			struct out_writer **out)
 {
+	return writer_open(sc, queue_depth, png_threads, png_jobs, NULL, out);
+}
+
+static int writer_open(const struct scene *sc, int queue_depth, int png_threads, int png_jobs,
+		       const struct out_video_meta *meta, struct out_writer **out)
+{
 	*out = NULL;
 	int err = NB_ERUNTIME;
 	struct out_writer *w = calloc(1, sizeof *w);
@@ -341,6 +357,8 @@ int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads
 	w->frames = sc->output.frames;
 	w->png_depth = sc->output.png_depth;
 	w->preview_kind = sc->output.preview_kind;
+	if (meta)
+		w->meta = *meta;
 	snprintf(w->video, sizeof w->video, "%s", sc->output.video);
 	snprintf(w->png_dir, sizeof w->png_dir, "%s", sc->output.png_dir);
 	if (sc->output.preview_kind != SCENE_PREVIEW_NONE)
@@ -358,8 +376,8 @@ int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads
 	if (w->video[0]) {
 		if ((err = out_mkdirs_for(w->video)) != 0)
 			goto fail;
-		err = out_mp4_open(&w->mp4, w->video, w->w, w->h, w->fps, sc->output.codec,
-				   sc->output.crf, sc->output.preset);
+		err = out_mp4_open_meta(&w->mp4, w->video, w->w, w->h, w->fps, sc->output.codec,
+					sc->output.crf, sc->output.preset, &w->meta);
 		if (err)
 			goto fail;
 	}

@@ -1,8 +1,9 @@
 /* camera.c - where the camera is on a frame, and how it projects.
  *
  * render_camera_at: camera keys interpolated in frame number, plus follow and
- * orbit (render.h). render_view_make / render_view_project: the pinhole
- * model every renderer (CPU here, GPU in kernels/) uses.
+ * orbit (render.h). render_view_make / render_view_project: the camera
+ * model every renderer (CPU here, GPU in kernels/) uses; the projections'
+ * formulas are in render/projection_shared.h.
  *
  * Interpolation. Position and target follow a Catmull-Rom spline written in
  * cubic Hermite form with the frame number as parameter: on the segment
@@ -18,7 +19,20 @@
  * is the uniform Catmull-Rom spline. Two keys give a straight line at
  * constant speed. up and fov are linear between keys. Before the first key
  * and after the last one the camera holds that key. On a key frame the key's
- * values are returned exactly. */
+ * values are returned exactly.
+ *
+ * Easing. A key's ease retimes the segment from it to the next key along
+ * the same path: s becomes g(s) before the curve and the linear fields are
+ * evaluated, g(s) = s (linear, the spline's own timing), s^2 (in: starts
+ * from rest), s (2 - s) (out: arrives at rest), s^2 (3 - 2 s) (in-out).
+ * g(0) = 0 and g(1) = 1, so every key is still reached exactly on its
+ * frame; where g'(end) = 0 the camera's speed goes to zero there (the
+ * velocity is continuous only where both sides agree, as with any ease).
+ *
+ * Exposure keys (render_camera_exposure). The keys that give an exposure
+ * are interpolated geometrically (linear in log exposure) in the eased
+ * parameter of the earlier one; keys without one are skipped over; before
+ * the first and after the last the exposure holds. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -52,6 +66,21 @@ static void v3_cross(const double a[3], const double b[3], double out[3])
 static double v3_norm(const double a[3])
 {
 	return sqrt(v3_dot(a, a));
+}
+
+/* g(s) of the file comment, s in [0, 1]. */
+static double ease_s(enum scene_ease e, double s)
+{
+	switch (e) {
+	case SCENE_EASE_IN:
+		return s * s;
+	case SCENE_EASE_OUT:
+		return s * (2.0 - s);
+	case SCENE_EASE_IN_OUT:
+		return s * s * (3.0 - 2.0 * s);
+	default:
+		return s;
+	}
 }
 
 /* The key's value of each field, falling back to the camera defaults. */
@@ -138,13 +167,46 @@ static void camera_keys_at(const struct scene *sc, int frame, struct render_came
 	int k = 0;
 	while (k + 1 < n - 1 && kv[k + 1].t <= frame)
 		k++;
-	double f = frame;
+	double s = ease_s(sc->camera.keys[k].ease, (frame - kv[k].t) / (kv[k + 1].t - kv[k].t));
+	double f = kv[k].t + s * (kv[k + 1].t - kv[k].t);
 	hermite(kv, n, k, f, offsetof(struct key_vals, pos), cam->pos);
 	hermite(kv, n, k, f, offsetof(struct key_vals, target), cam->target);
-	double s = (f - kv[k].t) / (kv[k + 1].t - kv[k].t);
 	for (int c = 0; c < 3; c++)
 		cam->up[c] = (1 - s) * kv[k].up[c] + s * kv[k + 1].up[c];
 	cam->fov = (1 - s) * kv[k].fov + s * kv[k + 1].fov;
+}
+
+int render_camera_has_exposure(const struct scene *sc)
+{
+	int n = sc->camera.nkeys < SCENE_MAX_KEYS ? sc->camera.nkeys : SCENE_MAX_KEYS;
+	for (int k = 0; k < n; k++)
+		if (sc->camera.keys[k].has_exposure)
+			return 1;
+	return 0;
+}
+
+double render_camera_exposure(const struct scene *sc, int frame)
+{
+	int n = sc->camera.nkeys < SCENE_MAX_KEYS ? sc->camera.nkeys : SCENE_MAX_KEYS;
+	int a = -1, b = -1; /* the last exposure key at or before frame, the first after */
+	for (int k = 0; k < n; k++) {
+		const struct scene_camera_key *key = &sc->camera.keys[k];
+		if (!key->has_exposure)
+			continue;
+		if (key->frame <= frame)
+			a = k;
+		else if (b < 0)
+			b = k;
+	}
+	if (a < 0 && b < 0)
+		return 0.0;
+	if (a < 0)
+		return sc->camera.keys[b].exposure;
+	if (b < 0 || sc->camera.keys[a].frame == frame)
+		return sc->camera.keys[a].exposure;
+	const struct scene_camera_key *ka = &sc->camera.keys[a], *kb = &sc->camera.keys[b];
+	double s = ease_s(ka->ease, (double)(frame - ka->frame) / (double)(kb->frame - ka->frame));
+	return ka->exposure * pow(kb->exposure / ka->exposure, s); /* exact at exact powers */
 }
 
 /* Mass-weighted centre of the followed bodies, scene units. */
@@ -217,6 +279,12 @@ void render_camera_at_com(const struct scene *sc, int frame, const double com[3]
 			  struct render_camera *cam)
 {
 	camera_keys_at(sc, frame, cam);
+	cam->projection = (int)sc->camera.projection;
+	cam->fisheye_aperture = sc->camera.fisheye_aperture;
+	cam->dome_tilt = sc->camera.dome_tilt;
+	cam->eye = 0;
+	cam->eye_separation = sc->camera.stereo.eye_separation_auto ? 0.0 : sc->camera.stereo.eye_separation;
+	cam->convergence = sc->camera.stereo.convergence_auto ? 0.0 : sc->camera.stereo.convergence;
 
 	if (sc->camera.orbit != 0 && sc->output.frames > 1) {
 		double ang = sc->camera.orbit * (double)frame / (double)(sc->output.frames - 1);
@@ -278,17 +346,43 @@ void render_view_make(const struct render_camera *cam, int w, int h, struct rend
 	double fov = cam->fov * M_PI / 180.0;
 	v->focal_px = 0.5 * h / tan(0.5 * fov);
 	v->near = 1e-6 * dist;
+	v->pj.kind = cam->projection;
+	v->pj.w = w;
+	v->pj.h = h;
+	if (cam->projection == RENDER_PROJ_FISHEYE) {
+		/* The dome's zenith: fwd turned towards upv about right. */
+		double t = cam->dome_tilt * M_PI / 180.0, ct = cos(t), st = sin(t);
+		double f[3], u[3];
+		for (int d = 0; d < 3; d++) {
+			f[d] = ct * v->fwd[d] + st * v->upv[d];
+			u[d] = ct * v->upv[d] - st * v->fwd[d];
+		}
+		v3_copy(v->fwd, f);
+		v3_copy(v->upv, u);
+		double ap = cam->fisheye_aperture > 0 ? cam->fisheye_aperture : 180.0;
+		v->focal_px = 0.5 * w / (0.5 * ap * M_PI / 180.0);
+	} else if (cam->projection == RENDER_PROJ_EQUIRECT) {
+		v->focal_px = w / (2.0 * M_PI);
+	}
+	if (cam->eye != 0 && cam->eye_separation > 0) {
+		double half = 0.5 * cam->eye_separation * (cam->eye < 0 ? -1.0 : 1.0);
+		if (cam->projection == RENDER_PROJ_EQUIRECT) {
+			v->pj.ods = half;
+		} else {
+			for (int d = 0; d < 3; d++)
+				v->pos[d] += half * v->right[d];
+			if (cam->convergence > 0)
+				v->pj.shift = half * v->focal_px / cam->convergence;
+		}
+	}
+	v->pj.focal = v->focal_px;
+	v->pj.near = v->near;
 }
 
 int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
 			double *depth)
 {
 	double d[3] = {p[0] - v->pos[0], p[1] - v->pos[1], p[2] - v->pos[2]};
-	double z = v3_dot(d, v->fwd);
-	*depth = z;
-	if (!(z > v->near) || z <= 0)
-		return 0;
-	*x = 0.5 * v->w + v->focal_px * v3_dot(d, v->right) / z;
-	*y = 0.5 * v->h - v->focal_px * v3_dot(d, v->upv) / z;
-	return 1;
+	return render_proj_map(&v->pj, v3_dot(d, v->right), v3_dot(d, v->upv), v3_dot(d, v->fwd), x,
+			       y, depth);
 }

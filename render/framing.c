@@ -353,8 +353,9 @@ int render_framing_auto(const struct scene *sc, const struct sim_state *st,
 	double need = -1;
 	int rc = framing_prep(sc, st, &wc, &u);
 	if (rc == 0) {
-		render_frame_geom_make(cam, sc->render.width, sc->render.height,
-				       sc->camera.frame_margin, u.length, &g);
+		int w, h; /* an eye's picture in stereo */
+		render_eye_size(sc, &w, &h);
+		render_frame_geom_make(cam, w, h, sc->camera.frame_margin, u.length, &g);
 		rc = render_frame_need(st, wc, &g, sc->camera.frame_fraction, &need);
 	}
 	free(wc);

@@ -153,6 +153,8 @@ int render_wing(const struct scene *sc, struct render_image *img)
 
 double render_glow_threshold_abs(const struct scene *sc, double ref)
 {
-	double exposure = sc->render.exposure_auto ? 1.0 : sc->render.exposure;
+	/* auto or keyed exposure: the threshold does not move with it */
+	double exposure = sc->render.exposure_auto || render_camera_has_exposure(sc)
+				  ? 1.0 : sc->render.exposure;
 	return sc->render.glow_threshold * ref / exposure;
 }

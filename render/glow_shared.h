@@ -6,7 +6,8 @@
  * Rule, on the HDR image before tone mapping (docs/scenes.md, "Glow"):
  *  1. Threshold: T = render.glow_threshold * ref / exposure, ref =
  *     render_tonemap_reference(img) of the image before the glow, exposure =
- *     render.exposure (1 with render.exposure: auto). So a pixel glows where
+ *     render.exposure (1 with render.exposure: auto or with exposure keys,
+ *     render_camera_has_exposure). So a pixel glows where
  *     the fixed-exposure tone map's level v = exposure * value / ref exceeds
  *     glow_threshold (v = 1 is where the linear curve reaches white).
  *  2. Excess: per pixel, Y its Rec. 709 luminance, f = max(Y - T, 0) / Y;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../sim/sim.h"
+#include "projection_shared.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,15 @@ struct render_color_by; /* render.color_by's state (below) */
 struct render_camera {
 	double pos[3], target[3], up[3]; /* scene length units, as the scene file */
 	double fov;                      /* vertical field of view, degrees */
+	/* camera.projection and camera.stereo (render_camera_at copies them
+	 * from the scene; a camera written as {pos, target, up, fov} leaves
+	 * them 0: the perspective pinhole, mono). render/projection_shared.h. */
+	int projection;          /* enum scene_projection */
+	double fisheye_aperture; /* degrees; 0 taken as 180 */
+	double dome_tilt;        /* degrees */
+	int eye;                 /* 0 mono (the camera itself), -1 left eye, +1 right eye */
+	double eye_separation;   /* scene units; with eye != 0, the eyes are this far apart */
+	double convergence;      /* scene units; perspective: distance of zero parallax */
 };
 
 /* Camera for FRAME: keys interpolated with a centripetal-free uniform
@@ -42,6 +52,17 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
 			  struct render_camera *cam);
 
+/* Exposure keys (camera.keys.*.exposure; render/camera.c): 1 if any key
+ * gives one. Then the whole clip is exposed by hand: both renderers turn
+ * render.exposure: auto off and use render_camera_exposure(sc, f) as
+ * frame f's render.exposure (the same meaning: times the frame's reference
+ * level). */
+int render_camera_has_exposure(const struct scene *sc);
+/* Frame f's exposure from the keys: geometric between the keys that give
+ * one, in the earlier key's ease (render/camera.c), held outside them; 0
+ * when no key gives one. */
+double render_camera_exposure(const struct scene *sc, int frame);
+
 /* HDR image: w*h*3 floats, linear light, additive. */
 struct render_image {
 	int w, h;
@@ -50,6 +71,24 @@ struct render_image {
 int render_image_alloc(struct render_image *img, int w, int h); /* zeroed; 0 or NB_ERUNTIME */
 void render_image_free(struct render_image *img);
 void render_image_clear(struct render_image *img);
+
+/* Stereo: the frame of a scene with camera.stereo.mode holds two eye images
+ * (side-by-side: left eye in the left half; top-bottom: left eye on top),
+ * each rendered on its own through the whole look (splat, diffuse layer,
+ * wing, glow, fisheye mask: nothing crosses the split), then tone mapped
+ * together (one exposure for both eyes). render_eye_size: an eye's image
+ * size (the frame's when mono); render_eye_origin: its top-left pixel in
+ * the frame (eye -1 left, +1 right). render_eye_camera: cam for that eye
+ * (eye 0: the camera itself, mono), separation and convergence resolved
+ * (auto: convergence = |target - pos|, separation = convergence / 30). */
+void render_eye_size(const struct scene *sc, int *w, int *h);
+void render_eye_origin(const struct scene *sc, int eye, int *x0, int *y0);
+void render_eye_camera(const struct render_camera *cam, int eye, struct render_camera *out);
+/* Copy eye image src into frame dst at (x0, y0) (it must fit). */
+void render_image_blit(const struct render_image *src, struct render_image *dst, int x0, int y0);
+/* camera.projection: fisheye: set every pixel of img whose centre lies
+ * outside the domemaster circle to 0 (render_proj_inside); else nothing. */
+void render_projection_mask(const struct render_camera *cam, struct render_image *img);
 
 /* Splat every body of st (internal units, converted with u to scene units)
  * into img. Each body deposits mass * color (density mode: mass into all
@@ -124,7 +163,7 @@ void render_diffuse_mix(double d, struct render_image *img, const struct render_
  * image pyramid, per pixel over the area that holds render.neighbours
  * projected drawn bodies, the layer's total equal to the stars' total.
  * render_diffuse_counts: c1 (render_lod_dim(w, 1) x render_lod_dim(h, 1)
- * floats, zeroed here) gets the count of drawn bodies (light not black)
+ * floats, w x h = render_eye_size: the frame, or one stereo eye; zeroed here) gets the count of drawn bodies (light not black)
  * whose projection floor(x), floor(y) lies in the frame, per level-1 cell
  * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the effective
  * layer E = L + (1 - w_p) stars into layer (same size; all zero when stars
@@ -215,6 +254,23 @@ int render_stars_splat_slabs(const struct scene *sc, const struct render_camera 
 			     const struct sim_state *st, const struct sim_units *u,
 			     const struct render_color_by *cb, const unsigned char *slab,
 			     struct render_image *imgs);
+/* render.motion_blur (render/blur.c, the rule in render/blur_shared.h):
+ * with samples S > 1 the stars splat (render_stars_splat and the _c forms
+ * above; the GPU: kernels/render_stars.cu) draws each body S times, at
+ * x + v t_k (internal units), t_k = ((k + 1/2) / S - 1/2) x span, each
+ * with weight W / S (W as above, its colour from the body at the frame's
+ * time): the frame's total light is the unblurred one, up to float
+ * rounding, for footprints inside the image. The screen diffuse layer's
+ * body counts (render_diffuse_counts) stay at the frame's positions; the
+ * layer is made from the blurred stars image. Not for the dust slabs
+ * (render_stars_splat_slabs ignores it) nor the smooth splat: the scene
+ * loader refuses those with samples > 1. S = 1: the splat is the unblurred
+ * one, bit for bit (velocities are not read). */
+int render_blur_samples(const struct scene *sc); /* render.motion_blur.samples, >= 1 */
+/* The shutter's open time, internal time units: shutter x simulation.dt x
+ * steps_per_frame x u->time. */
+double render_blur_span(const struct scene *sc, const struct sim_units *u);
+
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
@@ -343,20 +399,31 @@ void render_text_draw(uint8_t *code, int bw, int bh, int x, int y, const char *s
 /* A camera made ready to project onto a w x h image. */
 struct render_view {
 	int w, h;
-	double pos[3];                   /* camera position, scene units */
-	double fwd[3], right[3], upv[3]; /* orthonormal: right = fwd x up, upv = right x fwd */
-	double focal_px;                 /* (h/2) / tan(fov/2): pixels per unit of slope */
+	double pos[3];                   /* the eye's position, scene units */
+	double fwd[3], right[3], upv[3]; /* orthonormal: right = fwd x up, upv = right x fwd;
+					  * fisheye: fwd and upv turned by camera.dome_tilt */
+	double focal_px;                 /* perspective: (h/2) / tan(fov/2), pixels per unit of
+					  * slope; fisheye, equirect: pixels per radian */
 	double near;                     /* depth <= near is culled: 1e-6 |target - pos| */
+	struct render_proj pj;           /* the projection (w, h, focal, near repeated) */
 };
 /* Basis and focal length for cam on a w x h image. A degenerate up (zero or
  * parallel to forward) is replaced by +z, or +y when forward is along z;
- * position == target looks along +y. Never produces NaN for finite input. */
+ * position == target looks along +y. Never produces NaN for finite input.
+ * cam->projection picks the projection (render/projection_shared.h);
+ * cam->eye != 0 moves the eye along right by eye x eye_separation / 2
+ * (perspective: parallel eyes, image shifted by eye x (separation / 2) x
+ * focal / convergence pixels, so zero parallax lies at the convergence
+ * distance; equirect: omni-directional stereo, the eye circle of radius
+ * separation / 2 about the camera). */
 void render_view_make(const struct render_camera *cam, int w, int h, struct render_view *v);
-/* Pinhole projection of P (scene units) onto continuous pixel coordinates:
- * pixel (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
- * (w/2, h/2); x = w/2 + focal_px (d.right)/(d.fwd), y = h/2 - focal_px
- * (d.upv)/(d.fwd), d = P - pos, depth = d.fwd. Returns 1 when depth > near
- * (x, y, depth set), 0 when culled (only depth set). */
+/* Projection of P (scene units) onto continuous pixel coordinates: pixel
+ * (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
+ * (w/2, h/2). Perspective (the pinhole): x = w/2 + focal_px
+ * (d.right)/(d.fwd), y = h/2 - focal_px (d.upv)/(d.fwd), d = P - pos,
+ * depth = d.fwd; fisheye and equirect: render_proj_map, depth = the
+ * distance. Returns 1 when depth > near (x, y, depth set), 0 when culled
+ * (only depth set). */
 int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
 			double *depth);
 

@@ -44,8 +44,17 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
+/* camera.projection (render/projection_shared.h has the formulas) and
+ * camera.stereo.mode */
+enum scene_projection { SCENE_PROJ_PERSPECTIVE, SCENE_PROJ_FISHEYE, SCENE_PROJ_EQUIRECT };
+enum scene_stereo { SCENE_STEREO_NONE, SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM };
 /* render.diffuse_smoothing: how the diffuse layer is smoothed */
 enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
+/* camera.keys.*.ease: how the motion from a key to the next is timed along
+ * the path (render/camera.c): linear keeps the spline's own timing, in
+ * starts from rest at the key, out arrives at rest at the next key, in-out
+ * both. */
+enum scene_ease { SCENE_EASE_LINEAR, SCENE_EASE_IN, SCENE_EASE_OUT, SCENE_EASE_IN_OUT };
 enum scene_tonemap { SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH, SCENE_TONEMAP_FILMIC };
 enum scene_colormode { SCENE_COLOR_COMPONENTS, SCENE_COLOR_DENSITY };
 enum scene_colormap {
@@ -120,7 +129,9 @@ struct scene_camera_key {
 	int frame; /* REQUIRED, >= 0, strictly increasing through the list */
 	double position[3], target[3], up[3];
 	double fov; /* degrees, (0, 180) */
-	int has_position, has_target, has_up, has_fov;
+	enum scene_ease ease; /* the segment from this key to the next */
+	double exposure;      /* > 0: the manual exposure at this key (render.exposure's meaning) */
+	int has_position, has_target, has_up, has_fov, has_ease, has_exposure;
 };
 
 /* Where a value of the scene came from, kept so that checks made after
@@ -179,6 +190,17 @@ struct scene {
 		double smoothing;                     /* >= 0 frames: the spring's time constant */
 		int nkeys;
 		struct scene_camera_key keys[SCENE_MAX_KEYS];
+		/* Projections and stereo (docs/scenes.md "Projections and stereo") */
+		enum scene_projection projection;
+		double fisheye_aperture; /* degrees in (0, 360]: the domemaster circle's full angle */
+		double dome_tilt;        /* degrees in [-90, 90]: view axis turned up from the target */
+		struct {
+			enum scene_stereo mode;
+			double eye_separation;   /* scene length units, > 0 */
+			int eye_separation_auto; /* auto: 1/30 of the convergence distance */
+			double convergence;      /* scene length units, > 0 (perspective only) */
+			int convergence_auto;    /* auto: the camera's distance to its target */
+		} stereo;
 	} camera;
 
 	struct {
@@ -213,6 +235,12 @@ struct scene {
 		char colormap_file[SCENE_PATH_MAX]; /* "" none; else stored absolute, replaces colormap */
 		float colormap_lut[SCENE_LUT_N][3]; /* colormap_file's rows, display RGB in [0, 1] */
 		float background[3];
+		/* render.motion_blur (render/blur.c): each body drawn at samples
+		 * times spread over the open shutter, 1/samples of its light each */
+		struct {
+			int samples;   /* >= 1; 1: off (frames as without the key) */
+			double shutter;/* (0, 1]: fraction of the frame interval, centred on the frame */
+		} motion_blur;
 	} render;
 
 	/* Optional text and a scale bar drawn into the frame (render.h,

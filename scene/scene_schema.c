@@ -28,6 +28,7 @@ static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
 static const char *const adaptive_word[] = {"adaptive", NULL};
 static const char *const auto_word[] = {"auto", NULL};
+static const char *const ease_names[] = {"linear", "in", "out", "in-out", NULL};
 static const char *const mode_names[] = {"components", "density", NULL};
 static const char *const cmap_names[] = {"magma", "inferno", "viridis", "grey", "plasma",
 					 "cividis", "twilight", "cubehelix", NULL};
@@ -44,6 +45,8 @@ static const char *const depth_names[] = {"8", "16", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_bar_words[] = {"none", "auto", NULL};
 static const char *const frame_names[] = {"keys", "auto", NULL};
+static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
+static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -265,6 +268,47 @@ const struct scene_key scene_schema[] = {
 	 .has_off = offsetof(struct scene_camera_key, has_fov), .lo = 0, .hi = 180,
 	 .flags = SKEY_HAS | SKEY_LO_OPEN | SKEY_HI_OPEN, .type_doc = "degrees in (0, 180)",
 	 .help = "field of view at this key (default camera.fov)"},
+	{.path = "camera.keys.*.ease", .type = SKEY_ENUM, CK(ease), .names = ease_names,
+	 .type_doc = "linear | in | out | in-out",
+	 .help = "timing of the move from this key to the next along the same path: linear (the "
+		 "spline's own), in (starts from rest), out (arrives at rest), in-out (both)"},
+	{.path = "camera.keys.*.exposure", .type = SKEY_DOUBLE, .base = SBASE_KEY,
+	 .off = offsetof(struct scene_camera_key, exposure),
+	 .has_off = offsetof(struct scene_camera_key, has_exposure), .lo = 0, .hi = 1e15,
+	 .flags = SKEY_HAS | SKEY_LO_OPEN, .type_doc = "number > 0",
+	 .help = "manual exposure at this key (render.exposure's meaning); any key with one makes "
+		 "the whole clip manual: geometric between such keys, held outside them"},
+	{.path = "camera.projection", .type = SKEY_ENUM, SC(camera.projection), .names = projection_names,
+	 .def = "perspective", .type_doc = "perspective | fisheye | equirectangular",
+	 .help = "perspective: the pinhole (camera.fov); fisheye: a domemaster (square frame, "
+		 "azimuthal equidistant, the view axis at the centre, camera.up at the top); "
+		 "equirectangular: 360 x 180 degrees on a 2:1 frame, the target at the centre"},
+	{.path = "camera.fisheye_aperture", .type = SKEY_DOUBLE, SC(camera.fisheye_aperture), .lo = 0,
+	 .hi = 360, .flags = SKEY_LO_OPEN, .def = "180", .type_doc = "degrees in (0, 360]",
+	 .help = "fisheye: the full angle the circle inscribed in the frame covers"},
+	{.path = "camera.dome_tilt", .type = SKEY_DOUBLE, SC(camera.dome_tilt), .lo = -90, .hi = 90,
+	 .def = "0", .type_doc = "degrees in [-90, 90]",
+	 .help = "fisheye: the view axis (the dome's zenith) turned this far from the target "
+		 "towards camera.up, about the camera's right axis (tilted domes: the target then "
+		 "sits below the centre)"},
+	MAPKEY("camera.stereo", "two eyes in one frame (perspective and equirectangular)"),
+	{.path = "camera.stereo.mode", .type = SKEY_ENUM, SC(camera.stereo.mode), .names = stereo_names,
+	 .def = "none", .type_doc = "none | side-by-side | top-bottom",
+	 .help = "side-by-side: left eye in the left half; top-bottom: left eye on top; each eye "
+		 "a full image of half the frame"},
+	{.path = "camera.stereo.eye_separation", .type = SKEY_NUM_OR_WORD,
+	 SC(camera.stereo.eye_separation), .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.eye_separation_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "distance between the eyes, scene length units; auto: 1/30 of the convergence "
+		 "distance (equirectangular: of the distance to the target)"},
+	{.path = "camera.stereo.convergence", .type = SKEY_NUM_OR_WORD, SC(camera.stereo.convergence),
+	 .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.convergence_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "perspective: distance of zero parallax (parallel eyes, images shifted); auto: "
+		 "the distance to the target. Equirectangular (omni-directional stereo): unused, "
+		 "zero parallax at infinity"},
 
 	MAPKEY("render", "how a frame is drawn"),
 	{.path = "render.width", .type = SKEY_INT, SC(render.width), .lo = 16, .hi = 16384,
@@ -371,6 +415,16 @@ const struct scene_key scene_schema[] = {
 	 .help = "dust: depth slabs composited front to back, spanning the dust bodies' depths"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
+	MAPKEY("render.motion_blur", "style stars: motion blur, each body drawn at sub-frame positions "
+				     "along its velocity"),
+	{.path = "render.motion_blur.samples", .type = SKEY_INT, SC(render.motion_blur.samples),
+	 .lo = 1, .hi = 64, .def = "1", .type_doc = "integer in [1, 64]",
+	 .help = "positions per body and frame, each with 1/samples of its light (total light "
+		 "kept); 1: off"},
+	{.path = "render.motion_blur.shutter", .type = SKEY_DOUBLE, SC(render.motion_blur.shutter),
+	 .lo = 0, .hi = 1, .flags = SKEY_LO_OPEN, .def = "0.5", .type_doc = "number in (0, 1]",
+	 .help = "fraction of the frame interval (simulation.dt x steps_per_frame) the shutter is "
+		 "open, centred on the frame's time (0.5: a 180-degree shutter)"},
 
 	MAPKEY("overlay", "text and a scale bar drawn into the frame (all off by default)"),
 	{.path = "overlay.time", .type = SKEY_ENUM, SC(overlay.time), .names = bool_names,

@@ -165,7 +165,7 @@ END_TEST
 
 START_TEST(degenerate_up_gives_finite_basis)
 {
-	struct render_camera cam = {{0, 0, 5}, {0, 0, 0}, {0, 0, 1}, 45};
+	struct render_camera cam = {.pos = {0, 0, 5}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 45};
 	struct render_view v;
 	render_view_make(&cam, 64, 48, &v);
 	double dots[3] = {
@@ -180,7 +180,7 @@ START_TEST(degenerate_up_gives_finite_basis)
 	ck_assert_close(v.right[0] * v.right[0] + v.right[1] * v.right[1] + v.right[2] * v.right[2],
 			1.0, 1e-12, 0);
 	/* Zero up and position == target: still finite. */
-	struct render_camera bad = {{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 45};
+	struct render_camera bad = {.pos = {1, 1, 1}, .target = {1, 1, 1}, .up = {0, 0, 0}, .fov = 45};
 	render_view_make(&bad, 64, 48, &v);
 	for (int d = 0; d < 3; d++)
 		ck_assert(isfinite(v.fwd[d]) && isfinite(v.right[d]) && isfinite(v.upv[d]));
@@ -310,6 +310,64 @@ START_TEST(orbit_rotates_about_up)
 }
 END_TEST
 
+/* Ease: two keys make a straight line, p(f) = p0 + g(s) (p1 - p0), with
+ * g the key's curve written out here: s, s^2, 2s - s^2, 3s^2 - 2s^3; the
+ * keys themselves are still hit exactly, and fov follows the same g. */
+START_TEST(eased_keys_retime_a_straight_line)
+{
+	static const enum scene_ease eases[4] = {SCENE_EASE_LINEAR, SCENE_EASE_IN, SCENE_EASE_OUT,
+						 SCENE_EASE_IN_OUT};
+	for (int e = 0; e < 4; e++) {
+		struct scene *sc = scene_new();
+		double p0[3] = {0, -10, 0}, p1[3] = {20, -10, 0}, t[3] = {0, 0, 0};
+		add_key(sc, 10, p0, t, NULL, 20);
+		add_key(sc, 30, p1, t, NULL, 60);
+		sc->camera.keys[0].ease = eases[e];
+		sc->camera.keys[0].has_ease = 1;
+		for (int f = 10; f <= 30; f++) {
+			double s = (f - 10) / 20.0;
+			double g = e == 0 ? s : e == 1 ? s * s : e == 2 ? 2 * s - s * s
+							   : 3 * s * s - 2 * s * s * s;
+			struct render_camera cam;
+			ck_assert_int_eq(render_camera_at(sc, f, NULL, &cam), 0);
+			ck_assert_close(cam.pos[0], 20.0 * g, 1e-12, 0);
+			ck_assert_close(cam.pos[1], -10.0, 1e-12, 0);
+			ck_assert_close(cam.fov, 20.0 + 40.0 * g, 1e-12, 0);
+		}
+		free(sc);
+	}
+}
+END_TEST
+
+/* Exposure keys: geometric between the keys that give one, keys without
+ * one skipped, held outside, in the earlier key's ease; 0 without any. */
+START_TEST(exposure_keys_geometric_and_held)
+{
+	struct scene *sc = scene_new();
+	ck_assert(render_camera_exposure(sc, 5) == 0.0 && !render_camera_has_exposure(sc));
+	double p[3] = {0, -10, 0};
+	add_key(sc, 10, p, NULL, NULL, 0);
+	add_key(sc, 20, p, NULL, NULL, 0);
+	add_key(sc, 30, p, NULL, NULL, 0);
+	add_key(sc, 50, p, NULL, NULL, 0);
+	ck_assert(!render_camera_has_exposure(sc) && render_camera_exposure(sc, 25) == 0.0);
+	sc->camera.keys[1].exposure = 1.0; /* frame 20 */
+	sc->camera.keys[1].has_exposure = 1;
+	sc->camera.keys[3].exposure = 16.0; /* frame 50; frame 30 gives none */
+	sc->camera.keys[3].has_exposure = 1;
+	ck_assert(render_camera_has_exposure(sc));
+	ck_assert_close(render_camera_exposure(sc, 0), 1.0, 0, 1e-15);   /* held before */
+	ck_assert_close(render_camera_exposure(sc, 20), 1.0, 0, 1e-15);
+	ck_assert_close(render_camera_exposure(sc, 35), 4.0, 0, 1e-14);  /* 16^(1/2) */
+	ck_assert_close(render_camera_exposure(sc, 30), pow(16.0, 1.0 / 3), 0, 1e-14);
+	ck_assert_close(render_camera_exposure(sc, 50), 16.0, 0, 1e-15);
+	ck_assert_close(render_camera_exposure(sc, 99), 16.0, 0, 1e-15); /* held after */
+	sc->camera.keys[1].ease = SCENE_EASE_IN; /* s = 1/2 -> 1/4 */
+	ck_assert_close(render_camera_exposure(sc, 35), 2.0, 0, 1e-14);
+	free(sc);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("camera");
@@ -323,6 +381,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, follow_shifts_by_com);
 	tcase_add_test(tc, follow_uses_scene_units);
 	tcase_add_test(tc, orbit_rotates_about_up);
+	tcase_add_test(tc, eased_keys_retime_a_straight_line);
+	tcase_add_test(tc, exposure_keys_geometric_and_held);
 	suite_add_tcase(s, tc);
 	return s;
 }

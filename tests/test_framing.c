@@ -166,7 +166,7 @@ START_TEST(statistics_do_not_depend_on_threads)
 	two_clusters(&st, 0);
 	float wc[2];
 	render_framing_weights(plain_scene(), &st, wc);
-	struct render_camera cam = {{0, -60, 20}, {5, 0, 0}, {0, 0, 1}, 40};
+	struct render_camera cam = {.pos = {0, -60, 20}, .target = {5, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	struct render_frame_geom g;
 	render_frame_geom_make(&cam, 640, 360, 0.05, 1.0, &g);
 	struct render_light_centre ref, lc;
@@ -281,7 +281,7 @@ START_TEST(frame_need_keeps_the_fraction_in_view)
 	float wc[2];
 	render_framing_weights(plain_scene(), &st, wc);
 	const int w = 640, h = 360;
-	struct render_camera cam = {{20, -80, 35}, {-2, 1, 0}, {0, 0, 1}, 35};
+	struct render_camera cam = {.pos = {20, -80, 35}, .target = {-2, 1, 0}, .up = {0, 0, 1}, .fov = 35};
 	const double fracs[] = {0.5, 0.9, 0.95, 1.0}, margins[] = {0, 0.05, 0.2};
 	for (int a = 0; a < 4; a++)
 		for (int b = 0; b < 3; b++) {
@@ -320,7 +320,7 @@ START_TEST(frame_need_of_a_line_of_known_spread)
 	}
 	float wc[2];
 	render_framing_weights(plain_scene(), &st, wc);
-	struct render_camera cam = {{0, -100, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	struct render_camera cam = {.pos = {0, -100, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	struct render_frame_geom g;
 	render_frame_geom_make(&cam, 1920, 1080, 0.05, 1.0, &g);
 	double d;

@@ -153,9 +153,9 @@ START_TEST(frame_need_and_inside_match_cpu)
 	ck_assert_int_eq(gpu_framing_upload(fr, &st, &in), 0);
 	double range, wmax, wsum;
 	drawn_scales(&st, wc, &range, &wmax, &wsum);
-	const struct render_camera cams[] = {{{0, -230, 140}, {0, 0, 0}, {0, 0, 1}, 40},
-					     {{60, 10, -30}, {3, -2, 0}, {0, 0, 1}, 25},
-					     {{1, 2, 300}, {1, 2, 0}, {0, 1, 0}, 70}};
+	const struct render_camera cams[] = {{.pos = {0, -230, 140}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40},
+					     {.pos = {60, 10, -30}, .target = {3, -2, 0}, .up = {0, 0, 1}, .fov = 25},
+					     {.pos = {1, 2, 300}, .target = {1, 2, 0}, .up = {0, 1, 0}, .fov = 70}};
 	const double fracs[] = {0.5, 0.95, 1.0}, margins[] = {0, 0.05};
 	for (int c = 0; c < 3; c++)
 		for (int f = 0; f < 3; f++)
@@ -198,7 +198,7 @@ START_TEST(framing_of_a_million_bodies_is_cheap)
 	struct gpu_render_input in;
 	ck_assert_int_eq(gpu_framing_create(&st, wc, &fr), 0);
 	ck_assert_int_eq(gpu_framing_upload(fr, &st, &in), 0);
-	const struct render_camera cam = {{0, -230, 140}, {0, 0, 0}, {0, 0, 1}, 40};
+	const struct render_camera cam = {.pos = {0, -230, 140}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	struct render_frame_geom g;
 	render_frame_geom_make(&cam, 1920, 1080, 0.05, 1.0, &g);
 	struct render_light_centre lc;

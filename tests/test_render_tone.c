@@ -11,8 +11,12 @@
 #include <string.h>
 
 #include "check_main.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function" /* the util headers' other helpers */
+#include "test_output_util.h"
 #include "test_render_util.h"
 #include "test_scene_util.h"
+#pragma GCC diagnostic pop
 #include "../render/render.h"
 #include "../render/tone_shared.h"
 
@@ -327,6 +331,57 @@ START_TEST(keys_exposure_auto_and_filmic)
 }
 END_TEST
 
+/* Exposure keys, end to end by the program (NB_BIN) on
+ * tests/data/plummer-small.yaml (CPU backend, glow off: its threshold
+ * counts a keyed exposure as 1, a fixed one as itself): keys 1 at frame 0
+ * and 4 at frame 2 (ease in-out: s = 1/2 stays 1/2) give frame 0 the
+ * pixels of render.exposure 1 and frame 1 those of render.exposure 2
+ * (the geometric mean), whatever render.exposure says (auto here). */
+static uint16_t *keyed_frame(const char *sets, int frame, int *npx)
+{
+	make_tmpdir();
+	char cmd[2000], path[400];
+	snprintf(cmd, sizeof cmd,
+		 "'%s' tests/data/plummer-small.yaml --backend cpu -q --set output.frames=3 "
+		 "--set output.video= --set output.stats= --set output.initial_state= "
+		 "--set output.final_state= --set output.png_depth=16 --set render.glow=0 "
+		 "--set output.png_dir=%s/frames %s",
+		 nb_bin(), g_dir, sets);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	snprintf(path, sizeof path, "%s/frames/frame_%05d.png", g_dir, frame);
+	int w, h, depth;
+	uint16_t *px = read_png(path, &w, &h, &depth);
+	*npx = w * h * 3;
+	rm_tree(g_dir);
+	return px;
+}
+
+START_TEST(exposure_keys_equal_manual_exposure_end_to_end)
+{
+	const char *keys = "--set render.exposure=auto --set 'camera.keys=["
+			   "{frame: 0, position: [0, -8, 3], target: [0, 0, 0], exposure: 1},"
+			   "{frame: 2, position: [0, -8, 3], target: [0, 0, 0], exposure: 4, "
+			   "ease: in-out}]'";
+	for (int f = 0; f < 2; f++) {
+		int n1, n2;
+		uint16_t *a = keyed_frame(keys, f, &n1);
+		uint16_t *b = keyed_frame(f ? "--set render.exposure=2" : "--set render.exposure=1", f,
+					  &n2);
+		ck_assert_int_eq(n1, n2);
+		int differ = 0;
+		double sum = 0;
+		for (int k = 0; k < n1; k++) {
+			differ += a[k] != b[k];
+			sum += a[k];
+		}
+		ck_assert_msg(differ == 0, "frame %d: %d values differ", f, differ);
+		ck_assert(sum > 0);
+		free(a);
+		free(b);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_tone");
@@ -340,6 +395,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, auto_exposure_sets_percentile_to_target);
 	tcase_add_test(tc, auto_exposure_converges_without_flicker);
 	tcase_add_test(tc, keys_exposure_auto_and_filmic);
+	tcase_add_test(tc, exposure_keys_equal_manual_exposure_end_to_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

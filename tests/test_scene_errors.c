@@ -165,6 +165,9 @@ START_TEST(bad_values_name_line_col_and_path)
 		 {"t.yaml:2:21:", "camera.smoothing", "[0, 1e+06]"}},
 		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [3, 0.5]}\n",
 		 {"t.yaml:2:23:", "camera.frame_range", "lo <= hi", "[3, 0.5]"}},
+		{"bodies: [{name: a, model: plummer}]\ncamera: {projection: fisheye, frame: auto}\n"
+		 "render: {width: 64, height: 64}\n",
+		 {"t.yaml:2:38:", "camera.frame", "fisheye", "perspective"}},
 		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [0, 2]}\n",
 		 {"t.yaml:2:24:", "camera.frame_range.0", "[1e-06, 1e+06]"}},
 		{"bodies: [{name: a, model: plummer}]\noutput: {preview: x.png}\n",

@@ -1,0 +1,83 @@
+#!/bin/sh
+# device-check.sh - what a session runs on the lent GPU machine, in one call
+# (docs/BENCHMARKS.md says which figures came from which step).
+#
+# Here (2 cores, no GPU):
+#   make CUDA_ARCH=sm_90 all bench $(ls tests/test_*.c | sed 's#tests/\(.*\)\.c#build/tests/\1#')
+#   tools/device-stage.sh     # -> .dev/nb.tar.xz, .dev/rt.tar.xz (kept out of git)
+#   optional: a baseline binary at .dev/pack/base/nbody-render (stripped),
+#   packed by device-stage.sh with the rest
+# There, from the repository root, carrying .dev:
+#   sh tools/device-check.sh STEP...     # logs and frames into $OUT/check.tar
+# Steps:
+#   tests       the GPU test programs (and the CPU ones that drive the GPU)
+#   e2e         the default scene end to end, new against base, alternated,
+#               twice each (/usr/bin/time), plus frames 0 115 260 400 of
+#               the first run and their burn-out / fog measures
+#   look        nbody-bench render --look at 1080p 1M and 4K 10M
+#   keys        exposure keys on the GPU: keyed frame = manual frame
+#   sanitize    compute-sanitizer memcheck on test_gpu_render
+set -u
+OUTDIR=${OUT:-/tmp/out}
+mkdir -p "$OUTDIR/check" /tmp/nb/rt
+tar -xJf .dev/nb.tar.xz -C /tmp/nb && tar -xJf .dev/rt.tar.xz -C /tmp/nb/rt || exit 1
+export LD_LIBRARY_PATH=/tmp/nb/rt/lib
+L=$OUTDIR/check
+cd /tmp/nb
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$L/gpu.txt"
+for step in "$@"; do
+	echo "=== $step $(date -u +%H:%M:%S)"
+	case $step in
+	tests)
+		for t in build/tests/test_gpu_* build/tests/test_pipeline; do
+			echo "--- $t"
+			NB_BIN=build/nbody-render "$t" >"$L/$(basename "$t").log" 2>&1
+			tail -3 "$L/$(basename "$t").log"
+		done ;;
+	e2e)
+		S=scenes/galaxy-collision.yaml
+		for i in 1 2; do
+			for b in new base; do
+				bin=build/nbody-render
+				[ $b = base ] && bin=base/nbody-render
+				[ -x "$bin" ] || continue
+				d=/tmp/e2e-$b-$i
+				rm -rf "$d"
+				/usr/bin/time -f "$b run $i: %e s wall" "$bin" "$S" -q \
+					--set output.video=$d/m.mp4 --set output.png_dir=$d/frames \
+					--set output.stats=$d/stats.csv --set output.preview=$d/sheet.jpg \
+					>"$L/e2e-$b-$i.log" 2>&1
+				tail -1 "$L/e2e-$b-$i.log"
+			done
+		done
+		mkdir -p "$L/frames"
+		for f in 00000 00115 00260 00400 00599; do
+			for b in new base; do
+				[ -f /tmp/e2e-$b-1/frames/frame_$f.png ] &&
+					cp /tmp/e2e-$b-1/frames/frame_$f.png "$L/frames/$b-$f.png"
+			done
+		done
+		cp /tmp/e2e-new-1/sheet.jpg /tmp/e2e-new-1/stats.csv "$L/" 2>/dev/null
+		python3 tools/frame-stats.py "$L"/frames/*.png 2>&1 | tee "$L/frame-stats.txt" ;;
+	look)
+		build/nbody-bench render --look --sizes 1080p,4k --n 1000000,10000000 \
+			--scenes scene 2>&1 | tee "$L/look.txt" | tail -12 ;;
+	keys)
+		C="build/nbody-render tests/data/plummer-small.yaml --backend cuda -q
+		   --set output.frames=3 --set output.video= --set output.stats=
+		   --set output.initial_state= --set output.final_state=
+		   --set output.png_depth=16 --set render.glow=0"
+		$C --set output.png_dir=/tmp/k/a --set 'camera.keys=[{frame: 0, position: [0, -8, 3], target: [0, 0, 0], exposure: 1}, {frame: 2, position: [0, -8, 3], target: [0, 0, 0], exposure: 4, ease: in-out}]'
+		$C --set output.png_dir=/tmp/k/b --set render.exposure=1
+		$C --set output.png_dir=/tmp/k/c --set render.exposure=2
+		cmp /tmp/k/a/frame_00000.png /tmp/k/b/frame_00000.png && echo "keys GPU frame 0 = exposure 1: PASS" || echo "keys GPU frame 0: FAIL"
+		cmp /tmp/k/a/frame_00001.png /tmp/k/c/frame_00001.png && echo "keys GPU frame 1 = exposure 2: PASS" || echo "keys GPU frame 1: FAIL" ;;
+	sanitize)
+		cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+		[ -n "$cs" ] && "$cs" --tool memcheck build/tests/test_gpu_render >"$L/memcheck.log" 2>&1
+		tail -3 "$L/memcheck.log" ;;
+	*)
+		sh -c "$step" 2>&1 | tee -a "$L/extra.log" | tail -20 ;;
+	esac
+done
+tar -cf "$OUTDIR/check.tar" -C "$OUTDIR" check && rm -rf "$OUTDIR/check"
