@@ -25,6 +25,10 @@
 BUILD ?= build
 CC ?= cc
 PKGS := yaml-0.1 libavcodec libavformat libavutil libswscale libpng check
+# Snapshots and FITS maps (issue 16, writing side: output/snap_write.c,
+# output/fits.c, sim/snap_restart.c): libhdf5 and cfitsio.
+PKGS_SNAPOUT := hdf5 cfitsio
+PKGS += $(PKGS_SNAPOUT)
 
 # ---- CUDA probe -----------------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -46,6 +50,7 @@ PKG_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p)
 PKG_FOUND := $(strip $(foreach p,$(filter-out $(PKG_MISSING),$(PKGS)),$(p)-$(shell pkg-config --modversion $(p))))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 libavcodec libavformat libavutil libswscale libpng 2>/dev/null)
+PKG_LIBS += $(shell pkg-config --libs $(PKGS_SNAPOUT) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 OPT ?= -O2
 CFLAGS += $(OPT) -g -fno-math-errno -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenmp -I. -I/usr/include/stb $(PKG_CFLAGS) $(SAN)

@@ -155,7 +155,20 @@ static void cpu_free(struct renderer *base)
 	free(r);
 }
 
-static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free};
+static int cpu_hdr(struct renderer *base, int f, const float **rgb, int *w, int *h)
+{
+	struct renderer_cpu *r = (struct renderer_cpu *)base;
+	if (r->frame != f) {
+		log_error("CPU renderer: holds frame %d, expected %d (internal)", r->frame, f);
+		return NB_ERUNTIME;
+	}
+	*rgb = r->img.rgb;
+	*w = r->img.w;
+	*h = r->img.h;
+	return 0;
+}
+
+static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free, cpu_hdr};
 
 int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
 			struct renderer **out)

@@ -77,6 +77,8 @@ enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET
 enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
 /* camera.frame: keys (the keys' distance) or auto (render/framing.c) */
 enum scene_frame { SCENE_FRAME_KEYS, SCENE_FRAME_AUTO };
+/* output.snapshots.format: the one format written today */
+enum scene_snap_format { SCENE_SNAP_HDF5 };
 
 /* One part of a disk galaxy (disk, bulge or halo). count 0 = part absent. */
 struct scene_part {
@@ -269,6 +271,14 @@ struct scene {
 		char preset[32];       /* x264 preset name */
 		int png_depth;         /* 8 or 16 */
 		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
+		/* GADGET-style HDF5 snapshots (output/snap_write.c; docs/snapshots.md):
+		 * DIR/snap_NNN.hdf5 at frames 0, every, 2 every, ... and the last */
+		struct {
+			int every;                  /* >= 1 frames */
+			char dir[SCENE_PATH_MAX];   /* "" = none */
+			enum scene_snap_format format;
+		} snapshots;
+		char fits_dir[SCENE_PATH_MAX]; /* "" = none; DIR/frame_%05d.fits (output/fits.c) */
 	} output;
 
 	/* scene-level keys, by their place in the key table (scene_fail_key) */

@@ -47,6 +47,7 @@ static const char *const scale_bar_words[] = {"none", "auto", NULL};
 static const char *const frame_names[] = {"keys", "auto", NULL};
 static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
 static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
+static const char *const snap_format_names[] = {"hdf5", NULL};
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -476,6 +477,18 @@ const struct scene_key scene_schema[] = {
 	{.path = "output.resolved_scene", .type = SKEY_STRING, SC(output.resolved_scene),
 	 .def = "\"\"", .type_doc = "path",
 	 .help = "where the fully resolved scene is written (\"\": the program derives it)"},
+	MAPKEY("output.snapshots", "GADGET-style HDF5 snapshots of the state (docs/snapshots.md)"),
+	{.path = "output.snapshots.every", .type = SKEY_INT, SC(output.snapshots.every), .lo = 1,
+	 .hi = 1e7, .def = "10", .type_doc = "integer in [1, 1e7]",
+	 .help = "a snapshot at frames 0, every, 2 every, ... and at the last frame"},
+	{.path = "output.snapshots.dir", .type = SKEY_STRING, SC(output.snapshots.dir), .def = "\"\"",
+	 .type_doc = "path", .help = "directory for snap_000.hdf5, snap_001.hdf5, ... (\"\": none)"},
+	{.path = "output.snapshots.format", .type = SKEY_ENUM, SC(output.snapshots.format),
+	 .names = snap_format_names, .def = "hdf5", .type_doc = "hdf5",
+	 .help = "hdf5: GADGET/SWIFT layout (Header, PartTypeN, Units), read by yt and h5py"},
+	{.path = "output.fits_dir", .type = SKEY_STRING, SC(output.fits_dir), .def = "\"\"",
+	 .type_doc = "path",
+	 .help = "directory for frame_00000.fits, ...: each frame's HDR map (R, G, B planes, float32) per unit area"},
 };
 
 const int scene_schema_count = (int)(sizeof(scene_schema) / sizeof(scene_schema[0]));

@@ -171,6 +171,22 @@ int sim_state_csv_check_file(const char *path, char *why, size_t len);
 int sim_state_write_csv(const char *path, const struct sim_state *st,
 			const struct sim_units *u);
 
+/* ---- restart from a snapshot (sim/snap_restart.c; layout sim/snap_format.h) ----
+ * Only snapshots this program wrote (output.snapshots). What must match
+ * between the scene and the snapshot is listed at the top of
+ * sim/snap_restart.c and in docs/snapshots.md. */
+/* Before any work: PATH is such a snapshot, its units, dt, steps per
+ * frame, force keys and body count match sc, and it leaves frames to
+ * render. *frame (may be NULL) gets its frame. 0 or NB_EINPUT (one message
+ * naming PATH and the first difference). */
+int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame);
+/* st holds the bodies sim_ic_build made for sc: check the components
+ * (names, counts) and every mass against the snapshot, then replace
+ * positions, velocities, time and step by the snapshot's, exactly as the
+ * writing run held them. *frame gets its frame. 0, NB_EINPUT (mismatch,
+ * damaged file; logged) or NB_ERUNTIME. */
+int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state *st, int *frame);
+
 /* ---- forces (sim/direct.c, sim/tree.c) ----
  * Softened gravity, G = 1: a_i = sum_j m_j (x_j - x_i) / (r^2 + eps^2)^{3/2};
  * phi_i = -sum_{j!=i} m_j / sqrt(r^2 + eps^2). acc is 3n, pot is n or NULL.

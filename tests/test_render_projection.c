@@ -501,6 +501,9 @@ START_TEST(bad_projection_input_refused_at_load)
 			  "360");
 	expect_load_error("render: {width: 1023}\n", (const char *const[]){"camera.projection=equirectangular"},
 			  1, "render.width", "even");
+	expect_load_error("camera: {projection: fisheye}\nrender: {width: 512, height: 512}\n"
+			  "output: {fits_dir: /tmp/nb-fits-never}\n",
+			  NULL, 0, "output.fits_dir", "perspective");
 	/* the line of the key the user wrote */
 	int err = load_str("bodies: [{name: a, model: plummer}]\ncamera:\n  projection: fisheye\n",
 			   NULL, 0, &g_sc);
