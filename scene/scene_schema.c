@@ -45,6 +45,7 @@ static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast",
 static const char *const depth_names[] = {"8", "16", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_bar_words[] = {"none", "auto", NULL};
+static const char *const frame_names[] = {"keys", "auto", NULL};
 static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
 static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
 static const char *const snap_format_names[] = {"hdf5", NULL};
@@ -230,10 +231,31 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_LO_OPEN | SKEY_HI_OPEN, .def = "40", .type_doc = "degrees in (0, 180)",
 	 .help = "vertical field of view (default for keys)"},
 	{.path = "camera.follow", .type = SKEY_STRING, SC(camera.follow), .def = "\"\"",
-	 .type_doc = "\"\" | all | name",
-	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the target offset"},
+	 .type_doc = "\"\" | all | light | name",
+	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the "
+		 "target offset; light: the centre of the drawn light (trimmed mean of its central 90% "
+		 "per axis), smoothed over camera.smoothing frames"},
 	{.path = "camera.orbit", .type = SKEY_DOUBLE, SC(camera.orbit), .lo = -1e6, .hi = 1e6,
 	 .def = "0", .type_doc = "degrees", .help = "degrees turned about target and up over the clip"},
+	{.path = "camera.frame", .type = SKEY_ENUM, SC(camera.frame), .names = frame_names,
+	 .def = "keys", .type_doc = "keys | auto",
+	 .help = "keys: the eye where the keys put it; auto: the keys give the direction from the "
+		 "target, the distance is chosen so that frame_fraction of the drawn light is in the "
+		 "frame inside the margin (smoothed over camera.smoothing frames)"},
+	{.path = "camera.frame_fraction", .type = SKEY_DOUBLE, SC(camera.frame_fraction), .lo = 0,
+	 .hi = 1, .flags = SKEY_LO_OPEN, .def = "0.95", .type_doc = "number in (0, 1]",
+	 .help = "frame auto: share of the drawn light (mass x brightness) kept inside the frame"},
+	{.path = "camera.frame_margin", .type = SKEY_DOUBLE, SC(camera.frame_margin), .lo = 0,
+	 .hi = 0.5, .def = "0.05", .type_doc = "number in [0, 0.5]",
+	 .help = "frame auto: share of the frame's half-width and half-height kept clear at each edge"},
+	{.path = "camera.frame_range", .type = SKEY_PAIR, SC(camera.frame_range), .lo = 1e-6,
+	 .hi = 1e6, .def = "[1, 10]", .type_doc = "[lo, hi], 1e-6 <= lo <= hi <= 1e6",
+	 .help = "frame auto: the distance stays within [lo, hi] x the keys' distance from the "
+		 "target (lo 1: never nearer than the keys; lo < 1 lets it zoom in)"},
+	{.path = "camera.smoothing", .type = SKEY_DOUBLE, SC(camera.smoothing), .lo = 0, .hi = 1e6,
+	 .def = "15", .type_doc = "frames in [0, 1e6]",
+	 .help = "follow light and frame auto: time constant of the critically damped spring that "
+		 "moves the camera toward each frame's value (0: no smoothing)"},
 	{.path = "camera.keys", .type = SKEY_LIST, .type_doc = "list of maps",
 	 .help = "key frames (at most 256); absent: one key at frame 0 with the defaults above"},
 	{.path = "camera.keys.*.frame", .type = SKEY_INT, .base = SBASE_KEY,
