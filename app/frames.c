@@ -302,6 +302,8 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
 			 log_clock_s() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
 			 L.t_wait_sim, L.t_stats, L.t_push);
+	if (rc == 0 || rc == NB_EINTR)
+		engine_ts_report(eng);
 	if (L.t_files > 0)
 		log_info("snapshots and FITS maps: %.1f s on the main thread", L.t_files);
 	return rc;

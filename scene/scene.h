@@ -41,6 +41,9 @@ enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
  * sort); migrate moves only the bodies that left their branch (a key range)
  * and re-sorts within branches. Same forces within the tree's tolerance. */
 enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
+/* simulation.timesteps: shared (every body takes dt) or individual (block
+ * steps dt_max / 2^L per body, sim/timestep.c; docs/PHYSICS.md). */
+enum scene_timesteps { SCENE_TIMESTEPS_SHARED, SCENE_TIMESTEPS_INDIVIDUAL };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -165,6 +168,10 @@ struct scene {
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */
 		double max_energy_error; /* [0, 1e6]: |E - E0| / |E0| that stops a run; 0 = never */
+		enum scene_timesteps timesteps; /* shared | individual */
+		double eta;            /* (0, 10]: individual step accuracy, GADGET's eta */
+		int blocks_per_frame;  /* >= 1: individual: dt_max = dt x steps_per_frame / this */
+		int max_level;         /* [0, 20]: individual: smallest step dt_max / 2^max_level */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
 	} simulation;

@@ -24,6 +24,7 @@ static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 static const char *const reorder_names[] = {"sort", "migrate", NULL};
+static const char *const timesteps_names[] = {"shared", "individual", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
@@ -97,6 +98,18 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.max_energy_error", .type = SKEY_DOUBLE, SC(simulation.max_energy_error),
 	 .lo = 0, .hi = 1e6, .def = "1", .type_doc = "number in [0, 1e6]",
 	 .help = "stop with an error when the total energy has drifted by more than this fraction of the initial |E| (checked every frame; 0: never)"},
+	{.path = "simulation.timesteps", .type = SKEY_ENUM, SC(simulation.timesteps),
+	 .names = timesteps_names, .def = "shared", .type_doc = "shared | individual",
+	 .help = "shared: every body steps by dt; individual: block steps dt_max / 2^L, each body on the level its acceleration needs (dt_i = min(dt_max, sqrt(2 eta softening / |a_i|)); frames stay at steps_per_frame x dt)"},
+	{.path = "simulation.eta", .type = SKEY_DOUBLE, SC(simulation.eta), .lo = 0, .hi = 10,
+	 .flags = SKEY_LO_OPEN, .def = "0.025", .type_doc = "number in (0, 10]",
+	 .help = "individual time steps: accuracy parameter of dt_i = sqrt(2 eta softening / |a_i|) (GADGET-2's default 0.025); smaller is more accurate and slower"},
+	{.path = "simulation.blocks_per_frame", .type = SKEY_INT, SC(simulation.blocks_per_frame),
+	 .lo = 1, .hi = 1e6, .def = "1", .type_doc = "integer in [1, 1e6]",
+	 .help = "individual time steps: synchronised block steps per frame; the longest step is dt_max = dt x steps_per_frame / blocks_per_frame"},
+	{.path = "simulation.max_level", .type = SKEY_INT, SC(simulation.max_level), .lo = 0,
+	 .hi = 20, .def = "10", .type_doc = "integer in [0, 20]",
+	 .help = "individual time steps: finest level; no body steps by less than dt_max / 2^max_level"},
 	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
 	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
 	 .help = "auto: the GPU when there is a usable one, else the CPU"},

@@ -553,6 +553,13 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
 		      double *pot)
 {
+	return sim_tree_accel_active(pos, mass, n, eps, theta, multipoles, opening, NULL, acc, pot);
+}
+
+int sim_tree_accel_active(const double *pos, const double *mass, size_t n, double eps,
+			  double theta, int multipoles, enum scene_opening opening,
+			  const unsigned char *active, double *acc, double *pot)
+{
 	if (n == 0)
 		return 0;
 	if (n > (size_t)1 << 30) {
@@ -578,6 +585,11 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 			if (failed)
 				continue;
 			const int gb = groups[2 * G], ge = groups[2 * G + 1];
+			int any = !active;
+			for (int k = gb; k < ge && !any; k++)
+				any = active[t.order[k]] != 0;
+			if (!any)
+				continue; /* as the GPU walk: no active body, no walk */
 			if (tree_walk_group(&t, gb, ge, theta, opening, eps2, &il)) {
 #pragma omp atomic write
 				failed = 1;
@@ -585,8 +597,10 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 			}
 			for (int k = gb; k < ge; k++) {
 				double a[3], phi;
-				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				size_t i = (size_t)t.order[k];
+				if (active && !active[i])
+					continue;
+				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				acc[3 * i] = a[0];
 				acc[3 * i + 1] = a[1];
 				acc[3 * i + 2] = a[2];
