@@ -193,7 +193,8 @@ struct sim_snap_header {
 	uint64_t npart[SIM_SNAP_NTYPES];       /* particles of each type in this file */
 	uint64_t npart_total[SIM_SNAP_NTYPES]; /* in the whole snapshot (high words applied) */
 	double mass_table[SIM_SNAP_NTYPES];    /* mass of every particle of a type; 0: per particle */
-	double time, redshift;        /* as stored: Time is a for comoving runs */
+	double time, redshift;        /* as stored: Time is a for comoving GADGET runs */
+	double scale_factor;          /* SWIFT's Header "Scale-factor" (its Time is a time); 0 absent */
 	double box_size;              /* 0 when absent (the largest edge when given per axis) */
 	double hubble;                /* HubbleParam (Header, Parameters or Cosmology h); 0 absent */
 	int num_files;                /* >= 1 (a 0 in the file counts as 1) */

@@ -25,7 +25,8 @@ static int snap_has_h5_sig(int fd)
 	return pread(fd, b, 8, 0) == 8 && memcmp(b, snap_h5_sig, 8) == 0;
 }
 
-/* Counts the back ends do not check: a one-file snapshot holds its total. */
+/* Counts the back ends do not check: a one-file snapshot holds its total
+ * (a total of 0 means unknown: GADGET's own ICs write it so). */
 static int snap_check_counts(const struct sim_snap *s)
 {
 	const struct sim_snap_header *h = &s->h;
@@ -43,7 +44,7 @@ static int snap_check_counts(const struct sim_snap *s)
 				  (unsigned long long)h->npart[t]);
 			return NB_EINPUT;
 		}
-		if (h->npart_total[t] < h->npart[t]) {
+		if (h->npart_total[t] != 0 && h->npart_total[t] < h->npart[t]) {
 			log_error("%s: Header: NumPart_Total[%d] is %llu, fewer than this file's %llu",
 				  s->path, t, (unsigned long long)h->npart_total[t],
 				  (unsigned long long)h->npart[t]);

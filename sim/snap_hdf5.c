@@ -328,6 +328,7 @@ static int h5_header(struct sim_snap *s)
 	    (err = h5_attr1(s, hdr, "Header", "Redshift", &h->redshift)) < 0 ||
 	    (err = h5_attr(s, hdr, "Header", "BoxSize", box, 3, &n)) < 0 ||
 	    (err = h5_attr1(s, hdr, "Header", "NumFilesPerSnapshot", &nf)) < 0 ||
+	    (err = h5_attr1(s, hdr, "Header", "Scale-factor", &h->scale_factor)) < 0 ||
 	    (err = h5_attr1(s, hdr, "Header", "HubbleParam", &h->hubble)) < 0)
 		goto end;
 	for (int i = 0; i < 3; i++)

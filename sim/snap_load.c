@@ -76,19 +76,21 @@ static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
 {
 	const struct scene_snapshot *o = p->opt;
 	double a = 1, hh = 1;
+	/* the scale factor: SWIFT's Scale-factor, else GADGET's Time */
+	const double sf = h->scale_factor > 0 ? h->scale_factor : h->time;
 	int comoving = o->comoving == SCENE_TRUE    ? 1
 		       : o->comoving == SCENE_FALSE ? 0
 		       : h->cosmo_flag >= 0	    ? h->cosmo_flag
-						    : h->time > 0 && h->time < 1 && h->redshift > 0 &&
-							 fabs(h->time * (1 + h->redshift) - 1) < 1e-3;
+						    : sf > 0 && sf < 1 && h->redshift > 0 &&
+							 fabs(sf * (1 + h->redshift) - 1) < 1e-3;
 	if (comoving) {
-		if (!(h->time > 0 && h->time <= 1)) {
-			log_error("%s: comoving coordinates need the scale factor a in (0, 1] as the "
-				  "Header's Time, got %g (set bodies.%d.comoving: false?)",
-				  p->path, h->time, p->k);
+		if (!(sf > 0 && sf <= 1)) {
+			log_error("%s: comoving coordinates need the scale factor a in (0, 1] (Header "
+				  "Time, or Scale-factor), got %g (set bodies.%d.comoving: false?)",
+				  p->path, sf, p->k);
 			return NB_EINPUT;
 		}
-		a = h->time;
+		a = sf;
 		hh = h->hubble > 0 ? h->hubble : 1;
 	}
 	double L, M, V;
