@@ -313,7 +313,10 @@ int sim_snap_bin_open(struct sim_snap *s, enum sim_snap_format want)
 				return err;
 			k++;
 		}
-		const char *what = f2 ? label : !have_head ? "HEAD" : "block";
+		const char *what = f2		  ? label
+				   : !have_head	  ? "HEAD"
+				   : nblk < norder ? bin_block_names[order[nblk]]
+						   : "block";
 		if ((err = bin_record(s, &off, k, what, &data, &len)))
 			return err;
 		k++;

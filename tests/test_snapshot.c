@@ -605,13 +605,17 @@ END_TEST
 
 START_TEST(gadget4_file_written_by_h5py_loads_with_its_units)
 {
-	if (system("python3 -c 'import h5py' >/dev/null 2>&1") != 0) {
+	/* Debian's python3 (python3-h5py installs there), else the one on PATH */
+	const char *py = system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") == 0 ? "/usr/bin/python3"
+			 : system("python3 -c 'import h5py' >/dev/null 2>&1") == 0	   ? "python3"
+											   : NULL;
+	if (!py) {
 		printf("SKIP: gadget4_file_written_by_h5py_loads_with_its_units: python3-h5py absent\n");
 		return;
 	}
-	char cmd[1024];
+	char cmd[1536];
 	snprintf(cmd, sizeof cmd,
-		 "python3 - <<'EOF'\n"
+		 "%s - <<'EOF'\n"
 		 "import h5py\n"
 		 "with h5py.File('%s/py.hdf5', 'w') as f:\n"
 		 "    h = f.create_group('Header')\n"
@@ -635,7 +639,7 @@ START_TEST(gadget4_file_written_by_h5py_loads_with_its_units)
 		 "    g['ParticleIDs'] = [7, 9]\n"
 		 "    g['Masses'] = [2.0, 3.0]\n"
 		 "EOF",
-		 tmpdir);
+		 py, tmpdir);
 	ck_assert_int_eq(system(cmd), 0);
 	struct scene sc;
 	struct sim_state st;
