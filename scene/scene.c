@@ -410,6 +410,13 @@ static int check_encounter(struct load_ctx *c)
 					  "expected exactly 2 entries in bodies (the two galaxies), got %d",
 					  sc->nbodies);
 		for (int i = 0; i < 2; i++) {
+			/* a snapshot's mass is in its file, which the orbit cannot see */
+			if (sc->bodies[i].model == SCENE_MODEL_SNAPSHOT)
+				return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
+						  "expected bodies 0 and 1 whose mass the scene gives, got "
+						  "bodies.%d (%s) of model snapshot (its mass is in the file: "
+						  "place it with bodies.%d.position and velocity instead)",
+						  i, sc->bodies[i].name, i);
 			const struct ynode *at = c->body_placed[i];
 			if (!at)
 				continue;

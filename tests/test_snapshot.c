@@ -802,6 +802,47 @@ START_TEST(subsample_keeps_the_same_ids_in_any_order_and_region_cuts_exactly)
 }
 END_TEST
 
+START_TEST(reads_past_one_chunk_and_skips_types_not_loaded)
+{
+	/* 70,000 particles: more than one 65,536-particle chunk */
+	enum { N = 70000 };
+	write_line(tpath("big.dat"), N, 1);
+	static double xs[N];
+	size_t n = kept_x("big.dat", "", xs, N);
+	ck_assert_uint_eq(n, N);
+	for (size_t k = 0; k < n; k++)
+		ck_assert(xs[k] == ((double)k * 7 + 1000) / 8);
+	/* load: false skips a type (no component, no bodies) */
+	struct gfile g = six();
+	gw_write(tpath("six.dat"), 1, 0, 0, &g);
+	struct scene sc;
+	struct sim_state st;
+	int rc = build("bodies: [{name: s, model: snapshot, file: six.dat, types: {halo: {load: "
+		       "false}}}]\n",
+		       &sc, &st);
+	ck_assert_msg(rc == 0, "%s", msg);
+	ck_assert_uint_eq(st.n, 3);
+	ck_assert_int_eq(st.ncomp, 2);
+	ck_assert_str_eq(st.comps[0].name, "s.disk");
+	ck_assert(st.comps[0].brightness == 1.0f);
+	sim_state_free(&st);
+	/* the halo drawn false by default: brightness 0 */
+	rc = build("bodies: [{name: s, model: snapshot, file: six.dat}]\n", &sc, &st);
+	ck_assert_msg(rc == 0, "%s", msg);
+	ck_assert_str_eq(st.comps[0].name, "s.halo");
+	ck_assert(st.comps[0].brightness == 0.0f);
+	sim_state_free(&st);
+	/* an encounter cannot place a snapshot entry (its mass is in the file) */
+	cap_begin();
+	rc = scene_load_string("bodies: [{name: a, model: snapshot, file: six.dat}, {name: b, model: "
+			       "plummer}]\nencounter: {pericenter: 1}\n",
+			       "t.yaml", tmpdir, NULL, 0, &sc);
+	cap_end();
+	ck_assert_int_eq(rc, NB_EINPUT);
+	ck_assert_msg(strstr(msg, "encounter") && strstr(msg, "model snapshot"), "%s", msg);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------ */
 
 static unsigned char *slurp(const char *path, size_t *len)
@@ -1079,6 +1120,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, gadget4_file_written_by_h5py_loads_with_its_units);
 	tcase_add_test(tc, swift_units_group_and_exponents_are_applied);
 	tcase_add_test(tc, subsample_keeps_the_same_ids_in_any_order_and_region_cuts_exactly);
+	tcase_add_test(tc, reads_past_one_chunk_and_skips_types_not_loaded);
 	tcase_add_test(tc, bad_binary_files_name_the_file_and_block);
 	tcase_add_test(tc, bad_hdf5_files_name_the_file_and_dataset);
 	tcase_add_test(tc, bad_snapshot_in_a_scene_exits_2);
