@@ -156,7 +156,7 @@ static int write_recipe(const char *path, const uint8_t *data, size_t size)
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		if (!(rb(&r) & 1))
 			continue;
-		char gn[16];
+		char gn[24];
 		snprintf(gn, sizeof gn, "PartType%d", t);
 		hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 		for (int k = 0; k < 5 && g >= 0; k++)

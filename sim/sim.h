@@ -255,7 +255,7 @@ struct sim_snap_info {
 	double length, velocity, mass;
 	double a, h;                       /* scale factor and h applied (1: none) */
 	int comoving;
-	char units[320];                   /* which units were used and from where */
+	char units[384];                   /* which units were used and from where */
 };
 /* Scene entry k (model: snapshot): with st == NULL, the count pass: fills
  * *info (how many bodies and components it makes, which units). With st,

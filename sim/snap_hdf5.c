@@ -244,7 +244,7 @@ static int h5_types(struct sim_snap *s)
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		if (s->h.npart[t] == 0)
 			continue;
-		char gn[16];
+		char gn[24];
 		snprintf(gn, sizeof gn, "PartType%d", t);
 		hid_t g = h5_group(s, gn);
 		if (g < 0) {

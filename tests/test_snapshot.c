@@ -462,7 +462,7 @@ static void h5_write(const char *path, enum h5bad bad, int params, int nfiles, i
 		(void)k0;
 		if (np[t] == 0 || (bad == H5_NO_GROUP && t == 1))
 			continue;
-		char gn[16];
+		char gn[24];
 		snprintf(gn, sizeof gn, "PartType%d", t);
 		hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 		int n = (int)np[t];
