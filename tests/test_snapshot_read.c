@@ -1,4 +1,4 @@
-/* test_snapshot.c - the snapshot readers (sim/snap*.c, model: snapshot).
+/* test_snapshot_read.c - the snapshot readers (sim/snap*.c, model: snapshot).
  * The test writes its own files: GADGET binary with a small writer of its
  * own below (format 1 and 2, both byte orders, 4- and 8-byte values), and
  * HDF5 through libhdf5 (and once through python3-h5py, SKIP without it).
@@ -8,7 +8,7 @@
  * GADGET-2 example ICs are read in place from ../shared/data/gadget2-ics
  * (SKIP when absent).
  *
- * Run: make CUDA_ARCH=sm_90 build/tests/test_snapshot && build/tests/test_snapshot */
+ * Run: make CUDA_ARCH=sm_90 build/tests/test_snapshot_read && build/tests/test_snapshot_read */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1108,7 +1108,7 @@ END_TEST
 
 static Suite *make_suite(void)
 {
-	Suite *s = suite_create("snapshot");
+	Suite *s = suite_create("snapshot_read");
 	TCase *tc = tcase_create("readers");
 	tcase_add_checked_fixture(tc, make_tmpdir, remove_tmpdir);
 	tcase_add_test(tc, binary_formats_byte_orders_and_widths_read_exact_values);
