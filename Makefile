@@ -24,10 +24,11 @@
 
 BUILD ?= build
 CC ?= cc
-# HDF5 (libhdf5-dev, serial): Debian names its pkg-config file hdf5 (an
-# alternative pointing at hdf5-serial.pc); take either.
-HDF5_PC := $(shell pkg-config --exists hdf5 2>/dev/null && echo hdf5 || echo hdf5-serial)
-PKGS := yaml-0.1 libavcodec libavformat libavutil libswscale libpng check $(HDF5_PC)
+PKGS := yaml-0.1 libavcodec libavformat libavutil libswscale libpng check
+# Snapshots and FITS maps (issue 16, writing side: output/snap_write.c,
+# output/fits.c, sim/snap_restart.c): libhdf5 and cfitsio.
+PKGS_SNAPOUT := hdf5 cfitsio
+PKGS += $(PKGS_SNAPOUT)
 
 # ---- CUDA probe -----------------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -48,7 +49,8 @@ endif
 PKG_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) 2>/dev/null && echo y),,$(p))))
 PKG_FOUND := $(strip $(foreach p,$(filter-out $(PKG_MISSING),$(PKGS)),$(p)-$(shell pkg-config --modversion $(p))))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs yaml-0.1 libavcodec libavformat libavutil libswscale libpng $(HDF5_PC) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs yaml-0.1 libavcodec libavformat libavutil libswscale libpng 2>/dev/null)
+PKG_LIBS += $(shell pkg-config --libs $(PKGS_SNAPOUT) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 OPT ?= -O2
 CFLAGS += $(OPT) -g -fno-math-errno -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenmp -I. -I/usr/include/stb $(PKG_CFLAGS) $(SAN)

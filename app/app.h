@@ -32,10 +32,18 @@ struct app_result {
  * (SIGINT/SIGTERM: the current frame is finished, the MP4 is finalised with
  * the frames so far, other partial outputs removed). */
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res);
+/* app_run continued from snapshot RESTART (NULL: app_run): the scene's
+ * bodies take the snapshot's state, and the run renders frames
+ * snapshot frame + 1 .. output.frames - 1 (docs/snapshots.md). */
+int app_run_restart(const struct scene *sc, int backend_cli, const char *restart,
+		    struct app_result *res);
 
 /* One view of a shared simulation (app_run_views): its scene and outcome. */
 struct app_view {
 	const struct scene *sc; /* its camera, render and output keys are its own */
+	/* views[0] only: a snapshot this program wrote to continue from
+	 * (--restart; sim_snap_restart), NULL: start at frame 0 */
+	const char *restart;
 	struct app_result res;  /* filled by app_run_views */
 	int rc;                 /* this view's outcome: 0, NB_EINPUT, NB_ERUNTIME, NB_EINTR */
 };

@@ -8,7 +8,32 @@
 
 #include "../kernels/gpu.h"
 #include "../engine/engine.h"
+#include "../output/output.h"
 #include "app.h"
+
+/* output.snapshots and output.fits_dir: how many files and how large. */
+static void report_files(const struct scene *sc, long n, int gpu, FILE *f)
+{
+	char b[32], all[32];
+	if (sc->output.snapshots.dir[0]) {
+		int count = 0;
+		for (int fr = 0; fr < sc->output.frames; fr++)
+			count += out_snap_number(sc, fr) >= 0;
+		double one = out_snap_bytes((size_t)n, sc->units);
+		app_human_bytes(one, b, sizeof b);
+		app_human_bytes(one * count, all, sizeof all);
+		fprintf(f, "# snapshots: %d HDF5 files in %s (every %d frames and the last), %s each, %s in all\n",
+			count, sc->output.snapshots.dir, sc->output.snapshots.every, b, all);
+	}
+	if (sc->output.fits_dir[0]) {
+		double one = (double)sc->render.width * sc->render.height * 3 * 4 + 2880 * 2;
+		app_human_bytes(one, b, sizeof b);
+		app_human_bytes(one * sc->output.frames, all, sizeof all);
+		fprintf(f, "# FITS maps: %d files in %s (float32, %dx%dx3), %s each, %s in all%s\n",
+			sc->output.frames, sc->output.fits_dir, sc->render.width, sc->render.height, b,
+			all, gpu ? " (GPU: one HDR download per frame)" : "");
+	}
+}
 
 /* Force interactions per step: exact for direct (each pair once); for the
  * tree a rough model, interactions per body ~ 60 log2(N) / theta^2 (close to
@@ -94,6 +119,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	fprintf(f, "# pixels splatted: %.3g (%d frames of %dx%d)\n", px * sc->output.frames, sc->output.frames,
 		sc->render.width, sc->render.height);
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
+	report_files(sc, n, backend != SCENE_BACKEND_CPU, f);
 	if (backend != SCENE_BACKEND_CPU) {
 		char why[256], name[128];
 		app_human_bytes((double)engine_gpu_bytes_needed(sc, (size_t)n), gb, sizeof gb);

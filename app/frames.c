@@ -13,14 +13,19 @@
  *   3. the diagnostics of frame f are queued (when statistics or the energy
  *      check want them: GPU: reduced on the device; CPU: computed now);
  *   4. wait for the steps of frame f (the finiteness check);
- *   5. each view's camera for frame f (the followed centre of mass from the
- *      engine) and its renderer queued (GPU: async; CPU: rendered now).
+ *   5. each view's camera for frame f (a camera that moves by itself,
+ *      camera.follow or frame auto: app/framing.c, its statistics from the
+ *      engine's bodies) and its renderer queued (GPU: async; CPU: rendered
+ *      now).
  * On the GPU four things then run at once: the steps of frame f+1, the
  * rendering of frame f, the writer threads' encoding of frame f-1, and
  * this thread. Views fail alone (app_view_fail); the loop ends early only
  * when no view is left, on a simulation error, or on a stop request. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "framing.h"
 #include "progress.h"
 #include "renderer.h"
 #include "run_view.h"
@@ -37,8 +42,73 @@ struct frame_loop {
 	int have_d0;     /* d0 holds frame 0's diagnostics */
 	struct sim_diag d0;
 	int diag_queued; /* a reduction awaits its take */
-	double t_wait_sim, t_stats, t_push;
+	int start;       /* the frame the state held when the loop began */
+	double t0;       /* its time, scene units (FITS SIMTIME of later frames) */
+	double t_wait_sim, t_stats, t_push, t_files;
 };
+
+/* output.fits_dir of view v, frame f: the HDR image its renderer holds. */
+static int write_fits(struct frame_loop *L, struct run_view *v, int f)
+{
+	const struct scene *sc = v->sc;
+	const int galactic = sc->units == SCENE_UNITS_GALACTIC;
+	const float *rgb;
+	int w, h, rc = renderer_hdr(v->r, f, &rgb, &w, &h);
+	if (rc)
+		return rc;
+	double dist = 0;
+	for (int k = 0; k < 3; k++)
+		dist += (v->cam.target[k] - v->cam.pos[k]) * (v->cam.target[k] - v->cam.pos[k]);
+	struct render_view rv;
+	render_view_make(&v->cam, w, h, &rv);
+	struct out_fits_meta m = {
+		.frame = f,
+		.time = L->t0 + (double)(f - L->start) * sc->simulation.steps_per_frame * sc->simulation.dt,
+		.time_unit = galactic ? "Myr" : "",
+		.pixel_scale = rv.focal_px > 0 ? sqrt(dist) / rv.focal_px : 0,
+		.length_unit = galactic ? "kpc" : "",
+		.bunit = galactic ? "solMass kpc-2" : "",
+		.units = galactic ? "galactic" : "nbody",
+	};
+	if ((rc = out_fits_write(sc->output.fits_dir, &m, w, h, rgb)))
+		return rc;
+	if (v->fits_first < 0)
+		v->fits_first = f;
+	v->fits_last = f;
+	return 0;
+}
+
+/* output.snapshots of frame f (the state the steps just made), for every
+ * live view whose snapshots include f. The host state is fetched once
+ * (GPU: a download of the float state). A view's failure is its own. */
+static int write_snapshots(struct frame_loop *L, int f)
+{
+	int synced = 0, rc = 0;
+	double t = log_clock_s();
+	for (int k = 0; rc == 0 && k < L->nv; k++) {
+		struct run_view *v = &L->v[k];
+		int num = v->rc ? -1 : out_snap_number(v->sc, f);
+		if (num < 0)
+			continue;
+		if (!synced && (rc = engine_sync(L->eng)))
+			break; /* the simulation's failure, every view's */
+		synced = 1;
+		char path[SCENE_PATH_MAX + 32];
+		const char *backend = engine_gpu(L->eng) ? "cuda" : "cpu";
+		int vrc = out_snap_path(v->sc->output.snapshots.dir, num, path, sizeof path);
+		if (vrc == 0)
+			vrc = out_snap_write(path, v->sc, L->st, f, backend);
+		if (vrc) {
+			app_view_fail(v, vrc);
+			continue;
+		}
+		if (v->snap_first < 0)
+			v->snap_first = num;
+		v->snap_last = num;
+	}
+	L->t_files += log_clock_s() - t;
+	return rc;
+}
 
 /* Statistics rows and the energy check of frame f, from its diagnostics. */
 static int stats_of(struct frame_loop *L, int f)
@@ -83,6 +153,11 @@ static int finish_frame(struct frame_loop *L, int f)
 		double t = log_clock_s();
 		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
 		L->t_push += log_clock_s() - t;
+		if (vrc == 0 && v->sc->output.fits_dir[0]) {
+			t = log_clock_s();
+			vrc = write_fits(L, v, f);
+			L->t_files += log_clock_s() - t;
+		}
 		if (vrc)
 			app_view_fail(v, vrc);
 	}
@@ -109,14 +184,15 @@ static int queue_frame(struct frame_loop *L, int f)
 		const struct scene *sc = v->sc;
 		if (v->rc || !v->r)
 			continue;
-		double com[3] = {0, 0, 0}, x[3];
+		const double fixed[3] = {0, 0, 0};
 		struct render_camera cam;
 		int vrc = 0;
-		if (sc->camera.follow[0] && (vrc = engine_com(L->eng, sc->camera.follow, x)) == 0)
-			for (int d = 0; d < 3; d++)
-				com[d] = x[d] / L->u->length;
+		if (v->fr) /* follow, frame auto: app/framing.c */
+			vrc = app_framing_camera(v->fr, f, &cam);
+		else
+			render_camera_at_com(sc, f, fixed, &cam);
 		if (vrc == 0) {
-			render_camera_at_com(sc, f, com, &cam);
+			v->cam = cam;
 			vrc = renderer_queue(v->r, f, &cam);
 		}
 		if (vrc)
@@ -148,7 +224,10 @@ static void loop_setup(struct frame_loop *L)
 	for (int k = 0; k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
 		L->need_pot |= v->stats != NULL;
+		/* FITS maps need a renderer even without a frame writer */
 		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
+		if (vrc == 0 && v->rc == 0 && v->r)
+			vrc = app_framing_create(v->sc, L->st, L->eng, L->u, k, &v->fr);
 		if (vrc)
 			app_view_fail(v, vrc);
 	}
@@ -156,9 +235,12 @@ static void loop_setup(struct frame_loop *L)
 }
 
 int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
-		   const struct sim_units *u, struct app_progress *prog, double *sim_s)
+		   const struct sim_units *u, int first, struct app_progress *prog, double *sim_s)
 {
-	struct frame_loop L = {.v = v, .nv = nv, .st = st, .eng = eng, .u = u};
+	/* the frame the state holds: 0, or a restart's snapshot frame first - 1 */
+	const int start = first > 0 ? first - 1 : 0;
+	struct frame_loop L = {.v = v, .nv = nv, .st = st, .eng = eng, .u = u, .start = start,
+			       .t0 = st->time / u->time};
 	const struct scene *sc = v[0].sc;
 	const int frames = sc->output.frames, spf = sc->simulation.steps_per_frame;
 	int rc = 0, f, queued = -1, want_final = 0; /* queued: the frame awaiting finish_frame */
@@ -169,8 +251,9 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 	 * nothing runs beside this thread, so each frame is finished at once
 	 * (its file appears before the next frame's steps). */
 	const int pipelined = engine_gpu(eng) != NULL;
-	for (f = 0; f < frames && app_views_live(v, nv); f++) {
-		if (f > 0 && (rc = advance(&L, spf)))
+	/* a restart's frame `start` was rendered by the run that wrote it */
+	for (f = first; f < frames && app_views_live(v, nv); f++) {
+		if (f > start && (rc = advance(&L, spf)))
 			break;
 		if (queued >= 0) {
 			int q = queued;
@@ -179,7 +262,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 				break;
 			app_progress_update(prog, q + 1);
 		}
-		if ((rc = queue_frame(&L, f)))
+		if ((rc = queue_frame(&L, f)) || (rc = write_snapshots(&L, f)))
 			break;
 		queued = f;
 		if (!pipelined) {
@@ -204,13 +287,22 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 		want_final |= v[k].rc == 0 && v[k].sc->output.final_state[0];
 	if (rc == 0 && want_final)
 		rc = engine_sync(eng);
-	for (int k = 0; k < nv; k++)
+	for (int k = 0; k < nv; k++) {
+		char who[32] = "";
+		if (nv > 1)
+			snprintf(who, sizeof who, "view %d: ", k + 1);
+		if (v[k].rc == 0 && (rc == 0 || rc == NB_EINTR))
+			app_framing_report(v[k].fr, who);
+		app_framing_free(&v[k].fr);
 		renderer_free(&v[k].r);
+	}
 	*sim_s += L.t_wait_sim;
 	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && app_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
 			 log_clock_s() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
 			 L.t_wait_sim, L.t_stats, L.t_push);
+	if (L.t_files > 0)
+		log_info("snapshots and FITS maps: %.1f s on the main thread", L.t_files);
 	return rc;
 }

@@ -123,6 +123,8 @@ static void collect(const struct scene *sc, int view, int nviews, int with_input
 	add(e, n, view, nviews, "output.initial_state", sc->output.initial_state, ENTRY_FILE);
 	add(e, n, view, nviews, "output.final_state", sc->output.final_state, ENTRY_FILE);
 	add(e, n, view, nviews, "output.preview", sc->output.preview, ENTRY_FILE);
+	add(e, n, view, nviews, "output.snapshots.dir", sc->output.snapshots.dir, ENTRY_DIR);
+	add(e, n, view, nviews, "output.fits_dir", sc->output.fits_dir, ENTRY_DIR);
 	app_resolved_scene_path(sc, rs);
 	add(e, n, view, nviews,
 	    sc->output.resolved_scene[0] ? "output.resolved_scene"
@@ -237,7 +239,7 @@ static int special_check(const struct entry *e, int frames)
 
 int app_outputs_check(const struct app_view *views, int k)
 {
-	enum { PER_VIEW = 8 + SCENE_MAX_BODIES }; /* outputs, scene file, body files */
+	enum { PER_VIEW = 10 + SCENE_MAX_BODIES }; /* outputs, scene file, body files */
 	struct entry *e = calloc((size_t)(k + 1) * PER_VIEW, sizeof *e);
 	char(*rs)[SCENE_PATH_MAX] = calloc((size_t)(k + 1), sizeof *rs);
 	int n = 0, mine, rc = 0, nviews = k + 1;

@@ -26,6 +26,11 @@ int renderer_release(struct renderer *r)
 	return r->ops->release(r);
 }
 
+int renderer_hdr(struct renderer *r, int f, const float **rgb, int *w, int *h)
+{
+	return r->ops->hdr(r, f, rgb, w, h);
+}
+
 void renderer_free(struct renderer **r)
 {
 	if (!r || !*r)

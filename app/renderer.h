@@ -43,6 +43,13 @@ int renderer_push(struct renderer *r, int f, struct out_writer *w, double *rende
  * positions of the frame last queued (GPU: a stream wait on its consumed
  * event; CPU: nothing, it read them when queued). */
 int renderer_release(struct renderer *r);
+/* The HDR image of frame f (the last one pushed, before the next queue):
+ * w x h x 3 floats in render_image layout (row 0 the top), linear light
+ * after psf_wing and glow, before exposure and tone map (output.fits_dir).
+ * CPU: the renderer's own image; GPU: downloaded into a host buffer the
+ * renderer owns (a synchronous copy of w h 12 bytes per call). Valid until
+ * the next queue. 0 or an error (logged). */
+int renderer_hdr(struct renderer *r, int f, const float **rgb, int *w, int *h);
 /* Free everything; *r = NULL. Safe on NULL. */
 void renderer_free(struct renderer **r);
 
@@ -52,6 +59,7 @@ struct renderer_ops {
 	int (*push)(struct renderer *r, int f, struct out_writer *w, double *render_s);
 	int (*release)(struct renderer *r);
 	void (*free)(struct renderer *r);
+	int (*hdr)(struct renderer *r, int f, const float **rgb, int *w, int *h);
 };
 /* Every implementation's struct starts with this. */
 struct renderer {

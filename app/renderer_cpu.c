@@ -18,7 +18,9 @@
  * instead (the adaptive layer per slab; the screen layer made from the
  * composited light). render.color_by's state (its colours and range) is
  * made once here, from the initial state (render_color_by_init), as the
- * GPU renderer does. */
+ * GPU renderer does. camera.stereo: each eye is that whole picture, up to
+ * the glow and the fisheye mask, in an image of its own, copied into its
+ * half of the frame; the frame is then tone mapped as one. */
 #include <stdlib.h>
 
 #include "../render/adaptive.h"
@@ -31,7 +33,8 @@ struct renderer_cpu {
 	const struct scene *sc;
 	const struct sim_state *st;
 	const struct sim_units *u;
-	struct render_image img; /* HDR */
+	struct render_image img; /* HDR, the frame */
+	struct render_image eye; /* camera.stereo: one eye's picture (w 0 when mono) */
 	struct render_image smooth; /* render.diffuse's layer; w 0 when off */
 	uint16_t *rgb16;         /* the tone-mapped frame last queued */
 	double *h;               /* n, scene units; NULL with fixed smoothing */
@@ -44,6 +47,37 @@ struct renderer_cpu {
 	struct render_color_by *cb;       /* render.color_by; NULL: by component */
 };
 
+/* One eye's picture (the frame's when mono) through cam into img (eye
+ * size): splat, diffuse layer, wing, glow, fisheye mask. */
+static int cpu_eye(struct renderer_cpu *r, const struct render_camera *cam, struct render_image *img)
+{
+	const struct scene *sc = r->sc;
+	int rc = 0;
+	render_image_clear(img);
+	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
+	if (r->dust.K) {
+		rc = render_dust_frame(sc, cam, r->st, r->u, r->smooth.rgb && !screen ? r->h : NULL,
+				       &r->dust, img, NULL);
+		if (rc == 0 && r->smooth.rgb && screen)
+			rc = render_diffuse_screen_apply(sc, cam, r->st, r->u, img, &r->smooth);
+	} else if (r->smooth.rgb && screen)
+		rc = render_stars_diffuse_screen_c(sc, cam, r->st, r->u, r->cb, img, &r->smooth);
+	else if (r->smooth.rgb)
+		rc = render_stars_diffuse_c(sc, cam, r->st, r->u, r->h, r->cb, img, &r->smooth);
+	else if (sc->render.style == SCENE_STYLE_STARS)
+		rc = render_stars_splat_c(sc, cam, r->st, r->u, r->cb, img);
+	else
+		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, img);
+	if (rc)
+		return rc;
+	if ((rc = render_wing(sc, img))) /* render.psf_wing 0: untouched */
+		return rc;
+	if ((rc = render_glow(sc, img))) /* render.glow 0: untouched */
+		return rc;
+	render_projection_mask(cam, img); /* fisheye: black beyond the circle */
+	return 0;
+}
+
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
 {
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
@@ -55,27 +89,20 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 			return rc;
 		r->h_frame = f;
 	}
-	render_image_clear(&r->img);
-	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
-	if (r->dust.K) {
-		rc = render_dust_frame(sc, cam, r->st, r->u, r->smooth.rgb && !screen ? r->h : NULL,
-				       &r->dust, &r->img, NULL);
-		if (rc == 0 && r->smooth.rgb && screen)
-			rc = render_diffuse_screen_apply(sc, cam, r->st, r->u, &r->img, &r->smooth);
-	} else if (r->smooth.rgb && screen)
-		rc = render_stars_diffuse_screen_c(sc, cam, r->st, r->u, r->cb, &r->img, &r->smooth);
-	else if (r->smooth.rgb)
-		rc = render_stars_diffuse_c(sc, cam, r->st, r->u, r->h, r->cb, &r->img, &r->smooth);
-	else if (sc->render.style == SCENE_STYLE_STARS)
-		rc = render_stars_splat_c(sc, cam, r->st, r->u, r->cb, &r->img);
-	else
-		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, &r->img);
-	if (rc)
-		return rc;
-	if ((rc = render_wing(sc, &r->img))) /* render.psf_wing 0: untouched */
-		return rc;
-	if ((rc = render_glow(sc, &r->img))) /* render.glow 0: untouched */
-		return rc;
+	if (sc->camera.stereo.mode == SCENE_STEREO_NONE) {
+		if ((rc = cpu_eye(r, cam, &r->img)))
+			return rc;
+	} else {
+		for (int eye = -1; eye <= 1; eye += 2) { /* left, then right */
+			struct render_camera ec;
+			int x0, y0;
+			render_eye_camera(cam, eye, &ec);
+			if ((rc = cpu_eye(r, &ec, &r->eye)))
+				return rc;
+			render_eye_origin(sc, eye, &x0, &y0);
+			render_image_blit(&r->eye, &r->img, x0, y0);
+		}
+	}
 	double ek = render_camera_exposure(sc, f); /* exposure keys rule: auto is off */
 	if (ek > 0) {
 		double ref = render_tonemap_reference(&r->img);
@@ -118,6 +145,7 @@ static void cpu_free(struct renderer *base)
 {
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	render_image_free(&r->img);
+	render_image_free(&r->eye);
 	render_image_free(&r->smooth);
 	render_dust_free(&r->dust);
 	free(r->rgb16);
@@ -127,7 +155,20 @@ static void cpu_free(struct renderer *base)
 	free(r);
 }
 
-static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free};
+static int cpu_hdr(struct renderer *base, int f, const float **rgb, int *w, int *h)
+{
+	struct renderer_cpu *r = (struct renderer_cpu *)base;
+	if (r->frame != f) {
+		log_error("CPU renderer: holds frame %d, expected %d (internal)", r->frame, f);
+		return NB_ERUNTIME;
+	}
+	*rgb = r->img.rgb;
+	*w = r->img.w;
+	*h = r->img.h;
+	return 0;
+}
+
+static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free, cpu_hdr};
 
 int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
 			struct renderer **out)
@@ -148,11 +189,14 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 		goto fail;
 	}
 	int stars = sc->render.style == SCENE_STYLE_STARS, diffuse = stars && sc->render.diffuse > 0;
-	if (diffuse && render_image_alloc(&r->smooth, sc->render.width, sc->render.height))
+	int ew, eh; /* an eye's picture: the frame, or its half with camera.stereo */
+	render_eye_size(sc, &ew, &eh);
+	if (sc->camera.stereo.mode != SCENE_STEREO_NONE && render_image_alloc(&r->eye, ew, eh))
+		goto fail;
+	if (diffuse && render_image_alloc(&r->smooth, ew, eh))
 		goto fail;
 	if (stars && render_dust_present(st) &&
-	    render_dust_alloc(&r->dust, sc->render.dust_slabs, sc->render.width,
-			      sc->render.height, st->n))
+	    render_dust_alloc(&r->dust, sc->render.dust_slabs, ew, eh, st->n))
 		goto fail;
 	int knn = diffuse && sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE;
 	if (((sc->render.smoothing_adaptive && !stars) || knn) &&

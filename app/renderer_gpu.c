@@ -22,6 +22,8 @@ struct renderer_gpu {
 	struct gpu_render *gr;
 	const struct scene *sc;
 	struct render_overlay ov; /* overlay.*: rasterised here, composited on the GPU */
+	float *hdr;               /* output.fits_dir: the last frame's HDR image, host copy */
+	int w, h;
 };
 
 static int gpu_queue(struct renderer *base, int f, const struct render_camera *cam)
@@ -73,10 +75,30 @@ static void gpu_free(struct renderer *base)
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	gpu_render_free(&r->gr);
 	render_overlay_free(&r->ov);
+	free(r->hdr);
 	free(r);
 }
 
-static const struct renderer_ops gpu_ops = {gpu_queue, gpu_push, gpu_release, gpu_free};
+/* output.fits_dir: the device HDR image of frame f, the last one pushed
+ * (gpu_push waited for its slot; the next frame is not queued yet): one
+ * synchronous download of w h 12 bytes (24 MB at 1080p), only when FITS
+ * maps are asked for. */
+static int gpu_hdr(struct renderer *base, int f, const float **rgb, int *w, int *h)
+{
+	struct renderer_gpu *r = (struct renderer_gpu *)base;
+	(void)f;
+	if (!r->hdr && !(r->hdr = malloc((size_t)r->w * (size_t)r->h * 3 * sizeof *r->hdr))) {
+		log_error("out of memory for a %dx%d HDR image", r->w, r->h);
+		return NB_ERUNTIME;
+	}
+	int rc = gpu_render_download_hdr(r->gr, r->hdr);
+	*rgb = r->hdr;
+	*w = r->w;
+	*h = r->h;
+	return rc;
+}
+
+static const struct renderer_ops gpu_ops = {gpu_queue, gpu_push, gpu_release, gpu_free, gpu_hdr};
 
 /* The frames the view's outputs need, as planes the renderer makes. */
 static int gpu_outputs(const struct scene *sc)
@@ -103,6 +125,8 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	r->base.ops = &gpu_ops;
 	r->g = engine_gpu(eng);
 	r->sc = sc;
+	r->w = sc->render.width;
+	r->h = sc->render.height;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.outputs = gpu_outputs(sc);

@@ -73,12 +73,19 @@ static int make_output_dirs(const struct scene *sc)
 		if (rc)
 			return rc;
 	}
+	const char *dirs[] = {sc->output.snapshots.dir, sc->output.fits_dir};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		int rc = dirs[i][0] ? out_mkdirs(dirs[i]) : 0;
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
 static int wants_frames(const struct scene *sc)
 {
-	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0];
+	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0] ||
+	       sc->output.fits_dir[0]; /* FITS maps come from the view's renderer */
 }
 
 void app_view_fail(struct run_view *v, int rc)
@@ -140,6 +147,20 @@ static void view_remove_outputs(struct run_view *v, int writer_placed, int stats
 				 strerror(errno));
 	if (writer_placed && sc->output.png_dir[0])
 		out_png_remove_stale(sc->output.png_dir, 0);
+	/* FITS maps go as PNG frames do; snapshots stay after an interrupt
+	 * (each is complete, and what --restart continues from) */
+	if (v->fits_first >= 0)
+		out_fits_remove(sc->output.fits_dir, v->fits_first, v->fits_last + 1);
+	for (int k = v->snap_first; v->rc != NB_EINTR && k >= 0 && k <= v->snap_last; k++) {
+		char path[SCENE_PATH_MAX + 32];
+		if (out_snap_path(sc->output.snapshots.dir, k, path, sizeof path) == 0 &&
+		    unlink(path) != 0 && errno != ENOENT)
+			log_warn("%s: cannot remove the output of this failed run: %s", path,
+				 strerror(errno));
+	}
+	v->fits_first = v->fits_last = -1;
+	if (v->rc != NB_EINTR)
+		v->snap_first = v->snap_last = -1;
 	v->wrote_initial = v->wrote_final = 0;
 }
 
@@ -168,6 +189,15 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 			v->rc = src;
 		stats_placed = v->rc == 0;
 	}
+	/* the snapshots and FITS maps in their directories are this run's:
+	 * an earlier, longer run's higher numbers go (a failure to remove one
+	 * is a warning: this run's own files are complete) */
+	const struct scene *vs = v->sc;
+	if (v->rc == 0 && vs->output.snapshots.dir[0])
+		out_remove_sequence(vs->output.snapshots.dir, "snap_", ".hdf5", 3,
+				    out_snap_number(vs, vs->output.frames - 1) + 1);
+	if (v->rc == 0 && vs->output.fits_dir[0])
+		out_remove_sequence(vs->output.fits_dir, "frame_", ".fits", 5, vs->output.frames);
 	if (v->rc == 0) {
 		app_resolved_scene_path(v->sc, res->resolved_scene);
 		if (res->resolved_scene[0])
@@ -200,7 +230,13 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 {
-	struct app_view view = {.sc = sc};
+	return app_run_restart(sc, backend_cli, NULL, res);
+}
+
+int app_run_restart(const struct scene *sc, int backend_cli, const char *restart,
+		    struct app_result *res)
+{
+	struct app_view view = {.sc = sc, .restart = restart};
 	int rc = app_run_views(&view, 1, backend_cli);
 	*res = view.res;
 	return rc;
@@ -215,7 +251,8 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 	const struct scene *sc = views[0].sc;
 	int rc = 0, i;
 	for (i = 0; i < nviews; i++) {
-		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res};
+		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .snap_first = -1,
+					 .snap_last = -1, .fits_first = -1, .fits_last = -1};
 		if (v[i].sc->output.frames != sc->output.frames) {
 			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
 				  sc->output.frames, i + 1, v[i].sc->output.frames);
@@ -232,17 +269,25 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 	return rc;
 }
 
-/* The bodies, each view's initial-state CSV, the engine, each view's open
- * outputs. *sim_s gets the time the bodies and the engine took. */
+/* The bodies (restart: the scene's bodies with the snapshot's state;
+ * *start its frame), each view's initial-state CSV, the engine, each
+ * view's open outputs. *sim_s gets the time the bodies and the engine
+ * took. */
 static int views_start(struct run_view *v, int nviews, struct sim_state *st,
-		       const struct sim_units *u, int backend_cli, struct engine **eng,
-		       double *sim_s)
+		       const struct sim_units *u, int backend_cli, const char *restart,
+		       int *start, struct engine **eng, double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
 	double t = log_clock_s();
 	int rc, i;
+	*start = 0;
 	if ((rc = sim_ic_build(sc, st)))
 		return rc;
+	if (restart && (rc = sim_snap_restart(restart, sc, st, start)))
+		return rc;
+	if (restart)
+		log_info("restart from %s: frame %d, t = %g, step %ld", restart, *start,
+			 st->time / u->time, st->step);
 	for (i = 0; i < nviews; i++) {
 		v[i].res->bodies = (long)st->n;
 		const char *init = v[i].sc->output.initial_state;
@@ -273,7 +318,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct sim_state st = {0};
 	struct engine *eng = NULL;
 	struct app_progress prog;
-	int rc = 0, i;
+	int rc = 0, i, start = 0;
 	double sim_s = 0, t_start = log_clock_s();
 
 	for (i = 0; i < nviews; i++) {
@@ -289,12 +334,14 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	scene_units_of(sc->units, &u);
 	if ((rc = views_prepare(views, v, nviews)) || !app_views_live(v, nviews))
 		goto end;
-	if ((rc = views_start(v, nviews, &st, &u, backend_cli, &eng, &sim_s)) ||
+	if ((rc = views_start(v, nviews, &st, &u, backend_cli, views[0].restart, &start, &eng,
+			      &sim_s)) ||
 	    !app_views_live(v, nviews))
 		goto end;
 
 	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
-	rc = app_run_frames(v, nviews, &st, eng, &u, &prog, &sim_s);
+	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
+			    &sim_s);
 	app_progress_end(&prog);
 	for (i = 0; rc == 0 && i < nviews; i++) {
 		const char *fin = v[i].sc->output.final_state;

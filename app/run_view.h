@@ -21,6 +21,12 @@ struct run_view {
 	FILE *stats;          /* NULL: no statistics (or the view failed) */
 	int wrote_initial, wrote_final; /* the state CSVs this run put in place */
 	struct renderer *r;   /* made by the frame loop for a view with a writer */
+	struct app_framing *fr; /* made by the frame loop when its camera moves by itself */
+	/* output.snapshots and output.fits_dir: what this run put in place, so
+	 * that a failed run removes it (first..last, -1: none) */
+	int snap_first, snap_last;
+	int fits_first, fits_last;
+	struct render_camera cam; /* the camera of the frame last queued (FITS pixel scale) */
 };
 
 /* The view failed with rc (already logged by whoever failed): its writer
@@ -45,8 +51,13 @@ int app_views_live(const struct run_view *v, int nv);
  * stepping or waiting for the simulation. Returns 0, NB_EINTR (a stop
  * request: the frame in flight is finished first), or an error of the
  * simulation (which fails every view). */
+/* first: the first frame rendered: 0, or for a restart the snapshot's
+ * frame + 1 (st then holds the snapshot's frame, first - 1, which is not
+ * rendered again). Snapshots (output.snapshots) are written
+ * after each frame's steps, FITS maps (output.fits_dir) beside each
+ * view's frame. */
 struct app_progress;
 int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engine *eng,
-		   const struct sim_units *u, struct app_progress *prog, double *sim_s);
+		   const struct sim_units *u, int first, struct app_progress *prog, double *sim_s);
 
 #endif

@@ -10,16 +10,29 @@
 
 void app_video_meta(const struct scene *sc, struct out_video_meta *meta)
 {
-	(void)sc;
 	memset(meta, 0, sizeof *meta); /* flat, mono: no spherical metadata */
-	/* TODO(lead, issue 15): when camera.projection and camera.stereo.mode
-	 * are merged, map them here:
-	 *   camera.projection: perspective -> OUT_PROJECTION_FLAT,
-	 *                      equirectangular -> OUT_PROJECTION_EQUIRECT,
-	 *                      fisheye -> OUT_PROJECTION_FISHEYE (no box);
-	 *   camera.stereo.mode: none -> OUT_STEREO_MONO,
-	 *                       side-by-side -> OUT_STEREO_SIDE_BY_SIDE (left eye left),
-	 *                       top-bottom -> OUT_STEREO_TOP_BOTTOM (left eye on top).
-	 * The renderer must put the left eye where the comments say: st3d
-	 * has no flag for the other order that the muxer writes. */
+	switch (sc->camera.projection) {
+	case SCENE_PROJ_EQUIRECT:
+		meta->projection = OUT_PROJECTION_EQUIRECT;
+		break;
+	case SCENE_PROJ_FISHEYE: /* no box players read (output/mp4_sphere.c) */
+		meta->projection = OUT_PROJECTION_FISHEYE;
+		break;
+	default:
+		meta->projection = OUT_PROJECTION_FLAT;
+		break;
+	}
+	/* The renderers put the left eye left (side-by-side) and on top
+	 * (top-bottom, render_eye_origin): the order st3d means. */
+	switch (sc->camera.stereo.mode) {
+	case SCENE_STEREO_SIDE_BY_SIDE:
+		meta->stereo = OUT_STEREO_SIDE_BY_SIDE;
+		break;
+	case SCENE_STEREO_TOP_BOTTOM:
+		meta->stereo = OUT_STEREO_TOP_BOTTOM;
+		break;
+	default:
+		meta->stereo = OUT_STEREO_MONO;
+		break;
+	}
 }

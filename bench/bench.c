@@ -6,6 +6,7 @@
  *   nbody-bench frame
  *   nbody-bench cpu-render --scene FILE [--set KEY=VALUE]...
  *   nbody-bench render [--e2e]
+ *   nbody-bench migrate
  *   nbody-bench e2e --scene scenes/galaxy-collision.yaml
  *
  * Speed is measured here, never asserted in unit tests. */
@@ -32,10 +33,14 @@ static const struct {
 	{"cpu-render", bench_cpu_render, "one CPU frame of a scene at frame 0: adaptive h, splat, tone map (no forces)",
 	 "--scene FILE [--set KEY=VALUE]... [--repeats 3]"},
 	{"render", bench_render, "GPU renderer: splat (tiled/atomic, fixed/adaptive h), tone map, YUV",
-	 "[--sizes 1080p,4k] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
+	 "[--sizes 1080p,4k,WxH] [--n LIST] [--repeats R] [--png DIR] [--e2e] [--scenes scene,galaxies,core] "
 	 "[--look] [--style stars|smooth] [--tonemap filmic|asinh|log|linear] [--exposure auto|X] "
 	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X] "
-	 "[--blur S] [--shutter X]"},
+	 "[--blur S] [--shutter X] "
+	 "[--projection perspective|fisheye|equirectangular] [--stereo none|side-by-side|top-bottom]"},
+	{"migrate", bench_migrate, "GPU tree body order: migrate vs sort, movers and ms per step",
+	 "[--scene FILE] [--frames 0,115,260,400] [--n 1000000,4000000] [--steps K] "
+	 "[--branch-bodies B]"},
 	{"e2e", bench_e2e, "a whole movie end to end vs its slowest stage (--scene PATH)",
 	 "[--scene PATH] [--frames N] [--out DIR] [--bin nbody-render]"},
 };

@@ -26,6 +26,16 @@
  *                      [--exposure auto|X] [--glow X] [--diffuse X]
  *                      [--diffuse-smoothing screen|adaptive] [--h-cap X]
  *                      [--blur S] [--shutter X]
+ *                      [--projection perspective|fisheye|equirectangular]
+ *                      [--stereo none|side-by-side|top-bottom]
+ *
+ * Projections (issue 15): --projection and --stereo set camera.projection
+ * and camera.stereo.mode on every row (fisheye 180 degrees; eye separation
+ * and convergence auto); --sizes also takes one WxH, e.g. --sizes 4096x2048
+ * (an equirect frame, 2:1 per eye) or 4096x4096 (a domemaster; top-bottom
+ * equirect stereo). Sizes that do not fit the projection are the caller's
+ * business (the renderer draws what it is given). Stereo rows: the stage
+ * columns are the right eye's, gpu and wall the whole frame.
  *
  * The look (issue 14): --look is --style stars --tonemap filmic --exposure
  * auto --glow 0.3 --diffuse 0.3 --diffuse-smoothing screen (later options
@@ -164,7 +174,7 @@ static int rb_make_galaxies(size_t n, struct sim_state *st, struct render_camera
 	const double c0[3] = {-20, 0, 0}, c1[3] = {20, 8, 3};
 	rb_galaxy(st, 0, n / 2, c0, 30, 0, 101);
 	rb_galaxy(st, n / 2, n - n / 2, c1, 60, 3, 202);
-	*cam = (struct render_camera){{0, -110, 50}, {0, 2, 0}, {0, 0, 1}, 45};
+	*cam = (struct render_camera){.pos = {0, -110, 50}, .target = {0, 2, 0}, .up = {0, 0, 1}, .fov = 45};
 	return 0;
 }
 
@@ -182,7 +192,7 @@ static int rb_make_core(size_t n, struct sim_state *st, struct render_camera *ca
 		st->mass[i] = 1.0 / (double)n;
 		st->comp[i] = 0;
 	}
-	*cam = (struct render_camera){{0, -8, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	*cam = (struct render_camera){.pos = {0, -8, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	return 0;
 }
 
@@ -232,6 +242,10 @@ static int rb_time(const struct scene *sc, const struct sim_state *st,
 		   struct rb_row *row)
 {
 	double v[10][RB_MAX_REPS], pairs = 0;
+	struct render_camera cam_p = *cam; /* the scene's projection (--projection) */
+	cam_p.projection = (int)sc->camera.projection;
+	cam_p.fisheye_aperture = sc->camera.fisheye_aperture;
+	cam = &cam_p;
 	struct gpu_render_params p;
 	gpu_render_default_params(&p);
 	p.slots = 2;
@@ -354,6 +368,9 @@ struct rb_opts {
 	double exposure, glow, diffuse, h_cap;
 	int blur;       /* render.motion_blur.samples; 0 or 1: off */
 	double shutter; /* its shutter; 0: 0.5 */
+	/* camera.projection and camera.stereo of every row (issue 15), and
+	 * a frame size given as WxH in --sizes (cw 0: none) */
+	int projection, stereo, cw, ch;
 };
 
 /* --blur on a synthetic scene: a solid-body spin about the z axis
@@ -366,6 +383,16 @@ static void rb_spin(struct sim_state *st)
 		st->vel[3 * i + 1] = st->pos[3 * i];
 		st->vel[3 * i + 2] = 0;
 	}
+}
+
+/* The rows' projection and stereo (--projection, --stereo) on sc. */
+static void rb_apply_projection(const struct rb_opts *o, struct scene *sc)
+{
+	sc->camera.projection = (enum scene_projection)o->projection;
+	sc->camera.fisheye_aperture = 180;
+	sc->camera.stereo.mode = (enum scene_stereo)o->stereo;
+	sc->camera.stereo.eye_separation_auto = 1;
+	sc->camera.stereo.convergence_auto = 1;
 }
 
 /* The look's options on top of sc's own render block. */
@@ -458,6 +485,21 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 			const char *s = argv[++i];
 			o->s1080 = strstr(s, "1080p") != NULL;
 			o->s4k = strstr(s, "4k") != NULL;
+			for (const char *t = s; t && *t; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL)
+				if (sscanf(t, "%dx%d", &o->cw, &o->ch) == 2)
+					break; /* one WxH size, e.g. 4096x2048 */
+			if (o->cw < 16 || o->ch < 16 || o->cw % 2 || o->ch % 2)
+				o->cw = o->ch = 0;
+		} else if (!strcmp(argv[i], "--projection") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->projection = !strcmp(v, "fisheye")	      ? SCENE_PROJ_FISHEYE
+					: !strcmp(v, "equirectangular") ? SCENE_PROJ_EQUIRECT
+									: SCENE_PROJ_PERSPECTIVE;
+		} else if (!strcmp(argv[i], "--stereo") && i + 1 < argc) {
+			const char *v = argv[++i];
+			o->stereo = !strcmp(v, "side-by-side") ? SCENE_STEREO_SIDE_BY_SIDE
+				    : !strcmp(v, "top-bottom") ? SCENE_STEREO_TOP_BOTTOM
+							       : SCENE_STEREO_NONE;
 		} else if (!strcmp(argv[i], "--png") && i + 1 < argc)
 			o->png = argv[++i];
 		else if (!strcmp(argv[i], "--e2e"))
@@ -492,10 +534,13 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
  * N bodies, the K-th size of the list. 0, or 1 (reported). */
 static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 {
+	char custom[32];
+	snprintf(custom, sizeof custom, "%dx%d", o->cw, o->ch);
 	const struct {
 		const char *name;
 		int w, h, on;
-	} sizes[2] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k}};
+	} sizes[3] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k},
+		      {custom, o->cw, o->ch, o->cw > 0}};
 	const char *mname[2] = {"tiled", "atomic"};
 	const char *scname[3] = {"scene", "galaxies", "core"};
 	size_t n = o->ns[k];
@@ -516,7 +561,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 		rb_spin(&st);
 	if (o->png && sceneid == 1 && k == 0 && rb_png(o->png, &st, &cam) != 0)
 		rc = 1;
-	for (int s = 0; s < 2 && !rc; s++) {
+	for (int s = 0; s < 3 && !rc; s++) {
 		if (!sizes[s].on)
 			continue;
 		if (o->look) { /* one row: the look on the scene's own settings */
@@ -530,6 +575,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 				sc.render.smoothing_adaptive = 1;
 			}
 			rb_apply_look(o, &sc);
+			rb_apply_projection(o, &sc);
 			struct rb_row row;
 			if (rb_time(&sc, &st, &cam, GPU_RENDER_TILED, o->reps, &row) != 0)
 				rc = 1;
@@ -561,6 +607,7 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 							  sceneid == 2 ? 0.02 : 0.15);
 				}
 				sc.render.smoothing_adaptive = a;
+				rb_apply_projection(o, &sc);
 				struct rb_row row;
 				if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, o->reps, &row) != 0) {
 					rc = 1;
@@ -589,6 +636,14 @@ int bench_render(int argc, char **argv)
 	}
 	gpu_device_info(name, sizeof name, NULL, NULL);
 	printf("GPU renderer on %s: ms per frame, median of %d after a warm-up\n\n", name, o.reps);
+	if (o.projection || o.stereo)
+		printf("projection %s, stereo %s\n\n",
+		       o.projection == SCENE_PROJ_FISHEYE	? "fisheye"
+		       : o.projection == SCENE_PROJ_EQUIRECT ? "equirectangular"
+							     : "perspective",
+		       o.stereo == SCENE_STEREO_SIDE_BY_SIDE ? "side-by-side"
+		       : o.stereo == SCENE_STEREO_TOP_BOTTOM ? "top-bottom"
+							     : "none");
 	if (o.look) {
 		printf("look: style %s, tonemap %d, exposure %s, glow %g, diffuse %g (%s), h_cap %g, "
 		       "motion blur %d samples, shutter %g\n\n",

@@ -71,6 +71,7 @@ static void engine_gpu_params(const struct scene *sc, struct gpu_sim_params *p)
 		.theta = sc->simulation.theta,
 		.multipoles = sc->simulation.multipoles,
 		.opening = sc->simulation.opening,
+		.reorder = sc->simulation.reorder,
 	};
 }
 

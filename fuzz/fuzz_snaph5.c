@@ -10,7 +10,7 @@
  * file whose layout and values are hostile, which is what our reader must
  * judge. Raw bytes are not given to libhdf5: its own parser of damaged
  * files is not this project's code (the tests cut real files in pieces;
- * tests/test_snapshot.c). The file is written to $TMPDIR (default /tmp),
+ * tests/test_snapshot_read.c). The file is written to $TMPDIR (default /tmp),
  * one per process.
  * Contract (sim/sim.h): open returns 0 or NB_EINPUT; an open file reads
  * each type whole with 0 or NB_EINPUT; values read are finite, masses >= 0. */

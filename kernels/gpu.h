@@ -35,6 +35,8 @@ struct gpu_sim_params {
 	double theta;
 	int multipoles;
 	enum scene_opening opening; /* barnes-hut opening criterion (additive) */
+	enum scene_reorder reorder; /* barnes-hut body order between steps (additive;
+				     * zero-initialised: sort) */
 };
 
 struct gpu_sim; /* device-resident simulation; owns all device memory */

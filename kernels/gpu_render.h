@@ -11,7 +11,10 @@
  * render_stars_diffuse_screen: over the stars' own light smoothed on a
  * pyramid, kernels/render_diffuse.cu; with a dust component,
  * render_dust_frame's depth slabs, kernels/render_dust.cu, the screen layer
- * then made from the composited light); render.h_cap caps the adaptive h as
+ * then made from the composited light); camera.projection and
+ * camera.stereo as render_view_make and renderer_cpu (each eye's picture
+ * on its own, up to the glow and the fisheye mask, then one tone map of
+ * the frame); render.h_cap caps the adaptive h as
  * render_adaptive_cap (median sorted on the device);
  * the YUV planes are render_rgb16_to_yuv420p (render/yuv.h) of the 16-bit
  * picture, after the overlay (gpu_render_overlay: render_overlay_apply's
@@ -190,7 +193,8 @@ void gpu_render_set_exposure(struct gpu_render *gr, double e);
  * values) instead of render.smoothing / adaptive from now on. */
 int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t n);
 /* The device HDR image of the last frame into rgb (w*h*3, render_image
- * layout; after the glow, when render.glow > 0). Synchronous. */
+ * layout; after the glow, when render.glow > 0; with camera.stereo the
+ * whole frame, both eyes). Synchronous. */
 int gpu_render_download_hdr(struct gpu_render *gr, float *rgb);
 /* Replace the device HDR image with rgb and redo the glow, tone map and
  * output conversions into slot (as gpu_render_frame after its splat). */

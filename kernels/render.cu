@@ -66,10 +66,13 @@ static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 		log_error("GPU render: %zu bodies is more than it supports (%d)", st->n, INT32_MAX);
 		return NB_EINPUT;
 	}
-	const int S = render_blur_samples(sc);
-	if (S > 1 && st->n > (size_t)INT32_MAX / (size_t)S) {
-		log_error("GPU render: %zu bodies x render.motion_blur.samples %d is more points than it "
-			  "supports (%d)", st->n, S, INT32_MAX);
+	/* the stars splat keys every footprint copy of every blur sample (int) */
+	const size_t S = (size_t)render_blur_samples(sc);
+	const size_t C = sc->camera.projection == SCENE_PROJ_EQUIRECT ? 4 : 1;
+	if (st->n > (size_t)INT32_MAX / (S * C)) {
+		log_error("GPU render: %zu bodies x render.motion_blur.samples %zu x %zu footprint "
+			  "copies (equirectangular: 4) is more than it supports (%d)", st->n, S, C,
+			  INT32_MAX);
 		return NB_EINPUT;
 	}
 	return 0;
@@ -134,7 +137,7 @@ static int gr_color_by(struct gpu_render *gr, const struct scene *sc, const stru
 
 static int gr_alloc_outputs(struct gpu_render *gr)
 {
-	size_t npix = (size_t)gr->w * gr->h, o = 0;
+	size_t npix = (size_t)gr->fw * gr->fh, o = 0;
 	if (gr->outputs & GPU_RENDER_OUT_YUV420P) {
 		gr->off_y = o;
 		o += npix;
@@ -164,11 +167,14 @@ static int gr_alloc_outputs(struct gpu_render *gr)
 	return 0;
 }
 
-/* render.diffuse's smooth layer, w*h*3 floats, only when it is on. */
+/* render.diffuse's smooth layer, w*h*3 floats, only when it is on; with
+ * stereo the frame's HDR (both eyes), fw*fh*3. */
 static int gr_alloc_smooth(struct gpu_render *gr)
 {
 	if (gr->diffuse > 0)
 		CUDA_CHECK(cudaMalloc(&gr->d_smooth, (size_t)gr->w * gr->h * 3 * sizeof(float)));
+	if (gr->stereo)
+		CUDA_CHECK(cudaMalloc(&gr->d_frame, (size_t)gr->fw * gr->fh * 3 * sizeof(float)));
 	return 0;
 }
 
@@ -204,8 +210,12 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		log_error("GPU render: out of memory");
 		return NB_ERUNTIME;
 	}
-	gr->w = sc->render.width;
-	gr->h = sc->render.height;
+	gr->fw = sc->render.width;
+	gr->fh = sc->render.height;
+	render_eye_size(sc, &gr->w, &gr->h); /* the frame's when mono */
+	gr->stereo = (int)sc->camera.stereo.mode;
+	gr->projection = (int)sc->camera.projection;
+	gr->nc = sc->camera.projection == SCENE_PROJ_EQUIRECT ? RENDER_PROJ_COPIES : 1;
 	gr->outputs = p->outputs;
 	gr->nslots = p->slots;
 	gr->adaptive_every = p->adaptive_every;
@@ -298,6 +308,7 @@ void gpu_render_free(struct gpu_render **grp)
 	cudaFree(gr->d_colors);
 	cudaFree(gr->d_h);
 	cudaFree(gr->d_smooth);
+	cudaFree(gr->d_frame);
 	cudaFree(gr->d_upload);
 	cudaFreeHost(gr->h_stage);
 	cudaFree(gr->d_upload_vel);
@@ -371,13 +382,61 @@ static void gr_view_of(const struct gpu_render *gr, const struct render_camera *
 	g->near = v.near;
 	g->w = v.w;
 	g->h = v.h;
+	g->pj = v.pj;
+}
+
+/* camera.projection: fisheye: pixels whose centre lies beyond the circle
+ * set to 0 (render_projection_mask's rule, render_proj_inside). One thread
+ * per pixel: 2 int-to-double, ~6 flops, 12 bytes written outside. */
+__global__ void gr_mask(float *hdr, struct render_proj p)
+{
+	const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (size_t)p.w * p.h)
+		return;
+	const int i = (int)(k % (size_t)p.w), j = (int)(k / (size_t)p.w);
+	if (!render_proj_inside(&p, i, j)) {
+		hdr[3 * k + 0] = 0.0f;
+		hdr[3 * k + 1] = 0.0f;
+		hdr[3 * k + 2] = 0.0f;
+	}
+}
+
+/* The look after the splat on d_hdr (one eye's picture, or the frame's):
+ * wing, glow, fisheye mask. */
+static int gr_eye_finish(struct gpu_render *gr)
+{
+	if (gr_wing(gr) != 0 || gr_glow(gr) != 0)
+		return NB_ERUNTIME;
+	if (gr->projection == SCENE_PROJ_FISHEYE) {
+		struct render_proj p;
+		memset(&p, 0, sizeof p);
+		p.kind = RENDER_PROJ_FISHEYE;
+		p.w = gr->w;
+		p.h = gr->h;
+		gr_mask<<<gr_blocks((size_t)gr->w * gr->h), GR_THREADS, 0, gr->stream>>>(gr->d_hdr, p);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+}
+
+/* Stereo: copy d_hdr (eye -1 left, +1 right) into its half of d_frame
+ * (side-by-side: left half for the left eye; top-bottom: top). */
+static int gr_eye_store(struct gpu_render *gr, int eye)
+{
+	const int x0 = eye > 0 && gr->stereo == SCENE_STEREO_SIDE_BY_SIDE ? gr->w : 0;
+	const int y0 = eye > 0 && gr->stereo == SCENE_STEREO_TOP_BOTTOM ? gr->h : 0;
+	const size_t row = 3 * (size_t)gr->w * sizeof(float);
+	CUDA_CHECK(cudaMemcpy2DAsync(gr->d_frame + 3 * ((size_t)y0 * gr->fw + x0),
+				     3 * (size_t)gr->fw * sizeof(float), gr->d_hdr, row, row, gr->h,
+				     cudaMemcpyDeviceToDevice, gr->stream));
+	return 0;
 }
 
 /* Glow (render.glow), tone map + conversions of d_hdr into slot, then its
  * copy to the host. */
 static int gr_finish(struct gpu_render *gr, int frame, int slot)
 {
-	if (gr_wing(gr) != 0 || gr_glow(gr) != 0)
+	if (!gr->stereo && gr_eye_finish(gr) != 0) /* stereo: done per eye */
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[1], gr->stream));
 	if (gr_tone(gr, slot) != 0) /* records ev_x[2] after the auto exposure */
@@ -431,6 +490,68 @@ static int gr_diffuse_stars(struct gpu_render *gr, const struct gpu_render_input
 	return 0;
 }
 
+/* One picture (the frame's, or one stereo eye's) of in through cam into
+ * d_hdr, up to and without the wing and glow: adaptive h when due, the
+ * splat, the diffuse layer. */
+static int gr_picture(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
+		      const struct render_camera *cam)
+{
+	cudaStream_t st = gr->stream;
+	if (cam->projection != gr->projection) {
+		log_error("GPU render: the camera's projection (%d) is not the scene's (%d) "
+			  "(internal)", cam->projection, gr->projection);
+		return NB_EINPUT;
+	}
+	if (gr->stars && (!(gr->diffuse > 0) || gr->diffuse_screen) && !gr->dust_K) {
+		struct gr_view v;
+		gr_view_of(gr, cam, &v);
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
+		gr->last_pairs = 0;
+		if (gr_stars(gr, in, &v) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
+		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+		return 0;
+	}
+	if (gr->adaptive && !gr->h_given &&
+	    (!gr->h_valid || frame - gr->h_frame >= gr->adaptive_every || frame < gr->h_frame)) {
+		if (gr_adaptive_h(gr, in) != 0 || gr_adaptive_cap(gr, in) != 0)
+			return NB_ERUNTIME;
+		gr->h_valid = 1;
+		gr->h_frame = frame;
+		gr->last_adaptive = 1;
+	}
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
+	struct gr_view v;
+	gr_view_of(gr, cam, &v);
+	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
+	if (gr->dust_K) { /* dust: depth slabs (render_dust.cu), stars style only */
+		if (gr_dust_frame(gr, in, &v, gr->diffuse > 0 && !gr->diffuse_screen ? d_h : NULL) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st)); /* timing: slabs and composite as 'stars' */
+		/* screen diffuse: the layer from the composited (visible) light */
+		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
+			return NB_ERUNTIME;
+		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+		return 0;
+	}
+	if (gr_splat(gr, in, &v, d_h) != 0)
+		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
+	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
+		return NB_ERUNTIME;
+	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
+	return 0;
+}
+
+/* Mono: the picture, then gr_finish. Stereo (camera.stereo): each eye's
+ * picture in turn (render_eye_camera: left, then right), each through the
+ * wing, glow and mask on its own in d_hdr, copied into its half of
+ * d_frame; gr_finish then tone maps d_frame as one frame. The stage
+ * timings (gpu_render_last_timing) are then the right eye's; total_ms is
+ * the whole frame. */
 int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
 		     const struct render_camera *cam, int slot)
 {
@@ -453,47 +574,19 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
-	if (gr->stars && (!(gr->diffuse > 0) || gr->diffuse_screen) && !gr->dust_K) {
-		struct gr_view v;
-		gr_view_of(gr, cam, &v);
-		CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
-		gr->last_pairs = 0;
-		if (gr_stars(gr, in, &v) != 0)
-			return NB_ERUNTIME;
-		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
-		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
-			return NB_ERUNTIME;
-		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
-		return gr_finish(gr, frame, slot);
+	if (!gr->stereo) {
+		int rc = gr_picture(gr, in, frame, cam);
+		return rc ? rc : gr_finish(gr, frame, slot);
 	}
-	if (gr->adaptive && !gr->h_given &&
-	    (!gr->h_valid || frame - gr->h_frame >= gr->adaptive_every || frame < gr->h_frame)) {
-		if (gr_adaptive_h(gr, in) != 0 || gr_adaptive_cap(gr, in) != 0)
+	for (int eye = -1; eye <= 1; eye += 2) {
+		struct render_camera ec;
+		render_eye_camera(cam, eye, &ec);
+		int rc = gr_picture(gr, in, frame, &ec);
+		if (rc)
+			return rc;
+		if (gr_eye_finish(gr) != 0 || gr_eye_store(gr, eye) != 0)
 			return NB_ERUNTIME;
-		gr->h_valid = 1;
-		gr->h_frame = frame;
-		gr->last_adaptive = 1;
 	}
-	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], st));
-	struct gr_view v;
-	gr_view_of(gr, cam, &v);
-	const float *d_h = (gr->h_given || (gr->adaptive && gr->h_valid)) ? gr->d_h : NULL;
-	if (gr->dust_K) { /* dust: depth slabs (render_dust.cu), stars style only */
-		if (gr_dust_frame(gr, in, &v, gr->diffuse > 0 && !gr->diffuse_screen ? d_h : NULL) != 0)
-			return NB_ERUNTIME;
-		CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st)); /* timing: slabs and composite as 'stars' */
-		/* screen diffuse: the layer from the composited (visible) light */
-		if (gr->diffuse_screen && gr_diffuse_screen(gr) != 0)
-			return NB_ERUNTIME;
-		CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
-		return gr_finish(gr, frame, slot);
-	}
-	if (gr_splat(gr, in, &v, d_h) != 0)
-		return NB_ERUNTIME;
-	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
-	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
-		return NB_ERUNTIME;
-	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
 	return gr_finish(gr, frame, slot);
 }
 
@@ -528,8 +621,8 @@ int gpu_render_host_frame(const struct gpu_render *gr, int slot, struct gpu_rend
 	const uint8_t *b = gr->h_out[slot];
 	memset(f, 0, sizeof *f);
 	f->frame = gr->slot_frame[slot];
-	f->w = gr->w;
-	f->h = gr->h;
+	f->w = gr->fw;
+	f->h = gr->fh;
 	if (gr->outputs & GPU_RENDER_OUT_YUV420P) {
 		f->y = b + gr->off_y;
 		f->u = b + gr->off_u;
@@ -599,7 +692,8 @@ int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t
 int gpu_render_download_hdr(struct gpu_render *gr, float *rgb)
 {
 	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
-	CUDA_CHECK(cudaMemcpy(rgb, gr->d_hdr, (size_t)gr->w * gr->h * 3 * sizeof(float),
+	const float *src = gr->d_frame ? gr->d_frame : gr->d_hdr; /* the frame */
+	CUDA_CHECK(cudaMemcpy(rgb, src, (size_t)gr->fw * gr->fh * 3 * sizeof(float),
 			      cudaMemcpyDeviceToHost));
 	return 0;
 }
@@ -609,8 +703,21 @@ int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, i
 	if (gr_check_slot(gr, slot))
 		return NB_EINPUT;
 	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
-	CUDA_CHECK(cudaMemcpy(gr->d_hdr, rgb, (size_t)gr->w * gr->h * 3 * sizeof(float),
-			      cudaMemcpyHostToDevice));
+	if (gr->stereo) { /* each half as an eye: wing, glow, mask, back into the frame */
+		const size_t row = 3 * (size_t)gr->w * sizeof(float);
+		for (int eye = -1; eye <= 1; eye += 2) {
+			const int x0 = eye > 0 && gr->stereo == SCENE_STEREO_SIDE_BY_SIDE ? gr->w : 0;
+			const int y0 = eye > 0 && gr->stereo == SCENE_STEREO_TOP_BOTTOM ? gr->h : 0;
+			CUDA_CHECK(cudaMemcpy2D(gr->d_hdr, row, rgb + 3 * ((size_t)y0 * gr->fw + x0),
+						3 * (size_t)gr->fw * sizeof(float), row, gr->h,
+						cudaMemcpyHostToDevice));
+			if (gr_eye_finish(gr) != 0 || gr_eye_store(gr, eye) != 0)
+				return NB_ERUNTIME;
+		}
+	} else {
+		CUDA_CHECK(cudaMemcpy(gr->d_hdr, rgb, (size_t)gr->w * gr->h * 3 * sizeof(float),
+				      cudaMemcpyHostToDevice));
+	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[1], gr->stream));
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], gr->stream));

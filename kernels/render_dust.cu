@@ -44,12 +44,11 @@ __device__ static int gr_dust_depth(const struct gr_dust_args &a, float4 pf, dou
 	const double p0 = (double)pf.x / a.length, p1 = (double)pf.y / a.length,
 		     p2 = (double)pf.z / a.length;
 	const double d0 = p0 - v.pos[0], d1 = p1 - v.pos[1], d2 = p2 - v.pos[2];
-	*z = gr_dot(v.fwd, d0, d1, d2);
-	if (!(*z > v.near && *z > 0))
-		return 0;
-	*x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / *z);
-	*y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / *z);
-	return 1;
+	/* render_proj_map (perspective or fisheye: the loader refuses dust with
+	 * equirect); x, y may be non-finite only for non-finite input. */
+	const double cx = gr_dot(v.right, d0, d1, d2), cy = gr_dot(v.upv, d0, d1, d2),
+		     cz = gr_dot(v.fwd, d0, d1, d2);
+	return render_proj_map(&v.pj, cx, cy, cz, x, y, z);
 }
 
 __device__ static double gr_dust_kappa(const struct gr_dust_args &a, uint32_t b, int *c)

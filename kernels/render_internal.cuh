@@ -32,7 +32,9 @@ struct gr_view {
 	double pos[3], fwd[3], right[3], upv[3];
 	double focal, near;
 	int w, h;
+	struct render_proj pj; /* the projection (render/projection_shared.h) */
 };
+
 
 /* One body's footprint (render/splat.c's splat_rec), in the coordinates of
  * its level's grid (level 0: pixels). 56 bytes. */
@@ -68,7 +70,12 @@ struct gr_adaptive;
 
 struct gpu_render {
 	/* configuration */
-	int w, h, outputs, nslots, adaptive_every;
+	int w, h, outputs, nslots, adaptive_every; /* w, h: an eye's picture (the frame's when mono) */
+	int fw, fh;      /* the frame (outputs, tone map) */
+	int stereo;      /* enum scene_stereo: 0 mono */
+	int nc;          /* copies of each footprint (render_proj_copies: 4 equirect, else 1) */
+	int projection;  /* enum scene_projection: fisheye masks beyond its circle */
+	float *d_frame;  /* stereo: the frame's HDR, fw*fh*3 (NULL mono) */
 	enum gpu_render_method method;
 	size_t nmax;
 	struct sim_units u;
@@ -254,6 +261,21 @@ __device__ __forceinline__ double gr_warp_box_sum(int gauss, const struct gr_rec
 __device__ __forceinline__ double gr_dot(const double a[3], double d0, double d1, double d2)
 {
 	return __dadd_rn(__dadd_rn(__dmul_rn(d0, a[0]), __dmul_rn(d1, a[1])), __dmul_rn(d2, a[2]));
+}
+
+/* A body at offset d from the eye seen through v's projection: (*x, *y)
+ * the centre of its copy 0 (render_proj_map, the dot products in the CPU's
+ * order, unfused), *depth the depth that sizes footprints (perspective:
+ * along the axis; else the distance). 1 when in front (not culled) with
+ * finite x, y. */
+__device__ __forceinline__ bool gr_project(const struct gr_view &v, double d0, double d1,
+					   double d2, double *x, double *y, double *depth)
+{
+	const double cx = gr_dot(v.right, d0, d1, d2), cy = gr_dot(v.upv, d0, d1, d2),
+		     cz = gr_dot(v.fwd, d0, d1, d2);
+	*x = 0.0;
+	*y = 0.0;
+	return render_proj_map(&v.pj, cx, cy, cz, x, y, depth) && isfinite(*x) && isfinite(*y);
 }
 
 /* Blocks of GR_THREADS for n threads. */

@@ -24,7 +24,9 @@
  * ~2 RENDER_LOD_RADIUS_PX + 1 cells (x 1.5 for the gaussian).
  *
  * Pipeline (gr->stream):
- *  1. prepare: one thread per body: project, level, footprint,
+ *  1. prepare: one thread per footprint record (a body slot; with an
+ *     equirectangular frame each slot's 4 copies, render_proj_ghost, record
+ *     s * 4 + k, so every later step sees 4 n records): project, level, footprint,
  *     normalisation (analytic for cubic footprints with r >=
  *     RENDER_NORM_ANALYTIC_R cells, render.h; else the sum of the samples,
  *     here for footprints up to GR_NORM_INLINE samples), number of 16x16
@@ -97,19 +99,23 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 	   struct gr_rec *rec, uint8_t *level, uint32_t *count, uint32_t *big, uint32_t *nbig,
 	   unsigned long long *total)
 {
-	const int s = blockIdx.x * blockDim.x + threadIdx.x;
+	/* Record e = s * nc + k: copy k of slot s (render_proj_ghost; nc 1
+	 * but for equirect). n counts records. */
+	const int e = blockIdx.x * blockDim.x + threadIdx.x;
+	const int nc = render_proj_copies(&a.v.pj);
+	const int s = e / nc, copy = e - s * nc;
 	uint32_t tiles = 0, levels = 0;
-	if (s < n) {
+	if (e < n) {
 		const float4 pf = pos4[s];
 		const uint32_t b = id ? id[s] : (uint32_t)s;
 		const struct gr_view &v = a.v;
 		double p0 = (double)pf.x / a.length, p1 = (double)pf.y / a.length,
 		       p2 = (double)pf.z / a.length;
 		double d0 = p0 - v.pos[0], d1 = p1 - v.pos[1], d2 = p2 - v.pos[2];
-		double z = gr_dot(v.fwd, d0, d1, d2);
-		double x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
-		double y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
-		int live = (z > v.near) && z > 0 && isfinite(x) && isfinite(y);
+		double x, y, z;
+		int live = gr_project(v, d0, d1, d2, &x, &y, &z);
+		if (live)
+			render_proj_ghost(&v.pj, copy, x, y, &x, &y);
 		int gw = v.w, gh = v.h, lv = 0; /* the level's grid */
 		struct gr_rec r;
 		if (live) {
@@ -185,7 +191,7 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 						single = 1; /* no pixel centre inside the support */
 				} else if (live) {
 					r.inv_norm = 0.0f; /* set by gr_norm_big */
-					big[atomicAdd(nbig, 1u)] = (uint32_t)s;
+					big[atomicAdd(nbig, 1u)] = (uint32_t)e;
 				}
 			}
 			if (live && single) {
@@ -204,11 +210,11 @@ gr_prepare(struct gr_splat_args a, const float4 *pos4, const uint32_t *id, int n
 			int cj0 = max(r.j0, 0), cj1 = min(r.j1, gh - 1);
 			tiles = (uint32_t)((ci1 / GR_TILE - ci0 / GR_TILE + 1) *
 					   (cj1 / GR_TILE - cj0 / GR_TILE + 1));
-			rec[s] = r;
-			level[s] = (uint8_t)lv;
+			rec[e] = r;
+			level[e] = (uint8_t)lv;
 			levels = 1u << lv;
 		}
-		count[s] = tiles;
+		count[e] = tiles;
 	}
 	/* Block total of tiles, in 64 bits (the pair count can pass 2^32), and
 	 * the levels used. */
@@ -254,7 +260,7 @@ __global__ void gr_norm_big(const uint32_t *big, const uint32_t *nbig, struct gr
 
 int gr_splat_alloc(struct gpu_render *gr)
 {
-	size_t n = gr->nmax ? gr->nmax : 1;
+	size_t n = (gr->nmax ? gr->nmax : 1) * (size_t)gr->nc; /* footprint records */
 	gr_lod_init(gr);
 	CUDA_CHECK(cudaMalloc(&gr->d_rec, n * sizeof *gr->d_rec));
 	CUDA_CHECK(cudaMalloc(&gr->d_level, n));
@@ -298,7 +304,7 @@ int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const str
 	     const float *d_h)
 {
 	cudaStream_t st = gr->stream;
-	const int n = (int)in->n;
+	const int n = (int)in->n * gr->nc; /* footprint records: nc copies of each slot */
 	const int nch = gr->mode == SCENE_COLOR_DENSITY ? 1 : 3;
 	gr->last_pairs = 0;
 	if (n == 0) {

@@ -37,7 +37,14 @@
  * bytes read per point: the velocity). The screen layer's counts are made
  * at the frame's positions, once per body (at its sample 0), as
  * render_diffuse_counts does. S = 1: the code and the values of before
- * (no velocity read). */
+ * (no velocity read).
+ *
+ * Projections (render/projection_shared.h, gr_project): equirectangular
+ * frames draw render_proj_copies (4) copies of each footprint
+ * (render_proj_ghost: across the seam, over the poles), in the atomic form
+ * by a loop in the body's thread, in the tiled form as 4 keys per body
+ * (copy k of slot s is record s * 4 + k; most copies miss the frame and
+ * take the key "nothing"), so the sort has 4 n keys. */
 #include "render_internal.cuh"
 #include "../render/blur_shared.h"
 #include "../render/color_by_shared.h"
@@ -105,10 +112,8 @@ __device__ __forceinline__ bool gr_stars_point(const struct gr_stars_args &a, co
 		q2 = render_blur_drift((double)pf.z, (double)vb.z, t) / a.length;
 	}
 	const double d0 = q0 - v.pos[0], d1 = q1 - v.pos[1], d2 = q2 - v.pos[2];
-	const double z = gr_dot(v.fwd, d0, d1, d2);
-	*x = __dadd_rn(0.5 * v.w, __dmul_rn(v.focal, gr_dot(v.right, d0, d1, d2)) / z);
-	*y = __dsub_rn(0.5 * v.h, __dmul_rn(v.focal, gr_dot(v.upv, d0, d1, d2)) / z);
-	if (!((z > v.near) && z > 0 && isfinite(*x) && isfinite(*y)))
+	double depth;
+	if (!gr_project(v, d0, d1, d2, x, y, &depth))
 		return false;
 	double m = (double)pf.w / a.mass;
 	if (k >= 0)
@@ -207,23 +212,27 @@ gr_stars_deposit(struct gr_stars_args a, const float4 *pos4, const uint32_t *id,
 			return;
 		hdr += (size_t)k * a.stride;
 	}
-	const int R = a.R;
-	if (!gr_stars_reaches(v, R, x, y))
-		return;
-	const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
-	double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
-	gr_stars_weights(x, a.sigma, R, wx);
-	gr_stars_weights(y, a.sigma, R, wy);
-	const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
-	const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
-	for (int j = ja; j <= jb; j++) {
-		const double fy = wy[j - j0];
-		for (int i = ia; i <= ib; i++) {
-			const double f = wx[i - i0] * fy;
-			float *px = hdr + 3 * ((size_t)j * v.w + i);
-			atomicAdd(px + 0, (float)(w[0] * f));
-			atomicAdd(px + 1, (float)(w[1] * f));
-			atomicAdd(px + 2, (float)(w[2] * f));
+	const int R = a.R, nc = render_proj_copies(&v.pj);
+	for (int copy = 0; copy < nc; copy++) { /* equirect: across the seam, over the poles */
+		double cx, cy;
+		render_proj_ghost(&v.pj, copy, x, y, &cx, &cy);
+		if (!gr_stars_reaches(v, R, cx, cy))
+			continue;
+		const int i0 = (int)floor(cx) - R, j0 = (int)floor(cy) - R;
+		double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
+		gr_stars_weights(cx, a.sigma, R, wx);
+		gr_stars_weights(cy, a.sigma, R, wy);
+		const int ia = max(i0, 0), ib = min(i0 + 2 * R, v.w - 1);
+		const int ja = max(j0, 0), jb = min(j0 + 2 * R, v.h - 1);
+		for (int j = ja; j <= jb; j++) {
+			const double fy = wy[j - j0];
+			for (int i = ia; i <= ib; i++) {
+				const double f = wx[i - i0] * fy;
+				float *px = hdr + 3 * ((size_t)j * v.w + i);
+				atomicAdd(px + 0, (float)(w[0] * f));
+				atomicAdd(px + 1, (float)(w[1] * f));
+				atomicAdd(px + 2, (float)(w[2] * f));
+			}
 		}
 	}
 }
@@ -282,18 +291,24 @@ __global__ void gr_stars_key(struct gr_stars_args a, const float4 *pos4, const u
 	const struct gr_view &v = a.v;
 	double x, y;
 	float w[3];
-	uint32_t key = ntiles;
+	const int nc = render_proj_copies(&v.pj);
 	const bool drawn = gr_stars_body(a, pos4, id, s, &x, &y, w);
 	gr_stars_count_point(a, pos4, id, s, drawn, x, y, count1);
-	if (drawn) {
-		if (gr_stars_reaches(v, a.R, x, y)) {
-			const int ci = min(max((int)floor(x), 0), v.w - 1);
-			const int cj = min(max((int)floor(y), 0), v.h - 1);
-			key = (uint32_t)((cj / GR_ST_TILE) * ntx + ci / GR_ST_TILE);
+	for (int copy = 0; copy < nc; copy++) {
+		uint32_t key = ntiles;
+		double cx, cy;
+		if (drawn) {
+			render_proj_ghost(&v.pj, copy, x, y, &cx, &cy);
+			if (gr_stars_reaches(v, a.R, cx, cy)) {
+				const int ci = min(max((int)floor(cx), 0), v.w - 1);
+				const int cj = min(max((int)floor(cy), 0), v.h - 1);
+				key = (uint32_t)((cj / GR_ST_TILE) * ntx + ci / GR_ST_TILE);
+			}
 		}
+		const size_t e = (size_t)s * nc + copy;
+		keys[e] = key;
+		vals[e] = (uint32_t)e;
 	}
-	keys[s] = key;
-	vals[s] = (uint32_t)s;
 }
 
 /* Each tile's [start, end) in the sorted keys (arrays zeroed before). */
@@ -332,13 +347,16 @@ gr_stars_tile(struct gr_stars_args a, const float4 *pos4, const uint32_t *id, co
 	for (int k = threadIdx.x; k < 3 * np; k += blockDim.x)
 		acc[k] = 0.0f;
 	__syncthreads();
+	const int nc = render_proj_copies(&v.pj);
 	for (uint32_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
-		const int s = (int)vals[e];
+		const uint32_t rec = vals[e]; /* slot s, copy k: s * nc + k */
+		const int s = (int)(rec / (uint32_t)nc), copy = (int)(rec - (uint32_t)s * nc);
 		double x, y;
 		float w[3];
 		/* Keyed to this tile, so it draws and reaches the image. */
 		if (!gr_stars_body(a, pos4, id, s, &x, &y, w))
 			continue;
+		render_proj_ghost(&v.pj, copy, x, y, &x, &y);
 		const int i0 = (int)floor(x) - R, j0 = (int)floor(y) - R;
 		double wx[RENDER_STARS_MAX_WIDTH], wy[RENDER_STARS_MAX_WIDTH];
 		gr_stars_weights(x, a.sigma, R, wx);
@@ -420,13 +438,14 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	size_t bodies = n > gr->nmax ? n : gr->nmax; /* f->cap stays 0 until all are made */
 	if (bodies < 1)
 		bodies = 1;
-	const size_t cap = bodies * (size_t)gr->blur_samples;
+	const size_t cap = bodies * (size_t)gr->blur_samples; /* point slots */
 	f->samples = gr->blur_samples;
-	f->item_cap = (size_t)f->ntiles + cap / GR_ST_CHUNK + 1;
+	const size_t nkey = cap * (size_t)gr->nc; /* a key per footprint copy of each point */
+	f->item_cap = (size_t)f->ntiles + nkey / GR_ST_CHUNK + 1;
 	const size_t nt = (size_t)f->ntiles + 1;
 	for (int k = 0; k < 2; k++) {
-		CUDA_CHECK(cudaMalloc(&f->keys[k], cap * sizeof(uint32_t)));
-		CUDA_CHECK(cudaMalloc(&f->vals[k], cap * sizeof(uint32_t)));
+		CUDA_CHECK(cudaMalloc(&f->keys[k], nkey * sizeof(uint32_t)));
+		CUDA_CHECK(cudaMalloc(&f->vals[k], nkey * sizeof(uint32_t)));
 	}
 	CUDA_CHECK(cudaMalloc(&f->tstart, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->tend, nt * sizeof(uint32_t)));
@@ -453,6 +472,7 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 		return NB_ERUNTIME;
 	struct gr_stars_fast *f = gr->stars_fast;
 	const int nt = f->ntiles;
+	const int nk = n * gr->nc; /* keys: one per copy of each footprint */
 	gr_stars_key<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(
 		a, (const float4 *)in->pos4, in->id, n, f->ntx, (uint32_t)nt, count1, f->keys[0],
 		f->vals[0]);
@@ -461,16 +481,16 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 	cub::DoubleBuffer<uint32_t> keys(f->keys[0], f->keys[1]);
 	cub::DoubleBuffer<uint32_t> vals(f->vals[0], f->vals[1]);
 	size_t b_sort = 0, b_scan = 0;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, b_sort, keys, vals, n, 0, f->bits, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, b_sort, keys, vals, nk, 0, f->bits, st));
 	CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, b_scan, f->nchunk, f->item_off, nt + 1, st));
 	if (gr_temp_reserve(gr, b_sort > b_scan ? b_sort : b_scan) != 0)
 		return NB_ERUNTIME;
 	b_sort = gr->temp_bytes;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, b_sort, keys, vals, n, 0, f->bits, st));
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(gr->d_temp, b_sort, keys, vals, nk, 0, f->bits, st));
 
 	CUDA_CHECK(cudaMemsetAsync(f->tstart, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
 	CUDA_CHECK(cudaMemsetAsync(f->tend, 0, ((size_t)nt + 1) * sizeof(uint32_t), st));
-	gr_stars_ranges<<<gr_blocks((size_t)n), GR_THREADS, 0, st>>>(keys.Current(), n, (uint32_t)nt,
+	gr_stars_ranges<<<gr_blocks((size_t)nk), GR_THREADS, 0, st>>>(keys.Current(), nk, (uint32_t)nt,
 								      f->tstart, f->tend);
 	CUDA_CHECK(cudaGetLastError());
 	gr_tile_chunks<<<gr_blocks((size_t)nt + 1), GR_THREADS, 0, st>>>(f->tstart, f->tend, nt,
@@ -484,7 +504,7 @@ static int gr_stars_tiled(struct gpu_render *gr, const struct gpu_render_input *
 	CUDA_CHECK(cudaGetLastError());
 
 	/* Items <= ntiles + n / GR_ST_CHUNK: launch that many, the rest return. */
-	const size_t nblocks = (size_t)nt + (size_t)n / GR_ST_CHUNK + 1;
+	const size_t nblocks = (size_t)nt + (size_t)nk / GR_ST_CHUNK + 1;
 	const int side = GR_ST_TILE + 2 * a.R;
 	const size_t shmem = (size_t)side * side * 3 * sizeof(float); /* <= 56^2 x 12 = 37632 B */
 	gr_stars_tile<<<(unsigned)nblocks, GR_ST_THREADS, shmem, st>>>(

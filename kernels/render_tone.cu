@@ -242,8 +242,11 @@ int gr_tone(struct gpu_render *gr, int slot)
 {
 	cudaStream_t st = gr->stream;
 	struct tn_args a;
-	a.w = gr->w;
-	a.h = gr->h;
+	/* The frame: d_hdr, or with stereo both eyes in d_frame. */
+	const float *hdr = gr->d_frame ? gr->d_frame : gr->d_hdr;
+	const int fw = gr->fw, fh = gr->fh;
+	a.w = fw;
+	a.h = fh;
 	a.tonemap = gr->tonemap;
 	a.density = gr->mode == SCENE_COLOR_DENSITY;
 	a.outputs = gr->outputs;
@@ -261,16 +264,16 @@ int gr_tone(struct gpu_render *gr, int slot)
 	a.off_rgb8 = gr->off_rgb8;
 	a.off_rgb16 = gr->off_rgb16;
 
-	tn_sum_part<<<TN_PART_BLOCKS, GR_THREADS, 0, st>>>(gr->d_hdr, (size_t)gr->w * gr->h * 3,
+	tn_sum_part<<<TN_PART_BLOCKS, GR_THREADS, 0, st>>>(hdr, (size_t)fw * fh * 3,
 							    gr->d_partial);
 	CUDA_CHECK(cudaGetLastError());
 	tn_sum_final<<<1, TN_PART_BLOCKS, 0, st>>>(gr->d_partial, gr->d_light);
 	CUDA_CHECK(cudaGetLastError());
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[3], st)); /* timing: auto exposure from here */
 	if (gr->exposure_auto) {
-		const double nvals = 3.0 * (double)gr->w * (double)gr->h;
+		const double nvals = 3.0 * (double)fw * (double)fh;
 		CUDA_CHECK(cudaMemsetAsync(gr->d_hist, 0, RENDER_AUTO_BINS * sizeof(uint32_t), st));
-		tn_hist<<<TN_PART_BLOCKS, GR_THREADS, 0, st>>>(gr->d_hdr, (size_t)gr->w * gr->h,
+		tn_hist<<<TN_PART_BLOCKS, GR_THREADS, 0, st>>>(hdr, (size_t)fw * fh,
 							     gr->d_light, nvals, gr->d_hist);
 		CUDA_CHECK(cudaGetLastError());
 		tn_auto_step<<<1, 1, 0, st>>>(gr->d_hist, gr->d_light, nvals, gr->auto_percentile,
@@ -282,8 +285,8 @@ int gr_tone(struct gpu_render *gr, int slot)
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[2], st)); /* timing: auto exposure to here */
 	/* The slot's device buffer is free once its last copy is done. */
 	CUDA_CHECK(cudaStreamWaitEvent(st, gr->ev_done[slot], 0));
-	dim3 grid((unsigned)(((gr->w + 1) / 2 + GR_THREADS - 1) / GR_THREADS), (unsigned)((gr->h + 1) / 2));
-	tn_tonemap<<<grid, GR_THREADS, 0, st>>>(a, gr->d_hdr, gr->d_light, gr->d_lut, gr->d_auto,
+	dim3 grid((unsigned)(((fw + 1) / 2 + GR_THREADS - 1) / GR_THREADS), (unsigned)((fh + 1) / 2));
+	tn_tonemap<<<grid, GR_THREADS, 0, st>>>(a, hdr, gr->d_light, gr->d_lut, gr->d_auto,
 						 gr->d_ov, gr->d_out[slot]);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;

@@ -20,7 +20,7 @@
 
 /* The defaults; sim/tree.c uses the same leaf size, groups, local ratio and
  * leaf_p2p so that the two trees agree. */
-#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0}
+#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0}
 static struct gpu_tree_tuning g_tuning = TREE_DEFAULT_TUNING;
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
@@ -49,6 +49,18 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 		g_tuning.local_ratio = defaults.local_ratio;
 	if (g_tuning.leaf_p2p < 0 || g_tuning.leaf_p2p > 64)
 		g_tuning.leaf_p2p = defaults.leaf_p2p;
+	if (g_tuning.reorder < -1 || g_tuning.reorder > TREE_REORDER_FROZEN)
+		g_tuning.reorder = defaults.reorder;
+	if (g_tuning.branch_bodies < 0)
+		g_tuning.branch_bodies = defaults.branch_bodies;
+}
+
+/* enum tree_reorder for a tree made now with params p */
+static int tree_reorder_of(const struct gpu_sim_params *p)
+{
+	if (g_tuning.reorder >= 0)
+		return g_tuning.reorder;
+	return p && p->reorder == SCENE_REORDER_MIGRATE ? TREE_REORDER_MIGRATE : TREE_REORDER_SORT;
 }
 
 extern "C" void gpu_tree_profile_enable(int on)
@@ -98,14 +110,17 @@ static size_t round256(size_t x)
 
 size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
 {
-	(void)p;
 	size_t nn = n ? n : 1;
+	size_t mig = tree_reorder_of(p) != TREE_REORDER_SORT
+			     ? tree_mig_bytes(nn, tree_mig_branches(nn, g_tuning.branch_bodies))
+			     : 0;
 	size_t cap = tree_node_cap(nn, g_tuning.leaf_size);
 	size_t body = 2 * round256(nn * 8) + 2 * round256(nn * 4) + 2 * round256(nn * 16) +
 		      round256(nn * 4);
 	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
 	node += round256(tree_group_cap(nn, cap, g_tuning.lanes) * 8);
-	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl));
+	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl)) +
+	       mig;
 }
 
 #define TREE_ALLOC(ptr, count)                                                                \
@@ -186,6 +201,12 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
 	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
 	t->bytes += round256(t->sort_tmp_bytes);
+	t->reorder = tree_reorder_of(p);
+	if (t->reorder != TREE_REORDER_SORT) {
+		t->mig_nbr = tree_mig_branches(nn, g_tuning.branch_bodies);
+		if ((rc = tree_mig_alloc(t, nn)))
+			goto fail;
+	}
 	for (int k = 0; k < 7; k++)
 		CUDA_GOTO(cudaEventCreate(&t->ev[k]), rc, fail);
 	rc = tree_walk_prepare(t);
@@ -226,6 +247,17 @@ static int tree_profile_collect(struct gpu_tree *t)
 	g_prof.walk_blocks = t->walk_last_blocks;
 	g_prof.groups = c.group_count;
 	g_prof.walk_fit_per_sm = t->walk_fit_per_sm;
+	if (t->reorder == TREE_REORDER_MIGRATE) {
+		struct tree_mig_ctl m;
+		CUDA_CHECK(cudaMemcpy(&m, t->mig, sizeof m, cudaMemcpyDeviceToHost));
+		g_prof.mig_steps++;
+		g_prof.mig_rebuilds += m.rebuild != 0;
+		g_prof.mig_refits += m.refit != 0;
+		g_prof.mig_moved += m.rebuild ? (double)t->mig_n : (double)m.moved;
+		g_prof.mig_bodies += (double)t->mig_n;
+		g_prof.mig_branches = t->mig_nbr;
+		g_prof.mig_max_branch = m.max_branch;
+	}
 	return 0;
 }
 
@@ -245,7 +277,11 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[1], stream));
-	if ((rc = tree_stage_sort(t, b, stream)))
+	if (t->reorder != TREE_REORDER_SORT && (rc = tree_stage_mig_box(t, b, stream)))
+		return rc;
+	rc = t->reorder == TREE_REORDER_MIGRATE ? tree_stage_migrate(t, b, stream)
+						: tree_stage_sort(t, b, stream);
+	if (rc)
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[2], stream));
@@ -293,6 +329,7 @@ void gpu_tree_free(struct gpu_tree **tp)
 	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
 		if (bufs[k])
 			cudaFree(bufs[k]);
+	tree_mig_free(t);
 	for (int k = 0; k < 7; k++)
 		if (t->ev[k])
 			cudaEventDestroy(t->ev[k]);

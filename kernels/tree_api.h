@@ -46,6 +46,13 @@ struct gpu_tree_tuning {
 	int local_spread;  /* 1: the local sums are spread over the warp's lanes (fewer
 			    * registers, more shuffles); 0 (default): every lane keeps
 			    * all 35 (tree_walk.cu) */
+	/* Added after local_spread: how bodies reach key order each step. */
+	int reorder;       /* -1 (default): the scene's simulation.reorder
+			    * (gpu_tree_accel: sort); 0 sort (CUB radix sort over the
+			    * tight box); 1 migrate (kernels/tree_migrate.cu); 2 the
+			    * radix sort over migrate's frozen cube: the same keys and
+			    * order as migrate, so the same forces bit for bit (tests) */
+	int branch_bodies; /* migrate: bodies a branch holds at a rebuild (0: 1024) */
 };
 /* The tuning that trees created from now on use (process-wide; benchmarks
  * and tests only). set(NULL) restores the defaults. */
@@ -67,6 +74,15 @@ struct gpu_tree_profile {
 	int walk_blocks;        /* walk grid of the last evaluation (blocks of 128) */
 	int walk_fit_per_sm;    /* walk blocks that fit on one multiprocessor */
 	long groups;            /* walk groups of the last evaluation */
+	/* Added after groups: migration (reorder migrate), summed. ms_sort is
+	 * the whole reorder stage (keys to gather) in every mode. */
+	long mig_steps;         /* evaluations that migrated (or rebuilt) */
+	long mig_rebuilds;      /* of which placed every body anew */
+	long mig_refits;        /* of which refitted the frozen cube */
+	double mig_moved;       /* movers (bodies that left their branch) */
+	double mig_bodies;      /* bodies of those evaluations */
+	int mig_branches;       /* branches of the last tree */
+	int mig_max_branch;     /* largest branch of the last evaluation */
 };
 void gpu_tree_profile_enable(int on);
 /* cudaProfilerStart (on) / cudaProfilerStop (off): marks what

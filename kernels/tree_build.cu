@@ -159,15 +159,19 @@ static int grid_for(const struct gpu_tree *t, size_t n, int per_sm)
 	return (int)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
-int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
+int tree_stage_keys(struct gpu_tree *t, const struct gpu_bodies *b, unsigned long long *keys,
+		    cudaStream_t s)
+{
+	tree_keys_kernel<<<grid_for(t, b->n, 16), BUILD_THREADS, 0, s>>>(b->pos, b->n, t->ctl, keys,
+									 t->iota);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+int tree_stage_gather(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 {
 	size_t n = b->n;
 	int grid = grid_for(t, n, 16);
-	tree_keys_kernel<<<grid, BUILD_THREADS, 0, s>>>(b->pos, n, t->ctl, t->keys_alt, t->iota);
-	CUDA_CHECK(cudaGetLastError());
-	size_t bytes = t->sort_tmp_bytes;
-	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(t->sort_tmp, bytes, t->keys_alt, t->keys, t->iota,
-						   t->perm, (int)n, 0, 63, s));
 	tree_gather_kernel<<<grid, BUILD_THREADS, 0, s>>>(t->perm, n, b->pos, b->vel, b->id, t->pos,
 							 t->vel, t->id);
 	CUDA_CHECK(cudaGetLastError());
@@ -180,6 +184,18 @@ int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 		CUDA_CHECK(cudaMemcpyAsync(b->id, t->id, n * sizeof(uint32_t),
 					   cudaMemcpyDeviceToDevice, s));
 	return 0;
+}
+
+int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
+{
+	int rc;
+	size_t n = b->n;
+	if ((rc = tree_stage_keys(t, b, t->keys_alt, s)))
+		return rc;
+	size_t bytes = t->sort_tmp_bytes;
+	CUDA_CHECK(cub::DeviceRadixSort::SortPairs(t->sort_tmp, bytes, t->keys_alt, t->keys, t->iota,
+						   t->perm, (int)n, 0, 63, s));
+	return tree_stage_gather(t, b, s);
 }
 
 /* ---- build -----------------------------------------------------------------

@@ -80,12 +80,60 @@ struct gpu_tree {
 	int2 *groups;      /* walk groups: body [begin, end), at most 32 * lanes */
 
 	struct tree_ctl *ctl;
+
+	/* body order between steps (tree_migrate.cu); allocated for reorder
+	 * TREE_REORDER_MIGRATE and TREE_REORDER_FROZEN only */
+	int reorder;      /* enum tree_reorder */
+	int mig_nbr;      /* branches (key ranges), 1..TREE_MIG_MAX_BR */
+	int mig_cap;      /* moved bodies the buffer holds; more: rebuild */
+	const float4 *mig_pos; /* bodies of the last compute: the stored order is */
+	size_t mig_n;          /* theirs while these stay the same */
+	int mig_primed;   /* a compute has left br/off describing that order */
+	int mig_par;      /* which of mig_off[2] holds the current order's offsets */
+	struct tree_mig_ctl *mig;
+	unsigned long long *mig_spl; /* nbr + 1 splitters: branch b = keys [spl[b], spl[b+1]) */
+	int *mig_off[2];  /* nbr + 1: branch b at positions [off[b], off[b+1]) */
+	int *mig_arr;     /* nbr: bodies arriving in each branch this step */
+	int *mig_stay;    /* nbr: bodies staying in each branch this step */
+	int *mig_base;    /* nbr: slot of a stayer = base[b] + rank */
+	int *mig_fill;    /* nbr: arrivals placed so far (atomic) */
+	int *mig_seg_b, *mig_seg_e; /* nbr: segments of the large-branch sort */
+	uint32_t *mig_br; /* n: branch of each position of the current order */
+	int *mig_flag;    /* n: 1 stays, 0 moves */
+	int *mig_rank;    /* n: exclusive prefix sum of flag */
+	int2 *mig_buf;    /* cap: (position, destination branch) of movers */
+	unsigned long long *mig_key; /* n: keys grouped by branch, unsorted within */
+	uint32_t *mig_val;           /* n: their positions in the current order */
+	void *mig_tmp;
+	size_t mig_tmp_bytes;
+
 	size_t bytes; /* device bytes owned */
 	int sm_count;
 	int walk_blocks[2][2][2]; /* persistent grid size per walk variant [lanes-1][mp-1][pot] */
 	int walk_blocks_per_sm;   /* tuning override (0: occupancy) */
 	int walk_last_blocks, walk_fit_per_sm;
 	cudaEvent_t ev[7];
+};
+
+/* How the bodies reach key order each step (gpu_tree_tuning.reorder):
+ * SORT: keys over the tight bounding box, CUB radix sort (the reference);
+ * MIGRATE: keys over a frozen cube, movers only (tree_migrate.cu);
+ * FROZEN: keys over the same frozen cube as MIGRATE, then the CUB radix
+ * sort: the exact reference for MIGRATE (same keys, same order). */
+enum tree_reorder { TREE_REORDER_SORT = 0, TREE_REORDER_MIGRATE = 1, TREE_REORDER_FROZEN = 2 };
+
+#define TREE_MIG_MAX_BR 4096    /* branches at most (one block sorts the splitters) */
+#define TREE_MIG_BLOCK_CAP 4096 /* bodies a branch may hold for the one-block sort */
+
+/* The migration's device state (tree_migrate.cu), kept across computes. */
+struct tree_mig_ctl {
+	unsigned int lo[3], hi[3]; /* frozen cube's box, order-preserving uints */
+	int have_box;
+	int rebuild;     /* this step places every body anew */
+	int rebalance;   /* a branch passed twice the mean: the next step rebuilds */
+	int moved;       /* movers this step (may pass cap: then rebuild) */
+	int max_branch;  /* largest branch after this step */
+	int refit;       /* this step refitted the cube */
 };
 
 /* tree_build.cu: the stages before the walk, each enqueued on stream. */
@@ -96,6 +144,24 @@ int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 int tree_stage_build(struct gpu_tree *t, cudaStream_t s);
 int tree_stage_moments(struct gpu_tree *t, cudaStream_t s);
 size_t tree_sort_tmp_bytes(size_t n);
+/* the keys kernel's launch (tree_build.cu), for tree_migrate.cu */
+int tree_stage_keys(struct gpu_tree *t, const struct gpu_bodies *b, unsigned long long *keys,
+		    cudaStream_t s);
+/* gather of pos/vel/id by t->perm into tree order and copy back into b */
+int tree_stage_gather(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
+
+/* tree_migrate.cu (reorder MIGRATE and FROZEN) */
+size_t tree_mig_bytes(size_t n, int nbr);
+int tree_mig_branches(size_t n, int branch_bodies); /* branch count for n bodies */
+int tree_mig_alloc(struct gpu_tree *t, size_t n);   /* t->bytes grows; 0 or NB_ERUNTIME */
+void tree_mig_free(struct gpu_tree *t);
+/* The frozen cube: refit when the bounding box leaves it (or fills less than
+ * half of it); writes it over ctl's box so every later stage uses it. */
+int tree_stage_mig_box(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s);
+/* keys over the frozen cube, movers detected, appended, stayers compacted,
+ * movers inserted, branches sorted: t->keys sorted, t->perm, then the
+ * gather as tree_stage_sort's. */
+int tree_stage_migrate(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 
 /* tree_walk.cu */
 int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t s);

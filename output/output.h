@@ -167,6 +167,60 @@ int out_writer_open_png(const struct scene *sc, int queue_depth, int png_threads
  * over the threads (CPU-seconds; may exceed the wall time). */
 double out_writer_png_seconds(const struct out_writer *w);
 
+/* ---- snapshots (output/snap_write.c; layout: sim/snap_format.h) ---- */
+/* The snapshot number of frame f of sc (output.snapshots: frames 0, every,
+ * 2 every, ... and the last frame, numbered ceil(f / every)), or -1 when
+ * frame f gets none or snapshots are off. */
+int out_snap_number(const struct scene *sc, int f);
+/* DIR/snap_%03d.hdf5 of number k into buf. 0 or NB_ERUNTIME (too long). */
+int out_snap_path(const char *dir, int k, char *buf, size_t cap);
+/* GADGET particle type of a component by its name: NAME.halo 1,
+ * NAME.disk 2, NAME.bulge 3, any other 4. */
+int out_snap_part_type(const char *component);
+/* Write st (internal units, host values current) as frame `frame` of sc to
+ * PATH (a GADGET-style HDF5 snapshot, double precision; sim/snap_format.h),
+ * under a temporary name renamed into place when complete; backend names
+ * who computed it ("cpu", "cuda"). 0 or NB_ERUNTIME (logged; nothing
+ * left at PATH or at the temporary name). */
+struct sim_state;
+int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
+		   int frame, const char *backend);
+/* Bytes of one snapshot of n bodies (estimate, for --dry-run). */
+double out_snap_bytes(size_t n, enum scene_units units);
+
+/* ---- FITS maps (output/fits.c) ---- */
+/* What goes into a frame's FITS header: the map's physical scale. */
+struct out_fits_meta {
+	int frame;
+	double time;          /* scene time units */
+	const char *time_unit;/* "Myr", or "" (nbody) */
+	double pixel_scale;   /* scene length per pixel at the camera's target distance */
+	const char *length_unit; /* "kpc", or "" (nbody) */
+	const char *bunit;    /* BUNIT ("solMass kpc-2"), or "" (nbody) */
+	const char *units;    /* "galactic" or "nbody" */
+};
+/* DIR/frame_%05d.fits of frame meta->frame: the w x h HDR image rgb
+ * (render_image layout: row 0 the top, RGB interleaved), divided by the
+ * pixel area, as a float32 cube NAXIS1 = w, NAXIS2 = h, NAXIS3 = 3 (R, G,
+ * B planes), FITS row 1 the BOTTOM of the picture (as image viewers
+ * expect). Written under a temporary name, renamed when complete. 0 or
+ * NB_ERUNTIME (logged). */
+int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int h,
+		   const float *rgb);
+/* DIR/frame_%05d.fits into buf. 0 or NB_ERUNTIME. */
+int out_fits_path(const char *dir, int frame, char *buf, size_t cap);
+/* Remove DIR/frame_%05d.fits for frames [from, to). Logs what it cannot
+ * remove; returns 0 or NB_ERUNTIME. */
+int out_fits_remove(const char *dir, int from, int to);
+
+/* Remove from DIR the files named PREFIX + the number printed %0WIDTHd +
+ * SUFFIX (exactly: "snap_", 3, ".hdf5"; "frame_", 5, ".fits") whose number
+ * is keep_below or more: an earlier, longer run's. Other names are left
+ * alone. 0, or NB_ERUNTIME after a warning (DIR unreadable, a file that
+ * cannot be removed). */
+int out_remove_sequence(const char *dir, const char *prefix, const char *suffix, int width,
+			int keep_below);
+
 /* Create DIR and its parents. 0 or NB_ERUNTIME (logged with the path). */
 int out_mkdirs(const char *dir);
 /* Create the parent directory of PATH. */

@@ -1,8 +1,9 @@
 /* camera.c - where the camera is on a frame, and how it projects.
  *
  * render_camera_at: camera keys interpolated in frame number, plus follow and
- * orbit (render.h). render_view_make / render_view_project: the pinhole
- * model every renderer (CPU here, GPU in kernels/) uses.
+ * orbit (render.h). render_view_make / render_view_project: the camera
+ * model every renderer (CPU here, GPU in kernels/) uses; the projections'
+ * formulas are in render/projection_shared.h.
  *
  * Interpolation. Position and target follow a Catmull-Rom spline written in
  * cubic Hermite form with the frame number as parameter: on the segment
@@ -265,18 +266,25 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 {
 	double com[3] = {0, 0, 0};
 	if (sc->camera.follow[0]) {
-		int rc = follow_com(sc, st, com);
+		int rc = strcmp(sc->camera.follow, "light") == 0 ? render_framing_light_com(sc, st, com)
+								 : follow_com(sc, st, com);
 		if (rc)
 			return rc;
 	}
 	render_camera_at_com(sc, frame, com, cam);
-	return 0;
+	return sc->camera.frame == SCENE_FRAME_AUTO ? render_framing_auto(sc, st, cam) : 0;
 }
 
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
 			  struct render_camera *cam)
 {
 	camera_keys_at(sc, frame, cam);
+	cam->projection = (int)sc->camera.projection;
+	cam->fisheye_aperture = sc->camera.fisheye_aperture;
+	cam->dome_tilt = sc->camera.dome_tilt;
+	cam->eye = 0;
+	cam->eye_separation = sc->camera.stereo.eye_separation_auto ? 0.0 : sc->camera.stereo.eye_separation;
+	cam->convergence = sc->camera.stereo.convergence_auto ? 0.0 : sc->camera.stereo.convergence;
 
 	if (sc->camera.orbit != 0 && sc->output.frames > 1) {
 		double ang = sc->camera.orbit * (double)frame / (double)(sc->output.frames - 1);
@@ -338,17 +346,43 @@ void render_view_make(const struct render_camera *cam, int w, int h, struct rend
 	double fov = cam->fov * M_PI / 180.0;
 	v->focal_px = 0.5 * h / tan(0.5 * fov);
 	v->near = 1e-6 * dist;
+	v->pj.kind = cam->projection;
+	v->pj.w = w;
+	v->pj.h = h;
+	if (cam->projection == RENDER_PROJ_FISHEYE) {
+		/* The dome's zenith: fwd turned towards upv about right. */
+		double t = cam->dome_tilt * M_PI / 180.0, ct = cos(t), st = sin(t);
+		double f[3], u[3];
+		for (int d = 0; d < 3; d++) {
+			f[d] = ct * v->fwd[d] + st * v->upv[d];
+			u[d] = ct * v->upv[d] - st * v->fwd[d];
+		}
+		v3_copy(v->fwd, f);
+		v3_copy(v->upv, u);
+		double ap = cam->fisheye_aperture > 0 ? cam->fisheye_aperture : 180.0;
+		v->focal_px = 0.5 * w / (0.5 * ap * M_PI / 180.0);
+	} else if (cam->projection == RENDER_PROJ_EQUIRECT) {
+		v->focal_px = w / (2.0 * M_PI);
+	}
+	if (cam->eye != 0 && cam->eye_separation > 0) {
+		double half = 0.5 * cam->eye_separation * (cam->eye < 0 ? -1.0 : 1.0);
+		if (cam->projection == RENDER_PROJ_EQUIRECT) {
+			v->pj.ods = half;
+		} else {
+			for (int d = 0; d < 3; d++)
+				v->pos[d] += half * v->right[d];
+			if (cam->convergence > 0)
+				v->pj.shift = half * v->focal_px / cam->convergence;
+		}
+	}
+	v->pj.focal = v->focal_px;
+	v->pj.near = v->near;
 }
 
 int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
 			double *depth)
 {
 	double d[3] = {p[0] - v->pos[0], p[1] - v->pos[1], p[2] - v->pos[2]};
-	double z = v3_dot(d, v->fwd);
-	*depth = z;
-	if (!(z > v->near) || z <= 0)
-		return 0;
-	*x = 0.5 * v->w + v->focal_px * v3_dot(d, v->right) / z;
-	*y = 0.5 * v->h - v->focal_px * v3_dot(d, v->upv) / z;
-	return 1;
+	return render_proj_map(&v->pj, v3_dot(d, v->right), v3_dot(d, v->upv), v3_dot(d, v->fwd), x,
+			       y, depth);
 }

@@ -14,7 +14,8 @@
 void render_diffuse_counts(const struct scene *sc, const struct render_camera *cam,
 			   const struct sim_state *st, const struct sim_units *u, float *c1)
 {
-	int w = sc->render.width, h = sc->render.height;
+	int w, h; /* the picture: the frame, or one stereo eye's */
+	render_eye_size(sc, &w, &h);
 	int gw = render_lod_dim(w, 1), gh = render_lod_dim(h, 1);
 	for (size_t k = 0; k < (size_t)gw * gh; k++)
 		c1[k] = 0.0f;

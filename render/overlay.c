@@ -77,7 +77,9 @@ int render_overlay_scale_bar(const struct scene *sc, const struct render_camera 
 	}
 	dist = sqrt(dist);
 	struct render_view v;
-	render_view_make(cam, sc->render.width, sc->render.height, &v);
+	int ew, eh; /* the scale of one eye's picture (the frame's when mono) */
+	render_eye_size(sc, &ew, &eh);
+	render_view_make(cam, ew, eh, &v);
 	if (!(dist > 0) || !(v.focal_px > 0))
 		return 0;
 	const double per_unit = v.focal_px / dist; /* pixels per scene length unit */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../sim/sim.h"
+#include "projection_shared.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,15 @@ struct render_color_by; /* render.color_by's state (below) */
 struct render_camera {
 	double pos[3], target[3], up[3]; /* scene length units, as the scene file */
 	double fov;                      /* vertical field of view, degrees */
+	/* camera.projection and camera.stereo (render_camera_at copies them
+	 * from the scene; a camera written as {pos, target, up, fov} leaves
+	 * them 0: the perspective pinhole, mono). render/projection_shared.h. */
+	int projection;          /* enum scene_projection */
+	double fisheye_aperture; /* degrees; 0 taken as 180 */
+	double dome_tilt;        /* degrees */
+	int eye;                 /* 0 mono (the camera itself), -1 left eye, +1 right eye */
+	double eye_separation;   /* scene units; with eye != 0, the eyes are this far apart */
+	double convergence;      /* scene units; perspective: distance of zero parallax */
 };
 
 /* Camera for FRAME: keys interpolated with a centripetal-free uniform
@@ -29,7 +39,11 @@ struct render_camera {
  * follow (target and position shifted by the followed centre of mass,
  * computed from st, in scene units) and orbit (rotation of position about
  * target around up by orbit * frame / (frames - 1) degrees). st may be NULL
- * when follow is off. 0 or NB_EINPUT (follow names no component). */
+ * when follow is off and frame is keys. follow light and frame auto give
+ * their values from st unsmoothed (render_framing_light_com,
+ * render_framing_auto): a run's frame 0, to rounding; a run smooths the
+ * later frames (app/framing.c). 0 or NB_EINPUT (follow names no
+ * component, or st is NULL where it is needed). */
 int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
 		     struct render_camera *cam);
 /* The same with the followed centre of mass given (scene units; ignored
@@ -57,6 +71,24 @@ struct render_image {
 int render_image_alloc(struct render_image *img, int w, int h); /* zeroed; 0 or NB_ERUNTIME */
 void render_image_free(struct render_image *img);
 void render_image_clear(struct render_image *img);
+
+/* Stereo: the frame of a scene with camera.stereo.mode holds two eye images
+ * (side-by-side: left eye in the left half; top-bottom: left eye on top),
+ * each rendered on its own through the whole look (splat, diffuse layer,
+ * wing, glow, fisheye mask: nothing crosses the split), then tone mapped
+ * together (one exposure for both eyes). render_eye_size: an eye's image
+ * size (the frame's when mono); render_eye_origin: its top-left pixel in
+ * the frame (eye -1 left, +1 right). render_eye_camera: cam for that eye
+ * (eye 0: the camera itself, mono), separation and convergence resolved
+ * (auto: convergence = |target - pos|, separation = convergence / 30). */
+void render_eye_size(const struct scene *sc, int *w, int *h);
+void render_eye_origin(const struct scene *sc, int eye, int *x0, int *y0);
+void render_eye_camera(const struct render_camera *cam, int eye, struct render_camera *out);
+/* Copy eye image src into frame dst at (x0, y0) (it must fit). */
+void render_image_blit(const struct render_image *src, struct render_image *dst, int x0, int y0);
+/* camera.projection: fisheye: set every pixel of img whose centre lies
+ * outside the domemaster circle to 0 (render_proj_inside); else nothing. */
+void render_projection_mask(const struct render_camera *cam, struct render_image *img);
 
 /* Splat every body of st (internal units, converted with u to scene units)
  * into img. Each body deposits mass * color (density mode: mass into all
@@ -131,7 +163,7 @@ void render_diffuse_mix(double d, struct render_image *img, const struct render_
  * image pyramid, per pixel over the area that holds render.neighbours
  * projected drawn bodies, the layer's total equal to the stars' total.
  * render_diffuse_counts: c1 (render_lod_dim(w, 1) x render_lod_dim(h, 1)
- * floats, zeroed here) gets the count of drawn bodies (light not black)
+ * floats, w x h = render_eye_size: the frame, or one stereo eye; zeroed here) gets the count of drawn bodies (light not black)
  * whose projection floor(x), floor(y) lies in the frame, per level-1 cell
  * (floor(x) / 2, floor(y) / 2). render_diffuse_layer: the effective
  * layer E = L + (1 - w_p) stars into layer (same size; all zero when stars
@@ -367,20 +399,31 @@ void render_text_draw(uint8_t *code, int bw, int bh, int x, int y, const char *s
 /* A camera made ready to project onto a w x h image. */
 struct render_view {
 	int w, h;
-	double pos[3];                   /* camera position, scene units */
-	double fwd[3], right[3], upv[3]; /* orthonormal: right = fwd x up, upv = right x fwd */
-	double focal_px;                 /* (h/2) / tan(fov/2): pixels per unit of slope */
+	double pos[3];                   /* the eye's position, scene units */
+	double fwd[3], right[3], upv[3]; /* orthonormal: right = fwd x up, upv = right x fwd;
+					  * fisheye: fwd and upv turned by camera.dome_tilt */
+	double focal_px;                 /* perspective: (h/2) / tan(fov/2), pixels per unit of
+					  * slope; fisheye, equirect: pixels per radian */
 	double near;                     /* depth <= near is culled: 1e-6 |target - pos| */
+	struct render_proj pj;           /* the projection (w, h, focal, near repeated) */
 };
 /* Basis and focal length for cam on a w x h image. A degenerate up (zero or
  * parallel to forward) is replaced by +z, or +y when forward is along z;
- * position == target looks along +y. Never produces NaN for finite input. */
+ * position == target looks along +y. Never produces NaN for finite input.
+ * cam->projection picks the projection (render/projection_shared.h);
+ * cam->eye != 0 moves the eye along right by eye x eye_separation / 2
+ * (perspective: parallel eyes, image shifted by eye x (separation / 2) x
+ * focal / convergence pixels, so zero parallax lies at the convergence
+ * distance; equirect: omni-directional stereo, the eye circle of radius
+ * separation / 2 about the camera). */
 void render_view_make(const struct render_camera *cam, int w, int h, struct render_view *v);
-/* Pinhole projection of P (scene units) onto continuous pixel coordinates:
- * pixel (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
- * (w/2, h/2); x = w/2 + focal_px (d.right)/(d.fwd), y = h/2 - focal_px
- * (d.upv)/(d.fwd), d = P - pos, depth = d.fwd. Returns 1 when depth > near
- * (x, y, depth set), 0 when culled (only depth set). */
+/* Projection of P (scene units) onto continuous pixel coordinates: pixel
+ * (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
+ * (w/2, h/2). Perspective (the pinhole): x = w/2 + focal_px
+ * (d.right)/(d.fwd), y = h/2 - focal_px (d.upv)/(d.fwd), d = P - pos,
+ * depth = d.fwd; fisheye and equirect: render_proj_map, depth = the
+ * distance. Returns 1 when depth > near (x, y, depth set), 0 when culled
+ * (only depth set). */
 int render_view_project(const struct render_view *v, const double p[3], double *x, double *y,
 			double *depth);
 
@@ -516,6 +559,76 @@ int render_stars_diffuse_screen_c(const struct scene *sc, const struct render_ca
 				  const struct sim_state *st, const struct sim_units *u,
 				  const struct render_color_by *cb, struct render_image *img,
 				  struct render_image *smooth);
+
+/* ---- framing: camera.follow: light, camera.frame: auto (render/framing.c;
+ * the rules in render/framing_shared.h, the GPU twin kernels/framing.cu,
+ * docs/scenes.md "Framing") ---- */
+
+/* The view seen from a target, for the distance each body needs: target
+ * (internal units), the view's orthonormal basis, and the tangents of the
+ * frame's half-width and half-height less the margin. */
+struct render_frame_geom {
+	double target[3];
+	double right[3], up[3], fwd[3];
+	double tx, ty; /* (1 - margin) tan(fov/2) w/h, (1 - margin) tan(fov/2) */
+};
+/* The geometry of cam (scene units; target converted to internal units by
+ * multiplying with length, u->length) on a w x h frame with margin (share
+ * of each half-extent). The basis is render_view_make's. */
+void render_frame_geom_make(const struct render_camera *cam, int w, int h, double margin,
+			    double length, struct render_frame_geom *g);
+/* The luminance per unit mass of each component as the renderer draws it
+ * (Rec. 709 Y of render_body_light; 1 in mode density; 0 for dust, kappa
+ * > 0, and for hidden components): w_by_comp[0 .. st->ncomp - 1]. A body's
+ * weight is its mass times its component's value; 0 is not drawn. */
+void render_framing_weights(const struct scene *sc, const struct sim_state *st, float *w_by_comp);
+
+/* The light centre of st's drawn bodies (internal units): per axis the
+ * trimmed mean of the central 90% of the light (framing_shared.h).
+ * Deterministic: bit-identical for any number of threads. *light gets the
+ * drawn light (sum of weights), *count the drawn bodies; with none, c is
+ * 0 and the caller keeps what it had. 0 or NB_ERUNTIME (memory). */
+struct render_light_centre {
+	double c[3];
+	double light;
+	size_t count;
+};
+int render_light_centre(const struct sim_state *st, const float *w_by_comp,
+			struct render_light_centre *out);
+/* The smallest distance from g->target (internal units) at which the
+ * share `fraction` of the drawn light is inside the frame less the
+ * margin, to 2^-19 of the range of the bodies' needs (rounded up): the
+ * fraction-quantile of render_framing_need. No drawn body: *dist = -1.
+ * 0 or NB_ERUNTIME. */
+int render_frame_need(const struct sim_state *st, const float *w_by_comp,
+		      const struct render_frame_geom *g, double fraction, double *dist);
+/* The share of the drawn light inside the frame of g (margin as g was
+ * made) seen from distance dist (internal units) along -g->fwd: the
+ * weighted share of bodies whose need is <= dist. No drawn body: 1. */
+double render_frame_inside(const struct sim_state *st, const float *w_by_comp,
+			   const struct render_frame_geom *g, double dist);
+
+/* follow light's centre of st's drawn light (scene units; none drawn: 0),
+ * and frame auto's eye put on the line from cam's target at the distance
+ * render_frame_need gives for sc's frame_fraction and frame_margin,
+ * clamped to frame_range x cam's distance (unchanged when nothing is
+ * drawn): both unsmoothed, for render_camera_at. NB_EINPUT when st is
+ * NULL, NB_ERUNTIME out of memory. */
+int render_framing_light_com(const struct scene *sc, const struct sim_state *st, double com[3]);
+int render_framing_auto(const struct scene *sc, const struct sim_state *st,
+			struct render_camera *cam);
+
+/* A critically damped spring (render/spring.c): x'' = (g - x) / tau^2 -
+ * 2 x' / tau toward the goal g, advanced one frame at a time by the exact
+ * solution with g held over the frame. A step of the goal from 0 to 1 is
+ * then at 1 - (1 + k / tau) exp(-k / tau) after k frames, never beyond 1. */
+struct render_spring {
+	double x, v; /* value, and its change per frame */
+	int started;
+};
+/* The first call puts x at g with v 0; later calls advance one frame
+ * toward g. tau <= 0: x = g. Returns x. */
+double render_spring_step(struct render_spring *s, double g, double tau);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,16 @@
  * ~(2 RENDER_LOD_RADIUS_PX + 1)^2 samples (x 2.25 for the gaussian) instead
  * of up to (2 r + 1)^2.
  *
+ * Projections (render/projection_shared.h): depth is the distance for the
+ * fisheye and equirectangular ones, focal_px their pixels per radian, so r
+ * is the footprint's angular size on the image's meridian scale (round
+ * footprints: not stretched towards the poles or the fisheye's rim).
+ * Equirectangular frames draw each footprint as render_proj_copies copies
+ * (render_proj_ghost: across the seam, over the poles), records b * copies
+ * + k; on a level L grid the copies land exactly on the wrapped cells when
+ * the width and height are multiples of 2^L (else the wrapped part is off
+ * by the grid's rounding).
+ *
  * Visibility, precisely: a body with depth <= near (render_view) deposits
  * nothing. Otherwise its normalised footprint is clipped to the image (to
  * its level's grid): the pixels inside get their share and the rest is
@@ -108,14 +118,12 @@ static inline double kernel_sample(enum scene_kernel k, double d2, double inv_r)
 	return 2.0 * t * t * t;
 }
 
-/* Fill rec for a body at scene position p with weight w. Returns 1 if the
- * body can reach the image, 0 if culled. */
+/* Fill rec for (a copy of) a body projected at pixel (x, y), depth depth
+ * (render_view_project), with weight w. Returns 1 if the body can reach
+ * the image, 0 if culled. */
 static int splat_prepare(const struct render_view *v, enum scene_kernel kern, double smoothing,
-			 const double p[3], const float w[3], struct splat_rec *rec)
+			 double x, double y, double depth, const float w[3], struct splat_rec *rec)
 {
-	double x, y, depth;
-	if (!render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
-		return 0;
 	double r = smoothing / depth * v->focal_px;
 	if (!(r <= RENDER_MAX_RADIUS_PX))
 		r = RENDER_MAX_RADIUS_PX;
@@ -244,7 +252,8 @@ static void band_rows(const struct splat_rec *rec, const struct splat_level *lv,
 /* One render_splat_h call: the bodies' footprints, the levels in use and
  * the band lists (bodies by band, in body order). */
 struct splat_job {
-	size_t n;
+	size_t n; /* records: bodies x nc */
+	int nc;   /* copies of each footprint (render_proj_copies) */
 	enum scene_kernel kern;
 	struct splat_rec *recs;
 	unsigned char *live;
@@ -265,7 +274,8 @@ static int splat_project(struct splat_job *j, const struct render_view *v,
 	enum scene_kernel kern = j->kern;
 	struct splat_rec *recs = j->recs;
 	unsigned char *live = j->live;
-	size_t n = j->n;
+	const int nc = j->nc; /* record b * nc + k: copy k of body b (render_proj_ghost) */
+	size_t n = j->n / (size_t)nc;
 	int maxlev = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : maxlev)
 	for (size_t b = 0; b < n; b++) {
@@ -286,9 +296,19 @@ static int splat_project(struct splat_job *j, const struct render_view *v,
 		/* A body of zero weight (a dark halo drawn black) adds nothing:
 		 * skip it, as the GPU does, rather than spread zeros. */
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
-		live[b] = dark ? 0 : (unsigned char)splat_prepare(v, kern, hs, p, w, &recs[b]);
-		if (live[b] && recs[b].level > maxlev)
-			maxlev = recs[b].level;
+		double x = 0, y = 0, depth = 0;
+		if (dark || !render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
+			dark = 1;
+		for (int k = 0; k < nc; k++) {
+			size_t e = b * (size_t)nc + k;
+			double gx = x, gy = y;
+			if (!dark)
+				render_proj_ghost(&v->pj, k, x, y, &gx, &gy);
+			live[e] = dark ? 0 : (unsigned char)splat_prepare(v, kern, hs, gx, gy, depth, w,
+									    &recs[e]);
+			if (live[e] && recs[e].level > maxlev)
+				maxlev = recs[e].level;
+		}
 	}
 	return maxlev;
 }
@@ -419,7 +439,8 @@ int render_splat_hc(const struct scene *sc, const struct render_camera *cam,
 	struct render_view v;
 	render_view_make(cam, img->w, img->h, &v);
 	j.kern = sc->render.kernel;
-	j.n = st->n;
+	j.nc = render_proj_copies(&v.pj);
+	j.n = st->n * (size_t)j.nc;
 	j.recs = malloc(j.n * sizeof *j.recs);
 	j.live = malloc(j.n);
 	if (!j.recs || !j.live)

@@ -23,7 +23,10 @@
  *
  * Visibility: a body with depth <= near deposits nothing; its footprint is
  * clipped to the image (the pixels inside get their share, the rest is
- * lost), as the smooth style's footprints are.
+ * lost), as the smooth style's footprints are. Equirectangular frames draw
+ * each footprint as render_proj_copies copies (render_proj_ghost: across
+ * the seam and over the poles), records b * copies + k, so what leaves
+ * the frame there comes back on the other side.
  *
  * Motion blur (render.motion_blur.samples S > 1; render.h, blur_shared.h):
  * each body becomes S records, at its drifted sample positions, with
@@ -82,13 +85,11 @@ static void stars_weights(double x, double s, int R, double *wk)
 		wk[k] /= sum;
 }
 
-/* Pass 1 for one body: 1 if its footprint reaches the image. */
-static int stars_prepare(const struct render_view *v, int R, const double p[3], const float w[3],
+/* Pass 1 for one copy of a body (render_proj_ghost) centred at (x, y): 1
+ * if its footprint reaches the image. */
+static int stars_prepare(const struct render_view *v, int R, double x, double y, const float w[3],
 			 struct stars_rec *rec)
 {
-	double x, y, depth;
-	if (!render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
-		return 0;
 	/* Far outside (also keeps the int casts safe). */
 	if (x + R + 1 < 0 || x - R - 1 >= v->w || y + R + 1 < 0 || y - R - 1 >= v->h)
 		return 0;
@@ -123,25 +124,27 @@ static void stars_deposit(const struct stars_rec *rec, double s, int R, int ja, 
 	}
 }
 
-/* Pass 1 over all records: record e is body e / S at its sample e % S
- * (render.motion_blur, blur_shared.h; S = 1: record e is body e, at its
- * position). */
+/* Pass 1 over all records: point q is body q / S at its sample q % S
+ * (render.motion_blur, blur_shared.h; S = 1: point q is body q, at its
+ * position); record q * nc + k is copy k of point q (nc =
+ * render_proj_copies: 1 but for equirectangular frames). */
 static void stars_project(const struct render_view *v, int R, const struct scene *sc,
 			  const struct sim_state *st, const struct sim_units *u,
 			  const struct render_color_by *cb, const unsigned char *slab, int S,
 			  double span, struct stars_rec *recs, unsigned char *live)
 {
 	int density = sc->render.mode == SCENE_COLOR_DENSITY;
-	size_t nrec = st->n * (size_t)S;
+	const size_t nq = st->n * (size_t)S; /* bodies x samples */
+	const int nc = render_proj_copies(&v->pj); /* record q * nc + k: copy k of point q */
 #pragma omp parallel for schedule(dynamic, 1024)
-	for (size_t e = 0; e < nrec; e++) {
-		const size_t b = S > 1 ? e / (size_t)S : e;
+	for (size_t q = 0; q < nq; q++) {
+		const size_t b = S > 1 ? q / (size_t)S : q;
 		double p[3];
 		for (int i = 0; i < 3; i++) {
 			double x = st->pos[3 * b + i];
 			if (S > 1)
 				x = render_blur_drift(x, st->vel[3 * b + i],
-						      render_blur_time(span, (int)(e % (size_t)S), S));
+						      render_blur_time(span, (int)(q % (size_t)S), S));
 			p[i] = x / u->length;
 		}
 		double m = st->mass[b] / u->mass;
@@ -159,9 +162,18 @@ static void stars_project(const struct render_view *v, int R, const struct scene
 		int dark = w[0] == 0.0f && w[1] == 0.0f && w[2] == 0.0f;
 		if (slab && slab[b] == RENDER_DUST_NO_SLAB)
 			dark = 1;
-		live[e] = dark ? 0 : (unsigned char)stars_prepare(v, R, p, w, &recs[e]);
-		if (live[e])
-			recs[e].slab = slab ? slab[b] : 0;
+		double x = 0, y = 0, depth;
+		if (dark || !render_view_project(v, p, &x, &y, &depth) || !isfinite(x) || !isfinite(y))
+			dark = 1;
+		for (int k = 0; k < nc; k++) {
+			size_t e = q * (size_t)nc + k;
+			double gx = x, gy = y;
+			if (!dark)
+				render_proj_ghost(&v->pj, k, x, y, &gx, &gy);
+			live[e] = dark ? 0 : (unsigned char)stars_prepare(v, R, gx, gy, w, &recs[e]);
+			if (live[e])
+				recs[e].slab = slab ? slab[b] : 0;
+		}
 	}
 }
 
@@ -234,10 +246,11 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 		return rc;
 	if (cb && cb->by == SCENE_COLOR_BY_COMPONENT)
 		cb = NULL;
-	/* render.motion_blur: S records per body (never for the dust slabs) */
+	/* render.motion_blur: S samples per body (never for the dust slabs),
+	 * each drawn as render_proj_copies copies */
 	const int S = slab ? 1 : render_blur_samples(sc);
 	const double span = S > 1 ? render_blur_span(sc, u) : 0.0;
-	const size_t nrec = st->n * (size_t)S;
+	const size_t nrec = st->n * (size_t)S * (size_t)render_proj_copies(&v.pj);
 	struct stars_rec *recs = malloc(nrec * sizeof *recs);
 	unsigned char *live = malloc(nrec);
 	size_t *start = calloc((size_t)nbands + 1, sizeof *start), *list = NULL;

@@ -479,12 +479,77 @@ static int check_camera(struct load_ctx *c)
 	return 0;
 }
 
+/* camera.projection and camera.stereo against the frame and the look:
+ * each eye's image (the frame, or its half with stereo) is square for the
+ * fisheye and 2:1 for equirectangular; no stereo with the fisheye; no dust
+ * with equirectangular (its optical depth does not wrap at the seam). */
+static int check_projection(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	static const char *const size_keys[] = {"render.width", "render.height", "camera.projection",
+						"camera.stereo.mode", NULL};
+	static const char *const proj_keys[] = {"camera.projection", NULL};
+	const int proj = sc->camera.projection, mode = sc->camera.stereo.mode;
+	const int w = sc->render.width, h = sc->render.height;
+	const int ew = mode == SCENE_STEREO_SIDE_BY_SIDE ? w / 2 : w;
+	const int eh = mode == SCENE_STEREO_TOP_BOTTOM ? h / 2 : h;
+	if (proj == SCENE_PROJ_FISHEYE && mode != SCENE_STEREO_NONE)
+		return scene_fail(&c->ec, seen(c, "camera.stereo.mode"), "camera.stereo.mode",
+				  "expected none with camera.projection: fisheye (stereo is built "
+				  "for perspective and equirectangular), got %s",
+				  mode == SCENE_STEREO_SIDE_BY_SIDE ? "side-by-side" : "top-bottom");
+	if (proj == SCENE_PROJ_FISHEYE && w != h)
+		return scene_fail(&c->ec, seen_any(c, size_keys), "render.width",
+				  "camera.projection: fisheye draws a domemaster: expected a square "
+				  "frame, got %dx%d",
+				  w, h);
+	if (proj == SCENE_PROJ_EQUIRECT && (ew != 2 * eh || ew % 2))
+		return scene_fail(&c->ec, seen_any(c, size_keys), "render.width",
+				  "camera.projection: equirectangular needs each eye's image 2:1 with "
+				  "an even width (%s: width = %s height), got a %dx%d frame",
+				  mode == SCENE_STEREO_NONE ? "mono" : mode == SCENE_STEREO_TOP_BOTTOM ?
+				  "top-bottom" : "side-by-side",
+				  mode == SCENE_STEREO_NONE ? "2 x" : mode == SCENE_STEREO_TOP_BOTTOM ?
+				  "1 x" : "4 x", w, h);
+	if (mode == SCENE_STEREO_SIDE_BY_SIDE && w % 4)
+		return scene_fail(&c->ec, seen_any(c, size_keys), "render.width",
+				  "camera.stereo.mode: side-by-side needs a width divisible by 4 "
+				  "(two even halves), got %d", w);
+	if (mode == SCENE_STEREO_TOP_BOTTOM && h % 4)
+		return scene_fail(&c->ec, seen_any(c, size_keys), "render.height",
+				  "camera.stereo.mode: top-bottom needs a height divisible by 4 "
+				  "(two even halves), got %d", h);
+	/* FITS maps carry one linear pixel scale (output/fits.c): a pinhole's */
+	static const char *const fits_keys[] = {"output.fits_dir", NULL};
+	if (sc->output.fits_dir[0] && (proj != SCENE_PROJ_PERSPECTIVE || mode != SCENE_STEREO_NONE))
+		return scene_fail(&c->ec, seen_any(c, fits_keys), "output.fits_dir",
+				  "FITS maps are written for a perspective camera without stereo "
+				  "(their keywords give one linear pixel scale), got camera.projection: "
+				  "%s, camera.stereo.mode: %s",
+				  proj == SCENE_PROJ_FISHEYE ? "fisheye" : proj == SCENE_PROJ_EQUIRECT
+				  ? "equirectangular" : "perspective",
+				  mode == SCENE_STEREO_NONE ? "none" : mode == SCENE_STEREO_TOP_BOTTOM
+				  ? "top-bottom" : "side-by-side");
+	if (proj != SCENE_PROJ_EQUIRECT)
+		return 0;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		if (b->model == SCENE_MODEL_DISK_GALAXY && b->dust.mass_fraction > 0)
+			return scene_fail(&c->ec, seen_any(c, proj_keys), "camera.projection",
+					  "equirectangular frames do not draw dust (bodies.%d.dust: "
+					  "its absorption does not wrap at the +-180 degree seam); use "
+					  "perspective or fisheye, or remove the dust",
+					  i);
+	}
+	return 0;
+}
+
 /* camera.follow names a body, a part of a disk galaxy, all or nothing. */
 static int check_follow(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
-	if (f[0] && strcmp(f, "all") != 0 && scene_find_body(sc, f) < 0) {
+	if (f[0] && strcmp(f, "all") != 0 && strcmp(f, "light") != 0 && scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo (/ NAME.dust) of a disk galaxy */
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
@@ -499,7 +564,7 @@ static int check_follow(struct load_ctx *c)
 		}
 		if (!ok) {
 			char names[600];
-			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all");
+			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all, light");
 			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
 				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
 			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
@@ -507,6 +572,23 @@ static int check_follow(struct load_ctx *c)
 					  names, f);
 		}
 	}
+	return 0;
+}
+
+/* camera.frame_range is [lo, hi] with lo <= hi (each bound by the schema);
+ * camera.frame: auto frames a perspective picture (render/framing_shared.h). */
+static int check_framing(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	const double *r = sc->camera.frame_range;
+	if (!(r[0] <= r[1]))
+		return scene_fail(&c->ec, seen(c, "camera.frame_range"), "camera.frame_range",
+				  "expected [lo, hi] with lo <= hi, got [%g, %g]", r[0], r[1]);
+	if (sc->camera.frame == SCENE_FRAME_AUTO && sc->camera.projection != SCENE_PROJ_PERSPECTIVE)
+		return scene_fail(&c->ec, seen(c, "camera.frame"), "camera.frame",
+				  "expected keys with camera.projection: %s (auto frames the "
+				  "perspective picture only), got auto",
+				  sc->camera.projection == SCENE_PROJ_FISHEYE ? "fisheye" : "equirectangular");
 	return 0;
 }
 
@@ -635,7 +717,8 @@ static int cross_checks(struct load_ctx *c)
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
-	    check_dust(c) || check_colour(c) || check_motion_blur(c))
+	    check_framing(c) ||
+	    check_dust(c) || check_colour(c) || check_motion_blur(c) || check_projection(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&

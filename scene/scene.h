@@ -36,6 +36,11 @@ enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIREC
  * cell when bmax < theta d (bmax: a bound on its bodies' distance from
  * its centre of mass); com when its side l < theta d. */
 enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
+/* How the GPU tree keeps its bodies in key order between steps
+ * (kernels/tree_migrate.cu): sort re-sorts every body each step (CUB radix
+ * sort); migrate moves only the bodies that left their branch (a key range)
+ * and re-sorts within branches. Same forces within the tree's tolerance. */
+enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -45,6 +50,10 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
+/* camera.projection (render/projection_shared.h has the formulas) and
+ * camera.stereo.mode */
+enum scene_projection { SCENE_PROJ_PERSPECTIVE, SCENE_PROJ_FISHEYE, SCENE_PROJ_EQUIRECT };
+enum scene_stereo { SCENE_STEREO_NONE, SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM };
 /* render.diffuse_smoothing: how the diffuse layer is smoothed */
 enum scene_diffuse_smoothing { SCENE_DIFFUSE_SCREEN, SCENE_DIFFUSE_ADAPTIVE };
 /* camera.keys.*.ease: how the motion from a key to the next is timed along
@@ -72,6 +81,10 @@ enum scene_color_by { SCENE_COLOR_BY_COMPONENT, SCENE_COLOR_BY_LOS_VELOCITY, SCE
 enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
 enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET };
 enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
+/* camera.frame: keys (the keys' distance) or auto (render/framing.c) */
+enum scene_frame { SCENE_FRAME_KEYS, SCENE_FRAME_AUTO };
+/* output.snapshots.format: the one format written today */
+enum scene_snap_format { SCENE_SNAP_HDF5 };
 
 /* One part of a disk galaxy (disk, bulge or halo). count 0 = part absent. */
 struct scene_part {
@@ -101,7 +114,9 @@ struct scene_dust {
 /* model: snapshot (sim/snap*.c, docs/snapshots.md): a GADGET-style
  * snapshot read as bodies. */
 #define SCENE_SNAP_NTYPES 6 /* GADGET particle types 0..5 */
-enum scene_snap_format { SCENE_SNAP_AUTO, SCENE_SNAP_GADGET_HDF5, SCENE_SNAP_GADGET1, SCENE_SNAP_GADGET2 };
+/* bodies.*.format: what a snapshot entry reads (output.snapshots.format is
+ * scene_snap_format, what is written) */
+enum scene_snap_in_format { SCENE_SNAPIN_AUTO, SCENE_SNAPIN_GADGET_HDF5, SCENE_SNAPIN_GADGET1, SCENE_SNAPIN_GADGET2 };
 enum scene_region { SCENE_REGION_NONE, SCENE_REGION_BOX, SCENE_REGION_SPHERE };
 enum scene_tristate { SCENE_AUTO, SCENE_TRUE, SCENE_FALSE };
 /* One particle type's look: bodies.*.types.{gas,halo,disk,bulge,stars,bh}. */
@@ -112,7 +127,7 @@ struct scene_snap_type {
 	double brightness; /* light per unit mass, >= 0 */
 };
 struct scene_snapshot {
-	enum scene_snap_format format;
+	enum scene_snap_in_format format;
 	struct scene_snap_type types[SCENE_SNAP_NTYPES];
 	enum scene_region region;  /* which particles are kept, by their converted position */
 	double region_center[3];   /* scene length units, before bodies.*.position is added */
@@ -177,6 +192,7 @@ struct scene {
 		double theta;          /* [0, 1.5] */
 		int multipoles;        /* 1 monopole, 2 quadrupole */
 		enum scene_opening opening; /* barnes-hut opening criterion */
+		enum scene_reorder reorder; /* GPU tree body order between steps */
 		double softening;      /* > 0, length units */
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */
@@ -203,10 +219,28 @@ struct scene {
 	struct {
 		double position[3], target[3], up[3]; /* defaults for keys */
 		double fov;                           /* degrees */
-		char follow[SCENE_NAME_MAX];          /* "" none, "all", or a component name */
+		char follow[SCENE_NAME_MAX];          /* "" none, "all", "light", or a component name */
 		double orbit;                         /* degrees turned about target.up over the clip */
+		/* framing (render/framing.c, docs/scenes.md "Framing"): follow
+		 * "light" and frame auto, smoothed by a critically damped spring */
+		enum scene_frame frame;               /* keys | auto */
+		double frame_fraction;                /* (0, 1]: share of the drawn light kept in frame */
+		double frame_margin;                  /* [0, 0.5]: share of each half-extent kept clear */
+		double frame_range[2];                /* auto distance within [lo, hi] x the keys' distance */
+		double smoothing;                     /* >= 0 frames: the spring's time constant */
 		int nkeys;
 		struct scene_camera_key keys[SCENE_MAX_KEYS];
+		/* Projections and stereo (docs/scenes.md "Projections and stereo") */
+		enum scene_projection projection;
+		double fisheye_aperture; /* degrees in (0, 360]: the domemaster circle's full angle */
+		double dome_tilt;        /* degrees in [-90, 90]: view axis turned up from the target */
+		struct {
+			enum scene_stereo mode;
+			double eye_separation;   /* scene length units, > 0 */
+			int eye_separation_auto; /* auto: 1/30 of the convergence distance */
+			double convergence;      /* scene length units, > 0 (perspective only) */
+			int convergence_auto;    /* auto: the camera's distance to its target */
+		} stereo;
 	} camera;
 
 	struct {
@@ -275,6 +309,14 @@ struct scene {
 		char preset[32];       /* x264 preset name */
 		int png_depth;         /* 8 or 16 */
 		char resolved_scene[SCENE_PATH_MAX];/* where the resolved scene is stored; default derived */
+		/* GADGET-style HDF5 snapshots (output/snap_write.c; docs/snapshots.md):
+		 * DIR/snap_NNN.hdf5 at frames 0, every, 2 every, ... and the last */
+		struct {
+			int every;                  /* >= 1 frames */
+			char dir[SCENE_PATH_MAX];   /* "" = none */
+			enum scene_snap_format format;
+		} snapshots;
+		char fits_dir[SCENE_PATH_MAX]; /* "" = none; DIR/frame_%05d.fits (output/fits.c) */
 	} output;
 
 	/* scene-level keys, by their place in the key table (scene_fail_key) */

@@ -24,8 +24,9 @@ static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
+static const char *const reorder_names[] = {"sort", "migrate", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", "snapshot", NULL};
-static const char *const snap_format_names[] = {"auto", "gadget-hdf5", "gadget1", "gadget2", NULL};
+static const char *const snap_in_format_names[] = {"auto", "gadget-hdf5", "gadget1", "gadget2", NULL};
 static const char *const region_names[] = {"none", "box", "sphere", NULL};
 static const char *const tristate_names[] = {"auto", "true", "false", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
@@ -48,6 +49,10 @@ static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast",
 static const char *const depth_names[] = {"8", "16", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_bar_words[] = {"none", "auto", NULL};
+static const char *const frame_names[] = {"keys", "auto", NULL};
+static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
+static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
+static const char *const snap_format_names[] = {"hdf5", NULL};
 
 #define SNAP SMODEL(SCENE_MODEL_SNAPSHOT)
 /* bodies.*.types.NAME: particle type T of a snapshot (docs/snapshots.md) */
@@ -99,6 +104,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.opening", .type = SKEY_ENUM, SC(simulation.opening), .names = opening_names,
 	 .def = "bmax", .type_doc = "bmax | com",
 	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side"},
+	{.path = "simulation.reorder", .type = SKEY_ENUM, SC(simulation.reorder), .names = reorder_names,
+	 .def = "sort", .type_doc = "sort | migrate",
+	 .help = "GPU barnes-hut: how bodies are kept in tree order between steps: sort re-sorts every body each step; migrate moves only the bodies that left their branch and re-sorts within branches (same forces within the tree's tolerance)"},
 	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
 	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
 	 .type_doc = "number > 0", .help = "Plummer softening length eps"},
@@ -144,7 +152,7 @@ const struct scene_key scene_schema[] = {
 	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz); model snapshot: the "
 		 "snapshot (its first file, snap.0.hdf5, for a multi-file one); relative to the scene "
 		 "file; required"},
-	{.path = "bodies.*.format", .type = SKEY_ENUM, BD(snap.format), .names = snap_format_names,
+	{.path = "bodies.*.format", .type = SKEY_ENUM, BD(snap.format), .names = snap_in_format_names,
 	 .def = "auto", .models = SNAP, .type_doc = "auto | gadget-hdf5 | gadget1 | gadget2",
 	 .help = "snapshot format; auto: from the file's first bytes (HDF5 signature, or the "
 		 "first record marker 256 / 8 in either byte order)"},
@@ -291,10 +299,31 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_LO_OPEN | SKEY_HI_OPEN, .def = "40", .type_doc = "degrees in (0, 180)",
 	 .help = "vertical field of view (default for keys)"},
 	{.path = "camera.follow", .type = SKEY_STRING, SC(camera.follow), .def = "\"\"",
-	 .type_doc = "\"\" | all | name",
-	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the target offset"},
+	 .type_doc = "\"\" | all | light | name",
+	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the "
+		 "target offset; light: the centre of the drawn light (trimmed mean of its central 90% "
+		 "per axis), smoothed over camera.smoothing frames"},
 	{.path = "camera.orbit", .type = SKEY_DOUBLE, SC(camera.orbit), .lo = -1e6, .hi = 1e6,
 	 .def = "0", .type_doc = "degrees", .help = "degrees turned about target and up over the clip"},
+	{.path = "camera.frame", .type = SKEY_ENUM, SC(camera.frame), .names = frame_names,
+	 .def = "keys", .type_doc = "keys | auto",
+	 .help = "keys: the eye where the keys put it; auto: the keys give the direction from the "
+		 "target, the distance is chosen so that frame_fraction of the drawn light is in the "
+		 "frame inside the margin (smoothed over camera.smoothing frames)"},
+	{.path = "camera.frame_fraction", .type = SKEY_DOUBLE, SC(camera.frame_fraction), .lo = 0,
+	 .hi = 1, .flags = SKEY_LO_OPEN, .def = "0.95", .type_doc = "number in (0, 1]",
+	 .help = "frame auto: share of the drawn light (mass x brightness) kept inside the frame"},
+	{.path = "camera.frame_margin", .type = SKEY_DOUBLE, SC(camera.frame_margin), .lo = 0,
+	 .hi = 0.5, .def = "0.05", .type_doc = "number in [0, 0.5]",
+	 .help = "frame auto: share of the frame's half-width and half-height kept clear at each edge"},
+	{.path = "camera.frame_range", .type = SKEY_PAIR, SC(camera.frame_range), .lo = 1e-6,
+	 .hi = 1e6, .def = "[1, 10]", .type_doc = "[lo, hi], 1e-6 <= lo <= hi <= 1e6",
+	 .help = "frame auto: the distance stays within [lo, hi] x the keys' distance from the "
+		 "target (lo 1: never nearer than the keys; lo < 1 lets it zoom in)"},
+	{.path = "camera.smoothing", .type = SKEY_DOUBLE, SC(camera.smoothing), .lo = 0, .hi = 1e6,
+	 .def = "15", .type_doc = "frames in [0, 1e6]",
+	 .help = "follow light and frame auto: time constant of the critically damped spring that "
+		 "moves the camera toward each frame's value (0: no smoothing)"},
 	{.path = "camera.keys", .type = SKEY_LIST, .type_doc = "list of maps",
 	 .help = "key frames (at most 256); absent: one key at frame 0 with the defaults above"},
 	{.path = "camera.keys.*.frame", .type = SKEY_INT, .base = SBASE_KEY,
@@ -322,6 +351,37 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_HAS | SKEY_LO_OPEN, .type_doc = "number > 0",
 	 .help = "manual exposure at this key (render.exposure's meaning); any key with one makes "
 		 "the whole clip manual: geometric between such keys, held outside them"},
+	{.path = "camera.projection", .type = SKEY_ENUM, SC(camera.projection), .names = projection_names,
+	 .def = "perspective", .type_doc = "perspective | fisheye | equirectangular",
+	 .help = "perspective: the pinhole (camera.fov); fisheye: a domemaster (square frame, "
+		 "azimuthal equidistant, the view axis at the centre, camera.up at the top); "
+		 "equirectangular: 360 x 180 degrees on a 2:1 frame, the target at the centre"},
+	{.path = "camera.fisheye_aperture", .type = SKEY_DOUBLE, SC(camera.fisheye_aperture), .lo = 0,
+	 .hi = 360, .flags = SKEY_LO_OPEN, .def = "180", .type_doc = "degrees in (0, 360]",
+	 .help = "fisheye: the full angle the circle inscribed in the frame covers"},
+	{.path = "camera.dome_tilt", .type = SKEY_DOUBLE, SC(camera.dome_tilt), .lo = -90, .hi = 90,
+	 .def = "0", .type_doc = "degrees in [-90, 90]",
+	 .help = "fisheye: the view axis (the dome's zenith) turned this far from the target "
+		 "towards camera.up, about the camera's right axis (tilted domes: the target then "
+		 "sits below the centre)"},
+	MAPKEY("camera.stereo", "two eyes in one frame (perspective and equirectangular)"),
+	{.path = "camera.stereo.mode", .type = SKEY_ENUM, SC(camera.stereo.mode), .names = stereo_names,
+	 .def = "none", .type_doc = "none | side-by-side | top-bottom",
+	 .help = "side-by-side: left eye in the left half; top-bottom: left eye on top; each eye "
+		 "a full image of half the frame"},
+	{.path = "camera.stereo.eye_separation", .type = SKEY_NUM_OR_WORD,
+	 SC(camera.stereo.eye_separation), .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.eye_separation_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "distance between the eyes, scene length units; auto: 1/30 of the convergence "
+		 "distance (equirectangular: of the distance to the target)"},
+	{.path = "camera.stereo.convergence", .type = SKEY_NUM_OR_WORD, SC(camera.stereo.convergence),
+	 .lo = 0, .hi = XMAX, .flags = SKEY_LO_OPEN,
+	 .has_off = offsetof(struct scene, camera.stereo.convergence_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "number > 0 | auto",
+	 .help = "perspective: distance of zero parallax (parallel eyes, images shifted); auto: "
+		 "the distance to the target. Equirectangular (omni-directional stereo): unused, "
+		 "zero parallax at infinity"},
 
 	MAPKEY("render", "how a frame is drawn"),
 	{.path = "render.width", .type = SKEY_INT, SC(render.width), .lo = 16, .hi = 16384,
@@ -489,6 +549,18 @@ const struct scene_key scene_schema[] = {
 	{.path = "output.resolved_scene", .type = SKEY_STRING, SC(output.resolved_scene),
 	 .def = "\"\"", .type_doc = "path",
 	 .help = "where the fully resolved scene is written (\"\": the program derives it)"},
+	MAPKEY("output.snapshots", "GADGET-style HDF5 snapshots of the state (docs/snapshots.md)"),
+	{.path = "output.snapshots.every", .type = SKEY_INT, SC(output.snapshots.every), .lo = 1,
+	 .hi = 1e7, .def = "10", .type_doc = "integer in [1, 1e7]",
+	 .help = "a snapshot at frames 0, every, 2 every, ... and at the last frame"},
+	{.path = "output.snapshots.dir", .type = SKEY_STRING, SC(output.snapshots.dir), .def = "\"\"",
+	 .type_doc = "path", .help = "directory for snap_000.hdf5, snap_001.hdf5, ... (\"\": none)"},
+	{.path = "output.snapshots.format", .type = SKEY_ENUM, SC(output.snapshots.format),
+	 .names = snap_format_names, .def = "hdf5", .type_doc = "hdf5",
+	 .help = "hdf5: GADGET/SWIFT layout (Header, PartTypeN, Units), read by yt and h5py"},
+	{.path = "output.fits_dir", .type = SKEY_STRING, SC(output.fits_dir), .def = "\"\"",
+	 .type_doc = "path",
+	 .help = "directory for frame_00000.fits, ...: each frame's HDR map (R, G, B planes, float32) per unit area"},
 };
 
 const int scene_schema_count = (int)(sizeof(scene_schema) / sizeof(scene_schema[0]));

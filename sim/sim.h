@@ -271,6 +271,22 @@ int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
  * the scene directory). */
 void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len);
 
+/* ---- restart from a snapshot (sim/snap_restart.c; layout sim/snap_format.h) ----
+ * Only snapshots this program wrote (output.snapshots). What must match
+ * between the scene and the snapshot is listed at the top of
+ * sim/snap_restart.c and in docs/snapshots.md. */
+/* Before any work: PATH is such a snapshot, its units, dt, steps per
+ * frame, force keys and body count match sc, and it leaves frames to
+ * render. *frame (may be NULL) gets its frame. 0 or NB_EINPUT (one message
+ * naming PATH and the first difference). */
+int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame);
+/* st holds the bodies sim_ic_build made for sc: check the components
+ * (names, counts) and every mass against the snapshot, then replace
+ * positions, velocities, time and step by the snapshot's, exactly as the
+ * writing run held them. *frame gets its frame. 0, NB_EINPUT (mismatch,
+ * damaged file; logged) or NB_ERUNTIME. */
+int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state *st, int *frame);
+
 /* ---- forces (sim/direct.c, sim/tree.c) ----
  * Softened gravity, G = 1: a_i = sum_j m_j (x_j - x_i) / (r^2 + eps^2)^{3/2};
  * phi_i = -sum_{j!=i} m_j / sqrt(r^2 + eps^2). acc is 3n, pot is n or NULL.
@@ -299,6 +315,50 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot);
+
+/* ---- the tree's body order between steps (sim/tree_migrate.c) ----
+ * The CPU twin of kernels/tree_migrate.cu (simulation.reorder: migrate):
+ * bodies stay grouped by branch, branch b the key range [spl[b], spl[b+1])
+ * of their 63-bit Morton keys; each step only the bodies whose key left
+ * their branch move. Step, in the GPU's order: detect movers and append
+ * them to a buffer (their new branch counted), compact each branch's
+ * stayers in their old order, insert the movers after them, sort each
+ * branch by key (stable). A rebuild (first step, force_rebuild, more than
+ * n/4 movers, or a branch that passed twice the mean at the last step)
+ * takes new splitters, every (n/nbr)-th key of the current order sorted,
+ * and places every body. Result: keys sorted, and for distinct keys the
+ * same permutation as a stable sort of the keys (the full re-sort). */
+struct sim_tree_mig {
+	size_t n;         /* bodies */
+	int nbr;          /* branches */
+	uint64_t *spl;    /* nbr + 1 splitters (spl[0] = 0, spl[nbr] = UINT64_MAX) */
+	int *off;         /* nbr + 1: branch b at positions [off[b], off[b+1]) */
+	uint32_t *br;     /* n: branch of each position */
+	int primed;       /* spl, off and br describe the current order */
+	int rebalance;    /* the next step rebuilds */
+	/* scratch */
+	uint32_t *buf;    /* movers' positions, in position order */
+	int *stay, *fill, *cnt, *noff;
+	uint64_t *key2;
+	uint32_t *val2;
+};
+struct sim_tree_mig_stats {
+	size_t moved;     /* bodies that left their branch (n on a rebuild) */
+	int rebuilt;      /* every body placed anew */
+	int max_branch;   /* largest branch after the step */
+};
+/* Branch count for n bodies, branch_bodies a branch (0: 1024): n /
+ * branch_bodies in [1, 4096] (kernels/tree_migrate.cu's rule). */
+int sim_tree_mig_branches(size_t n, int branch_bodies);
+/* 0, or NB_ERUNTIME (out of memory, logged; m left freeable). */
+int sim_tree_mig_init(struct sim_tree_mig *m, size_t n, int nbr);
+void sim_tree_mig_free(struct sim_tree_mig *m);
+/* keys[i]: the key of the body at position i of the current order (the
+ * order the last step left). Writes perm[k] = position of the body that
+ * goes to slot k and keys_out[k] = its key (sorted), and makes that the
+ * current order. st may be NULL. 0 or NB_ERUNTIME (out of memory). */
+int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_rebuild,
+		      uint32_t *perm, uint64_t *keys_out, struct sim_tree_mig_stats *st);
 
 /* ---- integration (sim/leapfrog.c, sim/stop.c) ----
  * The engine that picks the backend and owns the solver is engine/engine.h. */

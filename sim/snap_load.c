@@ -55,11 +55,11 @@ void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len)
 		snprintf(out, len, "%s/%s", sc->dir, b->file);
 }
 
-static enum sim_snap_format snap_format_of(enum scene_snap_format f)
+static enum sim_snap_format snap_format_of(enum scene_snap_in_format f)
 {
-	return f == SCENE_SNAP_GADGET_HDF5 ? SIM_SNAP_HDF5
-	       : f == SCENE_SNAP_GADGET1  ? SIM_SNAP_GADGET1
-	       : f == SCENE_SNAP_GADGET2  ? SIM_SNAP_GADGET2
+	return f == SCENE_SNAPIN_GADGET_HDF5 ? SIM_SNAP_HDF5
+	       : f == SCENE_SNAPIN_GADGET1  ? SIM_SNAP_GADGET1
+	       : f == SCENE_SNAPIN_GADGET2  ? SIM_SNAP_GADGET2
 					  : SIM_SNAP_AUTO;
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu_tree_sanitize.sh - compute-sanitizer memcheck and racecheck over the GPU
 # Barnes-Hut tree on a 10k-body Plummer sphere (NB_GPU_SANITIZE=1 runs only
-# test_gpu_tree's small cases: every walk variant, one and two bodies).
+# test_gpu_tree's small cases: every walk variant, one and two bodies, and
+# the migration's adversarial case on 4k bodies: simulation.reorder migrate).
 # Needs a GPU and a CUDA build:
 #
 #   make CUDA_ARCH=sm_90 build/tests/test_gpu_tree && tests/gpu_tree_sanitize.sh build

@@ -165,7 +165,7 @@ END_TEST
 
 START_TEST(degenerate_up_gives_finite_basis)
 {
-	struct render_camera cam = {{0, 0, 5}, {0, 0, 0}, {0, 0, 1}, 45};
+	struct render_camera cam = {.pos = {0, 0, 5}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 45};
 	struct render_view v;
 	render_view_make(&cam, 64, 48, &v);
 	double dots[3] = {
@@ -180,7 +180,7 @@ START_TEST(degenerate_up_gives_finite_basis)
 	ck_assert_close(v.right[0] * v.right[0] + v.right[1] * v.right[1] + v.right[2] * v.right[2],
 			1.0, 1e-12, 0);
 	/* Zero up and position == target: still finite. */
-	struct render_camera bad = {{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 45};
+	struct render_camera bad = {.pos = {1, 1, 1}, .target = {1, 1, 1}, .up = {0, 0, 0}, .fov = 45};
 	render_view_make(&bad, 64, 48, &v);
 	for (int d = 0; d < 3; d++)
 		ck_assert(isfinite(v.fwd[d]) && isfinite(v.right[d]) && isfinite(v.upv[d]));

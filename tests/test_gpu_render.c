@@ -107,7 +107,7 @@ static struct scene *scene_new(enum scene_kernel k, double smoothing)
 	return sc;
 }
 
-static const struct render_camera cam_side = {{-9, -4, 2}, {0.3, 0.1, 0}, {0, 0.2, 1}, 45};
+static const struct render_camera cam_side = {.pos = {-9, -4, 2}, .target = {0.3, 0.1, 0}, .up = {0, 0.2, 1}, .fov = 45};
 /* Internal = scene * factor: positions doubled, masses quadrupled. */
 static const struct sim_units u_test = {2.0, 1.0, 4.0, 1.0, 1.0};
 static const float comp_colors[3][3] = {{1, 0.5f, 0.25f}, {0.2f, 1, 0.7f}, {0.9f, 0.1f, 1}};

@@ -447,6 +447,124 @@ START_TEST(gpu_tree_plummer_scene_conserves)
 }
 END_TEST
 
+/* ---- body order between steps: migrate (kernels/tree_migrate.cu) ---------
+ * A Plummer sphere (velocities scaled by vscale; body 0 flung out at speed
+ * fling when > 0) advanced `steps` leapfrog steps with tree reorder mode
+ * `reorder` (tuning: 0 sort, 1 migrate, 2 the radix sort over migrate's
+ * frozen cube), downloaded into st; the tree's profile summed over the
+ * steps into pr. */
+static void run_reorder(int reorder, size_t n, double vscale, double fling, int steps,
+			int branch_bodies, struct sim_state *st, struct gpu_tree_profile *pr)
+{
+	plummer(st, n, 5);
+	for (size_t i = 0; i < 3 * n; i++)
+		st->vel[i] *= vscale;
+	if (fling > 0)
+		st->vel[0] = st->vel[1] = fling;
+	struct gpu_tree_tuning tu;
+	gpu_tree_tuning_get(&tu);
+	tu.reorder = reorder;
+	tu.branch_bodies = branch_bodies;
+	gpu_tree_tuning_set(&tu);
+	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
+				   .direct_kernel = SCENE_DIRECT_AUTO,
+				   .softening = 0.05,
+				   .dt = 0.01,
+				   .theta = 0.5,
+				   .multipoles = 2,
+				   .opening = SCENE_OPENING_BMAX};
+	struct gpu_sim *g = NULL;
+	gpu_tree_profile_enable(1);
+	ck_assert_int_eq(gpu_sim_create(st, &p, &g), 0);
+	gpu_tree_profile_read(pr, 1); /* creation's force evaluation not counted */
+	ck_assert_int_eq(gpu_sim_advance(g, steps, 0), 0);
+	gpu_tree_profile_read(pr, 1);
+	gpu_tree_profile_enable(0);
+	ck_assert_int_eq(gpu_sim_download(g, st), 0);
+	gpu_sim_free(&g);
+	gpu_tree_tuning_set(NULL);
+}
+
+static void assert_same_state(const struct sim_state *a, const struct sim_state *b)
+{
+	ck_assert_uint_eq(a->n, b->n);
+	size_t dp = 0, dv = 0, da = 0;
+	for (size_t i = 0; i < 3 * a->n; i++) {
+		dp += memcmp(&a->pos[i], &b->pos[i], sizeof(double)) != 0;
+		dv += memcmp(&a->vel[i], &b->vel[i], sizeof(double)) != 0;
+		da += memcmp(&a->acc[i], &b->acc[i], sizeof(double)) != 0;
+	}
+	ck_assert_msg(dp == 0 && dv == 0 && da == 0,
+		      "components that differ: pos %zu, vel %zu, acc %zu of %zu", dp, dv, da,
+		      3 * a->n);
+}
+
+/* Migration gives the full re-sort's order over the same keys, so the same
+ * tree and bit-identical forces, step after step (the whole trajectory
+ * equal); and the plain sort (a tighter cube: other cells) agrees within
+ * the tree's tolerance after one step. */
+START_TEST(gpu_migrate_matches_full_sort)
+{
+	const size_t n = 30000;
+	struct sim_state sm, sf, ss;
+	struct gpu_tree_profile pm, pf, ps;
+	memset(&sm, 0, sizeof sm), memset(&sf, 0, sizeof sf), memset(&ss, 0, sizeof ss);
+	run_reorder(1, n, 1.0, 0, 40, 256, &sm, &pm);
+	run_reorder(2, n, 1.0, 0, 40, 256, &sf, &pf);
+	printf("migrate, 30k Plummer, 40 steps: %ld branches, moved %.4f of the bodies a step, "
+	       "%ld rebuilds, %ld refits, largest branch %d\n",
+	       (long)pm.mig_branches, pm.mig_moved / pm.mig_bodies, pm.mig_rebuilds,
+	       pm.mig_refits, pm.mig_max_branch);
+	ck_assert_int_eq(pm.mig_steps, 40);
+	ck_assert_msg(pm.mig_moved > 0 && pm.mig_moved / pm.mig_bodies < 0.25, "moved %g",
+		      pm.mig_moved);
+	ck_assert_int_lt(pm.mig_rebuilds, 5);
+	assert_same_state(&sm, &sf);
+	sim_state_free(&sm);
+	sim_state_free(&sf);
+	/* one step against the plain sort */
+	run_reorder(1, n, 1.0, 0, 1, 256, &sm, &pm);
+	run_reorder(0, n, 1.0, 0, 1, 256, &ss, &ps);
+	double *e = rel_errors(sm.acc, ss.acc, n);
+	printf("migrate vs sort, one step: relative acceleration difference median %.2e, p99 %.2e\n",
+	       pct(e, n, 0.5), pct(e, n, 0.99));
+	ck_assert_msg(pct(e, n, 0.99) < 1e-2, "p99 %g", pct(e, n, 0.99));
+	free(e);
+	sim_state_free(&sm);
+	sim_state_free(&ss);
+}
+END_TEST
+
+/* Adversarial: velocities 30 times too large (more than a quarter of the
+ * bodies cross in a step: rebuild from the buffer's overflow), and one
+ * body flung out of the box (the frozen cube refitted): still the full
+ * re-sort's trajectory bit for bit. */
+START_TEST(gpu_migrate_adversarial_matches_full_sort)
+{
+	/* smaller under compute-sanitizer (tests/gpu_tree_sanitize.sh) */
+	const size_t n = getenv("NB_GPU_SANITIZE") ? 4000 : 20000;
+	struct sim_state sm, sf;
+	struct gpu_tree_profile pm, pf;
+	memset(&sm, 0, sizeof sm), memset(&sf, 0, sizeof sf);
+	run_reorder(1, n, 30.0, 0, 10, 128, &sm, &pm);
+	run_reorder(2, n, 30.0, 0, 10, 128, &sf, &pf);
+	printf("migrate, hot sphere: moved %.3f a step, %ld rebuilds of %ld, %ld refits\n",
+	       pm.mig_moved / pm.mig_bodies, pm.mig_rebuilds, pm.mig_steps, pm.mig_refits);
+	ck_assert_int_ge(pm.mig_rebuilds, 1);
+	assert_same_state(&sm, &sf);
+	sim_state_free(&sm);
+	sim_state_free(&sf);
+	run_reorder(1, n, 1.0, 400.0, 20, 128, &sm, &pm);
+	run_reorder(2, n, 1.0, 400.0, 20, 128, &sf, &pf);
+	printf("migrate, one body flung out: %ld refits, %ld rebuilds of %ld\n", pm.mig_refits,
+	       pm.mig_rebuilds, pm.mig_steps);
+	ck_assert_int_ge(pm.mig_refits, 1);
+	assert_same_state(&sm, &sf);
+	sim_state_free(&sm);
+	sim_state_free(&sf);
+}
+END_TEST
+
 /* More bodies than the tree indexes: a clear input error, no allocation. */
 START_TEST(gpu_tree_too_big_is_input_error)
 {
@@ -475,6 +593,7 @@ static Suite *make_suite(void)
 	if (getenv("NB_GPU_SANITIZE")) {
 		tcase_add_test(tc, gpu_tree_all_variants);
 		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
+		tcase_add_test(tc, gpu_migrate_adversarial_matches_full_sort);
 	} else {
 		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
 		tcase_add_test(tc, gpu_tree_matches_cpu_tree);
@@ -485,6 +604,8 @@ static Suite *make_suite(void)
 		tcase_add_test(tc, gpu_tree_all_variants);
 		tcase_add_test(tc, gpu_tree_plummer_scene_conserves);
 		tcase_add_test(tc, gpu_tree_too_big_is_input_error);
+		tcase_add_test(tc, gpu_migrate_matches_full_sort);
+		tcase_add_test(tc, gpu_migrate_adversarial_matches_full_sort);
 	}
 	NB_GPU_TCASE(s, tc);
 	return s;

@@ -162,6 +162,38 @@ START_TEST(writer_passes_tags_on)
 }
 END_TEST
 
+/* The program end to end (NB_BIN): a scene filmed equirectangular,
+ * top-bottom stereo, gets the spherical and stereo side data in its MP4
+ * (app_video_meta maps the camera keys); the same scene in perspective
+ * gets none. */
+static void program_side_data(const char *sets, char *sd, size_t n)
+{
+	char cmd[1600], path[400];
+	snprintf(path, sizeof path, "%s/v.mp4", g_dir);
+	snprintf(cmd, sizeof cmd,
+		 "'%s' tests/data/plummer-small.yaml --backend cpu -q --set output.frames=2 "
+		 "--set output.png_dir= --set output.stats= --set output.initial_state= "
+		 "--set output.final_state= --set output.video=%s %s",
+		 nb_bin(), path, sets);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	probe_side_data(path, sd, n);
+}
+
+START_TEST(program_tags_equirect_stereo_from_camera_keys)
+{
+	make_tmpdir();
+	char sd[2048];
+	program_side_data("--set camera.projection=equirectangular --set camera.stereo.mode=top-bottom "
+			  "--set render.width=256 --set render.height=256",
+			  sd, sizeof sd);
+	ck_assert_msg(has_line(sd, "projection=equirectangular"), "side data: %s", sd);
+	ck_assert_msg(has_line(sd, "type=top and bottom"), "side data: %s", sd);
+	program_side_data("", sd, sizeof sd);
+	ck_assert_msg(sd[0] == '\0', "perspective has side data: %s", sd);
+	rm_tree(g_dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("output_sphere");
@@ -176,6 +208,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, mp4_fisheye_and_flat_stereo);
 	tcase_add_test(tc, mp4_unknown_tag_is_input_error);
 	tcase_add_test(tc, writer_passes_tags_on);
+	tcase_add_test(tc, program_tags_equirect_stereo_from_camera_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

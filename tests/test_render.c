@@ -72,7 +72,7 @@ START_TEST(projection_matches_pinhole)
 	ck_assert_close(y, 24, 1e-12, 0);
 
 	/* An oblique camera, basis computed here from the definitions. */
-	struct render_camera c = {{3, -4, 5}, {1, 1, 0}, {0, 0, 1}, 35};
+	struct render_camera c = {.pos = {3, -4, 5}, .target = {1, 1, 0}, .up = {0, 0, 1}, .fov = 35};
 	render_view_make(&c, w, h, &v);
 	double fw[3] = {-2, 5, -5}, n = sqrt(54.0);
 	for (int d = 0; d < 3; d++)
@@ -267,7 +267,7 @@ END_TEST
 START_TEST(f_pattern_lands_right_way_up)
 {
 	int w = 64, h = 48;
-	struct render_camera cam = {{0, 0, 10}, {0, 0, 0}, {0, 1, 0}, 60};
+	struct render_camera cam = {.pos = {0, 0, 10}, .target = {0, 0, 0}, .up = {0, 1, 0}, .fov = 60};
 	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1e-3);
 	struct sim_state st;
 	size_t n = 33 + 25 + 19;

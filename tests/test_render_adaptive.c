@@ -45,7 +45,7 @@ static struct scene *scene_new(int k)
 
 /* Camera at (0,-10,0) looking at the origin, z up: depth = y + 10, screen
  * x = IMG/2 + f x / depth, screen y = IMG/2 - f z / depth. */
-static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
+static const struct render_camera cam_std = {.pos = {0, -10, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 60};
 static double focal(void)
 {
 	return 0.5 * IMG / tan(0.5 * cam_std.fov * M_PI / 180.0);

@@ -351,7 +351,7 @@ START_TEST(los_velocity_blue_approaching_red_receding)
 	galaxy_state(text, &st);
 	g_sc.render.color_by = SCENE_COLOR_BY_LOS_VELOCITY;
 	g_sc.render.color_range_auto = 1;
-	const struct render_camera cam = {{0, -9, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+	const struct render_camera cam = {.pos = {0, -9, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 	for (int style = 0; style < 2; style++) {
 		g_sc.render.style = style ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
 		g_sc.render.smoothing = 0.05;

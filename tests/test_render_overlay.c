@@ -116,7 +116,7 @@ START_TEST(time_labels_in_scene_units)
 END_TEST
 
 /* The camera of tests/data/plummer-small.yaml: (0, -8, 3) -> origin, 40 deg. */
-static const struct render_camera cam_p = {{0, -8, 3}, {0, 0, 0}, {0, 0, 1}, 40};
+static const struct render_camera cam_p = {.pos = {0, -8, 3}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40};
 
 /* Longest run of ink in row y of box b. */
 static int ink_run(const struct render_overlay *ov, int b, int y)

@@ -34,7 +34,7 @@ static inline struct scene *render_test_scene(int w, int h, enum scene_kernel k,
 
 /* Camera at (0,-10,0) looking at the origin, z up, 60 degrees: forward +y,
  * right +x, screen-up +z (worked out by hand from right = forward x up). */
-static const struct render_camera cam_std = {{0, -10, 0}, {0, 0, 0}, {0, 0, 1}, 60};
+static const struct render_camera cam_std = {.pos = {0, -10, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 60};
 
 /* Pinhole focal length in pixels for an image h pixels high. */
 static inline double render_test_focal(int h, double fov_deg)

@@ -1016,6 +1016,58 @@ START_TEST(bad_snapshot_in_a_scene_exits_2)
 }
 END_TEST
 
+/* What our own writer (output.snapshots, main's output/snap_write.c) writes
+ * reads back as the run's final state: the same bodies, positions and
+ * velocities (its Units group, SWIFT's names, gives the units). */
+START_TEST(snapshots_this_program_writes_read_back_as_its_final_state)
+{
+	char scene[256], cmd[1024];
+	snprintf(scene, sizeof scene, "%s/w.yaml", tmpdir);
+	FILE *f = fopen(scene, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "units: galactic\nseed: 3\n"
+		   "simulation: {solver: direct, softening: 0.5, dt: 1, steps_per_frame: 3}\n"
+		   "bodies: [{name: c, model: plummer, count: 300, mass: 1e10, scale: 2}]\n"
+		   "render: {width: 32, height: 32}\n"
+		   "output: {frames: 2, snapshots: {every: 1, dir: %s/snaps}, final_state: %s/final.csv}\n",
+		tmpdir, tmpdir);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "%s %s --backend cpu --quiet >%s/out.txt 2>&1", nb_bin(), scene, tmpdir);
+	int rc = system(cmd);
+	size_t len;
+	ck_assert_msg(rc == 0, "%s failed: %s", cmd, (char *)slurp(tpath("out.txt"), &len));
+	struct scene sc;
+	struct sim_state st;
+	rc = build("units: galactic\nbodies: [{name: r, model: snapshot, file: snaps/snap_001.hdf5, "
+		   "types: {halo: {draw: true}}}]\n",
+		   &sc, &st);
+	ck_assert_msg(rc == 0, "%s", msg);
+	ck_assert_msg(strstr(msg, "Units group") && strstr(msg, "not comoving"), "%s", msg);
+	ck_assert_uint_eq(st.n, 300);
+	FILE *csv = fopen(tpath("final.csv"), "r");
+	ck_assert_ptr_nonnull(csv);
+	char line[512];
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, csv)); /* header */
+	for (size_t i = 0; i < st.n; i++) {
+		unsigned id;
+		char comp[80];
+		double m, x[3], v[3], gx[3], gv[3], gm;
+		ck_assert_ptr_nonnull(fgets(line, sizeof line, csv));
+		ck_assert_int_eq(sscanf(line, "%u,%79[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf", &id, comp, &m,
+					&x[0], &x[1], &x[2], &v[0], &v[1], &v[2]),
+				 9);
+		scene_pos(&sc, &st, i, gx, gv, &gm);
+		ck_assert_close(gm, m, 0, 1e-6);
+		for (int a = 0; a < 3; a++) {
+			ck_assert_close(gx[a], x[a], 1e-7, 1e-7); /* the CSV has 9 digits */
+			ck_assert_close(gv[a], v[a], 1e-7, 1e-7);
+		}
+	}
+	fclose(csv);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* ---- the real GADGET-2 example ICs --------------------------------------- */
 
 static int have_ics(const char *name)
@@ -1124,6 +1176,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, bad_binary_files_name_the_file_and_block);
 	tcase_add_test(tc, bad_hdf5_files_name_the_file_and_dataset);
 	tcase_add_test(tc, bad_snapshot_in_a_scene_exits_2);
+	tcase_add_test(tc, snapshots_this_program_writes_read_back_as_its_final_state);
 	tcase_add_test(tc, real_gadget2_galaxy_ics_load_with_masses_from_the_mass_table);
 	tcase_add_test(tc, real_gadget2_gas_and_cosmological_ics_load);
 	suite_add_tcase(s, tc);

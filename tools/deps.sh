@@ -18,13 +18,16 @@ for p in libavcodec libavformat libavutil libswscale; do
 	have_pc $p || need="$need $p-dev"
 done
 have_pc libpng || need="$need libpng-dev"
-have_pc hdf5 || have_pc hdf5-serial || need="$need libhdf5-dev"
-# h5py: a snapshot test writes a GADGET-4 style file with it (SKIP without);
-# Debian's own python3, which python3-h5py installs into
-[ -e /usr/lib/python3/dist-packages/h5py/__init__.py ] || need="$need python3-h5py"
 have_pc check || need="$need check"
 [ -f /usr/include/stb/stb_image_write.h ] || need="$need libstb-dev"
 command -v ffprobe >/dev/null 2>&1 || need="$need ffmpeg"
+# Snapshots and FITS maps (issue 16; read and written): the libraries, and the
+# Python readers the tests hold them against (Debian's python3, /usr/bin).
+have_pc hdf5 || need="$need libhdf5-dev"
+have_pc cfitsio || need="$need libcfitsio-dev"
+for m in h5py yt astropy; do
+	[ -d /usr/lib/python3/dist-packages/$m ] || need="$need python3-$m"
+done
 if [ -z "$need" ]; then
 	echo "deps: all present"
 	exit 0

@@ -1,0 +1,133 @@
+/* fits.c - output.fits_dir: each frame's HDR map as a FITS file through
+ * cfitsio, for measuring rather than watching.
+ *
+ * The map is the renderer's HDR image (before exposure and tone map; after
+ * render.psf_wing and render.glow, which move light but keep its total):
+ * each body's mass x its component's light per unit mass (colour x
+ * brightness; render.mode: density weighs mass alone), divided here by
+ * the area of a pixel at the camera's target distance. With render.mode:
+ * density, glow and psf_wing 0 and no dust, each plane is the projected
+ * mass surface density (M_sun / kpc^2 in galactic scenes), and its sum
+ * times CDELT1 x CDELT2 is the mass in view.
+ *
+ * Header: BUNIT, CTYPE1/2 = 'LINEAR', CUNIT1/2, CDELT1/2 (the pixel scale
+ * at the target's distance), CRPIX1/2 at the image centre, CRVAL1/2 = 0
+ * (offsets from the target), CTYPE3 = 'RGB' (planes R, G, B), TIMESYS-free
+ * simulation time SIMTIME with TIMEUNIT, FRAME, UNITSYS. */
+#include <errno.h>
+#include <fitsio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sim/sim.h"
+#include "output.h"
+
+int out_fits_path(const char *dir, int frame, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s/frame_%05d.fits", dir, frame);
+	if (n < 0 || (size_t)n >= cap) {
+		log_error("%s: FITS frame path too long", dir);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int out_fits_remove(const char *dir, int from, int to)
+{
+	char path[SCENE_PATH_MAX + 32];
+	int rc = 0;
+	for (int f = from; f < to; f++) {
+		if (out_fits_path(dir, f, path, sizeof path))
+			return NB_ERUNTIME;
+		if (unlink(path) != 0 && errno != ENOENT) {
+			log_warn("%s: cannot remove: %s", path, strerror(errno));
+			rc = NB_ERUNTIME;
+		}
+	}
+	return rc;
+}
+
+/* The keywords; cfitsio's status carries the first error. */
+static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h, int *st)
+{
+	double crpix1 = 0.5 * w + 0.5, crpix2 = 0.5 * h + 0.5, zero = 0, scale = m->pixel_scale;
+	int frame = m->frame;
+	double t = m->time;
+	if (m->bunit[0])
+		fits_write_key(ff, TSTRING, "BUNIT", (void *)m->bunit,
+			       "HDR light per unit area (mass surface density)", st);
+	const char *lin = "LINEAR", *rgb = "RGB";
+	for (int a = 1; a <= 2; a++) {
+		char k[16];
+		snprintf(k, sizeof k, "CTYPE%d", a);
+		fits_write_key(ff, TSTRING, k, (void *)lin, "offset from the camera target", st);
+		if (m->length_unit[0]) {
+			snprintf(k, sizeof k, "CUNIT%d", a);
+			fits_write_key(ff, TSTRING, k, (void *)m->length_unit, NULL, st);
+		}
+		snprintf(k, sizeof k, "CDELT%d", a);
+		fits_write_key(ff, TDOUBLE, k, &scale, "pixel size at the target's distance", st);
+		snprintf(k, sizeof k, "CRPIX%d", a);
+		fits_write_key(ff, TDOUBLE, k, a == 1 ? &crpix1 : &crpix2, "image centre", st);
+		snprintf(k, sizeof k, "CRVAL%d", a);
+		fits_write_key(ff, TDOUBLE, k, &zero, NULL, st);
+	}
+	fits_write_key(ff, TSTRING, "CTYPE3", (void *)rgb, "planes: R, G, B light", st);
+	fits_write_key(ff, TDOUBLE, "SIMTIME", &t, "simulation time of the frame", st);
+	if (m->time_unit[0])
+		fits_write_key(ff, TSTRING, "TIMEUNIT", (void *)m->time_unit, "unit of SIMTIME", st);
+	fits_write_key(ff, TINT, "FRAME", &frame, "frame number", st);
+	fits_write_key(ff, TSTRING, "UNITSYS", (void *)m->units, "scene units (nbody: G = 1)", st);
+	const char *origin = "nbody-render";
+	fits_write_key(ff, TSTRING, "ORIGIN", (void *)origin, NULL, st);
+}
+
+int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int h,
+		   const float *rgb)
+{
+	char path[SCENE_PATH_MAX + 32], tmp[SCENE_PATH_MAX + 96], name[SCENE_PATH_MAX + 100];
+	const size_t px = (size_t)w * (size_t)h;
+	fitsfile *ff = NULL;
+	int status = 0, rc = NB_ERUNTIME;
+	float *plane = malloc(px * sizeof *plane);
+	if (!plane) {
+		log_error("%s: out of memory for a %dx%d FITS plane", dir, w, h);
+		return NB_ERUNTIME;
+	}
+	if (out_fits_path(dir, meta->frame, path, sizeof path) ||
+	    sim_outfile_temp_name(path, tmp, sizeof tmp))
+		goto end;
+	/* cfitsio refuses to create over an existing file without '!'; the
+	 * temporary name is ours alone, so none is there */
+	snprintf(name, sizeof name, "%s", tmp);
+	long naxes[3] = {w, h, 3};
+	fits_create_file(&ff, name, &status);
+	fits_create_img(ff, FLOAT_IMG, 3, naxes, &status);
+	fits_keys(ff, meta, w, h, &status);
+	const double area = meta->pixel_scale * meta->pixel_scale;
+	const float inv = area > 0 ? (float)(1.0 / area) : 1.0f;
+	for (int c = 0; c < 3 && status == 0; c++) {
+		/* FITS row 1 is the bottom: the image's last row */
+		for (int j = 0; j < h; j++) {
+			const float *src = rgb + (size_t)(h - 1 - j) * (size_t)w * 3;
+			for (int i = 0; i < w; i++)
+				plane[(size_t)j * (size_t)w + (size_t)i] = src[3 * i + c] * inv;
+		}
+		long first[3] = {1, 1, c + 1};
+		fits_write_pix(ff, TFLOAT, first, (LONGLONG)px, plane, &status);
+	}
+	if (ff)
+		fits_close_file(ff, &status);
+	if (status) {
+		char msg[FLEN_STATUS] = "";
+		fits_get_errstatus(status, msg);
+		log_error("%s: writing the FITS map failed: %s", tmp, msg);
+		sim_outfile_commit(tmp, path, 0);
+		goto end;
+	}
+	rc = sim_outfile_commit(tmp, path, 1);
+end:
+	free(plane);
+	return rc;
+}

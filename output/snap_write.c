@@ -1,0 +1,396 @@
+/* snap_write.c - output.snapshots: the state of one frame as a GADGET-2
+ * style HDF5 file (layout and units: sim/snap_format.h; for users:
+ * docs/snapshots.md). yt (its GADGET HDF5 reader), h5py and GADGET-style
+ * readers read it as it is; --restart reads it back (sim/snap_restart.c).
+ *
+ * Values are written in double, as the state holds them (on the GPU the
+ * device's float values, widened exactly). Bodies are grouped by GADGET
+ * particle type (halo 1, disk 2, bulge 3, other 4), in body order within a
+ * type. The file is written under sim_outfile_temp_name's name and renamed
+ * into place when complete (sim_outfile_commit).
+ *
+ * Try: --set output.snapshots.dir=out/snaps --set output.snapshots.every=10,
+ * then python3 -c "import yt; print(yt.load('out/snaps/snap_000.hdf5'))". */
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/snap_format.h"
+#include "output.h"
+
+#ifndef NB_VERSION
+#define NB_VERSION "unknown"
+#endif
+
+int out_snap_number(const struct scene *sc, int f)
+{
+	const int every = sc->output.snapshots.every > 0 ? sc->output.snapshots.every : 1;
+	if (!sc->output.snapshots.dir[0] || f < 0 || f >= sc->output.frames)
+		return -1;
+	if (f % every == 0 || f == sc->output.frames - 1)
+		return (f + every - 1) / every;
+	return -1;
+}
+
+int out_snap_path(const char *dir, int k, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s/snap_%03d.hdf5", dir, k);
+	if (n < 0 || (size_t)n >= cap) {
+		log_error("%s: snapshot path too long", dir);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+int out_snap_part_type(const char *component)
+{
+	const char *dot = strrchr(component, '.');
+	if (dot && strcmp(dot, ".halo") == 0)
+		return SNAP_TYPE_HALO;
+	if (dot && strcmp(dot, ".disk") == 0)
+		return SNAP_TYPE_DISK;
+	if (dot && strcmp(dot, ".bulge") == 0)
+		return SNAP_TYPE_BULGE;
+	return SNAP_TYPE_OTHER;
+}
+
+/* ---- attribute helpers: each returns 0 or -1 (HDF5 failed) ---- */
+
+static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *v)
+{
+	hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+	int bad = a < 0 || H5Awrite(a, type, v) < 0;
+	if (a >= 0)
+		H5Aclose(a);
+	return bad ? -1 : 0;
+}
+
+static int attr_array(hid_t loc, const char *name, hid_t type, const void *v, hsize_t n)
+{
+	hid_t s = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
+	if (s < 0)
+		return -1;
+	int rc = attr_write(loc, name, type, s, v);
+	H5Sclose(s);
+	return rc;
+}
+
+static int attr_f64(hid_t loc, const char *name, double v)
+{
+	return attr_array(loc, name, H5T_NATIVE_DOUBLE, &v, 0);
+}
+
+static int attr_i32(hid_t loc, const char *name, int v)
+{
+	return attr_array(loc, name, H5T_NATIVE_INT, &v, 0);
+}
+
+static int attr_i64(hid_t loc, const char *name, long long v)
+{
+	return attr_array(loc, name, H5T_NATIVE_LLONG, &v, 0);
+}
+
+/* A fixed-length string (or an array of n of them, each len bytes with
+ * NUL padding) */
+static int attr_strings(hid_t loc, const char *name, const char *v, size_t len, hsize_t n)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	if (t < 0)
+		return -1;
+	int rc = H5Tset_size(t, len ? len : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0
+			 ? -1
+			 : attr_array(loc, name, t, v, n);
+	H5Tclose(t);
+	return rc;
+}
+
+static int attr_str(hid_t loc, const char *name, const char *v)
+{
+	return attr_strings(loc, name, v, strlen(v), 0);
+}
+
+/* A double dataset of n rows of k columns (k 1: one dimension). */
+static int dset_f64(hid_t loc, const char *name, const double *v, hsize_t n, hsize_t k)
+{
+	hsize_t dims[2] = {n, k};
+	hid_t s = H5Screate_simple(k > 1 ? 2 : 1, dims, NULL);
+	if (s < 0)
+		return -1;
+	hid_t d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int bad = d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	return bad ? -1 : 0;
+}
+
+static int dset_u32(hid_t loc, const char *name, const uint32_t *v, hsize_t n)
+{
+	hid_t s = H5Screate_simple(1, &n, NULL);
+	if (s < 0)
+		return -1;
+	hid_t d = H5Dcreate2(loc, name, H5T_STD_U32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int bad = d < 0 || H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	return bad ? -1 : 0;
+}
+
+/* ---- the groups ---- */
+
+static int write_header(hid_t f, const struct sim_state *st, const unsigned *count,
+			const struct snap_units *su, const struct sim_units *u)
+{
+	hid_t g = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g < 0)
+		return -1;
+	unsigned high[SNAP_NTYPES] = {0};
+	double masstab[SNAP_NTYPES] = {0}; /* 0: every particle has its own mass */
+	int bad = attr_array(g, "NumPart_ThisFile", H5T_NATIVE_UINT, count, SNAP_NTYPES) ||
+		  attr_array(g, "NumPart_Total", H5T_NATIVE_UINT, count, SNAP_NTYPES) ||
+		  attr_array(g, "NumPart_Total_HighWord", H5T_NATIVE_UINT, high, SNAP_NTYPES) ||
+		  attr_array(g, "MassTable", H5T_NATIVE_DOUBLE, masstab, SNAP_NTYPES) ||
+		  attr_f64(g, "Time", st->time / su->time) || attr_f64(g, "Redshift", 0.0) ||
+		  attr_f64(g, "BoxSize", 0.0) || attr_i32(g, "NumFilesPerSnapshot", 1) ||
+		  attr_f64(g, "Omega0", 0.0) || attr_f64(g, "OmegaLambda", 0.0) ||
+		  attr_f64(g, "HubbleParam", 1.0) || attr_i32(g, "Flag_Sfr", 0) ||
+		  attr_i32(g, "Flag_Cooling", 0) || attr_i32(g, "Flag_StellarAge", 0) ||
+		  attr_i32(g, "Flag_Metals", 0) || attr_i32(g, "Flag_Feedback", 0) ||
+		  attr_i32(g, "Flag_DoublePrecision", 1) ||
+		  attr_str(g, "Code", "nbody-render " NB_VERSION) ||
+		  attr_f64(g, "Time_SceneUnits", st->time / u->time) ||
+		  attr_str(g, "SceneTimeUnit", su->time_name);
+	H5Gclose(g);
+	return bad ? -1 : 0;
+}
+
+/* SWIFT's names and the OWLS/GADGET names, in /Units; GADGET-4's in
+ * /Parameters. */
+static int write_units(hid_t f, const struct snap_units *su)
+{
+	hid_t g = H5Gcreate2(f, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g < 0)
+		return -1;
+	int bad = attr_f64(g, "Unit length in cgs (U_L)", su->length_cgs) ||
+		  attr_f64(g, "Unit mass in cgs (U_M)", su->mass_cgs) ||
+		  attr_f64(g, "Unit time in cgs (U_t)", su->time_cgs) ||
+		  attr_f64(g, "Unit current in cgs (U_I)", 1.0) ||
+		  attr_f64(g, "Unit temperature in cgs (U_T)", 1.0) ||
+		  attr_f64(g, "UnitLength_in_cm", su->length_cgs) ||
+		  attr_f64(g, "UnitMass_in_g", su->mass_cgs) ||
+		  attr_f64(g, "UnitVelocity_in_cm_per_s", su->velocity_cgs) ||
+		  attr_f64(g, "UnitTime_in_s", su->time_cgs);
+	H5Gclose(g);
+	if (bad || (g = H5Gcreate2(f, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+		return -1;
+	bad = attr_f64(g, "UnitLength_in_cm", su->length_cgs) ||
+	      attr_f64(g, "UnitMass_in_g", su->mass_cgs) ||
+	      attr_f64(g, "UnitVelocity_in_cm_per_s", su->velocity_cgs);
+	H5Gclose(g);
+	return bad ? -1 : 0;
+}
+
+/* PartType t: its bodies in body order, in the stored units. buf holds
+ * 3 n doubles. */
+static int write_type(hid_t f, const struct sim_state *st, const int *type_of, int t,
+		      unsigned count, const struct snap_units *su, double *buf, uint32_t *ids)
+{
+	char name[16];
+	snprintf(name, sizeof name, "PartType%d", t);
+	hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g < 0)
+		return -1;
+	/* which components it holds, by name, one per row */
+	char *names = calloc((size_t)st->ncomp + 1, SCENE_NAME_MAX + 8);
+	int bad = !names;
+	hsize_t nn = 0;
+	for (int c = 0; !bad && c < st->ncomp; c++)
+		if (out_snap_part_type(st->comps[c].name) == t)
+			memcpy(names + (SCENE_NAME_MAX + 8) * nn++, st->comps[c].name,
+			       strlen(st->comps[c].name));
+	bad = bad || attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, nn);
+	free(names);
+	const double *src[2] = {st->pos, st->vel};
+	const double fac[2] = {su->length, su->velocity};
+	const char *dname[2] = {"Coordinates", "Velocities"};
+	for (int q = 0; q < 2 && !bad; q++) {
+		size_t k = 0;
+		for (size_t i = 0; i < st->n; i++) {
+			if (type_of[st->comp[i]] != t)
+				continue;
+			for (int d = 0; d < 3; d++)
+				buf[3 * k + d] = src[q][3 * i + d] / fac[q];
+			k++;
+		}
+		bad = dset_f64(g, dname[q], buf, count, 3);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < st->n && !bad; i++)
+		if (type_of[st->comp[i]] == t) {
+			buf[k] = st->mass[i] / su->mass;
+			ids[k++] = st->id[i];
+		}
+	bad = bad || dset_f64(g, "Masses", buf, count, 1) || dset_u32(g, "ParticleIDs", ids, count);
+	H5Gclose(g);
+	return bad ? -1 : 0;
+}
+
+static const char *solver_name(enum scene_solver s)
+{
+	return s == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : "direct";
+}
+
+static const char *opening_name(enum scene_opening o)
+{
+	return o == SCENE_OPENING_COM ? "com" : "bmax";
+}
+
+/* /NbodyRender: what a restart needs and checks (sim/snap_restart.c). */
+static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st, int frame,
+		     const char *backend, const struct snap_units *su, const char *scene_text)
+{
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	/* attributes past 64 KiB (a long scene) need dense storage */
+	hid_t cpl = H5Pcreate(H5P_GROUP_CREATE);
+	if (cpl < 0 || H5Pset_attr_phase_change(cpl, 0, 0) < 0) {
+		if (cpl >= 0)
+			H5Pclose(cpl);
+		return -1;
+	}
+	hid_t g = H5Gcreate2(f, SNAP_GROUP_OWN, H5P_DEFAULT, cpl, H5P_DEFAULT);
+	H5Pclose(cpl);
+	if (g < 0)
+		return -1;
+	const int nc = st->ncomp;
+	char *names = calloc((size_t)nc + 1, SCENE_NAME_MAX + 8);
+	long long *counts = calloc((size_t)nc + 1, sizeof *counts);
+	int *types = calloc((size_t)nc + 1, sizeof *types);
+	int bad = !names || !counts || !types;
+	for (int c = 0; !bad && c < nc; c++) {
+		memcpy(names + (size_t)c * (SCENE_NAME_MAX + 8), st->comps[c].name,
+		       strlen(st->comps[c].name));
+		types[c] = out_snap_part_type(st->comps[c].name);
+	}
+	for (size_t i = 0; !bad && i < st->n; i++)
+		if (st->comp[i] < nc)
+			counts[st->comp[i]]++;
+	bad = bad || attr_i32(g, "FormatVersion", SNAP_FORMAT_VERSION) ||
+	      attr_i32(g, "Frame", frame) || attr_i64(g, "Step", st->step) ||
+	      attr_i32(g, "Frames", sc->output.frames) ||
+	      attr_i32(g, "StepsPerFrame", sc->simulation.steps_per_frame) ||
+	      attr_f64(g, "TimeInternal", st->time) ||
+	      attr_f64(g, "DtInternal", sc->simulation.dt * u.time) ||
+	      attr_f64(g, "SofteningInternal", scene_softening(sc)) ||
+	      attr_str(g, "Solver", solver_name(sc->simulation.solver)) ||
+	      attr_f64(g, "Theta", sc->simulation.theta) ||
+	      attr_i32(g, "Multipoles", sc->simulation.multipoles) ||
+	      attr_str(g, "Opening", opening_name(sc->simulation.opening)) ||
+	      attr_str(g, "UnitSystem", su->system) || attr_str(g, "Backend", backend) ||
+	      attr_i64(g, "NumBodies", (long long)st->n) ||
+	      attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, (hsize_t)nc) ||
+	      attr_array(g, "ComponentCounts", H5T_NATIVE_LLONG, counts, (hsize_t)nc) ||
+	      attr_array(g, "ComponentPartTypes", H5T_NATIVE_INT, types, (hsize_t)nc) ||
+	      attr_str(g, "Scene", scene_text);
+	free(names);
+	free(counts);
+	free(types);
+	/* velocities in km/s are not the internal values bit for bit: keep those */
+	if (!bad && su->velocity != 1.0)
+		bad = dset_f64(g, "InternalVelocities", st->vel, st->n, 3);
+	H5Gclose(g);
+	return bad ? -1 : 0;
+}
+
+/* The resolved scene as YAML text (malloc'd), or NULL. */
+static char *scene_text_of(const struct scene *sc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	int rc = scene_emit(sc, f);
+	fclose(f);
+	if (rc) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
+		   int frame, const char *backend)
+{
+	char tmp[SCENE_PATH_MAX + 64];
+	struct snap_units su;
+	struct sim_units u;
+	unsigned count[SNAP_NTYPES] = {0};
+	int *type_of = NULL;
+	double *buf = NULL;
+	uint32_t *ids = NULL;
+	char *text = NULL;
+	hid_t fapl = -1, f = -1;
+	int rc = NB_ERUNTIME, bad = 1;
+
+	snap_units_of(sc->units, &su);
+	scene_units_of(sc->units, &u);
+	if (sim_outfile_temp_name(path, tmp, sizeof tmp))
+		return NB_ERUNTIME;
+	type_of = calloc((size_t)st->ncomp + 1, sizeof *type_of);
+	buf = malloc((3 * st->n + 1) * sizeof *buf);
+	ids = malloc((st->n + 1) * sizeof *ids);
+	text = scene_text_of(sc);
+	if (!type_of || !buf || !ids || !text) {
+		log_error("%s: out of memory for a snapshot of %zu bodies", path, st->n);
+		goto end;
+	}
+	for (int c = 0; c < st->ncomp; c++)
+		type_of[c] = out_snap_part_type(st->comps[c].name);
+	for (size_t i = 0; i < st->n; i++)
+		count[type_of[st->comp[i]]]++;
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, once */
+	fapl = H5Pcreate(H5P_FILE_ACCESS);
+	if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0)
+		goto end;
+	f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+	if (f < 0) {
+		log_error("%s: cannot create the temporary snapshot %s", path, tmp);
+		goto end;
+	}
+	bad = write_header(f, st, count, &su, &u) || write_units(f, &su);
+	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
+		if (count[t])
+			bad = write_type(f, st, type_of, t, count[t], &su, buf, ids);
+	bad = bad || write_own(f, sc, st, frame, backend, &su, text);
+	if (H5Fclose(f) < 0)
+		bad = 1;
+	f = -1;
+	if (bad)
+		log_error("%s: writing the snapshot (HDF5) failed (disk full or not writable?)", tmp);
+	rc = (sim_outfile_commit(tmp, path, !bad) || bad) ? NB_ERUNTIME : 0;
+end:
+	if (f >= 0) {
+		H5Fclose(f);
+		sim_outfile_commit(tmp, path, 0);
+	}
+	if (fapl >= 0)
+		H5Pclose(fapl);
+	free(type_of);
+	free(buf);
+	free(ids);
+	free(text);
+	return rc;
+}
+
+double out_snap_bytes(size_t n, enum scene_units units)
+{
+	struct snap_units su;
+	snap_units_of(units, &su);
+	/* Coordinates, Velocities, Masses (double), ParticleIDs (uint32), the
+	 * exact velocities when km/s are stored, ~64 KiB of header and scene */
+	double per = 7 * 8 + 4 + (su.velocity != 1.0 ? 24 : 0);
+	return per * (double)n + 65536.0;
+}

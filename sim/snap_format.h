@@ -1,0 +1,96 @@
+/* snap_format.h - the layout of the HDF5 snapshots nbody-render writes
+ * (output.snapshots; output/snap_write.c) and reads back for --restart
+ * (sim/snap_restart.c): the names and unit factors both sides share.
+ * docs/snapshots.md, "Writing snapshots, restart and FITS", describes it
+ * for users. No functions: constants and one inline helper.
+ *
+ * A snapshot is a GADGET-2 style HDF5 file:
+ *   /Header         GADGET attributes (NumPart_*, MassTable (all 0: masses
+ *                   per particle), Time, Redshift 0, BoxSize 0 (no box),
+ *                   NumFilesPerSnapshot 1, Omega0 0, OmegaLambda 0,
+ *                   HubbleParam 1, Flag_*), plus Code, Time_SceneUnits and
+ *                   SceneTimeUnit
+ *   /Units          SWIFT's five "Unit ... in cgs (U_x)" attributes and the
+ *                   OWLS/GADGET names (UnitLength_in_cm, ...), the same
+ *                   system twice
+ *   /Parameters     GADGET-4 style: UnitLength_in_cm, UnitMass_in_g,
+ *                   UnitVelocity_in_cm_per_s (yt merges it into its header)
+ *   /PartType1..4   Coordinates (n x 3), Velocities (n x 3), Masses (n),
+ *                   ParticleIDs (n, uint32 = the body's id), double
+ *                   precision; attribute ComponentNames
+ *   /NbodyRender    this program's own: the frame, step, exact internal
+ *                   time, the simulation keys a restart must match, the
+ *                   components, the resolved scene (YAML text), and
+ *                   InternalVelocities (n x 3, body order) when the stored
+ *                   velocity unit is not the internal one.
+ *
+ * Stored units: galactic scenes use GADGET's conventional system, which
+ * yt's GADGET reader assumes when a file does not say otherwise: 1 kpc,
+ * 1 km/s, 1e10 M_sun, time unit kpc / (km/s) (977.8 Myr). nbody scenes
+ * store the internal G = 1 values as they are (factors 1). */
+#ifndef NB_SNAP_FORMAT_H
+#define NB_SNAP_FORMAT_H
+
+#include <math.h>
+
+#include "sim.h"
+
+#define SNAP_GROUP_OWN "NbodyRender"
+#define SNAP_NTYPES 6 /* GADGET's PartType0..5 */
+/* GADGET's convention: halo 1, disk 2, bulge 3, every other component 4 */
+#define SNAP_TYPE_HALO 1
+#define SNAP_TYPE_DISK 2
+#define SNAP_TYPE_BULGE 3
+#define SNAP_TYPE_OTHER 4
+/* The format's version (NbodyRender/FormatVersion): a reader refuses others. */
+#define SNAP_FORMAT_VERSION 1
+
+/* CGS values of the stored units. */
+#define SNAP_KPC_CM 3.0856775814913673e21
+#define SNAP_KMS_CMS 1e5
+#define SNAP_MSUN_G 1.98841e33 /* IAU 2015 nominal GM_sun / CODATA 2018 G */
+#define SNAP_G_CGS 6.6743e-8
+
+/* How the stored values relate to the internal ones (sim.h: internal =
+ * scene value x sim_units factor): stored = internal / to_internal, and
+ * the CGS size of each stored unit. */
+struct snap_units {
+	double length, velocity, mass, time; /* to_internal factors */
+	double length_cgs, velocity_cgs, mass_cgs, time_cgs;
+	const char *system;    /* "galactic" or "nbody" */
+	const char *time_name; /* the scene's time unit: "Myr" or "nbody" */
+};
+
+static inline void snap_units_of(enum scene_units su, struct snap_units *s)
+{
+	struct sim_units u;
+	scene_units_of(su, &u);
+	if (su == SCENE_UNITS_GALACTIC) {
+		/* kpc (the internal length), km/s, 1e10 M_sun; the time unit
+		 * 1 kpc / (1 km/s) is u.length / u.velocity internal units */
+		*s = (struct snap_units){
+			.length = u.length,
+			.velocity = u.velocity,
+			.mass = 1e10 * u.mass,
+			.time = u.length / u.velocity,
+			.length_cgs = SNAP_KPC_CM,
+			.velocity_cgs = SNAP_KMS_CMS,
+			.mass_cgs = 1e10 * SNAP_MSUN_G,
+			.time_cgs = SNAP_KPC_CM / SNAP_KMS_CMS,
+			.system = "galactic",
+			.time_name = "Myr",
+		};
+		return;
+	}
+	/* nbody: G = 1 with no physical scale, declared as 1 cm and 1 g, whose
+	 * G = 1 time unit is 1 / sqrt(G_cgs) s (3871 s) */
+	*s = (struct snap_units){
+		.length = 1, .velocity = 1, .mass = 1, .time = 1,
+		.length_cgs = 1, .mass_cgs = 1,
+		.time_cgs = 1.0 / sqrt(SNAP_G_CGS),
+		.velocity_cgs = sqrt(SNAP_G_CGS),
+		.system = "nbody", .time_name = "nbody",
+	};
+}
+
+#endif

@@ -1,0 +1,430 @@
+/* snap_restart.c - --restart: read back a snapshot this program wrote
+ * (output/snap_write.c; layout sim/snap_format.h) and put its state into
+ * the bodies a scene builds. It reads exactly that format and nothing
+ * else (GADGET files of other codes are model: snapshot's business); it
+ * may later share code with that general reader.
+ *
+ * What must match (docs/snapshots.md): the format version; the units;
+ * simulation.dt and steps_per_frame (a frame's time); the force keys
+ * (solver, softening, theta, multipoles, opening); the bodies: their
+ * number, the components by name and count in order, and every mass bit
+ * for bit as the scene makes it; and the snapshot's frame must leave
+ * frames to render (frame < output.frames - 1). Camera, render, overlay
+ * and output keys, simulation.backend, direct_kernel and max_energy_error
+ * may differ.
+ *
+ * Exactness: positions, velocities and the time come back as the internal
+ * doubles the run held (positions and nbody velocities are stored in
+ * internal units; galactic velocities, stored in km/s, come from
+ * NbodyRender/InternalVelocities). Accelerations are not stored: the
+ * engine recomputes them from the positions with the same force code, as
+ * the run did at the end of that frame's last step. */
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "snap_format.h"
+
+/* An attribute of loc read as type (n values). 0 or -1. */
+static int attr_read(hid_t loc, const char *name, hid_t type, void *v, size_t n)
+{
+	if (H5Aexists(loc, name) <= 0)
+		return -1;
+	hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+	if (a < 0)
+		return -1;
+	hid_t s = H5Aget_space(a);
+	hssize_t have = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+	int bad = have != (hssize_t)n || H5Aread(a, type, v) < 0;
+	if (s >= 0)
+		H5Sclose(s);
+	H5Aclose(a);
+	return bad ? -1 : 0;
+}
+
+/* A string attribute (fixed length) into buf (cap bytes), or -1. With
+ * n > 1: n strings of len bytes each (buf holds n * len). */
+static int attr_strs(hid_t loc, const char *name, char *buf, size_t len, size_t n)
+{
+	if (H5Aexists(loc, name) <= 0)
+		return -1;
+	hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+	if (a < 0)
+		return -1;
+	hid_t ft = H5Aget_type(a), s = H5Aget_space(a), mt = H5Tcopy(H5T_C_S1);
+	hssize_t have = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+	int bad = ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0 ||
+		  H5Tget_size(ft) > len || have != (hssize_t)n || mt < 0 || H5Tset_size(mt, len) < 0 ||
+		  H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0;
+	memset(buf, 0, len * n);
+	if (!bad)
+		bad = H5Aread(a, mt, buf) < 0;
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (s >= 0)
+		H5Sclose(s);
+	H5Aclose(a);
+	return bad ? -1 : 0;
+}
+
+/* The scalar string attribute name of g into out (cap), "" when absent. */
+static void attr_str(hid_t g, const char *name, char *out, size_t cap)
+{
+	if (attr_strs(g, name, out, cap - 1, 1))
+		out[0] = '\0';
+	out[cap - 1] = '\0';
+}
+
+/* The double dataset path of rows x cols (cols 1: one dimension) into v. */
+static int dset_read(hid_t f, const char *path, double *v, size_t rows, size_t cols)
+{
+	if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
+		return -1;
+	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+	if (d < 0)
+		return -1;
+	hid_t s = H5Dget_space(d);
+	hsize_t dims[2] = {0, 0};
+	int nd = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+	if (nd >= 1 && nd <= 2)
+		H5Sget_simple_extent_dims(s, dims, NULL);
+	int bad = nd != (cols > 1 ? 2 : 1) || dims[0] != rows || (cols > 1 && dims[1] != cols) ||
+		  H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	if (s >= 0)
+		H5Sclose(s);
+	H5Dclose(d);
+	return bad ? -1 : 0;
+}
+
+static int dset_read_u32(hid_t f, const char *path, uint32_t *v, size_t rows)
+{
+	if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
+		return -1;
+	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+	if (d < 0)
+		return -1;
+	hid_t s = H5Dget_space(d);
+	hsize_t dims[1] = {0};
+	int nd = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+	if (nd == 1)
+		H5Sget_simple_extent_dims(s, dims, NULL);
+	int bad = nd != 1 || dims[0] != rows ||
+		  H5Dread(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	if (s >= 0)
+		H5Sclose(s);
+	H5Dclose(d);
+	return bad ? -1 : 0;
+}
+
+/* What the header says, read once. */
+struct snap_head {
+	int version, frame, spf;
+	long long step, nbodies;
+	double time, dt, eps, theta;
+	int multipoles;
+	char solver[32], opening[16], units[16];
+	unsigned count[SNAP_NTYPES];
+};
+
+static int read_head(hid_t f, const char *path, struct snap_head *h)
+{
+	memset(h, 0, sizeof *h);
+	if (H5Lexists(f, SNAP_GROUP_OWN, H5P_DEFAULT) <= 0) {
+		log_error("%s: no group /%s: not a snapshot written by nbody-render (--restart reads "
+			  "only those)",
+			  path, SNAP_GROUP_OWN);
+		return NB_EINPUT;
+	}
+	hid_t g = H5Gopen2(f, SNAP_GROUP_OWN, H5P_DEFAULT), hd = -1;
+	int bad = g < 0 || attr_read(g, "FormatVersion", H5T_NATIVE_INT, &h->version, 1);
+	if (!bad && h->version != SNAP_FORMAT_VERSION) {
+		log_error("%s: /%s/FormatVersion is %d; this program reads version %d", path,
+			  SNAP_GROUP_OWN, h->version, SNAP_FORMAT_VERSION);
+		H5Gclose(g);
+		return NB_EINPUT;
+	}
+	bad = bad || attr_read(g, "Frame", H5T_NATIVE_INT, &h->frame, 1) ||
+	      attr_read(g, "Step", H5T_NATIVE_LLONG, &h->step, 1) ||
+	      attr_read(g, "StepsPerFrame", H5T_NATIVE_INT, &h->spf, 1) ||
+	      attr_read(g, "TimeInternal", H5T_NATIVE_DOUBLE, &h->time, 1) ||
+	      attr_read(g, "DtInternal", H5T_NATIVE_DOUBLE, &h->dt, 1) ||
+	      attr_read(g, "SofteningInternal", H5T_NATIVE_DOUBLE, &h->eps, 1) ||
+	      attr_read(g, "Theta", H5T_NATIVE_DOUBLE, &h->theta, 1) ||
+	      attr_read(g, "Multipoles", H5T_NATIVE_INT, &h->multipoles, 1) ||
+	      attr_read(g, "NumBodies", H5T_NATIVE_LLONG, &h->nbodies, 1);
+	if (!bad) {
+		attr_str(g, "Solver", h->solver, sizeof h->solver);
+		attr_str(g, "Opening", h->opening, sizeof h->opening);
+		attr_str(g, "UnitSystem", h->units, sizeof h->units);
+	}
+	if (g >= 0)
+		H5Gclose(g);
+	bad = bad || (hd = H5Gopen2(f, "Header", H5P_DEFAULT)) < 0 ||
+	      attr_read(hd, "NumPart_ThisFile", H5T_NATIVE_UINT, h->count, SNAP_NTYPES);
+	if (hd >= 0)
+		H5Gclose(hd);
+	if (bad) {
+		log_error("%s: a /%s or /Header attribute is missing or of the wrong shape "
+			  "(a damaged or foreign file)",
+			  path, SNAP_GROUP_OWN);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* The scene against the header: one message for the first difference. */
+static int check_head(const char *path, const struct snap_head *h, const struct scene *sc)
+{
+	struct sim_units u;
+	struct snap_units su;
+	scene_units_of(sc->units, &u);
+	snap_units_of(sc->units, &su);
+	const char *solver = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : "direct";
+	const char *opening = sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax";
+	const int bh = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT;
+	const char *what = NULL;
+	char a[96] = "", b[96] = "";
+	if (strcmp(h->units, su.system) != 0)
+		what = "units", snprintf(a, sizeof a, "%s", h->units), snprintf(b, sizeof b, "%s", su.system);
+	else if (h->dt != sc->simulation.dt * u.time)
+		what = "simulation.dt", snprintf(a, sizeof a, "%.17g", h->dt / u.time),
+		snprintf(b, sizeof b, "%.17g", sc->simulation.dt);
+	else if (h->spf != sc->simulation.steps_per_frame)
+		what = "simulation.steps_per_frame", snprintf(a, sizeof a, "%d", h->spf),
+		snprintf(b, sizeof b, "%d", sc->simulation.steps_per_frame);
+	else if (strcmp(h->solver, solver) != 0)
+		what = "simulation.solver", snprintf(a, sizeof a, "%s", h->solver),
+		snprintf(b, sizeof b, "%s", solver);
+	else if (h->eps != scene_softening(sc))
+		what = "simulation.softening", snprintf(a, sizeof a, "%.17g", h->eps / u.length),
+		snprintf(b, sizeof b, "%.17g", sc->simulation.softening);
+	else if (bh && h->theta != sc->simulation.theta)
+		what = "simulation.theta", snprintf(a, sizeof a, "%.17g", h->theta),
+		snprintf(b, sizeof b, "%.17g", sc->simulation.theta);
+	else if (bh && h->multipoles != sc->simulation.multipoles)
+		what = "simulation.multipoles", snprintf(a, sizeof a, "%d", h->multipoles),
+		snprintf(b, sizeof b, "%d", sc->simulation.multipoles);
+	else if (bh && strcmp(h->opening, opening) != 0)
+		what = "simulation.opening", snprintf(a, sizeof a, "%s", h->opening),
+		snprintf(b, sizeof b, "%s", opening);
+	if (what) {
+		log_error("%s: --restart: the snapshot was written with %s %s, the scene says %s; a "
+			  "restart continues the same simulation (docs/snapshots.md)",
+			  path, what, a, b);
+		return NB_EINPUT;
+	}
+	if (h->step != (long long)h->frame * h->spf || h->frame < 0) {
+		log_error("%s: --restart: frame %d at step %lld is not a frame boundary of %d steps "
+			  "(a damaged file)",
+			  path, h->frame, h->step, h->spf);
+		return NB_EINPUT;
+	}
+	if (h->frame >= sc->output.frames - 1) {
+		log_error("%s: --restart: the snapshot is frame %d; output.frames is %d, so no frame "
+			  "is left to render (set output.frames above %d)",
+			  path, h->frame, sc->output.frames, h->frame + 1);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* Open PATH read-only with HDF5's own messages off. */
+static hid_t snap_open(const char *path)
+{
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	char why[256];
+	int fd = scene_infile_open(path, why, sizeof why);
+	if (fd < 0) {
+		log_error("%s: --restart: %s; expected a snapshot (snap_NNN.hdf5)", path, why);
+		return H5I_INVALID_HID;
+	}
+	close(fd);
+	htri_t is = H5Fis_hdf5(path);
+	hid_t f = is > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
+	if (f < 0)
+		log_error("%s: --restart: not an HDF5 file (or a damaged one)", path);
+	return f;
+}
+
+int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame)
+{
+	struct snap_head h;
+	hid_t f = snap_open(path);
+	if (f < 0)
+		return NB_EINPUT;
+	int rc = read_head(f, path, &h);
+	if (rc == 0)
+		rc = check_head(path, &h, sc);
+	long want = rc == 0 ? sim_scene_body_count(sc) : 0;
+	if (rc == 0 && want != h.nbodies) {
+		log_error("%s: --restart: the snapshot holds %lld bodies, the scene makes %ld", path,
+			  h.nbodies, want);
+		rc = NB_EINPUT;
+	}
+	H5Fclose(f);
+	if (rc == 0 && frame)
+		*frame = h.frame;
+	return rc;
+}
+
+/* The components of the file against st's (names and counts, in order). */
+static int check_components(hid_t f, const char *path, const struct sim_state *st)
+{
+	const size_t len = SCENE_NAME_MAX + 8, nc = (size_t)st->ncomp;
+	char *names = calloc(nc + 1, len);
+	long long *counts = calloc(nc + 1, sizeof *counts), *mine = calloc(nc + 1, sizeof *mine);
+	hid_t g = H5Gopen2(f, SNAP_GROUP_OWN, H5P_DEFAULT);
+	int rc = 0;
+	if (!names || !counts || !mine || g < 0) {
+		rc = NB_ERUNTIME;
+		log_error("%s: --restart: out of memory or unreadable /%s", path, SNAP_GROUP_OWN);
+		goto end;
+	}
+	if (attr_strs(g, "ComponentNames", names, len, nc) ||
+	    attr_read(g, "ComponentCounts", H5T_NATIVE_LLONG, counts, nc)) {
+		log_error("%s: --restart: the snapshot's components are not the scene's %d "
+			  "(a different number of them)",
+			  path, st->ncomp);
+		rc = NB_EINPUT;
+		goto end;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		mine[st->comp[i]]++;
+	for (size_t c = 0; c < nc && rc == 0; c++) {
+		char *nm = names + c * len;
+		nm[len - 1] = '\0';
+		if (strcmp(nm, st->comps[c].name) != 0 || counts[c] != mine[c]) {
+			log_error("%s: --restart: component %zu is '%s' with %lld bodies in the snapshot, "
+				  "'%s' with %lld in the scene",
+				  path, c, nm, counts[c], st->comps[c].name, mine[c]);
+			rc = NB_EINPUT;
+		}
+	}
+end:
+	if (g >= 0)
+		H5Gclose(g);
+	free(names);
+	free(counts);
+	free(mine);
+	return rc;
+}
+
+/* PartType t's rows into st by ParticleIDs; masses compared. seen marks
+ * the bodies found. */
+static int read_type(hid_t f, const char *path, int t, size_t cnt, const struct snap_units *su,
+		     struct sim_state *st, unsigned char *seen)
+{
+	char p[64];
+	double *x = malloc((3 * cnt + 1) * sizeof *x), *v = malloc((3 * cnt + 1) * sizeof *v);
+	double *m = malloc((cnt + 1) * sizeof *m);
+	uint32_t *id = malloc((cnt + 1) * sizeof *id);
+	int rc = 0;
+	const char *bad = NULL;
+	if (!x || !v || !m || !id) {
+		log_error("%s: --restart: out of memory for %zu bodies", path, cnt);
+		rc = NB_ERUNTIME;
+		goto end;
+	}
+	snprintf(p, sizeof p, "PartType%d/Coordinates", t);
+	if (dset_read(f, p, x, cnt, 3))
+		bad = "Coordinates";
+	snprintf(p, sizeof p, "PartType%d/Velocities", t);
+	if (!bad && dset_read(f, p, v, cnt, 3))
+		bad = "Velocities";
+	snprintf(p, sizeof p, "PartType%d/Masses", t);
+	if (!bad && dset_read(f, p, m, cnt, 1))
+		bad = "Masses";
+	snprintf(p, sizeof p, "PartType%d/ParticleIDs", t);
+	if (!bad && dset_read_u32(f, p, id, cnt))
+		bad = "ParticleIDs";
+	if (bad) {
+		log_error("%s: --restart: /PartType%d/%s is missing or not %zu rows of the expected "
+			  "shape",
+			  path, t, bad, cnt);
+		rc = NB_EINPUT;
+		goto end;
+	}
+	for (size_t k = 0; k < cnt && rc == 0; k++) {
+		size_t i = id[k];
+		if (i >= st->n || seen[i] || st->id[i] != id[k]) {
+			log_error("%s: --restart: /PartType%d/ParticleIDs row %zu holds id %u, not a "
+				  "body of the scene or given twice",
+				  path, t, k, (unsigned)id[k]);
+			rc = NB_EINPUT;
+			break;
+		}
+		/* the same conversion the writer made, so the same bits */
+		if (m[k] != st->mass[i] / su->mass) {
+			log_error("%s: --restart: body %zu has mass %.17g in the snapshot and %.17g in "
+				  "the scene (stored units): not the same bodies",
+				  path, i, m[k], st->mass[i] / su->mass);
+			rc = NB_EINPUT;
+			break;
+		}
+		seen[i] = 1;
+		for (int d = 0; d < 3; d++) {
+			st->pos[3 * i + d] = x[3 * k + d] * su->length;
+			st->vel[3 * i + d] = v[3 * k + d] * su->velocity;
+		}
+	}
+end:
+	free(x);
+	free(v);
+	free(m);
+	free(id);
+	return rc;
+}
+
+int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state *st, int *frame)
+{
+	struct snap_head h;
+	struct snap_units su;
+	unsigned char *seen = NULL;
+	snap_units_of(sc->units, &su);
+	hid_t f = snap_open(path);
+	if (f < 0)
+		return NB_EINPUT;
+	int rc = read_head(f, path, &h);
+	if (rc == 0)
+		rc = check_head(path, &h, sc);
+	if (rc == 0 && (size_t)h.nbodies != st->n) {
+		log_error("%s: --restart: the snapshot holds %lld bodies, the scene makes %zu", path,
+			  h.nbodies, st->n);
+		rc = NB_EINPUT;
+	}
+	if (rc == 0)
+		rc = check_components(f, path, st);
+	if (rc == 0 && !(seen = calloc(st->n + 1, 1))) {
+		log_error("%s: --restart: out of memory", path);
+		rc = NB_ERUNTIME;
+	}
+	size_t total = 0;
+	for (int t = 0; t < SNAP_NTYPES && rc == 0; t++) {
+		total += h.count[t];
+		if (h.count[t])
+			rc = read_type(f, path, t, h.count[t], &su, st, seen);
+	}
+	if (rc == 0 && total != st->n) {
+		log_error("%s: --restart: /Header/NumPart_ThisFile sums to %zu, not %zu bodies", path,
+			  total, st->n);
+		rc = NB_EINPUT;
+	}
+	/* exact velocities where km/s were stored */
+	if (rc == 0 && su.velocity != 1.0 &&
+	    dset_read(f, SNAP_GROUP_OWN "/InternalVelocities", st->vel, st->n, 3)) {
+		log_error("%s: --restart: /%s/InternalVelocities is missing or not %zu x 3", path,
+			  SNAP_GROUP_OWN, st->n);
+		rc = NB_EINPUT;
+	}
+	H5Fclose(f);
+	free(seen);
+	if (rc == 0) {
+		st->time = h.time;
+		st->step = (long)h.step;
+		*frame = h.frame;
+	}
+	return rc;
+}

@@ -1,0 +1,328 @@
+/* test_gpu_projection.c - camera.projection and camera.stereo on the GPU
+ * (kernels/render*.cu through render/projection_shared.h) against the CPU
+ * twins (render/stars.c, render/splat.c, render/stereo.c, render/glow.c),
+ * within the HDR tolerance of kernels/gpu_render.h (expect_hdr_close):
+ * equirectangular frames with bodies on the seam and at the poles (the
+ * footprints' wrap-around copies), domemasters (the circle mask after the
+ * glow), and stereo frames (each eye its own picture, the glow per eye).
+ * Positions are float-representable, as the GPU stores them. Without a
+ * usable GPU the cases print SKIP and are neither run nor counted.
+ *
+ *   make CUDA_ARCH=sm_90 build/tests/test_gpu_projection && build/tests/test_gpu_projection */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "kernels/gpu.h"
+#include "kernels/gpu_render.h"
+#include "render/render.h"
+#include "test_render_util.h"
+
+#define DEG (M_PI / 180.0)
+
+static const struct sim_units u_one = {1.0, 1.0, 1.0, 1.0, 1.0};
+
+/* w x h scene of the projection, style stars (psf fwhm) or smooth
+ * (cubic, smoothing sm), stereo mode. */
+static struct scene *proj_scene(int w, int h, int projection, int stereo, int stars, double sm)
+{
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, sm);
+	sc->render.style = stars ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
+	sc->render.psf_fwhm = 2.0;
+	sc->camera.projection = (enum scene_projection)projection;
+	sc->camera.fisheye_aperture = 180;
+	sc->camera.stereo.mode = (enum scene_stereo)stereo;
+	return sc;
+}
+
+/* The camera at (0.25, -0.5, 0.125) looking along +y, z up. */
+static struct render_camera proj_cam(int projection)
+{
+	struct render_camera c = {.pos = {0.25, -0.5, 0.125}, .target = {0.25, 9.5, 0.125},
+				  .up = {0, 0, 1}, .fov = 50};
+	c.projection = projection;
+	c.fisheye_aperture = 180;
+	c.eye_separation = 0.3;
+	c.convergence = 6;
+	return c;
+}
+
+/* n bodies in every direction from the camera (distance 1.5 .. 12), three
+ * components, plus bodies right behind (the equirect seam), straight up
+ * and down (the poles), near the fisheye's rim. Float-representable. */
+static void state_around(struct sim_state *st, size_t n, uint64_t seed)
+{
+	const struct render_camera c = proj_cam(0);
+	const size_t extra = 8;
+	ck_assert_int_eq(sim_state_alloc(st, n + extra, 3), 0);
+	for (int k = 0; k < 3; k++) {
+		st->comps[k].color[0] = 1.0f;
+		st->comps[k].color[1] = 0.3f + 0.3f * k;
+		st->comps[k].color[2] = 0.9f - 0.2f * k;
+	}
+	for (size_t i = 0; i < n + extra; i++) {
+		double u = sim_rng_uniform(seed, i, 0), v = sim_rng_uniform(seed, i, 1);
+		double r = 1.5 + 10.5 * sim_rng_uniform(seed, i, 2);
+		double t = acos(1 - 2 * u), f = 2 * M_PI * v;
+		double d[3] = {sin(t) * cos(f), sin(t) * sin(f), cos(t)};
+		if (i >= n) { /* behind, behind a hair either side, up, down, rim */
+			static const double dirs[8][3] = {{0, -1, 0},      {1e-4, -1, 0.2}, {-1e-4, -1, -0.1},
+							  {0, 0, 1},       {0.01, 0, -1},   {1, 0.02, 0},
+							  {-0.7, 0.01, 0.7}, {0, 1, 0}};
+			memcpy(d, dirs[i - n], sizeof d);
+			r = 4.0;
+		}
+		for (int k = 0; k < 3; k++)
+			st->pos[3 * i + k] = (float)(c.pos[k] + r * d[k]);
+		st->mass[i] = (float)(0.5 + sim_rng_uniform(seed, i, 3));
+		st->comp[i] = (uint16_t)(i % 3);
+	}
+}
+
+static struct gpu_render *gr_make(const struct scene *sc, const struct sim_state *st,
+				  enum gpu_render_method m)
+{
+	struct gpu_render_params p;
+	gpu_render_default_params(&p);
+	p.outputs = GPU_RENDER_OUT_YUV420P | GPU_RENDER_OUT_RGB16;
+	p.slots = 2;
+	p.method = m;
+	struct gpu_render *gr = NULL;
+	ck_assert_int_eq(gpu_render_create(sc, st, &u_one, &p, &gr), 0);
+	return gr;
+}
+
+/* The GPU frame's HDR (after the glow and the mask; stereo: both eyes). */
+static void gpu_frame_hdr(struct gpu_render *gr, const struct sim_state *st,
+			  const struct render_camera *cam, float *rgb)
+{
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, cam, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_download_hdr(gr, rgb), 0);
+}
+
+/* The CPU twin of that HDR: renderer_cpu's order (app/renderer_cpu.c):
+ * per eye the splat, the glow, the mask, copied into its place. */
+static void cpu_frame_hdr(const struct scene *sc, const struct sim_state *st,
+			  const struct render_camera *cam, struct render_image *frame)
+{
+	ck_assert_int_eq(render_image_alloc(frame, sc->render.width, sc->render.height), 0);
+	int ew, eh;
+	render_eye_size(sc, &ew, &eh);
+	int stereo = sc->camera.stereo.mode != SCENE_STEREO_NONE;
+	for (int eye = stereo ? -1 : 0; eye <= (stereo ? 1 : 0); eye += stereo ? 2 : 1) {
+		struct render_camera ec;
+		render_eye_camera(cam, eye, &ec);
+		if (!stereo)
+			ec = *cam;
+		struct render_image img;
+		ck_assert_int_eq(render_image_alloc(&img, ew, eh), 0);
+		ck_assert_int_eq(render_splat(sc, &ec, st, &u_one, &img), 0);
+		ck_assert_int_eq(render_glow(sc, &img), 0);
+		render_projection_mask(&ec, &img);
+		int x0, y0;
+		render_eye_origin(sc, eye, &x0, &y0);
+		render_image_blit(&img, frame, x0, y0);
+		render_image_free(&img);
+	}
+}
+
+static void proj_case(struct scene *sc, const struct sim_state *st, const char *what)
+{
+	const int w = sc->render.width, h = sc->render.height;
+	struct render_camera cam = proj_cam(sc->camera.projection);
+	struct render_image ref;
+	cpu_frame_hdr(sc, st, &cam, &ref);
+	float *g = malloc((size_t)w * h * 3 * sizeof *g);
+	ck_assert_ptr_nonnull(g);
+	for (int m = 0; m < 2; m++) {
+		struct gpu_render *gr = gr_make(sc, st, (enum gpu_render_method)m);
+		gpu_frame_hdr(gr, st, &cam, g);
+		char label[160];
+		snprintf(label, sizeof label, "%s, %s", what, m ? "atomic" : "tiled");
+		expect_hdr_close(g, ref.rgb, w, h, label);
+		gpu_render_free(&gr);
+	}
+	free(g);
+	render_image_free(&ref);
+}
+
+/* Equirectangular, stars: bodies all around, on the seam and at the
+ * poles; two PSF widths. */
+START_TEST(equirect_stars_match_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 20000, 21);
+	const double fwhm[] = {1.5, 6.0};
+	for (int f = 0; f < 2; f++) {
+		struct scene *sc = proj_scene(256, 128, SCENE_PROJ_EQUIRECT, SCENE_STEREO_NONE, 1, 0);
+		sc->render.psf_fwhm = fwhm[f];
+		proj_case(sc, &st, "equirect stars");
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Equirectangular, smooth: footprints from ~1 px to the level-of-detail
+ * levels (near bodies), wrapped across the seam and over the poles. */
+START_TEST(equirect_splat_matches_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 5000, 22);
+	const double sm[] = {0.02, 0.3};
+	for (int k = 0; k < 2; k++) {
+		struct scene *sc = proj_scene(256, 128, SCENE_PROJ_EQUIRECT, SCENE_STEREO_NONE, 0, sm[k]);
+		proj_case(sc, &st, "equirect smooth");
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Domemaster: stars and smooth, 180 and 220 degrees, a tilted dome; the
+ * mask after the glow. */
+START_TEST(fisheye_matches_cpu_with_mask)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 8000, 23);
+	for (int k = 0; k < 3; k++) {
+		struct scene *sc = proj_scene(160, 160, SCENE_PROJ_FISHEYE, SCENE_STEREO_NONE, k != 1,
+					      0.1);
+		sc->render.glow = k == 2 ? 0.3 : 0.0;
+		sc->render.glow_threshold = 0.5;
+		sc->camera.fisheye_aperture = k == 2 ? 220 : 180;
+		sc->camera.dome_tilt = k == 2 ? 20 : 0;
+		/* proj_cam is built from the scene's values */
+		struct render_camera cam = proj_cam(SCENE_PROJ_FISHEYE);
+		cam.fisheye_aperture = sc->camera.fisheye_aperture;
+		cam.dome_tilt = sc->camera.dome_tilt;
+		struct render_image ref;
+		cpu_frame_hdr(sc, &st, &cam, &ref);
+		float *g = malloc((size_t)160 * 160 * 3 * sizeof *g);
+		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
+		gpu_frame_hdr(gr, &st, &cam, g);
+		expect_hdr_close(g, ref.rgb, 160, 160, k == 1 ? "fisheye smooth" : "fisheye stars");
+		for (int j = 0; j < 160; j++)
+			for (int i = 0; i < 160; i++) {
+				double dx = i + 0.5 - 80, dy = j + 0.5 - 80;
+				if (dx * dx + dy * dy > 80.0 * 80.0)
+					ck_assert(g[3 * (j * 160 + i)] == 0.0f);
+			}
+		gpu_render_free(&gr);
+		free(g);
+		render_image_free(&ref);
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
+/* Stereo: the frame holds both eyes (top-bottom equirect ODS,
+ * side-by-side perspective), each with its own glow: the GPU frame
+ * against the CPU's eyes rendered, glowed and placed one by one. */
+START_TEST(stereo_frames_match_cpu_eyes)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 8000, 24);
+	struct scene *tb = proj_scene(256, 256, SCENE_PROJ_EQUIRECT, SCENE_STEREO_TOP_BOTTOM, 1, 0);
+	tb->render.glow = 0.3;
+	tb->render.glow_threshold = 0.5;
+	proj_case(tb, &st, "stereo top-bottom equirect");
+	struct scene *sbs = proj_scene(320, 120, SCENE_PROJ_PERSPECTIVE, SCENE_STEREO_SIDE_BY_SIDE, 1,
+				       0);
+	sbs->render.glow = 0.3;
+	sbs->render.glow_threshold = 0.5;
+	proj_case(sbs, &st, "stereo side-by-side perspective");
+	free(tb);
+	free(sbs);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* A body at a known direction lands where the formula says on the GPU
+ * too: its light's centroid (a symmetric PSF away from the edges) is at
+ * the expected pixel position (equirect x = w/2 + lon w / 360, y = h/2 -
+ * lat h / 180; fisheye radius theta / 90 x w/2). */
+START_TEST(gpu_body_lands_at_formula_pixel)
+{
+	const struct {
+		int proj, w, h;
+		double a, b; /* equirect: lon, lat; fisheye: theta, phi (degrees) */
+	} cases[] = {{SCENE_PROJ_EQUIRECT, 512, 256, 60, 20},
+		     {SCENE_PROJ_EQUIRECT, 512, 256, -150, -45},
+		     {SCENE_PROJ_FISHEYE, 256, 256, 50, 30},
+		     {SCENE_PROJ_FISHEYE, 256, 256, 80, -120}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		ck_assert_int_eq(sim_state_alloc(&st, 1, 1), 0);
+		for (int c = 0; c < 3; c++)
+			st.comps[0].color[c] = 1.0f;
+		st.mass[0] = 1.0;
+		st.comp[0] = 0;
+		const struct render_camera cam = proj_cam(cases[k].proj);
+		double a = cases[k].a * DEG, b = cases[k].b * DEG, d[3], ex, ey;
+		if (cases[k].proj == SCENE_PROJ_EQUIRECT) {
+			d[0] = cos(b) * sin(a);
+			d[1] = cos(b) * cos(a);
+			d[2] = sin(b);
+			ex = 0.5 * cases[k].w + cases[k].a / 360.0 * cases[k].w;
+			ey = 0.5 * cases[k].h - cases[k].b / 180.0 * cases[k].h;
+		} else {
+			d[0] = sin(a) * cos(b);
+			d[1] = cos(a);
+			d[2] = sin(a) * sin(b);
+			double rho = cases[k].a / 90.0 * 0.5 * cases[k].w;
+			ex = 0.5 * cases[k].w + rho * cos(b);
+			ey = 0.5 * cases[k].h - rho * sin(b);
+		}
+		for (int c = 0; c < 3; c++)
+			st.pos[c] = (double)(float)(cam.pos[c] + 5.0 * d[c]);
+		struct scene *sc = proj_scene(cases[k].w, cases[k].h, cases[k].proj, SCENE_STEREO_NONE, 1,
+					      0);
+		float *g = malloc((size_t)cases[k].w * cases[k].h * 3 * sizeof *g);
+		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
+		gpu_frame_hdr(gr, &st, &cam, g);
+		double s = 0, sx = 0, sy = 0;
+		for (int j = 0; j < cases[k].h; j++)
+			for (int i = 0; i < cases[k].w; i++) {
+				double v = g[3 * ((size_t)j * cases[k].w + i)];
+				s += v;
+				sx += v * (i + 0.5);
+				sy += v * (j + 0.5);
+			}
+		ck_assert_close(s, 1.0, 0, 1e-5);
+		/* float positions: the direction moves by ~1e-7 rad, < 1e-4 px */
+		ck_assert_close(sx / s, ex, 0.02, 0);
+		ck_assert_close(sy / s, ey, 0.02, 0);
+		gpu_render_free(&gr);
+		free(g);
+		free(sc);
+		sim_state_free(&st);
+	}
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_projection");
+	TCase *tc = tcase_create("gpu");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, equirect_stars_match_cpu);
+	tcase_add_test(tc, equirect_splat_matches_cpu);
+	tcase_add_test(tc, fisheye_matches_cpu_with_mask);
+	tcase_add_test(tc, stereo_frames_match_cpu_eyes);
+	tcase_add_test(tc, gpu_body_lands_at_formula_pixel);
+	NB_GPU_TCASE(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)

@@ -1,0 +1,471 @@
+/* test_snapshot.c - the writing side of snapshots (output.snapshots,
+ * --restart, output.fits_dir), through the program (nb_bin()), every run
+ * tiny and in a mkdtemp directory:
+ *   - restart identity on the CPU: N frames in one run, and K frames plus
+ *     a restart from the snapshot of frame K-1 for the rest, give the same
+ *     final state CSV byte for byte and the same last snapshot's positions
+ *     and velocities bit for bit (direct and Barnes-Hut);
+ *   - a restart whose scene differs, a file that is not our snapshot, and
+ *     a snapshot that leaves no frame are refused before any work (exit 2);
+ *   - h5py and yt (Debian's python3-h5py, python3-yt) read the snapshot of
+ *     the last frame: counts, total mass, a body's position and velocity
+ *     and the time, with units, against the final state CSV of the same run;
+ *   - astropy (python3-astropy) reads a FITS map: shape, dtype, keywords,
+ *     and the map's integral = the mass in view;
+ *   - a bad output.snapshots.dir is bad input naming the key, and a run that
+ *     fails leaves no snapshot.
+ * Cases needing a Python module are registered only when it imports
+ * (/usr/bin/python3, or NB_PYTHON); otherwise SKIP is printed.
+ *
+ *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snapshot
+ *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snapshot */
+#include <hdf5.h>
+
+#include "../sim/sim.h"
+#include "check_main.h"
+#include "test_snapshot_util.h"
+
+/* ---- Python ---- */
+
+static const char *python(void)
+{
+	const char *s = getenv("NB_PYTHON");
+	if (s && *s)
+		return s;
+	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+static int has_module(const char *m)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "%s -c 'import %s' >/dev/null 2>&1", python(), m);
+	return system(cmd) == 0;
+}
+
+/* Run SCRIPT (Python source) in g_dir; its stdout into out (cap bytes).
+ * The exit status. */
+static int py(const char *script, char *out, size_t cap)
+{
+	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/check.py", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "cd '%s' && %s check.py 2>py.log", g_dir, python());
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	return WEXITSTATUS(pclose(p));
+}
+
+/* ---- restart ---- */
+
+/* Dataset PATH of g_dir/FILE as doubles (malloc'd), *n values. */
+static double *h5_doubles(const char *file, const char *path, size_t *n)
+{
+	char full[PATH_MAX];
+	snprintf(full, sizeof full, "%s/%s", g_dir, file);
+	hid_t f = H5Fopen(full, H5F_ACC_RDONLY, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+	ck_assert_msg(d >= 0, "%s: no dataset %s", file, path);
+	hid_t sp = H5Dget_space(d);
+	*n = (size_t)H5Sget_simple_extent_npoints(sp);
+	double *v = malloc((*n + 1) * sizeof *v);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+	return v;
+}
+
+/* Snapshots A and B hold the same positions and velocities, bit for bit
+ * (the CSV's 9 digits would hide a last-bit difference). */
+static void snaps_bit_identical(const char *a, const char *b)
+{
+	const char *sets[] = {"PartType1/Coordinates", "PartType2/Coordinates",
+			      "PartType3/Coordinates", "PartType4/Coordinates",
+			      "NbodyRender/InternalVelocities"};
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+		size_t na, nb;
+		double *x = h5_doubles(a, sets[i], &na), *y = h5_doubles(b, sets[i], &nb);
+		ck_assert_uint_eq(na, nb);
+		ck_assert_msg(memcmp(x, y, na * sizeof *x) == 0, "%s differs between %s and %s",
+			      sets[i], a, b);
+		free(x);
+		free(y);
+	}
+}
+
+/* N = 8 frames at once, and 5 frames (snapshots every 4: frames 0, 4 and
+ * the last, 4) plus a restart from snap_001 (frame 4) for frames 5..7:
+ * the same final state, byte for byte. */
+static void restart_identity(const char *solver)
+{
+	ck_assert_int_eq(run(solver, "output.final_state=full.csv", "output.snapshots.dir=fs",
+			     "output.snapshots.every=7", NULL),
+			 0);
+	ck_assert_int_eq(run(solver, "output.frames=5", "output.final_state=k.csv",
+			     "output.snapshots.dir=snaps", "output.snapshots.every=4", NULL),
+			 0);
+	ck_assert(exists("snaps/snap_000.hdf5") && exists("snaps/snap_001.hdf5"));
+	ck_assert_int_eq(count("snaps", "snap_"), 2);
+	ck_assert_int_eq(run(solver, "output.final_state=r.csv", "output.stats=r-stats.csv",
+			     "output.snapshots.dir=rs", "output.snapshots.every=7", "--restart",
+			     "snaps/snap_001.hdf5", NULL),
+			 0);
+	/* frame 7 (the last) is snapshot 1 of both: the same bits */
+	ck_assert_int_eq(count("rs", "snap_"), 1);
+	snaps_bit_identical("fs/snap_001.hdf5", "rs/snap_001.hdf5");
+	char a[256 * 1024], b[256 * 1024];
+	snprintf(a, sizeof a, "%s", slurp("full.csv"));
+	snprintf(b, sizeof b, "%s", slurp("r.csv"));
+	ck_assert_msg(strlen(a) > 1000, "full.csv is short: %zu bytes", strlen(a));
+	ck_assert_msg(strcmp(a, b) == 0, "the restarted run's final state differs (%s)", solver);
+	ck_assert_msg(strcmp(a, slurp("k.csv")) != 0, "K frames already gave the final state?");
+	/* the restart rendered frames 5, 6, 7: three statistics rows */
+	const char *st = slurp("r-stats.csv");
+	int rows = 0;
+	for (const char *p = st; *p; p++)
+		rows += *p == '\n';
+	ck_assert_int_eq(rows, 1 + 3);
+	ck_assert_msg(strncmp(strchr(st, '\n') + 1, "5,", 2) == 0, "first row: %s", st);
+}
+
+START_TEST(restart_is_bit_identical_direct)
+{
+	restart_identity("simulation.solver=direct");
+}
+END_TEST
+
+START_TEST(restart_is_bit_identical_barnes_hut)
+{
+	restart_identity("simulation.solver=barnes-hut");
+}
+END_TEST
+
+/* A run of one frame has one snapshot, frame 0; its restart renders
+ * frames 1..7 and ends where one run of 8 frames does. */
+START_TEST(restart_from_frame_zero)
+{
+	ck_assert_int_eq(run("output.final_state=full.csv", NULL), 0);
+	ck_assert_int_eq(run("output.frames=1", "output.snapshots.dir=snaps", NULL), 0);
+	ck_assert_int_eq(count("snaps", "snap_"), 1);
+	ck_assert_int_eq(run("output.final_state=r.csv", "output.png_dir=png", "--restart",
+			     "snaps/snap_000.hdf5", NULL),
+			 0);
+	char a[256 * 1024];
+	snprintf(a, sizeof a, "%s", slurp("full.csv"));
+	ck_assert_msg(strcmp(a, slurp("r.csv")) == 0, "the restart from frame 0 differs");
+	/* frames 1..7 only, numbered as in the whole run */
+	ck_assert_int_eq(count("png", "frame_"), 7);
+	ck_assert(!exists("png/frame_00000.png") && exists("png/frame_00007.png"));
+}
+END_TEST
+
+START_TEST(restart_mismatch_is_bad_input)
+{
+	ck_assert_int_eq(run("output.frames=5", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=4", "output.final_state=k.csv", NULL),
+			 0);
+	ck_assert_int_eq(run("simulation.dt=0.25", "output.final_state=r.csv", "--restart",
+			     "snaps/snap_001.hdf5", NULL),
+			 2);
+	ck_assert_msg(strstr(slurp("run.log"), "simulation.dt 0.5, the scene says 0.25"), "%s",
+		      slurp("run.log"));
+	ck_assert(!exists("r.csv"));
+	ck_assert_int_eq(run("bodies.1.count=71", "--restart", "snaps/snap_001.hdf5", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "bodies"), "%s", slurp("run.log"));
+	ck_assert_int_eq(run("bodies.1.mass=2e9", "--restart", "snaps/snap_001.hdf5", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "mass"), "%s", slurp("run.log"));
+	ck_assert_int_eq(run("output.frames=5", "--restart", "snaps/snap_001.hdf5", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "no frame is left"), "%s", slurp("run.log"));
+	ck_assert_int_eq(run("--restart", "k.csv", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "not an HDF5 file"), "%s", slurp("run.log"));
+	ck_assert_int_eq(run("--restart", "absent.hdf5", NULL), 2);
+	/* --dry-run says what a restart would render */
+	ck_assert_int_eq(run("--dry-run", "--restart", "snaps/snap_001.hdf5", NULL), 0);
+}
+END_TEST
+
+/* ---- ownership ---- */
+
+START_TEST(snapshot_dir_collision_is_bad_input)
+{
+	ck_assert_int_eq(run("output.snapshots.dir=same", "output.png_dir=same", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "output.snapshots.dir"), "%s", slurp("run.log"));
+	ck_assert_int_eq(run("output.fits_dir=v.mp4", "output.video=v.mp4", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "output.fits_dir"), "%s", slurp("run.log"));
+	char fifo[PATH_MAX];
+	snprintf(fifo, sizeof fifo, "%s/pipe", g_dir);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	ck_assert_int_eq(run("output.snapshots.dir=pipe", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), "output.snapshots.dir: pipe is a FIFO"), "%s",
+		      slurp("run.log"));
+}
+END_TEST
+
+/* Interrupted (SIGINT, exit 130) after its third snapshot, a run keeps its
+ * snapshots, none partial, and a restart from the last one ends where one
+ * uninterrupted run does. */
+START_TEST(interrupted_run_keeps_snapshots_for_restart)
+{
+	ck_assert_int_eq(run("output.frames=60", "output.final_state=full.csv", NULL), 0);
+	pid_t pid = spawn("output.frames=60", "output.snapshots.dir=snaps",
+			  "output.snapshots.every=2", "output.final_state=never.csv", NULL);
+	for (int i = 0; i < 3000 && !exists("snaps/snap_002.hdf5"); i++)
+		usleep(10000);
+	ck_assert_msg(exists("snaps/snap_002.hdf5"), "no third snapshot after 30 s");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	int rc = wait_exit(pid);
+	if (rc == 0) { /* it finished first: nothing to test on this machine */
+		printf("interrupted_run_keeps_snapshots_for_restart: the run ended before SIGINT\n");
+		return;
+	}
+	ck_assert_int_eq(rc, 130);
+	int n = count("snaps", "snap_");
+	ck_assert_int_ge(n, 3);
+	ck_assert_int_eq(count("snaps", "partial"), 0);
+	ck_assert(!exists("never.csv"));
+	char last[64];
+	snprintf(last, sizeof last, "snaps/snap_%03d.hdf5", n - 1);
+	ck_assert_int_eq(run("output.frames=60", "output.final_state=r.csv", "--restart", last, NULL),
+			 0);
+	char a[256 * 1024];
+	snprintf(a, sizeof a, "%s", slurp("full.csv"));
+	ck_assert_msg(strcmp(a, slurp("r.csv")) == 0, "restart from %s differs", last);
+}
+END_TEST
+
+/* The directories hold this run's files: a run of 8 frames, then one of
+ * 4 in the same directories; other names stay. */
+START_TEST(dirs_hold_exactly_this_runs_files)
+{
+	ck_assert_int_eq(run("output.snapshots.dir=snaps", "output.snapshots.every=3",
+			     "output.fits_dir=fits", NULL),
+			 0);
+	ck_assert_int_eq(count("snaps", "snap_"), 4); /* frames 0, 3, 6, 7 */
+	ck_assert_int_eq(count("fits", "frame_"), 8);
+	char keep[PATH_MAX];
+	snprintf(keep, sizeof keep, "%s/snaps/snap_7.hdf5", g_dir); /* not our name */
+	FILE *f = fopen(keep, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(run("output.frames=4", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=3", "output.fits_dir=fits", NULL),
+			 0);
+	ck_assert_int_eq(count("snaps", "snap_0"), 2); /* frames 0, 3 */
+	ck_assert(exists("snaps/snap_000.hdf5") && exists("snaps/snap_001.hdf5"));
+	ck_assert(exists("snaps/snap_7.hdf5"));
+	ck_assert_int_eq(count("fits", "frame_"), 4);
+	ck_assert(!exists("fits/frame_00004.fits"));
+}
+END_TEST
+
+/* The energy check stops the run at frame 1 (exit 1): the snapshot of
+ * frame 0 and the FITS map of frame 0 were in place, and are removed. */
+START_TEST(failed_run_leaves_no_snapshot)
+{
+	ck_assert_int_eq(run("simulation.max_energy_error=1e-15", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=1", "output.fits_dir=fits", NULL),
+			 1);
+	ck_assert_int_eq(count("snaps", "snap_"), 0);
+	ck_assert_int_eq(count("snaps", "partial"), 0);
+	ck_assert_int_eq(count("fits", "frame_"), 0);
+	ck_assert_int_eq(count("fits", "partial"), 0);
+}
+END_TEST
+
+/* ---- readers ---- */
+
+START_TEST(h5py_reads_the_state)
+{
+	ck_assert_int_eq(run("output.final_state=fin.csv", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=3", NULL),
+			 0);
+	/* frames 0, 3, 6 and the last, 7: snap_003 is the final state */
+	ck_assert_int_eq(count("snaps", "snap_"), 4);
+	double mass, x[3], v[3];
+	ck_assert_int_eq(csv_body("fin.csv", 217, &mass, x, v), 460);
+	char out[4096];
+	ck_assert_int_eq(
+		py("import h5py, numpy as np\n"
+		   "f = h5py.File('snaps/snap_003.hdf5', 'r')\n"
+		   "h = f['Header'].attrs\n"
+		   "n = [int(c) for c in h['NumPart_ThisFile']]\n"
+		   "m = sum(f['PartType%d/Masses' % t][:].sum() for t in range(6) if n[t])\n"
+		   "t = [t for t in range(6) if n[t] and 217 in f['PartType%d/ParticleIDs' % t][:]][0]\n"
+		   "k = list(f['PartType%d/ParticleIDs' % t][:]).index(217)\n"
+		   "x = f['PartType%d/Coordinates' % t][k]; v = f['PartType%d/Velocities' % t][k]\n"
+		   "u = f['Units'].attrs\n"
+		   "print(*n, m, t, *x, *v, h['Time'], h['Time_SceneUnits'],\n"
+		   "      u['Unit length in cgs (U_L)'], u['Unit mass in cgs (U_M)'],\n"
+		   "      f['PartType2/Coordinates'].dtype == np.float64,\n"
+		   "      f['NbodyRender'].attrs['Frame'], f['NbodyRender'].attrs['ComponentNames'][0].decode(),\n"
+		   "      f['PartType2'].attrs['ComponentNames'][0].decode())\n",
+		   out, sizeof out),
+		0);
+	int n[6], type, frame;
+	double m, px[3], pv[3], time, tscene, ul, um;
+	char comp[64], comp2[64];
+	char tf[8];
+	ck_assert_msg(sscanf(out, "%d %d %d %d %d %d %lf %d %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %5s %d %63s %63s",
+			     &n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &m, &type, &px[0], &px[1],
+			     &px[2], &pv[0], &pv[1], &pv[2], &time, &tscene, &ul, &um, tf, &frame,
+			     comp, comp2) == 22,
+		      "h5py printed: %s (%s)", out, slurp("py.log"));
+	printf("h5py: %s", out);
+	/* halo 200, disk 150, bulge 40, the cluster 70 as "other" */
+	ck_assert_int_eq(n[0], 0);
+	ck_assert_int_eq(n[1], 200);
+	ck_assert_int_eq(n[2], 150);
+	ck_assert_int_eq(n[3], 40);
+	ck_assert_int_eq(n[4], 70);
+	ck_assert_close(m * 1e10, mass, 0, 1e-8); /* 1e10 M_sun, against %.9g sums */
+	for (int d = 0; d < 3; d++) {
+		ck_assert_close(px[d], x[d], 1e-7, 1e-8); /* kpc */
+		ck_assert_close(pv[d], v[d], 1e-6, 1e-8); /* km/s */
+	}
+	ck_assert_close(tscene, 7 * 3 * 0.5, 1e-12, 1e-12); /* Myr */
+	ck_assert_close(time * 977.792221, tscene, 0, 1e-6); /* kpc/(km/s) in Myr */
+	ck_assert_close(ul, 3.0856775814913673e21, 0, 1e-15);
+	ck_assert_close(um, 1.98841e43, 0, 1e-15);
+	ck_assert_str_eq(tf, "True");
+	ck_assert_int_eq(frame, 7);
+	ck_assert_str_eq(comp, "g.disk");
+	ck_assert_str_eq(comp2, "g.disk");
+}
+END_TEST
+
+START_TEST(yt_reads_the_state_with_units)
+{
+	ck_assert_int_eq(run("output.final_state=fin.csv", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=3", NULL),
+			 0);
+	double mass, x[3], v[3];
+	ck_assert_int_eq(csv_body("fin.csv", 5, &mass, x, v), 460);
+	char out[4096];
+	int rc = py("import yt, numpy as np\n"
+		    "yt.set_log_level(50)\n"
+		    "ds = yt.load('snaps/snap_003.hdf5')\n"
+		    "ad = ds.all_data()\n"
+		    "ids = ad['all', 'particle_index'].v\n"
+		    "k = int(np.where(ids == 5)[0][0])\n"
+		    "x = ad['all', 'particle_position'][k].to('kpc').v\n"
+		    "v = ad['all', 'particle_velocity'][k].to('km/s').v\n"
+		    "print(type(ds).__name__, len(ids), ad['all', 'particle_mass'].sum().to('Msun').v,\n"
+		    "      *x, *v, ds.current_time.to('Myr').v)\n",
+		    out, sizeof out);
+	ck_assert_msg(rc == 0, "yt failed: %s", slurp("py.log"));
+	char cls[64];
+	int n;
+	double m, px[3], pv[3], t;
+	ck_assert_msg(sscanf(out, "%63s %d %lf %lf %lf %lf %lf %lf %lf %lf", cls, &n, &m, &px[0],
+			     &px[1], &px[2], &pv[0], &pv[1], &pv[2], &t) == 10,
+		      "yt printed: %s", out);
+	printf("yt: %s", out);
+	ck_assert_str_eq(cls, "GadgetHDF5Dataset");
+	ck_assert_int_eq(n, 460);
+	ck_assert_close(m, mass, 0, 1e-8);
+	for (int d = 0; d < 3; d++) {
+		ck_assert_close(px[d], x[d], 1e-7, 1e-8);
+		ck_assert_close(pv[d], v[d], 1e-6, 1e-8);
+	}
+	ck_assert_close(t, 7 * 3 * 0.5, 0, 1e-6); /* yt's kpc/(km/s) against our Myr */
+}
+END_TEST
+
+/* Every body of a Plummer sphere in view, render.mode density, no glow or
+ * wing: each plane's integral is the mass. */
+START_TEST(astropy_reads_the_fits_map)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/fits.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("units: galactic\n"
+	      "simulation: {solver: direct, softening: 0.1, dt: 0.5, steps_per_frame: 3}\n"
+	      "bodies: [{name: c, model: plummer, count: 300, mass: 1e9, scale: 1, rmax: 5}]\n"
+	      "camera: {fov: 45, keys: [{frame: 0, position: [0, -200, 0], target: [0, 0, 0]}]}\n"
+	      "render: {width: 64, height: 48, mode: density, glow: 0, psf_wing: 0, diffuse: 0}\n"
+	      "output: {frames: 3, fits_dir: fits}\n",
+	      f);
+	fclose(f);
+	g_file = "fits.yaml";
+	ck_assert_int_eq(run(NULL), 0);
+	ck_assert_int_eq(count("fits", "frame_"), 3);
+	char out[4096];
+	int rc = py("from astropy.io import fits\n"
+		    "h = fits.open('fits/frame_00002.fits')\n"
+		    "d = h[0].data; H = h[0].header\n"
+		    "print(*d.shape, d.dtype.name, H['BUNIT'].replace(' ', '_'), H['CUNIT1'], H['CDELT1'],\n"
+		    "      H['CDELT2'], H['SIMTIME'], H['TIMEUNIT'], H['FRAME'],\n"
+		    "      *(d.astype('f8').sum(axis=(1, 2)) * H['CDELT1'] * H['CDELT2']))\n",
+		    out, sizeof out);
+	ck_assert_msg(rc == 0, "astropy failed: %s", slurp("py.log"));
+	printf("astropy: %s", out);
+	int z, y, xx, frame;
+	char dt[32], bunit[64], cunit[16], tunit[16];
+	double c1, c2, t, s[3];
+	ck_assert_msg(sscanf(out, "%d %d %d %31s %63s %15s %lf %lf %lf %15s %d %lf %lf %lf", &z, &y,
+			     &xx, dt, bunit, cunit, &c1, &c2, &t, tunit, &frame, &s[0], &s[1],
+			     &s[2]) == 14,
+		      "astropy printed: %s", out);
+	ck_assert_int_eq(z, 3);
+	ck_assert_int_eq(y, 48);
+	ck_assert_int_eq(xx, 64);
+	ck_assert_str_eq(dt, "float32");
+	ck_assert_str_eq(bunit, "solMass_kpc-2");
+	ck_assert_str_eq(cunit, "kpc");
+	/* 200 kpc away, fov 45 degrees (the default) over 48 rows */
+	double pix = 200.0 * tan(0.5 * 45.0 * M_PI / 180.0) / 24.0;
+	ck_assert_close(c1, pix, 0, 1e-9);
+	ck_assert_close(c2, pix, 0, 1e-9);
+	ck_assert_close(t, 2 * 3 * 0.5, 0, 1e-12);
+	ck_assert_str_eq(tunit, "Myr");
+	ck_assert_int_eq(frame, 2);
+	for (int c = 0; c < 3; c++)
+		ck_assert_close(s[c], 1e9, 0, 1e-5); /* float pixels */
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("snapshot");
+	TCase *tc = tcase_create("cpu");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, restart_is_bit_identical_direct);
+	tcase_add_test(tc, restart_is_bit_identical_barnes_hut);
+	tcase_add_test(tc, restart_from_frame_zero);
+	tcase_add_test(tc, restart_mismatch_is_bad_input);
+	tcase_add_test(tc, snapshot_dir_collision_is_bad_input);
+	tcase_add_test(tc, failed_run_leaves_no_snapshot);
+	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);
+	tcase_add_test(tc, interrupted_run_keeps_snapshots_for_restart);
+	suite_add_tcase(s, tc);
+	const char *mods[] = {"h5py", "yt", "astropy"};
+	const TTest *tests[] = {h5py_reads_the_state, yt_reads_the_state_with_units,
+				astropy_reads_the_fits_map};
+	for (int i = 0; i < 3; i++) {
+		if (!has_module(mods[i])) {
+			printf("SKIP: %s: %s does not import %s (Debian: python3-%s; not run, not "
+			       "counted)\n",
+			       __FILE__, python(), mods[i], mods[i]);
+			continue;
+		}
+		TCase *t = tcase_create(mods[i]);
+		tcase_add_checked_fixture(t, setup, teardown);
+		/* third-party numerical code runs in the child: no FP traps */
+		tcase_add_checked_fixture(t, nb_untrap_fpe, NULL);
+		tcase_set_timeout(t, 300);
+		tcase_add_test(t, tests[i]);
+		suite_add_tcase(s, t);
+	}
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
