@@ -176,7 +176,7 @@ endif
 # fuzz/regress/NAME/; new inputs go to build-fuzz/corpus/NAME/, crashes to
 # build-fuzz/crash-NAME-*. make test replays the seeds and regressions
 # through the same harnesses built with the normal compiler (fuzz-replay).
-FUZZ_TARGETS ?= scene batch bodyfile
+FUZZ_TARGETS ?= scene batch bodyfile snapbin snaph5
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LIB_OBJ := $(filter-out $(BUILD)/app/main.o,$(APP_OBJ)) $(BUILD)/libnbody.a

@@ -123,6 +123,32 @@ static void report_levels(const struct scene *sc, long n, FILE *f)
 	sim_state_free(&st);
 }
 
+/* Each snapshot entry: its format, units and what it keeps (a count pass). */
+static void comment_snapshots(const struct scene *sc, FILE *f)
+{
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	for (int k = 0; k < sc->nbodies; k++) {
+		struct sim_snap_info in;
+		if (sc->bodies[k].model != SCENE_MODEL_SNAPSHOT || sim_snap_load(sc, k, &u, NULL, 0, 0, &in))
+			continue;
+		fprintf(f, "\n# --- snapshot bodies.%d (%s) ---\n", k, sc->bodies[k].name);
+		fprintf(f, "# format: %s, %d file%s\n",
+			in.format == SIM_SNAP_HDF5 ? "GADGET-style HDF5"
+			: in.format == SIM_SNAP_GADGET1 ? "GADGET binary format 1" : "GADGET binary format 2",
+			in.num_files, in.num_files == 1 ? "" : "s");
+		fprintf(f, "# units: %s\n", in.units);
+		fprintf(f, "# stored -> scene units: length x %.7g, velocity x %.7g, mass x %.7g\n",
+			in.length, in.velocity, in.mass);
+		static const char *const tn[SIM_SNAP_NTYPES] = {"gas", "halo", "disk", "bulge", "stars", "bh"};
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+			if (in.in_file[t] > 0)
+				fprintf(f, "# type %d (%s): %llu in the snapshot, %zu kept%s\n", t, tn[t],
+					(unsigned long long)in.in_file[t], in.kept[t],
+					sc->bodies[k].snap.types[t].draw ? "" : " (not drawn)");
+	}
+}
+
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 {
 	int rc = scene_emit(sc, f);
@@ -164,6 +190,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	}
 	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL)
 		report_levels(sc, n, f);
+	comment_snapshots(sc, f);
 	for (int k = 0; k < sc->nbodies; k++) {
 		if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY) {
 			comment_galaxy_report(sc, f);

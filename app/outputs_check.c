@@ -109,7 +109,8 @@ static void collect(const struct scene *sc, int view, int nviews, int with_input
 	if (with_input) {
 		add(e, n, view, nviews, "the scene file", sc->path, ENTRY_INPUT);
 		for (int b = 0; b < sc->nbodies; b++) {
-			if (sc->bodies[b].model != SCENE_MODEL_FILE)
+			if (sc->bodies[b].model != SCENE_MODEL_FILE &&
+			    sc->bodies[b].model != SCENE_MODEL_SNAPSHOT)
 				continue;
 			char key[48];
 			snprintf(key, sizeof key, "bodies.%d.file", b);

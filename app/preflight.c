@@ -65,7 +65,10 @@ static int check_host_memory(const struct scene *sc, long n)
 	app_human_bytes(avail, ab, sizeof ab);
 	int b = largest_body(sc);
 	snprintf(key, sizeof key, "bodies.%d%s", b,
-		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
+		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? ""
+		 : sc->bodies[b].model == SCENE_MODEL_FILE || sc->bodies[b].model == SCENE_MODEL_SNAPSHOT
+			 ? ".file"
+			 : ".count");
 	return scene_fail_key(sc, key, b,
 			      "%ld bodies need about %s of host memory, but this machine has %s "
 			      "available (MemAvailable in /proc/meminfo); lower the body counts",
@@ -99,7 +102,10 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 	int b = largest_body(sc);
 	char key[64];
 	snprintf(key, sizeof key, "bodies.%d%s", b,
-		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? "" : ".count");
+		 sc->bodies[b].model == SCENE_MODEL_DISK_GALAXY ? ""
+		 : sc->bodies[b].model == SCENE_MODEL_FILE || sc->bodies[b].model == SCENE_MODEL_SNAPSHOT
+			 ? ".file"
+			 : ".count");
 	return scene_fail_key(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
 			      "(cudaMemGetInfo); lower the body counts or use --backend cpu",
 			      n, nb, name, fb);

@@ -119,12 +119,13 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		return scene_fail(&c->ec, m, path,
 				  "expected a disk-galaxy with at least one of disk, bulge, halo "
 				  "with count > 0, got none");
-	if (b->model == SCENE_MODEL_FILE) {
+	if (b->model == SCENE_MODEL_FILE || b->model == SCENE_MODEL_SNAPSHOT) {
 		const struct ynode *fn = yaml_tree_get(m, "file", NULL);
+		const char *what = b->model == SCENE_MODEL_FILE ? "a state CSV" : "a snapshot";
 		scene_path_join(p, sizeof(p), path, "file");
 		if (b->file[0] == '\0')
-			return scene_fail(&c->ec, fn ? fn : m, p,
-					  "missing required key (model file needs a state CSV path)");
+			return scene_fail(&c->ec, fn ? fn : m, p, "missing required key (model %s needs %s path)",
+					  scene_model_names[b->model], what);
 		/* Stored absolute, so that an emitted scene works from anywhere. */
 		char joined[2 * SCENE_PATH_MAX + 2], real[PATH_MAX];
 		if (b->file[0] == '/')
@@ -136,7 +137,7 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		char why[300];
 		int fd = scene_infile_open(real, why, sizeof(why));
 		if (fd < 0)
-			return scene_fail(&c->ec, fn, p, "cannot use '%s' as a state CSV: %s", real, why);
+			return scene_fail(&c->ec, fn, p, "cannot use '%s' as %s: %s", real, what, why);
 		close(fd);
 		if (strlen(real) >= sizeof(b->file))
 			return scene_fail(&c->ec, fn, p, "expected a path shorter than %d, got %zu characters",
@@ -374,7 +375,7 @@ static int check_force_scale(struct load_ctx *c)
 		const struct scene_body *b = &sc->bodies[i];
 		double m = b->model == SCENE_MODEL_DISK_GALAXY
 				   ? b->disk.mass + b->bulge.mass + b->halo.mass
-			   : b->model == SCENE_MODEL_FILE ? 0
+			   : b->model == SCENE_MODEL_FILE || b->model == SCENE_MODEL_SNAPSHOT ? 0
 							  : b->mass;
 		total += m / 256;
 		if (m > most)
@@ -409,6 +410,13 @@ static int check_encounter(struct load_ctx *c)
 					  "expected exactly 2 entries in bodies (the two galaxies), got %d",
 					  sc->nbodies);
 		for (int i = 0; i < 2; i++) {
+			/* a snapshot's mass is in its file, which the orbit cannot see */
+			if (sc->bodies[i].model == SCENE_MODEL_SNAPSHOT)
+				return scene_fail(&c->ec, seen(c, "encounter"), "encounter",
+						  "expected bodies 0 and 1 whose mass the scene gives, got "
+						  "bodies.%d (%s) of model snapshot (its mass is in the file: "
+						  "place it with bodies.%d.position and velocity instead)",
+						  i, sc->bodies[i].name, i);
 			const struct ynode *at = c->body_placed[i];
 			if (!at)
 				continue;

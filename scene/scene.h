@@ -49,6 +49,7 @@ enum scene_model {
 	SCENE_MODEL_HERNQUIST,
 	SCENE_MODEL_DISK_GALAXY,
 	SCENE_MODEL_FILE,
+	SCENE_MODEL_SNAPSHOT,
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
@@ -113,6 +114,35 @@ struct scene_dust {
 };
 #define SCENE_DUST_Z_RATIO 0.4
 
+/* model: snapshot (sim/snap*.c, docs/snapshots.md): a GADGET-style
+ * snapshot read as bodies. */
+#define SCENE_SNAP_NTYPES 6 /* GADGET particle types 0..5 */
+/* bodies.*.format: what a snapshot entry reads (output.snapshots.format is
+ * scene_snap_format, what is written) */
+enum scene_snap_in_format { SCENE_SNAPIN_AUTO, SCENE_SNAPIN_GADGET_HDF5, SCENE_SNAPIN_GADGET1, SCENE_SNAPIN_GADGET2 };
+enum scene_region { SCENE_REGION_NONE, SCENE_REGION_BOX, SCENE_REGION_SPHERE };
+enum scene_tristate { SCENE_AUTO, SCENE_TRUE, SCENE_FALSE };
+/* One particle type's look: bodies.*.types.{gas,halo,disk,bulge,stars,bh}. */
+struct scene_snap_type {
+	int load;          /* 0: the type's particles are not read at all (no gravity either) */
+	int draw;          /* 0: read and simulated, drawn with no light (brightness 0) */
+	float color[3];    /* linear RGB */
+	double brightness; /* light per unit mass, >= 0 */
+};
+struct scene_snapshot {
+	enum scene_snap_in_format format;
+	struct scene_snap_type types[SCENE_SNAP_NTYPES];
+	enum scene_region region;  /* which particles are kept, by their converted position */
+	double region_center[3];   /* scene length units, before bodies.*.position is added */
+	double region_radius;      /* sphere: radius */
+	double region_size[3];     /* box: edge lengths */
+	double subsample;          /* (0, 1]: share kept, by a hash of the particle ID */
+	/* the file's code units in cgs when the file does not say (0: not
+	 * given; then GADGET's 1 kpc/h, 1e10 M_sun/h, 1 km/s) */
+	double length_cm, mass_g, velocity_cm_s;
+	enum scene_tristate comoving; /* auto: from the file (sim/snap_load.c) */
+};
+
 /* One entry of bodies:. */
 struct scene_body {
 	char name[SCENE_NAME_MAX]; /* REQUIRED, unique, [A-Za-z0-9_-]+ */
@@ -125,12 +155,14 @@ struct scene_body {
 	double velocity[3];        /* bulk velocity */
 	float color[3];            /* linear RGB, default [1,1,1] */
 	double brightness;         /* light per unit mass, >= 0 (default 1) */
-	char file[SCENE_PATH_MAX]; /* model: file - state CSV, relative to the scene file */
+	char file[SCENE_PATH_MAX]; /* model: file - state CSV; model: snapshot - the snapshot (its
+				    * first file); relative to the scene file, stored absolute */
 	/* model: disk-galaxy */
 	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
 	double position_angle;     /* degrees: rotation of the tilted disk about +z */
 	struct scene_part disk, bulge, halo;
 	struct scene_dust dust;    /* disk-galaxy only */
+	struct scene_snapshot snap; /* model: snapshot (file holds its path) */
 };
 
 /* camera.keys entry. Fields not given in a key are taken from the camera
@@ -308,6 +340,10 @@ struct sim_units {
 /* Fill factors for the scene's unit system. Galactic: 1 kpc, 100 km/s,
  * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun). */
 void scene_units_of(enum scene_units u, struct sim_units *out);
+/* One scene length, mass and velocity unit in cgs (cm, g, cm/s): galactic
+ * kpc, M_sun (from the IAU GM_sun and the G of scene_units_of), km/s.
+ * Returns 0, or -1 for units: nbody, which has no physical scale. */
+int scene_units_cgs(enum scene_units u, double *length_cm, double *mass_g, double *velocity_cm_s);
 /* The scene's softening length in internal units (simulation.softening x
  * the unit system's length): the one conversion the solvers, the galaxy
  * models and the load-time force check share. */

@@ -17,6 +17,7 @@
 #define BD(f) .base = SBASE_BODY, .off = offsetof(struct scene_body, f), .size = sizeof(((struct scene_body *)0)->f)
 #define CK(f) .base = SBASE_KEY, .off = offsetof(struct scene_camera_key, f), .has_off = offsetof(struct scene_camera_key, has_##f), .flags = SKEY_HAS
 #define MAPKEY(p, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .help = doc}
+#define MAPKEY2(p, m, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .models = m, .help = doc}
 
 static const char *const units_names[] = {"nbody", "galactic", NULL};
 static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
@@ -25,7 +26,10 @@ static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 static const char *const reorder_names[] = {"sort", "migrate", NULL};
 static const char *const timesteps_names[] = {"shared", "individual", NULL};
-const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
+const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", "snapshot", NULL};
+static const char *const snap_in_format_names[] = {"auto", "gadget-hdf5", "gadget1", "gadget2", NULL};
+static const char *const region_names[] = {"none", "box", "sphere", NULL};
+static const char *const tristate_names[] = {"auto", "true", "false", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
 static const char *const adaptive_word[] = {"adaptive", NULL};
@@ -50,6 +54,24 @@ static const char *const frame_names[] = {"keys", "auto", NULL};
 static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
 static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
 static const char *const snap_format_names[] = {"hdf5", NULL};
+
+#define SNAP SMODEL(SCENE_MODEL_SNAPSHOT)
+/* bodies.*.types.NAME: particle type T of a snapshot (docs/snapshots.md) */
+#define SNAPTYPE(name, t, what, dload, ddraw, dcolor, dbright)                                   \
+	{.path = "bodies.*.types." name, .type = SKEY_MAP, .type_doc = "map", .models = SNAP,        \
+	 .help = "snapshot: particle type " #t " (" what ")"},                                       \
+	{.path = "bodies.*.types." name ".load", .type = SKEY_ENUM, BD(snap.types[t].load),         \
+	 .names = bool_names, .def = dload, .models = SNAP, .type_doc = "false | true",              \
+	 .help = "read this type's particles at all (false: skipped, no gravity either)"},           \
+	{.path = "bodies.*.types." name ".draw", .type = SKEY_ENUM, BD(snap.types[t].draw),         \
+	 .names = bool_names, .def = ddraw, .models = SNAP, .type_doc = "false | true",              \
+	 .help = "draw this type (false: simulated, no light)"},                                     \
+	{.path = "bodies.*.types." name ".color", .type = SKEY_COLOR, BD(snap.types[t].color),      \
+	 .lo = 0, .hi = 1e6, .def = dcolor, .models = SNAP, .type_doc = "[r, g, b], each in [0, 1e6]", \
+	 .help = "linear RGB colour of this type"},                                                  \
+	{.path = "bodies.*.types." name ".brightness", .type = SKEY_DOUBLE,                         \
+	 BD(snap.types[t].brightness), .lo = 0, .hi = 1e6, .def = dbright, .models = SNAP,          \
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of this type"}
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -124,8 +146,9 @@ const struct scene_key scene_schema[] = {
 	 .help = "unique name of the entry (for camera.follow and component names)"},
 	{.path = "bodies.*.model", .type = SKEY_ENUM, BD(model), .flags = SKEY_REQUIRED,
 	 .names = scene_model_names, .models = SMODEL_ALL,
-	 .type_doc = "plummer | hernquist | disk-galaxy | file",
-	 .help = "what the entry is: a sphere, a disk galaxy, or bodies read from a state CSV"},
+	 .type_doc = "plummer | hernquist | disk-galaxy | file | snapshot",
+	 .help = "what the entry is: a sphere, a disk galaxy, bodies read from a state CSV, or "
+		 "particles read from a GADGET/AREPO/GIZMO/SWIFT snapshot (docs/snapshots.md)"},
 	{.path = "bodies.*.count", .type = SKEY_LONG, BD(count), .lo = 1, .hi = 1e9, .def = "1000",
 	 .models = SMODEL_SPHERES, .type_doc = "integer in [1, 1e9]", .help = "number of bodies"},
 	{.path = "bodies.*.mass", .type = SKEY_DOUBLE, BD(mass), .lo = 0, .hi = H,
@@ -138,8 +161,53 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_LO_OPEN, .models = SMODEL_SPHERES, .type_doc = "number in (1, 1e6]",
 	 .help = "truncation radius in units of scale (default 20 for plummer, 50 for hernquist)"},
 	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "\"\"",
-	 .models = SMODEL(SCENE_MODEL_FILE), .type_doc = "path",
-	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz), relative to the scene file; required"},
+	 .models = SMODEL(SCENE_MODEL_FILE) | SNAP, .type_doc = "path",
+	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz); model snapshot: the "
+		 "snapshot (its first file, snap.0.hdf5, for a multi-file one); relative to the scene "
+		 "file; required"},
+	{.path = "bodies.*.format", .type = SKEY_ENUM, BD(snap.format), .names = snap_in_format_names,
+	 .def = "auto", .models = SNAP, .type_doc = "auto | gadget-hdf5 | gadget1 | gadget2",
+	 .help = "snapshot format; auto: from the file's first bytes (HDF5 signature, or the "
+		 "first record marker 256 / 8 in either byte order)"},
+	MAPKEY2("bodies.*.types", SNAP, "snapshot: each particle type's look (docs/snapshots.md)"),
+	SNAPTYPE("gas", 0, "gas", "true", "true", "[0.45, 0.6, 1]", "0.5"),
+	SNAPTYPE("halo", 1, "dark matter", "true", "false", "[0.25, 0.2, 0.3]", "0.1"),
+	SNAPTYPE("disk", 2, "disk", "true", "true", "[0.55, 0.7, 1]", "1"),
+	SNAPTYPE("bulge", 3, "bulge", "true", "true", "[1, 0.8, 0.55]", "1"),
+	SNAPTYPE("stars", 4, "stars", "true", "true", "[1, 0.9, 0.75]", "1"),
+	SNAPTYPE("bh", 5, "black holes / boundary", "true", "false", "[1, 1, 1]", "1"),
+	MAPKEY2("bodies.*.region", SNAP, "snapshot: keep only the particles in a box or sphere"),
+	{.path = "bodies.*.region.shape", .type = SKEY_ENUM, BD(snap.region), .names = region_names,
+	 .def = "none", .models = SNAP, .type_doc = "none | box | sphere",
+	 .help = "none: every particle; box: within center +- size/2; sphere: within radius of center"},
+	{.path = "bodies.*.region.center", .type = SKEY_VEC3, BD(snap.region_center), .lo = -XMAX,
+	 .hi = XMAX, .def = "[0, 0, 0]", .models = SNAP, .type_doc = "[x, y, z], each in [-1e15, 1e15]",
+	 .help = "centre of the region (scene length units, physical, before bodies.*.position)"},
+	{.path = "bodies.*.region.radius", .type = SKEY_DOUBLE, BD(snap.region_radius), .lo = 0,
+	 .hi = XMAX, .flags = SKEY_LO_OPEN, .def = "1", .models = SNAP, .type_doc = "number > 0",
+	 .help = "sphere: radius (scene length units)"},
+	{.path = "bodies.*.region.size", .type = SKEY_VEC3, BD(snap.region_size), .lo = 0,
+	 .hi = XMAX, .def = "[1, 1, 1]", .models = SNAP, .type_doc = "[x, y, z], each in [0, 1e15]",
+	 .help = "box: edge lengths (scene length units)"},
+	{.path = "bodies.*.subsample", .type = SKEY_DOUBLE, BD(snap.subsample), .lo = 0, .hi = 1,
+	 .flags = SKEY_LO_OPEN, .def = "1", .models = SNAP, .type_doc = "number in (0, 1]",
+	 .help = "share of the particles kept, chosen by a hash of the particle ID (the same "
+		 "particles in every snapshot of a run)"},
+	MAPKEY2("bodies.*.units", SNAP,
+		"snapshot: the file's code units in cgs, used only when the file does not give them"),
+	{.path = "bodies.*.units.length_cm", .type = SKEY_DOUBLE, BD(snap.length_cm), .lo = 0,
+	 .hi = 1e60, .def = "0", .models = SNAP, .type_doc = "number >= 0",
+	 .help = "code length in cm (0: GADGET's 3.085678e21, 1 kpc/h)"},
+	{.path = "bodies.*.units.mass_g", .type = SKEY_DOUBLE, BD(snap.mass_g), .lo = 0, .hi = 1e60,
+	 .def = "0", .models = SNAP, .type_doc = "number >= 0",
+	 .help = "code mass in g (0: GADGET's 1.989e43, 1e10 M_sun/h)"},
+	{.path = "bodies.*.units.velocity_cm_s", .type = SKEY_DOUBLE, BD(snap.velocity_cm_s),
+	 .lo = 0, .hi = 1e60, .def = "0", .models = SNAP, .type_doc = "number >= 0",
+	 .help = "code velocity in cm/s (0: GADGET's 1e5, 1 km/s)"},
+	{.path = "bodies.*.comoving", .type = SKEY_ENUM, BD(snap.comoving), .names = tristate_names,
+	 .def = "auto", .models = SNAP, .type_doc = "auto | true | false",
+	 .help = "comoving coordinates: positions times a, velocities times sqrt(a), lengths and "
+		 "masses over h (auto: when the file says so, or when Time = 1/(1+Redshift) < 1)"},
 	{.path = "bodies.*.position", .type = SKEY_VEC3, BD(position), .lo = -XMAX, .hi = XMAX,
 	 .def = "[0, 0, 0]", .models = SMODEL_ALL, .type_doc = "[x, y, z], each in [-1e15, 1e15]",
 	 .help = "centre of mass (ignored for bodies 0 and 1 when encounter is given)"},

@@ -47,7 +47,7 @@ enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };
 /* bodies.* keys: which models use them */
 #define SMODEL(m) (1u << (m))
 #define SMODEL_SPHERES (SMODEL(SCENE_MODEL_PLUMMER) | SMODEL(SCENE_MODEL_HERNQUIST))
-#define SMODEL_ALL 0xfu
+#define SMODEL_ALL 0x1fu
 
 struct scene_key {
 	const char *path;

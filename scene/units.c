@@ -39,3 +39,18 @@ double scene_softening(const struct scene *sc)
 	scene_units_of(sc->units, &u);
 	return sc->simulation.softening * u.length;
 }
+
+/* G in cgs (CODATA 2018) and GM_sun (IAU 2015 nominal, cm^3 s^-2): the
+ * M_sun that goes with UNITS_G_GALACTIC. */
+#define UNITS_G_CGS 6.67430e-8
+#define UNITS_GMSUN_CGS 1.3271244e26
+
+int scene_units_cgs(enum scene_units u, double *length_cm, double *mass_g, double *velocity_cm_s)
+{
+	if (u != SCENE_UNITS_GALACTIC)
+		return -1;
+	*length_cm = UNITS_KPC_KM * 1e5;
+	*mass_g = UNITS_GMSUN_CGS / UNITS_G_CGS;
+	*velocity_cm_s = 1e5;
+	return 0;
+}

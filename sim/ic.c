@@ -1,6 +1,6 @@
 /* ic.c - initial conditions for a whole scene (sim_ic_build): count the
  * bodies, lay out one component per sphere/file entry and three per disk
- * galaxy (four with young stars), sample each entry in its own frame, then rotate and move it where
+ * galaxy (four with young stars), one per loaded particle type of a snapshot, sample each entry in its own frame, then rotate and move it where
  * sim_ic_placement (sim/encounter.c) says.
  *
  * Entry k draws from streams starting at (k + 1) << 40, so entries are
@@ -36,6 +36,15 @@ static int ic_entry_size(const struct scene *sc, int k, const struct sim_units *
 		*n = (size_t)c;
 		*ncomp = 3 + (sim_galaxy_young_count(&b->disk) > 0) + (scene_dust_count(b) > 0); /* sim_ic_disk_galaxy */
 		return 0;
+	}
+	case SCENE_MODEL_SNAPSHOT: {
+		struct sim_snap_info info;
+		int err = sim_snap_load(sc, k, u, NULL, 0, 0, &info);
+		*n = 0;
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+			*n += info.kept[t];
+		*ncomp = info.ncomp;
+		return err;
 	}
 	case SCENE_MODEL_FILE: {
 		char path[2 * SCENE_PATH_MAX + 2];
@@ -104,6 +113,24 @@ static int ic_one_component(const struct scene *sc, int k, const struct sim_unit
 	return 0;
 }
 
+/* Read snapshot entry k into [first, first+n) as components c.. */
+static int ic_snapshot(const struct scene *sc, int k, const struct sim_units *u,
+		       struct sim_state *st, size_t first, size_t n, int c)
+{
+	struct sim_snap_info info;
+	int err = sim_snap_load(sc, k, u, st, first, c, &info);
+	size_t got = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		got += info.kept[t];
+	if (!err && got != n) {
+		log_error("bodies.%d: the snapshot gives %zu bodies now, %zu when counted (changed "
+			  "while reading?)",
+			  k, got, n);
+		return NB_ERUNTIME;
+	}
+	return err;
+}
+
 int sim_ic_build(const struct scene *sc, struct sim_state *st)
 {
 	int err = 0;
@@ -136,6 +163,8 @@ int sim_ic_build(const struct scene *sc, struct sim_state *st)
 		const uint64_t stream_base = (uint64_t)(k + 1) << 40;
 		if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY)
 			err = sim_ic_disk_galaxy(sc, k, &u, st, first, c, stream_base);
+		else if (sc->bodies[k].model == SCENE_MODEL_SNAPSHOT)
+			err = ic_snapshot(sc, k, &u, st, first, sizes[k], c);
 		else
 			err = ic_one_component(sc, k, &u, st, first, sizes[k], c, stream_base);
 		if (err)

@@ -14,6 +14,20 @@ long sim_scene_body_count(const struct scene *sc)
 		long n;
 		if (b->model == SCENE_MODEL_DISK_GALAXY) {
 			n = b->disk.count + b->bulge.count + b->halo.count;
+		} else if (b->model == SCENE_MODEL_SNAPSHOT) {
+			struct sim_units u;
+			struct sim_snap_info info;
+			scene_units_of(sc->units, &u);
+			if (sim_snap_load(sc, i, &u, NULL, 0, 0, &info) != 0)
+				return -1; /* logged by the reader, with the file and dataset */
+			size_t kept = 0;
+			for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+				kept += info.kept[t];
+			if (kept > (size_t)LONG_MAX / 2) {
+				log_error("bodies.%d.file: %s: too many particles (%zu)", i, b->file, kept);
+				return -1;
+			}
+			n = (long)kept;
 		} else if (b->model == SCENE_MODEL_FILE) {
 			struct sim_units u;
 			size_t rows = 0;

@@ -171,6 +171,106 @@ int sim_state_csv_check_file(const char *path, char *why, size_t len);
 int sim_state_write_csv(const char *path, const struct sim_state *st,
 			const struct sim_units *u);
 
+/* ---- snapshots (sim/snap.c, snap_gadget_bin.c, snap_hdf5.c, snap_load.c) ----
+ * Readers of GADGET-style snapshots, one file at a time, for model:
+ * snapshot and for anything that plays a series of files (docs/snapshots.md).
+ * Formats: GADGET/AREPO/GIZMO/SWIFT HDF5 (through libhdf5) and GADGET-1/2
+ * binary, format 1 and 2, either byte order. A snapshot split over files
+ * (snap_012.0.hdf5, snap_012.1.hdf5, ...) is read file by file: the header
+ * of each says how many particles of each type it holds (npart) and how
+ * many files there are (num_files; sim_snap_part_path names them).
+ *
+ * Use:  sim_snap_open -> sim_snap_header -> sim_snap_read(type, first, n)
+ *       repeatedly, in chunks of any size -> sim_snap_close.
+ * Values come back in the file's code units, as stored (comoving, /h):
+ * sim_snap_load (below) converts them for a scene. No function keeps a
+ * pointer to the caller's arrays. Not thread-safe (libhdf5 serial). */
+#define SIM_SNAP_NTYPES 6
+enum sim_snap_format { SIM_SNAP_AUTO, SIM_SNAP_HDF5, SIM_SNAP_GADGET1, SIM_SNAP_GADGET2 };
+struct sim_snap_header {
+	enum sim_snap_format format;  /* what the file is (never AUTO) */
+	int swapped;                  /* binary: the file's byte order is not the host's */
+	uint64_t npart[SIM_SNAP_NTYPES];       /* particles of each type in this file */
+	uint64_t npart_total[SIM_SNAP_NTYPES]; /* in the whole snapshot (high words applied) */
+	double mass_table[SIM_SNAP_NTYPES];    /* mass of every particle of a type; 0: per particle */
+	double time, redshift;        /* as stored: Time is a for comoving GADGET runs */
+	double scale_factor;          /* SWIFT's Header "Scale-factor" (its Time is a time); 0 absent */
+	double box_size;              /* 0 when absent (the largest edge when given per axis) */
+	double hubble;                /* HubbleParam (Header, Parameters or Cosmology h); 0 absent */
+	int num_files;                /* >= 1 (a 0 in the file counts as 1) */
+	int cosmo_flag;               /* 1 / 0 the file says it is (not) comoving; -1 it does not say */
+	int has_mass[SIM_SNAP_NTYPES]; /* per-particle masses stored (else mass_table, else 0) */
+	int has_hsml[SIM_SNAP_NTYPES]; /* SmoothingLength stored */
+	/* code units in cgs, when the file gives them (units_from says where:
+	 * "Units group", "Parameters group", "Header"); else 0 and "" */
+	double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
+	char units_from[32];
+	/* SWIFT's per-dataset "a-scale exponent" / "h-scale exponent" of
+	 * Coordinates, Velocities and Masses, when every type present has them
+	 * (has_exponents); physical = a^a_exp h^h_exp x stored */
+	int has_exponents;
+	double a_exp[3], h_exp[3]; /* [0] positions, [1] velocities, [2] masses */
+};
+struct sim_snap; /* one open file */
+
+/* Open PATH as FORMAT (SIM_SNAP_AUTO: from its first bytes) and read its
+ * header; *out gets the handle. PATH must be a non-empty regular file
+ * (FIFOs and devices refused unread, as body files). Checks the header and
+ * the layout against each other (record markers and sizes, groups,
+ * dataset shapes and types, counts). Returns 0, NB_EINPUT for a bad file
+ * (one message naming the path and the block, group or dataset), or
+ * NB_ERUNTIME (read error, memory). */
+int sim_snap_open(const char *path, enum sim_snap_format format, struct sim_snap **out);
+/* The header read by sim_snap_open (owned by the handle). */
+const struct sim_snap_header *sim_snap_header(const struct sim_snap *s);
+/* Particles [first, first+n) of TYPE in this file (first + n <= npart[type]):
+ * any array may be NULL (not read). pos, vel: 3n (xyz interleaved), id: n,
+ * mass: n (the stored masses, else mass_table[type], else 0), hsml: n
+ * (SmoothingLength, NaN when absent). Reads only that range (hyperslabs,
+ * pread). Checks that values are finite. 0, NB_EINPUT (bad values or a
+ * short file: the message names path, dataset or block, and particle), or
+ * NB_ERUNTIME. */
+int sim_snap_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64_t *id,
+		  double *pos, double *vel, double *mass, double *hsml);
+/* Close and free; *s becomes NULL. Safe on NULL. */
+void sim_snap_close(struct sim_snap **s);
+/* Name of part I of the snapshot whose first file is FIRST: "x.0.hdf5" ->
+ * "x.I.hdf5", "x.0" -> "x.I" (the last ".0" before an optional extension).
+ * I = 0 gives FIRST. 0, or NB_EINPUT when FIRST has no ".0" to replace
+ * or the name does not fit (len bytes). */
+int sim_snap_part_path(const char *first, int i, char *out, size_t len);
+/* 1 when particle ID is kept by a subsample of fraction F in (0, 1]: a
+ * fixed hash of the ID below F x 2^64. The same IDs for the same F in any
+ * file, order or run. */
+int sim_snap_keep_id(uint64_t id, double f);
+
+/* What the scene entry reads, found by the count pass (sim_snap_load). */
+struct sim_snap_info {
+	enum sim_snap_format format;
+	int num_files;
+	uint64_t in_file[SIM_SNAP_NTYPES]; /* particles in the snapshot (all files) */
+	size_t kept[SIM_SNAP_NTYPES];      /* after load, region and subsample */
+	int ncomp;                         /* components: loaded types with particles */
+	/* conversion applied: scene value = stored x factor */
+	double length, velocity, mass;
+	double a, h;                       /* scale factor and h applied (1: none) */
+	int comoving;
+	char units[384];                   /* which units were used and from where */
+};
+/* Scene entry k (model: snapshot): with st == NULL, the count pass: fills
+ * *info (how many bodies and components it makes, which units). With st,
+ * also stores the kept particles at bodies first.. in internal units
+ * (before the entry's placement), components comp0.. named NAME.gas,
+ * NAME.halo, NAME.disk, NAME.bulge, NAME.stars, NAME.bh (loaded types with
+ * particles, in type order; brightness 0 for types not drawn), and logs
+ * one line saying the units used. Particles in file order, types in order,
+ * files in order. 0, NB_EINPUT (bad file, logged), NB_ERUNTIME. */
+int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
+		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info);
+/* The entry's file path (the loader stores it absolute; else relative to
+ * the scene directory). */
+void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len);
+
 /* ---- restart from a snapshot (sim/snap_restart.c; layout sim/snap_format.h) ----
  * Only snapshots this program wrote (output.snapshots). What must match
  * between the scene and the snapshot is listed at the top of

@@ -21,7 +21,7 @@ have_pc libpng || need="$need libpng-dev"
 have_pc check || need="$need check"
 [ -f /usr/include/stb/stb_image_write.h ] || need="$need libstb-dev"
 command -v ffprobe >/dev/null 2>&1 || need="$need ffmpeg"
-# Snapshots and FITS maps (issue 16, writing side): the libraries, and the
+# Snapshots and FITS maps (issue 16; read and written): the libraries, and the
 # Python readers the tests hold them against (Debian's python3, /usr/bin).
 have_pc hdf5 || need="$need libhdf5-dev"
 have_pc cfitsio || need="$need libcfitsio-dev"

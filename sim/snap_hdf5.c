@@ -1,0 +1,457 @@
+/* snap_hdf5.c - GADGET-style HDF5 snapshots (GADGET-3/4, AREPO, GIZMO,
+ * SWIFT) through libhdf5 (serial): the Header group's attributes, the
+ * PartType0..5 groups' Coordinates, Velocities, ParticleIDs, Masses and
+ * SmoothingLength datasets, the code units where the file gives them
+ * (SWIFT's Units group; GADGET-4's Parameters group; older AREPO and GIZMO
+ * write them as Header attributes), and SWIFT's per-dataset scale-factor
+ * and h exponents.
+ *
+ * Every dataset is checked at open (shape [N,3] or [N], N equal to the
+ * header's NumPart_ThisFile, floating-point values, integer IDs) and read
+ * by hyperslab: sim_snap_h5_read reads only the rows asked for, converted
+ * by libhdf5 to double (or uint64 for IDs). libhdf5's own error printing
+ * is off: each failure is one message of ours naming the file and the
+ * dataset. */
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snap_internal.h"
+
+#define H5_MAX_TYPES 16 /* NumPart_* arrays may list more types (SWIFT: 7); extra ones are ignored */
+
+static void h5_quiet(void)
+{
+	static int done;
+	if (!done) {
+		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+		done = 1;
+	}
+}
+
+int sim_snap_h5_is_hdf5(const char *path)
+{
+	h5_quiet();
+	return H5Fis_hdf5(path) > 0;
+}
+
+/* Attribute NAME of LOC (described as WHERE) as up to max doubles: 1 and
+ * *n set when present, 0 when absent, NB_EINPUT when not numeric or not
+ * scalar / 1-D with 1..max values. */
+static int h5_attr(const struct sim_snap *s, hid_t loc, const char *where, const char *name,
+		   double *out, int max, int *n)
+{
+	int ret = NB_EINPUT;
+	hid_t a = -1, sp = -1, ty = -1;
+	htri_t ex = H5Aexists(loc, name);
+	if (ex == 0)
+		return 0;
+	if (ex < 0 || (a = H5Aopen(loc, name, H5P_DEFAULT)) < 0) {
+		log_error("%s: %s: attribute %s cannot be read", s->path, where, name);
+		return NB_EINPUT;
+	}
+	sp = H5Aget_space(a);
+	ty = H5Aget_type(a);
+	int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+	hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+	H5T_class_t cl = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+	if (cl != H5T_INTEGER && cl != H5T_FLOAT) {
+		log_error("%s: %s: attribute %s: expected numbers, got another type", s->path, where,
+			  name);
+		goto end;
+	}
+	if (rank < 0 || rank > 1 || cnt < 1 || cnt > max) {
+		log_error("%s: %s: attribute %s: expected %s, got %lld values of rank %d", s->path,
+			  where, name, max == 1 ? "one number" : "a list of numbers", (long long)cnt, rank);
+		goto end;
+	}
+	if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0) {
+		log_error("%s: %s: attribute %s: cannot be read as numbers", s->path, where, name);
+		goto end;
+	}
+	for (hssize_t i = 0; i < cnt; i++) {
+		if (!isfinite(out[i])) {
+			log_error("%s: %s: attribute %s: value %lld is %g, expected a finite number",
+				  s->path, where, name, (long long)i, out[i]);
+			goto end;
+		}
+	}
+	*n = (int)cnt;
+	ret = 1;
+end:
+	if (ty >= 0)
+		H5Tclose(ty);
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Aclose(a);
+	return ret;
+}
+
+/* A scalar attribute; *out unchanged when absent. 1, 0 or NB_EINPUT. */
+static int h5_attr1(const struct sim_snap *s, hid_t loc, const char *where, const char *name,
+		    double *out)
+{
+	double v[1];
+	int n = 0, r = h5_attr(s, loc, where, name, v, 1, &n);
+	if (r == 1)
+		*out = v[0];
+	return r;
+}
+
+/* Group NAME of the file, or -1 when there is none (absent, or another
+ * kind of object: not an error here; the callers say what is missing).
+ * H5Gopen2 refuses a dataset, so no H5Oget_info (whose signature differs
+ * between libhdf5 1.10 and 1.12+) is needed. */
+static hid_t h5_group(const struct sim_snap *s, const char *name)
+{
+	htri_t ex = H5Lexists((hid_t)s->h5, name, H5P_DEFAULT);
+	if (ex <= 0)
+		return -1;
+	return H5Gopen2((hid_t)s->h5, name, H5P_DEFAULT);
+}
+
+/* A per-type count list NAME of the Header: up to H5_MAX_TYPES whole
+ * numbers >= 0. 1 present, 0 absent, NB_EINPUT. */
+static int h5_counts(const struct sim_snap *s, hid_t hdr, const char *name,
+		     uint64_t out[SIM_SNAP_NTYPES])
+{
+	double v[H5_MAX_TYPES];
+	int n = 0, r = h5_attr(s, hdr, "Header", name, v, H5_MAX_TYPES, &n);
+	if (r <= 0)
+		return r;
+	for (int t = 0; t < n; t++) {
+		if (v[t] < 0 || v[t] != floor(v[t]) || v[t] > 9.007199254740992e15) {
+			log_error("%s: Header: %s[%d] is %g, expected a whole number >= 0", s->path, name,
+				  t, v[t]);
+			return NB_EINPUT;
+		}
+		if (t < SIM_SNAP_NTYPES)
+			out[t] = (uint64_t)v[t];
+		else if (v[t] > 0)
+			log_warn("%s: Header: %s[%d] is %g: particle types above 5 are not read", s->path,
+				 name, t, v[t]);
+	}
+	return 1;
+}
+
+/* Code units in cgs from group G (WHERE) under GADGET's three names, or
+ * SWIFT's. 1 found, 0 none, NB_EINPUT (some but not all, or not > 0). */
+static int h5_units(struct sim_snap *s, hid_t g, const char *where, int swift)
+{
+	static const char *const gad[3] = {"UnitLength_in_cm", "UnitMass_in_g",
+					   "UnitVelocity_in_cm_per_s"};
+	static const char *const swf[3] = {"Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
+					   "Unit time in cgs (U_t)"};
+	const char *const *names = swift ? swf : gad;
+	double v[3] = {0, 0, 0};
+	int got = 0;
+	for (int i = 0; i < 3; i++) {
+		int r = h5_attr1(s, g, where, names[i], &v[i]);
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	if (got == 0)
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		if (!(v[i] > 0)) {
+			log_error("%s: %s: attribute %s is %s, expected a unit > 0 (the other unit "
+				  "attributes are given)",
+				  s->path, where, names[i], got < 3 && v[i] == 0 ? "missing" : "not > 0");
+			return NB_EINPUT;
+		}
+	}
+	s->h.unit_length_cm = v[0];
+	s->h.unit_mass_g = v[1];
+	s->h.unit_velocity_cm_s = swift ? v[0] / v[2] : v[2];
+	snprintf(s->h.units_from, sizeof s->h.units_from, "%s", where);
+	return 1;
+}
+
+/* Dataset PartTypeT/NAME: must exist when required (else 0 returned when
+ * absent), hold floats (or integers for IDs), shape [npart] or [npart, 3]. */
+static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int cols, int integer,
+			    int required)
+{
+	char dn[64];
+	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
+	htri_t ex = H5Lexists((hid_t)s->h5, dn, H5P_DEFAULT);
+	if (ex <= 0) {
+		if (!required)
+			return 0;
+		log_error("%s: %s: missing dataset (the Header says %llu particles of type %d)", s->path,
+			  dn, (unsigned long long)s->h.npart[t], t);
+		return NB_EINPUT;
+	}
+	int ret = NB_EINPUT;
+	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT), sp = -1, ty = -1;
+	if (d < 0) {
+		log_error("%s: %s: not a dataset that can be opened", s->path, dn);
+		return NB_EINPUT;
+	}
+	sp = H5Dget_space(d);
+	ty = H5Dget_type(d);
+	hsize_t dims[4] = {0, 0, 0, 0};
+	int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+	if (rank >= 1 && rank <= 4)
+		H5Sget_simple_extent_dims(sp, dims, NULL);
+	H5T_class_t cl = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+	if (cl != (integer ? H5T_INTEGER : H5T_FLOAT)) {
+		log_error("%s: %s: expected %s values, got another type", s->path, dn,
+			  integer ? "integer" : "floating-point");
+		goto end;
+	}
+	int want_rank = cols > 1 ? 2 : 1;
+	if (rank != want_rank || (cols > 1 && dims[1] != (hsize_t)cols)) {
+		log_error("%s: %s: expected shape [%llu%s], got rank %d [%llu, %llu]", s->path, dn,
+			  (unsigned long long)s->h.npart[t], cols > 1 ? ", 3" : "", rank,
+			  (unsigned long long)dims[0], (unsigned long long)dims[1]);
+		goto end;
+	}
+	if (dims[0] != s->h.npart[t]) {
+		log_error("%s: %s: %llu rows, but the Header's NumPart_ThisFile[%d] says %llu", s->path,
+			  dn, (unsigned long long)dims[0], t, (unsigned long long)s->h.npart[t]);
+		goto end;
+	}
+	ret = 1;
+end:
+	if (ty >= 0)
+		H5Tclose(ty);
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Dclose(d);
+	return ret;
+}
+
+/* SWIFT's exponents on PartTypeT/NAME into *a, *h. 1 both present, 0 not. */
+static int h5_exponents(struct sim_snap *s, int t, const char *name, double *a, double *h)
+{
+	char dn[64];
+	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
+	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT);
+	if (d < 0)
+		return 0;
+	int ra = h5_attr1(s, d, dn, "a-scale exponent", a);
+	int rh = h5_attr1(s, d, dn, "h-scale exponent", h);
+	H5Dclose(d);
+	return ra == 1 && rh == 1;
+}
+
+static int h5_types(struct sim_snap *s)
+{
+	int err, ex_all = 1, any = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		if (s->h.npart[t] == 0)
+			continue;
+		char gn[24];
+		snprintf(gn, sizeof gn, "PartType%d", t);
+		hid_t g = h5_group(s, gn);
+		if (g < 0) {
+			log_error("%s: %s: missing group (the Header's NumPart_ThisFile[%d] says %llu "
+				  "particles)",
+				  s->path, gn, t, (unsigned long long)s->h.npart[t]);
+			return NB_EINPUT;
+		}
+		H5Gclose(g);
+		if ((err = h5_check_dataset(s, t, "Coordinates", 3, 0, 1)) < 0 ||
+		    (err = h5_check_dataset(s, t, "Velocities", 3, 0, 1)) < 0 ||
+		    (err = h5_check_dataset(s, t, "ParticleIDs", 1, 1, 1)) < 0)
+			return err;
+		if ((err = h5_check_dataset(s, t, "Masses", 1, 0, 0)) < 0)
+			return err;
+		s->h.has_mass[t] = err == 1;
+		if ((err = h5_check_dataset(s, t, "SmoothingLength", 1, 0, 0)) < 0)
+			return err;
+		s->h.has_hsml[t] = err == 1;
+		double a[3], h[3];
+		int ok = h5_exponents(s, t, "Coordinates", &a[0], &h[0]) &&
+			 h5_exponents(s, t, "Velocities", &a[1], &h[1]);
+		if (ok && s->h.has_mass[t])
+			ok = h5_exponents(s, t, "Masses", &a[2], &h[2]);
+		else
+			a[2] = h[2] = 0; /* MassTable masses: SWIFT's have no h either */
+		if (ok && !any)
+			for (int i = 0; i < 3; i++)
+				s->h.a_exp[i] = a[i], s->h.h_exp[i] = h[i];
+		ex_all = ex_all && ok;
+		any = 1;
+	}
+	s->h.has_exponents = any && ex_all;
+	return 0;
+}
+
+static int h5_header(struct sim_snap *s)
+{
+	struct sim_snap_header *h = &s->h;
+	int err = 0, n = 0;
+	hid_t hdr = h5_group(s, "Header"), par = h5_group(s, "Parameters");
+	hid_t cos = h5_group(s, "Cosmology"), un = h5_group(s, "Units");
+	if (hdr < 0) {
+		log_error("%s: Header: missing group, expected a GADGET-style HDF5 snapshot", s->path);
+		err = NB_EINPUT;
+		goto end;
+	}
+	if ((err = h5_counts(s, hdr, "NumPart_ThisFile", h->npart)) < 0)
+		goto end;
+	if (err == 0) {
+		log_error("%s: Header: missing attribute NumPart_ThisFile", s->path);
+		err = NB_EINPUT;
+		goto end;
+	}
+	uint64_t hi[SIM_SNAP_NTYPES] = {0};
+	if ((err = h5_counts(s, hdr, "NumPart_Total", h->npart_total)) < 0 ||
+	    (err = h5_counts(s, hdr, "NumPart_Total_HighWord", hi)) < 0)
+		goto end;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		if (hi[t] >= 1u << 31) {
+			log_error("%s: Header: NumPart_Total_HighWord[%d] is %llu, too large", s->path, t,
+				  (unsigned long long)hi[t]);
+			err = NB_EINPUT;
+			goto end;
+		}
+		h->npart_total[t] += hi[t] << 32;
+	}
+	double mt[H5_MAX_TYPES] = {0};
+	if ((err = h5_attr(s, hdr, "Header", "MassTable", mt, H5_MAX_TYPES, &n)) < 0)
+		goto end;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		if (mt[t] < 0) {
+			log_error("%s: Header: MassTable[%d] is %g, expected a mass >= 0", s->path, t, mt[t]);
+			err = NB_EINPUT;
+			goto end;
+		}
+		h->mass_table[t] = mt[t];
+	}
+	double box[3] = {0, 0, 0}, nf = 1, flag = -1;
+	if ((err = h5_attr1(s, hdr, "Header", "Time", &h->time)) < 0 ||
+	    (err = h5_attr1(s, hdr, "Header", "Redshift", &h->redshift)) < 0 ||
+	    (err = h5_attr(s, hdr, "Header", "BoxSize", box, 3, &n)) < 0 ||
+	    (err = h5_attr1(s, hdr, "Header", "NumFilesPerSnapshot", &nf)) < 0 ||
+	    (err = h5_attr1(s, hdr, "Header", "Scale-factor", &h->scale_factor)) < 0 ||
+	    (err = h5_attr1(s, hdr, "Header", "HubbleParam", &h->hubble)) < 0)
+		goto end;
+	for (int i = 0; i < 3; i++)
+		h->box_size = box[i] > h->box_size ? box[i] : h->box_size;
+	if (nf < 0 || nf > 1 << 20 || nf != floor(nf)) {
+		log_error("%s: Header: NumFilesPerSnapshot is %g, expected a whole number in [0, %d]",
+			  s->path, nf, 1 << 20);
+		err = NB_EINPUT;
+		goto end;
+	}
+	h->num_files = nf >= 1 ? (int)nf : 1;
+	if (par >= 0 && ((err = h5_attr1(s, par, "Parameters", "HubbleParam", &h->hubble)) < 0 ||
+			 (err = h5_attr1(s, par, "Parameters", "ComovingIntegrationOn", &flag)) < 0))
+		goto end;
+	if (cos >= 0 && ((err = h5_attr1(s, cos, "Cosmology", "h", &h->hubble)) < 0 ||
+			 (err = h5_attr1(s, cos, "Cosmology", "Cosmological run", &flag)) < 0))
+		goto end;
+	h->cosmo_flag = flag < 0 ? -1 : flag != 0;
+	if (!(h->hubble >= 0)) {
+		log_error("%s: HubbleParam is %g, expected a number >= 0", s->path, h->hubble);
+		err = NB_EINPUT;
+		goto end;
+	}
+	/* units: SWIFT's Units group, then Parameters, then Header */
+	err = un >= 0 ? h5_units(s, un, "Units group", 1) : 0;
+	if (err == 0 && par >= 0)
+		err = h5_units(s, par, "Parameters group", 0);
+	if (err == 0)
+		err = h5_units(s, hdr, "Header", 0);
+	if (err < 0)
+		goto end;
+	err = h5_types(s);
+end:
+	if (hdr >= 0)
+		H5Gclose(hdr);
+	if (par >= 0)
+		H5Gclose(par);
+	if (cos >= 0)
+		H5Gclose(cos);
+	if (un >= 0)
+		H5Gclose(un);
+	return err < 0 ? err : 0;
+}
+
+int sim_snap_h5_open(struct sim_snap *s)
+{
+	h5_quiet();
+	s->h.format = SIM_SNAP_HDF5;
+	hid_t f = H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f < 0) {
+		log_error("%s: cannot be opened as an HDF5 file (not HDF5, or damaged)", s->path);
+		return NB_EINPUT;
+	}
+	s->h5 = (int64_t)f;
+	return h5_header(s);
+}
+
+void sim_snap_h5_close(struct sim_snap *s)
+{
+	if (s->h5 >= 0)
+		H5Fclose((hid_t)s->h5);
+	s->h5 = -1;
+}
+
+/* Rows [first, first+n) of PartTypeT/NAME (cols values a row) as MEMTYPE. */
+static int h5_rows(struct sim_snap *s, int t, const char *name, uint64_t first, size_t n,
+		   int cols, hid_t memtype, void *out)
+{
+	char dn[64];
+	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
+	int ret = NB_EINPUT;
+	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT), fs = -1, ms = -1;
+	if (d < 0) {
+		log_error("%s: %s: cannot be opened", s->path, dn);
+		return NB_EINPUT;
+	}
+	hsize_t start[2] = {first, 0}, count[2] = {n, (hsize_t)cols};
+	fs = H5Dget_space(d);
+	ms = H5Screate_simple(cols > 1 ? 2 : 1, count, NULL);
+	if (fs < 0 || ms < 0 ||
+	    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+	    H5Dread(d, memtype, ms, fs, H5P_DEFAULT, out) < 0) {
+		log_error("%s: %s: rows %llu to %llu cannot be read (damaged file?)", s->path, dn,
+			  (unsigned long long)first, (unsigned long long)(first + n));
+		goto end;
+	}
+	ret = 0;
+end:
+	if (ms >= 0)
+		H5Sclose(ms);
+	if (fs >= 0)
+		H5Sclose(fs);
+	H5Dclose(d);
+	return ret;
+}
+
+int sim_snap_h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t *id,
+		     double *pos, double *vel, double *mass, double *hsml)
+{
+	int err = 0;
+	if (n == 0)
+		return 0;
+	if (pos && (err = h5_rows(s, t, "Coordinates", first, n, 3, H5T_NATIVE_DOUBLE, pos)))
+		return err;
+	if (vel && (err = h5_rows(s, t, "Velocities", first, n, 3, H5T_NATIVE_DOUBLE, vel)))
+		return err;
+	if (id && (err = h5_rows(s, t, "ParticleIDs", first, n, 1, H5T_NATIVE_UINT64, id)))
+		return err;
+	if (mass) {
+		if (s->h.has_mass[t]) {
+			if ((err = h5_rows(s, t, "Masses", first, n, 1, H5T_NATIVE_DOUBLE, mass)))
+				return err;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				mass[i] = s->h.mass_table[t];
+		}
+	}
+	if (hsml) {
+		if (s->h.has_hsml[t])
+			err = h5_rows(s, t, "SmoothingLength", first, n, 1, H5T_NATIVE_DOUBLE, hsml);
+		else
+			for (size_t i = 0; i < n; i++)
+				hsml[i] = NAN;
+	}
+	return err;
+}

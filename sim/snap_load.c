@@ -1,0 +1,334 @@
+/* snap_load.c - a scene's snapshot entry as bodies (sim_snap_load): every
+ * file of the snapshot, type by type, in chunks of SNAP_CHUNK particles;
+ * units converted into the scene's, comoving coordinates made physical;
+ * bodies.*.region and bodies.*.subsample decide which particles are kept
+ * (a subsample's bodies carry 1/subsample of their mass, so that the total
+ * mass, the dynamics at large and the light stay as in the full file).
+ *
+ * Units (docs/snapshots.md): the file's own (SWIFT Units group, GADGET-4
+ * Parameters group, Header attributes), else the entry's units.* keys, else
+ * GADGET's defaults (1 kpc/h, 1e10 M_sun/h, 1 km/s). A galactic scene gets
+ * them in kpc, M_sun and km/s; an nbody scene takes the code values as
+ * they are (G = 1 is the file's business).
+ *
+ * Comoving (GADGET convention, Springel 2005 sec. 4): stored positions are
+ * comoving x, stored velocities are u = a^(-1/2) * peculiar velocity
+ * (a dx/dt), lengths and masses carry 1/h. So physical r = a x / h,
+ * v = sqrt(a) u, m = M / h. SWIFT writes its own exponents on each
+ * dataset ("a-scale exponent", "h-scale exponent"), which win when present.
+ * The file is comoving when it says so (GADGET-4 ComovingIntegrationOn,
+ * SWIFT "Cosmological run"), else when Time = 1/(1 + Redshift) < 1 (a
+ * scale factor, not a time: a non-cosmological run has Redshift 0), unless
+ * bodies.*.comoving says otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snap_internal.h"
+
+#define SNAP_CHUNK 65536
+#define SNAP_GADGET_L_CM 3.085678e21 /* GADGET's default code units */
+#define SNAP_GADGET_M_G 1.989e43
+#define SNAP_GADGET_V_CM_S 1e5
+
+/* One pass over the entry's files. */
+struct snap_pass {
+	const struct scene *sc;
+	int k;
+	const struct scene_snapshot *opt;
+	char path[SCENE_PATH_MAX + 64];
+	double lf, vf, mf;        /* stored -> scene units */
+	const struct sim_units *u; /* scene -> internal (read pass) */
+	struct sim_state *st;      /* NULL: count pass */
+	size_t at;                 /* next body index (read pass) */
+	uint64_t *id;
+	double *pos, *vel, *mass;
+};
+
+void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len)
+{
+	const struct scene_body *b = &sc->bodies[k];
+	if (b->file[0] == '/' || sc->dir[0] == '\0')
+		snprintf(out, len, "%s", b->file);
+	else
+		snprintf(out, len, "%s/%s", sc->dir, b->file);
+}
+
+static enum sim_snap_format snap_format_of(enum scene_snap_in_format f)
+{
+	return f == SCENE_SNAPIN_GADGET_HDF5 ? SIM_SNAP_HDF5
+	       : f == SCENE_SNAPIN_GADGET1  ? SIM_SNAP_GADGET1
+	       : f == SCENE_SNAPIN_GADGET2  ? SIM_SNAP_GADGET2
+					  : SIM_SNAP_AUTO;
+}
+
+static const char *snap_format_name(enum sim_snap_format f)
+{
+	return f == SIM_SNAP_HDF5 ? "GADGET-style HDF5"
+	       : f == SIM_SNAP_GADGET1 ? "GADGET binary format 1"
+				       : "GADGET binary format 2";
+}
+
+/* Conversion factors and the words that say where they came from. */
+static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
+		      struct sim_snap_info *info)
+{
+	const struct scene_snapshot *o = p->opt;
+	double a = 1, hh = 1;
+	/* the scale factor: SWIFT's Scale-factor, else GADGET's Time */
+	const double sf = h->scale_factor > 0 ? h->scale_factor : h->time;
+	int comoving = o->comoving == SCENE_TRUE    ? 1
+		       : o->comoving == SCENE_FALSE ? 0
+		       : h->cosmo_flag >= 0	    ? h->cosmo_flag
+						    : sf > 0 && sf < 1 && h->redshift > 0 &&
+							 fabs(sf * (1 + h->redshift) - 1) < 1e-3;
+	if (comoving) {
+		if (!(sf > 0 && sf <= 1)) {
+			log_error("%s: comoving coordinates need the scale factor a in (0, 1] (Header "
+				  "Time, or Scale-factor), got %g (set bodies.%d.comoving: false?)",
+				  p->path, sf, p->k);
+			return NB_EINPUT;
+		}
+		a = sf;
+		hh = h->hubble > 0 ? h->hubble : 1;
+	}
+	double L, M, V;
+	const char *from;
+	char given[64] = "";
+	if (h->units_from[0]) {
+		L = h->unit_length_cm, M = h->unit_mass_g, V = h->unit_velocity_cm_s;
+		from = h->units_from;
+		if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0)
+			snprintf(given, sizeof given, "; bodies.%d.units ignored", p->k);
+	} else if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0) {
+		L = o->length_cm > 0 ? o->length_cm : SNAP_GADGET_L_CM;
+		M = o->mass_g > 0 ? o->mass_g : SNAP_GADGET_M_G;
+		V = o->velocity_cm_s > 0 ? o->velocity_cm_s : SNAP_GADGET_V_CM_S;
+		from = "the scene (the file gives none; GADGET's for any not given)";
+	} else {
+		L = SNAP_GADGET_L_CM, M = SNAP_GADGET_M_G, V = SNAP_GADGET_V_CM_S;
+		from = "GADGET's defaults (the file gives none)";
+	}
+	double sl, sm, sv;
+	int physical = scene_units_cgs(p->sc->units, &sl, &sm, &sv) == 0;
+	if (!physical)
+		sl = L, sm = M, sv = V; /* nbody: code values as they are */
+	double ea[3] = {1, 0.5, 0}, eh[3] = {-1, 0, -1};
+	if (h->has_exponents)
+		for (int i = 0; i < 3; i++)
+			ea[i] = h->a_exp[i], eh[i] = h->h_exp[i];
+	p->lf = L / sl * pow(a, ea[0]) * pow(hh, eh[0]);
+	p->vf = V / sv * pow(a, ea[1]) * pow(hh, eh[1]);
+	p->mf = M / sm * pow(a, ea[2]) * pow(hh, eh[2]);
+	if (!(isfinite(p->lf) && p->lf > 0 && isfinite(p->vf) && p->vf > 0 && isfinite(p->mf) &&
+	      p->mf > 0)) {
+		log_error("%s: the units give conversion factors that are not finite and > 0", p->path);
+		return NB_EINPUT;
+	}
+	info->length = p->lf, info->velocity = p->vf, info->mass = p->mf;
+	info->a = a, info->h = hh, info->comoving = comoving;
+	char cm[96];
+	if (comoving)
+		snprintf(cm, sizeof cm, "comoving, a = %.6g, h = %.6g%s", a, hh,
+			 h->has_exponents ? " (the file's exponents)" : "");
+	else
+		snprintf(cm, sizeof cm, "not comoving");
+	snprintf(info->units, sizeof info->units,
+		 "%.7g cm, %.7g g, %.7g cm/s from %s%s; %s%s", L, M, V, from, given, cm,
+		 physical ? "" : "; units: nbody takes code values as they are");
+	return 0;
+}
+
+static int snap_keep(const struct snap_pass *p, const double x[3], uint64_t id)
+{
+	const struct scene_snapshot *o = p->opt;
+	if (o->region == SCENE_REGION_SPHERE) {
+		double r2 = 0;
+		for (int a = 0; a < 3; a++)
+			r2 += (x[a] - o->region_center[a]) * (x[a] - o->region_center[a]);
+		if (!(r2 <= o->region_radius * o->region_radius))
+			return 0;
+	} else if (o->region == SCENE_REGION_BOX) {
+		for (int a = 0; a < 3; a++)
+			if (!(fabs(x[a] - o->region_center[a]) <= 0.5 * o->region_size[a]))
+				return 0;
+	}
+	return sim_snap_keep_id(id, o->subsample);
+}
+
+/* Type t of one open file: keep what the region and subsample keep. */
+static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t *kept)
+{
+	const uint64_t n = sim_snap_header(s)->npart[t];
+	const int need_pos = p->st || p->opt->region != SCENE_REGION_NONE;
+	const int need_id = p->st || p->opt->subsample < 1;
+	for (uint64_t f = 0; f < n;) {
+		size_t m = n - f < SNAP_CHUNK ? (size_t)(n - f) : SNAP_CHUNK;
+		int err = sim_snap_read(s, t, f, m, need_id ? p->id : NULL, need_pos ? p->pos : NULL,
+					p->st ? p->vel : NULL, p->st ? p->mass : NULL, NULL);
+		if (err)
+			return err;
+		for (size_t i = 0; i < m; i++) {
+			double x[3] = {0, 0, 0};
+			for (int a = 0; a < 3 && need_pos; a++)
+				x[a] = p->pos[3 * i + a] * p->lf;
+			if (!snap_keep(p, x, need_id ? p->id[i] : 0))
+				continue;
+			if (p->st) {
+				double v[3];
+				for (int a = 0; a < 3; a++)
+					v[a] = p->vel[3 * i + a] * p->vf;
+				for (int a = 0; a < 3; a++) {
+					if (!(fabs(x[a]) <= SIM_CSV_XMAX && fabs(v[a]) <= SIM_CSV_XMAX)) {
+						log_error("%s: type %d particle %llu (ID %llu): position or "
+							  "velocity beyond 1e15 scene units",
+							  p->path, t, (unsigned long long)(f + i),
+							  (unsigned long long)p->id[i]);
+						return NB_EINPUT;
+					}
+				}
+				if (p->at >= p->st->n) {
+					log_error("%s: holds more particles than when it was counted "
+						  "(changed while reading?)",
+						  p->path);
+					return NB_ERUNTIME;
+				}
+				const size_t b = p->at++;
+				for (int a = 0; a < 3; a++) {
+					p->st->pos[3 * b + a] = x[a] * p->u->length;
+					p->st->vel[3 * b + a] = v[a] * p->u->velocity;
+				}
+				p->st->mass[b] = p->mass[i] * p->mf / p->opt->subsample * p->u->mass;
+			}
+			(*kept)++;
+		}
+		f += m;
+	}
+	return 0;
+}
+
+/* Open part i of the snapshot; check it belongs with part 0 (h0). */
+static int snap_open_part(struct snap_pass *p, int i, const struct sim_snap_header *h0,
+			  struct sim_snap **s)
+{
+	char name[SCENE_PATH_MAX + 64];
+	if (sim_snap_part_path(p->path, i, name, sizeof name)) {
+		if (!h0) {
+			log_error("%s: path too long", p->path);
+			return NB_EINPUT;
+		}
+		log_error("%s: the header says the snapshot has %d files, but the name has no '.0' "
+			  "to number the others by (name its first file, snap_012.0.hdf5)",
+			  p->path, h0->num_files);
+		return NB_EINPUT;
+	}
+	int err = sim_snap_open(name, snap_format_of(p->opt->format), s);
+	if (err)
+		return err;
+	const struct sim_snap_header *h = sim_snap_header(*s);
+	if (i > 0 && (h->num_files != h0->num_files || h->format != h0->format)) {
+		log_error("%s: expected part %d of %d files in %s, like %s; its header says %d files",
+			  name, i, h0->num_files, snap_format_name(h0->format), p->path, h->num_files);
+		sim_snap_close(s);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* The types to read: loaded, with particles in the snapshot. */
+static int snap_wanted(const struct snap_pass *p, const struct sim_snap_header *h0, int t)
+{
+	return p->opt->types[t].load && h0->npart_total[t] > 0;
+}
+
+static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
+{
+	struct sim_snap *s0 = NULL, *s = NULL;
+	int err = snap_open_part(p, 0, NULL, &s0);
+	if (err)
+		return err;
+	const struct sim_snap_header *h0 = sim_snap_header(s0);
+	info->format = h0->format;
+	info->num_files = h0->num_files;
+	if ((err = snap_units(p, h0, info)))
+		goto end;
+	int c = comp0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		if (!snap_wanted(p, h0, t))
+			continue;
+		const size_t first = p->at;
+		uint64_t in_files = 0;
+		for (int i = 0; i < h0->num_files && !err; i++) {
+			if (i == 0)
+				s = s0;
+			else if ((err = snap_open_part(p, i, h0, &s)))
+				break;
+			in_files += sim_snap_header(s)->npart[t];
+			err = snap_file_type(p, s, t, &info->kept[t]);
+			if (s != s0)
+				sim_snap_close(&s);
+		}
+		if (err)
+			goto end;
+		if (in_files != h0->npart_total[t]) {
+			log_error("%s: type %d: the %d files hold %llu particles, but NumPart_Total[%d] "
+				  "says %llu",
+				  p->path, t, h0->num_files, (unsigned long long)in_files, t,
+				  (unsigned long long)h0->npart_total[t]);
+			err = NB_EINPUT;
+			goto end;
+		}
+		info->in_file[t] = in_files;
+		if (p->st) {
+			const struct scene_snap_type *ty = &p->opt->types[t];
+			struct sim_component *cp = &p->st->comps[c];
+			snprintf(cp->name, sizeof cp->name, "%s.%s", p->sc->bodies[p->k].name,
+				 sim_snap_type_names[t]);
+			memcpy(cp->color, ty->color, sizeof cp->color);
+			cp->brightness = ty->draw ? (float)ty->brightness : 0.0f;
+			cp->first = first;
+			cp->count = p->at - first;
+			for (size_t b = first; b < p->at; b++)
+				p->st->comp[b] = (uint16_t)c;
+		}
+		c++;
+	}
+	info->ncomp = c - comp0;
+end:
+	sim_snap_close(&s0);
+	return err;
+}
+
+int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
+		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info)
+{
+	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .u = u, .st = st,
+			      .at = first};
+	memset(info, 0, sizeof *info);
+	sim_snap_entry_path(sc, k, p.path, sizeof p.path);
+	p.id = malloc(SNAP_CHUNK * sizeof *p.id);
+	p.pos = malloc(3 * SNAP_CHUNK * sizeof *p.pos);
+	p.vel = malloc(3 * SNAP_CHUNK * sizeof *p.vel);
+	p.mass = malloc(SNAP_CHUNK * sizeof *p.mass);
+	int err = 0;
+	if (!p.id || !p.pos || !p.vel || !p.mass) {
+		log_error("%s: out of memory for the read buffers", p.path);
+		err = NB_ERUNTIME;
+	}
+	if (!err)
+		err = snap_run(&p, comp0, info);
+	free(p.id);
+	free(p.pos);
+	free(p.vel);
+	free(p.mass);
+	if (!err && st) {
+		size_t kept = 0;
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+			kept += info->kept[t];
+		log_info("bodies.%d (%s): %zu bodies from %s (%s, %d file%s); units %s", k,
+			 sc->bodies[k].name, kept, p.path, snap_format_name(info->format),
+			 info->num_files, info->num_files == 1 ? "" : "s", info->units);
+	}
+	return err;
+}
