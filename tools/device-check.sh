@@ -19,6 +19,7 @@
 #   sanitize    compute-sanitizer memcheck on test_gpu_render and
 #               test_gpu_projection; tests/gpu_tree_sanitize.sh
 #   scenes      scenes/dome-collision.yaml and vr-collision.yaml as written
+#   steps       the default scene with shared and individual time steps
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
@@ -83,6 +84,34 @@ for step in "$@"; do
 		done
 		sh tests/gpu_tree_sanitize.sh build >"$L/tree-sanitize.log" 2>&1
 		tail -2 "$L/tree-sanitize.log" ;;
+	steps)
+		# the default scene with individual time steps (issue 18): wall time,
+		# force evaluations per body per frame (the run's last lines) and
+		# max |dE/E0| from its statistics, beside shared steps
+		for v in "shared" "individual" "individual eta=0.1" "individual eta=0.1 dt=3 spf=1"; do
+			set -- $v
+			m=$1; sets="--set simulation.timesteps=$m"
+			for kv in $2 $3 $4; do
+				case $kv in
+				eta=*) sets="$sets --set simulation.eta=${kv#eta=}" ;;
+				dt=*) sets="$sets --set simulation.dt=${kv#dt=}" ;;
+				spf=*) sets="$sets --set simulation.steps_per_frame=${kv#spf=}" ;;
+				esac
+			done
+			tag=$(echo "$v" | tr ' =' '__')
+			d=/tmp/ts-$tag
+			/usr/bin/time -f "$v: %e s wall" build/nbody-render scenes/galaxy-collision.yaml $sets \
+				--set output.stats=$d/stats.csv --set output.video=$d/m.mp4 \
+				--set output.png_dir=$d/frames --set output.preview= >"$L/steps-$tag.log" 2>&1
+			tail -1 "$L/steps-$tag.log"
+			grep -h "force evaluations\|levels\|done:" "$L/steps-$tag.log" | tail -3
+			awk -F, 'NR==2{e0=$5} NR>1{d=($5-e0)/e0; if(d<0)d=-d; if(d>x)x=d} END{printf "  max |dE/E0| %.3g\n", x}' $d/stats.csv
+			mkdir -p "$L/frames"
+			for f in 00115 00260 00400; do
+				cp $d/frames/frame_$f.png "$L/frames/steps-$tag-$f.png" 2>/dev/null
+			done
+			rm -rf $d/frames
+		done ;;
 	scenes)
 		# the dome and VR scenes as written (1M bodies, 600 frames, 2048^2), frames kept
 		for s in dome-collision vr-collision; do
@@ -102,4 +131,17 @@ for step in "$@"; do
 		sh -c "$step" 2>&1 | tee -a "$L/extra.log" | tail -20 ;;
 	esac
 done
+# Frames come back at half size (8-bit PNG), in 15 MB pieces: at most 8 files
+# of 16 MiB come back from the machine.
+if [ -d "$L/frames" ]; then
+	python3 -c '
+import sys, glob
+from PIL import Image
+for p in glob.glob(sys.argv[1] + "/*.png"):
+    im = Image.open(p).convert("RGB")
+    im.resize((im.width // 2, im.height // 2), Image.LANCZOS).save(p, optimize=True)
+' "$L/frames"
+	tar -cf /tmp/frames.tar -C "$L" frames && rm -rf "$L/frames"
+	split -b 15000000 -d /tmp/frames.tar "$OUTDIR/frames.tar."
+fi
 tar -cf "$OUTDIR/check.tar" -C "$OUTDIR" check && rm -rf "$OUTDIR/check"
