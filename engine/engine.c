@@ -22,6 +22,8 @@ struct engine {
 	int multipoles;
 	enum scene_opening opening;
 	struct gpu_sim *gpu;   /* NULL on the CPU */
+	sim_force_fn force;    /* engine_create_forced's force; NULL: the solver's */
+	void *force_ctx;
 	double time;           /* time and step as of the last advance (GPU path) */
 	long step;
 	double diag_time;      /* time of the queued diagnostics */
@@ -37,6 +39,8 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 			    double *acc, double *pot)
 {
 	const struct engine *e = ctx;
+	if (e->force)
+		return e->force(pos, mass, n, e->force_ctx, acc, pot);
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
 		return sim_tree_accel_ex(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
 					 acc, pot);
@@ -148,6 +152,12 @@ static int engine_open_cpu(struct engine *e, struct sim_state *st)
 int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out)
 {
+	return engine_create_forced(sc, st, backend_cli, NULL, NULL, NULL, out);
+}
+
+int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
+			 sim_force_fn force, void *ctx, const char *desc, struct engine **out)
+{
 	int err = 0, used_gpu = 0;
 	*out = NULL;
 	struct engine *e = calloc(1, sizeof *e);
@@ -167,10 +177,19 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 	e->time = st->time;
 	e->step = st->step;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
-
-	err = engine_open_gpu(e, sc, st, backend, &used_gpu);
+	e->force = force;
+	e->force_ctx = ctx;
+	if (force && backend == SCENE_BACKEND_CUDA) {
+		log_error("simulation.backend: cuda: a simulation over several MPI ranks runs on the "
+			  "CPU backend only for now (GPU ranks are not written yet); use --backend cpu");
+		err = NB_EINPUT;
+	} else if (!force) {
+		err = engine_open_gpu(e, sc, st, backend, &used_gpu);
+	}
 	if (!err && !used_gpu)
 		err = engine_open_cpu(e, st);
+	if (!err && force && desc)
+		snprintf(e->desc, sizeof e->desc, "%s", desc);
 	if (err) {
 		engine_free(&e);
 		return err;

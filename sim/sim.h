@@ -211,6 +211,16 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
 		      double *pot);
+/* sim_tree_accel_ex for the bodies with mine[i] != 0 only (mine NULL:
+ * all): the whole tree is built, only the walk groups holding a selected
+ * body are walked, and acc/pot of the other bodies are left as they were.
+ * A selected body's acc and pot are bit for bit sim_tree_accel_ex's (its
+ * group, walk and sums do not depend on the selection). work (n, or NULL)
+ * gets each selected body's interactions (listed bodies + cells, + 1 for
+ * a local expansion): the cost dist/ balances MPI ranks by. */
+int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
+		       double theta, int multipoles, enum scene_opening opening,
+		       const unsigned char *mine, double *acc, double *pot, double *work);
 /* sim_tree_accel_ex with the scene's default opening (simulation.opening:
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,

@@ -553,6 +553,23 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
 		      double *pot)
 {
+	return sim_tree_accel_sel(pos, mass, n, eps, theta, multipoles, opening, NULL, acc, pot,
+				  NULL);
+}
+
+/* Does group [gb, ge) of tree order hold a selected body? */
+static int tree_group_selected(const struct tree *t, int gb, int ge, const unsigned char *mine)
+{
+	for (int k = gb; k < ge; k++)
+		if (mine[t->order[k]])
+			return 1;
+	return 0;
+}
+
+int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
+		       double theta, int multipoles, enum scene_opening opening,
+		       const unsigned char *mine, double *acc, double *pot, double *work)
+{
 	if (n == 0)
 		return 0;
 	if (n > (size_t)1 << 30) {
@@ -578,6 +595,8 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 			if (failed)
 				continue;
 			const int gb = groups[2 * G], ge = groups[2 * G + 1];
+			if (mine && !tree_group_selected(&t, gb, ge, mine))
+				continue;
 			if (tree_walk_group(&t, gb, ge, theta, opening, eps2, &il)) {
 #pragma omp atomic write
 				failed = 1;
@@ -585,8 +604,12 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 			}
 			for (int k = gb; k < ge; k++) {
 				double a[3], phi;
-				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				size_t i = (size_t)t.order[k];
+				if (mine && !mine[i])
+					continue;
+				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
+				if (work)
+					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
 				acc[3 * i] = a[0];
 				acc[3 * i + 1] = a[1];
 				acc[3 * i + 2] = a[2];
