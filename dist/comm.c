@@ -111,9 +111,8 @@ int dist_init(int *argc, char ***argv)
 	return 0;
 }
 
-int dist_finish(int rc)
+int dist_finish(int status)
 {
-	int status = log_exit_status(rc);
 #ifdef NB_HAVE_MPI
 	if (!g_mpi)
 		return status;

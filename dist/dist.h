@@ -32,10 +32,10 @@
 /* MPI_Init (when built with MPI) with errors returned, not fatal. Call once,
  * first thing in main. 0 or NB_ERUNTIME (logged). */
 int dist_init(int *argc, char ***argv);
-/* Finish: rc 0: MPI_Finalize; otherwise, over several ranks, MPI_Abort
- * with log_exit_status(rc) so no rank waits on this one. Returns
- * log_exit_status(rc) (single rank). */
-int dist_finish(int rc);
+/* Finish with exit status STATUS (0, 1, 2, 130): 0: MPI_Finalize;
+ * otherwise, over several ranks, MPI_Abort(STATUS) so no rank waits on
+ * this one. Returns STATUS (a single rank, or no MPI). */
+int dist_finish(int status);
 int dist_rank(void);
 int dist_size(void);
 /* 1 when this binary has MPI compiled in. */
