@@ -98,8 +98,13 @@ int dist_domain_cut(struct dist_domain *d, const double *pos, const double *w)
 	size_t k = 0;
 	for (int r = 1; r < d->P; r++) {
 		const double target = total * r / d->P;
-		while (k < n && run + 0.5 * (w ? w[d->order[k]] : 1.0) < target)
-			run += w ? w[d->order[k++]] : 1.0;
+		while (k < n) {
+			const double wk = w ? w[d->order[k]] : 1.0;
+			if (run + 0.5 * wk >= target)
+				break;
+			run += wk;
+			k++;
+		}
 		d->cut[r] = k;
 	}
 	d->cut[d->P] = n;

@@ -208,6 +208,9 @@ static void sim_recut(struct dist_sim *ds, const double *pos)
 	}
 	ds->recut = 0;
 	ds->stats.rebalances++;
+	if (getenv("NB_DIST_DEBUG"))
+		fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
+			ds->dom.cut[ds->rank], ds->dom.cut[ds->rank + 1]);
 	ds->stats.t_rebalance += sim_now() - t;
 }
 
