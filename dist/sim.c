@@ -16,7 +16,8 @@
  * The state the engine then kicks is the same on every rank.
  *
  * NB_DIST_DIE=R:S (a test hook) makes rank R _exit(1) at force call S
- * (call 0 is the first accelerations, call s the s-th step). */
+ * (call 0 is the first accelerations, call s the s-th step);
+ * NB_DIST_DEBUG=1 prints each rank's domain at every cut. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
