@@ -79,6 +79,6 @@ for file in $(printf '%s\n' "$LAYERS" | sed -n 's/^\([a-z]*\):.*/\1/p' |
 done
 
 if [ $bad = 0 ]; then
-	echo "check-layers: every include arrow follows the layers (scene <- sim <- render <- kernels <- engine; output; app)"
+	echo "check-layers: every include arrow follows the layers (scene <- sim <- render <- kernels <- engine <- dist; output; app)"
 fi
 exit $bad
