@@ -10,6 +10,7 @@
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"
+#include "../sim/timestep_rule.h"
 
 /* output.snapshots and output.fits_dir: how many files and how large. */
 static void report_files(const struct scene *sc, long n, int gpu, FILE *f)
@@ -67,6 +68,61 @@ static void comment_galaxy_report(const struct scene *sc, FILE *f)
 	free(buf);
 }
 
+/* Individual time steps: the levels the initial accelerations ask for,
+ * from a sample of at most ~20000 bodies (every k-th) walked through the
+ * whole tree on the CPU (the initial state is built for it), and the
+ * force evaluations per body per frame they imply. The levels drift as
+ * the scene evolves (a collision deepens the potential wells), so this is
+ * the start's figure, not the run's. */
+static void report_levels(const struct scene *sc, long n, FILE *f)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	if (n <= 0 || sim_ic_build(sc, &st) != 0) {
+		fprintf(f, "# individual time steps: no estimate (the initial state was not built)\n");
+		return;
+	}
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	const int bpf = sc->simulation.blocks_per_frame, spf = sc->simulation.steps_per_frame;
+	const double dt_max = sc->simulation.dt * spf / bpf * u.time, eps = scene_softening(sc);
+	const size_t k = st.n > 20000 ? st.n / 20000 : 1;
+	unsigned char *act = calloc(st.n, 1);
+	size_t m = 0;
+	int rc = act ? 0 : NB_ERUNTIME;
+	for (size_t i = 0; act && i < st.n; i += k)
+		act[i] = 1, m++;
+	if (!rc && sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
+		rc = sim_tree_accel_active(st.pos, st.mass, st.n, eps, sc->simulation.theta,
+					   sc->simulation.multipoles, sc->simulation.opening, act,
+					   st.acc, NULL);
+	else if (!rc)
+		rc = sim_direct_accel_active(st.pos, st.mass, st.n, eps, act, st.acc, NULL);
+	if (rc) {
+		fprintf(f, "# individual time steps: no estimate (the initial forces failed)\n");
+	} else {
+		long hist[SIM_TS_LEVELS] = {0};
+		double per_block = 0;
+		for (size_t i = 0; i < st.n; i += k) {
+			const double *a = st.acc + 3 * i;
+			int L = sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2], dt_max,
+						  sc->simulation.eta, eps, sc->simulation.max_level);
+			hist[L]++;
+			per_block += ldexp(1.0, L);
+		}
+		char h[512];
+		sim_ts_format_hist(hist, h, sizeof h);
+		fprintf(f, "# individual time steps: dt_max %g (scene time units), eta %g; initial levels "
+			"of %zu sampled bodies: %s\n",
+			sc->simulation.dt * spf / bpf, sc->simulation.eta, m, h);
+		fprintf(f, "# individual time steps: %.2f force evaluations per body per frame at the "
+			"start (shared steps: %d), %ld ticks (tree builds or refits) per frame\n",
+			per_block / (double)m * bpf, spf, (1L << sim_ts_plan(hist)) * bpf);
+	}
+	free(act);
+	sim_state_free(&st);
+}
+
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 {
 	int rc = scene_emit(sc, f);
@@ -106,6 +162,8 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			fprintf(f, "# GPU memory: %s needed; no GPU here (%s): the CPU would run it\n", gb, why);
 		}
 	}
+	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL)
+		report_levels(sc, n, f);
 	for (int k = 0; k < sc->nbodies; k++) {
 		if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY) {
 			comment_galaxy_report(sc, f);

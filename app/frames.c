@@ -13,8 +13,10 @@
  *   3. the diagnostics of frame f are queued (when statistics or the energy
  *      check want them: GPU: reduced on the device; CPU: computed now);
  *   4. wait for the steps of frame f (the finiteness check);
- *   5. each view's camera for frame f (the followed centre of mass from the
- *      engine) and its renderer queued (GPU: async; CPU: rendered now).
+ *   5. each view's camera for frame f (a camera that moves by itself,
+ *      camera.follow or frame auto: app/framing.c, its statistics from the
+ *      engine's bodies) and its renderer queued (GPU: async; CPU: rendered
+ *      now).
  * On the GPU four things then run at once: the steps of frame f+1, the
  * rendering of frame f, the writer threads' encoding of frame f-1, and
  * this thread. Views fail alone (app_view_fail); the loop ends early only
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framing.h"
 #include "progress.h"
 #include "renderer.h"
 #include "run_view.h"
@@ -181,14 +184,14 @@ static int queue_frame(struct frame_loop *L, int f)
 		const struct scene *sc = v->sc;
 		if (v->rc || !v->r)
 			continue;
-		double com[3] = {0, 0, 0}, x[3];
+		const double fixed[3] = {0, 0, 0};
 		struct render_camera cam;
 		int vrc = 0;
-		if (sc->camera.follow[0] && (vrc = engine_com(L->eng, sc->camera.follow, x)) == 0)
-			for (int d = 0; d < 3; d++)
-				com[d] = x[d] / L->u->length;
+		if (v->fr) /* follow, frame auto: app/framing.c */
+			vrc = app_framing_camera(v->fr, f, &cam);
+		else
+			render_camera_at_com(sc, f, fixed, &cam);
 		if (vrc == 0) {
-			render_camera_at_com(sc, f, com, &cam);
 			v->cam = cam;
 			vrc = renderer_queue(v->r, f, &cam);
 		}
@@ -225,6 +228,8 @@ static void loop_setup(struct frame_loop *L)
 		int vrc = v->rc == 0 && (v->w || v->frames)
 				  ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r)
 				  : 0;
+		if (vrc == 0 && v->rc == 0 && v->r)
+			vrc = app_framing_create(v->sc, L->st, L->eng, L->u, k, &v->fr);
 		if (vrc)
 			app_view_fail(v, vrc);
 	}
@@ -284,14 +289,23 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 		want_final |= v[k].rc == 0 && v[k].sc->output.final_state[0];
 	if (rc == 0 && want_final)
 		rc = engine_sync(eng);
-	for (int k = 0; k < nv; k++)
+	for (int k = 0; k < nv; k++) {
+		char who[32] = "";
+		if (nv > 1)
+			snprintf(who, sizeof who, "view %d: ", k + 1);
+		if (v[k].rc == 0 && (rc == 0 || rc == NB_EINTR))
+			app_framing_report(v[k].fr, who);
+		app_framing_free(&v[k].fr);
 		renderer_free(&v[k].r);
+	}
 	*sim_s += L.t_wait_sim;
 	if (engine_gpu(eng) && frames > 0 && (rc == 0 || rc == NB_EINTR) && app_views_live(v, nv))
 		log_info("GPU pipeline: %.1f s for %d frames%s; host waited %.1f s for the simulation, "
 			 "spent %.1f s on statistics and %.1f s handing frames to the writers",
 			 log_clock_s() - t0, v[0].res->frames_done, nv > 1 ? " of every view" : "",
 			 L.t_wait_sim, L.t_stats, L.t_push);
+	if (rc == 0 || rc == NB_EINTR)
+		engine_ts_report(eng);
 	if (L.t_files > 0)
 		log_info("snapshots and FITS maps: %.1f s on the main thread", L.t_files);
 	return rc;

@@ -21,6 +21,7 @@ struct run_view {
 	FILE *stats;          /* NULL: no statistics (or the view failed) */
 	int wrote_initial, wrote_final; /* the state CSVs this run put in place */
 	struct renderer *r;   /* made by the frame loop for a view with a writer */
+	struct app_framing *fr; /* made by the frame loop when its camera moves by itself */
 	/* output.snapshots and output.fits_dir: what this run put in place, so
 	 * that a failed run removes it (first..last, -1: none) */
 	int snap_first, snap_last;

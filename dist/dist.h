@@ -105,7 +105,8 @@ struct dist_stats {
 };
 /* For scene sc and its bodies st (already made the same on every rank):
  * the domains and buffers. Refuses (NB_EINPUT, logged) what is not written
- * over ranks: dust, render.diffuse. Sets dist_sim_current(). */
+ * over ranks: dust, render.diffuse, individual time steps. Sets
+ * dist_sim_current(). */
 int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct dist_sim **out);
 /* The sim_force_fn for engine_create_forced (ctx: the dist_sim). */
 int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,

@@ -130,6 +130,12 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct d
 			  dist_size());
 		return NB_EINPUT;
 	}
+	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+		log_error("simulation.timesteps: individual over %d MPI ranks is not written yet (the "
+			  "block steps' active forces are not distributed); use shared steps or one rank",
+			  dist_size());
+		return NB_EINPUT;
+	}
 	if (st->n > UINT32_MAX) {
 		log_error("%zu bodies: more than dist/ indexes (2^32)", st->n);
 		return NB_EINPUT;

@@ -22,6 +22,12 @@ struct engine {
 	int multipoles;
 	enum scene_opening opening;
 	struct gpu_sim *gpu;   /* NULL on the CPU */
+	/* individual time steps (sim/timestep.c; GPU kernels/sim_levels.cu) */
+	int individual;
+	int spf, bpf;          /* steps_per_frame, blocks_per_frame */
+	double dt_max;         /* internal units */
+	struct sim_ts ts;      /* CPU only */
+	long blocks;           /* block steps advanced */
 	sim_force_fn force;    /* engine_create_forced's force; NULL: the solver's */
 	void *force_ctx;
 	double time;           /* time and step as of the last advance (GPU path) */
@@ -47,6 +53,17 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 	return sim_direct_accel(pos, mass, n, e->eps, acc, pot);
 }
 
+/* sim_force_active_fn for the CPU backend's individual time steps */
+static int engine_cpu_force_active(const double *pos, const double *mass, size_t n,
+				   const unsigned char *active, void *ctx, double *acc, double *pot)
+{
+	const struct engine *e = ctx;
+	if (e->solver == SCENE_SOLVER_BARNES_HUT)
+		return sim_tree_accel_active(pos, mass, n, e->eps, e->theta, e->multipoles,
+					     e->opening, active, acc, pot);
+	return sim_direct_accel_active(pos, mass, n, e->eps, active, acc, pot);
+}
+
 /* Report body i's non-finite value with a hint; always NB_ERUNTIME. */
 static int engine_report_nonfinite(const struct engine *e, long i)
 {
@@ -59,6 +76,13 @@ static int engine_report_nonfinite(const struct engine *e, long i)
 		  "small: try simulation.dt smaller or simulation.softening larger",
 		  st->step, st->time, (unsigned)st->id[i], comp);
 	return NB_ERUNTIME;
+}
+
+/* Individual time steps: the longest step, scene time units. */
+static double engine_dt_max(const struct scene *sc)
+{
+	int bpf = sc->simulation.blocks_per_frame > 0 ? sc->simulation.blocks_per_frame : 1;
+	return sc->simulation.dt * sc->simulation.steps_per_frame / bpf;
 }
 
 /* The device simulation's parameters for scene sc, in internal units: the
@@ -76,6 +100,11 @@ static void engine_gpu_params(const struct scene *sc, struct gpu_sim_params *p)
 		.multipoles = sc->simulation.multipoles,
 		.opening = sc->simulation.opening,
 		.reorder = sc->simulation.reorder,
+		.timesteps = sc->simulation.timesteps,
+		.dt_max = engine_dt_max(sc) * u.time,
+		.eta = sc->simulation.eta,
+		.max_level = sc->simulation.max_level,
+		.rebuild_dt = sc->simulation.dt * u.time,
 	};
 }
 
@@ -125,7 +154,7 @@ static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_
 }
 
 /* The CPU engine: its description and the first accelerations. */
-static int engine_open_cpu(struct engine *e, struct sim_state *st)
+static int engine_open_cpu(struct engine *e, const struct scene *sc, struct sim_state *st)
 {
 	int nt = 1;
 #ifdef _OPENMP
@@ -146,6 +175,13 @@ static int engine_open_cpu(struct engine *e, struct sim_state *st)
 	long bad = sim_diag_find_nonfinite(st);
 	if (bad >= 0)
 		return engine_report_nonfinite(e, bad);
+	if (e->individual) {
+		struct sim_ts_params tp = {.dt_max = e->dt_max, .eta = sc->simulation.eta,
+					   .eps = e->eps, .max_level = sc->simulation.max_level};
+		err = sim_ts_init(&e->ts, &tp, st);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -176,6 +212,10 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 	e->opening = sc->simulation.opening;
 	e->time = st->time;
 	e->step = st->step;
+	e->individual = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
+	e->spf = sc->simulation.steps_per_frame;
+	e->bpf = sc->simulation.blocks_per_frame > 0 ? sc->simulation.blocks_per_frame : 1;
+	e->dt_max = engine_dt_max(sc) * u.time;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
 	e->force = force;
 	e->force_ctx = ctx;
@@ -187,14 +227,53 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 		err = engine_open_gpu(e, sc, st, backend, &used_gpu);
 	}
 	if (!err && !used_gpu)
-		err = engine_open_cpu(e, st);
+		err = engine_open_cpu(e, sc, st);
 	if (!err && force && desc)
 		snprintf(e->desc, sizeof e->desc, "%s", desc);
 	if (err) {
 		engine_free(&e);
 		return err;
 	}
+	if (e->individual) {
+		size_t len = strlen(e->desc);
+		snprintf(e->desc + len, sizeof e->desc - len,
+			 "; individual time steps: dt_max %g, eta %g, max level %d",
+			 engine_dt_max(sc), sc->simulation.eta, sc->simulation.max_level);
+	}
 	*out = e;
+	return 0;
+}
+
+/* Individual steps: `steps` steps of dt as whole block steps of dt_max. */
+static int engine_blocks_of(const struct engine *e, int steps, int *blocks)
+{
+	long num = (long)steps * e->bpf;
+	if (num % e->spf != 0) {
+		log_error("individual time steps advance by whole block steps: %d steps of dt is not "
+			  "a multiple of steps_per_frame / blocks_per_frame = %d / %d (internal)",
+			  steps, e->spf, e->bpf);
+		return NB_ERUNTIME;
+	}
+	*blocks = (int)(num / e->spf);
+	return 0;
+}
+
+/* The CPU's individual steps: `blocks` block steps. */
+static int engine_cpu_blocks(struct engine *e, int steps, int blocks, int need_potential)
+{
+	for (int b = 0; b < blocks; b++) {
+		if (sim_stop_requested())
+			return NB_EINTR;
+		int err = sim_ts_block_step(&e->ts, e->st, engine_cpu_force_active, e,
+					    need_potential && b == blocks - 1);
+		if (err)
+			return err;
+		e->blocks++;
+		long bad = sim_diag_find_nonfinite(e->st);
+		if (bad >= 0)
+			return engine_report_nonfinite(e, bad);
+	}
+	e->st->step += steps;
 	return 0;
 }
 
@@ -202,6 +281,15 @@ int engine_advance(struct engine *e, int steps, int need_potential)
 {
 	if (steps <= 0)
 		return 0;
+	if (e->individual) {
+		int blocks, err = engine_blocks_of(e, steps, &blocks);
+		if (err)
+			return err;
+		if (!e->gpu)
+			return engine_cpu_blocks(e, steps, blocks, need_potential);
+		err = engine_advance_async(e, steps, need_potential);
+		return err ? err : engine_check(e);
+	}
 	if (e->gpu) {
 		int err = gpu_sim_advance(e->gpu, steps, need_potential);
 		if (err)
@@ -252,12 +340,58 @@ int engine_advance_async(struct engine *e, int steps, int need_potential)
 		return engine_advance(e, steps, need_potential);
 	if (steps <= 0)
 		return 0;
+	if (e->individual) {
+		int blocks, err = engine_blocks_of(e, steps, &blocks);
+		if (!err)
+			err = gpu_sim_advance_blocks_async(e->gpu, blocks, need_potential);
+		if (err)
+			return err;
+		e->blocks += blocks;
+		e->step += steps;
+		e->time += blocks * e->dt_max;
+		return 0;
+	}
 	int err = gpu_sim_advance_async(e->gpu, steps, need_potential);
 	if (err)
 		return err;
 	e->step += steps;
 	e->time += steps * e->dt;
 	return 0;
+}
+
+int engine_ts_stats(struct engine *e, struct engine_ts_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	s->individual = e->individual;
+	s->blocks = e->blocks;
+	if (!e->individual)
+		return 0;
+	if (e->gpu) {
+		int err = gpu_sim_levels(e->gpu, s->hist, &s->evals, &s->ticks, &s->rebuilds);
+		if (err)
+			return err;
+	} else {
+		memcpy(s->hist, e->ts.hist, sizeof s->hist);
+		s->evals = e->ts.evals;
+		s->ticks = e->ts.ticks;
+		s->rebuilds = e->ts.ticks;
+	}
+	if (e->blocks > 0 && e->st->n > 0)
+		s->evals_per_body_frame = s->evals / (double)e->st->n / ((double)e->blocks / e->bpf);
+	return 0;
+}
+
+void engine_ts_report(struct engine *e)
+{
+	struct engine_ts_stats s;
+	if (!e->individual || e->blocks == 0 || engine_ts_stats(e, &s) != 0)
+		return;
+	char h[512];
+	sim_ts_format_hist(s.hist, h, sizeof h);
+	log_info("individual time steps: %.2f force evaluations per body per frame (shared steps: "
+		 "%d), %ld ticks in %ld block steps (%ld tree builds, the rest refits); levels at "
+		 "the end (dt_max / 2^L): %s",
+		 s.evals_per_body_frame, e->spf, s.ticks, s.blocks, s.rebuilds, h);
 }
 
 int engine_check(struct engine *e)
@@ -361,6 +495,7 @@ void engine_free(struct engine **e)
 	if (!e || !*e)
 		return;
 	free((*e)->sel);
+	sim_ts_free(&(*e)->ts);
 	gpu_sim_free(&(*e)->gpu);
 	free(*e);
 	*e = NULL;

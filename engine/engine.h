@@ -80,6 +80,24 @@ int engine_com(struct engine *e, const char *follow, double com[3]);
 int engine_diag_queue(struct engine *e);
 int engine_diag_take(struct engine *e, struct sim_diag *d, double *time);
 
+/* ---- individual time steps (simulation.timesteps: individual) ----
+ * engine_advance and engine_advance_async then take `steps` steps of dt
+ * as steps * blocks_per_frame / steps_per_frame block steps of dt_max (a
+ * whole number, else NB_ERUNTIME): the frames fall on block ends. */
+struct engine_ts_stats {
+	int individual;              /* 0: shared steps, nothing below is set but blocks */
+	long hist[SIM_TS_LEVELS];    /* bodies per level at the last block end */
+	double evals;                /* force evaluations (active bodies summed over ticks) */
+	long ticks;                  /* ticks with forces */
+	long rebuilds;               /* of which rebuilt the tree (GPU; CPU: all) */
+	long blocks;                 /* block steps advanced */
+	double evals_per_body_frame; /* evals / n / frames advanced */
+};
+/* Waits for the GPU. 0 or NB_ERUNTIME. */
+int engine_ts_stats(struct engine *e, struct engine_ts_stats *s);
+/* One log line with the above (nothing with shared steps). */
+void engine_ts_report(struct engine *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -446,3 +446,68 @@ end:
 	free(h);
 	return rc;
 }
+
+/* ---- individual time steps: the active targets only ------------------------
+ * The gather kernel's sum (the same tiles, the same order over sources, so
+ * a target's result does not depend on its place in the list) for targets
+ * list[0 .. *count), the active bodies (kernels/sim_levels.cu). The grid is
+ * sized for every body; blocks past *count return at once. Cost per active
+ * target: as gather_kernel, n interactions. */
+#define ACTIVE_NT 128
+__global__ void __launch_bounds__(ACTIVE_NT) gather_active_kernel(const float4 *__restrict__ pos,
+								  float4 *acc, int n, float s,
+								  float eps2, const int *__restrict__ list,
+								  const int *__restrict__ count, int pot)
+{
+	__shared__ float4 tile[ACTIVE_NT];
+	const int t = threadIdx.x;
+	const int nact = *count;
+	if (blockIdx.x * ACTIVE_NT >= nact)
+		return; /* the whole block: no __syncthreads is skipped by part of it */
+	const int e = blockIdx.x * ACTIVE_NT + t;
+	const int i = e < nact ? list[e] : -1;
+	const float4 pi = direct_load_scaled(pos, i >= 0 ? i : 0, n, s);
+	float ax = 0.f, ay = 0.f, az = 0.f, ph = 0.f;
+	for (int base = 0; base < n; base += ACTIVE_NT) {
+		tile[t] = direct_load_scaled(pos, base + t, n, s);
+		__syncthreads();
+		float tx = 0.f, ty = 0.f, tz = 0.f, tp = 0.f;
+#pragma unroll 8
+		for (int k = 0; k < ACTIVE_NT; k++) {
+			const float4 pj = tile[k];
+			const float dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+			const float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+			const float inv = direct_rsqrt(r2);
+			const float sj = pj.w * (inv * inv * inv);
+			tx = fmaf(sj, dx, tx);
+			ty = fmaf(sj, dy, ty);
+			tz = fmaf(sj, dz, tz);
+			tp = fmaf(-pj.w, inv, tp);
+		}
+		ax += tx, ay += ty, az += tz, ph += tp;
+		__syncthreads();
+	}
+	if (i >= 0)
+		acc[i] = make_float4(ax * s * s, ay * s * s, az * s * s,
+				     pot ? (ph + __fmul_rn(pi.w, direct_rsqrt(eps2))) * s : 0.f);
+}
+
+int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *list,
+			      const int *count, int need_pot, cudaStream_t stream)
+{
+	const size_t n = b->n;
+	if (n == 0)
+		return 0;
+	if (n > (size_t)INT_MAX || !(eps >= FLT_MIN) || !isfinite(eps)) {
+		log_error("direct solver (active targets): %zu bodies, softening %g not supported", n,
+			  (double)eps);
+		return NB_EINPUT;
+	}
+	const float s = direct_scale(eps);
+	const float se = s * eps;
+	const unsigned blocks = (unsigned)((n + ACTIVE_NT - 1) / ACTIVE_NT);
+	gather_active_kernel<<<blocks, ACTIVE_NT, 0, stream>>>(b->pos, b->acc, (int)n, s, se * se, list,
+								count, need_pot ? 1 : 0);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}

@@ -37,6 +37,15 @@ struct gpu_sim_params {
 	enum scene_opening opening; /* barnes-hut opening criterion (additive) */
 	enum scene_reorder reorder; /* barnes-hut body order between steps (additive;
 				     * zero-initialised: sort) */
+	/* Additive: individual time steps (kernels/sim_levels.cu); zero: shared. */
+	enum scene_timesteps timesteps;
+	double dt_max;    /* the longest step, internal units */
+	double eta;       /* dt_i = sqrt(2 eta eps / |a_i|) */
+	int max_level;    /* finest level, 0..SIM_TS_LEVELS-1 */
+	double rebuild_dt; /* barnes-hut with opening bmax: the tree is rebuilt at
+			    * the ticks that end a step of the largest level not
+			    * longer than rebuild_dt (and every block end) and
+			    * refitted (moments only) at the others; 0: every tick */
 };
 
 struct gpu_sim; /* device-resident simulation; owns all device memory */
@@ -60,6 +69,23 @@ int gpu_sim_time_steps(struct gpu_sim *g, int nsteps, double *force_ms, double *
 /* "direct/pairwise" etc. for messages. */
 const char *gpu_sim_describe(const struct gpu_sim *g);
 void gpu_sim_free(struct gpu_sim **g);
+
+/* ---- individual time steps (additive; kernels/sim_levels.cu) ----
+ * With params.timesteps individual, gpu_sim_create sets each body's level
+ * from its first acceleration (sim/timestep_rule.h) and the simulation
+ * advances by block steps of dt_max, queued like gpu_sim_advance_async:
+ * per tick, drift all, forces of the active bodies only (the tree walk
+ * skips groups without one; the direct sum gathers over a compacted list
+ * of active targets), close/relevel/open kicks. Each block's plan (its
+ * finest level) comes from the level histogram of the previous block end,
+ * which the host reads from pinned memory: it waits for the previous
+ * block (already done when the frame loop queues a frame). */
+int gpu_sim_advance_blocks_async(struct gpu_sim *g, int blocks, int need_potential);
+/* After waiting for the stream: the level histogram as of the last block
+ * end, the force evaluations (active bodies summed over ticks) and the
+ * ticks since creation, and the tree rebuilds and refits among them. */
+int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, long *ticks,
+		   long *rebuilds);
 
 /* ---- the overlapped frame pipeline (additive; app/frames.c) ----
  * The app drives the simulation stream directly so that frame f+1 is

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "gpu.h"
+#include "../sim/timestep_rule.h"
 
 /* The one CUDA check macro: on failure logs the call's text, file and line
  * and returns NB_ERUNTIME from the enclosing function (which must return int
@@ -53,6 +54,8 @@ struct gpu_bodies {
 	size_t n;
 	float4 *pos, *vel, *acc;
 	uint32_t *id;
+	uint8_t *lev; /* individual time steps: each slot's level (follows the
+		       * permutation like id); NULL with shared steps */
 };
 
 /* ---- probe.cu ---- */
@@ -68,6 +71,11 @@ int gpu_stream_priorities(int *low, int *high);
 int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_kernel kernel,
 		       int need_pot, cudaStream_t stream);
 size_t gpu_direct_bytes_needed(size_t n);
+/* Individual time steps: acc of the bodies list[0 .. *count) (device
+ * memory, kernels/sim_levels.cu's active list) from every body, the gather
+ * kernel's sum; other slots untouched. */
+int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *list,
+			      const int *count, int need_pot, cudaStream_t stream);
 enum scene_direct_kernel gpu_direct_pick(size_t n); /* what auto means for n */
 
 /* ---- tree.cu ---- */
@@ -78,7 +86,37 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
  * permute b's arrays into tree order (id follows). No host round trip
  * beyond a scalar or two. */
 int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream);
+/* Individual time steps: as gpu_tree_compute, but only the slots with
+ * b->lev[i] >= la get acc (walk groups without one are skipped; b->lev
+ * NULL or la 0: every body). refit: keep the last build's cells, body
+ * order and walk groups and recompute only the moments from the current
+ * positions (bmax stays a true bound, so the bmax criterion stays
+ * correct); refused (a full build instead) with the com criterion, whose
+ * guard relies on the cells' geometry, and before the first build.
+ * *rebuilt (may be NULL) says which it did. */
+int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
+			int *rebuilt, cudaStream_t stream);
 void gpu_tree_free(struct gpu_tree **t);
+
+/* ---- sim_levels.cu: individual time steps (sim/timestep_rule.h) ---- */
+/* lev[i] = the level acc[i] wants */
+int gpu_levels_init(const struct gpu_bodies *b, double dt_max, double eta, double eps, int max_level,
+		    cudaStream_t s);
+/* v += a dt_L / 2 for the slots with L >= la */
+int gpu_levels_kick(const struct gpu_bodies *b, int la, double dt_max, cudaStream_t s);
+/* x += v h for every slot */
+int gpu_levels_drift(const struct gpu_bodies *b, double h, cudaStream_t s);
+/* The active slots (L >= la) close their step (kick with their old level),
+ * take their next level (sim_ts_next_level) and, unless block_end, open
+ * it; *evals (device) grows by their number. */
+int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end, double dt_max,
+			  double eta, double eps, int max_level, unsigned long long *evals,
+			  cudaStream_t s);
+/* hist[L] (device, SIM_TS_LEVELS ints, zeroed here) = slots of level L */
+int gpu_levels_histogram(const struct gpu_bodies *b, int *hist, cudaStream_t s);
+/* list[0 .. *count) = the slots with L >= la (device; *count zeroed here) */
+int gpu_levels_active_list(const struct gpu_bodies *b, int la, int *list, int *count,
+			   cudaStream_t s);
 
 /* 21 low bits of v spread to every third bit of a 63-bit word: one axis of
  * a 63-bit Morton key (the tree's body order, kernels/tree_build.cu, and

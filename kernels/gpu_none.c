@@ -111,3 +111,16 @@ int gpu_sim_diag_take(struct gpu_sim *g, struct sim_diag *d)
 	(void)g, (void)d;
 	return NB_ERUNTIME;
 }
+
+int gpu_sim_advance_blocks_async(struct gpu_sim *g, int blocks, int need_potential)
+{
+	(void)g, (void)blocks, (void)need_potential;
+	return NB_ERUNTIME;
+}
+
+int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, long *ticks,
+		   long *rebuilds)
+{
+	(void)g, (void)hist, (void)evals, (void)ticks, (void)rebuilds;
+	return NB_ERUNTIME;
+}

@@ -127,3 +127,51 @@ int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
 	(void)gr, (void)h_by_id, (void)n;
 	return gpu_render_none();
 }
+
+/* ---- the framing statistics (kernels/gpu_framing.h; kernels/framing.cu) ---- */
+#include "gpu_framing.h"
+
+int gpu_framing_create(const struct sim_state *st, const float *w_by_comp,
+		       struct gpu_framing **out)
+{
+	(void)st, (void)w_by_comp;
+	*out = NULL;
+	return gpu_render_none();
+}
+
+void gpu_framing_free(struct gpu_framing **fr)
+{
+	if (fr)
+		*fr = NULL;
+}
+
+int gpu_framing_centre(struct gpu_framing *fr, const struct gpu_render_input *in,
+		       struct render_light_centre *out)
+{
+	(void)fr, (void)in;
+	memset(out, 0, sizeof *out);
+	return gpu_render_none();
+}
+
+int gpu_framing_need(struct gpu_framing *fr, const struct gpu_render_input *in,
+		     const struct render_frame_geom *g, double fraction, double *dist)
+{
+	(void)fr, (void)in, (void)g, (void)fraction;
+	*dist = -1;
+	return gpu_render_none();
+}
+
+int gpu_framing_inside(struct gpu_framing *fr, const struct gpu_render_input *in,
+		       const struct render_frame_geom *g, double dist, double *fraction)
+{
+	(void)fr, (void)in, (void)g, (void)dist;
+	*fraction = 1;
+	return gpu_render_none();
+}
+
+int gpu_framing_upload(struct gpu_framing *fr, const struct sim_state *st,
+		       struct gpu_render_input *in)
+{
+	(void)fr, (void)st, (void)in;
+	return gpu_render_none();
+}

@@ -52,6 +52,15 @@ struct gpu_sim {
 	unsigned char *d_sel;   /* by body id, or NULL: all */
 	double *d_com, *h_com;  /* 8 sums: m, m x, m y, m z, count, x, y, z */
 	struct gpu_diag *diag;  /* energies and momenta (diag.cu), at the first queue */
+	/* individual time steps (sim_levels.cu; b.lev != NULL) */
+	int *d_hist;            /* SIM_TS_LEVELS: the histogram of the last block end */
+	int *h_hist;            /* pinned: its copy, with the evaluations after it */
+	unsigned long long *d_evals, *h_evals; /* force evaluations since creation */
+	cudaEvent_t ev_hist;    /* the copy is complete */
+	int hist_pending;       /* a copy was queued and not yet read */
+	long hist[SIM_TS_LEVELS]; /* the host's copy, as of the last block end read */
+	long ticks, rebuilds;
+	int *d_list, *d_count;  /* direct solver: the active slots */
 };
 
 /* ---- step kernels (48 bytes read + 32 written per body; no arithmetic to
@@ -97,6 +106,10 @@ __global__ void sim_check_finite(const float4 *pos, const float4 *vel, const flo
 		atomicMin(bad, i);
 }
 
+static int sim_levels_create(struct gpu_sim *g);
+static int sim_levels_queue_hist(struct gpu_sim *g);
+static int sim_queue_check(struct gpu_sim *g);
+
 static unsigned sim_blocks(size_t n)
 {
 	return (unsigned)((n + SIM_THREADS - 1) / SIM_THREADS);
@@ -134,9 +147,165 @@ static int sim_step(struct gpu_sim *g, int need_pot, cudaEvent_t *ev)
 	return 0;
 }
 
+/* ---- individual time steps (docs/PHYSICS.md; kernels in sim_levels.cu) ---- */
+
+/* Levels from the first accelerations (just queued), the buffers, and the
+ * first histogram (read at once: gpu_sim_create synchronises anyway). */
+static int sim_levels_create(struct gpu_sim *g)
+{
+	const size_t n = g->b.n ? g->b.n : 1;
+	CUDA_CHECK(cudaMalloc((void **)&g->b.lev, n));
+	CUDA_CHECK(cudaMalloc((void **)&g->d_hist, SIM_TS_LEVELS * sizeof(int)));
+	CUDA_CHECK(cudaMallocHost((void **)&g->h_hist, SIM_TS_LEVELS * sizeof(int)));
+	CUDA_CHECK(cudaMalloc((void **)&g->d_evals, sizeof(unsigned long long)));
+	CUDA_CHECK(cudaMallocHost((void **)&g->h_evals, sizeof(unsigned long long)));
+	CUDA_CHECK(cudaMemsetAsync(g->d_evals, 0, sizeof(unsigned long long), g->stream));
+	CUDA_CHECK(cudaEventCreateWithFlags(&g->ev_hist, cudaEventDisableTiming));
+	if (g->p.solver != SCENE_SOLVER_BARNES_HUT) {
+		CUDA_CHECK(cudaMalloc((void **)&g->d_list, n * sizeof(int)));
+		CUDA_CHECK(cudaMalloc((void **)&g->d_count, sizeof(int)));
+	}
+	int rc;
+	if (g->b.n == 0)
+		return 0;
+	if ((rc = gpu_levels_init(&g->b, g->p.dt_max, g->p.eta, g->p.softening, g->p.max_level,
+				  g->stream)))
+		return rc;
+	return sim_levels_queue_hist(g);
+}
+
+/* Queue the histogram of the current levels and the evaluation count into
+ * pinned memory (read by sim_levels_read_hist). */
+static int sim_levels_queue_hist(struct gpu_sim *g)
+{
+	int rc = gpu_levels_histogram(&g->b, g->d_hist, g->stream);
+	if (rc)
+		return rc;
+	CUDA_CHECK(cudaMemcpyAsync(g->h_hist, g->d_hist, SIM_TS_LEVELS * sizeof(int),
+				   cudaMemcpyDeviceToHost, g->stream));
+	CUDA_CHECK(cudaMemcpyAsync(g->h_evals, g->d_evals, sizeof(unsigned long long),
+				   cudaMemcpyDeviceToHost, g->stream));
+	CUDA_CHECK(cudaEventRecord(g->ev_hist, g->stream));
+	g->hist_pending = 1;
+	return 0;
+}
+
+/* Wait for the last queued histogram (the previous block end: when the
+ * frame loop queues a frame, its previous frame's steps are done) and
+ * take it as the host's. */
+static int sim_levels_read_hist(struct gpu_sim *g)
+{
+	if (!g->hist_pending)
+		return 0;
+	CUDA_CHECK(cudaEventSynchronize(g->ev_hist));
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		g->hist[L] = g->h_hist[L];
+	g->hist_pending = 0;
+	return 0;
+}
+
+/* The forces of the active slots (L >= la) at tick t. */
+static int sim_levels_force(struct gpu_sim *g, int la, int need_pot, int refit)
+{
+	int rc;
+	if (g->p.solver == SCENE_SOLVER_BARNES_HUT) {
+		int rebuilt = 0;
+		rc = gpu_tree_compute_ex(g->tree, &g->b, need_pot, la, refit, &rebuilt, g->stream);
+		g->rebuilds += rebuilt;
+		return rc;
+	}
+	if (la == 0)
+		return gpu_direct_compute(&g->b, g->eps, g->kernel, need_pot, g->stream);
+	if ((rc = gpu_levels_active_list(&g->b, la, g->d_list, g->d_count, g->stream)))
+		return rc;
+	return gpu_direct_compute_active(&g->b, g->eps, g->d_list, g->d_count, need_pot, g->stream);
+}
+
+/* One block step of dt_max (sim/timestep.c is the CPU twin: the same
+ * ticks, kicks and level rule). The plan is the finest level of the last
+ * block end's histogram. The tree is rebuilt at the ticks that end a step
+ * of level rl (the largest level whose step is at most rebuild_dt) and at
+ * the block end, refitted at the others. */
+static int sim_levels_block(struct gpu_sim *g, int need_pot)
+{
+	int rc;
+	if ((rc = sim_levels_read_hist(g)))
+		return rc;
+	const int plan = sim_ts_plan(g->hist);
+	const long ticks = 1L << plan;
+	const double dt_max = g->p.dt_max, h = ldexp(dt_max, -plan);
+	int rl = 0;
+	while (rl < plan && g->p.rebuild_dt > 0 && ldexp(dt_max, -rl) > g->p.rebuild_dt * (1 + 1e-9))
+		rl++;
+	if (g->p.rebuild_dt <= 0)
+		rl = plan;
+	const long rstride = 1L << (plan - rl); /* ticks between rebuilds */
+	if ((rc = gpu_levels_kick(&g->b, 0, dt_max, g->stream)))
+		return rc;
+	for (long t = 1; t <= ticks; t++) {
+		const int la = sim_ts_active_level(t, plan);
+		const int end = t == ticks;
+		if ((rc = gpu_levels_drift(&g->b, h, g->stream)) ||
+		    (rc = sim_levels_force(g, la, need_pot && end, t % rstride != 0)) ||
+		    (rc = gpu_levels_close_open(&g->b, la, plan, end, dt_max, g->p.eta, g->p.softening,
+						g->p.max_level, g->d_evals, g->stream)))
+			return rc;
+		g->ticks++;
+	}
+	return sim_levels_queue_hist(g);
+}
+
+int gpu_sim_advance_blocks_async(struct gpu_sim *g, int blocks, int need_potential)
+{
+	int rc;
+	if (!g->b.lev) {
+		log_error("gpu_sim_advance_blocks_async: the simulation was made with shared time steps "
+			  "(internal)");
+		return NB_ERUNTIME;
+	}
+	for (int k = 0; k < blocks; k++) {
+		if ((rc = sim_levels_block(g, need_potential && k == blocks - 1)))
+			return rc;
+	}
+	if (blocks > 0)
+		g->pot_valid = need_potential != 0;
+	else if (need_potential && !g->pot_valid) {
+		rc = sim_force(g, 1); /* same positions: same accelerations, plus phi */
+		if (rc)
+			return rc;
+		g->pot_valid = 1;
+	}
+	g->steps += blocks;
+	return sim_queue_check(g);
+}
+
+int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, long *ticks,
+		   long *rebuilds)
+{
+	if (!g->b.lev) {
+		for (int L = 0; L < SIM_TS_LEVELS; L++)
+			hist[L] = 0;
+		*evals = 0;
+		*ticks = *rebuilds = 0;
+		return 0;
+	}
+	CUDA_CHECK(cudaStreamSynchronize(g->stream));
+	int rc = sim_levels_read_hist(g);
+	if (rc)
+		return rc;
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		hist[L] = g->hist[L];
+	*evals = (double)*g->h_evals;
+	*ticks = g->ticks;
+	*rebuilds = g->rebuilds;
+	return 0;
+}
+
 size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
 {
 	size_t bytes = n * (3 * sizeof(float4) + sizeof(uint32_t)) + sizeof(int);
+	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) /* levels, and the active list */
+		bytes += n * (1 + (p->solver == SCENE_SOLVER_BARNES_HUT ? 0 : sizeof(int))) + 256;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
 		bytes += gpu_tree_bytes_needed(n, p);
 	else
@@ -159,6 +328,15 @@ void gpu_sim_free(struct gpu_sim **gp)
 	cudaFreeHost(g->h_com);
 	cudaFreeHost(g->h_bad);
 	gpu_tree_free(&g->tree);
+	cudaFree(g->b.lev);
+	cudaFree(g->d_hist);
+	cudaFreeHost(g->h_hist);
+	cudaFree(g->d_evals);
+	cudaFreeHost(g->h_evals);
+	cudaFree(g->d_list);
+	cudaFree(g->d_count);
+	if (g->ev_hist)
+		cudaEventDestroy(g->ev_hist);
 	cudaFree(g->b.pos);
 	cudaFree(g->b.vel);
 	cudaFree(g->b.acc);
@@ -261,6 +439,8 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	/* First accelerations, with the potential: the initial energy is wanted. */
 	rc = sim_force(g, 1);
 	if (rc)
+		goto fail;
+	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL && (rc = sim_levels_create(g)))
 		goto fail;
 	CUDA_GOTO(cudaStreamSynchronize(g->stream), rc, fail);
 	g->pot_valid = 1;

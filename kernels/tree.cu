@@ -116,7 +116,7 @@ size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
 			     : 0;
 	size_t cap = tree_node_cap(nn, g_tuning.leaf_size);
 	size_t body = 2 * round256(nn * 8) + 2 * round256(nn * 4) + 2 * round256(nn * 16) +
-		      round256(nn * 4);
+		      round256(nn * 4) + round256(nn);
 	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
 	node += round256(tree_group_cap(nn, cap, g_tuning.lanes) * 8);
 	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl)) +
@@ -190,6 +190,7 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	TREE_ALLOC(t->pos, nn);
 	TREE_ALLOC(t->vel, nn);
 	TREE_ALLOC(t->id, nn);
+	TREE_ALLOC(t->lev, nn);
 	TREE_ALLOC(t->node_range, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_kids, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_open, (size_t)t->node_cap);
@@ -263,7 +264,15 @@ static int tree_profile_collect(struct gpu_tree *t)
 
 int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream)
 {
+	return gpu_tree_compute_ex(t, b, need_pot, 0, 0, NULL, stream);
+}
+
+int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
+			int *rebuilt, cudaStream_t stream)
+{
 	int rc;
+	if (rebuilt)
+		*rebuilt = 0;
 	if (b->n == 0)
 		return 0;
 	if (b->n > t->n) {
@@ -271,6 +280,19 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 		return NB_EINPUT;
 	}
 	const int prof = g_profile_on;
+	/* a refit needs the last build's order (same bodies, no permutation
+	 * since) and the bmax criterion (see gpu_internal.h) */
+	refit = refit && t->built && t->criterion == GPU_TREE_CRIT_BMAX && b->n == t->built_n;
+	if (refit) {
+		if (prof)
+			for (int k = 0; k < 4; k++)
+				CUDA_CHECK(cudaEventRecord(t->ev[k], stream));
+		if ((rc = tree_stage_refit_reset(t, stream)) || (rc = tree_stage_moments(t, b->pos, stream)))
+			return rc;
+		goto walk;
+	}
+	if (rebuilt)
+		*rebuilt = 1;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[0], stream));
 	if ((rc = tree_stage_reset(t, b->n, stream)) || (rc = tree_stage_bbox(t, b, stream)))
@@ -289,11 +311,14 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[3], stream));
-	if ((rc = tree_stage_moments(t, stream)))
+	if ((rc = tree_stage_moments(t, b->pos, stream)))
 		return rc;
+	t->built = 1;
+	t->built_n = b->n;
+walk:
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[4], stream));
-	if ((rc = tree_stage_walk(t, b, need_pot, stream)))
+	if ((rc = tree_stage_walk(t, b, need_pot, la, stream)))
 		return rc;
 	if (prof) {
 		CUDA_CHECK(cudaEventRecord(t->ev[5], stream));
@@ -324,7 +349,7 @@ void gpu_tree_free(struct gpu_tree **tp)
 		}
 	}
 	void *bufs[] = {t->keys,      t->keys_alt,  t->iota,     t->perm,     t->pos,
-			t->vel,       t->id,        t->node_range, t->node_kids, t->node_open,
+			t->vel,       t->id,        t->lev,        t->node_range, t->node_kids, t->node_open,
 			t->node_mq0,  t->node_mq1,  t->node_bmax, t->groups, t->ctl,  t->sort_tmp};
 	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
 		if (bufs[k])

@@ -44,6 +44,22 @@ __global__ void tree_reset_kernel(struct tree_ctl *c, int n, int2 *node_range)
 	}
 }
 
+/* A refit keeps the cells and walk groups: only the walk's counters. */
+__global__ void tree_refit_reset_kernel(struct tree_ctl *c)
+{
+	c->group_next = 0;
+	c->p2p = 0;
+	c->m2p = 0;
+	c->m2l = 0;
+}
+
+int tree_stage_refit_reset(struct gpu_tree *t, cudaStream_t s)
+{
+	tree_refit_reset_kernel<<<1, 1, 0, s>>>(t->ctl);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
 int tree_stage_reset(struct gpu_tree *t, size_t n, cudaStream_t s)
 {
 	tree_reset_kernel<<<1, 64, 0, s>>>(t->ctl, (int)n, t->node_range);
@@ -129,7 +145,7 @@ __global__ void tree_keys_kernel(const float4 *__restrict__ pos, size_t n,
 __global__ void tree_gather_kernel(const uint32_t *__restrict__ perm, size_t n,
 				   const float4 *__restrict__ pos, const float4 *__restrict__ vel,
 				   const uint32_t *__restrict__ id, float4 *pos_o, float4 *vel_o,
-				   uint32_t *id_o)
+				   uint32_t *id_o, const uint8_t *__restrict__ lev, uint8_t *lev_o)
 {
 	for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
 	     k += (size_t)gridDim.x * blockDim.x) {
@@ -139,6 +155,8 @@ __global__ void tree_gather_kernel(const uint32_t *__restrict__ perm, size_t n,
 			vel_o[k] = vel[i];
 		if (id)
 			id_o[k] = id[i];
+		if (lev)
+			lev_o[k] = lev[i];
 	}
 }
 
@@ -173,7 +191,7 @@ int tree_stage_gather(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 	size_t n = b->n;
 	int grid = grid_for(t, n, 16);
 	tree_gather_kernel<<<grid, BUILD_THREADS, 0, s>>>(t->perm, n, b->pos, b->vel, b->id, t->pos,
-							 t->vel, t->id);
+							 t->vel, t->id, b->lev, t->lev);
 	CUDA_CHECK(cudaGetLastError());
 	/* the caller's arrays follow tree order (acc is rewritten by the walk) */
 	CUDA_CHECK(cudaMemcpyAsync(b->pos, t->pos, n * sizeof(float4), cudaMemcpyDeviceToDevice, s));
@@ -183,6 +201,8 @@ int tree_stage_gather(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 	if (b->id)
 		CUDA_CHECK(cudaMemcpyAsync(b->id, t->id, n * sizeof(uint32_t),
 					   cudaMemcpyDeviceToDevice, s));
+	if (b->lev)
+		CUDA_CHECK(cudaMemcpyAsync(b->lev, t->lev, n, cudaMemcpyDeviceToDevice, s));
 	return 0;
 }
 
@@ -510,12 +530,12 @@ __global__ void tree_moments_kernel(int d, const unsigned long long *__restrict_
 	}
 }
 
-int tree_stage_moments(struct gpu_tree *t, cudaStream_t s)
+int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
 {
 	int grid = grid_for(t, (size_t)t->node_cap, 4);
 	for (int d = TREE_MAX_DEPTH - 1; d >= 0; d--) {
 		tree_moments_kernel<<<grid, BUILD_THREADS, 0, s>>>(
-			d, t->keys, t->pos, t->node_range, t->node_kids, t->node_open, t->node_mq0,
+			d, t->keys, pos, t->node_range, t->node_kids, t->node_open, t->node_mq0,
 			t->node_mq1, t->node_bmax, t->ctl, t->theta, t->criterion);
 		CUDA_CHECK(cudaGetLastError());
 	}

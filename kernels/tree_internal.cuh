@@ -67,6 +67,9 @@ struct gpu_tree {
 	uint32_t *iota, *perm;
 	float4 *pos, *vel; /* tree-order copies (gather targets) */
 	uint32_t *id;
+	uint8_t *lev;      /* tree-order copy of the levels (individual time steps) */
+	int built;         /* a build has run: a refit may follow */
+	size_t built_n;    /* bodies of that build */
 	void *sort_tmp;
 	size_t sort_tmp_bytes;
 
@@ -142,7 +145,10 @@ int tree_stage_bbox(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t
 /* keys, radix sort, gather of pos/vel/id into tree order and copy back into b */
 int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 int tree_stage_build(struct gpu_tree *t, cudaStream_t s);
-int tree_stage_moments(struct gpu_tree *t, cudaStream_t s);
+/* moments from pos (the bodies in the last build's order: b->pos) */
+int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s);
+/* a refit's reset: only the walk's counters (the cells stay) */
+int tree_stage_refit_reset(struct gpu_tree *t, cudaStream_t s);
 size_t tree_sort_tmp_bytes(size_t n);
 /* the keys kernel's launch (tree_build.cu), for tree_migrate.cu */
 int tree_stage_keys(struct gpu_tree *t, const struct gpu_bodies *b, unsigned long long *keys,
@@ -164,7 +170,8 @@ int tree_stage_mig_box(struct gpu_tree *t, const struct gpu_bodies *b, cudaStrea
 int tree_stage_migrate(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 
 /* tree_walk.cu */
-int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t s);
+/* acc of the slots with b->lev[i] >= la (b->lev NULL: all) */
+int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, cudaStream_t s);
 int tree_walk_prepare(struct gpu_tree *t); /* occupancy -> persistent grid sizes */
 
 /* Order-preserving float <-> uint (so atomicMin/Max on uint order floats). */

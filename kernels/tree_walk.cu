@@ -206,7 +206,8 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const int2 *__restrict__ node_kids,
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
-			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf)
+			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
+			 const uint8_t *__restrict__ lev, int la)
 {
 	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
@@ -228,6 +229,18 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		const int first = gr.x, gcount = gr.y - gr.x;
 		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+		/* individual time steps: a group without an active body is not
+		 * walked; only active bodies' acc is written (the box is still
+		 * every body's, as the CPU twin's) */
+		bool act[NB];
+		bool any_act = false;
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			act[k] = 32 * k + lane < gcount && (lev == NULL || lev[first + 32 * k + lane] >= la);
+			any_act |= act[k];
+		}
+		if (!__any_sync(FULL, any_act))
+			continue;
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
 			int i = first + 32 * k + lane;
@@ -438,7 +451,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
 			int i = first + 32 * k + lane;
-			if (32 * k + lane < gcount) {
+			if (act[k]) {
 				/* the walk summed the body's own softened self term
 				 * -m/eps into phi exactly once (its leaf always opens);
 				 * the same float expression takes it out again */
@@ -455,7 +468,8 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 }
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
-			const float4 *, float4 *, struct tree_ctl *, float, int, float, int);
+			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
+			const uint8_t *, int);
 
 static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 {
@@ -495,7 +509,7 @@ int tree_walk_prepare(struct gpu_tree *t)
 	return 0;
 }
 
-int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t s)
+int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, cudaStream_t s)
 {
 	int lanes = t->lanes, mp = t->multipoles, pot = need_pot ? 1 : 0;
 	int blocks = t->walk_blocks[lanes - 1][mp - 1][pot];
@@ -506,9 +520,9 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cuda
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
 	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
-		t->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
+		b->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
 		t->ctl, t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio,
-		t->leaf_p2p);
+		t->leaf_p2p, la > 0 ? b->lev : NULL, la);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -266,12 +266,13 @@ int render_camera_at(const struct scene *sc, int frame, const struct sim_state *
 {
 	double com[3] = {0, 0, 0};
 	if (sc->camera.follow[0]) {
-		int rc = follow_com(sc, st, com);
+		int rc = strcmp(sc->camera.follow, "light") == 0 ? render_framing_light_com(sc, st, com)
+								 : follow_com(sc, st, com);
 		if (rc)
 			return rc;
 	}
 	render_camera_at_com(sc, frame, com, cam);
-	return 0;
+	return sc->camera.frame == SCENE_FRAME_AUTO ? render_framing_auto(sc, st, cam) : 0;
 }
 
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],

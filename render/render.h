@@ -39,7 +39,11 @@ struct render_camera {
  * follow (target and position shifted by the followed centre of mass,
  * computed from st, in scene units) and orbit (rotation of position about
  * target around up by orbit * frame / (frames - 1) degrees). st may be NULL
- * when follow is off. 0 or NB_EINPUT (follow names no component). */
+ * when follow is off and frame is keys. follow light and frame auto give
+ * their values from st unsmoothed (render_framing_light_com,
+ * render_framing_auto): a run's frame 0, to rounding; a run smooths the
+ * later frames (app/framing.c). 0 or NB_EINPUT (follow names no
+ * component, or st is NULL where it is needed). */
 int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
 		     struct render_camera *cam);
 /* The same with the followed centre of mass given (scene units; ignored
@@ -555,6 +559,76 @@ int render_stars_diffuse_screen_c(const struct scene *sc, const struct render_ca
 				  const struct sim_state *st, const struct sim_units *u,
 				  const struct render_color_by *cb, struct render_image *img,
 				  struct render_image *smooth);
+
+/* ---- framing: camera.follow: light, camera.frame: auto (render/framing.c;
+ * the rules in render/framing_shared.h, the GPU twin kernels/framing.cu,
+ * docs/scenes.md "Framing") ---- */
+
+/* The view seen from a target, for the distance each body needs: target
+ * (internal units), the view's orthonormal basis, and the tangents of the
+ * frame's half-width and half-height less the margin. */
+struct render_frame_geom {
+	double target[3];
+	double right[3], up[3], fwd[3];
+	double tx, ty; /* (1 - margin) tan(fov/2) w/h, (1 - margin) tan(fov/2) */
+};
+/* The geometry of cam (scene units; target converted to internal units by
+ * multiplying with length, u->length) on a w x h frame with margin (share
+ * of each half-extent). The basis is render_view_make's. */
+void render_frame_geom_make(const struct render_camera *cam, int w, int h, double margin,
+			    double length, struct render_frame_geom *g);
+/* The luminance per unit mass of each component as the renderer draws it
+ * (Rec. 709 Y of render_body_light; 1 in mode density; 0 for dust, kappa
+ * > 0, and for hidden components): w_by_comp[0 .. st->ncomp - 1]. A body's
+ * weight is its mass times its component's value; 0 is not drawn. */
+void render_framing_weights(const struct scene *sc, const struct sim_state *st, float *w_by_comp);
+
+/* The light centre of st's drawn bodies (internal units): per axis the
+ * trimmed mean of the central 90% of the light (framing_shared.h).
+ * Deterministic: bit-identical for any number of threads. *light gets the
+ * drawn light (sum of weights), *count the drawn bodies; with none, c is
+ * 0 and the caller keeps what it had. 0 or NB_ERUNTIME (memory). */
+struct render_light_centre {
+	double c[3];
+	double light;
+	size_t count;
+};
+int render_light_centre(const struct sim_state *st, const float *w_by_comp,
+			struct render_light_centre *out);
+/* The smallest distance from g->target (internal units) at which the
+ * share `fraction` of the drawn light is inside the frame less the
+ * margin, to 2^-19 of the range of the bodies' needs (rounded up): the
+ * fraction-quantile of render_framing_need. No drawn body: *dist = -1.
+ * 0 or NB_ERUNTIME. */
+int render_frame_need(const struct sim_state *st, const float *w_by_comp,
+		      const struct render_frame_geom *g, double fraction, double *dist);
+/* The share of the drawn light inside the frame of g (margin as g was
+ * made) seen from distance dist (internal units) along -g->fwd: the
+ * weighted share of bodies whose need is <= dist. No drawn body: 1. */
+double render_frame_inside(const struct sim_state *st, const float *w_by_comp,
+			   const struct render_frame_geom *g, double dist);
+
+/* follow light's centre of st's drawn light (scene units; none drawn: 0),
+ * and frame auto's eye put on the line from cam's target at the distance
+ * render_frame_need gives for sc's frame_fraction and frame_margin,
+ * clamped to frame_range x cam's distance (unchanged when nothing is
+ * drawn): both unsmoothed, for render_camera_at. NB_EINPUT when st is
+ * NULL, NB_ERUNTIME out of memory. */
+int render_framing_light_com(const struct scene *sc, const struct sim_state *st, double com[3]);
+int render_framing_auto(const struct scene *sc, const struct sim_state *st,
+			struct render_camera *cam);
+
+/* A critically damped spring (render/spring.c): x'' = (g - x) / tau^2 -
+ * 2 x' / tau toward the goal g, advanced one frame at a time by the exact
+ * solution with g held over the frame. A step of the goal from 0 to 1 is
+ * then at 1 - (1 + k / tau) exp(-k / tau) after k frames, never beyond 1. */
+struct render_spring {
+	double x, v; /* value, and its change per frame */
+	int started;
+};
+/* The first call puts x at g with v 0; later calls advance one frame
+ * toward g. tau <= 0: x = g. Returns x. */
+double render_spring_step(struct render_spring *s, double g, double tau);
 
 #ifdef __cplusplus
 }

@@ -541,7 +541,7 @@ static int check_follow(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	const char *f = sc->camera.follow;
-	if (f[0] && strcmp(f, "all") != 0 && scene_find_body(sc, f) < 0) {
+	if (f[0] && strcmp(f, "all") != 0 && strcmp(f, "light") != 0 && scene_find_body(sc, f) < 0) {
 		/* NAME.disk / NAME.bulge / NAME.halo (/ NAME.dust) of a disk galaxy */
 		const char *dot = strrchr(f, '.');
 		int ok = 0;
@@ -556,7 +556,7 @@ static int check_follow(struct load_ctx *c)
 		}
 		if (!ok) {
 			char names[600];
-			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all");
+			size_t o = (size_t)snprintf(names, sizeof(names), "\"\", all, light");
 			for (int i = 0; i < sc->nbodies && o < sizeof(names); i++)
 				o += (size_t)snprintf(names + o, sizeof(names) - o, ", %s", sc->bodies[i].name);
 			return scene_fail(&c->ec, seen(c, "camera.follow"), "camera.follow",
@@ -564,6 +564,23 @@ static int check_follow(struct load_ctx *c)
 					  names, f);
 		}
 	}
+	return 0;
+}
+
+/* camera.frame_range is [lo, hi] with lo <= hi (each bound by the schema);
+ * camera.frame: auto frames a perspective picture (render/framing_shared.h). */
+static int check_framing(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	const double *r = sc->camera.frame_range;
+	if (!(r[0] <= r[1]))
+		return scene_fail(&c->ec, seen(c, "camera.frame_range"), "camera.frame_range",
+				  "expected [lo, hi] with lo <= hi, got [%g, %g]", r[0], r[1]);
+	if (sc->camera.frame == SCENE_FRAME_AUTO && sc->camera.projection != SCENE_PROJ_PERSPECTIVE)
+		return scene_fail(&c->ec, seen(c, "camera.frame"), "camera.frame",
+				  "expected keys with camera.projection: %s (auto frames the "
+				  "perspective picture only), got auto",
+				  sc->camera.projection == SCENE_PROJ_FISHEYE ? "fisheye" : "equirectangular");
 	return 0;
 }
 
@@ -692,6 +709,7 @@ static int cross_checks(struct load_ctx *c)
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
+	    check_framing(c) ||
 	    check_dust(c) || check_colour(c) || check_motion_blur(c) || check_projection(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;

@@ -41,6 +41,9 @@ enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
  * sort); migrate moves only the bodies that left their branch (a key range)
  * and re-sorts within branches. Same forces within the tree's tolerance. */
 enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
+/* simulation.timesteps: shared (every body takes dt) or individual (block
+ * steps dt_max / 2^L per body, sim/timestep.c; docs/PHYSICS.md). */
+enum scene_timesteps { SCENE_TIMESTEPS_SHARED, SCENE_TIMESTEPS_INDIVIDUAL };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -80,6 +83,8 @@ enum scene_color_by { SCENE_COLOR_BY_COMPONENT, SCENE_COLOR_BY_LOS_VELOCITY, SCE
 enum scene_codec { SCENE_CODEC_H264, SCENE_CODEC_H265 };
 enum scene_preview { SCENE_PREVIEW_NONE, SCENE_PREVIEW_LAST, SCENE_PREVIEW_SHEET };
 enum scene_spin { SCENE_SPIN_PROGRADE, SCENE_SPIN_RETROGRADE };
+/* camera.frame: keys (the keys' distance) or auto (render/framing.c) */
+enum scene_frame { SCENE_FRAME_KEYS, SCENE_FRAME_AUTO };
 /* output.snapshots.format: the one format written today */
 enum scene_snap_format { SCENE_SNAP_HDF5 };
 
@@ -163,6 +168,10 @@ struct scene {
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */
 		double max_energy_error; /* [0, 1e6]: |E - E0| / |E0| that stops a run; 0 = never */
+		enum scene_timesteps timesteps; /* shared | individual */
+		double eta;            /* (0, 10]: individual step accuracy, GADGET's eta */
+		int blocks_per_frame;  /* >= 1: individual: dt_max = dt x steps_per_frame / this */
+		int max_level;         /* [0, 20]: individual: smallest step dt_max / 2^max_level */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
 	} simulation;
@@ -185,8 +194,15 @@ struct scene {
 	struct {
 		double position[3], target[3], up[3]; /* defaults for keys */
 		double fov;                           /* degrees */
-		char follow[SCENE_NAME_MAX];          /* "" none, "all", or a component name */
+		char follow[SCENE_NAME_MAX];          /* "" none, "all", "light", or a component name */
 		double orbit;                         /* degrees turned about target.up over the clip */
+		/* framing (render/framing.c, docs/scenes.md "Framing"): follow
+		 * "light" and frame auto, smoothed by a critically damped spring */
+		enum scene_frame frame;               /* keys | auto */
+		double frame_fraction;                /* (0, 1]: share of the drawn light kept in frame */
+		double frame_margin;                  /* [0, 0.5]: share of each half-extent kept clear */
+		double frame_range[2];                /* auto distance within [lo, hi] x the keys' distance */
+		double smoothing;                     /* >= 0 frames: the spring's time constant */
 		int nkeys;
 		struct scene_camera_key keys[SCENE_MAX_KEYS];
 		/* Projections and stereo (docs/scenes.md "Projections and stereo") */

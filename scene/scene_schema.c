@@ -24,6 +24,7 @@ static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 static const char *const reorder_names[] = {"sort", "migrate", NULL};
+static const char *const timesteps_names[] = {"shared", "individual", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", NULL};
 static const char *const spin_names[] = {"prograde", "retrograde", NULL};
 static const char *const tonemap_names[] = {"linear", "log", "asinh", "filmic", NULL};
@@ -45,6 +46,7 @@ static const char *const preset_names[] = {"ultrafast", "superfast", "veryfast",
 static const char *const depth_names[] = {"8", "16", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_bar_words[] = {"none", "auto", NULL};
+static const char *const frame_names[] = {"keys", "auto", NULL};
 static const char *const projection_names[] = {"perspective", "fisheye", "equirectangular", NULL};
 static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom", NULL};
 static const char *const snap_format_names[] = {"hdf5", NULL};
@@ -96,6 +98,18 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.max_energy_error", .type = SKEY_DOUBLE, SC(simulation.max_energy_error),
 	 .lo = 0, .hi = 1e6, .def = "1", .type_doc = "number in [0, 1e6]",
 	 .help = "stop with an error when the total energy has drifted by more than this fraction of the initial |E| (checked every frame; 0: never)"},
+	{.path = "simulation.timesteps", .type = SKEY_ENUM, SC(simulation.timesteps),
+	 .names = timesteps_names, .def = "shared", .type_doc = "shared | individual",
+	 .help = "shared: every body steps by dt; individual: block steps dt_max / 2^L, each body on the level its acceleration needs (dt_i = min(dt_max, sqrt(2 eta softening / |a_i|)); frames stay at steps_per_frame x dt)"},
+	{.path = "simulation.eta", .type = SKEY_DOUBLE, SC(simulation.eta), .lo = 0, .hi = 10,
+	 .flags = SKEY_LO_OPEN, .def = "0.025", .type_doc = "number in (0, 10]",
+	 .help = "individual time steps: accuracy parameter of dt_i = sqrt(2 eta softening / |a_i|) (GADGET-2's default 0.025); smaller is more accurate and slower"},
+	{.path = "simulation.blocks_per_frame", .type = SKEY_INT, SC(simulation.blocks_per_frame),
+	 .lo = 1, .hi = 1e6, .def = "1", .type_doc = "integer in [1, 1e6]",
+	 .help = "individual time steps: synchronised block steps per frame; the longest step is dt_max = dt x steps_per_frame / blocks_per_frame"},
+	{.path = "simulation.max_level", .type = SKEY_INT, SC(simulation.max_level), .lo = 0,
+	 .hi = 20, .def = "10", .type_doc = "integer in [0, 20]",
+	 .help = "individual time steps: finest level; no body steps by less than dt_max / 2^max_level"},
 	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
 	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
 	 .help = "auto: the GPU when there is a usable one, else the CPU"},
@@ -230,10 +244,31 @@ const struct scene_key scene_schema[] = {
 	 .flags = SKEY_LO_OPEN | SKEY_HI_OPEN, .def = "40", .type_doc = "degrees in (0, 180)",
 	 .help = "vertical field of view (default for keys)"},
 	{.path = "camera.follow", .type = SKEY_STRING, SC(camera.follow), .def = "\"\"",
-	 .type_doc = "\"\" | all | name",
-	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the target offset"},
+	 .type_doc = "\"\" | all | light | name",
+	 .help = "keep the centre of mass of all bodies, an entry, or a component (NAME.disk) at the "
+		 "target offset; light: the centre of the drawn light (trimmed mean of its central 90% "
+		 "per axis), smoothed over camera.smoothing frames"},
 	{.path = "camera.orbit", .type = SKEY_DOUBLE, SC(camera.orbit), .lo = -1e6, .hi = 1e6,
 	 .def = "0", .type_doc = "degrees", .help = "degrees turned about target and up over the clip"},
+	{.path = "camera.frame", .type = SKEY_ENUM, SC(camera.frame), .names = frame_names,
+	 .def = "keys", .type_doc = "keys | auto",
+	 .help = "keys: the eye where the keys put it; auto: the keys give the direction from the "
+		 "target, the distance is chosen so that frame_fraction of the drawn light is in the "
+		 "frame inside the margin (smoothed over camera.smoothing frames)"},
+	{.path = "camera.frame_fraction", .type = SKEY_DOUBLE, SC(camera.frame_fraction), .lo = 0,
+	 .hi = 1, .flags = SKEY_LO_OPEN, .def = "0.95", .type_doc = "number in (0, 1]",
+	 .help = "frame auto: share of the drawn light (mass x brightness) kept inside the frame"},
+	{.path = "camera.frame_margin", .type = SKEY_DOUBLE, SC(camera.frame_margin), .lo = 0,
+	 .hi = 0.5, .def = "0.05", .type_doc = "number in [0, 0.5]",
+	 .help = "frame auto: share of the frame's half-width and half-height kept clear at each edge"},
+	{.path = "camera.frame_range", .type = SKEY_PAIR, SC(camera.frame_range), .lo = 1e-6,
+	 .hi = 1e6, .def = "[1, 10]", .type_doc = "[lo, hi], 1e-6 <= lo <= hi <= 1e6",
+	 .help = "frame auto: the distance stays within [lo, hi] x the keys' distance from the "
+		 "target (lo 1: never nearer than the keys; lo < 1 lets it zoom in)"},
+	{.path = "camera.smoothing", .type = SKEY_DOUBLE, SC(camera.smoothing), .lo = 0, .hi = 1e6,
+	 .def = "15", .type_doc = "frames in [0, 1e6]",
+	 .help = "follow light and frame auto: time constant of the critically damped spring that "
+		 "moves the camera toward each frame's value (0: no smoothing)"},
 	{.path = "camera.keys", .type = SKEY_LIST, .type_doc = "list of maps",
 	 .help = "key frames (at most 256); absent: one key at frame 0 with the defaults above"},
 	{.path = "camera.keys.*.frame", .type = SKEY_INT, .base = SBASE_KEY,

@@ -103,3 +103,42 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 	free(buf);
 	return atomic_load(&stopped) ? NB_EINTR : 0;
 }
+
+int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
+			    const unsigned char *active, double *acc, double *pot)
+{
+	const double eps2 = eps * eps;
+	atomic_int stopped = 0;
+	const long nl = (long)n;
+#pragma omp parallel for schedule(dynamic, 8) if (n >= DIRECT_SERIAL_N)
+	for (long i = 0; i < nl; i++) {
+		if (active && !active[i])
+			continue;
+		if (atomic_load_explicit(&stopped, memory_order_relaxed) || sim_stop_requested()) {
+			atomic_store_explicit(&stopped, 1, memory_order_relaxed);
+			continue;
+		}
+		const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+		double ax = 0, ay = 0, az = 0, ph = 0;
+		for (long j = 0; j < nl; j++) {
+			if (j == i)
+				continue;
+			const double dx = pos[3 * j] - xi;
+			const double dy = pos[3 * j + 1] - yi;
+			const double dz = pos[3 * j + 2] - zi;
+			const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+			const double rinv = 1.0 / sqrt(r2);
+			const double rinv3 = rinv * rinv * rinv;
+			ax += mass[j] * dx * rinv3;
+			ay += mass[j] * dy * rinv3;
+			az += mass[j] * dz * rinv3;
+			ph -= mass[j] * rinv;
+		}
+		acc[3 * i] = ax;
+		acc[3 * i + 1] = ay;
+		acc[3 * i + 2] = az;
+		if (pot)
+			pot[i] = ph;
+	}
+	return atomic_load(&stopped) ? NB_EINTR : 0;
+}

@@ -199,6 +199,14 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     double *acc, double *pot);
 
+/* Each active target (active[i] != 0; NULL: all, as sim_direct_accel
+ * but one-sided) summed over every source in double, in source order: the
+ * individual time steps' force. acc/pot of inactive bodies are untouched.
+ * Every pair that is summed is summed from both ends, so momentum is
+ * conserved to round-off only when every body is active. 0 or NB_EINTR. */
+int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
+			    const unsigned char *active, double *acc, double *pot);
+
 /* Barnes-Hut octree. d is the distance from a cell's centre of mass to the
  * body (conservatively: to the box of the bodies walking together).
  * opening SCENE_OPENING_BMAX accepts a cell when bmax < theta d and
@@ -211,16 +219,20 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
 		      double *pot);
-/* sim_tree_accel_ex for the bodies with mine[i] != 0 only (mine NULL:
- * all): the whole tree is built, only the walk groups holding a selected
- * body are walked, and acc/pot of the other bodies are left as they were.
- * A selected body's acc and pot are bit for bit sim_tree_accel_ex's (its
- * group, walk and sums do not depend on the selection). work (n, or NULL)
- * gets each selected body's interactions (listed bodies + cells, + 1 for
- * a local expansion): the cost dist/ balances MPI ranks by. */
+/* sim_tree_accel_ex for the targets with active[i] != 0 (NULL: all): the
+ * tree is built over every body, walk groups without an active body are
+ * skipped, and only active bodies' acc/pot are written. */
+int sim_tree_accel_active(const double *pos, const double *mass, size_t n, double eps,
+			  double theta, int multipoles, enum scene_opening opening,
+			  const unsigned char *active, double *acc, double *pot);
+/* sim_tree_accel_active, and work (n, or NULL) gets each active body's
+ * interactions (listed bodies + cells, + 1 for a local expansion): the
+ * cost dist/ balances MPI ranks by. An active body's acc and pot are bit
+ * for bit sim_tree_accel_ex's (its group, walk and sums do not depend on
+ * the selection). */
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
-		       const unsigned char *mine, double *acc, double *pot, double *work);
+		       const unsigned char *active, double *acc, double *pot, double *work);
 /* sim_tree_accel_ex with the scene's default opening (simulation.opening:
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
@@ -284,6 +296,53 @@ typedef int (*sim_force_fn)(const double *pos, const double *mass, size_t n, voi
 			    double *acc, double *pot);
 int sim_leapfrog_step(struct sim_state *st, double dt, sim_force_fn force, void *ctx,
 		      int need_potential);
+
+/* ---- individual (block) time steps (sim/timestep.c; the level rule,
+ * shared with kernels/sim_levels.cu, in sim/timestep_rule.h) ----
+ * Bodies on level L step by dt_max / 2^L; kick-drift-kick across levels,
+ * only the active bodies' forces computed each tick (docs/PHYSICS.md,
+ * Individual time steps). */
+#ifndef SIM_TS_LEVELS
+#define SIM_TS_LEVELS 21 /* as sim/timestep_rule.h */
+#endif
+struct sim_ts_params {
+	double dt_max;  /* the longest step, internal units */
+	double eta;     /* dt_i = sqrt(2 eta eps / |a_i|) */
+	double eps;     /* softening, internal units */
+	int max_level;  /* 0..SIM_TS_LEVELS-1 */
+};
+/* The state of the levels across blocks. Owns lev and active. */
+struct sim_ts {
+	struct sim_ts_params p;
+	unsigned char *lev;          /* n: each body's level */
+	unsigned char *active;       /* n: scratch, active this tick */
+	long hist[SIM_TS_LEVELS];    /* bodies per level, as of the last block end */
+	double evals;                /* force evaluations (active bodies, summed over ticks) */
+	long ticks;                  /* force calls */
+	long blocks;                 /* block steps taken */
+};
+/* Forces on the bodies with active[i] != 0 (active NULL: all) from every
+ * body; acc and pot of the others are left as they were. 0 or NB_*. */
+typedef int (*sim_force_active_fn)(const double *pos, const double *mass, size_t n,
+				   const unsigned char *active, void *ctx, double *acc,
+				   double *pot);
+/* Levels from st->acc (the accelerations at st's positions). 0 or
+ * NB_ERUNTIME (out of memory, logged; ts freeable). */
+int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct sim_state *st);
+void sim_ts_free(struct sim_ts *ts);
+/* One block step of dt_max (st->time advances by it; st->step is the
+ * caller's). st->acc must hold a(x) on entry and holds it on return, with
+ * every velocity synchronised to st->time. need_potential: st->pot too
+ * (the block end evaluates every body). 0, NB_EINTR (stop requested
+ * between ticks; state between ticks), or the force's error. */
+int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_fn force,
+		      void *ctx, int need_potential);
+/* hist[L] = bodies of level L (levels past the table count in the last). */
+void sim_ts_histogram(const unsigned char *lev, size_t n, long hist[SIM_TS_LEVELS]);
+/* The finest occupied level (0 when none): a block's plan. */
+int sim_ts_plan(const long hist[SIM_TS_LEVELS]);
+/* "L0 1234, L1 567, ..." of the occupied levels, into buf. */
+void sim_ts_format_hist(const long hist[SIM_TS_LEVELS], char *buf, size_t len);
 
 /* ---- diagnostics (sim/diag.c) ---- */
 struct sim_diag {

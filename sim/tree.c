@@ -553,22 +553,20 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
 		      double *pot)
 {
-	return sim_tree_accel_sel(pos, mass, n, eps, theta, multipoles, opening, NULL, acc, pot,
-				  NULL);
+	return sim_tree_accel_active(pos, mass, n, eps, theta, multipoles, opening, NULL, acc, pot);
 }
 
-/* Does group [gb, ge) of tree order hold a selected body? */
-static int tree_group_selected(const struct tree *t, int gb, int ge, const unsigned char *mine)
+int sim_tree_accel_active(const double *pos, const double *mass, size_t n, double eps,
+			  double theta, int multipoles, enum scene_opening opening,
+			  const unsigned char *active, double *acc, double *pot)
 {
-	for (int k = gb; k < ge; k++)
-		if (mine[t->order[k]])
-			return 1;
-	return 0;
+	return sim_tree_accel_sel(pos, mass, n, eps, theta, multipoles, opening, active, acc, pot,
+				  NULL);
 }
 
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
-		       const unsigned char *mine, double *acc, double *pot, double *work)
+		       const unsigned char *active, double *acc, double *pot, double *work)
 {
 	if (n == 0)
 		return 0;
@@ -595,8 +593,11 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 			if (failed)
 				continue;
 			const int gb = groups[2 * G], ge = groups[2 * G + 1];
-			if (mine && !tree_group_selected(&t, gb, ge, mine))
-				continue;
+			int any = !active;
+			for (int k = gb; k < ge && !any; k++)
+				any = active[t.order[k]] != 0;
+			if (!any)
+				continue; /* as the GPU walk: no active body, no walk */
 			if (tree_walk_group(&t, gb, ge, theta, opening, eps2, &il)) {
 #pragma omp atomic write
 				failed = 1;
@@ -605,7 +606,7 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 			for (int k = gb; k < ge; k++) {
 				double a[3], phi;
 				size_t i = (size_t)t.order[k];
-				if (mine && !mine[i])
+				if (active && !active[i])
 					continue;
 				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				if (work)

@@ -29,6 +29,9 @@
 #include "sim/sim.h"
 #include "test_output_util.h"
 
+/* snprintf into the array BUF, asserting that it fit */
+#define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
+
 /* ---- in process -------------------------------------------------------- */
 
 static void random_bodies(size_t n, uint64_t seed, double *pos, double *mass)
@@ -212,15 +215,15 @@ static void load_final(const char *dir, const char *tag, const char *solver, int
 {
 	static struct scene sc;
 	char set_solver[64], set_count[64], path[PATH_MAX], scene[PATH_MAX];
-	snprintf(set_solver, sizeof set_solver, "simulation.solver=%s", solver);
-	snprintf(set_count, sizeof set_count, "bodies.0.count=%d", count);
+	FMT(set_solver, "simulation.solver=%s", solver);
+	FMT(set_count, "bodies.0.count=%d", count);
 	/* frames 4: the loader's restart check wants a frame left after it */
 	const char *sets[] = {set_solver, set_count, "output.frames=4", "simulation.steps_per_frame=6"};
-	snprintf(scene, sizeof scene, "%s/plummer-small.yaml", g_data);
+	FMT(scene, "%s/plummer-small.yaml", g_data);
 	ck_assert_int_eq(scene_load(scene, sets, 4, &sc), 0);
 	memset(st, 0, sizeof *st);
 	ck_assert_int_eq(sim_ic_build(&sc, st), 0);
-	snprintf(path, sizeof path, "%s/%s-snap/snap_002.hdf5", dir, tag);
+	FMT(path, "%s/%s-snap/snap_002.hdf5", dir, tag);
 	int frame = -1;
 	ck_assert_msg(sim_snap_restart(path, &sc, st, &frame) == 0, "%s", path);
 	ck_assert_int_eq(frame, 2);
@@ -232,8 +235,8 @@ static int frames_max_diff(const char *dir, const char *a, const char *b)
 	int worst = 0;
 	for (int f = 0; f < 3; f++) {
 		char pa[PATH_MAX], pb[PATH_MAX];
-		snprintf(pa, sizeof pa, "%s/%s/frame_%05d.png", dir, a, f);
-		snprintf(pb, sizeof pb, "%s/%s/frame_%05d.png", dir, b, f);
+		FMT(pa, "%s/%s/frame_%05d.png", dir, a, f);
+		FMT(pb, "%s/%s/frame_%05d.png", dir, b, f);
 		int w, h, d, w2, h2, d2;
 		uint16_t *x = read_png(pa, &w, &h, &d), *y = read_png(pb, &w2, &h2, &d2);
 		ck_assert(w == w2 && h == h2 && d == d2);
@@ -254,15 +257,15 @@ static void ranks_match_one_process(const char *solver, int count)
 	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192];
 	ck_assert(mkdtemp(dir));
 	scene_sets(dir, "one", solver, count, sets, sizeof sets);
-	snprintf(cmd, sizeof cmd, "'%s' %s/plummer-small.yaml %s -q", g_bin, g_data, sets);
+	FMT(cmd, "'%s' %s/plummer-small.yaml %s -q", g_bin, g_data, sets);
 	ck_assert_int_eq(run_sh(cmd), 0);
 	struct sim_state ref;
 	load_final(dir, "one", solver, count, &ref);
 	for (int P = 1; P <= 4; P++) {
 		char tag[16];
-		snprintf(tag, sizeof tag, "np%d", P);
+		FMT(tag, "np%d", P);
 		scene_sets(dir, tag, solver, count, sets, sizeof sets);
-		snprintf(cmd, sizeof cmd, MPIRUN " -np %d '%s' %s/plummer-small.yaml %s -q", P, g_mpi,
+		FMT(cmd, MPIRUN " -np %d '%s' %s/plummer-small.yaml %s -q", P, g_mpi,
 			 g_data, sets);
 		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
 		struct sim_state st;
@@ -273,7 +276,7 @@ static void ranks_match_one_process(const char *solver, int count)
 		ck_assert_msg(memcmp(st.vel, ref.vel, 3 * st.n * sizeof *st.vel) == 0,
 			      "%s, %d ranks: velocities differ from one process", solver, P);
 		/* the statistics (energies from the replicated state) too */
-		snprintf(cmd, sizeof cmd, "cmp -s %s/one.csv %s/%s.csv", dir, dir, tag);
+		FMT(cmd, "cmp -s %s/one.csv %s/%s.csv", dir, dir, tag);
 		ck_assert_msg(run_sh(cmd) == 0, "%s, %d ranks: statistics differ", solver, P);
 		int lsb = frames_max_diff(dir, "one", tag);
 		ck_assert_msg(lsb <= 1, "%s, %d ranks: frames differ by %d LSB", solver, P, lsb);
@@ -281,7 +284,7 @@ static void ranks_match_one_process(const char *solver, int count)
 		sim_state_free(&st);
 	}
 	sim_state_free(&ref);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
 
@@ -331,7 +334,7 @@ START_TEST(domains_rebalance_as_a_cluster_crosses_the_box)
 	char dir[] = "/tmp/nb-dist-XXXXXX", cmd[8192];
 	ck_assert(mkdtemp(dir));
 	char scene[PATH_MAX];
-	snprintf(scene, sizeof scene, "%s/cross.yaml", dir);
+	FMT(scene, "%s/cross.yaml", dir);
 	FILE *f = fopen(scene, "w");
 	ck_assert(f);
 	fputs("units: nbody\nseed: 3\n"
@@ -347,18 +350,17 @@ START_TEST(domains_rebalance_as_a_cluster_crosses_the_box)
 	      f);
 	fclose(f);
 	/* with the rebalancing: every 8 steps, or at 10% over the mean */
-	snprintf(cmd, sizeof cmd, MPIRUN " -np 2 '%s' '%s' > %s/on.log 2>&1", g_mpi, scene, dir);
+	FMT(cmd, MPIRUN " -np 2 '%s' '%s' > %s/on.log 2>&1", g_mpi, scene, dir);
 	ck_assert_int_eq(run_sh(cmd), 0);
-	snprintf(cmd, sizeof cmd, "%s/on.log", dir);
+	FMT(cmd, "%s/on.log", dir);
 	int recuts_on = 0, recuts_off = 0;
 	double on = worst_imbalance(cmd, &recuts_on);
 	/* without it (the first cut kept): the check can fail */
-	snprintf(cmd, sizeof cmd,
-		 "NB_DIST_REBALANCE=1000000 NB_DIST_IMBALANCE=1000 " MPIRUN
+	FMT(cmd, "NB_DIST_REBALANCE=1000000 NB_DIST_IMBALANCE=1000 " MPIRUN
 		 " -x NB_DIST_REBALANCE -x NB_DIST_IMBALANCE -np 2 '%s' '%s' > %s/off.log 2>&1",
 		 g_mpi, scene, dir);
 	ck_assert_int_eq(run_sh(cmd), 0);
-	snprintf(cmd, sizeof cmd, "%s/off.log", dir);
+	FMT(cmd, "%s/off.log", dir);
 	double off = worst_imbalance(cmd, &recuts_off);
 	printf("dist: cluster crossing the box, 2 ranks: work max/mean worst %.3f rebalanced (%d "
 	       "recuts), %.3f with the first cut kept (%d recut)\n",
@@ -371,7 +373,7 @@ START_TEST(domains_rebalance_as_a_cluster_crosses_the_box)
 	 * depends on where it is (measured: 1.06 worst without recuts here),
 	 * so this scheme does not need the recut to stay within 20%; the
 	 * cut's response to uneven work is domains_partition_the_bodies_by_weight. */
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
 END_TEST
@@ -386,8 +388,7 @@ START_TEST(a_dead_rank_ends_the_run_with_exit_1_naming_it)
 	/* rank 1 _exit(1)s at step 5 without a word; mpirun told not to end
 	 * the job for it, so the survivors' own timeout (5 s) must */
 	double t0 = log_clock_s();
-	snprintf(cmd, sizeof cmd,
-		 MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
+	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
 		 " --mca orte_abort_on_non_zero_status 0 -x NB_DIST_DIE -x NB_DIST_TIMEOUT -np 3 "
 		 "'%s' %s/plummer-small.yaml %s > %s/log 2>&1",
 		 g_mpi, g_data, sets, dir);
@@ -395,16 +396,15 @@ START_TEST(a_dead_rank_ends_the_run_with_exit_1_naming_it)
 	double dt = log_clock_s() - t0;
 	ck_assert_msg(rc == 1, "exit status %d (124: it hung)", rc);
 	ck_assert_msg(dt < 60, "took %.0f s", dt);
-	snprintf(cmd, sizeof cmd, "grep -q 'nothing from rank 1 for 5 s' %s/log", dir);
+	FMT(cmd, "grep -q 'nothing from rank 1 for 5 s' %s/log", dir);
 	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
 	/* and with mpirun's default (it ends the job itself): exit 1 too */
-	snprintf(cmd, sizeof cmd,
-		 MPIENV "NB_DIST_DIE=1:5 timeout 120 mpirun --oversubscribe -x NB_DIST_DIE -np 3 '%s' "
+	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 timeout 120 mpirun --oversubscribe -x NB_DIST_DIE -np 3 '%s' "
 		 "%s/plummer-small.yaml %s > %s/log2 2>&1",
 		 g_mpi, g_data, sets, dir);
 	ck_assert_int_eq(run_sh(cmd), 1);
 	printf("dist: a dead rank: exit 1 after %.1f s, named\n", dt);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
 END_TEST
@@ -413,7 +413,7 @@ END_TEST
 static void batch_five(const char *dir)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/b.yaml", dir);
+	FMT(path, "%s/b.yaml", dir);
 	FILE *f = fopen(path, "w");
 	ck_assert(f);
 	fprintf(f,
@@ -430,8 +430,7 @@ static void report_query(const char *dir, const char *report, const char *expr, 
 			 size_t len)
 {
 	char cmd[2 * PATH_MAX + 1024];
-	snprintf(cmd, sizeof cmd,
-		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(%s)' %s/out/%s", expr,
+	FMT(cmd, "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(%s)' %s/out/%s", expr,
 		 dir, report);
 	FILE *p = popen(cmd, "r");
 	ck_assert(p);
@@ -448,23 +447,23 @@ START_TEST(batch_runs_spread_over_ranks_each_once)
 	char dir[] = "/tmp/nb-dist-XXXXXX", cmd[8192], got[1024];
 	ck_assert(mkdtemp(dir));
 	batch_five(dir);
-	snprintf(cmd, sizeof cmd, "cd %s && " MPIRUN " -np 2 '%s' batch b.yaml > log 2>&1", dir, g_mpi);
+	FMT(cmd, "cd %s && " MPIRUN " -np 2 '%s' batch b.yaml > log 2>&1", dir, g_mpi);
 	ck_assert_int_eq(run_sh(cmd), 0);
 	report_query(dir, "batch-report.json", "[r[\"status\"] for r in d[\"runs\"]]", got, sizeof got);
 	ck_assert_str_eq(got, "['ok', 'ok', 'ok', 'ok', 'ok']");
 	/* rank 0 ran 1, 3, 5 and rank 1 ran 2, 4: each run once */
-	snprintf(cmd, sizeof cmd, "grep -q 'rank 0 of 2 runs 3 runs: 1,3,5' %s/log && "
+	FMT(cmd, "grep -q 'rank 0 of 2 runs 3 runs: 1,3,5' %s/log && "
 				  "grep -q 'rank 1 of 2 runs 2 runs: 2,4' %s/log", dir, dir);
 	ck_assert_msg(run_sh(cmd) == 0, "the runs were not spread as expected (%s/log)", dir);
-	snprintf(cmd, sizeof cmd, "test $(grep -c 'done in' %s/log) = 5", dir);
+	FMT(cmd, "test $(grep -c 'done in' %s/log) = 5", dir);
 	ck_assert_msg(run_sh(cmd) == 0, "not exactly 5 runs done (%s/log)", dir);
 	/* --resume: every run complete, none run again */
-	snprintf(cmd, sizeof cmd, "cd %s && " MPIRUN " -np 2 '%s' batch b.yaml --resume > log2 2>&1", dir,
+	FMT(cmd, "cd %s && " MPIRUN " -np 2 '%s' batch b.yaml --resume > log2 2>&1", dir,
 		 g_mpi);
 	ck_assert_int_eq(run_sh(cmd), 0);
 	report_query(dir, "batch-report.json", "d[\"counts\"][\"skipped\"]", got, sizeof got);
 	ck_assert_str_eq(got, "5");
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
 END_TEST
@@ -482,16 +481,15 @@ START_TEST(batch_shards_are_disjoint_and_complete)
 	for (int k = 0; k < 3; k++) {
 		/* shard 1 through the Slurm variables, the others through --shard */
 		if (k == 1)
-			snprintf(cmd, sizeof cmd,
-				 "cd %s && SLURM_ARRAY_TASK_ID=11 SLURM_ARRAY_TASK_MIN=10 "
+			FMT(cmd, "cd %s && SLURM_ARRAY_TASK_ID=11 SLURM_ARRAY_TASK_MIN=10 "
 				 "SLURM_ARRAY_TASK_COUNT=3 '%s' batch b.yaml -q > /dev/null 2>&1",
 				 dir, g_bin);
 		else
-			snprintf(cmd, sizeof cmd, "cd %s && '%s' batch b.yaml --shard %d/3 -q > /dev/null 2>&1",
+			FMT(cmd, "cd %s && '%s' batch b.yaml --shard %d/3 -q > /dev/null 2>&1",
 				 dir, g_bin, k);
 		ck_assert_int_eq(run_sh(cmd), 0);
 		char report[64];
-		snprintf(report, sizeof report, "batch-report.shard-%d-of-3.json", k);
+		FMT(report, "batch-report.shard-%d-of-3.json", k);
 		report_query(dir, report, "\"\".join(\"1\" if r[\"status\"] == \"ok\" else \"0\" for r in d[\"runs\"])",
 			     got, sizeof got);
 		ck_assert_int_eq(strlen(got), 5);
@@ -500,7 +498,7 @@ START_TEST(batch_shards_are_disjoint_and_complete)
 	}
 	for (int i = 0; i < 5; i++)
 		ck_assert_msg(seen[i] == 1, "run %d done by %d shards", i + 1, seen[i]);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
 END_TEST

@@ -19,7 +19,7 @@ if "$BIN" "$SCENE" --dry-run "$@" 2>/dev/null | grep -q '^# GPU memory: .* free 
 	exec "$BIN" "$SCENE" "$@"
 fi
 echo "demo: no usable GPU: rendering a smaller version of $SCENE on the CPU"
-echo "demo: (2 x 7.5k bodies, 640x360, 120 frames of 15 Myr; the full 1M-body scene needs a GPU) into $OUT/"
+echo "demo: (2 x 7.5k bodies, 640x360, 120 frames of 15 Myr, camera smoothing 3 frames; the full 1M-body scene needs a GPU) into $OUT/"
 # One argument per line of tools/demo-cpu.args (values may hold spaces).
 while IFS= read -r arg; do
 	[ -n "$arg" ] && set -- "$@" "$arg"
