@@ -3,6 +3,9 @@
 #   make              build build/nbody-render (CUDA compiled in when nvcc is found)
 #   make CUDA=0       CPU-only build
 #   make CUDA_ARCH=sm_90   one GPU target (quick builds); default: sm_80 sm_86 sm_89 sm_90 + PTX
+#   make MPI=1        an MPI build in build-mpi/ (OpenMPI found with pkg-config
+#                     ompi-c, else mpicc --showme): one simulation over the ranks
+#                     of mpirun, batches spread over them (dist/, docs/batch.md)
 #   make test         install missing deps, build, run every test (GPU tests skip without a GPU)
 #   make demo         install missing deps, render the default scene into out/demo/
 #   make bench        build build/nbody-bench
@@ -22,6 +25,11 @@
 # flags, which exist only once the packages are installed (a make that read
 # them at start-up would link without -lpng -lyaml -lav*).
 
+# MPI=1 builds into its own folder, so the plain build's objects stay as they are.
+MPI ?= 0
+ifeq ($(MPI),1)
+  BUILD ?= build-mpi
+endif
 BUILD ?= build
 CC ?= cc
 PKGS := yaml-0.1 libavcodec libavformat libavutil libswscale libpng check
@@ -57,10 +65,22 @@ CFLAGS += $(OPT) -g -fno-math-errno -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenm
 LDLIBS += $(PKG_LIBS) -fopenmp -lpthread -lm $(SAN)
 NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler -Wall -I.
 
+# ---- MPI probe (MPI=1 only; the default build has no MPI) -----------------
+MPI_DEV := $(shell pkg-config --exists ompi-c 2>/dev/null && echo y || (command -v mpicc >/dev/null 2>&1 && echo y))
+ifeq ($(MPI),1)
+  MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile 2>/dev/null)
+  MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link 2>/dev/null)
+  ifeq ($(strip $(MPI_LIBS)),)
+    $(error MPI=1: no OpenMPI found (pkg-config ompi-c, mpicc); run 'make deps' or apt-get install libopenmpi-dev)
+  endif
+  CFLAGS += -DNB_HAVE_MPI=1 $(MPI_CFLAGS)
+  LDLIBS += $(MPI_LIBS)
+endif
+
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CFLAGS += -DNB_VERSION='"$(VERSION)"'
 
-LIB_C := $(sort $(wildcard scene/*.c sim/*.c render/*.c engine/*.c output/*.c))
+LIB_C := $(sort $(wildcard scene/*.c sim/*.c render/*.c engine/*.c output/*.c dist/*.c))
 APP_C := $(sort $(wildcard app/*.c))
 ifeq ($(CUDA),1)
   CU_SRC := $(sort $(wildcard kernels/*.cu))
@@ -78,14 +98,14 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/nbody-render
 BENCH := $(BUILD)/nbody-bench
 
-.PHONY: all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
+.PHONY: mpi-test-bin all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
 	check-layers check-names \
 	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
 
 # The configuration report: one line at the start of every build.
 info:
-	@echo "nbody-render $(VERSION): packages $(or $(PKG_FOUND),none)$(if $(PKG_MISSING), MISSING $(PKG_MISSING)); nvcc $(if $(filter 1,$(CUDA)),yes ($(NVCC)),no$(if $(NVCC), (CUDA=0))); targets $(if $(filter 1,$(CUDA)),$(if $(CUDA_ARCH),$(CUDA_ARCH),sm_80 sm_86 sm_89 sm_90 +PTX),CPU only)"
+	@echo "nbody-render $(VERSION): packages $(or $(PKG_FOUND),none)$(if $(PKG_MISSING), MISSING $(PKG_MISSING)); nvcc $(if $(filter 1,$(CUDA)),yes ($(NVCC)),no$(if $(NVCC), (CUDA=0))); targets $(if $(filter 1,$(CUDA)),$(if $(CUDA_ARCH),$(CUDA_ARCH),sm_80 sm_86 sm_89 sm_90 +PTX),CPU only); mpi $(if $(filter 1,$(MPI)),yes,no$(if $(MPI_DEV), (MPI=1 to build it)))"
 
 pkgs-present:
 	@if [ -n "$(PKG_MISSING)" ]; then echo "missing packages: $(PKG_MISSING); run 'make deps' (or 'make test' / 'make demo', which do)"; exit 2; fi
@@ -125,9 +145,26 @@ demo: deps
 
 # Tests run from the repo root; each test binary prints its own summary.
 # CK_DEFAULT_TIMEOUT: physics tests may take tens of seconds on 2 cores.
-test-run: info pkgs-present $(BIN) $(TEST_BIN) fuzz-replay
+# The MPI tests (tests/test_dist*.c) launch an MPI build of the program with
+# mpirun: a CPU-only one in $(BUILD)-mpi, made here when OpenMPI's headers
+# are installed (make deps installs them); without them they SKIP.
+MPI_TEST_BUILD := $(BUILD)-mpi
+ifeq ($(MPI),1)
+  MPI_TEST_BIN := $(BIN)
+else ifneq ($(MPI_DEV),)
+  MPI_TEST_BIN := $(MPI_TEST_BUILD)/nbody-render
+endif
+
+mpi-test-bin:
+ifneq ($(MPI),1)
+ifneq ($(MPI_DEV),)
+	@$(MAKE) --no-print-directory MPI=1 CUDA=0 BUILD=$(MPI_TEST_BUILD) $(MPI_TEST_BUILD)/nbody-render
+endif
+endif
+
+test-run: info pkgs-present $(BIN) $(TEST_BIN) mpi-test-bin fuzz-replay
 	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; CK_DEFAULT_TIMEOUT=600 NB_BIN=$(BIN) $$t || fail=1; done; \
+	  echo "== $$t"; CK_DEFAULT_TIMEOUT=600 NB_BIN=$(BIN) NB_MPI_BIN=$(MPI_TEST_BIN) $$t || fail=1; done; \
 	  if [ $$fail = 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; exit 1; fi
 
 demo-run: info pkgs-present $(BIN)

@@ -44,6 +44,9 @@ struct app_view {
 	/* views[0] only: a snapshot this program wrote to continue from
 	 * (--restart; sim_snap_restart), NULL: start at frame 0 */
 	const char *restart;
+	/* views[0] only: simulate over the MPI ranks (dist/: every rank calls
+	 * app_run_views alike; rank 0 writes every output, the others none) */
+	int over_ranks;
 	struct app_result res;  /* filled by app_run_views */
 	int rc;                 /* this view's outcome: 0, NB_EINPUT, NB_ERUNTIME, NB_EINTR */
 };

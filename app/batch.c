@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dist/dist.h"
 #include "../output/output.h"
 #include "batch.h"
 #include "progress.h"
@@ -27,6 +28,10 @@ static void usage(FILE *f)
 	      "  --no-share       simulate every run on its own (default: runs that differ only in\n"
 	      "                   camera, render and output keys share one simulation)\n"
 	      "  --backend B      auto, cuda or cpu for every run (overrides simulation.backend)\n"
+	      "  --shard K/N      run share K of N (0 <= K < N; default: a Slurm job array's\n"
+	      "                   SLURM_ARRAY_TASK_ID - _MIN of SLURM_ARRAY_TASK_COUNT, else all)\n"
+	      "  under mpirun     the runs are spread over the ranks, one at a time each (--jobs\n"
+	      "                   per rank); rank 0 writes the table and the report\n"
 	      "  --quiet          only errors and the final table\n"
 	      "See docs/batch.md for the batch file.\n",
 	      f);
@@ -37,6 +42,8 @@ struct batch_args {
 	const char **set;
 	int nset;
 	int jobs, dry_run, resume, quiet, no_share;
+	int shard_k, shard_n; /* share shard_k of shard_n (1: the whole batch) */
+	int shard_cli;        /* --shard given */
 	int backend; /* -1: each scene's own */
 };
 
@@ -63,6 +70,7 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 {
 	a->jobs = 1;
 	a->backend = -1;
+	a->shard_n = 1;
 	a->set = calloc((size_t)(argc > 0 ? argc : 1), sizeof *a->set);
 	if (!a->set)
 		return NB_ERUNTIME;
@@ -100,6 +108,11 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 				log_error("--backend: expected auto, cuda or cpu, got '%s'", v ? v : "");
 				return NB_EINPUT;
 			}
+		} else if (is_opt(arg, "--shard")) {
+			v = opt_value(argc, argv, &i, "--shard");
+			if (dist_shard_parse(v, &a->shard_k, &a->shard_n))
+				return NB_EINPUT;
+			a->shard_cli = 1;
 		} else if (!strcmp(arg, "--dry-run") || !strcmp(arg, "-n")) {
 			a->dry_run = 1;
 		} else if (!strcmp(arg, "--resume")) {
@@ -118,6 +131,11 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 			log_error("batch: one batch file at a time, got '%s' and '%s'", a->file, arg);
 			return NB_EINPUT;
 		}
+	}
+	if (!a->shard_cli) {
+		int env = dist_shard_from_env(&a->shard_k, &a->shard_n);
+		if (env < 0)
+			return NB_EINPUT;
 	}
 	if (!a->file) {
 		log_error("batch: expected a batch file");
@@ -183,7 +201,7 @@ int app_batch_main(int argc, char **argv)
 	struct batch_args a = {0};
 	struct batch_file bf;
 	struct batch_run *runs = NULL;
-	int nruns = 0, status = 2, rc;
+	int nruns = 0, status = 2, rc, *owner = NULL;
 	double t0 = log_clock_s();
 
 	memset(&bf, 0, sizeof bf);
@@ -211,7 +229,7 @@ int app_batch_main(int argc, char **argv)
 	int share = bf.share_simulation = bf.share_simulation && !a.no_share; /* the report says which */
 	int groups = batch_group(runs, nruns, share);
 	if (a.dry_run) {
-		status = dry_run(&bf, runs, nruns, groups, share);
+		status = dist_rank() == 0 ? dry_run(&bf, runs, nruns, groups, share) : 0;
 		goto end;
 	}
 	for (int i = 0; i < nruns; i++)
@@ -226,16 +244,48 @@ int app_batch_main(int argc, char **argv)
 		goto end;
 	}
 	struct batch_opts opts = {.jobs = a.jobs, .backend_cli = a.backend};
+	/* this shard's runs, and this rank's among them (batch_share.c) */
+	owner = malloc((size_t)(nruns ? nruns : 1) * sizeof *owner);
+	if (!owner) {
+		log_error("out of memory");
+		status = 1;
+		goto end;
+	}
+	batch_share_select(runs, nruns, share, a.shard_k, a.shard_n, dist_rank(), dist_size(), owner);
+	if (a.shard_n > 1)
+		log_info("batch: shard %d of %d (counted from 0)", a.shard_k, a.shard_n);
+	if (dist_size() > 1) {
+		char list[1024] = "";
+		size_t len = 0;
+		int mine = 0;
+		for (int i = 0; i < nruns; i++)
+			if (owner[i] == dist_rank() && len < sizeof list - 32) {
+				len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", mine ? "," : "", i + 1);
+				mine++;
+			}
+		log_info("batch: rank %d of %d runs %d run%s: %s", dist_rank(), dist_size(), mine,
+			 mine == 1 ? "" : "s", mine ? list : "none");
+	}
 	rc = batch_exec(&bf, runs, nruns, &opts);
+	batch_share_collect(runs, nruns, owner); /* rank 0 gets the other ranks' outcomes */
+	if (dist_rank() != 0) { /* rank 0 reports every run */
+		status = rc == NB_EINTR ? 130 : 0;
+		goto end;
+	}
 	status = 0;
 	for (int i = 0; i < nruns; i++)
-		if (runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED)
+		if (runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED &&
+		    runs[i].status != BATCH_OTHER_SHARD)
 			status = 1;
 	if (rc == NB_EINTR)
 		status = 130;
 
-	char report[SCENE_PATH_MAX + 32];
-	snprintf(report, sizeof report, "%s/batch-report.json", bf.output_dir);
+	char report[SCENE_PATH_MAX + 64];
+	if (a.shard_n > 1)
+		snprintf(report, sizeof report, "%s/batch-report.shard-%d-of-%d.json", bf.output_dir,
+			 a.shard_k, a.shard_n);
+	else
+		snprintf(report, sizeof report, "%s/batch-report.json", bf.output_dir);
 	fflush(stderr);
 	batch_report_table(runs, nruns, stdout);
 	fflush(stdout);
@@ -244,6 +294,7 @@ int app_batch_main(int argc, char **argv)
 	else if (status == 0)
 		status = 1;
 end:
+	free(owner);
 	batch_runs_free(runs, nruns);
 	batch_file_free(&bf);
 	free(a.set);

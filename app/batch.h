@@ -88,6 +88,7 @@ enum batch_status {
 	BATCH_SKIPPED,     /* --resume: complete outputs found */
 	BATCH_INTERRUPTED, /* stopped by SIGINT/SIGTERM while running */
 	BATCH_NOT_RUN,     /* never started because the batch was interrupted */
+	BATCH_OTHER_SHARD, /* another share's (--shard K/N, a Slurm array job) */
 };
 const char *batch_status_name(enum batch_status s);
 
@@ -211,6 +212,21 @@ struct batch_opts {
  * started get BATCH_NOT_RUN). */
 int batch_exec(const struct batch_file *bf, struct batch_run *runs, int nruns,
 	       const struct batch_opts *opts);
+
+/* ---- batch_share.c (shards and MPI ranks; docs/batch.md) ---- */
+/* Keep this process's share of the BATCH_PENDING runs and mark the rest
+ * BATCH_OTHER_SHARD. Shard k of n (n 1: all) takes the simulations whose
+ * slot % n == k, slot the order of first appearance of the run's
+ * simulation key among the loaded runs (share) or the run's index (no
+ * share): a rule of the batch alone, so shares are disjoint and complete
+ * whatever --resume finds done. Then MPI rank `rank` of P takes every P-th
+ * of the shard's pending groups; owner[i] (nruns) gets the rank that runs
+ * run i (-1: none). */
+void batch_share_select(struct batch_run *runs, int nruns, int share, int k, int n, int rank,
+			int P, int *owner);
+/* After batch_exec on every rank: rank 0 gets each run's outcome from the
+ * rank that ran it (owner). */
+void batch_share_collect(struct batch_run *runs, int nruns, const int *owner);
 
 /* ---- batch_report.c ---- */
 /* Human table of every run on f. */

@@ -23,6 +23,7 @@ const char *batch_status_name(enum batch_status s)
 	case BATCH_SKIPPED: return "skipped";
 	case BATCH_INTERRUPTED: return "interrupted";
 	case BATCH_NOT_RUN: return "not run";
+	case BATCH_OTHER_SHARD: return "other shard";
 	}
 	return "?";
 }

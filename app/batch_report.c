@@ -155,7 +155,7 @@ int batch_report_json(const struct batch_file *bf, const struct batch_run *runs,
 	char tmp[SCENE_PATH_MAX + 16], started[64];
 	time_t t0 = time(NULL) - (time_t)wall_s;
 	struct tm tm;
-	int counts[BATCH_NOT_RUN + 1] = {0};
+	int counts[BATCH_OTHER_SHARD + 1] = {0};
 
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t0, &tm));
@@ -179,7 +179,7 @@ int batch_report_json(const struct batch_file *bf, const struct batch_run *runs,
 	fprintf(f, ",\n  \"exit_status\": %d,\n  \"share_simulation\": %s,\n  \"simulations\": %d,"
 		   "\n  \"counts\": {", exit_status, bf->share_simulation ? "true" : "false",
 		simulations_run(runs, nruns));
-	for (int s = BATCH_OK; s <= BATCH_NOT_RUN; s++) {
+	for (int s = BATCH_OK; s <= BATCH_OTHER_SHARD; s++) {
 		fputs(s == BATCH_OK ? "" : ", ", f);
 		batch_json_string(f, batch_status_name((enum batch_status)s));
 		fprintf(f, ": %d", counts[s]);

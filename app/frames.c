@@ -87,7 +87,7 @@ static int write_snapshots(struct frame_loop *L, int f)
 	double t = log_clock_s();
 	for (int k = 0; rc == 0 && k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
-		int num = v->rc ? -1 : out_snap_number(v->sc, f);
+		int num = v->rc || v->mute ? -1 : out_snap_number(v->sc, f);
 		if (num < 0)
 			continue;
 		if (!synced && (rc = engine_sync(L->eng)))
@@ -148,7 +148,7 @@ static int finish_frame(struct frame_loop *L, int f)
 	int rc = stats_of(L, f);
 	for (int k = 0; rc == 0 && k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
-		if (v->rc || !v->r)
+		if (v->rc || !v->r || v->mute)
 			continue;
 		double t = log_clock_s();
 		int vrc = renderer_push(v->r, f, v->w, &v->res->render_s);
@@ -225,7 +225,9 @@ static void loop_setup(struct frame_loop *L)
 		struct run_view *v = &L->v[k];
 		L->need_pot |= v->stats != NULL;
 		/* FITS maps need a renderer even without a frame writer */
-		int vrc = v->rc == 0 && v->w ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r) : 0;
+		int vrc = v->rc == 0 && (v->w || v->frames)
+				  ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r)
+				  : 0;
 		if (vrc == 0 && v->rc == 0 && v->r)
 			vrc = app_framing_create(v->sc, L->st, L->eng, L->u, k, &v->fr);
 		if (vrc)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dist/dist.h"
 #include "app.h"
 
 #ifndef NB_VERSION
@@ -142,8 +143,12 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 
 int main(int argc, char **argv)
 {
+	/* under mpirun (an MPI build): a single scene is one simulation over
+	 * the ranks, a batch spreads its runs over them (dist/) */
+	if (dist_init(&argc, &argv))
+		return 1;
 	if (argc >= 2 && strcmp(argv[1], "batch") == 0)
-		return app_batch_main(argc - 1, argv + 1);
+		return dist_finish(app_batch_main(argc - 1, argv + 1));
 
 	struct cli cli = {0};
 	static struct scene sc; /* large: keep it off the stack */
@@ -155,7 +160,8 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		goto end;
-	log_set_level(cli.quiet ? LOG_QUIET : LOG_NORMAL);
+	/* rank 0 speaks for the run; the others only report errors */
+	log_set_level(cli.quiet || dist_rank() != 0 ? LOG_QUIET : LOG_NORMAL);
 	rc = scene_load(cli.scene, cli.sets, cli.nsets, &sc);
 	if (rc)
 		goto end;
@@ -164,6 +170,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && cli.restart)
 		rc = sim_snap_restart_check(cli.restart, &sc, &restart_frame);
 	if (rc)
+		goto end;
+	if (cli.dry_run && dist_rank() != 0)
 		goto end;
 	if (cli.dry_run) {
 		rc = app_dry_run(&sc, cli.backend, stdout);
@@ -176,5 +184,5 @@ int main(int argc, char **argv)
 	rc = app_run_restart(&sc, cli.backend, cli.restart, &res);
 end:
 	free(cli.sets);
-	return log_exit_status(rc);
+	return dist_finish(log_exit_status(rc));
 }

@@ -23,6 +23,7 @@
  * half of the frame; the frame is then tone mapped as one. */
 #include <stdlib.h>
 
+#include "../dist/dist.h"
 #include "../render/adaptive.h"
 #include "app.h"
 #include "progress.h"
@@ -49,27 +50,32 @@ struct renderer_cpu {
 
 /* One eye's picture (the frame's when mono) through cam into img (eye
  * size): splat, diffuse layer, wing, glow, fisheye mask. */
-static int cpu_eye(struct renderer_cpu *r, const struct render_camera *cam, struct render_image *img)
+static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const double *h,
+		   const struct render_camera *cam, struct render_image *img)
 {
 	const struct scene *sc = r->sc;
 	int rc = 0;
 	render_image_clear(img);
 	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
 	if (r->dust.K) {
-		rc = render_dust_frame(sc, cam, r->st, r->u, r->smooth.rgb && !screen ? r->h : NULL,
+		rc = render_dust_frame(sc, cam, st, r->u, r->smooth.rgb && !screen ? h : NULL,
 				       &r->dust, img, NULL);
 		if (rc == 0 && r->smooth.rgb && screen)
-			rc = render_diffuse_screen_apply(sc, cam, r->st, r->u, img, &r->smooth);
+			rc = render_diffuse_screen_apply(sc, cam, st, r->u, img, &r->smooth);
 	} else if (r->smooth.rgb && screen)
-		rc = render_stars_diffuse_screen_c(sc, cam, r->st, r->u, r->cb, img, &r->smooth);
+		rc = render_stars_diffuse_screen_c(sc, cam, st, r->u, r->cb, img, &r->smooth);
 	else if (r->smooth.rgb)
-		rc = render_stars_diffuse_c(sc, cam, r->st, r->u, r->h, r->cb, img, &r->smooth);
+		rc = render_stars_diffuse_c(sc, cam, st, r->u, h, r->cb, img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
-		rc = render_stars_splat_c(sc, cam, r->st, r->u, r->cb, img);
+		rc = render_stars_splat_c(sc, cam, st, r->u, r->cb, img);
 	else
-		rc = render_splat_hc(sc, cam, r->st, r->u, r->h, r->cb, img);
+		rc = render_splat_hc(sc, cam, st, r->u, h, r->cb, img);
 	if (rc)
 		return rc;
+	/* over MPI ranks st is this rank's bodies: splatting is additive, so
+	 * rank 0 gets the whole picture as the sum of the ranks' (dist/) */
+	if (dist_sim_current())
+		dist_sum_floats(img->rgb, (size_t)img->w * (size_t)img->h * 3, "frame sum");
 	if ((rc = render_wing(sc, img))) /* render.psf_wing 0: untouched */
 		return rc;
 	if ((rc = render_glow(sc, img))) /* render.glow 0: untouched */
@@ -89,19 +95,34 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 			return rc;
 		r->h_frame = f;
 	}
+	/* over MPI ranks: this rank's bodies (the smoothing lengths above are
+	 * the whole state's, as on one rank) */
+	const struct sim_state *st = r->st;
+	const double *h = r->h;
+	struct sim_state sub;
+	struct dist_sim *ds = dist_sim_current();
+	if (ds && (rc = dist_sim_subset(ds, r->st, r->h, &sub, &h)))
+		return rc;
+	if (ds)
+		st = &sub;
 	if (sc->camera.stereo.mode == SCENE_STEREO_NONE) {
-		if ((rc = cpu_eye(r, cam, &r->img)))
+		if ((rc = cpu_eye(r, st, h, cam, &r->img)))
 			return rc;
 	} else {
 		for (int eye = -1; eye <= 1; eye += 2) { /* left, then right */
 			struct render_camera ec;
 			int x0, y0;
 			render_eye_camera(cam, eye, &ec);
-			if ((rc = cpu_eye(r, &ec, &r->eye)))
+			if ((rc = cpu_eye(r, st, h, &ec, &r->eye)))
 				return rc;
 			render_eye_origin(sc, eye, &x0, &y0);
 			render_image_blit(&r->eye, &r->img, x0, y0);
 		}
+	}
+	if (ds && dist_rank() != 0) { /* rank 0 tone maps and writes the sum */
+		r->frame = f;
+		r->render_s = log_clock_s() - t;
+		return 0;
 	}
 	double ek = render_camera_exposure(sc, f); /* exposure keys rule: auto is off */
 	if (ek > 0) {

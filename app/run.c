@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dist/dist.h"
 #include "../output/output.h"
 #include "app.h"
 #include "progress.h"
@@ -118,6 +119,10 @@ static int view_open(struct run_view *v)
 {
 	const struct scene *sc = v->sc;
 	int rc = 0;
+	if (v->mute) { /* rank 0 writes; this rank renders its bodies for it */
+		v->frames = wants_frames(sc);
+		return 0;
+	}
 	struct out_video_meta meta;
 	app_video_meta(sc, &meta);
 	if (wants_frames(sc) && (rc = out_writer_open_meta(sc, 4, &meta, &v->w)))
@@ -193,6 +198,10 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	 * an earlier, longer run's higher numbers go (a failure to remove one
 	 * is a warning: this run's own files are complete) */
 	const struct scene *vs = v->sc;
+	if (v->mute) { /* rank 0's files are rank 0's to keep or remove */
+		renderer_free(&v->r);
+		return;
+	}
 	if (v->rc == 0 && vs->output.snapshots.dir[0])
 		out_remove_sequence(vs->output.snapshots.dir, "snap_", ".hdf5", 3,
 				    out_snap_number(vs, vs->output.frames - 1) + 1);
@@ -236,7 +245,8 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 int app_run_restart(const struct scene *sc, int backend_cli, const char *restart,
 		    struct app_result *res)
 {
-	struct app_view view = {.sc = sc, .restart = restart};
+	/* nbody-render SCENE under mpirun: one simulation over the ranks */
+	struct app_view view = {.sc = sc, .restart = restart, .over_ranks = 1};
 	int rc = app_run_views(&view, 1, backend_cli);
 	*res = view.res;
 	return rc;
@@ -251,7 +261,8 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 	const struct scene *sc = views[0].sc;
 	int rc = 0, i;
 	for (i = 0; i < nviews; i++) {
-		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .snap_first = -1,
+		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .mute = v[i].mute,
+					 .snap_first = -1,
 					 .snap_last = -1, .fits_first = -1, .fits_last = -1};
 		if (v[i].sc->output.frames != sc->output.frames) {
 			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
@@ -260,6 +271,8 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 		}
 	}
 	for (i = 0; rc == 0 && i < nviews; i++) {
+		if (v[i].mute)
+			continue; /* rank 0 checks and makes them */
 		int vrc = app_outputs_check(views, i);
 		if (vrc == 0)
 			vrc = make_output_dirs(v[i].sc);
@@ -275,7 +288,7 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
  * took. */
 static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		       const struct sim_units *u, int backend_cli, const char *restart,
-		       int *start, struct engine **eng, double *sim_s)
+		       int *start, struct engine **eng, struct dist_sim **ds, double *sim_s)
 {
 	const struct scene *sc = v[0].sc;
 	double t = log_clock_s();
@@ -290,14 +303,22 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 			 st->time / u->time, st->step);
 	for (i = 0; i < nviews; i++) {
 		v[i].res->bodies = (long)st->n;
-		const char *init = v[i].sc->output.initial_state;
+		const char *init = v[i].mute ? "" : v[i].sc->output.initial_state;
 		int vrc = init[0] ? sim_state_write_csv(init, st, u) : 0;
 		if (vrc)
 			app_view_fail(&v[i], vrc);
 		v[i].wrote_initial = init[0] && !vrc;
 	}
-	if (!app_views_live(v, nviews) || (rc = engine_create(sc, st, backend_cli, eng)))
+	if (!app_views_live(v, nviews))
 		return rc;
+	if (ds) { /* over MPI ranks: the engine's forces are dist/'s */
+		if ((rc = dist_sim_create(sc, st, ds)) ||
+		    (rc = engine_create_forced(sc, st, backend_cli, dist_sim_force, *ds,
+					       dist_sim_describe(*ds), eng)))
+			return rc;
+	} else if ((rc = engine_create(sc, st, backend_cli, eng))) {
+		return rc;
+	}
 	*sim_s += log_clock_s() - t;
 	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)
@@ -317,6 +338,8 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct sim_units u;
 	struct sim_state st = {0};
 	struct engine *eng = NULL;
+	struct dist_sim *ds = NULL;
+	const int over_ranks = views[0].over_ranks && dist_size() > 1;
 	struct app_progress prog;
 	int rc = 0, i, start = 0;
 	double sim_s = 0, t_start = log_clock_s();
@@ -332,10 +355,12 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		goto done;
 	}
 	scene_units_of(sc->units, &u);
+	for (i = 0; i < nviews; i++)
+		v[i].mute = over_ranks && dist_rank() != 0;
 	if ((rc = views_prepare(views, v, nviews)) || !app_views_live(v, nviews))
 		goto end;
 	if ((rc = views_start(v, nviews, &st, &u, backend_cli, views[0].restart, &start, &eng,
-			      &sim_s)) ||
+			      over_ranks ? &ds : NULL, &sim_s)) ||
 	    !app_views_live(v, nviews))
 		goto end;
 
@@ -343,8 +368,10 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
 			    &sim_s);
 	app_progress_end(&prog);
+	if (ds && rc == 0)
+		dist_sim_report(ds);
 	for (i = 0; rc == 0 && i < nviews; i++) {
-		const char *fin = v[i].sc->output.final_state;
+		const char *fin = v[i].mute ? "" : v[i].sc->output.final_state;
 		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;
 		if (vrc)
 			app_view_fail(&v[i], vrc);
@@ -364,6 +391,7 @@ done:
 	}
 	free(v);
 	engine_free(&eng);
+	dist_sim_free(&ds);
 	sim_state_free(&st);
 	return rc;
 }

@@ -27,6 +27,9 @@ struct run_view {
 	int snap_first, snap_last;
 	int fits_first, fits_last;
 	struct render_camera cam; /* the camera of the frame last queued (FITS pixel scale) */
+	/* over MPI ranks, on ranks other than 0: no outputs of its own; it
+	 * renders its bodies for rank 0's frames (frames: a view rank 0 films) */
+	int mute, frames;
 };
 
 /* The view failed with rc (already logged by whoever failed): its writer

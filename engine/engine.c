@@ -28,6 +28,8 @@ struct engine {
 	double dt_max;         /* internal units */
 	struct sim_ts ts;      /* CPU only */
 	long blocks;           /* block steps advanced */
+	sim_force_fn force;    /* engine_create_forced's force; NULL: the solver's */
+	void *force_ctx;
 	double time;           /* time and step as of the last advance (GPU path) */
 	long step;
 	double diag_time;      /* time of the queued diagnostics */
@@ -43,6 +45,8 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 			    double *acc, double *pot)
 {
 	const struct engine *e = ctx;
+	if (e->force)
+		return e->force(pos, mass, n, e->force_ctx, acc, pot);
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
 		return sim_tree_accel_ex(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
 					 acc, pot);
@@ -184,6 +188,12 @@ static int engine_open_cpu(struct engine *e, const struct scene *sc, struct sim_
 int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out)
 {
+	return engine_create_forced(sc, st, backend_cli, NULL, NULL, NULL, out);
+}
+
+int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
+			 sim_force_fn force, void *ctx, const char *desc, struct engine **out)
+{
 	int err = 0, used_gpu = 0;
 	*out = NULL;
 	struct engine *e = calloc(1, sizeof *e);
@@ -207,10 +217,19 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 	e->bpf = sc->simulation.blocks_per_frame > 0 ? sc->simulation.blocks_per_frame : 1;
 	e->dt_max = engine_dt_max(sc) * u.time;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
-
-	err = engine_open_gpu(e, sc, st, backend, &used_gpu);
+	e->force = force;
+	e->force_ctx = ctx;
+	if (force && backend == SCENE_BACKEND_CUDA) {
+		log_error("simulation.backend: cuda: a simulation over several MPI ranks runs on the "
+			  "CPU backend only for now (GPU ranks are not written yet); use --backend cpu");
+		err = NB_EINPUT;
+	} else if (!force) {
+		err = engine_open_gpu(e, sc, st, backend, &used_gpu);
+	}
 	if (!err && !used_gpu)
 		err = engine_open_cpu(e, sc, st);
+	if (!err && force && desc)
+		snprintf(e->desc, sizeof e->desc, "%s", desc);
 	if (err) {
 		engine_free(&e);
 		return err;

@@ -325,6 +325,14 @@ int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double ep
 int sim_tree_accel_active(const double *pos, const double *mass, size_t n, double eps,
 			  double theta, int multipoles, enum scene_opening opening,
 			  const unsigned char *active, double *acc, double *pot);
+/* sim_tree_accel_active, and work (n, or NULL) gets each active body's
+ * interactions (listed bodies + cells, + 1 for a local expansion): the
+ * cost dist/ balances MPI ranks by. An active body's acc and pot are bit
+ * for bit sim_tree_accel_ex's (its group, walk and sums do not depend on
+ * the selection). */
+int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
+		       double theta, int multipoles, enum scene_opening opening,
+		       const unsigned char *active, double *acc, double *pot, double *work);
 /* sim_tree_accel_ex with the scene's default opening (simulation.opening:
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,

@@ -560,6 +560,14 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 			  double theta, int multipoles, enum scene_opening opening,
 			  const unsigned char *active, double *acc, double *pot)
 {
+	return sim_tree_accel_sel(pos, mass, n, eps, theta, multipoles, opening, active, acc, pot,
+				  NULL);
+}
+
+int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
+		       double theta, int multipoles, enum scene_opening opening,
+		       const unsigned char *active, double *acc, double *pot, double *work)
+{
 	if (n == 0)
 		return 0;
 	if (n > (size_t)1 << 30) {
@@ -601,6 +609,8 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 				if (active && !active[i])
 					continue;
 				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
+				if (work)
+					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
 				acc[3 * i] = a[0];
 				acc[3 * i + 1] = a[1];
 				acc[3 * i + 2] = a[2];

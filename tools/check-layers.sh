@@ -22,10 +22,11 @@ render:  scene sim
 kernels: scene sim render
 engine:  scene sim render kernels
 output:  scene sim render
-app:     scene sim render kernels engine output
-bench:   scene sim render kernels engine output
-tests:   scene sim render kernels engine output app
-fuzz:    scene sim render kernels engine output app
+dist:    scene sim render kernels engine
+app:     scene sim render kernels engine output dist
+bench:   scene sim render kernels engine output dist
+tests:   scene sim render kernels engine output dist app
+fuzz:    scene sim render kernels engine output dist app
 '
 
 cd "${1:-$(dirname "$0")/..}" || exit 2
@@ -78,6 +79,6 @@ for file in $(printf '%s\n' "$LAYERS" | sed -n 's/^\([a-z]*\):.*/\1/p' |
 done
 
 if [ $bad = 0 ]; then
-	echo "check-layers: every include arrow follows the layers (scene <- sim <- render <- kernels <- engine; output; app)"
+	echo "check-layers: every include arrow follows the layers (scene <- sim <- render <- kernels <- engine <- dist; output; app)"
 fi
 exit $bad

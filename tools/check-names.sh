@@ -21,6 +21,7 @@ sim:     sim_
 render:  render_
 kernels: gpu_
 engine:  engine_
+dist:    dist_
 output:  out_
 app:     app_ batch_ renderer_ main
 '

@@ -28,6 +28,10 @@ have_pc cfitsio || need="$need libcfitsio-dev"
 for m in h5py yt astropy; do
 	[ -d /usr/lib/python3/dist-packages/$m ] || need="$need python3-$m"
 done
+# MPI (issue 19, dist/): OpenMPI's headers for the MPI build the tests
+# launch (make MPI=1; make test builds one in build-mpi/) and mpirun.
+have_pc ompi-c || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 if [ -z "$need" ]; then
 	echo "deps: all present"
 	exit 0

@@ -1,0 +1,134 @@
+/* dist.h - runs over MPI ranks (issue 19): one simulation over P ranks,
+ * its frames summed over them, and batches spread over ranks or shards.
+ * One public header for dist/, the layer between engine/ and app/.
+ *
+ * The scheme (docs/PHYSICS.md, section "Over MPI ranks"; numbers in
+ * docs/BENCHMARKS.md): every rank holds the whole state and integrates
+ * every body (kick and drift are O(n) and the same on every rank, bit for
+ * bit); each rank computes the forces of its own bodies only, a domain of
+ * consecutive bodies along the Morton curve, and the ranks then exchange
+ * those forces (4 doubles a body: acceleration and potential) so every
+ * rank has them all. Domains are recut by measured work every
+ * NB_DIST_REBALANCE steps (default 8) or when the ranks' force times
+ * differ by more than 10%. Because a body's force does not depend on which
+ * rank computes it (the direct sum in body order; the replicated tree's
+ * walk), the state is the same on 1..P ranks.
+ *
+ * A build without MPI (the default) compiles this layer with one rank:
+ * dist_size() is 1 and nothing is exchanged. Errors between ranks (an MPI
+ * call that fails, a rank silent for NB_DIST_TIMEOUT seconds) end every
+ * rank with exit status 1 through MPI_Abort, after one message naming the
+ * rank: a half-dead distributed run must not hang. */
+#ifndef NB_DIST_H
+#define NB_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../render/render.h"
+#include "../sim/sim.h"
+
+/* ---- the ranks (dist/comm.c) ---------------------------------------------- */
+/* MPI_Init (when built with MPI) with errors returned, not fatal. Call once,
+ * first thing in main. 0 or NB_ERUNTIME (logged). */
+int dist_init(int *argc, char ***argv);
+/* Finish with exit status STATUS (0, 1, 2, 130): 0: MPI_Finalize;
+ * otherwise, over several ranks, MPI_Abort(STATUS) so no rank waits on
+ * this one. Returns STATUS (a single rank, or no MPI). */
+int dist_finish(int status);
+int dist_rank(void);
+int dist_size(void);
+/* 1 when this binary has MPI compiled in. */
+int dist_have_mpi(void);
+/* A distributed failure: log "rank R: MSG" and end every rank with exit
+ * status 1 (MPI_Abort). Does not return when several ranks run. */
+void dist_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The seconds a rank waits for another in one exchange before it calls
+ * the other dead (NB_DIST_TIMEOUT, default 120). */
+double dist_timeout_s(void);
+/* Every rank's block to every rank: rank r sends bytes[r] bytes from send,
+ * and recv gets rank r's block at offset off[r]. Point-to-point messages
+ * waited for with a deadline, so a rank that died or hangs is named
+ * (dist_fail). what names the exchange in messages. Counts the bytes. */
+void dist_allgatherv(const void *send, void *recv, const size_t *bytes, const size_t *off,
+		     const char *what);
+/* Sum n floats over the ranks into rank 0's buf (other ranks' buf is left
+ * as it was), bounded in time. */
+void dist_sum_floats(float *buf, size_t n, const char *what);
+/* The maximum over ranks of v[0..n-1], on every rank. */
+void dist_max_doubles(double *v, int n, const char *what);
+/* Gather bytes (the same count on every rank) into rank 0's recv
+ * (size() * bytes; NULL on other ranks). */
+void dist_gather(const void *send, size_t bytes, void *recv, const char *what);
+/* Bytes this rank sent and received through the calls above. */
+void dist_bytes(uint64_t *sent, uint64_t *received);
+
+/* ---- domains along the Morton curve (dist/domain.c) ----------------------- */
+struct dist_domain {
+	size_t n;
+	int P;
+	uint32_t *order; /* n: body indices in Morton order (ties by index) */
+	size_t *cut;     /* P + 1: rank r owns order[cut[r] .. cut[r+1]) */
+	uint64_t *key;   /* n, scratch */
+};
+/* 0 or NB_ERUNTIME (logged). */
+int dist_domain_init(struct dist_domain *d, size_t n, int P);
+void dist_domain_free(struct dist_domain *d);
+/* Morton order of pos (63-bit keys, 21 bits an axis, over the bodies'
+ * bounding cube, as sim/tree.c's), then cut: rank r gets the bodies whose
+ * running sum of w (n; NULL: 1 each) starts in [r W / P, (r+1) W / P).
+ * Deterministic: the same on every rank for the same pos and w. */
+int dist_domain_cut(struct dist_domain *d, const double *pos, const double *w);
+/* max / mean of work[0..P-1] (1 when all are 0). */
+double dist_imbalance(const double *work, int P);
+
+/* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
+/* acc and potential of the bodies rows[0..nrows-1] from every body,
+ * out[4 k + 0..3] = ax ay az phi of rows[k]. For each body i the terms are
+ * summed exactly as sim_direct_accel on one thread sums them (the bodies
+ * j < i as reactions in order of j, then those j > i in order, then the
+ * two sums added), so the result is bit for bit sim_direct_accel's
+ * whenever that runs on one thread (n < 1000, or OMP_NUM_THREADS=1).
+ * Twice the flops of each-pair-once: every pair is met by both owners. */
+void dist_direct_rows(const double *pos, const double *mass, size_t n, double eps,
+		      const uint32_t *rows, size_t nrows, double *out);
+
+/* ---- one simulation over the ranks (dist/sim.c) --------------------------- */
+struct dist_sim;
+struct dist_stats {
+	long steps, rebalances;
+	double t_force, t_exchange, t_rebalance; /* seconds on this rank */
+	double work_imbalance;                   /* max/mean of the last step's work */
+	double work_imbalance_max;               /* the worst over the run */
+	uint64_t bytes_sent, bytes_received;     /* this rank, force exchanges */
+	size_t owned;                            /* bodies this rank owns now */
+};
+/* For scene sc and its bodies st (already made the same on every rank):
+ * the domains and buffers. Refuses (NB_EINPUT, logged) what is not written
+ * over ranks: dust, render.diffuse, individual time steps. Sets
+ * dist_sim_current(). */
+int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct dist_sim **out);
+/* The sim_force_fn for engine_create_forced (ctx: the dist_sim). */
+int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
+		   double *pot);
+const char *dist_sim_describe(const struct dist_sim *ds);
+void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s);
+/* Log the ranks' figures (rank 0 prints; every rank must call). */
+void dist_sim_report(const struct dist_sim *ds);
+/* The run's dist_sim, or NULL (not over ranks). */
+struct dist_sim *dist_sim_current(void);
+void dist_sim_free(struct dist_sim **ds);
+/* This rank's bodies of st (st as the engine leaves it) as a state of
+ * their own for the renderer: *sub points into buffers ds owns (valid until
+ * the next call); h (n or NULL) gives *sub_h. 0 or NB_ERUNTIME. */
+int dist_sim_subset(struct dist_sim *ds, const struct sim_state *st, const double *h,
+		    struct sim_state *sub, const double **sub_h);
+
+/* ---- batch shares (dist/shard.c; no MPI needed) --------------------------- */
+/* "K/N", 0 <= K < N <= 100000. 0 or NB_EINPUT (logged). */
+int dist_shard_parse(const char *s, int *k, int *n);
+/* From SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT (and _MIN, default 0):
+ * 1 and the share when both are set, 0 when not, NB_EINPUT when bad. */
+int dist_shard_from_env(int *k, int *n);
+
+#endif

@@ -1,0 +1,371 @@
+/* sim.c - one simulation over the ranks: the force function the engine
+ * calls once per step (engine_create_forced), the domains it keeps
+ * balanced, and the rank's own bodies for the renderer (dist.h).
+ *
+ * Per force call, on every rank:
+ *   1. every NB_DIST_REBALANCE calls (default 8), or after a call whose
+ *      work was more than NB_DIST_IMBALANCE (default 0.10) over the mean:
+ *      recut the domains along the Morton curve by the last measured work
+ *      of each body (identical on every rank, so the cuts are too);
+ *   2. the forces of the rank's own bodies: the direct sum in body order
+ *      (dist_direct_rows), or the replicated tree's walk of the groups
+ *      holding an own body (sim_tree_accel_sel); each body's work counted
+ *      (direct: n - 1 pairs; tree: its interactions);
+ *   3. exchange: each rank's (ax, ay, az, phi, work) per own body, 40
+ *      bytes a body, to every rank (dist_allgatherv), unpacked by index.
+ * The state the engine then kicks is the same on every rank.
+ *
+ * NB_DIST_DIE=R:S (a test hook) makes rank R _exit(1) at force call S
+ * (call 0 is the first accelerations, call s the s-th step);
+ * NB_DIST_DEBUG=1 prints each rank's domain at every cut. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "dist.h"
+
+#define DIST_VALS 5 /* ax ay az phi work, per body in the exchange */
+
+struct dist_sim {
+	size_t n;
+	int P, rank;
+	enum scene_solver solver;
+	double eps, theta;
+	int multipoles;
+	enum scene_opening opening;
+	struct dist_domain dom;
+	double *w;             /* n: each body's work at the last call (by index) */
+	double *packed;        /* DIST_VALS n, domain order */
+	double *pot;           /* n: potentials when the caller wants none */
+	double *rowout;        /* 4 per own body (direct) */
+	unsigned char *mine;   /* n */
+	size_t *bytes, *off;   /* P each: the exchange's blocks */
+	long calls;
+	int every;             /* recut every this many calls */
+	double threshold;      /* recut after work imbalance above 1 + this */
+	int recut;             /* recut at the next call */
+	int die_rank;
+	long die_call;
+	struct dist_stats stats;
+	/* the renderer's subset */
+	struct sim_state sub;
+	double *sub_h;
+	char desc[224];
+};
+
+static struct dist_sim *g_current;
+
+static double sim_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct dist_sim *dist_sim_current(void)
+{
+	return g_current;
+}
+
+const char *dist_sim_describe(const struct dist_sim *ds)
+{
+	return ds->desc;
+}
+
+void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s)
+{
+	*s = ds->stats;
+	s->owned = ds->dom.cut[ds->rank + 1] - ds->dom.cut[ds->rank];
+}
+
+void dist_sim_free(struct dist_sim **pds)
+{
+	struct dist_sim *ds = pds ? *pds : NULL;
+	if (!ds)
+		return;
+	if (g_current == ds)
+		g_current = NULL;
+	dist_domain_free(&ds->dom);
+	free(ds->w);
+	free(ds->packed);
+	free(ds->pot);
+	free(ds->rowout);
+	free(ds->mine);
+	free(ds->bytes);
+	free(ds->sub.pos);
+	free(ds->sub.vel);
+	free(ds->sub.mass);
+	free(ds->sub.id);
+	free(ds->sub.comp);
+	free(ds->sub_h);
+	free(ds);
+	*pds = NULL;
+}
+
+static long sim_env_long(const char *name, long def)
+{
+	const char *s = getenv(name);
+	return s && *s ? atol(s) : def;
+}
+
+int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct dist_sim **out)
+{
+	*out = NULL;
+	if (render_dust_present(st)) {
+		log_error("dust (bodies.*.dust) over %d MPI ranks is not written yet: its depth slabs "
+			  "must be global (bounds from an MPI_Allreduce of each rank's min/max depth); "
+			  "run it on one rank",
+			  dist_size());
+		return NB_EINPUT;
+	}
+	if (sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0) {
+		log_error("render.diffuse over %d MPI ranks is not written yet (its layer is made from "
+			  "the whole picture); set render.diffuse: 0 or run on one rank",
+			  dist_size());
+		return NB_EINPUT;
+	}
+	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+		log_error("simulation.timesteps: individual over %d MPI ranks is not written yet (the "
+			  "block steps' active forces are not distributed); use shared steps or one rank",
+			  dist_size());
+		return NB_EINPUT;
+	}
+	if (st->n > UINT32_MAX) {
+		log_error("%zu bodies: more than dist/ indexes (2^32)", st->n);
+		return NB_EINPUT;
+	}
+	struct dist_sim *ds = calloc(1, sizeof *ds);
+	if (!ds)
+		goto oom;
+	const size_t n = st->n;
+	ds->n = n;
+	ds->P = dist_size();
+	ds->rank = dist_rank();
+	ds->solver = sc->simulation.solver;
+	ds->eps = scene_softening(sc);
+	ds->theta = sc->simulation.theta;
+	ds->multipoles = sc->simulation.multipoles;
+	ds->opening = sc->simulation.opening;
+	ds->every = (int)sim_env_long("NB_DIST_REBALANCE", 8);
+	if (ds->every < 1)
+		ds->every = 1;
+	const char *th = getenv("NB_DIST_IMBALANCE");
+	ds->threshold = th && *th ? atof(th) : 0.10;
+	ds->recut = 1;
+	ds->die_rank = -1;
+	const char *die = getenv("NB_DIST_DIE");
+	if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
+		ds->die_rank = -1;
+	if (dist_domain_init(&ds->dom, n, ds->P)) {
+		free(ds);
+		return NB_ERUNTIME;
+	}
+	const size_t n1 = n ? n : 1;
+	ds->w = malloc(n1 * sizeof *ds->w);
+	ds->packed = malloc(DIST_VALS * n1 * sizeof *ds->packed);
+	ds->pot = malloc(n1 * sizeof *ds->pot);
+	ds->rowout = malloc(4 * n1 * sizeof *ds->rowout);
+	ds->mine = malloc(n1);
+	ds->bytes = malloc(2 * (size_t)ds->P * sizeof *ds->bytes);
+	if (!ds->w || !ds->packed || !ds->pot || !ds->rowout || !ds->mine || !ds->bytes) {
+		dist_sim_free(&ds);
+		goto oom;
+	}
+	ds->off = ds->bytes + ds->P;
+	for (size_t i = 0; i < n; i++)
+		ds->w[i] = 1.0;
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	if (ds->solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks (%d thread%s each, barnes-hut theta %g, replicated tree, "
+			 "Morton domains)",
+			 ds->P, nt, nt == 1 ? "" : "s", ds->theta);
+	else
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
+			 ds->P, nt, nt == 1 ? "" : "s");
+	g_current = ds;
+	*out = ds;
+	return 0;
+oom:
+	log_error("out of memory for a simulation of %zu bodies over %d ranks", st->n, dist_size());
+	return NB_ERUNTIME;
+}
+
+/* Step 1: new domains from pos and the last work. */
+static void sim_recut(struct dist_sim *ds, const double *pos)
+{
+	double t = sim_now();
+	dist_domain_cut(&ds->dom, pos, ds->calls > 0 ? ds->w : NULL);
+	memset(ds->mine, 0, ds->n);
+	for (size_t k = ds->dom.cut[ds->rank]; k < ds->dom.cut[ds->rank + 1]; k++)
+		ds->mine[ds->dom.order[k]] = 1;
+	for (int r = 0; r < ds->P; r++) {
+		ds->bytes[r] = (ds->dom.cut[r + 1] - ds->dom.cut[r]) * DIST_VALS * sizeof(double);
+		ds->off[r] = ds->dom.cut[r] * DIST_VALS * sizeof(double);
+	}
+	ds->recut = 0;
+	ds->stats.rebalances++;
+	if (getenv("NB_DIST_DEBUG"))
+		fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
+			ds->dom.cut[ds->rank], ds->dom.cut[ds->rank + 1]);
+	ds->stats.t_rebalance += sim_now() - t;
+}
+
+int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
+		   double *pot)
+{
+	struct dist_sim *ds = ctx;
+	if (n != ds->n) {
+		log_error("dist: force for %zu bodies, the domains hold %zu (internal)", n, ds->n);
+		return NB_ERUNTIME;
+	}
+	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
+		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
+	if (ds->recut || ds->calls % ds->every == 0)
+		sim_recut(ds, pos);
+	const size_t c0 = ds->dom.cut[ds->rank], c1 = ds->dom.cut[ds->rank + 1];
+	const uint32_t *rows = ds->dom.order + c0;
+	double *mine_out = ds->packed + DIST_VALS * c0;
+	double t = sim_now();
+	if (ds->solver == SCENE_SOLVER_BARNES_HUT) {
+		int err = sim_tree_accel_sel(pos, mass, n, ds->eps, ds->theta, ds->multipoles,
+					     ds->opening, ds->mine, acc, ds->pot, ds->w);
+		if (err)
+			dist_fail("barnes-hut forces failed (out of memory)");
+		for (size_t k = 0; k < c1 - c0; k++) {
+			const size_t i = rows[k];
+			double *o = mine_out + DIST_VALS * k;
+			o[0] = acc[3 * i];
+			o[1] = acc[3 * i + 1];
+			o[2] = acc[3 * i + 2];
+			o[3] = ds->pot[i];
+			o[4] = ds->w[i];
+		}
+	} else {
+		dist_direct_rows(pos, mass, n, ds->eps, rows, c1 - c0, ds->rowout);
+		for (size_t k = 0; k < c1 - c0; k++) {
+			double *o = mine_out + DIST_VALS * k;
+			memcpy(o, ds->rowout + 4 * k, 4 * sizeof *o);
+			o[4] = n > 0 ? (double)(n - 1) : 0;
+		}
+	}
+	double t1 = sim_now();
+	ds->stats.t_force += t1 - t;
+	uint64_t s0, r0, s1, r1;
+	dist_bytes(&s0, &r0);
+	dist_allgatherv(mine_out, ds->packed, ds->bytes, ds->off, "force exchange");
+	dist_bytes(&s1, &r1);
+	ds->stats.bytes_sent += s1 - s0;
+	ds->stats.bytes_received += r1 - r0;
+	ds->stats.t_exchange += sim_now() - t1;
+	double *work = calloc((size_t)ds->P, sizeof *work);
+	if (!work)
+		dist_fail("out of memory");
+	for (int r = 0; r < ds->P; r++)
+		for (size_t k = ds->dom.cut[r]; k < ds->dom.cut[r + 1]; k++) {
+			const size_t i = ds->dom.order[k];
+			const double *o = ds->packed + DIST_VALS * k;
+			acc[3 * i] = o[0];
+			acc[3 * i + 1] = o[1];
+			acc[3 * i + 2] = o[2];
+			if (pot)
+				pot[i] = o[3];
+			ds->w[i] = o[4];
+			work[r] += o[4];
+		}
+	ds->stats.work_imbalance = dist_imbalance(work, ds->P);
+	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
+		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
+	if (ds->stats.work_imbalance > 1 + ds->threshold)
+		ds->recut = 1;
+	free(work);
+	ds->calls++;
+	ds->stats.steps = ds->calls - 1;
+	return 0;
+}
+
+int dist_sim_subset(struct dist_sim *ds, const struct sim_state *st, const double *h,
+		    struct sim_state *sub, const double **sub_h)
+{
+	const size_t m = ds->dom.cut[ds->rank + 1] - ds->dom.cut[ds->rank];
+	struct sim_state *s = &ds->sub;
+	if (s->n < m || !s->pos) {
+		free(s->pos);
+		free(s->vel);
+		free(s->mass);
+		free(s->id);
+		free(s->comp);
+		free(ds->sub_h);
+		s->pos = malloc(3 * (m + 1) * sizeof *s->pos);
+		s->vel = malloc(3 * (m + 1) * sizeof *s->vel);
+		s->mass = malloc((m + 1) * sizeof *s->mass);
+		s->id = malloc((m + 1) * sizeof *s->id);
+		s->comp = malloc((m + 1) * sizeof *s->comp);
+		ds->sub_h = malloc((m + 1) * sizeof *ds->sub_h);
+		if (!s->pos || !s->vel || !s->mass || !s->id || !s->comp || !ds->sub_h) {
+			log_error("out of memory for this rank's %zu bodies to render", m);
+			return NB_ERUNTIME;
+		}
+	}
+	/* in body order, as one process splats them */
+	size_t k = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		if (!ds->mine[i])
+			continue;
+		memcpy(s->pos + 3 * k, st->pos + 3 * i, 3 * sizeof *s->pos);
+		memcpy(s->vel + 3 * k, st->vel + 3 * i, 3 * sizeof *s->vel);
+		s->mass[k] = st->mass[i];
+		s->id[k] = st->id[i];
+		s->comp[k] = st->comp[i];
+		if (h)
+			ds->sub_h[k] = h[i];
+		k++;
+	}
+	*sub = *s;
+	sub->n = k;
+	sub->acc = NULL;
+	sub->pot = NULL;
+	sub->ncomp = st->ncomp;
+	sub->comps = st->comps;
+	sub->time = st->time;
+	sub->step = st->step;
+	s->n = s->n > m ? s->n : m; /* capacity */
+	*sub_h = h ? ds->sub_h : NULL;
+	return 0;
+}
+
+void dist_sim_report(const struct dist_sim *ds)
+{
+	enum { NV = 10 };
+	struct dist_stats s;
+	dist_sim_stats(ds, &s);
+	double mine[NV] = {(double)s.owned, s.t_force, s.t_exchange, s.t_rebalance,
+			   (double)s.bytes_sent, (double)s.bytes_received, (double)s.steps,
+			   (double)s.rebalances, s.work_imbalance, s.work_imbalance_max};
+	double *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof mine) : NULL;
+	if (ds->rank == 0 && !all)
+		dist_fail("out of memory");
+	dist_gather(mine, sizeof mine, all, "run report");
+	if (ds->rank != 0)
+		return;
+	for (int r = 0; r < ds->P; r++) {
+		const double *v = all + (size_t)r * NV;
+		const double steps = v[6] > 0 ? v[6] : 1, calls = v[6] + 1;
+		log_info("rank %d: %.0f bodies, per step: force %.3g ms, exchange %.3g ms, rebalance "
+			 "%.3g ms, sent %.0f B, received %.0f B; %.0f recuts in %.0f steps, work "
+			 "max/mean %.3f (worst %.3f)",
+			 r, v[0], 1e3 * v[1] / calls, 1e3 * v[2] / calls, 1e3 * v[3] / calls,
+			 v[4] / calls, v[5] / calls, v[7], steps, v[8], v[9]);
+	}
+	free(all);
+}
