@@ -32,7 +32,7 @@ for step in "$@"; do
 	echo "=== $step $(date -u +%H:%M:%S)"
 	case $step in
 	tests)
-		for t in build/tests/test_gpu_* build/tests/test_pipeline; do
+		for t in build/tests/test_gpu_* build/tests/test_pipeline build/tests/test_timestep; do
 			echo "--- $t"
 			NB_BIN=build/nbody-render "$t" >"$L/$(basename "$t").log" 2>&1
 			tail -3 "$L/$(basename "$t").log"
@@ -91,7 +91,7 @@ for step in "$@"; do
 		for v in "shared" "individual" "individual eta=0.1" "individual eta=0.1 dt=3 spf=1"; do
 			set -- $v
 			m=$1; sets="--set simulation.timesteps=$m"
-			for kv in $2 $3 $4; do
+			for kv in ${2:-} ${3:-} ${4:-}; do
 				case $kv in
 				eta=*) sets="$sets --set simulation.eta=${kv#eta=}" ;;
 				dt=*) sets="$sets --set simulation.dt=${kv#dt=}" ;;
