@@ -282,6 +282,30 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 	return rc;
 }
 
+/* Film mode (docs/snapshots.md): the entry whose bodies.K.snapshots names a
+ * series, -1 none, -2 a bad combination (logged): a series needs
+ * simulation.solver: none and is the scene's only entry. */
+static int film_entry(const struct scene *sc)
+{
+	int k = -1;
+	for (int i = 0; i < sc->nbodies; i++)
+		if (sc->bodies[i].model == SCENE_MODEL_SNAPSHOT && sc->bodies[i].snap.series[0])
+			k = i;
+	if (k < 0)
+		return -1;
+	if (sc->simulation.solver != SCENE_SOLVER_NONE) {
+		log_error("bodies.%d.snapshots: a series is filmed, not simulated: it needs "
+			  "simulation.solver: none", k);
+		return -2;
+	}
+	if (sc->nbodies != 1) {
+		log_error("bodies.%d.snapshots: a filmed series must be the scene's only bodies "
+			  "entry (got %d entries)", k, sc->nbodies);
+		return -2;
+	}
+	return k;
+}
+
 /* The bodies (restart: the scene's bodies with the snapshot's state;
  * *start its frame), each view's initial-state CSV, the engine, each
  * view's open outputs. *sim_s gets the time the bodies and the engine
@@ -294,7 +318,19 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	double t = log_clock_s();
 	int rc, i;
 	*start = 0;
-	if ((rc = sim_ic_build(sc, st)))
+	struct sim_snap_series *film = NULL;
+	int film_k = film_entry(sc);
+	if (film_k == -2 || (film_k >= 0 && (restart || ds))) {
+		if (film_k >= 0)
+			log_error("bodies.%d.snapshots: a filmed series takes neither --restart nor MPI "
+				  "ranks", film_k);
+		return NB_EINPUT;
+	}
+	if (film_k >= 0)
+		rc = sim_snap_series_open(sc, film_k, u, st, &film);
+	else
+		rc = sim_ic_build(sc, st);
+	if (rc)
 		return rc;
 	if (restart && (rc = sim_snap_restart(restart, sc, st, start)))
 		return rc;
@@ -317,8 +353,11 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 					       dist_sim_describe(*ds), eng)))
 			return rc;
 	} else if ((rc = engine_create(sc, st, backend_cli, eng))) {
+		sim_snap_series_free(&film);
 		return rc;
 	}
+	if (sc->simulation.solver == SCENE_SOLVER_NONE)
+		engine_set_film(*eng, film); /* owned by the engine from here */
 	*sim_s += log_clock_s() - t;
 	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)

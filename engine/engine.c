@@ -2,6 +2,7 @@
  * the GPU simulation when there is one, and advances the state by leapfrog
  * steps of the scene's dt. Scene values (softening, dt) are converted to
  * internal units here, once. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,13 +39,20 @@ struct engine {
 	char sel_follow[SCENE_NAME_MAX + 8]; /* follow name sel was built for; "" none */
 	unsigned char *sel;    /* by body (= id on the GPU); NULL: all */
 	char desc[192];
+	long force_calls;      /* CPU force evaluations (film mode: must stay 0) */
+	/* simulation.solver: none (film mode): no forces; frames follow the
+	 * series when there is one, else the state stays as it was read */
+	struct sim_snap_series *film; /* owned; NULL: a still state */
+	int frames;            /* output.frames: frame f at t0 + f (t1 - t0) / (frames - 1) */
+	long film_steps;       /* steps advanced (spf per frame) */
 };
 
 /* sim_force_fn for the CPU backend */
 static int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx,
 			    double *acc, double *pot)
 {
-	const struct engine *e = ctx;
+	struct engine *e = ctx;
+	e->force_calls++;
 	if (e->force)
 		return e->force(pos, mass, n, e->force_ctx, acc, pot);
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
@@ -57,7 +65,8 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 static int engine_cpu_force_active(const double *pos, const double *mass, size_t n,
 				   const unsigned char *active, void *ctx, double *acc, double *pot)
 {
-	const struct engine *e = ctx;
+	struct engine *e = ctx;
+	e->force_calls++;
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
 		return sim_tree_accel_active(pos, mass, n, e->eps, e->theta, e->multipoles,
 					     e->opening, active, acc, pot);
@@ -219,15 +228,26 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
 	e->force = force;
 	e->force_ctx = ctx;
-	if (force && backend == SCENE_BACKEND_CUDA) {
+	if (e->solver == SCENE_SOLVER_NONE) {
+		/* film mode: no solver on either backend, and no first force
+		 * evaluation (the statistics then have no potential energy) */
+		if (force || e->individual) {
+			log_error("simulation.solver: none computes no forces: it takes neither MPI "
+				  "ranks nor simulation.timesteps: individual");
+			err = NB_EINPUT;
+		}
+		snprintf(e->desc, sizeof e->desc, "none (film mode: no forces; the state is drawn "
+			 "from the host each frame)");
+	} else if (force && backend == SCENE_BACKEND_CUDA) {
 		log_error("simulation.backend: cuda: a simulation over several MPI ranks runs on the "
 			  "CPU backend only for now (GPU ranks are not written yet); use --backend cpu");
 		err = NB_EINPUT;
 	} else if (!force) {
 		err = engine_open_gpu(e, sc, st, backend, &used_gpu);
 	}
-	if (!err && !used_gpu)
+	if (!err && !used_gpu && e->solver != SCENE_SOLVER_NONE)
 		err = engine_open_cpu(e, sc, st);
+	e->frames = sc->output.frames;
 	if (!err && force && desc)
 		snprintf(e->desc, sizeof e->desc, "%s", desc);
 	if (err) {
@@ -277,10 +297,40 @@ static int engine_cpu_blocks(struct engine *e, int steps, int blocks, int need_p
 	return 0;
 }
 
+/* Film mode: no forces. With a series, the state at frame
+ * film_steps / spf's time; without, a still state whose clock runs. */
+static int engine_film_advance(struct engine *e, int steps)
+{
+	e->film_steps += steps;
+	e->st->step += steps;
+	if (!e->film) {
+		e->st->time += steps * e->dt;
+		return 0;
+	}
+	const double t0 = sim_snap_series_t0(e->film), t1 = sim_snap_series_t1(e->film);
+	const double f = (double)e->film_steps / e->spf;
+	const double t = e->frames > 1 ? t0 + f * (t1 - t0) / (e->frames - 1) : t0;
+	return sim_snap_series_at(e->film, t, e->st);
+}
+
+void engine_set_film(struct engine *e, struct sim_snap_series *series)
+{
+	sim_snap_series_free(&e->film);
+	e->film = series;
+	e->film_steps = 0;
+}
+
+long engine_force_calls(const struct engine *e)
+{
+	return e->force_calls;
+}
+
 int engine_advance(struct engine *e, int steps, int need_potential)
 {
 	if (steps <= 0)
 		return 0;
+	if (e->solver == SCENE_SOLVER_NONE)
+		return engine_film_advance(e, steps);
 	if (e->individual) {
 		int blocks, err = engine_blocks_of(e, steps, &blocks);
 		if (err)
@@ -412,6 +462,8 @@ int engine_diag_queue(struct engine *e)
 		e->diag_time = e->time;
 	} else {
 		sim_diag_compute(e->st, &e->diag);
+		if (e->solver == SCENE_SOLVER_NONE) /* no forces: no potential energy */
+			e->diag.potential = e->diag.total = NAN;
 		e->diag_time = e->st->time;
 	}
 	e->diag_queued = 1;
@@ -496,6 +548,7 @@ void engine_free(struct engine **e)
 		return;
 	free((*e)->sel);
 	sim_ts_free(&(*e)->ts);
+	sim_snap_series_free(&(*e)->film);
 	gpu_sim_free(&(*e)->gpu);
 	free(*e);
 	*e = NULL;

@@ -49,6 +49,15 @@ int engine_sync(struct engine *e);
 /* "cpu" or "cuda (NVIDIA H100 80GB HBM3)" etc. */
 const char *engine_describe(const struct engine *e);
 void engine_free(struct engine **e);
+/* simulation.solver: none (film mode, docs/snapshots.md): the engine
+ * computes no forces at all (not even the first accelerations; the
+ * statistics' potential and total energy are NaN) and takes the series
+ * (owned from now on; NULL: the state stays still): engine_advance then
+ * makes the state of frame steps / steps_per_frame, frame f at
+ * t0 + f (t1 - t0) / (output.frames - 1), on the host (CPU backend). */
+void engine_set_film(struct engine *e, struct sim_snap_series *series);
+/* CPU force evaluations so far (0 in film mode; for tests). */
+long engine_force_calls(const struct engine *e);
 
 /* ---- the overlapped GPU frame pipeline (app/frames.c, app/renderer_gpu.c) ---- */
 struct gpu_sim; /* kernels/gpu.h */

@@ -238,7 +238,7 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 
 static const char *solver_name(enum scene_solver s)
 {
-	return s == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : "direct";
+	return s == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : s == SCENE_SOLVER_NONE ? "none" : "direct";
 }
 
 static const char *opening_name(enum scene_opening o)

@@ -29,7 +29,8 @@ extern "C" {
 #define SCENE_MAX_KEYS 256  /* entries in camera.keys: */
 
 enum scene_units { SCENE_UNITS_NBODY, SCENE_UNITS_GALACTIC };
-enum scene_solver { SCENE_SOLVER_DIRECT, SCENE_SOLVER_BARNES_HUT };
+/* none: film mode, no forces (docs/snapshots.md, "Filming a snapshot series") */
+enum scene_solver { SCENE_SOLVER_DIRECT, SCENE_SOLVER_BARNES_HUT, SCENE_SOLVER_NONE };
 enum scene_backend { SCENE_BACKEND_AUTO, SCENE_BACKEND_CUDA, SCENE_BACKEND_CPU };
 enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER };
 /* Barnes-Hut opening criterion (sim.h, sim_tree_accel_ex): bmax accepts a
@@ -141,6 +142,9 @@ struct scene_snapshot {
 	 * given; then GADGET's 1 kpc/h, 1e10 M_sun/h, 1 km/s) */
 	double length_cm, mass_g, velocity_cm_s;
 	enum scene_tristate comoving; /* auto: from the file (sim/snap_load.c) */
+	/* bodies.*.snapshots: a series to film (sim/snap_series.c): a printf
+	 * pattern with one integer conversion (%d, %03d); "" none */
+	char series[SCENE_PATH_MAX];
 };
 
 /* One entry of bodies:. */

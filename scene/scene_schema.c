@@ -20,7 +20,7 @@
 #define MAPKEY2(p, m, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .models = m, .help = doc}
 
 static const char *const units_names[] = {"nbody", "galactic", NULL};
-static const char *const solver_names[] = {"direct", "barnes-hut", NULL};
+static const char *const solver_names[] = {"direct", "barnes-hut", "none", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
@@ -95,8 +95,9 @@ const struct scene_key scene_schema[] = {
 
 	MAPKEY("simulation", "how bodies move"),
 	{.path = "simulation.solver", .type = SKEY_ENUM, SC(simulation.solver), .names = solver_names,
-	 .def = "direct", .type_doc = "direct | barnes-hut",
-	 .help = "direct: every pair, O(N^2); barnes-hut: octree, O(N log N)"},
+	 .def = "direct", .type_doc = "direct | barnes-hut | none",
+	 .help = "direct: every pair, O(N^2); barnes-hut: octree, O(N log N); none: no forces, "
+		 "bodies stay put or follow bodies.*.snapshots (film mode, docs/snapshots.md)"},
 	{.path = "simulation.theta", .type = SKEY_DOUBLE, SC(simulation.theta), .lo = 0, .hi = 1.5,
 	 .def = "0.5", .type_doc = "number in [0, 1.5]",
 	 .help = "barnes-hut opening angle (0 = exact); smaller is slower and more accurate"},
@@ -169,6 +170,11 @@ const struct scene_key scene_schema[] = {
 	 .def = "auto", .models = SNAP, .type_doc = "auto | gadget-hdf5 | gadget1 | gadget2",
 	 .help = "snapshot format; auto: from the file's first bytes (HDF5 signature, or the "
 		 "first record marker 256 / 8 in either byte order)"},
+	{.path = "bodies.*.snapshots", .type = SKEY_STRING, BD(snap.series), .def = "\"\"",
+	 .models = SNAP, .type_doc = "printf pattern, e.g. run/snap_%03d.hdf5",
+	 .help = "with simulation.solver: none, a snapshot series to film: files numbered "
+		 "without gaps, interpolated by particle ID (docs/snapshots.md); relative to the "
+		 "scene file"},
 	MAPKEY2("bodies.*.types", SNAP, "snapshot: each particle type's look (docs/snapshots.md)"),
 	SNAPTYPE("gas", 0, "gas", "true", "true", "[0.45, 0.6, 1]", "0.5"),
 	SNAPTYPE("halo", 1, "dark matter", "true", "false", "[0.25, 0.2, 0.3]", "0.1"),

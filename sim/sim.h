@@ -256,6 +256,7 @@ struct sim_snap_info {
 	double a, h;                       /* scale factor and h applied (1: none) */
 	int comoving;
 	char units[384];                   /* which units were used and from where */
+	double time;                       /* the header's Time, as stored */
 };
 /* Scene entry k (model: snapshot): with st == NULL, the count pass: fills
  * *info (how many bodies and components it makes, which units). With st,
@@ -267,6 +268,42 @@ struct sim_snap_info {
  * files in order. 0, NB_EINPUT (bad file, logged), NB_ERUNTIME. */
 int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info);
+/* sim_snap_load of the snapshot at PATH (NULL: the entry's file) with the
+ * entry's options; ids (NULL or st->n entries) gets each stored body's
+ * ParticleID at the same index. With ids the units line is not logged. */
+int sim_snap_load_path(const struct scene *sc, int k, const char *path,
+		       const struct sim_units *u, struct sim_state *st, size_t first, int comp0,
+		       uint64_t *ids, struct sim_snap_info *info);
+
+/* ---- filming a snapshot series (sim/snap_series.c; docs/snapshots.md) ----
+ * simulation.solver: none with bodies.K.snapshots: the files of the
+ * pattern (numbered without gaps), each read as entry K (units, types,
+ * region, subsample per file), bodies matched by ParticleID across files.
+ * Between two snapshots a body present in both moves on the cubic Hermite
+ * curve through both positions and velocities; one present at one end only
+ * drifts with its velocity and its mass (its light: light is per unit
+ * mass) is scaled by s or 1 - s (s in [0, 1] the interpolation parameter);
+ * one absent at both ends gets mass 0. Owns two decoded snapshots. */
+struct sim_snap_series;
+/* Scan and check the series of entry K (a missing number: NB_EINPUT naming
+ * the missing file), read every file's IDs, and allocate *st (the
+ * union of the IDs, in ID order; st->id the index, components the union
+ * of the files' by name) holding the state at the first snapshot's time.
+ * *out the series. 0, NB_EINPUT (logged) or NB_ERUNTIME. */
+int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *u,
+			 struct sim_state *st, struct sim_snap_series **out);
+/* First and last snapshot times (internal units), number of files. */
+double sim_snap_series_t0(const struct sim_snap_series *s);
+double sim_snap_series_t1(const struct sim_snap_series *s);
+int sim_snap_series_count(const struct sim_snap_series *s);
+/* Make st (from open) the interpolated state at time T (internal units,
+ * clamped to [t0, t1]): pos, vel, mass, time. Reads a file when T leaves
+ * the bracketing pair. 0, NB_EINPUT (a file changed: logged), NB_ERUNTIME. */
+int sim_snap_series_at(struct sim_snap_series *s, double t, struct sim_state *st);
+/* Files read so far (each snapshot counts once per decode; for tests). */
+long sim_snap_series_reads(const struct sim_snap_series *s);
+void sim_snap_series_free(struct sim_snap_series **s);
+
 /* The entry's file path (the loader stores it absolute; else relative to
  * the scene directory). */
 void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len);

@@ -44,6 +44,7 @@ struct snap_pass {
 	size_t at;                 /* next body index (read pass) */
 	uint64_t *id;
 	double *pos, *vel, *mass;
+	uint64_t *ids_out;         /* read pass: each kept body's ParticleID (NULL: not kept) */
 };
 
 void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len)
@@ -195,6 +196,8 @@ static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t
 					return NB_ERUNTIME;
 				}
 				const size_t b = p->at++;
+				if (p->ids_out)
+					p->ids_out[b] = p->id[i];
 				for (int a = 0; a < 3; a++) {
 					p->st->pos[3 * b + a] = x[a] * p->u->length;
 					p->st->vel[3 * b + a] = v[a] * p->u->velocity;
@@ -251,6 +254,7 @@ static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 	const struct sim_snap_header *h0 = sim_snap_header(s0);
 	info->format = h0->format;
 	info->num_files = h0->num_files;
+	info->time = h0->time;
 	if ((err = snap_units(p, h0, info)))
 		goto end;
 	int c = comp0;
@@ -303,10 +307,20 @@ end:
 int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info)
 {
+	return sim_snap_load_path(sc, k, NULL, u, st, first, comp0, NULL, info);
+}
+
+int sim_snap_load_path(const struct scene *sc, int k, const char *path,
+		       const struct sim_units *u, struct sim_state *st, size_t first, int comp0,
+		       uint64_t *ids, struct sim_snap_info *info)
+{
 	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .u = u, .st = st,
-			      .at = first};
+			      .at = first, .ids_out = ids};
 	memset(info, 0, sizeof *info);
-	sim_snap_entry_path(sc, k, p.path, sizeof p.path);
+	if (path)
+		snprintf(p.path, sizeof p.path, "%s", path);
+	else
+		sim_snap_entry_path(sc, k, p.path, sizeof p.path);
 	p.id = malloc(SNAP_CHUNK * sizeof *p.id);
 	p.pos = malloc(3 * SNAP_CHUNK * sizeof *p.pos);
 	p.vel = malloc(3 * SNAP_CHUNK * sizeof *p.vel);
@@ -322,7 +336,7 @@ int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 	free(p.pos);
 	free(p.vel);
 	free(p.mass);
-	if (!err && st) {
+	if (!err && st && !ids) {
 		size_t kept = 0;
 		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
 			kept += info->kept[t];

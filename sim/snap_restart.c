@@ -182,7 +182,9 @@ static int check_head(const char *path, const struct snap_head *h, const struct 
 	struct snap_units su;
 	scene_units_of(sc->units, &u);
 	snap_units_of(sc->units, &su);
-	const char *solver = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : "direct";
+	const char *solver = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut"
+			     : sc->simulation.solver == SCENE_SOLVER_NONE  ? "none"
+									   : "direct";
 	const char *opening = sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax";
 	const int bh = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT;
 	const char *what = NULL;
