@@ -225,7 +225,8 @@ static int sim_levels_force(struct gpu_sim *g, int la, int need_pot, int refit)
  * ticks, kicks and level rule). The plan is the finest level of the last
  * block end's histogram. The tree is rebuilt at the ticks that end a step
  * of level rl (the largest level whose step is at most rebuild_dt) and at
- * the block end, refitted at the others. */
+ * the block end, refitted at the others, never twice in a row
+ * (sim_ts_rebuild_stride). */
 static int sim_levels_block(struct gpu_sim *g, int need_pot)
 {
 	int rc;
@@ -234,12 +235,8 @@ static int sim_levels_block(struct gpu_sim *g, int need_pot)
 	const int plan = sim_ts_plan(g->hist);
 	const long ticks = 1L << plan;
 	const double dt_max = g->p.dt_max, h = ldexp(dt_max, -plan);
-	int rl = 0;
-	while (rl < plan && g->p.rebuild_dt > 0 && ldexp(dt_max, -rl) > g->p.rebuild_dt * (1 + 1e-9))
-		rl++;
-	if (g->p.rebuild_dt <= 0)
-		rl = plan;
-	const long rstride = 1L << (plan - rl); /* ticks between rebuilds */
+	/* ticks between rebuilds: at most 2 (sim/timestep_rule.h) */
+	const long rstride = sim_ts_rebuild_stride(plan, dt_max, g->p.rebuild_dt);
 	if ((rc = gpu_levels_kick(&g->b, 0, dt_max, g->stream)))
 		return rc;
 	for (long t = 1; t <= ticks; t++) {

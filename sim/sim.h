@@ -370,6 +370,15 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
 		       const unsigned char *active, double *acc, double *pot, double *work);
+/* The GPU's refit on the CPU (individual time steps; kernels/tree.cu):
+ * the cells, body order and walk groups of a tree built over pos_build,
+ * moments and bmax from pos, the bmax criterion, then as
+ * sim_tree_accel_sel over pos. Forces stay within the tree's tolerance
+ * (bmax is a true bound); the walk's work grows as the drifted cells
+ * loosen (docs/BENCHMARKS.md, issue 18). */
+int sim_tree_accel_refit(const double *pos_build, const double *pos, const double *mass,
+			 size_t n, double eps, double theta, int multipoles,
+			 const unsigned char *active, double *acc, double *pot, double *work);
 /* sim_tree_accel_ex with the scene's default opening (simulation.opening:
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,

@@ -71,4 +71,26 @@ static inline SIM_TS_HD int sim_ts_next_level(int want, int la, int plan, int bl
 	return want > plan ? plan : want;
 }
 
+/* Ticks between tree rebuilds in a block of plan P (GPU, opening bmax):
+ * the tree is rebuilt at the ticks that end a step of level rl (the
+ * largest level whose step dt_max / 2^rl is at most rebuild_dt) and at the
+ * block end, and refitted in between; but never refitted twice in a row
+ * (stride at most 2). A refit keeps the build's cells, whose bmax grows
+ * with the drift: on the default scene's 1M bodies the walk's work after a
+ * drift of 0.19 / 0.38 / 0.75 / 1.5 / 3 Myr is 1.07 / 1.25 / 1.95 / 4.4 /
+ * 11.7 times a rebuilt tree's (tests/test_timestep.c, docs/BENCHMARKS.md
+ * issue 18), while a refit saves only ~0.6 ms of a 0.82 ms build. Before
+ * this cap, simulation.dt = 3 Myr refitted 7 ticks of 8 and ran 5x slower.
+ * rebuild_dt <= 0: every tick rebuilds (stride 1). */
+static inline SIM_TS_HD long sim_ts_rebuild_stride(int plan, double dt_max, double rebuild_dt)
+{
+	if (rebuild_dt <= 0)
+		return 1;
+	int rl = 0;
+	while (rl < plan && ldexp(dt_max, -rl) > rebuild_dt * (1 + 1e-9))
+		rl++;
+	long stride = 1L << (plan - rl);
+	return stride > 2 ? 2 : stride;
+}
+
 #endif

@@ -564,6 +564,60 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 				  NULL);
 }
 
+/* The walk and evaluation over a built (or refitted) tree: the active
+ * bodies' acc (pot, work) as sim_tree_accel_sel documents. Frees nothing. */
+static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, int multipoles,
+			   enum scene_opening opening, const unsigned char *active, double *acc,
+			   double *pot, double *work)
+{
+	int ngroup, *groups = tree_groups(t, n, &ngroup);
+	if (!groups)
+		return NB_ERUNTIME;
+	const double eps2 = eps * eps;
+	int failed = 0;
+#pragma omp parallel if (n >= TREE_SERIAL_N)
+	{
+		struct tree_ilist il = {0};
+#pragma omp for schedule(dynamic, 4)
+		for (int G = 0; G < ngroup; G++) {
+			if (failed)
+				continue;
+			const int gb = groups[2 * G], ge = groups[2 * G + 1];
+			int any = !active;
+			for (int k = gb; k < ge && !any; k++)
+				any = active[t->order[k]] != 0;
+			if (!any)
+				continue; /* as the GPU walk: no active body, no walk */
+			if (tree_walk_group(t, gb, ge, theta, opening, eps2, &il)) {
+#pragma omp atomic write
+				failed = 1;
+				continue;
+			}
+			for (int k = gb; k < ge; k++) {
+				double a[3], phi;
+				size_t i = (size_t)t->order[k];
+				if (active && !active[i])
+					continue;
+				tree_eval_body(t, (size_t)k, multipoles, &il, eps2, a, &phi);
+				if (work)
+					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
+				acc[3 * i] = a[0];
+				acc[3 * i + 1] = a[1];
+				acc[3 * i + 2] = a[2];
+				if (pot)
+					pot[i] = phi;
+			}
+		}
+		tree_ilist_free(&il);
+	}
+	free(groups);
+	if (failed) {
+		log_error("barnes-hut: out of memory for interaction lists (%zu bodies)", n);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
 		       const unsigned char *active, double *acc, double *pot, double *work)
@@ -578,53 +632,40 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 	int err = tree_build(&t, pos, mass, n, multipoles);
 	if (err)
 		return err;
-	int ngroup, *groups = tree_groups(&t, n, &ngroup);
-	if (!groups) {
-		tree_free(&t);
-		return NB_ERUNTIME;
-	}
-	const double eps2 = eps * eps;
-	int failed = 0;
-#pragma omp parallel if (n >= TREE_SERIAL_N)
-	{
-		struct tree_ilist il = {0};
-#pragma omp for schedule(dynamic, 4)
-		for (int G = 0; G < ngroup; G++) {
-			if (failed)
-				continue;
-			const int gb = groups[2 * G], ge = groups[2 * G + 1];
-			int any = !active;
-			for (int k = gb; k < ge && !any; k++)
-				any = active[t.order[k]] != 0;
-			if (!any)
-				continue; /* as the GPU walk: no active body, no walk */
-			if (tree_walk_group(&t, gb, ge, theta, opening, eps2, &il)) {
-#pragma omp atomic write
-				failed = 1;
-				continue;
-			}
-			for (int k = gb; k < ge; k++) {
-				double a[3], phi;
-				size_t i = (size_t)t.order[k];
-				if (active && !active[i])
-					continue;
-				tree_eval_body(&t, (size_t)k, multipoles, &il, eps2, a, &phi);
-				if (work)
-					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
-				acc[3 * i] = a[0];
-				acc[3 * i + 1] = a[1];
-				acc[3 * i + 2] = a[2];
-				if (pot)
-					pot[i] = phi;
-			}
-		}
-		tree_ilist_free(&il);
-	}
-	free(groups);
+	err = tree_accel_walk(&t, n, eps, theta, multipoles, opening, active, acc, pot, work);
 	tree_free(&t);
-	if (failed) {
-		log_error("barnes-hut: out of memory for interaction lists (%zu bodies)", n);
+	return err;
+}
+
+/* The GPU's refit (kernels/tree.cu, gpu_tree_compute_ex with refit): the
+ * cells, body order and groups of a build over pos_build, the moments and
+ * bmax recomputed from pos. Children have larger indices than their
+ * parent (tree_build_node), so a pass from the last node back is
+ * bottom-up. */
+int sim_tree_accel_refit(const double *pos_build, const double *pos, const double *mass,
+			 size_t n, double eps, double theta, int multipoles,
+			 const unsigned char *active, double *acc, double *pot, double *work)
+{
+	if (n == 0)
+		return 0;
+	if (n > (size_t)1 << 30) {
+		log_error("barnes-hut: %zu bodies is more than the CPU tree supports (2^30)", n);
 		return NB_ERUNTIME;
 	}
-	return 0;
+	struct tree t;
+	int err = tree_build(&t, pos_build, mass, n, multipoles);
+	if (err)
+		return err;
+	t.pos_in = pos;
+	for (size_t k = 0; k < n; k++) {
+		int i = t.order[k];
+		for (int a = 0; a < 3; a++)
+			t.pos[3 * k + a] = pos[3 * i + a];
+	}
+	for (int k = t.nnodes - 1; k >= 0; k--)
+		tree_moments(&t, &t.nodes[k]);
+	err = tree_accel_walk(&t, n, eps, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
+			      work);
+	tree_free(&t);
+	return err;
 }
