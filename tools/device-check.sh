@@ -88,14 +88,18 @@ for step in "$@"; do
 		# the default scene with individual time steps (issue 18): wall time,
 		# force evaluations per body per frame (the run's last lines) and
 		# max |dE/E0| from its statistics, beside shared steps
-		for v in "shared" "individual" "individual eta=0.1" "individual eta=0.1 dt=3 spf=1"; do
+		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N]"
+		V=${STEPS_VARIANTS:-"shared;individual;individual eta=0.1;individual eta=0.1 dt=3 spf=1"}
+		echo "$V" | tr ';' '\n' | while IFS= read -r v; do
+			[ -n "$v" ] || continue
 			set -- $v
 			m=$1; sets="--set simulation.timesteps=$m"
-			for kv in ${2:-} ${3:-} ${4:-}; do
+			for kv in ${2:-} ${3:-} ${4:-} ${5:-}; do
 				case $kv in
 				eta=*) sets="$sets --set simulation.eta=${kv#eta=}" ;;
 				dt=*) sets="$sets --set simulation.dt=${kv#dt=}" ;;
 				spf=*) sets="$sets --set simulation.steps_per_frame=${kv#spf=}" ;;
+				blocks=*) sets="$sets --set simulation.blocks_per_frame=${kv#blocks=}" ;;
 				esac
 			done
 			tag=$(echo "$v" | tr ' =' '__')
