@@ -9,8 +9,10 @@
  * sort, downloaded at each frame), then a Plummer sphere (M = 1, a = 1,
  * eps 0.05, dt 0.01) of each --n. For each state and each mode (sort,
  * migrate) a fresh gpu_sim from that state (scene's softening, dt, theta,
- * multipoles, opening): creation and 3 steps warm up (migrate's first step
- * rebuilds, its second may rebalance), then --steps steps with the tree's
+ * multipoles, opening): creation and 3 steps warm up (migrate's first
+ * evaluation, at creation, rebuilds with exact quantiles: the steps after it
+ * migrate unless the cube is refitted, more than n/4 bodies cross or a
+ * branch doubles), then --steps steps with the tree's
  * per-stage events (one sync a step): the reorder stage's ms (ms_sort:
  * box check to gather, the whole of what migrate replaces) and the force
  * evaluation's; the movers (bodies that left their branch) and rebuilds;

@@ -133,10 +133,14 @@ struct tree_mig_ctl {
 	unsigned int lo[3], hi[3]; /* frozen cube's box, order-preserving uints */
 	int have_box;
 	int rebuild;     /* this step places every body anew */
-	int rebalance;   /* a branch passed twice the mean: the next step rebuilds */
+	int rebalance;   /* a branch passed twice the mean (or twice built_max): the
+			  * next step rebuilds */
 	int moved;       /* movers this step (may pass cap: then rebuild) */
 	int max_branch;  /* largest branch after this step */
 	int refit;       /* this step refitted the cube */
+	int built_max;   /* largest branch the last rebuild left (its splitters are
+			  * exact quantiles: above the mean only by coincident keys,
+			  * which no rebuild can split) */
 };
 
 /* tree_build.cu: the stages before the walk, each enqueued on stream. */

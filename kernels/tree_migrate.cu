@@ -6,8 +6,9 @@
  * Branches. The bodies are kept grouped by branch: branch b is the key range
  * [spl[b], spl[b+1]) of the 63-bit Morton keys over a frozen cube, so a
  * branch is a run of octree cells along the Morton curve. The splitters are
- * quantiles of the keys taken at a rebuild (about branch_bodies = 1024
- * bodies a branch, at most 4096 branches), not the cells of one fixed level:
+ * exact quantiles of the keys, taken at a rebuild from the keys it has just
+ * sorted (about branch_bodies = 1024 bodies a branch, at most 4096
+ * branches), not the cells of one fixed level:
  * a galaxy puts 10^4 times more bodies in a central cell than in a tail
  * cell, and the per-branch sort below runs one block per branch, so equal
  * counts are what keeps it balanced.
@@ -25,12 +26,18 @@
  *           (position, branch) to the migration buffer, its slot from
  *           atomicAdd on the buffer's count (one per warp).
  *   plan    too many movers for the buffer (max_move, a quarter of the
- *           bodies): rebuild. A rebuild takes new splitters: every
- *           (n/nbr)-th key of the current order, sorted in one block.
+ *           bodies): rebuild. A rebuild first takes provisional splitters:
+ *           every (n/nbr)-th key of the current order, sorted in one
+ *           block. They only split the rebuild's sort into branches (its
+ *           result, full key order, does not depend on them); the current
+ *           order is not key-sorted (random on the first step; the last
+ *           step's order, out of place exactly where bodies crossed), so
+ *           these are not quantiles.
  *   count   (rebuild only) every body is a mover: its branch, counted.
  *   scan    exclusive prefix sum of the stay flags (CUB): a stayer's rank.
  *   offsets new branch sizes (stayers + arrivals), their prefix sum; the
- *           largest branch (over twice the mean: the next step rebuilds).
+ *           largest branch (not a rebuild, and over twice the mean or over
+ *           twice what the last rebuild left: the next step rebuilds).
  *   compact stayers go to off[b] + (their rank among the branch's
  *           stayers): each branch closes the gaps its leavers left, in the
  *           stayers' old order.
@@ -42,6 +49,13 @@
  *           stable, only the bits below the branch's common prefix); a
  *           branch of more than 4096 bodies by CUB's segmented radix sort,
  *           which the other branches give empty segments.
+ *   quantile (rebuild only) the keys are now sorted: the splitters become
+ *           every (n/nbr)-th of them, the branch offsets their lower
+ *           bounds, the positions relabelled. Every branch then holds at
+ *           most ceil(n/nbr) bodies (more only where keys coincide), so the
+ *           steps after a rebuild migrate. (Splitters sampled from the
+ *           unsorted order instead left branches of 2..7 times the mean at
+ *           1M bodies, and the rebalance rebuilt every step.)
  *   gather  as the full sort's (tree_build.cu).
  * Order produced: by (key, and among equal keys stayers in their old order
  * before movers); movers of equal keys land in atomic order. The full sort
@@ -415,9 +429,11 @@ __global__ void mig_offsets_kernel(int n, int nbr, const int *__restrict__ off_o
 	}
 	if (threadIdx.x == 0) {
 		off_new[nbr] = total; /* == n */
-		m->max_branch = largest;
+		m->max_branch = largest; /* a rebuild's: replaced by mig_quantile_kernel */
 		int mean = (n + nbr - 1) / nbr;
-		if (nbr > 1 && largest > 2 * mean)
+		if (mean < m->built_max)
+			mean = m->built_max;
+		if (!rebuild && nbr > 1 && largest > 2 * mean)
 			m->rebalance = 1;
 	}
 }
@@ -538,6 +554,67 @@ __global__ void mig_branch_sort_kernel(const unsigned long long *__restrict__ ke
 	}
 }
 
+/* ---- quantile (rebuild only) ----------------------------------------------------
+ * One block of MIG_PLAN_THREADS over the sorted keys: splitter b is key
+ * b n / nbr, branch b starts at its lower bound (so branch b holds exactly
+ * the keys [spl[b], spl[b+1])), the largest branch is recorded. */
+__device__ __forceinline__ int mig_lower_bound(const unsigned long long *__restrict__ keys, int n,
+					       unsigned long long v)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) >> 1;
+		if (keys[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+__global__ void mig_quantile_kernel(const unsigned long long *__restrict__ keys, int n,
+				    unsigned long long *spl, int nbr, int *off,
+				    struct tree_mig_ctl *m)
+{
+	typedef cub::BlockReduce<int, MIG_PLAN_THREADS> reduce_t;
+	__shared__ typename reduce_t::TempStorage tmp;
+	if (!m->rebuild)
+		return;
+	for (int b = threadIdx.x; b <= nbr; b += blockDim.x) {
+		if (b == 0) {
+			spl[0] = 0ull;
+			off[0] = 0;
+		} else if (b == nbr) {
+			spl[nbr] = ~0ull;
+			off[nbr] = n;
+		} else {
+			unsigned long long v = keys[(size_t)b * (size_t)n / (size_t)nbr];
+			spl[b] = v;
+			off[b] = mig_lower_bound(keys, n, v);
+		}
+	}
+	__syncthreads(); /* off[] (global) visible to the block */
+	int most = 0;
+	for (int b = threadIdx.x; b < nbr; b += blockDim.x)
+		most = max(most, off[b + 1] - off[b]);
+	int largest = reduce_t(tmp).Reduce(most, mig_max());
+	if (threadIdx.x == 0) {
+		m->max_branch = largest;
+		m->built_max = largest;
+	}
+}
+
+/* Rebuild only: one block per branch labels its positions. */
+__global__ void mig_label_kernel(const int *__restrict__ off, uint32_t *br,
+				 const struct tree_mig_ctl *m)
+{
+	if (!m->rebuild)
+		return;
+	const int b = blockIdx.x, o = off[b], e = off[b + 1];
+	for (int p = o + threadIdx.x; p < e; p += blockDim.x)
+		br[p] = (uint32_t)b;
+}
+
 static int mig_grid(const struct gpu_tree *t, size_t n)
 {
 	size_t want = (n + MIG_THREADS - 1) / MIG_THREADS;
@@ -588,6 +665,13 @@ int tree_stage_migrate(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
 	CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
 		t->mig_tmp, bytes, t->mig_key, t->keys, t->mig_val, t->perm, (int)n, nbr,
 		t->mig_seg_b, t->mig_seg_e, 0, 63, s));
+	/* a rebuild: splitters and offsets from the sorted keys, positions
+	 * relabelled (both kernels return at once on a migrating step) */
+	mig_quantile_kernel<<<1, MIG_PLAN_THREADS, 0, s>>>(t->keys, (int)n, t->mig_spl, nbr, off_new,
+							   t->mig);
+	CUDA_CHECK(cudaGetLastError());
+	mig_label_kernel<<<nbr, MIG_SORT_THREADS, 0, s>>>(off_new, t->mig_br, t->mig);
+	CUDA_CHECK(cudaGetLastError());
 	t->mig_par ^= 1;
 	t->mig_pos = b->pos;
 	t->mig_n = n;

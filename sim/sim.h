@@ -392,9 +392,12 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
  * them to a buffer (their new branch counted), compact each branch's
  * stayers in their old order, insert the movers after them, sort each
  * branch by key (stable). A rebuild (first step, force_rebuild, more than
- * n/4 movers, or a branch that passed twice the mean at the last step)
- * takes new splitters, every (n/nbr)-th key of the current order sorted,
- * and places every body. Result: keys sorted, and for distinct keys the
+ * n/4 movers, or a migrating step whose largest branch passed twice the
+ * mean, or twice what the last rebuild left) places every body by
+ * provisional splitters (every (n/nbr)-th key of the current order,
+ * sorted), sorts, then takes exact quantiles of the sorted keys as the
+ * splitters (every (n/nbr)-th; branches of at most ceil(n/nbr) bodies but
+ * where keys coincide). Result: keys sorted, and for distinct keys the
  * same permutation as a stable sort of the keys (the full re-sort). */
 struct sim_tree_mig {
 	size_t n;         /* bodies */
@@ -404,6 +407,7 @@ struct sim_tree_mig {
 	uint32_t *br;     /* n: branch of each position */
 	int primed;       /* spl, off and br describe the current order */
 	int rebalance;    /* the next step rebuilds */
+	int built_max;    /* largest branch the last rebuild left */
 	/* scratch */
 	uint32_t *buf;    /* movers' positions, in position order */
 	int *stay, *fill, *cnt, *noff;

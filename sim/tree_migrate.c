@@ -126,7 +126,10 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 		if (moved > n / 4 + 1) /* the GPU's buffer capacity */
 			rebuild = 1;
 	}
-	/* plan: new splitters, every body a mover */
+	/* plan: provisional splitters, every body a mover. They only cut the
+	 * rebuild's sort into branches: the current order is not key-sorted
+	 * (random at first, then out of place where bodies crossed), so these
+	 * samples are not quantiles; the exact ones come after the sort. */
 	if (rebuild) {
 		uint64_t *s = malloc((size_t)nbr * sizeof *s);
 		if (!s) {
@@ -194,10 +197,46 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 		for (int p = o; p < o + c; p++)
 			m->br[p] = (uint32_t)b;
 	}
+	/* quantile (rebuild): keys_out is sorted; splitter b is its key
+	 * b n / nbr, branch b starts at that key's lower bound, positions
+	 * relabelled. Every branch then holds at most ceil(n/nbr) bodies (more
+	 * only where keys coincide), as kernels/tree_migrate.cu's
+	 * mig_quantile_kernel. */
+	if (rebuild) {
+		m->noff[0] = 0;
+		m->noff[nbr] = (int)n;
+		for (int b = 1; b < nbr; b++) {
+			uint64_t v = keys_out[(size_t)b * n / (size_t)nbr];
+			size_t lo = 0, hi = n;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (keys_out[mid] < v)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			m->spl[b] = v;
+			m->noff[b] = (int)lo;
+		}
+		largest = 0;
+		for (int b = 0; b < nbr; b++) {
+			int c = m->noff[b + 1] - m->noff[b];
+			if (c > largest)
+				largest = c;
+			for (int p = m->noff[b]; p < m->noff[b + 1]; p++)
+				m->br[p] = (uint32_t)b;
+		}
+		m->built_max = largest;
+	}
 	memcpy(m->off, m->noff, ((size_t)nbr + 1) * sizeof *m->off);
 	m->primed = 1;
+	/* rebalance: a migrating step whose largest branch passed twice the
+	 * mean (or twice what the last rebuild left, where coincident keys
+	 * made a branch no rebuild can split) */
 	int mean = (int)((n + (size_t)nbr - 1) / (size_t)nbr);
-	if (nbr > 1 && largest > 2 * mean)
+	if (mean < m->built_max)
+		mean = m->built_max;
+	if (!rebuild && nbr > 1 && largest > 2 * mean)
 		m->rebalance = 1;
 	if (st) {
 		st->moved = moved;

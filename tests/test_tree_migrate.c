@@ -177,9 +177,9 @@ START_TEST(migration_matches_full_sort_over_steps)
 	ck_assert_int_eq(sim_tree_mig_init(&m, n, nbr), 0);
 	struct sim_tree_mig_stats st = step_and_check(&m, &c, 0);
 	ck_assert_int_eq(st.rebuilt, 1); /* first step */
-	/* splitters sampled from the initial (unsorted) order leave branches
-	 * uneven; the second step rebalances from the sorted order */
-	step_and_check(&m, &c, 0);
+	ck_assert_int_eq(m.rebalance, 0); /* exact quantiles of the sorted keys */
+	st = step_and_check(&m, &c, 0);
+	ck_assert_int_eq(st.rebuilt, 0);
 	int rebuilds = 0;
 	double moved = 0;
 	for (int s = 0; s < 20; s++) {
@@ -227,7 +227,7 @@ START_TEST(migration_one_branch_receives_everything)
 	cloud_make(&c, n, 13);
 	ck_assert_int_eq(sim_tree_mig_init(&m, n, sim_tree_mig_branches(n, 512)), 0);
 	step_and_check(&m, &c, 0);
-	step_and_check(&m, &c, 0); /* rebalanced */
+	step_and_check(&m, &c, 0); /* migrates: the first step's branches are balanced */
 	ck_assert_int_eq(m.rebalance, 0);
 	/* a fifth of the bodies (under the n/4 rebuild) collapse into a tiny
 	 * ball in one corner: one branch receives them all */
@@ -279,7 +279,7 @@ START_TEST(migration_body_leaves_to_the_far_corner)
 	cloud_make(&c, n, 19);
 	ck_assert_int_eq(sim_tree_mig_init(&m, n, sim_tree_mig_branches(n, 1024)), 0);
 	step_and_check(&m, &c, 0);
-	step_and_check(&m, &c, 0); /* rebalanced */
+	step_and_check(&m, &c, 0); /* migrates: the first step's branches are balanced */
 	ck_assert_int_eq(m.rebalance, 0);
 	/* one body flung out of the key cube: its key clamps to the last cell */
 	c.pos[3 * 100] = c.pos[3 * 100 + 1] = c.pos[3 * 100 + 2] = 50.0;
@@ -287,6 +287,87 @@ START_TEST(migration_body_leaves_to_the_far_corner)
 	ck_assert_int_eq(st.rebuilt, 0);
 	ck_assert_uint_ge(st.moved, 1);
 	ck_assert(c.keys_out[n - 1] == 0x7fffffffffffffffull);
+	sim_tree_mig_free(&m);
+	cloud_free(&c);
+}
+END_TEST
+
+/* A rebuild's splitters are exact quantiles of the keys it sorted, whatever
+ * the order handed in: from a random order (the first step: sampling that
+ * order gave random splitters, branches up to ~mean x ln(nbr)), every
+ * branch is within twice the mean at once and no rebalance is asked. */
+START_TEST(migration_rebuild_from_unsorted_order_is_balanced)
+{
+	struct cloud c;
+	struct sim_tree_mig m;
+	const size_t n = 100000;
+	cloud_make(&c, n, 29); /* id order: random in space, keys unsorted */
+	int nbr = sim_tree_mig_branches(n, 256);
+	ck_assert_int_eq(nbr, 390);
+	ck_assert_int_eq(sim_tree_mig_init(&m, n, nbr), 0);
+	struct sim_tree_mig_stats st = step_and_check(&m, &c, 0);
+	int mean = (int)((n + (size_t)nbr - 1) / (size_t)nbr);
+	printf("rebuild from a random order: %d branches, largest %d, mean %d\n", nbr, st.max_branch,
+	       mean);
+	ck_assert_int_eq(st.rebuilt, 1);
+	ck_assert_int_le(st.max_branch, 2 * mean);
+	ck_assert_int_eq(m.rebalance, 0);
+	/* the next steps migrate */
+	drift(&c, 0.001);
+	st = step_and_check(&m, &c, 0);
+	ck_assert_int_eq(st.rebuilt, 0);
+	sim_tree_mig_free(&m);
+	cloud_free(&c);
+}
+END_TEST
+
+/* The benchmark's steady state (nbody-bench migrate, 1M bodies: every step
+ * rebuilt): a rebuild from the last step's order, which is out of key
+ * order exactly where bodies crossed. Sampling every (n/nbr)-th key of
+ * that order put each crossed body's key among the splitters in the wrong
+ * place, so the gap it left became a branch of twice the mean: the
+ * rebalance fired again at once. Exact quantiles: balanced, and the next
+ * steps migrate. */
+START_TEST(migration_rebuild_from_last_order_is_balanced)
+{
+	struct cloud c;
+	struct sim_tree_mig m;
+	const size_t n = 200000;
+	cloud_make(&c, n, 31);
+	/* uniform in the ball (cloud_make's cusp would disperse within a few
+	 * steps, free streaming, and overfill its neighbours' branches) */
+	uint64_t seed = 37;
+	for (size_t i = 0; i < n; i++) {
+		double *q = c.pos + 3 * i, r = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+		double f = r > 0 ? 0.9 * cbrt(urand(&seed)) / r : 0;
+		for (int a = 0; a < 3; a++)
+			q[a] *= f;
+	}
+	int nbr = sim_tree_mig_branches(n, 256);
+	int mean = (int)((n + (size_t)nbr - 1) / (size_t)nbr);
+	ck_assert_int_eq(sim_tree_mig_init(&m, n, nbr), 0);
+	step_and_check(&m, &c, 0);
+	drift(&c, 0.002); /* about a tenth of the bodies leave their branch */
+	struct sim_tree_mig_stats st = step_and_check(&m, &c, 1); /* rebuild, forced */
+	printf("rebuild from the last step's order: %d branches, largest %d, mean %d\n", nbr,
+	       st.max_branch, mean);
+	ck_assert_int_eq(st.rebuilt, 1);
+	ck_assert_int_le(st.max_branch, 2 * mean);
+	ck_assert_int_eq(m.rebalance, 0);
+	int rebuilds = 0, largest = 0;
+	double moved = 0;
+	for (int s = 0; s < 10; s++) {
+		drift(&c, 0.0005); /* a few percent cross a step */
+		st = step_and_check(&m, &c, 0);
+		rebuilds += st.rebuilt;
+		moved += (double)st.moved;
+		largest = st.max_branch > largest ? st.max_branch : largest;
+	}
+	printf("then 10 steps: %d rebuilds, moved %.4f of the bodies a step, largest branch %d\n",
+	       rebuilds, moved / (10.0 * (double)n), largest);
+	ck_assert_int_eq(rebuilds, 0);
+	ck_assert_msg(moved > 0, "nothing moved");
+	ck_assert_int_le(largest, 2 * mean);
 	sim_tree_mig_free(&m);
 	cloud_free(&c);
 }
@@ -369,6 +450,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, migration_empty_branches_and_coincident_keys);
 	tcase_add_test(tc, migration_body_leaves_to_the_far_corner);
 	tcase_add_test(tc, migration_forces_equal_full_sort);
+	tcase_add_test(tc, migration_rebuild_from_unsorted_order_is_balanced);
+	tcase_add_test(tc, migration_rebuild_from_last_order_is_balanced);
 	suite_add_tcase(s, tc);
 	return s;
 }
