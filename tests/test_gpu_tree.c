@@ -616,7 +616,12 @@ START_TEST(gpu_migrate_adversarial_matches_full_sort)
 	run_reorder(2, n, 30.0, 0, 10, 128, &sf, &pf);
 	printf("migrate, hot sphere: moved %.3f a step, %ld rebuilds of %ld, %ld refits\n",
 	       pm.mig_moved / pm.mig_bodies, pm.mig_rebuilds, pm.mig_steps, pm.mig_refits);
-	ck_assert_int_ge(pm.mig_rebuilds, 1);
+	/* At 20k bodies over 9 in 10 bodies cross a step and the buffer's
+	 * overflow forces rebuilds; at the sanitizer's 4k, 128-body branches
+	 * see ~18 % cross (H100, 2026-11-26), under the quarter that forces
+	 * one, so there the case checks the migration path alone. */
+	if (!getenv("NB_GPU_SANITIZE"))
+		ck_assert_int_ge(pm.mig_rebuilds, 1);
 	assert_same_state(&sm, &sf);
 	sim_state_free(&sm);
 	sim_state_free(&sf);
