@@ -6,7 +6,7 @@ int renderer_create(const struct scene *sc, struct sim_state *st, struct engine 
 		    const struct sim_units *u, struct renderer **out)
 {
 	*out = NULL;
-	if (engine_gpu(eng))
+	if (engine_draws_on_gpu(eng))
 		return renderer_gpu_create(sc, st, eng, u, out);
 	return renderer_cpu_create(sc, st, u, out);
 }

@@ -21,6 +21,7 @@ struct renderer_gpu {
 	struct gpu_sim *g;
 	struct gpu_render *gr;
 	const struct scene *sc;
+	const struct sim_state *st; /* film mode (no engine on the GPU): uploaded each frame */
 	struct render_overlay ov; /* overlay.*: rasterised here, composited on the GPU */
 	float *hdr;               /* output.fits_dir: the last frame's HDR image, host copy */
 	int w, h;
@@ -30,7 +31,9 @@ static int gpu_queue(struct renderer *base, int f, const struct render_camera *c
 {
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	struct gpu_render_input in;
-	int rc = gpu_sim_render_input(r->g, &in);
+	/* film mode: the engine is on the host; upload its state (synchronous
+	 * staging: ~16 MB a frame at 1M bodies) */
+	int rc = r->g ? gpu_sim_render_input(r->g, &in) : gpu_render_upload(r->gr, r->st, &in);
 	double ek = render_camera_exposure(r->sc, f); /* exposure keys: 0 none */
 	if (ek > 0)
 		gpu_render_set_exposure(r->gr, ek);
@@ -67,6 +70,8 @@ static int gpu_push(struct renderer *base, int f, struct out_writer *w, double *
 static int gpu_release(struct renderer *base)
 {
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
+	if (!r->g) /* film mode: the renderer reads its own upload, not the engine's buffers */
+		return 0;
 	return gpu_sim_wait_event(r->g, gpu_render_consumed_event(r->gr));
 }
 
@@ -124,6 +129,7 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	}
 	r->base.ops = &gpu_ops;
 	r->g = engine_gpu(eng);
+	r->st = st;
 	r->sc = sc;
 	r->w = sc->render.width;
 	r->h = sc->render.height;
@@ -132,10 +138,11 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	p.outputs = gpu_outputs(sc);
 	p.slots = RENDERER_RING;
 	p.adaptive_every = sc->render.adaptive_every;
-	int rc = r->g ? gpu_render_create(sc, st, u, &p, &r->gr) : NB_ERUNTIME;
+	const int ok = r->g || engine_draws_on_gpu(eng);
+	int rc = ok ? gpu_render_create(sc, st, u, &p, &r->gr) : NB_ERUNTIME;
 	if (rc) {
-		if (!r->g)
-			log_error("renderer_gpu_create: the engine is not on the GPU (internal)");
+		if (!ok)
+			log_error("renderer_gpu_create: the frames are not drawn on the GPU (internal)");
 		gpu_free(&r->base);
 		return rc;
 	}

@@ -40,6 +40,7 @@ struct engine {
 	unsigned char *sel;    /* by body (= id on the GPU); NULL: all */
 	char desc[192];
 	long force_calls;      /* CPU force evaluations (film mode: must stay 0) */
+	int draw_gpu;          /* film mode with a usable GPU: frames drawn there (engine_draws_on_gpu) */
 	/* simulation.solver: none (film mode): no forces; frames follow the
 	 * series when there is one, else the state stays as it was read */
 	struct sim_snap_series *film; /* owned; NULL: a still state */
@@ -236,8 +237,18 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 				  "ranks nor simulation.timesteps: individual");
 			err = NB_EINPUT;
 		}
+		/* the frames may still be drawn on the GPU, uploaded from the
+		 * host state each frame (app/renderer_gpu.c) */
+		char why[160];
+		if (backend != SCENE_BACKEND_CPU && gpu_probe(why, sizeof why))
+			e->draw_gpu = 1;
+		else if (backend == SCENE_BACKEND_CUDA) {
+			log_error("simulation.backend: cuda was requested but there is no usable GPU "
+				  "(%s)", why);
+			err = NB_EINPUT;
+		}
 		snprintf(e->desc, sizeof e->desc, "none (film mode: no forces; the state is drawn "
-			 "from the host each frame)");
+			 "from the host each frame%s)", e->draw_gpu ? ", on the GPU" : "");
 	} else if (force && backend == SCENE_BACKEND_CUDA) {
 		log_error("simulation.backend: cuda: a simulation over several MPI ranks runs on the "
 			  "CPU backend only for now (GPU ranks are not written yet); use --backend cpu");
@@ -323,6 +334,11 @@ void engine_set_film(struct engine *e, struct sim_snap_series *series)
 long engine_force_calls(const struct engine *e)
 {
 	return e->force_calls;
+}
+
+int engine_draws_on_gpu(const struct engine *e)
+{
+	return e->gpu != NULL || e->draw_gpu;
 }
 
 int engine_advance(struct engine *e, int steps, int need_potential)

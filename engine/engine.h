@@ -58,6 +58,10 @@ void engine_free(struct engine **e);
 void engine_set_film(struct engine *e, struct sim_snap_series *series);
 /* CPU force evaluations so far (0 in film mode; for tests). */
 long engine_force_calls(const struct engine *e);
+/* 1 if the frames are drawn on the GPU: the simulation runs there
+ * (engine_gpu), or film mode found a usable GPU with simulation.backend
+ * auto or cuda (the renderer then uploads the host state each frame). */
+int engine_draws_on_gpu(const struct engine *e);
 
 /* ---- the overlapped GPU frame pipeline (app/frames.c, app/renderer_gpu.c) ---- */
 struct gpu_sim; /* kernels/gpu.h */

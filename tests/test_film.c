@@ -22,6 +22,10 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function" /* the util header's other helpers */
+#include "test_output_util.h"
+#pragma GCC diagnostic pop
 #include "engine/engine.h"
 #include "sim/sim.h"
 
@@ -360,6 +364,55 @@ START_TEST(series_missing_number_exits_2)
 }
 END_TEST
 
+/* Film mode on the GPU: the engine stays on the host and the GPU renderer
+ * uploads its state each frame (app/renderer_gpu.c). The same film drawn
+ * with --backend cuda and --backend cpu: every frame within 64 LSB of 16
+ * bits (0.1 % of full scale; the renderers agree to a few LSB, a broken
+ * upload would be off by whole stars), and the log says the GPU drew. */
+static int run_bin_backend(const char *scene, const char *backend, const char *png)
+{
+	char cmd[1400];
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s' && '%s%s%s' %s --backend %s --set output.png_depth=16 "
+		 "--set output.png_dir=%s > out.txt 2> err.txt",
+		 tmpdir, nb_bin()[0] == '/' ? "" : (getenv("PWD") ? getenv("PWD") : "."),
+		 nb_bin()[0] == '/' ? "" : "/", nb_bin(), scene, backend, png);
+	int rc = system(cmd);
+	ck_assert(WIFEXITED(rc));
+	return WEXITSTATUS(rc);
+}
+
+START_TEST(film_on_the_gpu_matches_the_cpu)
+{
+	write_kepler();
+	write_scene("s.yaml", "snap_%03d.g1", 12);
+	ck_assert_int_eq(run_bin_backend("s.yaml", "cpu", "pcpu"), 0);
+	ck_assert_int_eq(run_bin_backend("s.yaml", "cuda", "pgpu"), 0);
+	const char *err = slurp("err.txt");
+	ck_assert_msg(strstr(err, "on the GPU"), "log: %s", err);
+	int worst = 0;
+	for (int f = 0; f < 12; f++) {
+		char a[300], b[300];
+		snprintf(a, sizeof a, "%s/pcpu/frame_%05d.png", tmpdir, f);
+		snprintf(b, sizeof b, "%s/pgpu/frame_%05d.png", tmpdir, f);
+		int wa, ha, da, wb, hb, db;
+		uint16_t *x = read_png(a, &wa, &ha, &da), *y = read_png(b, &wb, &hb, &db);
+		ck_assert(wa == wb && ha == hb && da == 16 && db == 16);
+		long lit = 0;
+		for (int k = 0; k < wa * ha * 3; k++) {
+			int d = abs((int)x[k] - (int)y[k]);
+			worst = d > worst ? d : worst;
+			lit += x[k] > 0;
+		}
+		ck_assert_msg(lit > 0, "frame %d is black", f);
+		free(x);
+		free(y);
+	}
+	printf("film on the GPU vs the CPU, 12 frames: max |diff| %d LSB of 16 bits\n", worst);
+	ck_assert_int_le(worst, 64);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("film");
@@ -372,6 +425,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, film_runs_and_logs_no_forces);
 	tcase_add_test(tc, series_missing_number_exits_2);
 	suite_add_tcase(s, tc);
+	TCase *gpu = tcase_create("film_gpu");
+	tcase_add_checked_fixture(gpu, setup, teardown);
+	tcase_set_timeout(gpu, 120);
+	tcase_add_test(gpu, film_on_the_gpu_matches_the_cpu);
+	NB_GPU_TCASE(s, gpu);
 	return s;
 }
 
