@@ -224,8 +224,10 @@ static void loop_setup(struct frame_loop *L)
 	for (int k = 0; k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
 		L->need_pot |= v->stats != NULL;
-		/* FITS maps need a renderer even without a frame writer */
-		int vrc = v->rc == 0 && (v->w || v->frames)
+		/* FITS maps need a renderer even without a frame writer; GPU
+		 * ranks other than 0 draw nothing (rank 0 holds every body) */
+		const int draws = !(v->mute && engine_gpu(L->eng));
+		int vrc = v->rc == 0 && (v->w || v->frames) && draws
 				  ? renderer_create(v->sc, L->st, L->eng, L->u, &v->r)
 				  : 0;
 		if (vrc == 0 && v->rc == 0 && v->r)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../dist/dist.h"
+#include "../kernels/gpu.h"
 #include "app.h"
 
 #ifndef NB_VERSION
@@ -147,6 +148,10 @@ int main(int argc, char **argv)
 	 * the ranks, a batch spreads its runs over them (dist/) */
 	if (dist_init(&argc, &argv))
 		return 1;
+	if (dist_size() > 1) { /* a host's ranks spread over its GPUs, before any CUDA call */
+		int dev = 0, count = 0;
+		(void)gpu_bind_local(dist_local_rank(), &dev, &count);
+	}
 	if (argc >= 2 && strcmp(argv[1], "batch") == 0)
 		return dist_finish(app_batch_main(argc - 1, argv + 1));
 

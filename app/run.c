@@ -347,10 +347,14 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	}
 	if (!app_views_live(v, nviews))
 		return rc;
-	if (ds) { /* over MPI ranks: the engine's forces are dist/'s */
-		if ((rc = dist_sim_create(sc, st, ds)) ||
-		    (rc = engine_create_forced(sc, st, backend_cli, dist_sim_force, *ds,
-					       dist_sim_describe(*ds), eng)))
+	if (ds) { /* over MPI ranks: GPU ranks, or the CPU engine with dist/'s forces */
+		const int gpu = dist_use_gpus(sc, backend_cli);
+		if ((rc = dist_sim_create(sc, st, gpu, ds)))
+			return rc;
+		rc = gpu ? engine_create_ranks(sc, st, backend_cli, dist_sim_gpu_ranks(*ds), eng)
+			 : engine_create_forced(sc, st, backend_cli, dist_sim_force, *ds,
+						dist_sim_describe(*ds), eng);
+		if (rc)
 			return rc;
 	} else if ((rc = engine_create(sc, st, backend_cli, eng))) {
 		sim_snap_series_free(&film);
@@ -407,8 +411,12 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
 			    &sim_s);
 	app_progress_end(&prog);
-	if (ds && rc == 0)
+	if (ds && rc == 0) {
 		dist_sim_report(ds);
+		/* every rank stepped the whole state: they must agree */
+		if ((rc = engine_sync(eng)) == 0)
+			rc = dist_sim_check_replicas(ds, &st);
+	}
 	for (i = 0; rc == 0 && i < nviews; i++) {
 		const char *fin = v[i].mute ? "" : v[i].sc->output.final_state;
 		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;

@@ -26,7 +26,7 @@
 
 #include "dist.h"
 
-static int g_rank, g_size = 1;
+static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
 #ifdef NB_HAVE_MPI
 static int g_mpi;
 #endif
@@ -39,6 +39,16 @@ int dist_have_mpi(void)
 #else
 	return 0;
 #endif
+}
+
+int dist_local_rank(void)
+{
+	return g_local_rank;
+}
+
+int dist_local_size(void)
+{
+	return g_local_size;
 }
 
 int dist_rank(void)
@@ -103,6 +113,14 @@ int dist_init(int *argc, char ***argv)
 	    MPI_Comm_size(MPI_COMM_WORLD, &g_size) != MPI_SUCCESS) {
 		log_error("MPI: cannot set up MPI_COMM_WORLD");
 		return NB_ERUNTIME;
+	}
+	MPI_Comm local;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL,
+				&local) == MPI_SUCCESS) {
+		if (MPI_Comm_rank(local, &g_local_rank) != MPI_SUCCESS ||
+		    MPI_Comm_size(local, &g_local_size) != MPI_SUCCESS)
+			g_local_rank = 0, g_local_size = 1;
+		MPI_Comm_free(&local);
 	}
 #else
 	(void)argc;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../kernels/gpu.h"
 #include "../render/render.h"
 #include "../sim/sim.h"
 
@@ -38,6 +39,11 @@ int dist_init(int *argc, char ***argv);
 int dist_finish(int status);
 int dist_rank(void);
 int dist_size(void);
+/* This rank's place among the ranks of its host (MPI_COMM_TYPE_SHARED),
+ * and how many they are: GPU ranks bind GPU local_rank % count. 0 and 1
+ * without MPI. */
+int dist_local_rank(void);
+int dist_local_size(void);
 /* 1 when this binary has MPI compiled in. */
 int dist_have_mpi(void);
 /* A distributed failure: log "rank R: MSG" and end every rank with exit
@@ -81,6 +87,12 @@ void dist_domain_free(struct dist_domain *d);
 int dist_domain_cut(struct dist_domain *d, const double *pos, const double *w);
 /* max / mean of work[0..P-1] (1 when all are 0). */
 double dist_imbalance(const double *work, int P);
+/* New cuts out[0..P] of the slots 0..cut[P] so that each rank's share of
+ * the measured cost is 1/P: rank r's old stretch [cut[r], cut[r+1]) took
+ * t[r] (any unit), taken as spread evenly over its slots. Monotone,
+ * out[0] = 0, out[P] = cut[P]; nothing measured: equal stretches. The
+ * same on every rank for the same input (GPU ranks, dist/sim.c). */
+void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
 /* acc and potential of the bodies rows[0..nrows-1] from every body,
@@ -103,11 +115,27 @@ struct dist_stats {
 	uint64_t bytes_sent, bytes_received;     /* this rank, force exchanges */
 	size_t owned;                            /* bodies this rank owns now */
 };
+/* 1 if this run's ranks take their GPUs (engine_create_ranks): the
+ * backend (backend_cli, -1: the scene's) is cuda, or auto and every rank
+ * has a usable GPU (agreed over the ranks: all or none). A collective
+ * call. */
+int dist_use_gpus(const struct scene *sc, int backend_cli);
 /* For scene sc and its bodies st (already made the same on every rank):
- * the domains and buffers. Refuses (NB_EINPUT, logged) what is not written
- * over ranks: dust, render.diffuse, individual time steps. Sets
- * dist_sim_current(). */
-int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct dist_sim **out);
+ * the domains and buffers. gpu: for GPU ranks (dist_sim_gpu_ranks; the
+ * renderer then draws every body on rank 0, which holds them all), else
+ * for the CPU ranks' force function. Refuses (NB_EINPUT, logged) what is
+ * not written over ranks: individual time steps, and on CPU ranks dust
+ * and render.diffuse. Sets dist_sim_current(). */
+int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
+		    struct dist_sim **out);
+/* GPU ranks: the callbacks for engine_create_ranks (owned by ds). */
+const struct gpu_ranks *dist_sim_gpu_ranks(struct dist_sim *ds);
+/* 1 when ds runs on GPU ranks. */
+int dist_sim_on_gpus(const struct dist_sim *ds);
+/* The replicas: every rank's st (as engine_sync leaves it) hashed, the
+ * hashes compared on rank 0. 0 when all agree (logged), NB_ERUNTIME when
+ * one differs (logged, naming it). Every rank must call. */
+int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *st);
 /* The sim_force_fn for engine_create_forced (ctx: the dist_sim). */
 int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
 		   double *pot);

@@ -121,3 +121,41 @@ double dist_imbalance(const double *work, int P)
 	}
 	return sum > 0 ? max / (sum / P) : 1.0;
 }
+
+void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out)
+{
+	const size_t n = cut[P];
+	double total = 0;
+	for (int r = 0; r < P; r++)
+		total += t[r] > 0 && cut[r + 1] > cut[r] ? t[r] : 0;
+	out[0] = 0;
+	out[P] = n;
+	if (!(total > 0)) { /* nothing measured: equal stretches */
+		for (int k = 1; k < P; k++)
+			out[k] = (size_t)((unsigned long long)n * (unsigned)k / (unsigned)P);
+		return;
+	}
+	/* the cost runs linearly through each old stretch; cut k where it
+	 * reaches k/P of the total */
+	int r = 0;
+	double before = 0; /* cost of the stretches before r */
+	for (int k = 1; k < P; k++) {
+		const double target = total * k / P;
+		for (;;) {
+			const double tr = t[r] > 0 && cut[r + 1] > cut[r] ? t[r] : 0;
+			if (r == P - 1 || before + tr >= target)
+				break;
+			before += tr;
+			r++;
+		}
+		const double tr = t[r] > 0 && cut[r + 1] > cut[r] ? t[r] : 0;
+		const double len = (double)(cut[r + 1] - cut[r]);
+		double x = tr > 0 ? (double)cut[r] + (target - before) / tr * len : (double)cut[r];
+		size_t c = (size_t)(x + 0.5);
+		if (c > n)
+			c = n;
+		if (c < out[k - 1])
+			c = out[k - 1];
+		out[k] = c;
+	}
+}

@@ -57,6 +57,13 @@ struct dist_sim {
 	struct sim_state sub;
 	double *sub_h;
 	char desc[224];
+	/* GPU ranks (dist_sim_create's gpu): the stretches of the slots are the
+	 * kernels' (kernels/sim_ranks.cu); this side measures and recuts */
+	int gpu;
+	struct gpu_ranks ranks;
+	size_t *gcut;          /* P + 1: the stretches of the last evaluation */
+	size_t *gnext;         /* P + 1: scratch for the recut */
+	double *gtime;         /* P: each rank's force ms of the last evaluation */
 };
 
 static struct dist_sim *g_current;
@@ -81,7 +88,18 @@ const char *dist_sim_describe(const struct dist_sim *ds)
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s)
 {
 	*s = ds->stats;
-	s->owned = ds->dom.cut[ds->rank + 1] - ds->dom.cut[ds->rank];
+	const size_t *cut = ds->gpu ? ds->gcut : ds->dom.cut;
+	s->owned = cut[ds->rank + 1] - cut[ds->rank];
+}
+
+int dist_sim_on_gpus(const struct dist_sim *ds)
+{
+	return ds && ds->gpu;
+}
+
+const struct gpu_ranks *dist_sim_gpu_ranks(struct dist_sim *ds)
+{
+	return ds->gpu ? &ds->ranks : NULL;
 }
 
 void dist_sim_free(struct dist_sim **pds)
@@ -104,6 +122,9 @@ void dist_sim_free(struct dist_sim **pds)
 	free(ds->sub.id);
 	free(ds->sub.comp);
 	free(ds->sub_h);
+	free(ds->gcut);
+	free(ds->gnext);
+	free(ds->gtime);
 	free(ds);
 	*pds = NULL;
 }
@@ -114,9 +135,150 @@ static long sim_env_long(const char *name, long def)
 	return s && *s ? atol(s) : def;
 }
 
-int dist_sim_create(const struct scene *sc, const struct sim_state *st, struct dist_sim **out)
+int dist_use_gpus(const struct scene *sc, int backend_cli)
+{
+	const int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
+	if (sc->simulation.solver == SCENE_SOLVER_NONE || backend == SCENE_BACKEND_CPU)
+		return 0;
+	if (backend == SCENE_BACKEND_CUDA) /* a rank without a GPU says so itself */
+		return 1;
+	char why[160];
+	double lacks = gpu_probe(why, sizeof why) ? 0 : 1;
+	dist_max_doubles(&lacks, 1, "GPU probe");
+	if (lacks > 0 && dist_rank() == 0)
+		log_info("MPI ranks: not every rank has a usable GPU: the ranks run on the CPU");
+	return lacks == 0;
+}
+
+/* ---- GPU ranks: the callbacks of struct gpu_ranks (kernels/gpu.h) ---- */
+static int sim_gpu_allgather(void *ctx, void *buf, const size_t *bytes, const size_t *off)
+{
+	struct dist_sim *ds = ctx;
+	dist_allgatherv((char *)buf + off[ds->rank], buf, bytes, off, "GPU accelerations");
+	return 0;
+}
+
+static int sim_gpu_bcast(void *ctx, void *buf, size_t bytes)
+{
+	struct dist_sim *ds = ctx;
+	size_t *b = calloc(2 * (size_t)ds->P, sizeof *b);
+	if (!b)
+		dist_fail("out of memory");
+	b[0] = bytes; /* rank 0's block to everyone, at offset 0 */
+	dist_allgatherv(buf, buf, b, b + ds->P, "NCCL id");
+	free(b);
+	return 0;
+}
+
+static void sim_gpu_balance(void *ctx, const struct gpu_ranks_step *st, size_t *cut)
+{
+	struct dist_sim *ds = ctx;
+	const int P = ds->P;
+	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
+		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
+	ds->stats.t_force += 1e-3 * st->force_ms;
+	ds->stats.t_exchange += 1e-3 * st->exchange_ms;
+	ds->stats.bytes_sent += st->sent;
+	ds->stats.bytes_received += st->received;
+	memcpy(ds->gcut, cut, (size_t)(P + 1) * sizeof *cut);
+	double t = sim_now();
+	for (int r = 0; r < P; r++) {
+		ds->bytes[r] = sizeof(double);
+		ds->off[r] = (size_t)r * sizeof(double);
+	}
+	ds->gtime[ds->rank] = st->force_ms;
+	dist_allgatherv(&ds->gtime[ds->rank], ds->gtime, ds->bytes, ds->off, "force times");
+	ds->stats.work_imbalance = dist_imbalance(ds->gtime, P);
+	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
+		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
+	/* the first evaluation (with the potential, and the tree's first
+	 * build) is no measure of the steps; recut from the second on */
+	if (ds->calls > 0 && ((ds->calls + 1) % ds->every == 0 ||
+			      ds->stats.work_imbalance > 1 + ds->threshold)) {
+		dist_cut_by_time(cut, ds->gtime, P, ds->gnext);
+		memcpy(cut, ds->gnext, (size_t)(P + 1) * sizeof *cut);
+		ds->stats.rebalances++;
+		if (getenv("NB_DIST_DEBUG"))
+			fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
+				cut[ds->rank], cut[ds->rank + 1]);
+	}
+	ds->stats.t_rebalance += sim_now() - t;
+	ds->calls++;
+	ds->stats.steps = ds->calls - 1;
+}
+
+/* The GPU ranks' part of dist_sim_create. */
+static int sim_gpu_create(struct dist_sim *ds)
+{
+	const int P = ds->P;
+	ds->gcut = calloc((size_t)P + 1, sizeof *ds->gcut);
+	ds->gnext = calloc((size_t)P + 1, sizeof *ds->gnext);
+	ds->gtime = calloc((size_t)P, sizeof *ds->gtime);
+	ds->bytes = malloc(2 * (size_t)P * sizeof *ds->bytes);
+	if (!ds->gcut || !ds->gnext || !ds->gtime || !ds->bytes)
+		return NB_ERUNTIME;
+	ds->off = ds->bytes + P;
+	for (int q = 0; q <= P; q++)
+		ds->gcut[q] = (size_t)((unsigned long long)ds->n * (unsigned)q / (unsigned)P);
+	const char *nc = getenv("NB_DIST_NCCL");
+	ds->ranks = (struct gpu_ranks){
+		.P = P,
+		.rank = ds->rank,
+		/* NCCL needs a GPU for each rank of a host */
+		.nccl = nc && *nc ? atoi(nc) != 0 : 1,
+		.ctx = ds,
+		.allgather = sim_gpu_allgather,
+		.bcast = sim_gpu_bcast,
+		.balance = sim_gpu_balance,
+	};
+	int dev = 0, count = 0;
+	if (!(nc && *nc) && gpu_bind_local(dist_local_rank(), &dev, &count) == 0 &&
+	    dist_local_size() > count)
+		ds->ranks.nccl = 0; /* ranks share a GPU: NCCL refuses that */
+	double no = ds->ranks.nccl ? 0 : 1; /* all ranks the same way */
+	dist_max_doubles(&no, 1, "NCCL choice");
+	ds->ranks.nccl = no == 0;
+	return 0;
+}
+
+int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
+		    struct dist_sim **out)
 {
 	*out = NULL;
+	if (gpu) {
+		if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+			log_error("simulation.timesteps: individual over %d MPI ranks is not written "
+				  "yet (the block steps' active forces are not distributed); use "
+				  "shared steps or one rank",
+				  dist_size());
+			return NB_EINPUT;
+		}
+		struct dist_sim *ds = calloc(1, sizeof *ds);
+		if (!ds)
+			goto oom;
+		ds->n = st->n;
+		ds->P = dist_size();
+		ds->rank = dist_rank();
+		ds->gpu = 1;
+		ds->solver = sc->simulation.solver;
+		ds->every = (int)sim_env_long("NB_DIST_REBALANCE", 8);
+		if (ds->every < 1)
+			ds->every = 1;
+		const char *th = getenv("NB_DIST_IMBALANCE");
+		ds->threshold = th && *th ? atof(th) : 0.10;
+		ds->die_rank = -1;
+		const char *die = getenv("NB_DIST_DIE");
+		if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
+			ds->die_rank = -1;
+		if (sim_gpu_create(ds)) {
+			dist_sim_free(&ds);
+			goto oom;
+		}
+		snprintf(ds->desc, sizeof ds->desc, "cuda over %d MPI ranks", ds->P);
+		g_current = ds;
+		*out = ds;
+		return 0;
+	}
 	if (render_dust_present(st)) {
 		log_error("dust (bodies.*.dust) over %d MPI ranks is not written yet: its depth slabs "
 			  "must be global (bounds from an MPI_Allreduce of each rank's min/max depth); "
@@ -368,4 +530,40 @@ void dist_sim_report(const struct dist_sim *ds)
 			 v[4] / calls, v[5] / calls, v[7], steps, v[8], v[9]);
 	}
 	free(all);
+}
+
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t sim_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ b[k]) * 1099511628211ull;
+	return h;
+}
+
+int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *st)
+{
+	uint64_t h = 1469598103934665603ull;
+	h = sim_fnv(h, st->pos, 3 * st->n * sizeof *st->pos);
+	h = sim_fnv(h, st->vel, 3 * st->n * sizeof *st->vel);
+	h = sim_fnv(h, &st->time, sizeof st->time);
+	uint64_t *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof *all) : NULL;
+	if (ds->rank == 0 && !all)
+		dist_fail("out of memory");
+	dist_gather(&h, sizeof h, all, "state hashes");
+	if (ds->rank != 0)
+		return 0;
+	int rc = 0;
+	for (int r = 1; r < ds->P; r++)
+		if (all[r] != all[0]) {
+			log_error("MPI ranks: rank %d's state differs from rank 0's after step %ld (hash "
+				  "%016llx, rank 0 %016llx): the replicas diverged",
+				  r, st->step, (unsigned long long)all[r], (unsigned long long)all[0]);
+			rc = NB_ERUNTIME;
+		}
+	if (rc == 0)
+		log_info("MPI ranks: all %d ranks hold the same state after step %ld (hash %016llx)",
+			 ds->P, st->step, (unsigned long long)all[0]);
+	free(all);
+	return rc;
 }

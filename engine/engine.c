@@ -23,6 +23,7 @@ struct engine {
 	int multipoles;
 	enum scene_opening opening;
 	struct gpu_sim *gpu;   /* NULL on the CPU */
+	const struct gpu_ranks *ranks; /* GPU ranks (engine_create_ranks), or NULL */
 	/* individual time steps (sim/timestep.c; GPU kernels/sim_levels.cu) */
 	int individual;
 	int spf, bpf;          /* steps_per_frame, blocks_per_frame */
@@ -138,6 +139,7 @@ static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_
 	if (gpu_probe(why, sizeof why)) {
 		struct gpu_sim_params p;
 		engine_gpu_params(sc, &p);
+		p.ranks = e->ranks;
 		int err = gpu_sim_create(st, &p, &e->gpu);
 		if (err)
 			return err;
@@ -145,7 +147,15 @@ static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_
 		size_t fr = 0, tot = 0;
 		if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
 			snprintf(name, sizeof name, "GPU");
-		snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name, gpu_sim_describe(e->gpu));
+		if (e->ranks)
+			snprintf(e->desc, sizeof e->desc,
+				 "cuda over %d MPI ranks (%s each, %s, replicated state, Morton "
+				 "stretches, accelerations swapped through %s)",
+				 e->ranks->P, name, gpu_sim_describe(e->gpu),
+				 gpu_sim_ranks_exchange(e->gpu));
+		else
+			snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name,
+				 gpu_sim_describe(e->gpu));
 		*used = 1;
 		return 0;
 	}
@@ -201,8 +211,31 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 	return engine_create_forced(sc, st, backend_cli, NULL, NULL, NULL, out);
 }
 
+static int engine_create_with(const struct scene *sc, struct sim_state *st, int backend_cli,
+			      sim_force_fn force, void *ctx, const char *desc,
+			      const struct gpu_ranks *ranks, struct engine **out);
+
 int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
 			 sim_force_fn force, void *ctx, const char *desc, struct engine **out)
+{
+	return engine_create_with(sc, st, backend_cli, force, ctx, desc, NULL, out);
+}
+
+int engine_create_ranks(const struct scene *sc, struct sim_state *st, int backend_cli,
+			const struct gpu_ranks *ranks, struct engine **out)
+{
+	*out = NULL;
+	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
+	if (backend == SCENE_BACKEND_CPU || sc->simulation.solver == SCENE_SOLVER_NONE) {
+		log_error("GPU ranks need simulation.backend cuda or auto and a solver (internal)");
+		return NB_EINPUT;
+	}
+	return engine_create_with(sc, st, SCENE_BACKEND_CUDA, NULL, NULL, NULL, ranks, out);
+}
+
+static int engine_create_with(const struct scene *sc, struct sim_state *st, int backend_cli,
+			      sim_force_fn force, void *ctx, const char *desc,
+			      const struct gpu_ranks *ranks, struct engine **out)
 {
 	int err = 0, used_gpu = 0;
 	*out = NULL;
@@ -211,6 +244,7 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 		log_error("out of memory creating the simulation engine");
 		return NB_ERUNTIME;
 	}
+	e->ranks = ranks;
 	struct sim_units u;
 	scene_units_of(sc->units, &u);
 	e->st = st;
@@ -250,8 +284,8 @@ int engine_create_forced(const struct scene *sc, struct sim_state *st, int backe
 		snprintf(e->desc, sizeof e->desc, "none (film mode: no forces; the state is drawn "
 			 "from the host each frame%s)", e->draw_gpu ? ", on the GPU" : "");
 	} else if (force && backend == SCENE_BACKEND_CUDA) {
-		log_error("simulation.backend: cuda: a simulation over several MPI ranks runs on the "
-			  "CPU backend only for now (GPU ranks are not written yet); use --backend cpu");
+		log_error("simulation.backend: cuda over MPI ranks takes the GPU ranks "
+			  "(engine_create_ranks), not a force function (internal)");
 		err = NB_EINPUT;
 	} else if (!force) {
 		err = engine_open_gpu(e, sc, st, backend, &used_gpu);

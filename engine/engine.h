@@ -27,11 +27,18 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out);
 /* engine_create with the CPU solver's force replaced by FORCE (called as
  * the solver would be: for the first accelerations and once per step),
- * described by DESC in engine_describe. For dist/ (forces over MPI ranks):
- * the CPU backend only; a scene or command line asking for cuda is
- * NB_EINPUT (GPU ranks are not written yet), auto takes the CPU. */
+ * described by DESC in engine_describe. For dist/'s CPU ranks: the CPU
+ * backend only; cuda is NB_EINPUT (GPU ranks: engine_create_ranks), auto
+ * takes the CPU. */
 int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
 			 sim_force_fn force, void *ctx, const char *desc, struct engine **out);
+/* engine_create on the GPU of this rank, one of RANKS (kernels/gpu.h,
+ * struct gpu_ranks; must outlive the engine): every rank steps the whole
+ * state and computes its stretch's forces. Backend cpu, or no usable GPU:
+ * NB_EINPUT. */
+struct gpu_ranks;
+int engine_create_ranks(const struct scene *sc, struct sim_state *st, int backend_cli,
+			const struct gpu_ranks *ranks, struct engine **out);
 /* Device bytes the GPU engine of scene sc would hold for n bodies (the
  * estimate engine_create's device simulation is made with; 0 in a CPU-only
  * build). For --dry-run and the memory check before any allocation. */

@@ -27,6 +27,8 @@ int gpu_probe(char *why, size_t whylen);
 /* Device name and free/total memory of device 0. 0 or NB_ERUNTIME. */
 int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *total_bytes);
 
+struct gpu_ranks; /* below */
+
 struct gpu_sim_params {
 	enum scene_solver solver;
 	enum scene_direct_kernel direct_kernel;
@@ -46,9 +48,53 @@ struct gpu_sim_params {
 			    * the ticks that end a step of the largest level not
 			    * longer than rebuild_dt (and every block end) and
 			    * refitted (moments only) at the others; 0: every tick */
+	/* Additive: over MPI ranks (struct gpu_ranks below); NULL: one process. */
+	const struct gpu_ranks *ranks;
 };
 
+/* ---- one simulation over MPI ranks, each with a GPU (additive;
+ * kernels/sim_ranks.cu; dist/ gives the callbacks, docs/PHYSICS.md "Over
+ * MPI ranks") ----
+ * Every rank holds the whole state on its GPU and steps every body: the
+ * same kernels on the same numbers give the same positions bit for bit.
+ * Forces: each rank walks the tree (or sums the direct forces) for the
+ * slots [cut[rank], cut[rank + 1]) only, a stretch of the tree's Morton
+ * order (the key sort is stable and its input the same on every rank, so
+ * the order is too), and the ranks then swap those accelerations and
+ * potentials, 16 bytes a body, so every rank holds them all.
+ * The swap: NCCL broadcasts on the simulation stream when nccl is set and
+ * libnccl.so.2 loads (each rank must then have a GPU of its own; the
+ * library is opened at run time, so no build needs NCCL), else through
+ * host memory: the own stretch down, allgather, the others' stretches up.
+ * Refused with individual time steps; reorder migrate becomes sort. */
+struct gpu_ranks_step {
+	double force_ms;      /* this rank's force stage (tree: build and walk) */
+	double exchange_ms;   /* the swap, waiting for the others included */
+	uint64_t sent, received; /* bytes this rank moved in the swap */
+};
+struct gpu_ranks {
+	int P, rank;
+	int nccl;  /* 1: swap through NCCL if it loads (every rank its own GPU) */
+	void *ctx; /* the callbacks' */
+	/* Host memory, every rank's block to every rank, in place: rank r's
+	 * block is bytes[r] bytes at off[r] of buf. 0 or an NB_* code (a
+	 * callback may also end the run itself). */
+	int (*allgather)(void *ctx, void *buf, const size_t *bytes, const size_t *off);
+	/* Rank 0's bytes bytes of buf to every rank. 0 or an NB_* code. */
+	int (*bcast)(void *ctx, void *buf, size_t bytes);
+	/* After each swap, on every rank: the step's figures; cut (P + 1
+	 * slots, cut[0] = 0, cut[P] = n) may be changed for the next force
+	 * evaluation, the same way on every rank. */
+	void (*balance)(void *ctx, const struct gpu_ranks_step *s, size_t *cut);
+};
+/* Bind this process to GPU local_rank % the devices it sees (call before
+ * any other gpu_* call; ranks of one host then spread over its GPUs).
+ * *dev gets the device, *count how many there are. 0 or NB_ERUNTIME. */
+int gpu_bind_local(int local_rank, int *dev, int *count);
+
 struct gpu_sim; /* device-resident simulation; owns all device memory */
+/* How the swap of gpu_sim g goes: "nccl" or "host" (or "" for one process). */
+const char *gpu_sim_ranks_exchange(const struct gpu_sim *g);
 
 /* Estimate device bytes for n bodies with these params. */
 size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p);

@@ -97,6 +97,22 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
 			int *rebuilt, cudaStream_t stream);
 void gpu_tree_free(struct gpu_tree **t);
+/* Over MPI ranks: later walks give acc only to the slots [lo, hi) (groups
+ * without one are skipped; other slots untouched); 0, SIZE_MAX: all. */
+void gpu_tree_set_slots(struct gpu_tree *t, size_t lo, size_t hi);
+
+/* ---- sim_ranks.cu: the force stage over MPI ranks (gpu.h, struct gpu_ranks) ---- */
+struct gpu_rk; /* one rank's share: the cut, the swap's buffers, NCCL */
+/* For n bodies on stream s. 0 or NB_ERUNTIME (logged). */
+int gpu_rk_open(const struct gpu_ranks *r, size_t n, cudaStream_t s, struct gpu_rk **out);
+/* acc (and phi in .w when need_pot) of every slot: this rank's share
+ * through the tree (tree non-NULL; it is built over every body) or the
+ * direct gather, then the swap, then the balance callback. Waits for the
+ * stream. */
+int gpu_rk_force(struct gpu_rk *rk, struct gpu_bodies *b, struct gpu_tree *tree, float eps,
+		 int need_pot, cudaStream_t s);
+const char *gpu_rk_exchange(const struct gpu_rk *rk);
+void gpu_rk_close(struct gpu_rk **rk);
 
 /* ---- sim_levels.cu: individual time steps (sim/timestep_rule.h) ---- */
 /* lev[i] = the level acc[i] wants */

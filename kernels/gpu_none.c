@@ -17,6 +17,20 @@ int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *tota
 	return NB_ERUNTIME;
 }
 
+int gpu_bind_local(int local_rank, int *dev, int *count)
+{
+	(void)local_rank;
+	*dev = -1;
+	*count = 0;
+	return NB_ERUNTIME;
+}
+
+const char *gpu_sim_ranks_exchange(const struct gpu_sim *g)
+{
+	(void)g;
+	return "";
+}
+
 size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
 {
 	(void)n, (void)p;

@@ -54,11 +54,29 @@ int gpu_probe(char *why, size_t whylen)
 	return probe_cached;
 }
 
+int gpu_bind_local(int local_rank, int *dev, int *count)
+{
+	int c = 0;
+	*dev = -1;
+	*count = 0;
+	if (cudaGetDeviceCount(&c) != cudaSuccess || c < 1) {
+		cudaGetLastError();
+		return NB_ERUNTIME; /* no GPU: the probe says why, later */
+	}
+	const int d = (local_rank < 0 ? 0 : local_rank) % c;
+	CUDA_CHECK(cudaSetDevice(d));
+	*dev = d;
+	*count = c;
+	return 0;
+}
+
 int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *total_bytes)
 {
 	struct cudaDeviceProp prop;
 	size_t fr = 0, tot = 0;
-	CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+	int dev = 0;
+	CUDA_CHECK(cudaGetDevice(&dev)); /* gpu_bind_local's, else 0 */
+	CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
 	CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
 	if (name && namelen)
 		snprintf(name, namelen, "%s", prop.name);

@@ -61,6 +61,7 @@ struct gpu_sim {
 	long hist[SIM_TS_LEVELS]; /* the host's copy, as of the last block end read */
 	long ticks, rebuilds;
 	int *d_list, *d_count;  /* direct solver: the active slots */
+	struct gpu_rk *rk;      /* over MPI ranks (sim_ranks.cu), or NULL */
 };
 
 /* ---- step kernels (48 bytes read + 32 written per body; no arithmetic to
@@ -117,6 +118,8 @@ static unsigned sim_blocks(size_t n)
 
 static int sim_force(struct gpu_sim *g, int need_pot)
 {
+	if (g->rk)
+		return gpu_rk_force(g->rk, &g->b, g->tree, g->eps, need_pot, g->stream);
 	if (g->p.solver == SCENE_SOLVER_BARNES_HUT)
 		return gpu_tree_compute(g->tree, &g->b, need_pot, g->stream);
 	return gpu_direct_compute(&g->b, g->eps, g->kernel, need_pot, g->stream);
@@ -325,6 +328,7 @@ void gpu_sim_free(struct gpu_sim **gp)
 	cudaFreeHost(g->h_com);
 	cudaFreeHost(g->h_bad);
 	gpu_tree_free(&g->tree);
+	gpu_rk_close(&g->rk);
 	cudaFree(g->b.lev);
 	cudaFree(g->d_hist);
 	cudaFreeHost(g->h_hist);
@@ -358,6 +362,11 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	*out = NULL;
 	if (!gpu_probe(why, sizeof why)) {
 		log_error("no usable GPU: %s", why);
+		return NB_EINPUT;
+	}
+	if (p->ranks && p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+		log_error("simulation.timesteps: individual over MPI ranks is not written yet; use "
+			  "shared steps or one rank");
 		return NB_EINPUT;
 	}
 	if (n > (size_t)INT_MAX) {
@@ -429,10 +438,15 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	CUDA_GOTO(cudaMemcpy(g->b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, fail);
 
 	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
-		rc = gpu_tree_create(n, p, &g->tree);
+		struct gpu_sim_params tp = *p;
+		if (p->ranks) /* the same slot order on every rank: the stable sort */
+			tp.reorder = SCENE_REORDER_SORT;
+		rc = gpu_tree_create(n, &tp, &g->tree);
 		if (rc)
 			goto fail;
 	}
+	if (p->ranks && (rc = gpu_rk_open(p->ranks, n, g->stream, &g->rk)))
+		goto fail;
 	/* First accelerations, with the potential: the initial energy is wanted. */
 	rc = sim_force(g, 1);
 	if (rc)
@@ -559,6 +573,11 @@ end:
 	free(h);
 	free(hid);
 	return rc;
+}
+
+const char *gpu_sim_ranks_exchange(const struct gpu_sim *g)
+{
+	return g ? gpu_rk_exchange(g->rk) : "";
 }
 
 const char *gpu_sim_describe(const struct gpu_sim *g)

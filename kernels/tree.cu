@@ -10,6 +10,7 @@
  * id), per node 68 B, per walk group 8 B, nodes capped at 6n/leaf + 4096 (about 4n/leaf are
  * used on a Plummer sphere; at the cap, nodes stay leaves and the sums stay
  * exact), plus CUB's sort scratch. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,8 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	else
 		t->criterion = g_tuning.criterion;
 	t->count_interactions = g_tuning.count_interactions;
+	t->slot_lo = 0;
+	t->slot_hi = UINT_MAX;
 	t->walk_blocks_per_sm = g_tuning.walk_blocks_per_sm;
 	t->local_ratio = g_tuning.local_ratio;
 	t->leaf_p2p = g_tuning.leaf_p2p;
@@ -260,6 +263,12 @@ static int tree_profile_collect(struct gpu_tree *t)
 		g_prof.mig_max_branch = m.max_branch;
 	}
 	return 0;
+}
+
+void gpu_tree_set_slots(struct gpu_tree *t, size_t lo, size_t hi)
+{
+	t->slot_lo = (unsigned)lo;
+	t->slot_hi = hi >= UINT_MAX ? UINT_MAX : (unsigned)hi;
 }
 
 int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cudaStream_t stream)

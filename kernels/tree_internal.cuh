@@ -58,6 +58,8 @@ struct gpu_tree {
 	int multipoles;
 	float theta, eps;
 	int count_interactions;
+	unsigned slot_lo, slot_hi; /* over MPI ranks: walk only these slots
+				    * [lo, hi) (gpu_tree_set_slots; 0, UINT_MAX: all) */
 	float local_ratio; /* far cells: local expansion (tree_far.cuh) */
 	int leaf_p2p;      /* near accepted leaves up to this size: body by body */
 	int local_dist;    /* local sums spread over the warp's lanes (tree_far.cuh) */

@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
-			 const uint8_t *__restrict__ lev, int la)
+			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi)
 {
 	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
@@ -231,12 +231,15 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 		/* individual time steps: a group without an active body is not
 		 * walked; only active bodies' acc is written (the box is still
-		 * every body's, as the CPU twin's) */
+		 * every body's, as the CPU twin's). Over MPI ranks, only the
+		 * slots [slot_lo, slot_hi) are active. */
 		bool act[NB];
 		bool any_act = false;
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
-			act[k] = 32 * k + lane < gcount && (lev == NULL || lev[first + 32 * k + lane] >= la);
+			const unsigned slot = (unsigned)(first + 32 * k + lane);
+			act[k] = 32 * k + lane < gcount && (lev == NULL || lev[slot] >= la) &&
+				 slot - slot_lo < slot_hi - slot_lo;
 			any_act |= act[k];
 		}
 		if (!__any_sync(FULL, any_act))
@@ -469,7 +472,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
-			const uint8_t *, int);
+			const uint8_t *, int, unsigned, unsigned);
 
 static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 {
@@ -522,7 +525,7 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
 		b->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
 		t->ctl, t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio,
-		t->leaf_p2p, la > 0 ? b->lev : NULL, la);
+		t->leaf_p2p, la > 0 ? b->lev : NULL, la, t->slot_lo, t->slot_hi);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -25,6 +25,7 @@
 
 #include "check_main.h"
 #include "dist/dist.h"
+#include "kernels/gpu.h"
 #include "output/output.h"
 #include "sim/sim.h"
 #include "test_output_util.h"
@@ -141,6 +142,42 @@ START_TEST(domains_partition_the_bodies_by_weight)
 	ck_assert(memcmp(o1, d.order, n * sizeof *o1) == 0);
 	dist_domain_free(&d);
 	free(pos), free(mass), free(w), free(seen), free(o1);
+}
+END_TEST
+
+START_TEST(cut_by_time_balances_measured_cost)
+{
+	size_t out[5];
+	/* even cost already: the cuts stay */
+	const size_t even[5] = {0, 100, 200, 300, 400};
+	const double t_even[4] = {10, 10, 10, 10};
+	dist_cut_by_time(even, t_even, 4, out);
+	for (int k = 0; k <= 4; k++)
+		ck_assert_uint_eq(out[k], even[k]);
+	/* rank 0's 200 slots took 30, rank 1's 200 took 10: 0.15 and 0.05 a
+	 * slot; half of the 40 is 20 = 0.15 x 133.3, so the cut moves to 133
+	 * and each side then costs 20 (133 x 0.15; 67 x 0.15 + 200 x 0.05) */
+	const size_t two[3] = {0, 200, 400};
+	const double t_two[2] = {30, 10};
+	dist_cut_by_time(two, t_two, 2, out);
+	ck_assert_uint_eq(out[0], 0);
+	ck_assert_uint_eq(out[1], 133);
+	ck_assert_uint_eq(out[2], 400);
+	/* nothing measured: equal stretches */
+	const double t_zero[2] = {0, 0};
+	dist_cut_by_time(two, t_zero, 2, out);
+	ck_assert_uint_eq(out[1], 200);
+	/* an empty stretch and a slow last rank: monotone, ends fixed; rank
+	 * 2's 100 slots cost 0.9 of 1.0, so the cuts fall inside them: the
+	 * costs 1/3 and 2/3 are reached at 300 + (1/3 - 0.1) / 0.9 x 100 =
+	 * 325.9 and 300 + (2/3 - 0.1) / 0.9 x 100 = 363.0 */
+	const size_t three[4] = {0, 300, 300, 400};
+	const double t_three[3] = {0.1, 5, 0.9};
+	dist_cut_by_time(three, t_three, 3, out);
+	ck_assert_uint_eq(out[0], 0);
+	ck_assert_uint_eq(out[1], 326);
+	ck_assert_uint_eq(out[2], 363);
+	ck_assert_uint_eq(out[3], 400);
 }
 END_TEST
 
@@ -503,6 +540,86 @@ START_TEST(batch_shards_are_disjoint_and_complete)
 }
 END_TEST
 
+/* ---- GPU ranks: several MPI ranks sharing this machine's GPU ---------- */
+
+/* 1 when the MPI build, mpirun and a usable GPU are there. */
+static int have_gpu_mpi(void)
+{
+	char why[160];
+	return have_mpi() && gpu_probe(why, sizeof why);
+}
+
+/* Largest |x - y| over the positions of a and b, over the rms radius of b. */
+static double pos_rel_diff(const struct sim_state *a, const struct sim_state *b)
+{
+	double worst = 0, r2 = 0;
+	for (size_t i = 0; i < 3 * b->n; i++) {
+		double d = fabs(a->pos[i] - b->pos[i]);
+		worst = d > worst ? d : worst;
+		r2 += b->pos[i] * b->pos[i];
+	}
+	return worst / sqrt(r2 / (double)(b->n ? b->n : 1));
+}
+
+/* The same scene on one GPU process and on P = 2, 3 GPU ranks sharing the
+ * GPU (host swap: NCCL refuses ranks that share a GPU). The ranks'
+ * replicas must agree bit for bit (the run checks its own hashes and says
+ * so), and the final state must be one process's within TOL of the rms
+ * radius: the forces are the same sums in float, in another order for the
+ * direct solver (the gather kernel for the stretch, the pairwise kernel in
+ * one process). */
+static void gpu_ranks_match_one_process(const char *solver, int count, double tol)
+{
+	if (!have_gpu_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192];
+	ck_assert(mkdtemp(dir));
+	scene_sets(dir, "one", solver, count, sets, sizeof sets);
+	FMT(cmd, "'%s' %s/plummer-small.yaml %s --backend cuda > %s/one.log 2>&1", g_mpi, g_data,
+	    sets, dir);
+	ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+	struct sim_state ref;
+	load_final(dir, "one", solver, count, &ref);
+	for (int P = 2; P <= 3; P++) {
+		char tag[16];
+		FMT(tag, "gpu%d", P);
+		scene_sets(dir, tag, solver, count, sets, sizeof sets);
+		FMT(cmd, "NB_DIST_NCCL=0 " MPIRUN " -x NB_DIST_NCCL -np %d '%s' %s/plummer-small.yaml "
+			 "%s --backend cuda > %s/%s.log 2>&1",
+		    P, g_mpi, g_data, sets, dir, tag);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		FMT(cmd, "grep -q 'cuda over %d MPI ranks' %s/%s.log && grep -q 'all %d ranks hold the "
+			 "same state' %s/%s.log",
+		    P, dir, tag, P, dir, tag);
+		ck_assert_msg(run_sh(cmd) == 0, "%s, %d GPU ranks: no GPU ranks or replicas differ "
+			      "(%s/%s.log)", solver, P, dir, tag);
+		struct sim_state st;
+		load_final(dir, tag, solver, count, &st);
+		ck_assert(st.n == ref.n && st.step == ref.step && st.step == 12);
+		const double rel = pos_rel_diff(&st, &ref);
+		printf("dist: %s, %d GPU ranks: replicas identical; final positions within %.2e of "
+		       "the rms radius of one GPU process's (bound %.0e)\n",
+		       solver, P, rel, tol);
+		ck_assert_msg(rel <= tol, "%s, %d GPU ranks: %.3e from one process", solver, P, rel);
+		sim_state_free(&st);
+	}
+	sim_state_free(&ref);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+
+START_TEST(gpu_direct_over_2_3_ranks_equals_one_gpu)
+{
+	gpu_ranks_match_one_process("direct", 3000, 1e-5);
+}
+END_TEST
+
+START_TEST(gpu_barnes_hut_over_2_3_ranks_equals_one_gpu)
+{
+	gpu_ranks_match_one_process("barnes-hut", 20000, 1e-5);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dist");
@@ -511,6 +628,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, tree_selected_walk_equals_whole_walk);
 	tcase_add_test(tc, domains_partition_the_bodies_by_weight);
 	tcase_add_test(tc, shard_specs);
+	tcase_add_test(tc, cut_by_time_balances_measured_cost);
 	tcase_add_test(tc, batch_shards_are_disjoint_and_complete);
 	suite_add_tcase(s, tc);
 	const char *m = getenv("NB_MPI_BIN");
@@ -527,6 +645,16 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, a_dead_rank_ends_the_run_with_exit_1_naming_it);
 	tcase_add_test(mp, batch_runs_spread_over_ranks_each_once);
 	suite_add_tcase(s, mp);
+	char why[160];
+	if (!gpu_probe(why, sizeof why)) {
+		printf("SKIP: GPU ranks: %s\n", why);
+		return s;
+	}
+	TCase *gp = tcase_create("gpu ranks");
+	tcase_set_timeout(gp, 600);
+	tcase_add_test(gp, gpu_direct_over_2_3_ranks_equals_one_gpu);
+	tcase_add_test(gp, gpu_barnes_hut_over_2_3_ranks_equals_one_gpu);
+	suite_add_tcase(s, gp);
 	return s;
 }
 

@@ -20,12 +20,38 @@
 #               test_gpu_projection; tests/gpu_tree_sanitize.sh
 #   scenes      scenes/dome-collision.yaml and vr-collision.yaml as written
 #   steps       the default scene with shared and individual time steps
+#   mpi         test_dist with GPU ranks (carry .dev/mpi.tar.xz too:
+#               tools/device-stage-mpi.sh)
+#   mpitime     force / exchange / rebalance per step over 1, 2, 4 ranks
+#               (MPITIME_N: millions of bodies of the default mix; MPITIME_NP)
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
-tar -xJf .dev/nb.tar.xz -C /tmp/nb && tar -xJf .dev/rt.tar.xz -C /tmp/nb/rt || exit 1
+# .dev/nb.tar.xz (everything) or .dev/nbs.tar.xz (a slim pack: NB_SLIM in device-stage.sh)
+for p in .dev/nb.tar.xz .dev/nbs.tar.xz; do
+	[ -f $p ] && { tar -xJf $p -C /tmp/nb || exit 1; }
+done
+tar -xJf .dev/rt.tar.xz -C /tmp/nb/rt || exit 1
 export LD_LIBRARY_PATH=/tmp/nb/rt/lib
 L=$OUTDIR/check
+# OpenMPI for the GPU ranks' steps (tools/device-stage-mpi.sh packs it):
+# its folders at their Debian paths (nothing there replaced), its
+# libraries and the MPI build under /tmp/nb/mpi, fabrics off, NCCL from
+# the machine's Python packages when it has them, NVLink multicast off.
+MPI_PACK=$PWD/.dev/mpi.tar.xz
+mpi_setup() {
+	[ -x /tmp/nb/mpi/bin/mpirun ] && return 0
+	[ -f "$MPI_PACK" ] || { echo "no .dev/mpi.tar.xz carried"; return 1; }
+	tar -xJf "$MPI_PACK" -C /tmp/nb && tar -xf /tmp/nb/mpi/root.tar -C / --skip-old-files || return 1
+	ln -sf /usr/bin/orterun /tmp/nb/mpi/bin/mpirun
+	nccl=$(find /opt /usr/local /usr/lib -name libnccl.so.2 2>/dev/null | head -1)
+	export PATH=/tmp/nb/mpi/bin:$PATH
+	export LD_LIBRARY_PATH=/tmp/nb/mpi/lib:/tmp/nb/rt/lib${nccl:+:$(dirname "$nccl")}
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
+	export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mtl='^ofi,psm2' OMPI_MCA_osc='^ucx'
+	export OMPI_MCA_btl_vader_single_copy_mechanism=none NCCL_NVLS_ENABLE=0
+	echo "mpi: $(mpirun --version 2>&1 | head -1); nccl: ${nccl:-none}; GPUs: $(nvidia-smi -L | wc -l)"
+}
 cd /tmp/nb
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$L/gpu.txt"
 for step in "$@"; do
@@ -130,6 +156,33 @@ for step in "$@"; do
 				cp $d/frames/frame_$f.png "$L/frames/$s-$f.png" 2>/dev/null
 			done
 			cp $d/sheet.jpg "$L/$s-sheet.jpg" 2>/dev/null
+		done ;;
+	mpi)
+		# GPU ranks (issue 19): test_dist's cases, the GPU ones with 2 and 3
+		# ranks sharing this machine's GPU (OpenMPI carried: mpi_setup)
+		mpi_setup || continue
+		NB_BIN=/tmp/nb/mpi/bin/nbody-render NB_MPI_BIN=/tmp/nb/mpi/bin/nbody-render \
+			build/tests/test_dist >"$L/test_dist.log" 2>&1
+		grep "dist:\|SKIP\|Checks" "$L/test_dist.log" ;;
+	mpitime)
+		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host
+		# (MPITIME_N bodies of the default scene's mix, MPITIME_FRAMES frames
+		# of 6 steps, no outputs); MPITIME_NP: the rank counts
+		mpi_setup || continue
+		N=${MPITIME_N:-1}
+		for np in ${MPITIME_NP:-1 2 4}; do
+			sets="--set output.frames=${MPITIME_FRAMES:-11} --set output.video= --set output.stats=
+			      --set output.preview= --set output.png_dir= --set render.width=640
+			      --set render.height=360 --backend cuda"
+			for k in 0 1; do
+				sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
+			done
+			cores=$(nproc)
+			/usr/bin/time -f "np $np: %e s wall" env OMP_NUM_THREADS=$((cores / np)) \
+				mpirun --bind-to none -x OMP_NUM_THREADS -x NB_DIST_NCCL -np $np /tmp/nb/mpi/bin/nbody-render \
+				scenes/galaxy-collision.yaml $sets >"$L/mpitime-$N-$np.log" 2>&1
+			grep -h "rank .*per step\|hold the same\|error\|cuda over\|s wall\|done" \
+				"$L/mpitime-$N-$np.log" | tail -8
 		done ;;
 	*)
 		sh -c "$step" 2>&1 | tee -a "$L/extra.log" | tail -20 ;;
