@@ -124,5 +124,10 @@ int app_interrupted(void);
  * argv[0] is "batch". Returns the exit status (0 all ok, 1 any run failed,
  * 2 bad batch file or command line). app/batch*.c. */
 int app_batch_main(int argc, char **argv);
+/* Under mpirun, before app_batch_main: the ranks of one host split its GPUs
+ * (every local_size-th from local_rank; more ranks than GPUs: one each,
+ * shared) through CUDA_VISIBLE_DEVICES, read by the batch's GPU runs. No
+ * CUDA call: the batch forks its runs. One GPU or one rank: nothing. */
+void app_batch_share_gpus(int local_rank, int local_size);
 
 #endif

@@ -96,6 +96,23 @@ static int gpu_list(char list[][64])
 	return n;
 }
 
+void app_batch_share_gpus(int local_rank, int local_size)
+{
+	char list[MAX_GPUS][64], env[MAX_GPUS * 8] = "";
+	const int n = gpu_list(list);
+	if (n < 1 || local_size < 2)
+		return;
+	size_t len = 0;
+	if (n >= local_size) { /* every local_size-th device from local_rank */
+		for (int k = local_rank; k < n; k += local_size)
+			len += (size_t)snprintf(env + len, sizeof env - len, "%s%s", len ? "," : "",
+						list[k]);
+	} else { /* more ranks than devices: they share */
+		snprintf(env, sizeof env, "%s", list[local_rank % n]);
+	}
+	setenv("CUDA_VISIBLE_DEVICES", env, 1);
+}
+
 /* Does LINE name a path inside DIR? */
 static int names_dir(const char *line, const char *dir)
 {

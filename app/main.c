@@ -148,12 +148,17 @@ int main(int argc, char **argv)
 	 * the ranks, a batch spreads its runs over them (dist/) */
 	if (dist_init(&argc, &argv))
 		return 1;
-	if (dist_size() > 1) { /* a host's ranks spread over its GPUs, before any CUDA call */
+	/* a host's ranks spread over its GPUs, before any CUDA call; a batch
+	 * forks its runs, so it only says which GPUs (CUDA_VISIBLE_DEVICES) */
+	const int batch = argc >= 2 && strcmp(argv[1], "batch") == 0;
+	if (dist_size() > 1 && batch)
+		app_batch_share_gpus(dist_local_rank(), dist_local_size());
+	if (batch)
+		return dist_finish(app_batch_main(argc - 1, argv + 1));
+	if (dist_size() > 1) {
 		int dev = 0, count = 0;
 		(void)gpu_bind_local(dist_local_rank(), &dev, &count);
 	}
-	if (argc >= 2 && strcmp(argv[1], "batch") == 0)
-		return dist_finish(app_batch_main(argc - 1, argv + 1));
 
 	struct cli cli = {0};
 	static struct scene sc; /* large: keep it off the stack */

@@ -382,7 +382,10 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	struct sim_state st = {0};
 	struct engine *eng = NULL;
 	struct dist_sim *ds = NULL;
-	const int over_ranks = views[0].over_ranks && dist_size() > 1;
+	/* NB_DIST_ONE=1: one rank through dist/ too (its per-step figures, the
+	 * baseline of the scaling runs in docs/BENCHMARKS.md) */
+	const char *one = getenv("NB_DIST_ONE");
+	const int over_ranks = views[0].over_ranks && (dist_size() > 1 || (one && atoi(one) > 0));
 	struct app_progress prog;
 	int rc = 0, i, start = 0;
 	double sim_s = 0, t_start = log_clock_s();

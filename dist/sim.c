@@ -195,8 +195,12 @@ static void sim_gpu_balance(void *ctx, const struct gpu_ranks_step *st, size_t *
 	 * build) is no measure of the steps; recut from the second on */
 	if (ds->calls > 0 && ((ds->calls + 1) % ds->every == 0 ||
 			      ds->stats.work_imbalance > 1 + ds->threshold)) {
+		/* half way to the cuts the times ask for: the times of one step
+		 * are noisy (ranks sharing a GPU time-slice it), and a full move
+		 * on noise swings the cuts back and forth */
 		dist_cut_by_time(cut, ds->gtime, P, ds->gnext);
-		memcpy(cut, ds->gnext, (size_t)(P + 1) * sizeof *cut);
+		for (int q = 1; q < P; q++)
+			cut[q] = (cut[q] + ds->gnext[q] + 1) / 2;
 		ds->stats.rebalances++;
 		if (getenv("NB_DIST_DEBUG"))
 			fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
@@ -235,6 +239,8 @@ static int sim_gpu_create(struct dist_sim *ds)
 	if (!(nc && *nc) && gpu_bind_local(dist_local_rank(), &dev, &count) == 0 &&
 	    dist_local_size() > count)
 		ds->ranks.nccl = 0; /* ranks share a GPU: NCCL refuses that */
+	if (P == 1)
+		ds->ranks.nccl = 0; /* nothing to swap */
 	double no = ds->ranks.nccl ? 0 : 1; /* all ranks the same way */
 	dist_max_doubles(&no, 1, "NCCL choice");
 	ds->ranks.nccl = no == 0;

@@ -24,6 +24,9 @@
 #               tools/device-stage-mpi.sh)
 #   mpitime     force / exchange / rebalance per step over 1, 2, 4 ranks
 #               (MPITIME_N: millions of bodies of the default mix; MPITIME_NP)
+#   scale       issue 20: strong and weak scaling over the host's GPUs
+#   movie       issue 20: the default scene at MOVIE_N million, 1/2/4 GPUs
+#   batch4      issue 20: the sweep, mpirun batch beside --jobs
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
@@ -34,23 +37,32 @@ done
 tar -xJf .dev/rt.tar.xz -C /tmp/nb/rt || exit 1
 export LD_LIBRARY_PATH=/tmp/nb/rt/lib
 L=$OUTDIR/check
-# OpenMPI for the GPU ranks' steps (tools/device-stage-mpi.sh packs it):
-# its folders at their Debian paths (nothing there replaced), its
-# libraries and the MPI build under /tmp/nb/mpi, fabrics off, NCCL from
-# the machine's Python packages when it has them, NVLink multicast off.
+# MPI for the GPU ranks' steps: the machine's own OpenMPI when it has one
+# (its libmpi.so.40 serves the MPI build), else Debian's, carried
+# (tools/device-stage-mpi.sh: its folders at their Debian paths, nothing
+# there replaced, fabrics off). NCCL from the machine's Python packages
+# when it has them; NVLink multicast off.
 MPI_PACK=$PWD/.dev/mpi.tar.xz
 mpi_setup() {
-	[ -x /tmp/nb/mpi/bin/mpirun ] && return 0
+	[ -x /tmp/nb/mpi/bin/nbody-render ] && [ -n "${MPI_READY:-}" ] && return 0
 	[ -f "$MPI_PACK" ] || { echo "no .dev/mpi.tar.xz carried"; return 1; }
-	tar -xJf "$MPI_PACK" -C /tmp/nb && tar -xf /tmp/nb/mpi/root.tar -C / --skip-old-files || return 1
-	ln -sf /usr/bin/orterun /tmp/nb/mpi/bin/mpirun
+	tar -xJf "$MPI_PACK" -C /tmp/nb || return 1
 	nccl=$(find /opt /usr/local /usr/lib -name libnccl.so.2 2>/dev/null | head -1)
-	export PATH=/tmp/nb/mpi/bin:$PATH
-	export LD_LIBRARY_PATH=/tmp/nb/mpi/lib:/tmp/nb/rt/lib${nccl:+:$(dirname "$nccl")}
-	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
-	export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mtl='^ofi,psm2' OMPI_MCA_osc='^ucx'
-	export OMPI_MCA_btl_vader_single_copy_mechanism=none NCCL_NVLS_ENABLE=0
-	echo "mpi: $(mpirun --version 2>&1 | head -1); nccl: ${nccl:-none}; GPUs: $(nvidia-smi -L | wc -l)"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+	if command -v mpirun >/dev/null && mpirun --version 2>&1 | grep -q "Open MPI"; then
+		export LD_LIBRARY_PATH=/tmp/nb/rt/lib${nccl:+:$(dirname "$nccl")}
+		echo "mpi: the machine's own: $(mpirun --version 2>&1 | head -1)"
+	else
+		tar -xf /tmp/nb/mpi/root.tar -C / --skip-old-files || return 1
+		ln -sf /usr/bin/orterun /tmp/nb/mpi/bin/mpirun
+		export PATH=/tmp/nb/mpi/bin:$PATH
+		export LD_LIBRARY_PATH=/tmp/nb/mpi/lib:/tmp/nb/rt/lib${nccl:+:$(dirname "$nccl")}
+		export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mtl='^ofi,psm2' OMPI_MCA_osc='^ucx'
+		export OMPI_MCA_btl_vader_single_copy_mechanism=none
+		echo "mpi: carried: $(mpirun --version 2>&1 | head -1)"
+	fi
+	MPI_READY=1
+	echo "nccl: ${nccl:-none}; GPUs: $(nvidia-smi -L | wc -l); libmpi: $(LD_LIBRARY_PATH=$LD_LIBRARY_PATH ldd /tmp/nb/mpi/bin/nbody-render | grep libmpi)"
 }
 cd /tmp/nb
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$L/gpu.txt"
@@ -184,6 +196,77 @@ for step in "$@"; do
 			grep -h "rank .*per step\|hold the same\|error\|cuda over\|s wall\|done" \
 				"$L/mpitime-$N-$np.log" | tail -8
 		done ;;
+	scale)
+		# issue 20: strong and weak scaling over this host's GPUs. The bodies:
+		# the default scene's mix x SCALE_N million, made once and written as a
+		# snapshot (film mode: no forces), then read by every run (so no rank
+		# spends minutes making them). Runs of SCALE_FRAMES frames of 10
+		# steps; np 1 goes through dist/ too (NB_DIST_ONE) for its per-step
+		# split. Weak: SCALE_N/G million a GPU (the snapshot's subsample).
+		mpi_setup || continue
+		G=$(nvidia-smi -L | wc -l)
+		N=${SCALE_N:-64}
+		S=/tmp/scale
+		mkdir -p $S
+		sets="--set simulation.solver=none --set output.frames=1 --set output.video=
+		      --set output.stats= --set output.preview= --set output.snapshots.every=1
+		      --set output.snapshots.dir=$S/snap"
+		for k in 0 1; do
+			sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
+		done
+		[ -f $S/snap/snap_000.hdf5 ] || /usr/bin/time -f "bodies ${N}M made and written: %e s" \
+			/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets -q 2>&1 | tail -2
+		for run in $(for np in 1 2 4 8; do [ $np -le $G ] && echo strong-$np:$np:1; done) \
+			   $(for np in 1 2 4 8; do [ $np -lt $G ] && echo weak-$np:$np:$(awk "BEGIN{print $np / $G}"); done); do
+			tag=${run%%:*}; rest=${run#*:}; np=${rest%%:*}; sub=${rest#*:}
+			printf '%s\n' "units: galactic" \
+				"simulation: {solver: barnes-hut, theta: 0.5, multipoles: 2, softening: 0.1, dt: 0.5, steps_per_frame: 10, backend: cuda}" \
+				"bodies:" \
+				"  - {name: all, model: snapshot, file: $S/snap/snap_000.hdf5, subsample: $sub}" \
+				"camera: {fov: 40, keys: [{frame: 0, position: [0, -230, 140], target: [0, 0, 0]}]}" \
+				"render: {width: 640, height: 360}" \
+				"output: {frames: ${SCALE_FRAMES:-3}, fps: 30}" >$S/$tag.yaml
+			/usr/bin/time -f "$tag: %e s wall" env NB_DIST_ONE=1 OMP_NUM_THREADS=$(( $(nproc) / np )) \
+				mpirun --bind-to none -x NB_DIST_ONE -x OMP_NUM_THREADS -x NB_DIST_NCCL -x NCCL_NVLS_ENABLE \
+				-np $np /tmp/nb/mpi/bin/nbody-render $S/$tag.yaml >"$L/scale-$tag.log" 2>&1
+			grep -h "bodies,\|rank .*per step\|hold the same\|error\|s wall\|done" "$L/scale-$tag.log" | tail -8
+		done ;;
+	movie)
+		# issue 20: the default scene at MOVIE_N million bodies, MOVIE_FRAMES
+		# frames, end to end (MP4 + PNG), on 1 GPU and over 2 and 4
+		mpi_setup || continue
+		G=$(nvidia-smi -L | wc -l)
+		N=${MOVIE_N:-10}
+		sets="--set output.frames=${MOVIE_FRAMES:-600} --set output.preview="
+		for k in 0 1; do
+			sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
+		done
+		for np in 1 2 4; do
+			[ $np -le $G ] || continue
+			d=/tmp/movie-$np
+			/usr/bin/time -f "movie ${N}M np $np: %e s wall" env OMP_NUM_THREADS=$(( $(nproc) / np )) \
+				mpirun --bind-to none -x OMP_NUM_THREADS -x NB_DIST_NCCL -x NCCL_NVLS_ENABLE -np $np \
+				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets \
+				--set output.video=$d/m.mp4 --set output.png_dir=$d/frames --set output.stats=$d/stats.csv \
+				>"$L/movie-$np.log" 2>&1
+			grep -h "bodies,\|rank 0:.*per step\|hold the same\|error\|s wall\|done" "$L/movie-$np.log" | tail -6
+			mkdir -p "$L/frames"
+			cp $d/frames/frame_00100.png "$L/frames/movie-np$np-00100.png" 2>/dev/null
+		done ;;
+	batch4)
+		# issue 20: the pericentre sweep, mpirun -np G batch beside --jobs G
+		mpi_setup || continue
+		G=$(nvidia-smi -L | wc -l)
+		for t in jobs mpi; do
+			sed "s#^output_dir:.*#output_dir: /tmp/sw-$t#" scenes/sweep-pericenter.yaml >scenes/sweep-$t.yaml
+		done
+		/usr/bin/time -f "batch --jobs $G, one process: %e s wall" /tmp/nb/mpi/bin/nbody-render batch \
+			scenes/sweep-jobs.yaml --jobs $G >"$L/batch-jobs.log" 2>&1
+		tail -9 "$L/batch-jobs.log"
+		/usr/bin/time -f "mpirun -np $G batch: %e s wall" mpirun --bind-to none -np $G \
+			/tmp/nb/mpi/bin/nbody-render batch scenes/sweep-mpi.yaml \
+			>"$L/batch-mpi.log" 2>&1
+		tail -9 "$L/batch-mpi.log" ;;
 	*)
 		sh -c "$step" 2>&1 | tee -a "$L/extra.log" | tail -20 ;;
 	esac
