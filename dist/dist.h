@@ -109,7 +109,11 @@ void dist_direct_rows(const double *pos, const double *mass, size_t n, double ep
 struct dist_sim;
 struct dist_stats {
 	long steps, rebalances;
-	double t_force, t_exchange, t_rebalance; /* seconds on this rank */
+	double t_force, t_exchange, t_rebalance; /* seconds on this rank, the steps' (the
+						  * first evaluation's are apart below) */
+	double t_first_force, t_first_exchange;  /* the first evaluation (with the
+						  * potential, first allocations, NCCL's
+						  * connections): not a step's cost */
 	double work_imbalance;                   /* max/mean of the last step's work */
 	double work_imbalance_max;               /* the worst over the run */
 	uint64_t bytes_sent, bytes_received;     /* this rank, force exchanges */

@@ -9,8 +9,8 @@
  *      the stretch's slots from every body (the active-list kernel);
  *   2. the swap, so every slot's acc (x, y, z, phi: 16 bytes) is the one
  *      its owner computed:
- *      nccl: one ncclBroadcast per rank, rooted at the stretch's owner, in
- *            place on acc, grouped, on the simulation stream;
+ *      nccl: one ncclAllGather of the stretches, each padded to the
+ *            largest, on the simulation stream (rk_swap_nccl);
  *      host: the stretch to pinned memory, the allgather callback (dist/,
  *            MPI), the other stretches back up;
  *   3. the balance callback with the force and swap times; it may move
@@ -21,8 +21,8 @@
  * of entry points and types used are declared here as nccl.h documents
  * them (NCCL 2.x ABI: ncclResult_t an int with ncclSuccess 0, the unique
  * id 128 bytes, ncclFloat32 = 7). NVLink multicast stays off
- * (NCCL_NVLS_ENABLE=0 unless the environment says otherwise): broadcasts
- * do not need it, and the lent machines forbid it. */
+ * (NCCL_NVLS_ENABLE=0 unless the environment says otherwise): the
+ * all-gather does not need it, and the lent machines forbid it. */
 extern "C" {
 #include "../scene/log.h"
 }
@@ -47,7 +47,7 @@ struct rk_nccl {
 	int (*get_unique_id)(rk_nccl_id *);
 	int (*comm_init_rank)(rk_nccl_comm *, int, rk_nccl_id, int);
 	int (*comm_destroy)(rk_nccl_comm);
-	int (*broadcast)(const void *, void *, size_t, int, int, rk_nccl_comm, cudaStream_t);
+	int (*all_gather)(const void *, void *, size_t, int, rk_nccl_comm, cudaStream_t);
 	int (*group_start)(void);
 	int (*group_end)(void);
 	const char *(*error_string)(int);
@@ -61,6 +61,8 @@ struct gpu_rk {
 	size_t *bytes, *off;    /* P each: the host swap's blocks */
 	float4 *h_acc;          /* pinned, n: the host swap */
 	int *d_list, *d_count;  /* direct: the stretch's slots */
+	float4 *d_send, *d_gather; /* nccl: the own stretch padded to cap, and P of them */
+	size_t cap;             /* slots each of d_send and d_gather's blocks hold */
 	size_t list_lo, list_hi; /* the stretch d_list holds */
 	cudaEvent_t ev[3];      /* force start, force end, swap end */
 	struct rk_nccl nc;
@@ -93,7 +95,7 @@ static int rk_nccl_load(struct rk_nccl *nc, char *why, size_t whylen)
 	RK_SYM(get_unique_id, "ncclGetUniqueId");
 	RK_SYM(comm_init_rank, "ncclCommInitRank");
 	RK_SYM(comm_destroy, "ncclCommDestroy");
-	RK_SYM(broadcast, "ncclBroadcast");
+	RK_SYM(all_gather, "ncclAllGather");
 	RK_SYM(group_start, "ncclGroupStart");
 	RK_SYM(group_end, "ncclGroupEnd");
 	RK_SYM(error_string, "ncclGetErrorString");
@@ -223,6 +225,8 @@ void gpu_rk_close(struct gpu_rk **pr)
 	cudaFreeHost(rk->h_acc);
 	cudaFree(rk->d_list);
 	cudaFree(rk->d_count);
+	cudaFree(rk->d_send);
+	cudaFree(rk->d_gather);
 	free(rk->cut);
 	free(rk->bytes);
 	free(rk);
@@ -262,23 +266,50 @@ static int rk_direct_list(struct gpu_rk *rk, size_t lo, size_t hi, cudaStream_t 
 	return 0;
 }
 
-/* The swap through NCCL: every stretch broadcast from its owner, in place. */
+/* The swap through NCCL: ncclAllGather wants the same count from every
+ * rank, so each rank's stretch goes into a block of the largest stretch's
+ * size (d_send), the blocks are gathered (d_gather: P blocks), and the
+ * other ranks' stretches are copied from their blocks into acc. The
+ * copies are device to device (~1 GB at 64M bodies: well under a
+ * millisecond); grouped ncclBroadcasts from each owner moved the same
+ * bytes 5x slower (docs/BENCHMARKS.md). Buffers grow with 25 % slack. */
 static int rk_swap_nccl(struct gpu_rk *rk, float4 *acc, cudaStream_t s)
 {
-	int e = rk->nc.group_start();
-	for (int q = 0; e == RK_NCCL_SUCCESS && q < rk->r.P; q++) {
-		const size_t c = rk->cut[q + 1] - rk->cut[q];
-		if (c > 0)
-			e = rk->nc.broadcast(acc + rk->cut[q], acc + rk->cut[q], 4 * c, RK_NCCL_FLOAT32,
-					     q, rk->nc.comm, s);
+	const int P = rk->r.P, me = rk->r.rank;
+	size_t maxc = 0;
+	for (int q = 0; q < P; q++)
+		if (rk->cut[q + 1] - rk->cut[q] > maxc)
+			maxc = rk->cut[q + 1] - rk->cut[q];
+	if (maxc == 0)
+		return 0;
+	if (maxc > rk->cap) {
+		cudaFree(rk->d_send);
+		cudaFree(rk->d_gather);
+		rk->d_send = rk->d_gather = NULL;
+		rk->cap = 0;
+		size_t cap = maxc + maxc / 4;
+		if (cap > rk->n)
+			cap = rk->n;
+		CUDA_CHECK(cudaMalloc((void **)&rk->d_send, cap * sizeof(float4)));
+		CUDA_CHECK(cudaMalloc((void **)&rk->d_gather, (size_t)P * cap * sizeof(float4)));
+		rk->cap = cap;
 	}
-	int e2 = rk->nc.group_end();
-	if (e == RK_NCCL_SUCCESS)
-		e = e2;
+	const size_t lo = rk->cut[me], own = rk->cut[me + 1] - lo;
+	if (own > 0)
+		CUDA_CHECK(cudaMemcpyAsync(rk->d_send, acc + lo, own * sizeof(float4),
+					   cudaMemcpyDeviceToDevice, s));
+	/* rank q's block lands at q * maxc of d_gather */
+	int e = rk->nc.all_gather(rk->d_send, rk->d_gather, 4 * maxc, RK_NCCL_FLOAT32, rk->nc.comm, s);
 	if (e != RK_NCCL_SUCCESS) {
-		log_error("NCCL broadcast of the accelerations (rank %d): %s", rk->r.rank,
+		log_error("NCCL all-gather of the accelerations (rank %d): %s", me,
 			  rk->nc.error_string(e));
 		return NB_ERUNTIME;
+	}
+	for (int q = 0; q < P; q++) {
+		const size_t c = rk->cut[q + 1] - rk->cut[q];
+		if (q != me && c > 0)
+			CUDA_CHECK(cudaMemcpyAsync(acc + rk->cut[q], rk->d_gather + (size_t)q * maxc,
+						   c * sizeof(float4), cudaMemcpyDeviceToDevice, s));
 	}
 	return 0;
 }
@@ -334,7 +365,10 @@ int gpu_rk_force(struct gpu_rk *rk, struct gpu_bodies *b, struct gpu_tree *tree,
 	CUDA_CHECK(cudaEventElapsedTime(&ms, rk->ev[0], rk->ev[1]));
 	st.force_ms = ms;
 	const double t0 = rk_now_ms();
-	rc = rk->use_nccl ? rk_swap_nccl(rk, b->acc, s) : rk_swap_host(rk, b->acc, s);
+	if (rk->r.P == 1) /* one rank (NB_DIST_ONE): nothing to swap */
+		rc = 0;
+	else
+		rc = rk->use_nccl ? rk_swap_nccl(rk, b->acc, s) : rk_swap_host(rk, b->acc, s);
 	if (rc)
 		return rc;
 	CUDA_CHECK(cudaEventRecord(rk->ev[2], s));
