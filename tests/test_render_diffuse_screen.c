@@ -317,7 +317,7 @@ static void old_frame(const struct render_image *s, const float *c1, double k, d
 				for (int J = 0; J < L.gh[l]; J++)
 					for (int I = 0; I < L.gw[l]; I++)
 						render_pyr_blur_cell(ax ? b + off[l] : tmp, ax ? tmp : b + off[l],
-								     L.gw[l], L.gh[l], nch, ax, I, J);
+								     L.gw[l], L.gh[l], nch, ax, 0, I, J);
 	}
 	for (int l = 1; l <= lmax; l++) {
 		L.sb[l] = sp + os[l];
@@ -325,6 +325,7 @@ static void old_frame(const struct render_image *s, const float *c1, double k, d
 	}
 	L.lmax = lmax;
 	L.k = k;
+	L.wrap = 0;
 	double tot = 0, raw = 0;
 	*allw = 1;
 	for (size_t p = 0; p < (size_t)w * h; p++) {
