@@ -76,7 +76,8 @@ void render_image_clear(struct render_image *img);
  * (side-by-side: left eye in the left half; top-bottom: left eye on top),
  * each rendered on its own through the whole look (splat, diffuse layer,
  * wing, glow, fisheye mask: nothing crosses the split), then tone mapped
- * together (one exposure for both eyes). render_eye_size: an eye's image
+ * together (one exposure for both eyes); the overlay is laid out per eye
+ * and drawn in both (render_overlay_build). render_eye_size: an eye's image
  * size (the frame's when mono); render_eye_origin: its top-left pixel in
  * the frame (eye -1 left, +1 right). render_eye_camera: cam for that eye
  * (eye 0: the camera itself, mono), separation and convergence resolved
