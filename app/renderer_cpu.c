@@ -20,7 +20,8 @@
  * made once here, from the initial state (render_color_by_init), as the
  * GPU renderer does. camera.stereo: each eye is that whole picture, up to
  * the glow and the fisheye mask, in an image of its own, copied into its
- * half of the frame; the frame is then tone mapped as one. */
+ * half of the frame; the frame is then tone mapped as one, and the
+ * overlay drawn in each eye. */
 #include <stdlib.h>
 
 #include "../dist/dist.h"

@@ -275,6 +275,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
+	gr->d_pic = gr->d_hdr;
 	*out = gr;
 	return 0;
 }
@@ -401,7 +402,7 @@ __global__ void gr_mask(float *hdr, struct render_proj p)
 	}
 }
 
-/* The look after the splat on d_hdr (one eye's picture, or the frame's):
+/* The look after the splat on d_pic (one eye's picture, or the frame's):
  * wing, glow, fisheye mask. */
 static int gr_eye_finish(struct gpu_render *gr)
 {
@@ -413,14 +414,26 @@ static int gr_eye_finish(struct gpu_render *gr)
 		p.kind = RENDER_PROJ_FISHEYE;
 		p.w = gr->w;
 		p.h = gr->h;
-		gr_mask<<<gr_blocks((size_t)gr->w * gr->h), GR_THREADS, 0, gr->stream>>>(gr->d_hdr, p);
+		gr_mask<<<gr_blocks((size_t)gr->w * gr->h), GR_THREADS, 0, gr->stream>>>(gr->d_pic, p);
 		CUDA_CHECK(cudaGetLastError());
 	}
 	return 0;
 }
 
-/* Stereo: copy d_hdr (eye -1 left, +1 right) into its half of d_frame
- * (side-by-side: left half for the left eye; top-bottom: top). */
+/* Where eye's picture is drawn (gr->d_pic). Top-bottom: straight into its
+ * half of d_frame (top for the left eye, -1), whose w*h*3 floats are
+ * contiguous; the scratch (level-of-detail grids, pyramids, layers) stays
+ * in buffers of its own. Side-by-side and mono: d_hdr (a half of a
+ * side-by-side frame is strided: gr_eye_store copies it in). */
+static float *gr_eye_picture(const struct gpu_render *gr, int eye)
+{
+	if (gr->stereo == SCENE_STEREO_TOP_BOTTOM)
+		return gr->d_frame + (eye > 0 ? (size_t)gr->w * gr->h * 3 : 0);
+	return gr->d_hdr;
+}
+
+/* Stereo side-by-side: copy d_hdr (eye -1 left, +1 right) into its half
+ * of d_frame (left half for the left eye). */
 static int gr_eye_store(struct gpu_render *gr, int eye)
 {
 	const int x0 = eye > 0 && gr->stereo == SCENE_STEREO_SIDE_BY_SIDE ? gr->w : 0;
@@ -464,7 +477,8 @@ static int gr_check_slot(const struct gpu_render *gr, int slot)
 }
 
 /* render.diffuse: the smooth layer, just splat into d_hdr, moves to
- * d_smooth; the stars are drawn into d_hdr; then every value becomes, in
+ * d_smooth (unless the stars go elsewhere: top-bottom stereo); the stars
+ * are drawn into d_pic; then every value becomes, in
  * double as render_stars_diffuse (render/diffuse.c), stars * a + smooth * b.
  * Cost per pixel: one copy and one pass of 2 float loads, 1 store. */
 __global__ void gr_diffuse_mix(float *hdr, const float *smooth, size_t nv, double a, double b)
@@ -479,19 +493,23 @@ static int gr_diffuse_stars(struct gpu_render *gr, const struct gpu_render_input
 			    const struct gr_view *v)
 {
 	const size_t nv = (size_t)gr->w * gr->h * 3;
-	CUDA_CHECK(cudaMemcpyAsync(gr->d_smooth, gr->d_hdr, nv * sizeof(float),
-				   cudaMemcpyDeviceToDevice, gr->stream));
+	const float *smooth = gr->d_hdr; /* stays there when the stars go elsewhere */
+	if (gr->d_pic == gr->d_hdr) {
+		CUDA_CHECK(cudaMemcpyAsync(gr->d_smooth, gr->d_hdr, nv * sizeof(float),
+					   cudaMemcpyDeviceToDevice, gr->stream));
+		smooth = gr->d_smooth;
+	}
 	if (gr_stars(gr, in, v) != 0)
 		return NB_ERUNTIME;
 	const double d = gr->diffuse;
-	gr_diffuse_mix<<<gr_blocks(nv), GR_THREADS, 0, gr->stream>>>(gr->d_hdr, gr->d_smooth, nv,
+	gr_diffuse_mix<<<gr_blocks(nv), GR_THREADS, 0, gr->stream>>>(gr->d_pic, smooth, nv,
 								      1.0 / (1.0 + d), d / (1.0 + d));
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
 
 /* One picture (the frame's, or one stereo eye's) of in through cam into
- * d_hdr, up to and without the wing and glow: adaptive h when due, the
+ * d_pic, up to and without the wing and glow: adaptive h when due, the
  * splat, the diffuse layer. */
 static int gr_picture(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
 		      const struct render_camera *cam)
@@ -540,18 +558,26 @@ static int gr_picture(struct gpu_render *gr, const struct gpu_render_input *in, 
 	if (gr_splat(gr, in, &v, d_h) != 0)
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_x[0], st));
-	if (gr->diffuse > 0 && gr_diffuse_stars(gr, in, &v) != 0)
-		return NB_ERUNTIME;
+	if (gr->diffuse > 0) {
+		if (gr_diffuse_stars(gr, in, &v) != 0)
+			return NB_ERUNTIME;
+	} else if (gr->d_pic != gr->d_hdr) { /* the splat's level of detail lives in d_hdr */
+		CUDA_CHECK(cudaMemcpyAsync(gr->d_pic, gr->d_hdr,
+					   (size_t)gr->w * gr->h * 3 * sizeof(float),
+					   cudaMemcpyDeviceToDevice, st));
+	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[2], st));
 	return 0;
 }
 
 /* Mono: the picture, then gr_finish. Stereo (camera.stereo): each eye's
  * picture in turn (render_eye_camera: left, then right), each through the
- * wing, glow and mask on its own in d_hdr, copied into its half of
- * d_frame; gr_finish then tone maps d_frame as one frame. The stage
- * timings (gpu_render_last_timing) are then the right eye's; total_ms is
- * the whole frame. */
+ * wing, glow and mask on its own: top-bottom drawn in place in its half of
+ * d_frame, side-by-side in d_hdr and then copied into its half;
+ * gr_finish then tone maps d_frame as one frame. The bodies' own copy of
+ * the stars splat is made once for both eyes. The stage timings
+ * (gpu_render_last_timing) are then the right eye's; total_ms is the
+ * whole frame. */
 int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, int frame,
 		     const struct render_camera *cam, int slot)
 {
@@ -574,6 +600,8 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 		CUDA_CHECK(cudaStreamWaitEvent(st, (cudaEvent_t)in->ready_event, 0));
 	CUDA_CHECK(cudaEventRecord(gr->ev_t[0], st));
 	gr->last_adaptive = 0;
+	gr->own_ready = 0; /* this frame's bodies are not copied yet */
+	gr->d_pic = gr->d_hdr; /* every entry sets it: an error may have left an eye's */
 	if (!gr->stereo) {
 		int rc = gr_picture(gr, in, frame, cam);
 		return rc ? rc : gr_finish(gr, frame, slot);
@@ -581,12 +609,14 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 	for (int eye = -1; eye <= 1; eye += 2) {
 		struct render_camera ec;
 		render_eye_camera(cam, eye, &ec);
+		gr->d_pic = gr_eye_picture(gr, eye);
 		int rc = gr_picture(gr, in, frame, &ec);
 		if (rc)
 			return rc;
-		if (gr_eye_finish(gr) != 0 || gr_eye_store(gr, eye) != 0)
+		if (gr_eye_finish(gr) != 0 || (gr->d_pic == gr->d_hdr && gr_eye_store(gr, eye) != 0))
 			return NB_ERUNTIME;
 	}
+	gr->d_pic = gr->d_hdr;
 	return gr_finish(gr, frame, slot);
 }
 
@@ -703,17 +733,24 @@ int gpu_render_tonemap_hdr(struct gpu_render *gr, const float *rgb, int frame, i
 	if (gr_check_slot(gr, slot))
 		return NB_EINPUT;
 	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
-	if (gr->stereo) { /* each half as an eye: wing, glow, mask, back into the frame */
+	gr->d_pic = gr->d_hdr; /* every entry sets it: an error may have left an eye's */
+	if (gr->stereo) { /* each half as an eye: wing, glow, mask, in its place in the frame */
 		const size_t row = 3 * (size_t)gr->w * sizeof(float);
 		for (int eye = -1; eye <= 1; eye += 2) {
 			const int x0 = eye > 0 && gr->stereo == SCENE_STEREO_SIDE_BY_SIDE ? gr->w : 0;
 			const int y0 = eye > 0 && gr->stereo == SCENE_STEREO_TOP_BOTTOM ? gr->h : 0;
-			CUDA_CHECK(cudaMemcpy2D(gr->d_hdr, row, rgb + 3 * ((size_t)y0 * gr->fw + x0),
-						3 * (size_t)gr->fw * sizeof(float), row, gr->h,
-						cudaMemcpyHostToDevice));
-			if (gr_eye_finish(gr) != 0 || gr_eye_store(gr, eye) != 0)
+			gr->d_pic = gr_eye_picture(gr, eye);
+			/* on the stream: after the previous eye's finish (side-by-side:
+			 * the same d_hdr) */
+			CUDA_CHECK(cudaMemcpy2DAsync(gr->d_pic, row,
+						     rgb + 3 * ((size_t)y0 * gr->fw + x0),
+						     3 * (size_t)gr->fw * sizeof(float), row, gr->h,
+						     cudaMemcpyHostToDevice, gr->stream));
+			if (gr_eye_finish(gr) != 0 ||
+			    (gr->d_pic == gr->d_hdr && gr_eye_store(gr, eye) != 0))
 				return NB_ERUNTIME;
 		}
+		gr->d_pic = gr->d_hdr;
 	} else {
 		CUDA_CHECK(cudaMemcpy(gr->d_hdr, rgb, (size_t)gr->w * gr->h * 3 * sizeof(float),
 				      cudaMemcpyHostToDevice));

@@ -1,7 +1,7 @@
 /* render_diffuse.cu - render.diffuse with render.diffuse_smoothing: screen
  * on the GPU: render/diffuse_screen.c's meaning, the rule and the cell
  * operations in render/pyramid_shared.h, shared with the CPU. After
- * gr_stars has drawn the stars into d_hdr and counted the drawn bodies
+ * gr_stars has drawn the stars into d_pic and counted the drawn bodies
  * into the level-1 grid d_count1 (one float atomicAdd of 1 per body in the
  * frame: exact integers, so the counts are the same every run):
  *
@@ -85,11 +85,12 @@ __global__ void dd_down(const float *fine, int fw, int fh, float *g, int gw, int
 		render_pyr_down_cell(fine, fw, fh, g, gw, nch, I, J);
 }
 
-__global__ void dd_blur(const float *in, float *out, int gw, int gh, int nch, int along_x)
+/* wrap: x round the equirectangular seam. */
+__global__ void dd_blur(const float *in, float *out, int gw, int gh, int nch, int along_x, int wrap)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I < gw)
-		render_pyr_blur_cell(in, out, gw, gh, nch, along_x, I, J);
+		render_pyr_blur_cell(in, out, gw, gh, nch, along_x, wrap, I, J);
 }
 
 /* The levels' table goes to shared memory: render_diffuse_pixel indexes it
@@ -137,14 +138,15 @@ static int dd_pyramid(struct gpu_render *gr, const struct dd_layout *L, float *b
 		      int nch)
 {
 	cudaStream_t st = gr->stream;
+	const int wrap = gr->projection == SCENE_PROJ_EQUIRECT;
 	for (int l = 2; l <= L->lmax; l++)
 		dd_down<<<dd_grid(L->gw[l], L->gh[l]), GR_THREADS, 0, st>>>(
 			buf + off[l - 1], L->gw[l - 1], L->gh[l - 1], buf + off[l], L->gw[l], L->gh[l], nch);
 	for (int l = 1; l <= L->lmax; l++) {
 		dd_blur<<<dd_grid(L->gw[l], L->gh[l]), GR_THREADS, 0, st>>>(buf + off[l], L->tmp, L->gw[l],
-									     L->gh[l], nch, 1);
+									     L->gh[l], nch, 1, wrap);
 		dd_blur<<<dd_grid(L->gw[l], L->gh[l]), GR_THREADS, 0, st>>>(L->tmp, buf + off[l], L->gw[l],
-									     L->gh[l], nch, 0);
+									     L->gh[l], nch, 0, wrap);
 	}
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
@@ -157,7 +159,7 @@ int gr_diffuse_screen(struct gpu_render *gr)
 	struct dd_layout L;
 	dd_layout_of(gr, &L);
 	double *sums = gr->d_dpart + GR_SUM_BLOCKS;
-	dd_down<<<dd_grid(L.gw[1], L.gh[1]), GR_THREADS, 0, st>>>(gr->d_hdr, w, h, L.s + L.os[1], L.gw[1],
+	dd_down<<<dd_grid(L.gw[1], L.gh[1]), GR_THREADS, 0, st>>>(gr->d_pic, w, h, L.s + L.os[1], L.gw[1],
 								    L.gh[1], 3);
 	CUDA_CHECK(cudaGetLastError());
 	if (dd_pyramid(gr, &L, L.s, L.os, 3) || dd_pyramid(gr, &L, L.c, L.oc, 1))
@@ -172,14 +174,15 @@ int gr_diffuse_screen(struct gpu_render *gr)
 	}
 	D.lmax = L.lmax;
 	D.k = gr->neighbours;
-	dd_layer<<<dd_grid(w, h), GR_THREADS, 0, st>>>(D, gr->d_hdr, gr->d_smooth, L.wb, L.ws, w, h);
+	D.wrap = gr->projection == SCENE_PROJ_EQUIRECT;
+	dd_layer<<<dd_grid(w, h), GR_THREADS, 0, st>>>(D, gr->d_pic, gr->d_smooth, L.wb, L.ws, w, h);
 	CUDA_CHECK(cudaGetLastError());
 	const size_t nv = (size_t)w * h * 3;
 	if (gr_sum_floats(gr, L.ws, (size_t)w * h, gr->d_dpart, sums) ||
 	    gr_sum_floats(gr, gr->d_smooth, nv, gr->d_dpart, sums + 1))
 		return NB_ERUNTIME;
 	const double d = gr->diffuse;
-	dd_mix<<<gr_blocks(nv), GR_THREADS, 0, st>>>(gr->d_hdr, gr->d_smooth, L.wb, nv, sums,
+	dd_mix<<<gr_blocks(nv), GR_THREADS, 0, st>>>(gr->d_pic, gr->d_smooth, L.wb, nv, sums,
 						       1.0 / (1.0 + d), d / (1.0 + d));
 	CUDA_CHECK(cudaGetLastError());
 	return 0;

@@ -1,7 +1,7 @@
 /* render_dust.cu - dust on the GPU, render/dust.c's meaning (render.h,
  * "Dust"): the dust's depth bounds, each slot's slab, the dust's optical
  * depth per slab, the stars (and the diffuse layer) per slab, and the
- * front-to-back composite into d_hdr.
+ * front-to-back composite into d_pic (d_hdr: the diffuse layer's splat).
  *
  * Exactness. Depths and pixel positions in double with the CPU's
  * operations, unfused (as render_stars.cu), so bounds and slabs are the
@@ -323,7 +323,7 @@ int gr_dust_frame(struct gpu_render *gr, const struct gpu_render_input *in,
 	}
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
 	gr_dust_composite<<<gr_blocks(npix), GR_THREADS, 0, st>>>(gr->d_emit, gr->d_tau, K, npix,
-								   gr->d_hdr);
+								   gr->d_pic);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* render_glow.cu - render.glow on the GPU, in place on gr->d_hdr before the
+/* render_glow.cu - render.glow on the GPU, in place on gr->d_pic before the
  * tone map: render/glow.c's meaning, with the cell operations of
  * render/glow_shared.h and render/pyramid_shared.h shared with the CPU.
  * One thread per item in every kernel:
@@ -76,22 +76,23 @@ __global__ void gw_down(const float *fine, int fw, int fh, float *g, int gw, int
 		render_pyr_down_cell(fine, fw, fh, g, gw, 3, I, J);
 }
 
-__global__ void gw_blur(const float *in, float *out, int gw, int gh)
+/* wrap (every kernel below): x round the equirectangular seam. */
+__global__ void gw_blur(const float *in, float *out, int gw, int gh, int wrap)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I < gw)
-		render_pyr_blur_cell(in, out, gw, gh, 3, 1, I, J);
+		render_pyr_blur_cell(in, out, gw, gh, 3, 1, wrap, I, J);
 }
 
 /* out = cl * blur_y(in); then, with a coarser level c, out += U_{l+1} / 4
  * (cl: the level's weight, 1 for the glow; glow.c's glow_pyramid). */
 __global__ void gw_blur_add(const float *in, float *out, int gw, int gh, float cl, const float *c,
-			    int cw, int ch)
+			    int cw, int ch, int wrap)
 {
 	int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y;
 	if (I >= gw)
 		return;
-	render_pyr_blur_cell(in, out, gw, gh, 3, 0, I, J);
+	render_pyr_blur_cell(in, out, gw, gh, 3, 0, wrap, I, J);
 	float *o = out + 3 * ((size_t)J * gw + I);
 	if (!c) {
 		for (int k = 0; k < 3; k++)
@@ -99,7 +100,7 @@ __global__ void gw_blur_add(const float *in, float *out, int gw, int gh, float c
 		return;
 	}
 	double v[3];
-	render_pyr_sample(c, cw, ch, 3, 2, I, J, v);
+	render_pyr_sample(c, cw, ch, 3, 2, wrap, I, J, v);
 	for (int k = 0; k < 3; k++)
 		o[k] = (float)(cl * o[k] + 0.25 * v[k]);
 }
@@ -125,14 +126,14 @@ __global__ void __launch_bounds__(GR_THREADS) gw_halo_part(const float *u1, int 
 
 /* sums[1] = removed, sums[2] = halo total. */
 __global__ void gw_apply(float *hdr, const float *u1, int gw, int gh, int w, int h,
-			 const double *sums)
+			 const double *sums, int wrap)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
 	if (i >= w)
 		return;
 	float f = sums[2] > 0 ? (float)(sums[1] / sums[2]) : 0.0f;
 	double v[3];
-	render_pyr_sample(u1, gw, gh, 3, 2, i, j, v);
+	render_pyr_sample(u1, gw, gh, 3, 2, wrap, i, j, v);
 	float *o = hdr + 3 * ((size_t)j * w + i);
 	for (int c = 0; c < 3; c++)
 		o[c] += f * (float)(0.25 * v[c]);
@@ -176,11 +177,12 @@ static int gw_pass(struct gpu_render *gr, double scale, float frac, const float 
 		gh[l] = render_lod_dim(h, l);
 	}
 	float *buf = gr->d_glow, *tmp = buf + nf;
+	const int wrap = gr->projection == SCENE_PROJ_EQUIRECT;
 	double *sums = gr->d_glow_part + GW_BLOCKS;
-	if (gw_sum(gr, gr->d_hdr, (size_t)w * h * 3, sums))
+	if (gw_sum(gr, gr->d_pic, (size_t)w * h * 3, sums))
 		return NB_ERUNTIME;
 	gw_extract<<<gw_grid(gw[1], gh[1]), GR_THREADS, 0, st>>>(
-		gr->d_hdr, w, h, sums, scale, frac, buf + off[1], gw[1], gh[1]);
+		gr->d_pic, w, h, sums, scale, frac, buf + off[1], gw[1], gh[1]);
 	CUDA_CHECK(cudaGetLastError());
 	if (gw_sum(gr, buf + off[1], off[2] - off[1], sums + 1))
 		return NB_ERUNTIME;
@@ -189,15 +191,17 @@ static int gw_pass(struct gpu_render *gr, double scale, float frac, const float 
 									buf + off[l], gw[l], gh[l]);
 	for (int l = RENDER_GLOW_LEVELS; l >= 1; l--) {
 		int top = l == RENDER_GLOW_LEVELS;
-		gw_blur<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(buf + off[l], tmp, gw[l], gh[l]);
+		gw_blur<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(buf + off[l], tmp, gw[l], gh[l],
+									wrap);
 		gw_blur_add<<<gw_grid(gw[l], gh[l]), GR_THREADS, 0, st>>>(
 			tmp, buf + off[l], gw[l], gh[l], c[l], top ? NULL : buf + off[l + 1], top ? 0 : gw[l + 1],
-			top ? 0 : gh[l + 1]);
+			top ? 0 : gh[l + 1], wrap);
 	}
 	CUDA_CHECK(cudaGetLastError());
 	gw_halo_part<<<GW_BLOCKS, GR_THREADS, 0, st>>>(buf + off[1], gw[1], gh[1], w, h, gr->d_glow_part);
 	gw_sum_final<<<1, GW_BLOCKS, 0, st>>>(gr->d_glow_part, sums + 2);
-	gw_apply<<<gw_grid(w, h), GR_THREADS, 0, st>>>(gr->d_hdr, buf + off[1], gw[1], gh[1], w, h, sums);
+	gw_apply<<<gw_grid(w, h), GR_THREADS, 0, st>>>(gr->d_pic, buf + off[1], gw[1], gh[1], w, h, sums,
+						       wrap);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

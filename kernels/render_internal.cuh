@@ -76,6 +76,9 @@ struct gpu_render {
 	int nc;          /* copies of each footprint (render_proj_copies: 4 equirect, else 1) */
 	int projection;  /* enum scene_projection: fisheye masks beyond its circle */
 	float *d_frame;  /* stereo: the frame's HDR, fw*fh*3 (NULL mono) */
+	float *d_pic;    /* the picture the stages after the splat work on (stars, diffuse
+			  * layer, wing, glow, mask), w*h*3: d_hdr, or with top-bottom stereo
+			  * the eye's half of d_frame (contiguous there), drawn in place */
 	enum gpu_render_method method;
 	size_t nmax;
 	struct sim_units u;
@@ -125,6 +128,8 @@ struct gpu_render {
 	int h_valid, h_given, h_frame, last_adaptive;
 	float4 *d_upload, *h_stage; /* gpu_render_upload's device copy and pinned staging */
 	float4 *d_upload_vel, *h_stage_vel; /* the same for velocities (color_by, motion blur) */
+	int own_ready;    /* gr_stars: this frame's bodies are already in its own copy (the
+			   * second stereo eye reuses it); cleared by gpu_render_frame */
 	/* render.color_by (render/color_by_shared.h): 0 component */
 	int color_by;
 	double cb_lo, cb_hi; /* range, scene velocity units */
@@ -315,9 +320,10 @@ void gr_lod_init(struct gpu_render *gr);
  * written to all three channels, even when mask has no level. */
 int gr_lod_upsample(struct gpu_render *gr, unsigned mask, int nch);
 
-/* render_stars.cu: bodies of in -> gr->d_hdr (zeroed first) through the
+/* render_stars.cu: bodies of in -> gr->d_pic (zeroed first) through the
  * PSF of render/stars.c, seen through v. Records gr->ev_consumed once the
- * positions are no longer read. */
+ * positions are no longer read: the tiled form copies the bodies first,
+ * once per frame (gr->own_ready), so a second stereo eye reads that copy. */
 int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v);
 /* The same into slab images: slot s into out + slab[s] * stride floats
  * (RENDER_DUST_NO_SLAB: nothing); out is not cleared. */
@@ -331,8 +337,9 @@ void gr_stars_free(struct gpu_render *gr);
  * a dust component and the style is stars (else dust_K stays 0). */
 int gr_dust_alloc(struct gpu_render *gr, const struct scene *sc, const struct sim_state *st);
 void gr_dust_free(struct gpu_render *gr);
-/* The frame with dust into d_hdr (render_dust_frame); d_h: the diffuse
- * layer's h by id, or NULL without render.diffuse. */
+/* The frame with dust into d_pic (render_dust_frame; d_hdr is its
+ * scratch); d_h: the diffuse layer's h by id, or NULL without
+ * render.diffuse. */
 int gr_dust_frame(struct gpu_render *gr, const struct gpu_render_input *in,
 		  const struct gr_view *v, const float *d_h);
 
@@ -344,12 +351,12 @@ void gr_adaptive_free(struct gpu_render *gr);
  * (render_adaptive_cap's meaning; does nothing when gr->h_cap <= 0). */
 int gr_adaptive_cap(struct gpu_render *gr, const struct gpu_render_input *in);
 
-/* render_glow.cu: render.glow in place on gr->d_hdr (render/glow.c's
- * meaning); nothing with glow 0. */
+/* render_glow.cu: render.glow in place on gr->d_pic (render/glow.c's
+ * meaning; equirectangular: wrapped across the seam); nothing with glow 0. */
 int gr_glow_alloc(struct gpu_render *gr);
 void gr_glow_free(struct gpu_render *gr);
 int gr_glow(struct gpu_render *gr);
-/* render.psf_wing in place on gr->d_hdr (render_wing's meaning), before
+/* render.psf_wing in place on gr->d_pic (render_wing's meaning), before
  * the glow; nothing with psf_wing 0. Uses the glow's buffers. */
 int gr_wing(struct gpu_render *gr);
 
@@ -366,7 +373,7 @@ int gr_sum_floats(struct gpu_render *gr, const float *v, size_t n, double *part,
 
 /* render_diffuse.cu: render.diffuse_smoothing: screen (render/diffuse_screen.c's
  * meaning). gr_stars fills gr->d_count1 (the level-1 counts) when it is
- * set; gr_diffuse_screen then turns the stars in d_hdr into
+ * set; gr_diffuse_screen then turns the stars in d_pic into
  * (stars + d layer) / (1 + d). */
 int gr_diffuse_alloc(struct gpu_render *gr);
 void gr_diffuse_free(struct gpu_render *gr);

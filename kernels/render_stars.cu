@@ -422,6 +422,7 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	    f->h == gr->h)
 		return 0;
 	gr_stars_free(gr);
+	gr->own_ready = 0; /* the frame's copy went with the old buffers */
 	f = (struct gr_stars_fast *)calloc(1, sizeof *f);
 	if (!f) {
 		log_error("GPU render: out of memory (stars buffers)");
@@ -568,33 +569,39 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
  * color_by or motion blur: ~15 us at 1M on an H100) and records ev_consumed after the
  * copy, so the simulation's next steps overlap the sort and the deposit
  * rather than wait for them (measured: the stars look slowed the default
- * movie's simulation by ~0.3 s when ev_consumed followed the deposit). */
+ * movie's simulation by ~0.3 s when ev_consumed followed the deposit). The
+ * copy is made once per frame: a stereo frame's second eye (and the
+ * adaptive diffuse layer's second call) read it again (gr->own_ready). */
 int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v)
 {
 	cudaStream_t st = gr->stream;
-	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	CUDA_CHECK(cudaMemsetAsync(gr->d_pic, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
 	struct gpu_render_input own = *in;
 	if (in->n > 0 && gr_stars_use_tiled(gr)) {
 		if (gr_stars_fast_reserve(gr, in->n) != 0)
 			return NB_ERUNTIME;
 		struct gr_stars_fast *f = gr->stars_fast;
-		CUDA_CHECK(cudaMemcpyAsync(f->pos, in->pos4, in->n * sizeof(float4),
-					   cudaMemcpyDeviceToDevice, st));
+		const int vel = (gr->color_by || gr->blur_samples > 1) && in->vel4 && f->vel;
+		if (!gr->own_ready) {
+			CUDA_CHECK(cudaMemcpyAsync(f->pos, in->pos4, in->n * sizeof(float4),
+						   cudaMemcpyDeviceToDevice, st));
+			if (in->id)
+				CUDA_CHECK(cudaMemcpyAsync(f->id, in->id, in->n * sizeof(uint32_t),
+							   cudaMemcpyDeviceToDevice, st));
+			if (vel)
+				CUDA_CHECK(cudaMemcpyAsync(f->vel, in->vel4, in->n * sizeof(float4),
+							   cudaMemcpyDeviceToDevice, st));
+			CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
+			gr->own_ready = 1;
+		}
 		own.pos4 = f->pos;
-		if (in->id) {
-			CUDA_CHECK(cudaMemcpyAsync(f->id, in->id, in->n * sizeof(uint32_t),
-						   cudaMemcpyDeviceToDevice, st));
+		if (in->id)
 			own.id = f->id;
-		}
-		if ((gr->color_by || gr->blur_samples > 1) && in->vel4 && f->vel) {
-			CUDA_CHECK(cudaMemcpyAsync(f->vel, in->vel4, in->n * sizeof(float4),
-						   cudaMemcpyDeviceToDevice, st));
+		if (vel)
 			own.vel4 = f->vel;
-		}
-		CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
-		return gr_stars_launch(gr, &own, v, NULL, gr->d_hdr, 0);
+		return gr_stars_launch(gr, &own, v, NULL, gr->d_pic, 0);
 	}
-	if (gr_stars_launch(gr, in, v, NULL, gr->d_hdr, 0))
+	if (gr_stars_launch(gr, in, v, NULL, gr->d_pic, 0))
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
 	return 0;

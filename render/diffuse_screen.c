@@ -48,9 +48,9 @@ void render_diffuse_counts(const struct scene *sc, const struct render_camera *c
 }
 
 /* Levels 1..lmax of the light (3) and the counts (1), summed then blurred
- * in place. */
+ * in place; wrap: x round the equirectangular seam. */
 static void screen_pyramid(float *buf, const size_t *off, const int *gw, const int *gh, int lmax,
-			   int nch, float *tmp)
+			   int nch, int wrap, float *tmp)
 {
 	for (int l = 2; l <= lmax; l++) {
 #pragma omp parallel for schedule(static)
@@ -66,7 +66,7 @@ static void screen_pyramid(float *buf, const size_t *off, const int *gw, const i
 #pragma omp parallel for schedule(static)
 			for (int J = 0; J < gh[l]; J++)
 				for (int I = 0; I < gw[l]; I++)
-					render_pyr_blur_cell(in, out, gw[l], gh[l], nch, ax, I, J);
+					render_pyr_blur_cell(in, out, gw[l], gh[l], nch, ax, wrap, I, J);
 		}
 }
 
@@ -101,8 +101,9 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 			render_pyr_down_cell(stars->rgb, w, h, s, gw[1], 3, I, J);
 	for (size_t k = 0; k < oc[2]; k++)
 		c[k] = c1[k];
-	screen_pyramid(s, os, gw, gh, lmax, 3, tmp);
-	screen_pyramid(c, oc, gw, gh, lmax, 1, tmp);
+	const int wrap = sc->camera.projection == SCENE_PROJ_EQUIRECT;
+	screen_pyramid(s, os, gw, gh, lmax, 3, wrap, tmp);
+	screen_pyramid(c, oc, gw, gh, lmax, 1, wrap, tmp);
 	struct render_diffuse_levels L;
 	for (int l = 1; l <= lmax; l++) {
 		L.sb[l] = s + os[l];
@@ -112,6 +113,7 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 	}
 	L.lmax = lmax;
 	L.k = sc->render.neighbours;
+	L.wrap = wrap;
 	/* w_p times the raw layer, w_p (kept: the mix needs it after the
 	 * sums) and the sums of the two layers' values w_p raw_p and w_p S_p */
 	double raw = 0.0, total = 0.0;

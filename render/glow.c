@@ -10,19 +10,21 @@
 #include "glow_shared.h"
 #include "render.h"
 
-/* The pyramid's grids: level l at buf + off[l], its blur scratch tmp. */
+/* The pyramid's grids: level l at buf + off[l], its blur scratch tmp;
+ * wrap: x round the equirectangular seam (pyramid_shared.h). */
 struct glow_pyr {
 	int gw[RENDER_GLOW_LEVELS + 1], gh[RENDER_GLOW_LEVELS + 1];
 	size_t off[RENDER_GLOW_LEVELS + 2];
 	float *buf, *tmp;
+	int wrap;
 };
 
-static void glow_blur(const float *in, float *out, int gw, int gh, int along_x)
+static void glow_blur(const float *in, float *out, int gw, int gh, int along_x, int wrap)
 {
 #pragma omp parallel for schedule(static)
 	for (int J = 0; J < gh; J++)
 		for (int I = 0; I < gw; I++)
-			render_pyr_blur_cell(in, out, gw, gh, 3, along_x, I, J);
+			render_pyr_blur_cell(in, out, gw, gh, 3, along_x, wrap, I, J);
 }
 
 /* Step 3 after P_1: the coarser sums, the blurs, U_l from the coarsest
@@ -42,8 +44,8 @@ static void glow_pyramid(struct glow_pyr *p, const float *c)
 	for (int l = RENDER_GLOW_LEVELS; l >= 1; l--) {
 		int gw = p->gw[l], gh = p->gh[l];
 		float *g = p->buf + p->off[l];
-		glow_blur(g, p->tmp, gw, gh, 1);
-		glow_blur(p->tmp, g, gw, gh, 0);
+		glow_blur(g, p->tmp, gw, gh, 1, p->wrap);
+		glow_blur(p->tmp, g, gw, gh, 0, p->wrap);
 		const float cl = c[l];
 		if (l == RENDER_GLOW_LEVELS) {
 			for (size_t k = 0; k < (size_t)gw * gh * 3; k++)
@@ -55,7 +57,7 @@ static void glow_pyramid(struct glow_pyr *p, const float *c)
 		for (int J = 0; J < gh; J++)
 			for (int I = 0; I < gw; I++) {
 				double v[3];
-				render_pyr_sample(cg, p->gw[l + 1], p->gh[l + 1], 3, 2, I, J, v);
+				render_pyr_sample(cg, p->gw[l + 1], p->gh[l + 1], 3, 2, p->wrap, I, J, v);
 				float *o = g + 3 * ((size_t)J * gw + I);
 				for (int k = 0; k < 3; k++)
 					o[k] = (float)(cl * o[k] + 0.25 * v[k]);
@@ -81,11 +83,13 @@ static double glow_halo_sum(const struct glow_pyr *p, int w, int h)
 }
 
 /* Steps 2-5 at threshold thr (pixel values), moving fraction frac of the
- * excess, levels weighted by c[1..RENDER_GLOW_LEVELS]. */
-static int glow_pass(struct render_image *img, double thr, float frac, const float *c)
+ * excess, levels weighted by c[1..RENDER_GLOW_LEVELS]; wrap: x round the
+ * seam. */
+static int glow_pass(struct render_image *img, double thr, float frac, const float *c, int wrap)
 {
 	int w = img->w, h = img->h;
 	struct glow_pyr p;
+	p.wrap = wrap;
 	for (int l = 1; l <= RENDER_GLOW_LEVELS; l++) {
 		p.gw[l] = render_lod_dim(w, l);
 		p.gh[l] = render_lod_dim(h, l);
@@ -117,7 +121,7 @@ static int glow_pass(struct render_image *img, double thr, float frac, const flo
 	for (int j = 0; j < h; j++)
 		for (int i = 0; i < w; i++) {
 			double v[3];
-			render_pyr_sample(p1, p.gw[1], p.gh[1], 3, 2, i, j, v);
+			render_pyr_sample(p1, p.gw[1], p.gh[1], 3, 2, wrap, i, j, v);
 			float *o = img->rgb + 3 * ((size_t)j * w + i);
 			for (int c = 0; c < 3; c++)
 				o[c] += f * (float)(0.25 * v[c]);
@@ -138,7 +142,8 @@ int render_glow(const struct scene *sc, struct render_image *img)
 	float c[RENDER_GLOW_LEVELS + 1];
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = 1.0f;
-	return glow_pass(img, render_glow_threshold_abs(sc, ref), (float)sc->render.glow, c);
+	return glow_pass(img, render_glow_threshold_abs(sc, ref), (float)sc->render.glow, c,
+			 sc->camera.projection == SCENE_PROJ_EQUIRECT);
 }
 
 int render_wing(const struct scene *sc, struct render_image *img)
@@ -148,7 +153,8 @@ int render_wing(const struct scene *sc, struct render_image *img)
 	float c[RENDER_GLOW_LEVELS + 1];
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = (float)render_wing_level_weight(l, sc->render.psf_wing_beta);
-	return glow_pass(img, 0.0, (float)sc->render.psf_wing, c);
+	return glow_pass(img, 0.0, (float)sc->render.psf_wing, c,
+			 sc->camera.projection == SCENE_PROJ_EQUIRECT);
 }
 
 double render_glow_threshold_abs(const struct scene *sc, double ref)

@@ -1,9 +1,10 @@
 /* overlay.c - the overlay.* keys drawn into a frame (render.h): elapsed
  * time top-right, a title top-left, a labelled scale bar bottom-right,
- * each in the font of render/font.c with a dark outline. The CPU makes the
- * codes of each box once per frame (the time changes); render_overlay_apply
- * composites them here, kernels/render_tone.cu the same codes on the GPU,
- * both through render/overlay_shared.h. */
+ * each in the font of render/font.c with a dark outline, laid out in one
+ * eye's picture and, with camera.stereo, repeated in the other eye. The
+ * CPU makes the codes of each box once per frame (the time changes);
+ * render_overlay_apply composites them here, kernels/render_tone.cu the
+ * same codes on the GPU, both through render/overlay_shared.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@ int render_overlay_size(const struct scene *sc)
 {
 	if (sc->overlay.size > 0)
 		return sc->overlay.size;
-	int s = (sc->render.height + 150) / 300;
+	int ew, eh;
+	render_eye_size(sc, &ew, &eh);
+	int s = (eh + 150) / 300;
 	return s > 1 ? s : 1;
 }
 
@@ -34,7 +37,9 @@ int render_overlay_outline(int size)
 
 int render_overlay_margin(const struct scene *sc)
 {
-	int m = sc->render.height / 40;
+	int ew, eh;
+	render_eye_size(sc, &ew, &eh);
+	int m = eh / 40;
 	return m > 4 ? m : 4;
 }
 
@@ -87,7 +92,7 @@ int render_overlay_scale_bar(const struct scene *sc, const struct render_camera 
 		*len = sc->overlay.scale_bar;
 	} else {
 		/* 1-2-5 lengths around 20% of the width; the nearest in log wins */
-		const double want = 0.2 * sc->render.width / per_unit;
+		const double want = 0.2 * ew / per_unit;
 		const double dec = pow(10.0, floor(log10(want)));
 		const double steps[4] = {1, 2, 5, 10};
 		double best = dec, bestd = INFINITY;
@@ -177,17 +182,19 @@ static int ink_width(const char *s, int size)
 
 /* Where a frame's boxes go and what they hold. */
 struct ov_layout {
-	int n, kind[RENDER_OVERLAY_BOXES]; /* kind: 0 title, 1 time, 2 scale bar */
-	struct ov_spec sp[RENDER_OVERLAY_BOXES];
+	int n, kind[RENDER_OVERLAY_KINDS]; /* kind: 0 title, 1 time, 2 scale bar */
+	struct ov_spec sp[RENDER_OVERLAY_KINDS];
 	int size, o;                       /* font scale, outline width */
 	int bar, tb, tick, bw_in;          /* bar length, thickness, tick height; inner width */
 	char tbuf[64], lbuf[48];           /* time and bar labels */
 };
 
+/* In one eye's picture (the frame when mono). */
 static void layout(const struct scene *sc, const struct render_camera *cam, int frame,
 		   struct ov_layout *L)
 {
-	const int W = sc->render.width, H = sc->render.height;
+	int W, H;
+	render_eye_size(sc, &W, &H);
 	const int size = render_overlay_size(sc), o = render_overlay_outline(size);
 	const int m = render_overlay_margin(sc), th = RENDER_FONT_H * size;
 	double len, pxd;
@@ -277,11 +284,25 @@ int render_overlay_build(const struct scene *sc, const struct render_camera *cam
 		outline(ov->code + off, L.sp[b].w, L.sp[b].h, L.o, ov->code + need);
 		off += (size_t)L.sp[b].w * L.sp[b].h;
 	}
-	/* clip each box to the frame (in place: a clipped box is never larger) */
+	/* clip each box to the eye (in place: a clipped box is never larger) */
+	int ew, eh, x0, y0;
+	render_eye_size(sc, &ew, &eh);
 	off = 0;
 	for (int b = 0; b < L.n; b++) {
-		clip_box(ov, &L.sp[b], off, sc->render.width, sc->render.height);
+		clip_box(ov, &L.sp[b], off, ew, eh);
 		off += (size_t)L.sp[b].w * L.sp[b].h;
+	}
+	/* stereo: the same boxes, codes shared, in the right eye (the left
+	 * eye's picture is at the frame's origin) */
+	render_eye_origin(sc, +1, &x0, &y0);
+	if (sc->camera.stereo.mode != SCENE_STEREO_NONE) {
+		const int n = ov->nbox;
+		for (int b = 0; b < n; b++) {
+			struct render_overlay_box *r = &ov->box[ov->nbox++];
+			*r = ov->box[b];
+			r->x += x0;
+			r->y += y0;
+		}
 	}
 	ov->ncode = need;
 	return 0;

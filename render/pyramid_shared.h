@@ -19,7 +19,16 @@
  *    (render_glow_coord's rule); going up one level the sample is divided
  *    by 4 to stay a sum per (finer) cell. Along an axis of even length each
  *    coarse cell gives exactly its value to the finer cells; a coarse edge
- *    cell hanging over an odd length loses half of its share. */
+ *    cell hanging over an odd length loses half of its share.
+ *  - wrap (equirectangular frames, the `wrap` argument): the x axis is a
+ *    circle (the +-180 degree seam): the blur's taps and the bilinear
+ *    sample's neighbours past one edge are the cells at the other (cell -1
+ *    is cell n - 1), nothing is renormalised and nothing is clamped, so
+ *    light near the left edge bleeds onto the right edge and back. Exact
+ *    (every level a whole number of cells round the circle) when the
+ *    width is a multiple of 2^l; otherwise the last, partial cell simply
+ *    neighbours cell 0. The y axis (the poles) stays clamped and
+ *    renormalised as above. */
 #ifndef NB_RENDER_PYRAMID_SHARED_H
 #define NB_RENDER_PYRAMID_SHARED_H
 
@@ -51,11 +60,27 @@ static inline RENDER_PYR_HD double render_pyr_norm(int j, int n)
 	return s;
 }
 
+/* Cell k of a circle of n cells (any k: the seam's neighbours). */
+static inline RENDER_PYR_HD int render_pyr_wrap(int k, int n)
+{
+	k %= n;
+	return k < 0 ? k + n : k;
+}
+
 /* Bilinear position along one axis: unit i (centre i + 1/2) of a finer
- * grid between cells *i0 and *i1 of n cells of d units, weight *t on *i1. */
-static inline RENDER_PYR_HD void render_pyr_coord(int i, int d, int n, int *i0, int *i1, double *t)
+ * grid between cells *i0 and *i1 of n cells of d units, weight *t on *i1;
+ * clamped to the edge cells, or with wrap on a circle of n cells. */
+static inline RENDER_PYR_HD void render_pyr_coord(int i, int d, int n, int wrap, int *i0, int *i1,
+						  double *t)
 {
 	double u = (i + 0.5) / d - 0.5;
+	if (wrap) {
+		int a = (int)floor(u);
+		*t = u - a;
+		*i0 = render_pyr_wrap(a, n);
+		*i1 = render_pyr_wrap(a + 1, n);
+		return;
+	}
 	if (u < 0)
 		u = 0;
 	if (u > n - 1)
@@ -81,17 +106,25 @@ static inline RENDER_PYR_HD void render_pyr_down_cell(const float *in, int fw, i
 }
 
 /* Cell (I, J) of one blur pass of the gw x gh grid in -> out (nch
- * channels), along x (along_x) or y, edge-renormalised. */
+ * channels), along x (along_x) or y, edge-renormalised; with wrap, along x
+ * round the circle (nothing to renormalise). */
 static inline RENDER_PYR_HD void render_pyr_blur_cell(const float *in, float *out, int gw, int gh,
-						      int nch, int along_x, int I, int J)
+						      int nch, int along_x, int wrap, int I, int J)
 {
 	int n = along_x ? gw : gh, at = along_x ? I : J;
+	const int circle = wrap && along_x;
 	double s[3] = {0, 0, 0};
 	for (int k = -RENDER_PYR_R; k <= RENDER_PYR_R; k++) {
 		int src = at + k;
-		if (src < 0 || src >= n)
-			continue;
-		double wk = render_pyr_tap(k) / render_pyr_norm(src, n);
+		double wk;
+		if (circle) {
+			src = render_pyr_wrap(src, n);
+			wk = render_pyr_tap(k);
+		} else {
+			if (src < 0 || src >= n)
+				continue;
+			wk = render_pyr_tap(k) / render_pyr_norm(src, n);
+		}
 		size_t p = along_x ? (size_t)J * gw + src : (size_t)src * gw + I;
 		for (int c = 0; c < nch; c++)
 			s[c] += wk * in[(size_t)nch * p + c];
@@ -101,14 +134,15 @@ static inline RENDER_PYR_HD void render_pyr_blur_cell(const float *in, float *ou
 }
 
 /* v[c] = bilinear sample of the gw x gh grid g (nch channels, cells of d
- * finer units) at finer unit (i, j); not divided by anything. */
+ * finer units) at finer unit (i, j); not divided by anything. wrap: x on
+ * the circle (equirectangular), else clamped. */
 static inline RENDER_PYR_HD void render_pyr_sample(const float *g, int gw, int gh, int nch, int d,
-						   int i, int j, double *v)
+						   int wrap, int i, int j, double *v)
 {
 	int i0, i1, j0, j1;
 	double tx, ty;
-	render_pyr_coord(i, d, gw, &i0, &i1, &tx);
-	render_pyr_coord(j, d, gh, &j0, &j1, &ty);
+	render_pyr_coord(i, d, gw, wrap, &i0, &i1, &tx);
+	render_pyr_coord(j, d, gh, 0, &j0, &j1, &ty);
 	const float *a = g + (size_t)nch * ((size_t)j0 * gw + i0), *b = g + (size_t)nch * ((size_t)j0 * gw + i1);
 	const float *p = g + (size_t)nch * ((size_t)j1 * gw + i0), *q = g + (size_t)nch * ((size_t)j1 * gw + i1);
 	for (int c = 0; c < nch; c++)
@@ -212,6 +246,7 @@ struct render_diffuse_levels {
 	int gw[RENDER_DIFFUSE_MAX_LEVELS + 1], gh[RENDER_DIFFUSE_MAX_LEVELS + 1];
 	int lmax;
 	double k;
+	int wrap; /* equirectangular: x round the seam (render_pyr_sample) */
 };
 
 /* Steps 2-5 at pixel (i, j): w_p raw_p into v[3]; returns w_p. */
@@ -222,7 +257,7 @@ static inline RENDER_PYR_HD double render_diffuse_pixel(const struct render_diff
 	int a = L->lmax;
 	for (int l = 1; l <= L->lmax; l++) {
 		double c;
-		render_pyr_sample(L->cb[l], L->gw[l], L->gh[l], 1, 1 << l, i, j, &c);
+		render_pyr_sample(L->cb[l], L->gw[l], L->gh[l], 1, 1 << l, L->wrap, i, j, &c);
 		double n = RENDER_DIFFUSE_AREA * c;
 		if (n >= L->k) {
 			if (l == 1) {
@@ -239,13 +274,13 @@ static inline RENDER_PYR_HD double render_diffuse_pixel(const struct render_diff
 			wp = render_diffuse_fade(n / L->k);
 	}
 	double s[3];
-	render_pyr_sample(L->sb[a], L->gw[a], L->gh[a], 3, 1 << a, i, j, s);
+	render_pyr_sample(L->sb[a], L->gw[a], L->gh[a], 3, 1 << a, L->wrap, i, j, s);
 	double fa = (1.0 - t) / (double)((size_t)1 << (2 * a));
 	for (int c = 0; c < 3; c++)
 		v[c] = fa * s[c];
 	if (t > 0) {
 		int b = a + 1;
-		render_pyr_sample(L->sb[b], L->gw[b], L->gh[b], 3, 1 << b, i, j, s);
+		render_pyr_sample(L->sb[b], L->gw[b], L->gh[b], 3, 1 << b, L->wrap, i, j, s);
 		double fb = t / (double)((size_t)1 << (2 * b));
 		for (int c = 0; c < 3; c++)
 			v[c] += fb * s[c];

@@ -76,7 +76,8 @@ void render_image_clear(struct render_image *img);
  * (side-by-side: left eye in the left half; top-bottom: left eye on top),
  * each rendered on its own through the whole look (splat, diffuse layer,
  * wing, glow, fisheye mask: nothing crosses the split), then tone mapped
- * together (one exposure for both eyes). render_eye_size: an eye's image
+ * together (one exposure for both eyes); the overlay is laid out per eye
+ * and drawn in both (render_overlay_build). render_eye_size: an eye's image
  * size (the frame's when mono); render_eye_origin: its top-left pixel in
  * the frame (eye -1 left, +1 right). render_eye_camera: cam for that eye
  * (eye 0: the camera itself, mono), separation and convergence resolved
@@ -329,8 +330,13 @@ void render_auto_exposure(const struct scene *sc, const struct render_image *img
 /* Overlays (the overlay.* keys; render/overlay.c, the font render/font.c,
  * the per-pixel rule render/overlay_shared.h, which the GPU shares). The
  * CPU rasterises a frame's overlay into codes over at most
- * RENDER_OVERLAY_BOXES boxes (title top-left, time top-right, scale bar
- * bottom-right); both renderers composite the same codes into the
+ * RENDER_OVERLAY_KINDS boxes per eye (title top-left, time top-right,
+ * scale bar bottom-right), laid out in one eye's picture (the frame when
+ * mono, its half with camera.stereo: render_eye_size); a stereo frame gets
+ * them in each eye, the right eye's boxes the left eye's moved by the
+ * eye's origin (render_eye_origin), sharing their codes, so both eyes show
+ * the same overlay at the same place. Both renderers composite the same
+ * codes into the
  * tone-mapped 16-bit RGB before any conversion: RENDER_OVERLAY_INK sets the
  * pixel to ink (overlay.color), RENDER_OVERLAY_SHADE (the dark outline,
  * render_overlay_outline px wide around the ink) keeps a quarter of it
@@ -339,7 +345,8 @@ void render_auto_exposure(const struct scene *sc, const struct render_image *img
 #define RENDER_FONT_W 5       /* glyph columns */
 #define RENDER_FONT_H 9       /* glyph rows: 7 above the baseline, 2 of descender */
 #define RENDER_FONT_ADVANCE 6 /* columns from one glyph to the next */
-#define RENDER_OVERLAY_BOXES 3
+#define RENDER_OVERLAY_KINDS 3                        /* boxes per eye */
+#define RENDER_OVERLAY_BOXES (2 * RENDER_OVERLAY_KINDS) /* per frame: two eyes at most */
 #define RENDER_OVERLAY_SHADE 1
 #define RENDER_OVERLAY_INK 2
 struct render_overlay_box {
@@ -362,17 +369,20 @@ int render_overlay_build(const struct scene *sc, const struct render_camera *cam
 void render_overlay_free(struct render_overlay *ov);
 /* Composite ov into a w x h tone-mapped frame (render_tonemap's layout). */
 void render_overlay_apply(const struct render_overlay *ov, int w, int h, uint16_t *rgb16);
-/* Font scale of sc: overlay.size, or when 0, max(1, (height + 150) / 300). */
+/* Font scale of sc: overlay.size, or when 0, max(1, (height + 150) / 300),
+ * height the eye's (render_eye_size: the frame's when mono). */
 int render_overlay_size(const struct scene *sc);
 /* Outline width in pixels for font scale size: max(1, size / 3). */
 int render_overlay_outline(int size);
-/* Margin from the frame's edges to the boxes: max(4, height / 40) px. */
+/* Margin from the eye's edges to the boxes: max(4, height / 40) px,
+ * height the eye's (the frame's when mono). */
 int render_overlay_margin(const struct scene *sc);
 /* "t = 450 Myr" (galactic) or "t = 12.5" (nbody): the elapsed time of
  * frame f, f x steps_per_frame x dt in the scene's units, with as many
  * decimals as resolve one frame's interval (0 when it is >= 1, at most 6). */
 void render_overlay_time_text(const struct scene *sc, int frame, char *buf, size_t n);
-/* The scale bar of a w-pixel-wide frame through cam: its length *len
+/* The scale bar of an eye's picture w pixels wide (the frame when mono)
+ * through cam: its length *len
  * (scene length units; overlay.scale_bar, or with auto the 1-2-5 value
  * whose pixel length is nearest 20% of w in log, so 12.6..31.6% of w) and
  * pixel length *px = focal_px * len / |target - pos| (the length seen at

@@ -5,7 +5,9 @@
  * An eye is rendered as a picture of its own (splat, diffuse layer, wing,
  * glow, mask) and copied into its half of the frame, which is then tone
  * mapped as one: so no light crosses the split and both eyes share one
- * exposure. */
+ * exposure. (The GPU draws a top-bottom eye in place in its half: the
+ * same picture, no copy.) The overlay is drawn in each eye
+ * (render/overlay.c). */
 #include <math.h>
 #include <string.h>
 

@@ -4,7 +4,10 @@
  * within the HDR tolerance of kernels/gpu_render.h (expect_hdr_close):
  * equirectangular frames with bodies on the seam and at the poles (the
  * footprints' wrap-around copies), domemasters (the circle mask after the
- * glow), and stereo frames (each eye its own picture, the glow per eye).
+ * glow), and stereo frames (each eye its own picture, the glow per eye;
+ * and against the same eyes rendered as mono pictures on the GPU); the
+ * full look (screen diffuse layer, wing, glow) wrapped at the equirect
+ * seam as on the CPU (render/pyramid_shared.h).
  * Positions are float-representable, as the GPU stores them. Without a
  * usable GPU the cases print SKIP and are neither run nor counted.
  *
@@ -247,6 +250,193 @@ START_TEST(stereo_frames_match_cpu_eyes)
 }
 END_TEST
 
+/* The look of issue 14 on sc: stars, the screen diffuse layer 0.3, the
+ * wing 0.05 (beta 3) and the glow 0.3 above 0.5 of the reference level. */
+static void look_on(struct scene *sc)
+{
+	sc->render.style = SCENE_STYLE_STARS;
+	sc->render.diffuse = 0.3;
+	sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+	sc->render.psf_wing = 0.05;
+	sc->render.psf_wing_beta = 3.0;
+	sc->render.glow = 0.3;
+	sc->render.glow_threshold = 0.5;
+}
+
+/* The GPU's HDR of one eye rendered on its own: a mono scene of the eye's
+ * size seen through render_eye_camera(cam, eye). */
+static void gpu_mono_eye_hdr(const struct scene *sc, const struct sim_state *st,
+			     const struct render_camera *cam, int eye, float *rgb)
+{
+	struct scene *m = malloc(sizeof *m);
+	ck_assert_ptr_nonnull(m);
+	*m = *sc;
+	render_eye_size(sc, &m->render.width, &m->render.height);
+	m->camera.stereo.mode = SCENE_STEREO_NONE;
+	struct render_camera ec;
+	render_eye_camera(cam, eye, &ec);
+	struct gpu_render *gr = gr_make(m, st, GPU_RENDER_TILED);
+	gpu_frame_hdr(gr, st, &ec, rgb);
+	gpu_render_free(&gr);
+	free(m);
+}
+
+/* A stereo frame is its two eyes, each rendered as a mono picture: the
+ * GPU's stereo frame (top-bottom: each eye drawn in place in its half of
+ * the frame; side-by-side: drawn apart and copied in), cut into halves,
+ * against the GPU's mono renders of render_eye_camera(cam, -1) and (cam,
+ * +1) at the eye's size, within the HDR tolerance (the atomics' order is
+ * all that differs). Looks: equirect top-bottom with the full look (stars,
+ * screen diffuse layer, wing, glow: all wrapped at the seam), equirect
+ * top-bottom smooth with the glow (the splat's copy into the half),
+ * perspective top-bottom stars with the adaptive diffuse layer (its layer
+ * left in d_hdr while the stars go into the half), and perspective
+ * side-by-side with the full look. */
+START_TEST(stereo_frame_is_two_mono_eyes)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 8000, 25);
+	const struct {
+		int w, h, proj, stereo, look;
+		const char *what;
+	} cases[] = {{256, 256, SCENE_PROJ_EQUIRECT, SCENE_STEREO_TOP_BOTTOM, 0, "top-bottom equirect look"},
+		     {256, 256, SCENE_PROJ_EQUIRECT, SCENE_STEREO_TOP_BOTTOM, 1, "top-bottom equirect smooth"},
+		     {192, 160, SCENE_PROJ_PERSPECTIVE, SCENE_STEREO_TOP_BOTTOM, 2,
+		      "top-bottom perspective adaptive diffuse"},
+		     {320, 120, SCENE_PROJ_PERSPECTIVE, SCENE_STEREO_SIDE_BY_SIDE, 0,
+		      "side-by-side perspective look"}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct scene *sc = proj_scene(cases[k].w, cases[k].h, cases[k].proj, cases[k].stereo,
+					      cases[k].look != 1, 0.1);
+		if (cases[k].look == 0)
+			look_on(sc);
+		sc->render.glow = 0.3;
+		sc->render.glow_threshold = 0.5;
+		if (cases[k].look == 2) {
+			sc->render.diffuse = 0.3;
+			sc->render.diffuse_smoothing = SCENE_DIFFUSE_ADAPTIVE;
+		}
+		const struct render_camera cam = proj_cam(cases[k].proj);
+		const int fw = cases[k].w, fh = cases[k].h;
+		int ew, eh;
+		render_eye_size(sc, &ew, &eh);
+		float *frame = malloc((size_t)fw * fh * 3 * sizeof *frame);
+		float *mono = malloc((size_t)ew * eh * 3 * sizeof *mono);
+		float *half = malloc((size_t)ew * eh * 3 * sizeof *half);
+		ck_assert(frame && mono && half);
+		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
+		gpu_frame_hdr(gr, &st, &cam, frame);
+		gpu_render_free(&gr);
+		for (int eye = -1; eye <= 1; eye += 2) {
+			int x0, y0;
+			render_eye_origin(sc, eye, &x0, &y0);
+			for (int j = 0; j < eh; j++)
+				memcpy(half + 3 * (size_t)j * ew, frame + 3 * ((size_t)(y0 + j) * fw + x0),
+				       3 * (size_t)ew * sizeof *half);
+			gpu_mono_eye_hdr(sc, &st, &cam, eye, mono);
+			char label[160];
+			snprintf(label, sizeof label, "%s, %s eye vs mono", cases[k].what,
+				 eye < 0 ? "left" : "right");
+			expect_hdr_close(half, mono, ew, eh, label);
+		}
+		free(frame);
+		free(mono);
+		free(half);
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
+/* The CPU twin of the look's HDR, as renderer_cpu draws it per eye:
+ * stars with the screen diffuse layer, wing, glow, mask, placed. */
+static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
+			 const struct render_camera *cam, struct render_image *frame)
+{
+	ck_assert_int_eq(render_image_alloc(frame, sc->render.width, sc->render.height), 0);
+	int ew, eh;
+	render_eye_size(sc, &ew, &eh);
+	int stereo = sc->camera.stereo.mode != SCENE_STEREO_NONE;
+	for (int eye = stereo ? -1 : 0; eye <= (stereo ? 1 : 0); eye += stereo ? 2 : 1) {
+		struct render_camera ec = *cam;
+		if (stereo)
+			render_eye_camera(cam, eye, &ec);
+		struct render_image img, smooth;
+		ck_assert_int_eq(render_image_alloc(&img, ew, eh), 0);
+		ck_assert_int_eq(render_image_alloc(&smooth, ew, eh), 0);
+		ck_assert_int_eq(render_stars_diffuse_screen(sc, &ec, st, &u_one, &img, &smooth), 0);
+		ck_assert_int_eq(render_wing(sc, &img), 0);
+		ck_assert_int_eq(render_glow(sc, &img), 0);
+		render_projection_mask(&ec, &img);
+		int x0, y0;
+		render_eye_origin(sc, eye, &x0, &y0);
+		render_image_blit(&img, frame, x0, y0);
+		render_image_free(&img);
+		render_image_free(&smooth);
+	}
+}
+
+/* Light on the equirectangular seam: a bright clump right behind the
+ * camera (longitude +-180 degrees, split by the seam) on the bodies all
+ * around, with the full look (screen diffuse layer, wing and glow, all
+ * wrapped round the seam on both sides): the GPU frame against the CPU's,
+ * mono 512 x 256 and top-bottom stereo 256 x 256; and the wrap is there:
+ * the clump's halo lights 8-15 px in from both edges of its row alike
+ * (CPU: 10.7 and 11.3 mono). */
+START_TEST(seam_look_wraps_as_on_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_around(&st, 6000, 26);
+	const struct render_camera c = proj_cam(SCENE_PROJ_EQUIRECT);
+	for (size_t i = 0; i < 200; i++) { /* the clump: 200 heavy bodies 4 away, behind */
+		double dx = 0.02 * (sim_rng_uniform(27, i, 0) - 0.5);
+		double dz = 0.1 * (sim_rng_uniform(27, i, 1) - 0.5);
+		st.pos[3 * i + 0] = (float)(c.pos[0] + dx);
+		st.pos[3 * i + 1] = (float)(c.pos[1] - 4.0);
+		st.pos[3 * i + 2] = (float)(c.pos[2] + dz);
+		st.mass[i] = 40.0f;
+	}
+	const struct {
+		int w, h, stereo;
+	} cases[] = {{512, 256, SCENE_STEREO_NONE}, {256, 256, SCENE_STEREO_TOP_BOTTOM}};
+	for (int k = 0; k < 2; k++) {
+		const int w = cases[k].w, h = cases[k].h;
+		struct scene *sc = proj_scene(w, h, SCENE_PROJ_EQUIRECT, cases[k].stereo, 1, 0);
+		look_on(sc);
+		struct render_image ref;
+		cpu_look_hdr(sc, &st, &c, &ref);
+		float *g = malloc((size_t)w * h * 3 * sizeof *g);
+		ck_assert_ptr_nonnull(g);
+		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
+		gpu_frame_hdr(gr, &st, &c, g);
+		expect_hdr_close(g, ref.rgb, w, h, k ? "seam look, top-bottom" : "seam look, mono");
+		/* the clump's row (the middle of the top eye): both edges lit, alike */
+		const int j = (k ? h / 2 : h) / 2;
+		double left = 0, right = 0;
+		for (int i = 8; i < 16; i++) {
+			left += g[3 * ((size_t)j * w + i)];
+			right += g[3 * ((size_t)j * w + (w - 1 - i))];
+		}
+		printf("seam look %s: columns 8-15 %.4g, w-16..w-9 %.4g\n", k ? "top-bottom" : "mono",
+		       left, right);
+		/* mono: the clump sits on the seam; the top (left) eye sees it ~1.5 px
+		 * off (ODS disparity), so its edges differ more */
+		ck_assert_double_gt(left, 0.0);
+		if (k == 0)
+			ck_assert_close(left, right, 0, 0.2);
+		else
+			ck_assert_double_gt(fmin(left, right), 0.3 * fmax(left, right));
+		gpu_render_free(&gr);
+		free(g);
+		render_image_free(&ref);
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
 /* A body at a known direction lands where the formula says on the GPU
  * too: its light's centroid (a symmetric PSF away from the edges) is at
  * the expected pixel position (equirect x = w/2 + lon w / 360, y = h/2 -
@@ -321,6 +511,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, fisheye_matches_cpu_with_mask);
 	tcase_add_test(tc, stereo_frames_match_cpu_eyes);
 	tcase_add_test(tc, gpu_body_lands_at_formula_pixel);
+	tcase_add_test(tc, stereo_frame_is_two_mono_eyes);
+	tcase_add_test(tc, seam_look_wraps_as_on_cpu);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }

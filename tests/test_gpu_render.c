@@ -1302,6 +1302,98 @@ START_TEST(overlay_matches_cpu)
 }
 END_TEST
 
+/* camera.stereo: the overlay in each eye on the GPU as on the CPU
+ * (render_overlay_build lays it out per eye, 6 boxes): side-by-side 400 x
+ * 240 and top-bottom 200 x 480 frames (eyes 200 x 240) of a random HDR
+ * image through gpu_render_tonemap_hdr, with and without the overlay.
+ * Every pixel is the rule applied to the GPU's own frame without it (ink
+ * the colour bit for bit, outline >> 2, the rest untouched), the ink
+ * appears in both eyes at the same offsets, and the frame is the CPU's
+ * (render_tonemap + render_overlay_apply) within 1 LSB. */
+START_TEST(overlay_in_each_eye_matches_cpu)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	state_fill(&st, 500, 0, 5);
+	const int modes[2] = {SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM};
+	for (int md = 0; md < 2; md++) {
+		const int fw = md ? 200 : 400, fh = md ? 480 : 240;
+		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+		sc->render.width = fw;
+		sc->render.height = fh;
+		sc->camera.stereo.mode = (enum scene_stereo)modes[md];
+		sc->simulation.dt = 0.01;
+		sc->simulation.steps_per_frame = 10;
+		sc->overlay.time = 1;
+		sc->overlay.scale_bar_word = 2; /* auto */
+		snprintf(sc->overlay.title, sizeof sc->overlay.title, "LR");
+		sc->overlay.color[0] = 0.2f, sc->overlay.color[1] = 1.0f, sc->overlay.color[2] = 0.6f;
+		struct render_overlay ov;
+		memset(&ov, 0, sizeof ov);
+		ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
+		ck_assert_int_eq(ov.nbox, 6);
+		const size_t nv = (size_t)fw * fh * 3;
+		struct render_image img;
+		ck_assert_int_eq(render_image_alloc(&img, fw, fh), 0);
+		for (size_t k = 0; k < nv; k++)
+			img.rgb[k] = (float)(urand(31, k, 0) < 0.05 ? 50 * urand(32, k, 0) : urand(33, k, 0));
+		uint16_t *c16 = malloc(nv * sizeof *c16), *g0 = malloc(nv * sizeof *g0);
+		render_tonemap(sc, &img, c16);
+		render_overlay_apply(&ov, fw, fh, c16);
+		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
+		struct gpu_render_host_frame f;
+		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 0), 0);
+		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+		ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+		memcpy(g0, f.rgb16, nv * sizeof *g0);
+		ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
+		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
+		ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+		ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
+		const int x1 = md ? 0 : fw / 2, y1 = md ? fh / 2 : 0; /* the right eye's origin */
+		long ink[2] = {0, 0};
+		for (int j = 0; j < fh; j++)
+			for (int i = 0; i < fw; i++) {
+				int code = 0;
+				for (int b = 0; b < ov.nbox && !code; b++) {
+					const struct render_overlay_box *x = &ov.box[b];
+					if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
+						code = ov.code[x->off + (size_t)(j - x->y) * x->w + (i - x->x)];
+				}
+				for (int c = 0; c < 3; c++) {
+					const size_t k = 3 * ((size_t)j * fw + i) + c;
+					const int want = code == RENDER_OVERLAY_INK ? ov.ink[c]
+						       : code == RENDER_OVERLAY_SHADE ? g0[k] >> 2 : g0[k];
+					ck_assert_msg(f.rgb16[k] == want, "pixel (%d, %d) ch %d code %d: gpu %d want %d",
+						      i, j, c, code, f.rgb16[k], want);
+				}
+				const int is_ink = code == RENDER_OVERLAY_INK;
+				const int right = i >= x1 && j >= y1 && (x1 || y1);
+				ink[right] += is_ink;
+				if (is_ink && !right) { /* the same pixel of the right eye is ink too */
+					const size_t q = 3 * ((size_t)(j + y1) * fw + (i + x1));
+					for (int c = 0; c < 3; c++)
+						ck_assert_int_eq(f.rgb16[q + c], ov.ink[c]);
+				}
+			}
+		printf("overlay %s: ink pixels left %ld right %ld\n", md ? "top-bottom" : "side-by-side",
+		       ink[0], ink[1]);
+		ck_assert_int_gt(ink[0], 50);
+		ck_assert_int_eq(ink[0], ink[1]);
+		int d = max_abs_diff16(f.rgb16, c16, nv);
+		printf("overlay %s: max |gpu-cpu| = %d LSB\n", md ? "top-bottom" : "side-by-side", d);
+		ck_assert_int_le(d, 1);
+		gpu_render_free(&gr);
+		render_overlay_free(&ov);
+		render_image_free(&img);
+		free(c16);
+		free(g0);
+		free(sc);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
 /* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
  * render_stars_diffuse_screen): the stars over their pyramid-smoothed
  * layer on a 768 x 512 frame (levels 1..3), a dense core and a sparse
@@ -1529,6 +1621,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, adaptive_h_after_moves_matches_fresh);
 	tcase_add_test(tc, diffuse_and_h_cap_match_cpu);
 	tcase_add_test(tc, overlay_matches_cpu);
+	tcase_add_test(tc, overlay_in_each_eye_matches_cpu);
 	tcase_add_test(tc, screen_diffuse_matches_cpu);
 	tcase_add_test(tc, look_end_to_end_matches_cpu);
 	tcase_add_test(tc, dust_matches_cpu);

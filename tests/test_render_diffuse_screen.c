@@ -317,7 +317,7 @@ static void old_frame(const struct render_image *s, const float *c1, double k, d
 				for (int J = 0; J < L.gh[l]; J++)
 					for (int I = 0; I < L.gw[l]; I++)
 						render_pyr_blur_cell(ax ? b + off[l] : tmp, ax ? tmp : b + off[l],
-								     L.gw[l], L.gh[l], nch, ax, I, J);
+								     L.gw[l], L.gh[l], nch, ax, 0, I, J);
 	}
 	for (int l = 1; l <= lmax; l++) {
 		L.sb[l] = sp + os[l];
@@ -325,6 +325,7 @@ static void old_frame(const struct render_image *s, const float *c1, double k, d
 	}
 	L.lmax = lmax;
 	L.k = k;
+	L.wrap = 0;
 	double tot = 0, raw = 0;
 	*allw = 1;
 	for (size_t p = 0; p < (size_t)w * h; p++) {
@@ -420,6 +421,111 @@ START_TEST(counts_are_the_drawn_bodies_in_the_frame)
 }
 END_TEST
 
+/* A cluster of bodies round the pixel corner (cx, cy): each pixel whose
+ * centre lies within r holds one with probability p (light (1, 0.5,
+ * 0.25), 1 in its count cell); columns taken mod w; when mirror, column
+ * w-1-i draws what column i draws (a cluster symmetric about the seam). */
+static void cluster(struct render_image *s, float *c1, int cx, int cy, int r, double p, int mirror)
+{
+	const int w = s->w, gw = render_lod_dim(w, 1);
+	memset(s->rgb, 0, (size_t)w * s->h * 3 * sizeof(float));
+	memset(c1, 0, (size_t)gw * render_lod_dim(s->h, 1) * sizeof(float));
+	for (int j = cy - r; j <= cy + r; j++)
+		for (int di = -r; di <= r; di++) {
+			const int i = ((cx + di) % w + w) % w;
+			const int key = mirror && i >= w / 2 ? w - 1 - i : i;
+			const int dx = 2 * di + 1, dy = 2 * (j - cy) + 1; /* from the corner (cx, cy) */
+			if (dx * dx + dy * dy > 4 * r * r || hash01(key, j) >= p)
+				continue;
+			const float col[3] = {1.0f, 0.5f, 0.25f};
+			for (int c = 0; c < 3; c++)
+				s->rgb[3 * ((size_t)j * w + i) + c] = col[c];
+			c1[(size_t)(j / 2) * gw + i / 2] += 1.0f;
+		}
+}
+
+/* camera.projection: equirectangular: the screen layer's pyramid wraps at
+ * the +-180 degree seam (rows: clamped at the poles). 1024 x 512 (levels
+ * 1-3: cells up to 8 px), k 32, a cluster of radius 14 px and density 0.3 centred on the
+ * seam (x = 0 = w, row 256):
+ *  - drawn symmetric about the seam, its layer is the mirror image of
+ *    itself (pixel i and w-1-i);
+ *  - its layer is the layer of the same cluster drawn in the middle of the
+ *    frame (x = w/2) turned by w/2 (a whole number of the coarsest cells):
+ *    the seam is no edge;
+ *  - a cluster on the right of the seam only (x = 7, radius 6) lights the
+ *    last columns of the frame (left of the seam) with wrap, and not at
+ *    all with the clamped pyramid (perspective). */
+START_TEST(layer_wraps_across_the_equirect_seam)
+{
+	const int w = 1024, h = 512, gw = render_lod_dim(w, 1), gh = render_lod_dim(h, 1);
+	const size_t nv = (size_t)w * h * 3;
+	struct scene *sc = render_test_scene(w, h, SCENE_KERNEL_CUBIC, 1);
+	sc->render.neighbours = 32;
+	sc->camera.projection = SCENE_PROJ_EQUIRECT;
+	ck_assert_int_eq(render_diffuse_lmax(h), 3);
+	struct render_image s, seam, mid;
+	ck_assert_int_eq(render_image_alloc(&s, w, h), 0);
+	ck_assert_int_eq(render_image_alloc(&seam, w, h), 0);
+	ck_assert_int_eq(render_image_alloc(&mid, w, h), 0);
+	float *c1 = calloc((size_t)gw * gh, sizeof *c1);
+	ck_assert_ptr_nonnull(c1);
+	cluster(&s, c1, 0, 256, 14, 0.3, 1);
+	double stars = sum_img(&s);
+	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &seam), 0);
+	ck_assert_close(sum_img(&seam), stars, 0, 1e-5);
+	/* the same cluster turned by w/2: stars by w/2 columns, counts by gw/2 cells */
+	struct render_image s2;
+	ck_assert_int_eq(render_image_alloc(&s2, w, h), 0);
+	float *c2 = calloc((size_t)gw * gh, sizeof *c2);
+	ck_assert_ptr_nonnull(c2);
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++)
+			for (int c = 0; c < 3; c++)
+				s2.rgb[3 * ((size_t)j * w + (i + w / 2) % w) + c] = s.rgb[3 * ((size_t)j * w + i) + c];
+	for (int J = 0; J < gh; J++)
+		for (int I = 0; I < gw; I++)
+			c2[(size_t)J * gw + (I + gw / 2) % gw] = c1[(size_t)J * gw + I];
+	ck_assert_int_eq(render_diffuse_layer(sc, &s2, c2, &mid), 0);
+	free(c2);
+	render_image_free(&s2);
+	double vmax = 0;
+	for (size_t k = 0; k < nv; k++)
+		vmax = fmax(vmax, seam.rgb[k]);
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++)
+			for (int c = 0; c < 3; c++) {
+				const float a = seam.rgb[3 * ((size_t)j * w + i) + c];
+				const float m = seam.rgb[3 * ((size_t)j * w + (w - 1 - i)) + c];
+				const float t = mid.rgb[3 * ((size_t)j * w + (i + w / 2) % w) + c];
+				ck_assert_msg(fabs(a - m) <= 1e-6 * vmax + 1e-5 * a,
+					      "mirror (%d,%d,%d): %.9g vs %.9g", i, j, c, a, m);
+				ck_assert_msg(fabs(a - t) <= 1e-6 * vmax + 1e-5 * t,
+					      "turned (%d,%d,%d): %.9g vs %.9g", i, j, c, a, t);
+			}
+	for (int proj = 0; proj < 2; proj++) {
+		sc->camera.projection = proj ? SCENE_PROJ_EQUIRECT : SCENE_PROJ_PERSPECTIVE;
+		cluster(&s, c1, 7, 256, 6, 0.5, 0);
+		ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &seam), 0);
+		double left = 0; /* columns w-6 .. w-1 of the cluster's rows */
+		for (int j = 250; j <= 262; j++)
+			for (int i = w - 6; i < w; i++)
+				left += seam.rgb[3 * ((size_t)j * w + i)];
+		printf("layer %s: light left of the seam %.4g of %.4g\n",
+		       proj ? "equirect" : "perspective", left, sum_img(&seam));
+		if (proj)
+			ck_assert_double_gt(left, 1e-3 * sum_img(&seam));
+		else
+			ck_assert_double_eq(left, 0.0);
+	}
+	free(c1);
+	render_image_free(&s);
+	render_image_free(&seam);
+	render_image_free(&mid);
+	free(sc);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_diffuse_screen");
@@ -432,6 +538,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, lone_star_stays_a_star);
 	tcase_add_test(tc, dense_field_frame_is_unchanged);
 	tcase_add_test(tc, counts_are_the_drawn_bodies_in_the_frame);
+	tcase_add_test(tc, layer_wraps_across_the_equirect_seam);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -303,6 +303,95 @@ START_TEST(wing_follows_moffat_weights)
 }
 END_TEST
 
+/* image b = image a turned by dx columns round the seam (b(i) = a(i - dx)). */
+static void roll_x(const struct render_image *a, struct render_image *b, int dx)
+{
+	for (int j = 0; j < a->h; j++)
+		for (int i = 0; i < a->w; i++)
+			for (int c = 0; c < 3; c++)
+				b->rgb[3 * ((size_t)j * a->w + (i + dx) % a->w) + c] =
+					a->rgb[3 * ((size_t)j * a->w + i) + c];
+}
+
+/* camera.projection: equirectangular: the x axis is a circle, so the glow
+ * wraps at the +-180 degree seam. A grey spot straddling the seam
+ * (columns w-2, w-1, 0, 1 of rows 60-61; a body right behind the camera)
+ * in a 256 x 128 frame, glow 0.6:
+ *  - its glow is the mirror image of itself about the seam (pixel i and
+ *    w-1-i alike): as much light bleeds onto the left edge as onto the
+ *    right;
+ *  - it is the glow of the same spot in the middle of the frame (columns
+ *    126-129, far from every edge), turned by w/2: the seam is no edge
+ *    (w/2 = 128 is a whole number of the coarsest 16 px cells);
+ *  - a spot at columns 0-1 alone lights columns w-8 .. w-1 of its rows,
+ *    which the perspective projection's clamped pyramid leaves at 0.
+ * The poles (rows) stay clamped: nothing of a spot on row 0 reaches row
+ * h-1. */
+START_TEST(glow_wraps_across_the_equirect_seam)
+{
+	const int w = 256, h = 128;
+	const size_t nv = (size_t)w * h * 3;
+	struct scene *sc = glow_scene(w, h, 0.6, 1.0);
+	sc->camera.projection = SCENE_PROJ_EQUIRECT;
+	struct render_image seam, mid, turned;
+	ck_assert_int_eq(render_image_alloc(&seam, w, h), 0);
+	ck_assert_int_eq(render_image_alloc(&mid, w, h), 0);
+	ck_assert_int_eq(render_image_alloc(&turned, w, h), 0);
+	const int cols[4] = {w - 2, w - 1, 0, 1};
+	for (int k = 0; k < 4; k++)
+		for (int j = 60; j < 62; j++) {
+			float v = k == 1 || k == 2 ? 800.0f : 300.0f;
+			set_px(&seam, cols[k], j, v, 0.8f * v, 0.6f * v);
+		}
+	roll_x(&seam, &mid, w / 2);
+	ck_assert_int_eq(render_glow(sc, &seam), 0);
+	ck_assert_int_eq(render_glow(sc, &mid), 0);
+	roll_x(&mid, &turned, w / 2);
+	double vmax = 0;
+	for (size_t k = 0; k < nv; k++)
+		vmax = fmax(vmax, seam.rgb[k]);
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++)
+			for (int c = 0; c < 3; c++) {
+				size_t p = 3 * ((size_t)j * w + i) + c, q = 3 * ((size_t)j * w + (w - 1 - i)) + c;
+				ck_assert_msg(fabs(seam.rgb[p] - seam.rgb[q]) <= 1e-6 * vmax + 1e-5 * seam.rgb[p],
+					      "mirror (%d,%d,%d): %.9g vs %.9g", i, j, c, seam.rgb[p], seam.rgb[q]);
+				ck_assert_msg(fabs(seam.rgb[p] - turned.rgb[p]) <= 1e-6 * vmax + 1e-5 * turned.rgb[p],
+					      "turned (%d,%d,%d): %.9g vs %.9g", i, j, c, seam.rgb[p], turned.rgb[p]);
+			}
+	/* the halo reaches ~50 px either side of the seam */
+	ck_assert_double_gt(seam.rgb[3 * (60 * (size_t)w + w - 40)], 0.0);
+	ck_assert_double_gt(seam.rgb[3 * (60 * (size_t)w + 39)], 0.0);
+
+	/* one side of the seam only: the other edge gets light with wrap, none without */
+	for (int proj = 0; proj < 2; proj++) {
+		sc->camera.projection = proj ? SCENE_PROJ_EQUIRECT : SCENE_PROJ_PERSPECTIVE;
+		render_image_clear(&seam);
+		set_px(&seam, 0, 60, 900, 900, 900);
+		set_px(&seam, 1, 60, 900, 900, 900);
+		set_px(&seam, 100, 0, 900, 900, 900); /* a spot on the top row (a pole) */
+		ck_assert_int_eq(render_glow(sc, &seam), 0);
+		double right = 0, bottom = 0;
+		for (int i = w - 8; i < w; i++)
+			right += seam.rgb[3 * (60 * (size_t)w + i)];
+		for (int i = 90; i < 110; i++)
+			bottom += seam.rgb[3 * ((size_t)(h - 1) * w + i)];
+		double left = seam.rgb[3 * (60 * (size_t)w + 7)];
+		printf("glow %s: right edge of the seam row %.4g (8 px), column 7 %.4g, bottom row under "
+		       "the top spot %.4g\n", proj ? "equirect" : "perspective", right, left, bottom);
+		if (proj)
+			ck_assert_double_gt(right, 8 * 0.5 * left); /* comparable to 7 px in from the left */
+		else
+			ck_assert_double_eq(right, 0.0);
+		ck_assert_double_eq(bottom, 0.0);
+	}
+	render_image_free(&seam);
+	render_image_free(&mid);
+	render_image_free(&turned);
+	free(sc);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_glow");
@@ -316,6 +405,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, wing_zero_is_bit_identical);
 	tcase_add_test(tc, wing_conserves_energy);
 	tcase_add_test(tc, wing_follows_moffat_weights);
+	tcase_add_test(tc, glow_wraps_across_the_equirect_seam);
 	suite_add_tcase(s, tc);
 	return s;
 }

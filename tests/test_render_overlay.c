@@ -276,6 +276,81 @@ START_TEST(overlay_sets_colour_and_leaves_the_rest)
 }
 END_TEST
 
+/* camera.stereo: the overlay is drawn in each eye. A stereo frame (side-by-side
+ * 1280 x 360, top-bottom 640 x 720: each eye 640 x 360) with the title,
+ * the time and an auto scale bar at the automatic size, composited over a
+ * uniform grey: each half of the frame is, pixel for pixel, the mono
+ * frame of one eye's size with the same overlay composited the same way
+ * (so the same content at the same offset in both eyes, the font scale
+ * and margins those of the eye's height, nothing across the split); and
+ * the right eye's boxes are the left eye's moved by the eye's origin,
+ * with the same codes. */
+START_TEST(overlay_in_each_stereo_eye)
+{
+	const int modes[2] = {SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM};
+	const int ew = 640, eh = 360;
+	struct scene *mono = ov_scene(ew, eh, SCENE_UNITS_GALACTIC);
+	mono->overlay.time = 1;
+	mono->overlay.scale_bar_word = 2; /* auto */
+	snprintf(mono->overlay.title, sizeof mono->overlay.title, "Two eyes");
+	mono->overlay.color[1] = 0.5f;
+	const uint16_t grey = 30000;
+	uint16_t *want = malloc((size_t)ew * eh * 3 * 2);
+	for (size_t k = 0; k < (size_t)ew * eh * 3; k++)
+		want[k] = grey;
+	struct render_overlay ov, ovm;
+	memset(&ov, 0, sizeof ov);
+	memset(&ovm, 0, sizeof ovm);
+	ck_assert_int_eq(render_overlay_build(mono, &cam_p, 90, &ovm), 0);
+	ck_assert_int_eq(ovm.nbox, 3);
+	render_overlay_apply(&ovm, ew, eh, want);
+	for (int md = 0; md < 2; md++) {
+		const int fw = md ? ew : 2 * ew, fh = md ? 2 * eh : eh;
+		struct scene *sc = ov_scene(fw, fh, SCENE_UNITS_GALACTIC);
+		sc->overlay = mono->overlay;
+		sc->camera.stereo.mode = (enum scene_stereo)modes[md];
+		ck_assert_int_eq(render_overlay_size(sc), render_overlay_size(mono));
+		ck_assert_int_eq(render_overlay_margin(sc), render_overlay_margin(mono));
+		ck_assert_int_eq(render_overlay_build(sc, &cam_p, 90, &ov), 0);
+		ck_assert_int_eq(ov.nbox, 6);
+		for (int b = 0; b < 3; b++) {
+			ck_assert_int_eq(ov.box[b + 3].x, ov.box[b].x + (md ? 0 : ew));
+			ck_assert_int_eq(ov.box[b + 3].y, ov.box[b].y + (md ? eh : 0));
+			ck_assert_int_eq(ov.box[b + 3].w, ov.box[b].w);
+			ck_assert_int_eq(ov.box[b + 3].h, ov.box[b].h);
+			ck_assert_int_eq(ov.box[b + 3].off, ov.box[b].off);
+		}
+		uint16_t *out = malloc((size_t)fw * fh * 3 * 2);
+		for (size_t k = 0; k < (size_t)fw * fh * 3; k++)
+			out[k] = grey;
+		render_overlay_apply(&ov, fw, fh, out);
+		long ink[2] = {0, 0};
+		for (int eye = 0; eye < 2; eye++) {
+			const int x0 = eye && !md ? ew : 0, y0 = eye && md ? eh : 0;
+			for (int j = 0; j < eh; j++)
+				for (int i = 0; i < ew; i++)
+					for (int c = 0; c < 3; c++) {
+						const uint16_t g = out[3 * ((size_t)(y0 + j) * fw + x0 + i) + c];
+						const uint16_t m = want[3 * ((size_t)j * ew + i) + c];
+						ck_assert_msg(g == m, "%s eye %d pixel (%d, %d) ch %d: %d, mono %d",
+							      md ? "top-bottom" : "side-by-side", eye, i, j, c, g, m);
+						ink[eye] += c == 1 && g == 32768; /* overlay.color green 0.5 */
+					}
+		}
+		printf("overlay %s: ink pixels %ld and %ld\n", md ? "top-bottom" : "side-by-side", ink[0],
+		       ink[1]);
+		ck_assert_int_gt(ink[0], 100);
+		ck_assert_int_eq(ink[0], ink[1]);
+		free(out);
+		free(sc);
+	}
+	render_overlay_free(&ov);
+	render_overlay_free(&ovm);
+	free(want);
+	free(mono);
+}
+END_TEST
+
 START_TEST(no_overlay_draws_nothing)
 {
 	struct scene sc;
@@ -423,6 +498,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, scale_bar_length_is_focal_times_length_over_distance);
 	tcase_add_test(tc, overlay_sets_colour_and_leaves_the_rest);
 	tcase_add_test(tc, no_overlay_draws_nothing);
+	tcase_add_test(tc, overlay_in_each_stereo_eye);
 	tcase_add_test(tc, program_frames_with_and_without_overlay);
 	tcase_add_test(tc, bad_overlay_keys_name_file_and_line);
 	suite_add_tcase(s, tc);
