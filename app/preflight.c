@@ -93,6 +93,11 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 		return scene_fail_key(sc, "simulation.backend", -1,
 				      "cuda was requested but there is no usable GPU: %s", why);
 	}
+	/* film mode keeps no simulation on the GPU: its renderer plans its own
+	 * memory and goes out of core when the bodies do not fit
+	 * (render.gpu_memory, app/renderer_gpu.c) */
+	if (sc->simulation.solver == SCENE_SOLVER_NONE)
+		return 0;
 	size_t need = engine_gpu_bytes_needed(sc, (size_t)n), fr = 0, tot = 0;
 	if (gpu_device_info(name, sizeof name, &fr, &tot) != 0 || need <= fr)
 		return 0;
@@ -107,7 +112,9 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 			 ? ".file"
 			 : ".count");
 	return scene_fail_key(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
-			      "(cudaMemGetInfo); lower the body counts or use --backend cpu",
+			      "(cudaMemGetInfo), and a simulation on the GPU cannot run out of core "
+			      "(only film mode, simulation.solver: none, streams bodies through "
+			      "render.gpu_memory); lower the body counts or use --backend cpu",
 			      n, nb, name, fb);
 }
 

@@ -9,11 +9,21 @@
  * positions are read anyway (renderer_release), so that costs one host
  * round trip per frame. The overlay (overlay.*) is rasterised here on the
  * host, per frame, and composited by the GPU's tone map
- * (gpu_render_overlay). */
+ * (gpu_render_overlay).
+ *
+ * Film mode out of core (render.gpu_memory; docs/snapshots.md, "Bigger
+ * than the GPU"): when the bodies need more device memory than the budget
+ * (auto: the free memory less a tenth), the renderer is made with a chunk
+ * (render_ooc_plan) and each frame streams the host bodies through it: a
+ * still film from a page-locked float4 mirror packed once at the first
+ * frame (each frame only copies), a moving one (a snapshot series) packed
+ * from the double state chunk by chunk every frame (that packing is part
+ * of the frame's cost). */
 #include <stdlib.h>
 
 #include "../kernels/gpu.h"
 #include "../kernels/gpu_render.h"
+#include "app.h"
 #include "renderer.h"
 
 struct renderer_gpu {
@@ -25,21 +35,44 @@ struct renderer_gpu {
 	struct render_overlay ov; /* overlay.*: rasterised here, composited on the GPU */
 	float *hdr;               /* output.fits_dir: the last frame's HDR image, host copy */
 	int w, h;
+	int ooc;                  /* film mode out of core: frames drawn from host rows */
+	int still;                /* ... of a still film (engine_film_still): from the mirror */
+	struct gpu_render_host mirror; /* its page-locked rows, made at the first frame */
 };
+
+/* Film mode out of core: frame f from the mirror (made once; if the host
+ * cannot page-lock it, from the state, packed each frame), or from the
+ * state of a moving film. */
+static int gpu_queue_ooc(struct renderer_gpu *r, int f, const struct render_camera *cam)
+{
+	const int slot = f % RENDERER_RING;
+	if (r->still && !r->mirror.owned) {
+		if (gpu_render_mirror(r->gr, r->st, &r->mirror) != 0) {
+			log_warn("render: no page-locked copy of the bodies; packing them every frame");
+			r->still = 0;
+		}
+	}
+	if (r->still)
+		return gpu_render_frame_host(r->gr, &r->mirror, f, cam, slot);
+	return gpu_render_frame_state(r->gr, r->st, f, cam, slot);
+}
 
 static int gpu_queue(struct renderer *base, int f, const struct render_camera *cam)
 {
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	struct gpu_render_input in;
 	/* film mode: the engine is on the host; upload its state (synchronous
-	 * staging: ~16 MB a frame at 1M bodies) */
-	int rc = r->g ? gpu_sim_render_input(r->g, &in) : gpu_render_upload(r->gr, r->st, &in);
+	 * staging: ~16 MB a frame at 1M bodies), or out of core, in chunks */
+	int rc = r->g ? gpu_sim_render_input(r->g, &in)
+		 : r->ooc ? 0 : gpu_render_upload(r->gr, r->st, &in);
 	double ek = render_camera_exposure(r->sc, f); /* exposure keys: 0 none */
 	if (ek > 0)
 		gpu_render_set_exposure(r->gr, ek);
 	if (rc == 0 && render_overlay_on(r->sc) &&
 	    ((rc = render_overlay_build(r->sc, cam, f, &r->ov)) == 0))
 		rc = gpu_render_overlay(r->gr, &r->ov, f % RENDERER_RING);
+	if (rc == 0 && r->ooc)
+		return gpu_queue_ooc(r, f, cam);
 	return rc ? rc : gpu_render_frame(r->gr, &in, f, cam, f % RENDERER_RING);
 }
 
@@ -79,6 +112,7 @@ static void gpu_free(struct renderer *base)
 {
 	struct renderer_gpu *r = (struct renderer_gpu *)base;
 	gpu_render_free(&r->gr);
+	gpu_render_mirror_free(&r->mirror);
 	render_overlay_free(&r->ov);
 	free(r->hdr);
 	free(r);
@@ -118,6 +152,63 @@ static int gpu_outputs(const struct scene *sc)
 	return o ? o : GPU_RENDER_OUT_RGB8; /* a writer with no output: keep it fed */
 }
 
+/* What cannot be drawn in chunks, named by its key (auto found that the
+ * bodies do not fit; a size in render.gpu_memory was refused at load). */
+static int gpu_ooc_refuse(const struct scene *sc, const struct sim_state *st)
+{
+	const char *why = "needs every body on the GPU at once; give fewer bodies (bodies.*.subsample, "
+			  "bodies.*.region) or draw on the CPU (--backend cpu)";
+	if (sc->render.style == SCENE_STYLE_SMOOTH && sc->render.smoothing_adaptive)
+		return scene_fail_key(sc, "render.smoothing", -1, "the bodies do not fit on the GPU and "
+				      "adaptive smoothing cannot be drawn out of core: its neighbour "
+				      "search %s", why);
+	if (sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0 &&
+	    sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE)
+		return scene_fail_key(sc, "render.diffuse_smoothing", -1, "the bodies do not fit on the "
+				      "GPU and the adaptive diffuse layer cannot be drawn out of core: "
+				      "its neighbour search %s", why);
+	for (int c = 0; st->comps && c < st->ncomp; c++)
+		if (st->comps[c].kappa > 0)
+			return scene_fail_key(sc, "render.gpu_memory", -1, "the bodies do not fit on the "
+					      "GPU and dust ('%s') cannot be drawn out of core: its "
+					      "depth slabs %s", st->comps[c].name, why);
+	return 0;
+}
+
+/* Film mode: in core when the bodies fit render.gpu_memory (auto: the free
+ * device memory less a tenth), else p->chunk from render_ooc_plan. */
+static int gpu_plan(const struct scene *sc, const struct sim_state *st, struct gpu_render_params *p)
+{
+	size_t fixed, per_body, max_chunk, budget, fr = 0, tot = 0;
+	char name[128] = "GPU", need_s[32], budget_s[32];
+	gpu_render_memory(sc, p, 0, &fixed, &per_body, &max_chunk);
+	if (sc->render.gpu_memory_auto) {
+		if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
+			return NB_ERUNTIME;
+		budget = fr - fr / 10;
+	} else {
+		budget = (size_t)sc->render.gpu_memory;
+	}
+	const double need = (double)fixed + (double)per_body * (double)st->n;
+	if (need <= (double)budget)
+		return 0;
+	int rc = gpu_ooc_refuse(sc, st);
+	if (rc)
+		return rc;
+	gpu_render_memory(sc, p, 1, &fixed, &per_body, &max_chunk);
+	struct render_ooc_plan plan;
+	if ((rc = render_ooc_plan(st->n, budget, fixed, per_body, max_chunk, &plan)) != 0)
+		return rc;
+	p->chunk = plan.chunk;
+	app_human_bytes(need, need_s, sizeof need_s);
+	app_human_bytes((double)budget, budget_s, sizeof budget_s);
+	log_info("render: %zu bodies need about %s on the GPU, more than %s (render.gpu_memory%s): "
+		 "drawing out of core, %zu chunks of %zu bodies a frame", st->n, need_s, budget_s,
+		 sc->render.gpu_memory_auto ? ": auto, the free memory less a tenth" : "",
+		 plan.nchunks, plan.chunk);
+	return 0;
+}
+
 int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out)
 {
@@ -139,7 +230,11 @@ int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	p.slots = RENDERER_RING;
 	p.adaptive_every = sc->render.adaptive_every;
 	const int ok = r->g || engine_draws_on_gpu(eng);
-	int rc = ok ? gpu_render_create(sc, st, u, &p, &r->gr) : NB_ERUNTIME;
+	int rc = ok && !r->g ? gpu_plan(sc, st, &p) : 0;
+	r->ooc = p.chunk > 0;
+	r->still = r->ooc && engine_film_still(eng);
+	if (rc == 0)
+		rc = ok ? gpu_render_create(sc, st, u, &p, &r->gr) : NB_ERUNTIME;
 	if (rc) {
 		if (!ok)
 			log_error("renderer_gpu_create: the frames are not drawn on the GPU (internal)");

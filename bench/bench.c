@@ -6,6 +6,7 @@
  *   nbody-bench frame
  *   nbody-bench cpu-render --scene FILE [--set KEY=VALUE]...
  *   nbody-bench render [--e2e]
+ *   nbody-bench render-ooc --n 1e9 --budget 8G   (or render --out-of-core ...)
  *   nbody-bench migrate
  *   nbody-bench e2e --scene scenes/galaxy-collision.yaml
  *
@@ -38,6 +39,9 @@ static const struct {
 	 "[--glow X] [--diffuse X] [--diffuse-smoothing screen|adaptive] [--h-cap X] "
 	 "[--blur S] [--shutter X] "
 	 "[--projection perspective|fisheye|equirectangular] [--stereo none|side-by-side|top-bottom]"},
+	{"render-ooc", bench_render_ooc,
+	 "GPU renderer out of core: host bodies streamed in chunks under a budget (also render --out-of-core)",
+	 "[--n 1e9] [--frames F] [--budget 8G] [--size 4k|1080p|WxH] [--model plummer|galaxies] [--png DIR]"},
 	{"migrate", bench_migrate, "GPU tree body order: migrate vs sort, movers and ms per step",
 	 "[--scene FILE] [--frames 0,115,260,400] [--n 1000000,4000000] [--steps K] "
 	 "[--branch-bodies B]"},

@@ -28,6 +28,7 @@ int bench_bh_accuracy(int argc, char **argv); /* bench/bh.c: tree vs direct forc
 int bench_frame(int argc, char **argv);       /* bench/frame.c: CPU splat/tonemap/convert/encode/PNG */
 int bench_cpu_render(int argc, char **argv);  /* bench/cpu_render.c: one CPU frame, stage by stage */
 int bench_render(int argc, char **argv);      /* bench/render.c: GPU splat/adaptive h/tone map/YUV */
+int bench_render_ooc(int argc, char **argv);  /* bench/render_ooc.c: GPU frames out of core, chunked */
 int bench_migrate(int argc, char **argv);     /* bench/migrate.c: tree body order, migrate vs sort */
 int bench_e2e(int argc, char **argv);         /* bench/e2e.c: a whole movie vs its slowest stage */
 #endif

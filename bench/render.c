@@ -624,6 +624,9 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 
 int bench_render(int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--out-of-core")) /* bench/render_ooc.c */
+			return bench_render_ooc(argc, argv);
 	struct rb_opts o = {.ns = {1000000, 10000000}, .nn = 2, .reps = 5, .s1080 = 1, .s4k = 1,
 			    .scenes = {1, 1, 1}, .tonemap = SCENE_TONEMAP_ASINH};
 	int rc = rb_parse_args(argc, argv, &o);

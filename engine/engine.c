@@ -375,6 +375,11 @@ int engine_draws_on_gpu(const struct engine *e)
 	return e->gpu != NULL || e->draw_gpu;
 }
 
+int engine_film_still(const struct engine *e)
+{
+	return e->solver == SCENE_SOLVER_NONE && !e->film;
+}
+
 int engine_advance(struct engine *e, int steps, int need_potential)
 {
 	if (steps <= 0)

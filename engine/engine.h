@@ -69,6 +69,11 @@ long engine_force_calls(const struct engine *e);
  * (engine_gpu), or film mode found a usable GPU with simulation.backend
  * auto or cuda (the renderer then uploads the host state each frame). */
 int engine_draws_on_gpu(const struct engine *e);
+/* 1 in film mode without a series (simulation.solver: none, no
+ * bodies.*.snapshots): the bodies never move, so a renderer may keep its
+ * own copy of them from the first frame on (app/renderer_gpu.c's
+ * out-of-core mirror). */
+int engine_film_still(const struct engine *e);
 
 /* ---- the overlapped GPU frame pipeline (app/frames.c, app/renderer_gpu.c) ---- */
 struct gpu_sim; /* kernels/gpu.h */

@@ -77,8 +77,12 @@ struct gpu_render_params {
 	int slots;                     /* pinned host ring size, 1..16 (e.g. 3) */
 	int adaptive_every;            /* recompute adaptive h every this many frames (>= 1) */
 	enum gpu_render_method method;
+	/* 0: in core, st->n body slots on the device. > 0: out of core
+	 * (below), room on the device for this many bodies only (the chunk;
+	 * render_ooc_plan makes it from a budget). */
+	size_t chunk;
 };
-/* outputs YUV420P, 3 slots, adaptive h every frame, tiled. */
+/* outputs YUV420P, 3 slots, adaptive h every frame, tiled, in core. */
 void gpu_render_default_params(struct gpu_render_params *p);
 
 struct gpu_render;
@@ -180,6 +184,87 @@ int gpu_render_last_timing(struct gpu_render *gr, struct gpu_render_timing *t);
  * for bit given the same 16-bit values under them. A frame queued without
  * a call has no overlay. */
 int gpu_render_overlay(struct gpu_render *gr, const struct render_overlay *ov, int slot);
+
+/* ---- out of core (docs/snapshots.md, "Bigger than the GPU") ----
+ * Made with params.chunk > 0, a renderer holds device room for one chunk
+ * of bodies (twice: double-buffered) whatever st->n says (st->n at create
+ * is the most bodies a frame may have: it may be more than the GPU holds;
+ * st's comps and render.color_by's initial state are read as in core,
+ * st->pos and st->comp are not). A frame then draws host bodies: clear the
+ * HDR image; for each chunk k, copy its rows to device buffer k % 2 on a
+ * stream of its own (pinned rows directly; others through a pinned
+ * staging, packed on the host while the previous chunk is copied and
+ * drawn) and splat it into the same image on gr's stream once it has
+ * landed (events: the copy of chunk k + 1 overlaps the splat of chunk k);
+ * then the look once on the sum: the screen diffuse layer, wing, glow,
+ * tone map, conversions, as in core. Splats add, so the picture equals the
+ * one-shot render within float summation order (tests/test_gpu_ooc.c: 1
+ * LSB of 16 bits).
+ * Drawn: render.style stars (its tiled or atomic form, motion blur,
+ * color_by, the screen diffuse layer), style smooth with a fixed
+ * render.smoothing (each chunk splat on its own, its picture added into an
+ * accumulator), every projection, stereo (each eye streams every chunk).
+ * Refused at create (NB_EINPUT, gr_ooc_check): adaptive smoothing, the
+ * adaptive diffuse layer, dust. gpu_render_frame and gpu_render_upload are
+ * refused; gpu_render_set_smoothing and gpu_render_download_h too. */
+
+/* Device bytes of a renderer for sc with params p (p->chunk ignored):
+ * *fixed for the frame's images, pyramids and output slots, *per_body for
+ * each body slot of the device's capacity (all n bodies in core:
+ * out_of_core 0; a chunk: 1), *max_chunk the most bodies a chunk may hold
+ * (the splat's 32-bit keys). An estimate made from the allocations' sizes
+ * (style smooth: its pair lists assumed 4 tiles per footprint), for
+ * render_ooc_plan. CUDA=0: all 0. */
+void gpu_render_memory(const struct scene *sc, const struct gpu_render_params *p, int out_of_core,
+		       size_t *fixed, size_t *per_body, size_t *max_chunk);
+
+/* Bodies in host memory, rows of 4 floats, internal units. */
+struct gpu_render_host {
+	const float *pos4;     /* n rows (x, y, z, mass) */
+	const float *vel4;     /* n rows (vx, vy, vz, -): needed with render.color_by or
+				* motion blur (else not read; may be NULL) */
+	const uint16_t *comp;  /* n components (NULL: all component 0) */
+	size_t n;              /* <= st->n at create */
+	void *owned;           /* gpu_render_mirror's allocation (NULL: the caller's rows) */
+};
+/* Page-locked host memory (cudaMallocHost) for rows: rows there are
+ * copied straight to the device; rows elsewhere first into the renderer's
+ * pinned staging (one more host copy per frame). NULL on failure (logged). */
+void *gpu_render_host_alloc(size_t bytes);
+void gpu_render_host_free(void *p);
+/* st (its n bodies) packed once into page-locked rows (render_ooc_pack;
+ * velocities only when gr reads them) for a still film drawn over many
+ * frames: each frame then only copies. 16 bytes a body (32 with
+ * velocities) + 2 with components. Free with gpu_render_mirror_free. */
+int gpu_render_mirror(const struct gpu_render *gr, const struct sim_state *st,
+		      struct gpu_render_host *hb);
+void gpu_render_mirror_free(struct gpu_render_host *hb);
+/* Queue frame `frame` of hb's bodies seen by cam into slot (as
+ * gpu_render_frame). Returns once every chunk is queued; hb's rows must
+ * stay unchanged until gpu_render_wait(slot). Only out of core. */
+int gpu_render_frame_host(struct gpu_render *gr, const struct gpu_render_host *hb, int frame,
+			  const struct render_camera *cam, int slot);
+/* The same from st (double, a moving film): each chunk packed on the host
+ * into the pinned staging while the previous one is copied and drawn, so
+ * the conversion is part of the frame's cost. st is read only before this
+ * returns. */
+int gpu_render_frame_state(struct gpu_render *gr, const struct sim_state *st, int frame,
+			   const struct render_camera *cam, int slot);
+/* The last out-of-core frame's stages (waits for it): chunks drawn (per
+ * eye with stereo, summed), bytes copied to the device, milliseconds of
+ * the copies (summed over chunks, copy stream), of the splats (summed over
+ * chunks, gr's stream, from the copy's arrival), the look (the last
+ * splat's end to the tone map's end: diffuse layer, wing, glow, tone map,
+ * conversions), the host staging (packing, summed; 0 for pinned rows) and
+ * the whole frame (first copy's start to the host copy's end). */
+struct gpu_render_ooc_timing {
+	int chunks;
+	size_t bytes;
+	double upload_ms, splat_ms, look_ms, stage_ms, frame_ms;
+};
+int gpu_render_ooc_last_timing(struct gpu_render *gr, struct gpu_render_ooc_timing *t);
+/* Bodies per chunk, 0 in core. */
+size_t gpu_render_chunk(const struct gpu_render *gr);
 
 /* ---- pieces, for tests and benchmarks ---- */
 /* Switch the splat method from the next frame on. */

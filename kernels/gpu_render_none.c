@@ -175,3 +175,65 @@ int gpu_framing_upload(struct gpu_framing *fr, const struct sim_state *st,
 	(void)fr, (void)st, (void)in;
 	return gpu_render_none();
 }
+
+void gpu_render_memory(const struct scene *sc, const struct gpu_render_params *p, int out_of_core,
+		       size_t *fixed, size_t *per_body, size_t *max_chunk)
+{
+	(void)sc, (void)p, (void)out_of_core;
+	*fixed = 0;
+	*per_body = 0;
+	*max_chunk = 0;
+}
+
+void *gpu_render_host_alloc(size_t bytes)
+{
+	(void)bytes;
+	gpu_render_none();
+	return NULL;
+}
+
+void gpu_render_host_free(void *p)
+{
+	(void)p;
+}
+
+int gpu_render_mirror(const struct gpu_render *gr, const struct sim_state *st,
+		      struct gpu_render_host *hb)
+{
+	(void)gr, (void)st;
+	memset(hb, 0, sizeof *hb);
+	return gpu_render_none();
+}
+
+void gpu_render_mirror_free(struct gpu_render_host *hb)
+{
+	if (hb)
+		memset(hb, 0, sizeof *hb);
+}
+
+int gpu_render_frame_host(struct gpu_render *gr, const struct gpu_render_host *hb, int frame,
+			  const struct render_camera *cam, int slot)
+{
+	(void)gr, (void)hb, (void)frame, (void)cam, (void)slot;
+	return gpu_render_none();
+}
+
+int gpu_render_frame_state(struct gpu_render *gr, const struct sim_state *st, int frame,
+			   const struct render_camera *cam, int slot)
+{
+	(void)gr, (void)st, (void)frame, (void)cam, (void)slot;
+	return gpu_render_none();
+}
+
+int gpu_render_ooc_last_timing(struct gpu_render *gr, struct gpu_render_ooc_timing *t)
+{
+	(void)gr;
+	memset(t, 0, sizeof *t);
+	return gpu_render_none();
+}
+
+size_t gpu_render_chunk(const struct gpu_render *gr)
+{
+	(void)gr;
+	return 0;
+}

@@ -25,6 +25,7 @@ void gpu_render_default_params(struct gpu_render_params *p)
 	p->slots = 3;
 	p->adaptive_every = 1;
 	p->method = GPU_RENDER_TILED;
+	p->chunk = 0;
 }
 
 int gr_temp_reserve(struct gpu_render *gr, size_t bytes)
@@ -62,20 +63,22 @@ static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 			  w, h);
 		return NB_EINPUT;
 	}
-	if (st->n > (size_t)INT32_MAX) {
-		log_error("GPU render: %zu bodies is more than it supports (%d)", st->n, INT32_MAX);
+	/* the bodies on the device at once: all of them, or a chunk */
+	const size_t n = p->chunk ? p->chunk : st->n;
+	if (n > (size_t)INT32_MAX) {
+		log_error("GPU render: %zu bodies is more than it supports (%d)", n, INT32_MAX);
 		return NB_EINPUT;
 	}
 	/* the stars splat keys every footprint copy of every blur sample (int) */
 	const size_t S = (size_t)render_blur_samples(sc);
 	const size_t C = sc->camera.projection == SCENE_PROJ_EQUIRECT ? 4 : 1;
-	if (st->n > (size_t)INT32_MAX / (S * C)) {
+	if (n > (size_t)INT32_MAX / (S * C)) {
 		log_error("GPU render: %zu bodies x render.motion_blur.samples %zu x %zu footprint "
-			  "copies (equirectangular: 4) is more than it supports (%d)", st->n, S, C,
+			  "copies (equirectangular: 4) is more than it supports (%d)", n, S, C,
 			  INT32_MAX);
 		return NB_EINPUT;
 	}
-	return 0;
+	return p->chunk ? gr_ooc_check(sc, st) : 0;
 }
 
 /* Device copies of the component of each body id and the colours. */
@@ -84,7 +87,7 @@ static int gr_upload_components(struct gpu_render *gr, const struct scene *sc,
 {
 	size_t n = gr->nmax ? gr->nmax : 1;
 	CUDA_CHECK(cudaMalloc(&gr->d_comp, n * sizeof(uint16_t)));
-	if (st->comp && st->n)
+	if (st->comp && st->n && !gr->ooc_chunk) /* out of core: zeros, each chunk brings its own */
 		CUDA_CHECK(cudaMemcpy(gr->d_comp, st->comp, st->n * sizeof(uint16_t),
 				      cudaMemcpyHostToDevice));
 	else
@@ -103,7 +106,8 @@ static int gr_upload_components(struct gpu_render *gr, const struct scene *sc,
 		e = cudaMemcpy(gr->d_colors, col, 3 * nc * sizeof(float), cudaMemcpyHostToDevice);
 	free(col);
 	CUDA_CHECK(e);
-	CUDA_CHECK(cudaMalloc(&gr->d_h, n * sizeof(float)));
+	if (!gr->ooc_chunk) /* out of core: no per-id h (adaptive refused, gr_ooc_check) */
+		CUDA_CHECK(cudaMalloc(&gr->d_h, n * sizeof(float)));
 	return 0;
 }
 
@@ -220,7 +224,9 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	gr->nslots = p->slots;
 	gr->adaptive_every = p->adaptive_every;
 	gr->method = p->method;
-	gr->nmax = st->n;
+	gr->nmax = p->chunk ? p->chunk : st->n;
+	gr->ooc_chunk = p->chunk;
+	gr->ntotal = st->n;
 	if (u)
 		gr->u = *u;
 	else
@@ -271,7 +277,7 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 	}
 	if (gr_create_streams(gr) || gr_upload_components(gr, sc, st) || gr_splat_alloc(gr) ||
 	    gr_tone_alloc(gr, sc) || gr_glow_alloc(gr) || gr_alloc_outputs(gr) || gr_alloc_smooth(gr) ||
-	    gr_diffuse_alloc(gr) || gr_dust_alloc(gr, sc, st)) {
+	    gr_diffuse_alloc(gr) || gr_dust_alloc(gr, sc, st) || (gr->ooc_chunk && gr_ooc_alloc(gr))) {
 		gpu_render_free(&gr);
 		return NB_ERUNTIME;
 	}
@@ -297,6 +303,7 @@ void gpu_render_free(struct gpu_render **grp)
 	gr_diffuse_free(gr);
 	gr_dust_free(gr);
 	gr_stars_free(gr);
+	gr_ooc_free(gr);
 	for (int s = 0; s < gr->nslots; s++) {
 		cudaFree(gr->d_out[s]);
 		cudaFreeHost(gr->h_out[s]);
@@ -332,6 +339,11 @@ void gpu_render_free(struct gpu_render **grp)
 
 int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct gpu_render_input *in)
 {
+	if (gr->ooc_chunk && st->n > gr->nmax) {
+		log_error("GPU render: %zu bodies do not fit the out-of-core renderer's chunk of %zu: "
+			  "draw them with gpu_render_frame_state (internal)", st->n, gr->nmax);
+		return NB_EINPUT;
+	}
 	if (st->n > gr->nmax) {
 		log_error("GPU render: %zu bodies, created for at most %zu", st->n, gr->nmax);
 		return NB_EINPUT;
@@ -369,7 +381,7 @@ int gpu_render_upload(struct gpu_render *gr, const struct sim_state *st, struct 
 	return 0;
 }
 
-static void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g)
+void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g)
 {
 	struct render_view v;
 	render_view_make(cam, gr->w, gr->h, &v);
@@ -404,7 +416,7 @@ __global__ void gr_mask(float *hdr, struct render_proj p)
 
 /* The look after the splat on d_pic (one eye's picture, or the frame's):
  * wing, glow, fisheye mask. */
-static int gr_eye_finish(struct gpu_render *gr)
+int gr_eye_finish(struct gpu_render *gr)
 {
 	if (gr_wing(gr) != 0 || gr_glow(gr) != 0)
 		return NB_ERUNTIME;
@@ -432,9 +444,11 @@ static float *gr_eye_picture(const struct gpu_render *gr, int eye)
 	return gr->d_hdr;
 }
 
-/* Stereo side-by-side: copy d_hdr (eye -1 left, +1 right) into its half
- * of d_frame (left half for the left eye). */
-static int gr_eye_store(struct gpu_render *gr, int eye)
+/* Stereo: copy d_hdr (eye -1 left, +1 right) into its half of d_frame
+ * (side-by-side: left half for the left eye; top-bottom: top). In-core
+ * top-bottom eyes are drawn in place (gr_eye_picture) and skip it; the
+ * out-of-core path (render_ooc.cu) draws into d_hdr and stores. */
+int gr_eye_store(struct gpu_render *gr, int eye)
 {
 	const int x0 = eye > 0 && gr->stereo == SCENE_STEREO_SIDE_BY_SIDE ? gr->w : 0;
 	const int y0 = eye > 0 && gr->stereo == SCENE_STEREO_TOP_BOTTOM ? gr->h : 0;
@@ -447,7 +461,7 @@ static int gr_eye_store(struct gpu_render *gr, int eye)
 
 /* Glow (render.glow), tone map + conversions of d_hdr into slot, then its
  * copy to the host. */
-static int gr_finish(struct gpu_render *gr, int frame, int slot)
+int gr_finish(struct gpu_render *gr, int frame, int slot)
 {
 	if (!gr->stereo && gr_eye_finish(gr) != 0) /* stereo: done per eye */
 		return NB_ERUNTIME;
@@ -467,7 +481,7 @@ static int gr_finish(struct gpu_render *gr, int frame, int slot)
 	return 0;
 }
 
-static int gr_check_slot(const struct gpu_render *gr, int slot)
+int gr_check_slot(const struct gpu_render *gr, int slot)
 {
 	if (slot < 0 || slot >= gr->nslots) {
 		log_error("GPU render: slot %d out of range [0, %d)", slot, gr->nslots);
@@ -583,6 +597,11 @@ int gpu_render_frame(struct gpu_render *gr, const struct gpu_render_input *in, i
 {
 	if (gr_check_slot(gr, slot))
 		return NB_EINPUT;
+	if (gr->ooc_chunk) {
+		log_error("GPU render: an out-of-core renderer draws host bodies "
+			  "(gpu_render_frame_host, gpu_render_frame_state) (internal)");
+		return NB_EINPUT;
+	}
 	if (in->n > gr->nmax) {
 		log_error("GPU render: %zu bodies, created for at most %zu", in->n, gr->nmax);
 		return NB_EINPUT;
@@ -713,6 +732,10 @@ int gpu_render_set_smoothing(struct gpu_render *gr, const float *h_by_id, size_t
 		log_error("GPU render: %zu smoothing lengths, created for at most %zu bodies", n, gr->nmax);
 		return NB_EINPUT;
 	}
+	if (!gr->d_h) {
+		log_error("GPU render: per-body smoothing lengths cannot be drawn out of core");
+		return NB_EINPUT;
+	}
 	CUDA_CHECK(cudaStreamSynchronize(gr->stream));
 	CUDA_CHECK(cudaMemcpy(gr->d_h, h_by_id, n * sizeof(float), cudaMemcpyHostToDevice));
 	gr->h_given = 1;
@@ -773,6 +796,10 @@ int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
 {
 	if (n > gr->nmax) {
 		log_error("GPU render: %zu smoothing lengths asked, %zu bodies", n, gr->nmax);
+		return NB_EINPUT;
+	}
+	if (!gr->d_h) {
+		log_error("GPU render: no smoothing lengths out of core");
 		return NB_EINPUT;
 	}
 	CUDA_CHECK(cudaStreamSynchronize(gr->stream));

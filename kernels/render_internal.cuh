@@ -7,6 +7,7 @@
  *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  *   render_stars.cu     render.style: stars (a PSF fixed in pixels; tiled, or atomics)
  *   render_overlay.cu   overlay.*: the CPU's codes staged per slot, uploaded
+ *   render_ooc.cu       out of core: host bodies streamed through in chunks
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
 #define NB_RENDER_INTERNAL_CUH
@@ -67,6 +68,8 @@ struct gr_overlay {
 
 /* Adaptive-h buffers (render_adaptive.cu). */
 struct gr_adaptive;
+/* Out-of-core buffers (render_ooc.cu). */
+struct gr_ooc;
 
 struct gpu_render {
 	/* configuration */
@@ -166,6 +169,12 @@ struct gpu_render {
 	size_t h_ov_cap[GR_MAX_SLOTS], ov_ncode[GR_MAX_SLOTS];
 	uint8_t *d_ov; /* the codes of the frame being tone mapped */
 	size_t d_ov_cap;
+	/* out of core (render_ooc.cu; params.chunk > 0): nmax is the chunk */
+	size_t ooc_chunk;             /* bodies per chunk; 0: in core */
+	size_t ntotal;                /* the most bodies a frame may have (st->n at create) */
+	const uint16_t *comp_slot;    /* the chunk being drawn: component per slot, read by
+				       * the splats instead of d_comp by id (NULL: in core) */
+	struct gr_ooc *ooc;           /* its buffers, streams and events */
 	/* dust (render_dust.cu; only when the scene has a dust component) */
 	int dust_K;              /* render.dust_slabs; 0: no dust, the old path */
 	float *d_emit;           /* (K + 2) * w*h*3: emission per slab */
@@ -329,10 +338,32 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
  * (RENDER_DUST_NO_SLAB: nothing); out is not cleared. */
 int gr_stars_slabs(struct gpu_render *gr, const struct gpu_render_input *in,
 		   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride);
+/* Out of core (render_ooc.cu): gr_stars_begin clears d_hdr (and the screen
+ * layer's counts) for a frame; gr_stars_add then adds the bodies of each
+ * chunk in (slot s: component gr->comp_slot[s]) into both, reading in
+ * directly (no own copy; the caller keeps in unchanged until its splat
+ * is done on gr->stream). */
+int gr_stars_begin(struct gpu_render *gr);
+int gr_stars_add(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v);
 /* gr_stars' tiled form (the default; GPU_RENDER_ATOMIC or the environment
  * NB_STARS_ATOMIC=1 pick the one-thread-per-body atomic form, which the
  * slabs always use): its buffers, freed at gpu_render_free. */
 void gr_stars_free(struct gpu_render *gr);
+/* render.cu, for render_ooc.cu: a frame's view; the look after the splat
+ * on d_hdr (wing, glow, mask); a stereo eye stored into d_frame; the tone
+ * map, conversions and host copy into slot; the slot's range check. */
+void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g);
+int gr_eye_finish(struct gpu_render *gr);
+int gr_eye_store(struct gpu_render *gr, int eye);
+int gr_finish(struct gpu_render *gr, int frame, int slot);
+int gr_check_slot(const struct gpu_render *gr, int slot);
+/* render_ooc.cu: its buffers (gr->ooc), made at create when ooc_chunk > 0. */
+int gr_ooc_alloc(struct gpu_render *gr);
+/* NB_EINPUT (logged) when sc or st asks for what cannot be drawn in chunks:
+ * adaptive h (smooth style), the adaptive diffuse layer, dust. */
+int gr_ooc_check(const struct scene *sc, const struct sim_state *st);
+void gr_ooc_free(struct gpu_render *gr);
+
 /* render_dust.cu: dust (render/dust.c's meaning). Buffers only when st has
  * a dust component and the style is stars (else dust_K stays 0). */
 int gr_dust_alloc(struct gpu_render *gr, const struct scene *sc, const struct sim_state *st);

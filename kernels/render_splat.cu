@@ -260,7 +260,9 @@ __global__ void gr_norm_big(const uint32_t *big, const uint32_t *nbig, struct gr
 
 int gr_splat_alloc(struct gpu_render *gr)
 {
-	size_t n = (gr->nmax ? gr->nmax : 1) * (size_t)gr->nc; /* footprint records */
+	/* footprint records: nc copies of each slot; the stars out of core never
+	 * splat smooth footprints (the adaptive layer is refused there) */
+	size_t n = (gr->nmax && !(gr->ooc_chunk && gr->stars) ? gr->nmax : 1) * (size_t)gr->nc;
 	gr_lod_init(gr);
 	CUDA_CHECK(cudaMalloc(&gr->d_rec, n * sizeof *gr->d_rec));
 	CUDA_CHECK(cudaMalloc(&gr->d_level, n));
@@ -318,7 +320,7 @@ int gr_splat(struct gpu_render *gr, const struct gpu_render_input *in, const str
 	a.mass = gr->u.mass;
 	a.smoothing = gr->smoothing;
 	a.h = d_h;
-	a.comp = gr->d_comp;
+	a.comp = gr->comp_slot ? gr->comp_slot : gr->d_comp;
 	a.colors = gr->d_colors;
 	a.ncomp = gr->ncomp;
 	a.gauss = gr->kernel == SCENE_KERNEL_GAUSSIAN;

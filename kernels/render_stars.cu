@@ -454,10 +454,12 @@ static int gr_stars_fast_reserve(struct gpu_render *gr, size_t n)
 	CUDA_CHECK(cudaMalloc(&f->item_off, nt * sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->nitems, sizeof(uint32_t)));
 	CUDA_CHECK(cudaMalloc(&f->items, f->item_cap * sizeof(uint2)));
-	CUDA_CHECK(cudaMalloc(&f->pos, bodies * sizeof(float4)));
-	CUDA_CHECK(cudaMalloc(&f->id, bodies * sizeof(uint32_t)));
-	if (gr->color_by || gr->blur_samples > 1)
-		CUDA_CHECK(cudaMalloc(&f->vel, bodies * sizeof(float4)));
+	if (!gr->ooc_chunk) { /* gr_stars' own copy; out of core the chunk is the renderer's */
+		CUDA_CHECK(cudaMalloc(&f->pos, bodies * sizeof(float4)));
+		CUDA_CHECK(cudaMalloc(&f->id, bodies * sizeof(uint32_t)));
+		if (gr->color_by || gr->blur_samples > 1)
+			CUDA_CHECK(cudaMalloc(&f->vel, bodies * sizeof(float4)));
+	}
 	f->body_cap = bodies;
 	f->cap = cap;
 	return 0;
@@ -522,9 +524,11 @@ static int gr_stars_use_tiled(const struct gpu_render *gr)
 	return gr->method != GPU_RENDER_ATOMIC && !(env && atoi(env) != 0);
 }
 
-/* gr_stars and gr_stars_slabs: the launch, into out (slab NULL) or its slabs. */
+/* gr_stars and gr_stars_slabs: the launch, into out (slab NULL) or its slabs;
+ * clear: the screen layer's counts start from 0 (not when adding a chunk). */
 static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input *in,
-			   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride)
+			   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride,
+			   int clear)
 {
 	cudaStream_t st = gr->stream;
 	/* motion blur: in->n bodies x S points (the dust slabs: no blur; the
@@ -532,7 +536,7 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 	const int samples = slab ? 1 : gr->blur_samples;
 	const int n = (int)in->n * samples; /* <= INT32_MAX: gr_check_params */
 	float *count1 = gr->diffuse_screen ? gr->d_count1 : NULL; /* render_diffuse.cu's level 1 */
-	if (count1)
+	if (count1 && clear)
 		CUDA_CHECK(cudaMemsetAsync(count1, 0, (size_t)render_lod_dim(gr->w, 1) *
 							  render_lod_dim(gr->h, 1) * sizeof(float), st));
 	if (n > 0) {
@@ -540,7 +544,7 @@ static int gr_stars_launch(struct gpu_render *gr, const struct gpu_render_input 
 		a.v = *v;
 		a.length = gr->u.length;
 		a.mass = gr->u.mass;
-		a.comp = gr->d_comp;
+		a.comp = gr->comp_slot ? gr->comp_slot : gr->d_comp;
 		a.colors = gr->d_colors;
 		a.ncomp = gr->ncomp;
 		a.density = gr->mode == SCENE_COLOR_DENSITY;
@@ -599,9 +603,9 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 			own.id = f->id;
 		if (vel)
 			own.vel4 = f->vel;
-		return gr_stars_launch(gr, &own, v, NULL, gr->d_pic, 0);
+		return gr_stars_launch(gr, &own, v, NULL, gr->d_pic, 0, 1);
 	}
-	if (gr_stars_launch(gr, in, v, NULL, gr->d_pic, 0))
+	if (gr_stars_launch(gr, in, v, NULL, gr->d_pic, 0, 1))
 		return NB_ERUNTIME;
 	CUDA_CHECK(cudaEventRecord(gr->ev_consumed, st));
 	return 0;
@@ -610,5 +614,21 @@ int gr_stars(struct gpu_render *gr, const struct gpu_render_input *in, const str
 int gr_stars_slabs(struct gpu_render *gr, const struct gpu_render_input *in,
 		   const struct gr_view *v, const uint8_t *slab, float *out, size_t stride)
 {
-	return gr_stars_launch(gr, in, v, slab, out, stride);
+	return gr_stars_launch(gr, in, v, slab, out, stride, 1);
+}
+
+int gr_stars_begin(struct gpu_render *gr)
+{
+	cudaStream_t st = gr->stream;
+	CUDA_CHECK(cudaMemsetAsync(gr->d_hdr, 0, (size_t)gr->w * gr->h * 3 * sizeof(float), st));
+	if (gr->diffuse_screen)
+		CUDA_CHECK(cudaMemsetAsync(gr->d_count1, 0, (size_t)render_lod_dim(gr->w, 1) *
+							       render_lod_dim(gr->h, 1) * sizeof(float),
+					   st));
+	return 0;
+}
+
+int gr_stars_add(struct gpu_render *gr, const struct gpu_render_input *in, const struct gr_view *v)
+{
+	return gr_stars_launch(gr, in, v, NULL, gr->d_hdr, 0, 0);
 }

@@ -640,6 +640,33 @@ struct render_spring {
  * toward g. tau <= 0: x = g. Returns x. */
 double render_spring_step(struct render_spring *s, double g, double tau);
 
+/* ---- out of core (render/ooc.c; the GPU: kernels/render_ooc.cu) ----
+ * A frame drawn from host bodies in chunks that stream through the GPU
+ * under a memory budget (render.gpu_memory; docs/snapshots.md, "Bigger
+ * than the GPU"). */
+#define RENDER_OOC_MIN_CHUNK 4096 /* the smallest chunk a budget may give (fewer bodies: all) */
+struct render_ooc_plan {
+	size_t n;       /* bodies */
+	size_t chunk;   /* bodies per chunk: the device buffers' capacity */
+	size_t nchunks; /* ceil(n / chunk); 1 when n is 0 */
+	size_t last;    /* bodies in the last chunk (n - (nchunks - 1) chunk) */
+	size_t bytes;   /* fixed + chunk x per_body: the device memory the plan takes */
+};
+/* n bodies through budget bytes of device memory of which fixed go to the
+ * frame's buffers and per_body to each body slot of a chunk: chunk =
+ * min(n, (budget - fixed) / per_body, max_chunk (0: no limit)). NB_EINPUT
+ * (logged with the numbers) when the budget leaves room for fewer than
+ * min(n, RENDER_OOC_MIN_CHUNK) bodies, or per_body is 0. */
+int render_ooc_plan(size_t n, size_t budget, size_t fixed, size_t per_body, size_t max_chunk,
+		    struct render_ooc_plan *p);
+/* Chunk k of p: bodies [*first, *first + *count) (k >= nchunks: count 0). */
+void render_ooc_chunk(const struct render_ooc_plan *p, size_t k, size_t *first, size_t *count);
+/* Bodies [first, first + count) of st into float4 rows, internal units:
+ * pos4 (x, y, z, mass), vel4 (vx, vy, vz, 0) when not NULL, comp (st's, 0
+ * when st has none) when not NULL. Row k is body first + k. OpenMP. */
+void render_ooc_pack(const struct sim_state *st, size_t first, size_t count, float *pos4,
+		     float *vel4, uint16_t *comp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -712,13 +712,51 @@ static int check_motion_blur(struct load_ctx *c)
 	return 0;
 }
 
+/* render.gpu_memory given in bytes may draw out of core (kernels/
+ * render_ooc.cu): only film mode does, and only what adds up chunk by
+ * chunk. Refused here: a neighbour search over all bodies (adaptive h,
+ * the adaptive diffuse layer) and the dust's depth slabs (spanning all the
+ * dust bodies' depths). auto is checked when the renderer is made. */
+static int check_gpu_memory(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	if (sc->render.gpu_memory_auto)
+		return 0;
+	const struct ynode *at = seen(c, "render.gpu_memory");
+	const char *k = "render.gpu_memory";
+	if (sc->simulation.solver != SCENE_SOLVER_NONE)
+		return scene_fail(&c->ec, at, k,
+				  "a budget is for film mode (simulation.solver: none), which can "
+				  "stream bodies through the GPU in chunks; a simulation keeps all its "
+				  "bodies on the device and cannot run out of core: use auto");
+	if (sc->render.style == SCENE_STYLE_SMOOTH && sc->render.smoothing_adaptive)
+		return scene_fail(&c->ec, at, k,
+				  "out of core, render.smoothing: adaptive cannot be drawn (its "
+				  "neighbour search needs all bodies on the GPU at once): give a "
+				  "number, use render.style: stars, or use auto");
+	if (sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0 &&
+	    sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE)
+		return scene_fail(&c->ec, at, k,
+				  "out of core, render.diffuse_smoothing: adaptive cannot be drawn "
+				  "(its neighbour search needs all bodies on the GPU at once): use "
+				  "render.diffuse_smoothing: screen, or auto");
+	for (int i = 0; i < sc->nbodies; i++)
+		if (scene_dust_count(&sc->bodies[i]) > 0)
+			return scene_fail(&c->ec, at, k,
+					  "out of core, dust (bodies.%d.dust) cannot be drawn (its depth "
+					  "slabs span all the dust bodies at once): remove the dust or use "
+					  "auto", i);
+	return 0;
+}
+
 static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
 	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
 	    check_framing(c) ||
-	    check_dust(c) || check_colour(c) || check_motion_blur(c) || check_projection(c))
+	    check_dust(c) || check_colour(c) || check_motion_blur(c) || check_projection(c) ||
+	    check_gpu_memory(c))
 		return NB_EINPUT;
 	struct scene *sc = c->sc;
 	if (sc->output.preview[0] && !ends_with_ci(sc->output.preview, ".jpg") &&

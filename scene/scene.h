@@ -258,6 +258,8 @@ struct scene {
 		int width, height;     /* even, >= 16, <= 16384 */
 		double exposure;       /* > 0 */
 		int exposure_auto;     /* render.exposure: auto (render/tonemap.h) */
+		double gpu_memory;     /* bytes the GPU renderer may use for a film's bodies */
+		int gpu_memory_auto;   /* render.gpu_memory: auto (the free device memory) */
 		double auto_percentile;/* (0, 100]: exposure auto's percentile of lit luminance */
 		double auto_smoothing; /* >= 0 frames: exposure auto's time constant */
 		double white;          /* > 0: filmic shoulder's white parameter W */

@@ -502,6 +502,13 @@ const struct scene_key scene_schema[] = {
 	 .help = "diffuse layer: screen: the stars' own light smoothed on an image pyramid over the "
 		 "area holding render.neighbours projected bodies, every frame; adaptive: splat with "
 		 "3D k-nearest-neighbour h"},
+	{.path = "render.gpu_memory", .type = SKEY_NUM_OR_WORD, SC(render.gpu_memory),
+	 .lo = 16777216, .hi = 1125899906842624, .flags = SKEY_BYTES,
+	 .has_off = offsetof(struct scene, render.gpu_memory_auto), .names = auto_word,
+	 .def = "auto", .type_doc = "bytes (8G, 512M, 1.5G, 8589934592) | auto",
+	 .help = "film mode (simulation.solver: none) on the GPU: device memory the renderer may "
+		 "use; bodies that need more stream through it in chunks (out of core); auto: the "
+		 "free GPU memory less a margin"},
 	{.path = "render.dust_slabs", .type = SKEY_INT, SC(render.dust_slabs), .lo = 1, .hi = 64,
 	 .def = "16", .type_doc = "integer in [1, 64]",
 	 .help = "dust: depth slabs composited front to back, spanning the dust bodies' depths"},

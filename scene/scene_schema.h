@@ -43,6 +43,8 @@ enum skey_base { SBASE_SCENE, SBASE_BODY, SBASE_KEY };
 #define SKEY_HI_OPEN 4u   /* value < hi (else <= hi) */
 #define SKEY_EVEN 8u      /* even integer (video sizes) */
 #define SKEY_HAS 16u      /* camera key: has_off marks it as given */
+#define SKEY_BYTES 32u    /* SKEY_NUM_OR_WORD: a byte count, whole, with an optional
+			   * binary suffix K, M, G or T (8G = 8 x 2^30); lo, hi in bytes */
 
 /* bodies.* keys: which models use them */
 #define SMODEL(m) (1u << (m))

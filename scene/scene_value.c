@@ -390,6 +390,44 @@ static int set_integer(const struct scene_errctx *ec, const struct scene_key *k,
 	return 0;
 }
 
+/* An SKEY_BYTES text: digits with at most one '.', then at most one of
+ * K, M, G, T (either case; 1024-based), as bytes rounded down to a whole
+ * number. 0, or 1 with *why set when it is something else. */
+static int scalar_to_bytes(const struct ynode *v, double *x, const char **why)
+{
+	*why = NULL;
+	if (!v || v->kind != YNODE_SCALAR || yaml_tree_is_null(v) || !v->plain ||
+	    v->len != strlen(v->text) || !v->text[0])
+		return 1;
+	const char *t = v->text;
+	size_t len = strlen(t), digits = 0, dots = 0;
+	double scale = 1.0;
+	const char *units = "KMGT";
+	const char *u = strchr(units, toupper((unsigned char)t[len - 1]));
+	if (u && *u) { /* strchr finds the terminator too */
+		for (const char *q = units; q <= u; q++)
+			scale *= 1024.0;
+		len--;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (isdigit((unsigned char)t[i]))
+			digits++;
+		else if (t[i] == '.' && dots == 0)
+			dots++;
+		else
+			return 1;
+	}
+	if (digits == 0 || digits > 15) {
+		if (digits > 15)
+			*why = "too large";
+		return 1;
+	}
+	char num[32];
+	snprintf(num, sizeof num, "%.*s", (int)len, t);
+	*x = floor(strtod(num, NULL) * scale);
+	return 0;
+}
+
 /* An SKEY_NUM_OR_WORD value: a number (*AUX = 0), or word i of k->names
  * (*AUX = i + 1; the number keeps its value). */
 static int set_num_or_word(const struct scene_errctx *ec, const struct scene_key *k,
@@ -404,7 +442,17 @@ static int set_num_or_word(const struct scene_errctx *ec, const struct scene_key
 			return 0;
 		}
 	}
-	if (scalar_to_double(v, &d, &why) || !in_range(k, d)) {
+	if ((k->flags & SKEY_BYTES) && (scalar_to_bytes(v, &d, &why) || !in_range(k, d))) {
+		char lo[32], hi[32];
+		scene_fmt_double(k->lo, lo, sizeof(lo));
+		scene_fmt_double(k->hi, hi, sizeof(hi));
+		return scene_fail(ec, v, path,
+				  "expected a size in bytes in [%s, %s] (a whole number, or a number "
+				  "with K, M, G or T, 1024-based: 8G, 1.5G, 512M) or the word %s, got "
+				  "%s%s%s%s", lo, hi, k->names[0], yaml_tree_describe(v, got, sizeof(got)),
+				  why ? " (" : "", why ? why : "", why ? ")" : "");
+	}
+	if (!(k->flags & SKEY_BYTES) && (scalar_to_double(v, &d, &why) || !in_range(k, d))) {
 		describe_range(k, 0, want, sizeof(want));
 		size_t o = (size_t)snprintf(words, sizeof(words), "%s %s",
 					    k->names[1] ? "one of the words" : "the word", k->names[0]);

@@ -413,6 +413,58 @@ START_TEST(film_on_the_gpu_matches_the_cpu)
 }
 END_TEST
 
+/* Film mode out of core (render.gpu_memory, app/renderer_gpu.c): a still
+ * film of 50000 bodies under a 17 MiB budget at 64x48 (the frame's buffers
+ * take ~16.1 MiB by gpu_render_memory, leaving room for chunks of ~16000:
+ * 4 a frame; asserted: at least 2) against
+ * the same film in core: every frame within 1 LSB of 16 bits, and the log
+ * says it went out of core. */
+START_TEST(film_out_of_core_matches_in_core)
+{
+	char path[200];
+	snprintf(path, sizeof path, "%s/o.yaml", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "bodies: [{name: a, model: plummer, count: 50000}]\n"
+		   "simulation: {solver: none}\n"
+		   "render: {width: 64, height: 48}\n"
+		   "camera: {keys: [{frame: 0, position: [0, -8, 2], target: [0, 0, 0]}, "
+		   "{frame: 4, position: [3, -7, 2], target: [0, 0, 0]}]}\n"
+		   "output: {frames: 5}\n");
+	fclose(f);
+	ck_assert_int_eq(run_bin_backend("o.yaml", "cuda", "pin"), 0);
+	const char *err = slurp("err.txt");
+	ck_assert_msg(!strstr(err, "out of core"), "in core expected: %s", err);
+	ck_assert_int_eq(run_bin_backend("o.yaml --set render.gpu_memory=17M", "cuda", "pooc"), 0);
+	err = slurp("err.txt");
+	const char *at = strstr(err, "drawing out of core, ");
+	int chunks = 0;
+	ck_assert_msg(at && sscanf(at, "drawing out of core, %d chunks", &chunks) == 1 && chunks >= 2,
+		      "log: %s", err);
+	int worst = 0;
+	for (int k = 0; k < 5; k++) {
+		char a[300], b[300];
+		snprintf(a, sizeof a, "%s/pin/frame_%05d.png", tmpdir, k);
+		snprintf(b, sizeof b, "%s/pooc/frame_%05d.png", tmpdir, k);
+		int wa, ha, da, wb, hb, db;
+		uint16_t *x = read_png(a, &wa, &ha, &da), *y = read_png(b, &wb, &hb, &db);
+		ck_assert(wa == wb && ha == hb && da == 16 && db == 16);
+		long lit = 0;
+		for (int i = 0; i < wa * ha * 3; i++) {
+			int d = abs((int)x[i] - (int)y[i]);
+			worst = d > worst ? d : worst;
+			lit += x[i] > 4096;
+		}
+		ck_assert_msg(lit > wa * ha / 8, "frame %d is nearly black", k);
+		free(x);
+		free(y);
+	}
+	printf("film out of core (4 chunks) vs in core, 5 frames: max |diff| %d LSB of 16 bits\n",
+	       worst);
+	ck_assert_int_le(worst, 1);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("film");
@@ -429,6 +481,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(gpu, setup, teardown);
 	tcase_set_timeout(gpu, 120);
 	tcase_add_test(gpu, film_on_the_gpu_matches_the_cpu);
+	tcase_add_test(gpu, film_out_of_core_matches_in_core);
 	NB_GPU_TCASE(s, gpu);
 	return s;
 }

@@ -490,6 +490,59 @@ START_TEST(cross_key_errors_point_at_a_given_key)
 }
 END_TEST
 
+/* render.gpu_memory: sizes in bytes with K, M, G, T (1024-based) or auto;
+ * anything else, or a budget where no chunks can be drawn, names the key
+ * and its place. */
+START_TEST(gpu_memory_key_takes_sizes_and_refuses_the_rest)
+{
+	static const char *film = "bodies: [{name: a, model: plummer}]\n"
+				  "simulation: {solver: none}\n";
+	static const struct {
+		const char *v;
+		double bytes;
+	} good[] = {{"8G", 8589934592.0}, {"512M", 536870912.0}, {"1.5g", 1610612736.0},
+		    {"16777216", 16777216.0}, {"2T", 2199023255552.0}, {"100000k", 102400000.0}};
+	char text[256];
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(text, sizeof text, "%srender: {gpu_memory: %s}\n", film, good[i].v);
+		int err = load_str(text, NULL, 0, &g_sc);
+		ck_assert_msg(err == 0, "%s refused: %s", good[i].v, g_err);
+		ck_assert_msg(!g_sc.render.gpu_memory_auto && g_sc.render.gpu_memory == good[i].bytes,
+			      "%s: got %.17g", good[i].v, g_sc.render.gpu_memory);
+	}
+	ck_assert_int_eq(load_str(film, NULL, 0, &g_sc), 0);
+	ck_assert(g_sc.render.gpu_memory_auto); /* the default */
+	static const char *bad[] = {"8GB", "-1G", "G", "1.2.3G", "8 G", "1e9", "0x10", "15M", "auto8",
+				    "[8G]", "2000T"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, "%srender: {gpu_memory: %s}\n", film, bad[i]);
+		int err = load_str(text, NULL, 0, &g_sc);
+		EXPECT_ERROR(err, "t.yaml:3:22:", "render.gpu_memory", "expected a size in bytes",
+			     "or the word auto");
+	}
+	/* a budget with a simulation, or with what cannot be drawn in chunks */
+	int err = load_str("bodies: [{name: a, model: plummer}]\nrender:\n  gpu_memory: 8G\n", NULL,
+			   0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:3:15: render.gpu_memory", "simulation.solver: none",
+		     "cannot run out of core");
+	snprintf(text, sizeof text, "%srender: {gpu_memory: 8G, style: smooth, smoothing: adaptive}\n",
+		 film);
+	EXPECT_ERROR(load_str(text, NULL, 0, &g_sc), "t.yaml:3:22: render.gpu_memory",
+		     "render.smoothing: adaptive");
+	snprintf(text, sizeof text,
+		 "%srender: {gpu_memory: 8G, diffuse: 0.3, diffuse_smoothing: adaptive}\n", film);
+	EXPECT_ERROR(load_str(text, NULL, 0, &g_sc), "t.yaml:3:22: render.gpu_memory",
+		     "diffuse_smoothing: adaptive");
+	err = load_str("bodies: [{name: g, model: disk-galaxy, dust: {mass_fraction: 0.05}}]\n"
+		       "simulation: {solver: none}\nrender: {gpu_memory: 8G}\n", NULL, 0, &g_sc);
+	EXPECT_ERROR(err, "t.yaml:3:22: render.gpu_memory", "dust (bodies.0.dust)");
+	/* auto stays allowed with everything (decided when the renderer is made) */
+	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {gpu_memory: auto, style: smooth, "
+		       "smoothing: adaptive}\n", NULL, 0, &g_sc);
+	ck_assert_msg(err == 0, "%s", g_err);
+}
+END_TEST
+
 /* Colour keys (render.color_by, color_range, colormap_file, the young
  * stars): bad values name the key and its place; a bad colormap file names
  * FILE:LINE. */
@@ -596,6 +649,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, overflowing_masses_refused);
 	tcase_add_test(tc, cross_key_errors_point_at_a_given_key);
 	tcase_add_test(tc, colour_keys_refuse_bad_input);
+	tcase_add_test(tc, gpu_memory_key_takes_sizes_and_refuses_the_rest);
 	suite_add_tcase(s, tc);
 	return s;
 }
