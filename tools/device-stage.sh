@@ -13,7 +13,10 @@ set -e
 STAGE=${STAGE:-../shared/tools/stage-runtime-libs}
 mkdir -p .dev/pack/build/tests
 rm -rf .dev/pack/build/tests/* .dev/rt .dev/rt.tar.xz
-for f in build/nbody-render build/nbody-bench build/tests/test_*; do
+# DEVICE_TESTS: the test programs to pack (default: those the GPU machine
+# runs; the carry limit is 64 MiB with the runtime libraries)
+TESTS=${DEVICE_TESTS:-"test_gpu_* test_pipeline test_timestep test_film test_dist"}
+for f in build/nbody-render build/nbody-bench $(for t in $TESTS; do ls build/tests/$t; done); do
 	case $f in *.d|*.o) continue ;; esac
 	[ -x "$f" ] || continue
 	strip -o .dev/pack/$f $f
