@@ -2,7 +2,7 @@
 # device-stage-mpi.sh - pack Debian's OpenMPI runtime for the lent GPU
 # machine, which has no MPI (issue 19: GPU ranks there; docs/BENCHMARKS.md).
 #
-#   make MPI=1 CUDA_ARCH=sm_90 build-mpi/nbody-render
+#   make MPI=1 CUDA_ARCH=sm_90 BUILD=build-mpi-gpu build-mpi-gpu/nbody-render
 #   tools/device-stage-mpi.sh        # -> .dev/mpi.tar.xz
 #
 # The archive holds, under mpi/:
@@ -25,7 +25,9 @@ STAGE=${STAGE:-../shared/tools/stage-runtime-libs}
 D=.dev/mpi-pack
 rm -rf $D .dev/mpi.tar.xz
 mkdir -p $D/mpi/bin
-strip -o $D/mpi/bin/nbody-render build-mpi/nbody-render
+# the MPI build with CUDA, in a folder of its own (make test's MPI build, build-mpi/, is CPU-only)
+MB=${MPI_BUILD:-build-mpi-gpu}
+strip -o $D/mpi/bin/nbody-render $MB/nbody-render
 ML=/usr/lib/x86_64-linux-gnu
 # the fabrics' components: left out (their libraries are large and useless there)
 SKIP='ucx|ofi|psm|openib|verbs|usnic|portals|ofi|fca|hcoll|mxm|cuda|ucc'
@@ -36,7 +38,7 @@ tar -cf $D/mpi/root.tar -C / --exclude='*.a' --exclude='*/include/*' \
 # what .dev/rt.tar.xz (tools/device-stage.sh, run first) already carries is left out
 STAGE_EXCLUDE="$(ls .dev/rt/lib 2>/dev/null | tr '\n' ' ')" \
 STAGE_EXCLUDE_RE='^(libucp|libucs|libuct|libucm|libfabric|libibverbs|librdmacm|libpsm|libnl-|libefa|libmlx)' \
-	"$STAGE" $D/mpi/stage build-mpi/nbody-render /usr/bin/orterun /usr/bin/orted $ML/libmpi.so.40 \
+	"$STAGE" $D/mpi/stage $MB/nbody-render /usr/bin/orterun /usr/bin/orted $ML/libmpi.so.40 \
 	$comps >/dev/null
 mv $D/mpi/stage/lib $D/mpi/lib
 rm -rf $D/mpi/stage $D/mpi/stage.tar.xz
