@@ -126,18 +126,19 @@ for step in "$@"; do
 		# the default scene with individual time steps (issue 18): wall time,
 		# force evaluations per body per frame (the run's last lines) and
 		# max |dE/E0| from its statistics, beside shared steps
-		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N]"
+		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N] [margin=X]"
 		V=${STEPS_VARIANTS:-"shared;individual;individual eta=0.1;individual eta=0.1 dt=3 spf=1"}
 		echo "$V" | tr ';' '\n' | while IFS= read -r v; do
 			[ -n "$v" ] || continue
 			set -- $v
 			m=$1; sets="--set simulation.timesteps=$m"
-			for kv in ${2:-} ${3:-} ${4:-} ${5:-}; do
+			for kv in ${2:-} ${3:-} ${4:-} ${5:-} ${6:-} ${7:-}; do
 				case $kv in
 				eta=*) sets="$sets --set simulation.eta=${kv#eta=}" ;;
 				dt=*) sets="$sets --set simulation.dt=${kv#dt=}" ;;
 				spf=*) sets="$sets --set simulation.steps_per_frame=${kv#spf=}" ;;
 				blocks=*) sets="$sets --set simulation.blocks_per_frame=${kv#blocks=}" ;;
+				margin=*) sets="$sets --set simulation.coarsen_margin=${kv#margin=}" ;;
 				esac
 			done
 			tag=$(echo "$v" | tr ' =' '__')
