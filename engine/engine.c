@@ -115,6 +115,7 @@ static void engine_gpu_params(const struct scene *sc, struct gpu_sim_params *p)
 		.dt_max = engine_dt_max(sc) * u.time,
 		.eta = sc->simulation.eta,
 		.max_level = sc->simulation.max_level,
+		.coarsen_margin = sc->simulation.coarsen_margin,
 		.rebuild_dt = sc->simulation.dt * u.time,
 	};
 }
@@ -197,7 +198,8 @@ static int engine_open_cpu(struct engine *e, const struct scene *sc, struct sim_
 		return engine_report_nonfinite(e, bad);
 	if (e->individual) {
 		struct sim_ts_params tp = {.dt_max = e->dt_max, .eta = sc->simulation.eta,
-					   .eps = e->eps, .max_level = sc->simulation.max_level};
+					   .eps = e->eps, .max_level = sc->simulation.max_level,
+					   .coarsen_margin = sc->simulation.coarsen_margin};
 		err = sim_ts_init(&e->ts, &tp, st);
 		if (err)
 			return err;
@@ -497,6 +499,9 @@ void engine_ts_report(struct engine *e)
 		 "%d), %ld ticks in %ld block steps (%ld tree builds, the rest refits); levels at "
 		 "the end (dt_max / 2^L): %s",
 		 s.evals_per_body_frame, e->spf, s.ticks, s.blocks, s.rebuilds, h);
+	if (!e->gpu) /* counted on the CPU only */
+		log_info("individual time steps: %ld level changes, %.4f per body per block",
+			 e->ts.changes, (double)e->ts.changes / (double)e->st->n / (double)e->blocks);
 }
 
 int engine_check(struct engine *e)

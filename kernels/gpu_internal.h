@@ -126,7 +126,8 @@ int gpu_levels_drift(const struct gpu_bodies *b, double h, cudaStream_t s);
  * take their next level (sim_ts_next_level) and, unless block_end, open
  * it; *evals (device) grows by their number. */
 int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end, double dt_max,
-			  double eta, double eps, int max_level, unsigned long long *evals,
+			  double eta, double eps, int max_level, double coarsen_margin,
+			  unsigned long long *evals,
 			  cudaStream_t s);
 /* hist[L] (device, SIM_TS_LEVELS ints, zeroed here) = slots of level L */
 int gpu_levels_histogram(const struct gpu_bodies *b, int *hist, cudaStream_t s);

@@ -248,7 +248,8 @@ static int sim_levels_block(struct gpu_sim *g, int need_pot)
 		if ((rc = gpu_levels_drift(&g->b, h, g->stream)) ||
 		    (rc = sim_levels_force(g, la, need_pot && end, t % rstride != 0)) ||
 		    (rc = gpu_levels_close_open(&g->b, la, plan, end, dt_max, g->p.eta, g->p.softening,
-						g->p.max_level, g->d_evals, g->stream)))
+						g->p.max_level, g->p.coarsen_margin, g->d_evals,
+						g->stream)))
 			return rc;
 		g->ticks++;
 	}

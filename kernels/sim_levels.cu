@@ -78,7 +78,8 @@ __global__ void lv_drift_kernel(float4 *pos, const float4 *__restrict__ vel, int
 
 __global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc, uint8_t *lev, int n,
 				     int la, int plan, int block_end, float dt_max_f, double dt_max,
-				     double eta, double eps, int maxl, unsigned long long *evals)
+				     double eta, double eps, int maxl, double margin,
+				     unsigned long long *evals)
 {
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	const int L = i < n ? lev[i] : -1;
@@ -95,7 +96,9 @@ __global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc
 	v.x = fmaf(a.x, h, v.x);
 	v.y = fmaf(a.y, h, v.y);
 	v.z = fmaf(a.z, h, v.z);
-	const int L2 = sim_ts_next_level(lv_want(a, dt_max, eta, eps, maxl), la, plan, block_end);
+	const double a2 = (double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z;
+	const int L2 = sim_ts_next_level(sim_ts_want_level_from(a2, dt_max, eta, eps, maxl, L, margin),
+					 la, plan, block_end);
 	if (!block_end) { /* open the next one (at a block end: at the next block's start) */
 		h = lv_half_step(dt_max_f, L2);
 		v.x = fmaf(a.x, h, v.x);
@@ -162,12 +165,12 @@ int gpu_levels_drift(const struct gpu_bodies *b, double h, cudaStream_t s)
 }
 
 int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end, double dt_max,
-			  double eta, double eps, int max_level, unsigned long long *evals,
-			  cudaStream_t s)
+			  double eta, double eps, int max_level, double coarsen_margin,
+			  unsigned long long *evals, cudaStream_t s)
 {
 	lv_close_open_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(
 		b->vel, b->acc, b->lev, (int)b->n, la, plan, block_end, (float)dt_max, dt_max, eta, eps,
-		max_level, evals);
+		max_level, coarsen_margin, evals);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -208,6 +208,7 @@ struct scene {
 		double eta;            /* (0, 10]: individual step accuracy, GADGET's eta */
 		int blocks_per_frame;  /* >= 1: individual: dt_max = dt x steps_per_frame / this */
 		int max_level;         /* [0, 20]: individual: smallest step dt_max / 2^max_level */
+		double coarsen_margin; /* [1, 4]: individual: coarser level only if dt_i >= margin x its step */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
 	} simulation;

@@ -460,6 +460,7 @@ struct sim_ts_params {
 	double eta;     /* dt_i = sqrt(2 eta eps / |a_i|) */
 	double eps;     /* softening, internal units */
 	int max_level;  /* 0..SIM_TS_LEVELS-1 */
+	double coarsen_margin; /* >= 1 (0: 1): sim_ts_want_level_from's margin */
 };
 /* The state of the levels across blocks. Owns lev and active. */
 struct sim_ts {
@@ -470,6 +471,7 @@ struct sim_ts {
 	double evals;                /* force evaluations (active bodies, summed over ticks) */
 	long ticks;                  /* force calls */
 	long blocks;                 /* block steps taken */
+	long changes;                /* level changes (a body taking another level) */
 };
 /* Forces on the bodies with active[i] != 0 (active NULL: all) from every
  * body; acc and pot of the others are left as they were. 0 or NB_*. */

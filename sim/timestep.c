@@ -127,9 +127,12 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 			if (lev[i] < la)
 				continue;
 			const double *a = st->acc + 3 * i;
-			int want = sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2], p->dt_max,
-						     p->eta, p->eps, p->max_level);
-			lev[i] = (unsigned char)sim_ts_next_level(want, la, plan, end);
+			int want = sim_ts_want_level_from(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
+							  p->dt_max, p->eta, p->eps, p->max_level,
+							  lev[i], p->coarsen_margin);
+			int L2 = sim_ts_next_level(want, la, plan, end);
+			ts->changes += L2 != lev[i];
+			lev[i] = (unsigned char)L2;
 		}
 		if (!end)
 			ts_kick(st, lev, la, p->dt_max); /* and open the next one */

@@ -41,6 +41,35 @@ static inline SIM_TS_HD int sim_ts_want_level(double a2, double dt_max, double e
 	return L;
 }
 
+/* The level a body now on level cur wants, with a margin against moving
+ * to a coarser level: a finer level at once (as sim_ts_want_level), a
+ * coarser one only as far as dt_i >= margin x that level's step, i.e. the
+ * smallest L >= sim_ts_want_level with (margin dt_L / dt_i)^2 <= 1, never
+ * finer than cur. margin <= 1 (or 0, zero-initialised): the plain rule.
+ * A body whose dt_i hovers at a level's boundary then changes level once
+ * instead of at every step end (simulation.coarsen_margin; docs/PHYSICS.md;
+ * measured in docs/BENCHMARKS.md, issue 18). */
+static inline SIM_TS_HD int sim_ts_want_level_from(double a2, double dt_max, double eta, double eps,
+						   int max_level, int cur, double margin)
+{
+	if (!(a2 >= 0.0) || a2 > 1e300)
+		return max_level;
+	double r2 = dt_max * dt_max * sqrt(a2) / (2.0 * eta * eps);
+	int L = 0;
+	while (L < max_level && r2 > 1.0) {
+		r2 *= 0.25;
+		L++;
+	}
+	if (margin > 1.0) {
+		r2 *= margin * margin;
+		while (L < cur && r2 > 1.0) {
+			r2 *= 0.25;
+			L++;
+		}
+	}
+	return L;
+}
+
 /* Coarsest active level at tick t (1..2^plan) of a block of plan P: the
  * bodies with L >= it end their step at t. 0 at the block end. */
 static inline SIM_TS_HD int sim_ts_active_level(long t, int plan)

@@ -91,6 +91,37 @@ static void binary(struct sim_state *st)
 	st->vel[1] = -m1 * va, st->vel[4] = m0 * va;
 }
 
+/* A body whose |a| hovers around a level boundary: dt_max 2, eta eps = 1/2,
+ * so dt_i = 1 / sqrt(|a|) and the L1 step (1) ends where |a| = 1. With
+ * |a| alternating 1.1 / 0.9 the plain rule flips L2 / L1 at every step
+ * end; with margin 1.25 the body goes to L2 once and returns to L1 only
+ * where dt_i >= 1.25, i.e. |a| <= 0.64. */
+START_TEST(coarsen_margin_stops_flip_flop)
+{
+	int plain = 1, held = 1, plain_changes = 0, held_changes = 0;
+	for (int k = 0; k < 20; k++) {
+		double a = k % 2 ? 0.9 : 1.1;
+		int p = sim_ts_want_level_from(a * a, 2.0, 0.5, 1.0, 10, plain, 1.0);
+		int h = sim_ts_want_level_from(a * a, 2.0, 0.5, 1.0, 10, held, 1.25);
+		ck_assert_int_eq(p, sim_ts_want_level(a * a, 2.0, 0.5, 1.0, 10)); /* margin 1: plain */
+		plain_changes += p != plain;
+		held_changes += h != held;
+		plain = p;
+		held = h;
+	}
+	ck_assert_int_eq(plain_changes, 20);
+	ck_assert_int_eq(held_changes, 1);
+	ck_assert_int_eq(held, 2);
+	/* finer at once, coarser once dt_i >= 1.25 x the coarser step */
+	ck_assert_int_eq(sim_ts_want_level_from(1.1 * 1.1, 2.0, 0.5, 1.0, 10, 0, 1.25), 2);
+	ck_assert_int_eq(sim_ts_want_level_from(0.65 * 0.65, 2.0, 0.5, 1.0, 10, 2, 1.25), 2);
+	ck_assert_int_eq(sim_ts_want_level_from(0.6 * 0.6, 2.0, 0.5, 1.0, 10, 2, 1.25), 1);
+	/* |a| 0.01: dt_i = 10, wants L0 (step 2): 10 >= 1.25 x 2 */
+	ck_assert_int_eq(sim_ts_want_level_from(1e-4, 2.0, 0.5, 1.0, 10, 3, 1.25), 0);
+	ck_assert_int_eq(sim_ts_want_level_from(0.0, 2.0, 0.5, 1.0, 10, 0, 0.0), 0);
+}
+END_TEST
+
 START_TEST(eccentric_binary_individual_beats_shared)
 {
 	struct fctx c = {0.005};
@@ -438,6 +469,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_checked_fixture(tc, nb_trap_fpe, NULL);
 	tcase_add_test(tc, level_rule_by_hand);
+	tcase_add_test(tc, coarsen_margin_stops_flip_flop);
 	tcase_add_test(tc, eccentric_binary_individual_beats_shared);
 	tcase_add_test(tc, plummer_individual_steps_keep_energy_and_momentum);
 	tcase_add_test(tc, engine_cpu_individual_steps);

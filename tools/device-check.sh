@@ -126,18 +126,32 @@ for step in "$@"; do
 		# the default scene with individual time steps (issue 18): wall time,
 		# force evaluations per body per frame (the run's last lines) and
 		# max |dE/E0| from its statistics, beside shared steps
-		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N]"
+		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N]
+		# [margin=X] [opening=bmax|com] [bodies=N] [frames=N]"; bodies=N scales the scene's
+		# six components to N in all (disk N/5, bulge N/20, halo N/4 a galaxy), as the
+		# reduced-N CPU runs of docs/BENCHMARKS.md (issue 18)
 		V=${STEPS_VARIANTS:-"shared;individual;individual eta=0.1;individual eta=0.1 dt=3 spf=1"}
 		echo "$V" | tr ';' '\n' | while IFS= read -r v; do
 			[ -n "$v" ] || continue
 			set -- $v
 			m=$1; sets="--set simulation.timesteps=$m"
-			for kv in ${2:-} ${3:-} ${4:-} ${5:-}; do
+			shift
+			for kv in "$@"; do
 				case $kv in
 				eta=*) sets="$sets --set simulation.eta=${kv#eta=}" ;;
 				dt=*) sets="$sets --set simulation.dt=${kv#dt=}" ;;
 				spf=*) sets="$sets --set simulation.steps_per_frame=${kv#spf=}" ;;
 				blocks=*) sets="$sets --set simulation.blocks_per_frame=${kv#blocks=}" ;;
+				margin=*) sets="$sets --set simulation.coarsen_margin=${kv#margin=}" ;;
+				opening=*) sets="$sets --set simulation.opening=${kv#opening=}" ;;
+				frames=*) sets="$sets --set output.frames=${kv#frames=}" ;;
+				bodies=*)
+					nb=${kv#bodies=}
+					for g in 0 1; do
+						sets="$sets --set bodies.$g.disk.count=$((nb / 5))"
+						sets="$sets --set bodies.$g.bulge.count=$((nb / 20))"
+						sets="$sets --set bodies.$g.halo.count=$((nb / 4))"
+					done ;;
 				esac
 			done
 			tag=$(echo "$v" | tr ' =' '__')
