@@ -162,6 +162,7 @@ for step in "$@"; do
 			tail -1 "$L/steps-$tag.log"
 			grep -h "force evaluations\|levels\|done:" "$L/steps-$tag.log" | tail -3
 			awk -F, 'NR==2{e0=$5} NR>1{d=($5-e0)/e0; if(d<0)d=-d; if(d>x)x=d} END{printf "  max |dE/E0| %.3g\n", x}' $d/stats.csv
+			cp $d/stats.csv "$L/stats-$tag.csv" 2>/dev/null
 			mkdir -p "$L/frames"
 			for f in 00115 00260 00400; do
 				cp $d/frames/frame_$f.png "$L/frames/steps-$tag-$f.png" 2>/dev/null
