@@ -13,6 +13,9 @@
 #endif
 
 #include "../kernels/gpu.h"
+#ifdef NB_HAVE_CUDA
+#include "../kernels/tree_api.h"
+#endif
 #include "../sim/sim.h"
 #include "engine.h"
 
@@ -130,6 +133,10 @@ size_t engine_gpu_bytes_needed(const struct scene *sc, size_t n)
 /* The GPU engine, when BACKEND asks for it (or auto) and a GPU is usable:
  * *USED = 1. Without a GPU, auto falls back to the CPU (*USED = 0, said
  * once) and cuda is bad input. */
+#ifdef NB_HAVE_CUDA
+static int engine_profiling(void);
+#endif
+
 static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_state *st,
 			   int backend, int *used)
 {
@@ -141,6 +148,10 @@ static int engine_open_gpu(struct engine *e, const struct scene *sc, struct sim_
 		struct gpu_sim_params p;
 		engine_gpu_params(sc, &p);
 		p.ranks = e->ranks;
+#ifdef NB_HAVE_CUDA
+		if (engine_profiling())
+			gpu_tree_profile_enable(1);
+#endif
 		int err = gpu_sim_create(st, &p, &e->gpu);
 		if (err)
 			return err;
@@ -602,10 +613,43 @@ int engine_com(struct engine *e, const char *follow, double com[3])
 	return 0;
 }
 
+/* NB_TREE_PROFILE=1 (a diagnostic, docs/BENCHMARKS.md issue 18): the GPU
+ * tree's stages timed at every evaluation (each then synchronises once),
+ * summed over the run and logged when the engine is freed. */
+#ifdef NB_HAVE_CUDA
+static int engine_profiling(void)
+{
+	const char *p = getenv("NB_TREE_PROFILE");
+	return p && atoi(p) > 0;
+}
+#endif
+
+static void engine_profile_report(const struct engine *e)
+{
+#ifdef NB_HAVE_CUDA
+	if (!e->gpu || !engine_profiling())
+		return;
+	struct gpu_tree_profile p;
+	gpu_tree_profile_read(&p, 1);
+	if (p.computes <= 0)
+		return;
+	const double k = 1.0 / (double)p.computes;
+	log_info("tree profile: %ld evaluations, ms in all (per evaluation): bbox %.0f (%.3f), "
+		 "sort %.0f (%.3f), build %.0f (%.3f), moments %.0f (%.3f), walk %.0f (%.3f), "
+		 "total %.0f (%.3f)",
+		 p.computes, p.ms_bbox, p.ms_bbox * k, p.ms_sort, p.ms_sort * k, p.ms_build,
+		 p.ms_build * k, p.ms_moments, p.ms_moments * k, p.ms_walk, p.ms_walk * k,
+		 p.ms_total, p.ms_total * k);
+#else
+	(void)e;
+#endif
+}
+
 void engine_free(struct engine **e)
 {
 	if (!e || !*e)
 		return;
+	engine_profile_report(*e);
 	free((*e)->sel);
 	sim_ts_free(&(*e)->ts);
 	sim_snap_series_free(&(*e)->film);
