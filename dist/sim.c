@@ -553,11 +553,20 @@ void dist_sim_report(const struct dist_sim *ds)
 	free(all);
 }
 
-/* FNV-1a over n bytes, continuing from h. */
+/* FNV-1a over n bytes taken 8 at a time (the rest byte by byte),
+ * continuing from h: a word a multiply, ~8x the bytewise hash's speed, for
+ * states of many GB; enough to tell replicas apart, not a cryptographic
+ * check. */
 static uint64_t sim_fnv(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	for (size_t k = 0; k < n; k++)
+	size_t k = 0;
+	for (; k + 8 <= n; k += 8) {
+		uint64_t w;
+		memcpy(&w, b + k, 8);
+		h = (h ^ w) * 1099511628211ull;
+	}
+	for (; k < n; k++)
 		h = (h ^ b[k]) * 1099511628211ull;
 	return h;
 }
@@ -568,6 +577,11 @@ int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *s
 	h = sim_fnv(h, st->pos, 3 * st->n * sizeof *st->pos);
 	h = sim_fnv(h, st->vel, 3 * st->n * sizeof *st->vel);
 	h = sim_fnv(h, &st->time, sizeof st->time);
+	/* NB_DIST_PERTURB=R (a test hook): rank R's hash as if one bit of its
+	 * state differed, so the check is seen to fail */
+	const char *pert = getenv("NB_DIST_PERTURB");
+	if (pert && *pert && atoi(pert) == ds->rank)
+		h ^= 1;
 	uint64_t *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof *all) : NULL;
 	if (ds->rank == 0 && !all)
 		dist_fail("out of memory");

@@ -7,7 +7,10 @@
  * there is none or no mpirun): 1-4 ranks against one process (direct and
  * Barnes-Hut: the final state bit for bit; frames within 1 LSB), domains
  * rebalanced as a dense cluster crosses the box, a dead rank ends the run
- * with exit 1 naming it, batches spread over ranks and shards.
+ * with exit 1 naming it, replicas that differ end it with exit 1 naming the
+ * rank, batches spread over ranks and shards. GPU ranks (an MPI build with
+ * CUDA and a GPU; SKIP without): 2 and 3 ranks sharing the GPU against one
+ * GPU process.
  *   make test   (builds build-mpi/nbody-render when libopenmpi-dev is there)
  *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist */
 #include <limits.h>
@@ -446,6 +449,33 @@ START_TEST(a_dead_rank_ends_the_run_with_exit_1_naming_it)
 }
 END_TEST
 
+START_TEST(diverged_replicas_end_the_run_with_exit_1)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192];
+	ck_assert(mkdtemp(dir));
+	scene_sets(dir, "agree", "direct", 600, sets, sizeof sets);
+	/* the replicas agree: said, exit 0 */
+	FMT(cmd, MPIRUN " -np 3 '%s' %s/plummer-small.yaml %s > %s/ok.log 2>&1", g_mpi, g_data, sets,
+	    dir);
+	ck_assert_int_eq(run_sh(cmd), 0);
+	FMT(cmd, "grep -q 'all 3 ranks hold the same state after step 12' %s/ok.log", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "no agreement line in %s/ok.log", dir);
+	/* rank 2's hash as if its state differed: named, exit 1 */
+	scene_sets(dir, "differ", "direct", 600, sets, sizeof sets);
+	FMT(cmd, "NB_DIST_PERTURB=2 " MPIRUN " -x NB_DIST_PERTURB -np 3 '%s' %s/plummer-small.yaml %s "
+		 "> %s/bad.log 2>&1",
+	    g_mpi, g_data, sets, dir);
+	ck_assert_int_eq(run_sh(cmd), 1);
+	FMT(cmd, "grep -q \"rank 2's state differs from rank 0's after step 12\" %s/bad.log", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 2 in %s/bad.log", dir);
+	printf("dist: replicas checked: agreement said, a differing rank named, exit 1\n");
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 /* A batch of 5 runs in DIR/b.yaml. */
 static void batch_five(const char *dir)
 {
@@ -643,6 +673,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, barnes_hut_over_1_to_4_ranks_equals_one_process);
 	tcase_add_test(mp, domains_rebalance_as_a_cluster_crosses_the_box);
 	tcase_add_test(mp, a_dead_rank_ends_the_run_with_exit_1_naming_it);
+	tcase_add_test(mp, diverged_replicas_end_the_run_with_exit_1);
 	tcase_add_test(mp, batch_runs_spread_over_ranks_each_once);
 	suite_add_tcase(s, mp);
 	char why[160];
