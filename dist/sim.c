@@ -15,6 +15,9 @@
  *      bytes a body, to every rank (dist_allgatherv), unpacked by index.
  * The state the engine then kicks is the same on every rank.
  *
+ * GPU ranks (the state and the forces on each rank's GPU) keep their
+ * figures in the same struct; their callbacks are dist/sim_gpu.c's.
+ *
  * NB_DIST_DIE=R:S (a test hook) makes rank R _exit(1) at force call S
  * (call 0 is the first accelerations, call s the s-th step);
  * NB_DIST_DEBUG=1 prints each rank's domain at every cut. */
@@ -29,46 +32,11 @@
 #endif
 
 #include "dist.h"
-
-#define DIST_VALS 5 /* ax ay az phi work, per body in the exchange */
-
-struct dist_sim {
-	size_t n;
-	int P, rank;
-	enum scene_solver solver;
-	double eps, theta;
-	int multipoles;
-	enum scene_opening opening;
-	struct dist_domain dom;
-	double *w;             /* n: each body's work at the last call (by index) */
-	double *packed;        /* DIST_VALS n, domain order */
-	double *pot;           /* n: potentials when the caller wants none */
-	double *rowout;        /* 4 per own body (direct) */
-	unsigned char *mine;   /* n */
-	size_t *bytes, *off;   /* P each: the exchange's blocks */
-	long calls;
-	int every;             /* recut every this many calls */
-	double threshold;      /* recut after work imbalance above 1 + this */
-	int recut;             /* recut at the next call */
-	int die_rank;
-	long die_call;
-	struct dist_stats stats;
-	/* the renderer's subset */
-	struct sim_state sub;
-	double *sub_h;
-	char desc[224];
-	/* GPU ranks (dist_sim_create's gpu): the stretches of the slots are the
-	 * kernels' (kernels/sim_ranks.cu); this side measures and recuts */
-	int gpu;
-	struct gpu_ranks ranks;
-	size_t *gcut;          /* P + 1: the stretches of the last evaluation */
-	size_t *gnext;         /* P + 1: scratch for the recut */
-	double *gtime;         /* P: each rank's force ms of the last evaluation */
-};
+#include "sim_internal.h"
 
 static struct dist_sim *g_current;
 
-static double sim_now(void)
+double dist_sim_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -129,127 +97,10 @@ void dist_sim_free(struct dist_sim **pds)
 	*pds = NULL;
 }
 
-static long sim_env_long(const char *name, long def)
+long dist_sim_env_long(const char *name, long def)
 {
 	const char *s = getenv(name);
 	return s && *s ? atol(s) : def;
-}
-
-int dist_use_gpus(const struct scene *sc, int backend_cli)
-{
-	const int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
-	if (sc->simulation.solver == SCENE_SOLVER_NONE || backend == SCENE_BACKEND_CPU)
-		return 0;
-	if (backend == SCENE_BACKEND_CUDA) /* a rank without a GPU says so itself */
-		return 1;
-	char why[160];
-	double lacks = gpu_probe(why, sizeof why) ? 0 : 1;
-	dist_max_doubles(&lacks, 1, "GPU probe");
-	if (lacks > 0 && dist_rank() == 0)
-		log_info("MPI ranks: not every rank has a usable GPU: the ranks run on the CPU");
-	return lacks == 0;
-}
-
-/* ---- GPU ranks: the callbacks of struct gpu_ranks (kernels/gpu.h) ---- */
-static int sim_gpu_allgather(void *ctx, void *buf, const size_t *bytes, const size_t *off)
-{
-	struct dist_sim *ds = ctx;
-	dist_allgatherv((char *)buf + off[ds->rank], buf, bytes, off, "GPU accelerations");
-	return 0;
-}
-
-static int sim_gpu_bcast(void *ctx, void *buf, size_t bytes)
-{
-	struct dist_sim *ds = ctx;
-	size_t *b = calloc(2 * (size_t)ds->P, sizeof *b);
-	if (!b)
-		dist_fail("out of memory");
-	b[0] = bytes; /* rank 0's block to everyone, at offset 0 */
-	dist_allgatherv(buf, buf, b, b + ds->P, "NCCL id");
-	free(b);
-	return 0;
-}
-
-static void sim_gpu_balance(void *ctx, const struct gpu_ranks_step *st, size_t *cut)
-{
-	struct dist_sim *ds = ctx;
-	const int P = ds->P;
-	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
-		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
-	if (ds->calls == 0) {
-		ds->stats.t_first_force = 1e-3 * st->force_ms;
-		ds->stats.t_first_exchange = 1e-3 * st->exchange_ms;
-	} else {
-		ds->stats.t_force += 1e-3 * st->force_ms;
-		ds->stats.t_exchange += 1e-3 * st->exchange_ms;
-	}
-	ds->stats.bytes_sent += st->sent;
-	ds->stats.bytes_received += st->received;
-	memcpy(ds->gcut, cut, (size_t)(P + 1) * sizeof *cut);
-	double t = sim_now();
-	for (int r = 0; r < P; r++) {
-		ds->bytes[r] = sizeof(double);
-		ds->off[r] = (size_t)r * sizeof(double);
-	}
-	ds->gtime[ds->rank] = st->force_ms;
-	dist_allgatherv(&ds->gtime[ds->rank], ds->gtime, ds->bytes, ds->off, "force times");
-	ds->stats.work_imbalance = dist_imbalance(ds->gtime, P);
-	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
-		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
-	/* the first evaluation (with the potential, and the tree's first
-	 * build) is no measure of the steps; recut from the second on */
-	if (ds->calls > 0 && ((ds->calls + 1) % ds->every == 0 ||
-			      ds->stats.work_imbalance > 1 + ds->threshold)) {
-		/* half way to the cuts the times ask for: the times of one step
-		 * are noisy (ranks sharing a GPU time-slice it), and a full move
-		 * on noise swings the cuts back and forth */
-		dist_cut_by_time(cut, ds->gtime, P, ds->gnext);
-		for (int q = 1; q < P; q++)
-			cut[q] = (cut[q] + ds->gnext[q] + 1) / 2;
-		ds->stats.rebalances++;
-		if (getenv("NB_DIST_DEBUG"))
-			fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
-				cut[ds->rank], cut[ds->rank + 1]);
-	}
-	ds->stats.t_rebalance += sim_now() - t;
-	ds->calls++;
-	ds->stats.steps = ds->calls - 1;
-}
-
-/* The GPU ranks' part of dist_sim_create. */
-static int sim_gpu_create(struct dist_sim *ds)
-{
-	const int P = ds->P;
-	ds->gcut = calloc((size_t)P + 1, sizeof *ds->gcut);
-	ds->gnext = calloc((size_t)P + 1, sizeof *ds->gnext);
-	ds->gtime = calloc((size_t)P, sizeof *ds->gtime);
-	ds->bytes = malloc(2 * (size_t)P * sizeof *ds->bytes);
-	if (!ds->gcut || !ds->gnext || !ds->gtime || !ds->bytes)
-		return NB_ERUNTIME;
-	ds->off = ds->bytes + P;
-	for (int q = 0; q <= P; q++)
-		ds->gcut[q] = (size_t)((unsigned long long)ds->n * (unsigned)q / (unsigned)P);
-	const char *nc = getenv("NB_DIST_NCCL");
-	ds->ranks = (struct gpu_ranks){
-		.P = P,
-		.rank = ds->rank,
-		/* NCCL needs a GPU for each rank of a host */
-		.nccl = nc && *nc ? atoi(nc) != 0 : 1,
-		.ctx = ds,
-		.allgather = sim_gpu_allgather,
-		.bcast = sim_gpu_bcast,
-		.balance = sim_gpu_balance,
-	};
-	int dev = 0, count = 0;
-	if (!(nc && *nc) && gpu_bind_local(dist_local_rank(), &dev, &count) == 0 &&
-	    dist_local_size() > count)
-		ds->ranks.nccl = 0; /* ranks share a GPU: NCCL refuses that */
-	if (P == 1)
-		ds->ranks.nccl = 0; /* nothing to swap */
-	double no = ds->ranks.nccl ? 0 : 1; /* all ranks the same way */
-	dist_max_doubles(&no, 1, "NCCL choice");
-	ds->ranks.nccl = no == 0;
-	return 0;
 }
 
 int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
@@ -272,7 +123,7 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		ds->rank = dist_rank();
 		ds->gpu = 1;
 		ds->solver = sc->simulation.solver;
-		ds->every = (int)sim_env_long("NB_DIST_REBALANCE", 8);
+		ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
 		if (ds->every < 1)
 			ds->every = 1;
 		const char *th = getenv("NB_DIST_IMBALANCE");
@@ -281,7 +132,7 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		const char *die = getenv("NB_DIST_DIE");
 		if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
 			ds->die_rank = -1;
-		if (sim_gpu_create(ds)) {
+		if (dist_sim_gpu_setup(ds)) {
 			dist_sim_free(&ds);
 			goto oom;
 		}
@@ -325,7 +176,7 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 	ds->theta = sc->simulation.theta;
 	ds->multipoles = sc->simulation.multipoles;
 	ds->opening = sc->simulation.opening;
-	ds->every = (int)sim_env_long("NB_DIST_REBALANCE", 8);
+	ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
 	if (ds->every < 1)
 		ds->every = 1;
 	const char *th = getenv("NB_DIST_IMBALANCE");
@@ -377,7 +228,7 @@ oom:
 /* Step 1: new domains from pos and the last work. */
 static void sim_recut(struct dist_sim *ds, const double *pos)
 {
-	double t = sim_now();
+	double t = dist_sim_now();
 	dist_domain_cut(&ds->dom, pos, ds->calls > 0 ? ds->w : NULL);
 	memset(ds->mine, 0, ds->n);
 	for (size_t k = ds->dom.cut[ds->rank]; k < ds->dom.cut[ds->rank + 1]; k++)
@@ -391,7 +242,7 @@ static void sim_recut(struct dist_sim *ds, const double *pos)
 	if (getenv("NB_DIST_DEBUG"))
 		fprintf(stderr, "rank %d: recut at call %ld: [%zu, %zu)\n", ds->rank, ds->calls,
 			ds->dom.cut[ds->rank], ds->dom.cut[ds->rank + 1]);
-	ds->stats.t_rebalance += sim_now() - t;
+	ds->stats.t_rebalance += dist_sim_now() - t;
 }
 
 int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
@@ -409,7 +260,7 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 	const size_t c0 = ds->dom.cut[ds->rank], c1 = ds->dom.cut[ds->rank + 1];
 	const uint32_t *rows = ds->dom.order + c0;
 	double *mine_out = ds->packed + DIST_VALS * c0;
-	double t = sim_now();
+	double t = dist_sim_now();
 	if (ds->solver == SCENE_SOLVER_BARNES_HUT) {
 		int err = sim_tree_accel_sel(pos, mass, n, ds->eps, ds->theta, ds->multipoles,
 					     ds->opening, ds->mine, acc, ds->pot, ds->w);
@@ -432,7 +283,7 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 			o[4] = n > 0 ? (double)(n - 1) : 0;
 		}
 	}
-	double t1 = sim_now();
+	double t1 = dist_sim_now();
 	if (ds->calls == 0)
 		ds->stats.t_first_force = t1 - t;
 	else
@@ -444,9 +295,9 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 	ds->stats.bytes_sent += s1 - s0;
 	ds->stats.bytes_received += r1 - r0;
 	if (ds->calls == 0)
-		ds->stats.t_first_exchange = sim_now() - t1;
+		ds->stats.t_first_exchange = dist_sim_now() - t1;
 	else
-		ds->stats.t_exchange += sim_now() - t1;
+		ds->stats.t_exchange += dist_sim_now() - t1;
 	double *work = calloc((size_t)ds->P, sizeof *work);
 	if (!work)
 		dist_fail("out of memory");

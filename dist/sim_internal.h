@@ -1,0 +1,56 @@
+/* sim_internal.h - what dist/sim.c (the CPU ranks' forces, the run's
+ * figures) and dist/sim_gpu.c (the GPU ranks' callbacks) share: the
+ * struct behind dist.h's struct dist_sim, and two helpers. Not for use
+ * outside dist/. */
+#ifndef NB_DIST_SIM_INTERNAL_H
+#define NB_DIST_SIM_INTERNAL_H
+
+#include "dist.h"
+
+#define DIST_VALS 5 /* ax ay az phi work, per body in the exchange */
+
+struct dist_sim {
+	size_t n;
+	int P, rank;
+	enum scene_solver solver;
+	double eps, theta;
+	int multipoles;
+	enum scene_opening opening;
+	struct dist_domain dom;
+	double *w;             /* n: each body's work at the last call (by index) */
+	double *packed;        /* DIST_VALS n, domain order */
+	double *pot;           /* n: potentials when the caller wants none */
+	double *rowout;        /* 4 per own body (direct) */
+	unsigned char *mine;   /* n */
+	size_t *bytes, *off;   /* P each: the exchange's blocks */
+	long calls;
+	int every;             /* recut every this many calls */
+	double threshold;      /* recut after work imbalance above 1 + this */
+	int recut;             /* recut at the next call */
+	int die_rank;
+	long die_call;
+	struct dist_stats stats;
+	/* the renderer's subset */
+	struct sim_state sub;
+	double *sub_h;
+	char desc[224];
+	/* GPU ranks (dist_sim_create's gpu): the stretches of the slots are the
+	 * kernels' (kernels/sim_ranks.cu); this side measures and recuts */
+	int gpu;
+	struct gpu_ranks ranks;
+	size_t *gcut;          /* P + 1: the stretches of the last evaluation */
+	size_t *gnext;         /* P + 1: scratch for the recut */
+	double *gtime;         /* P: each rank's force ms of the last evaluation */
+};
+
+/* Monotonic seconds. */
+double dist_sim_now(void);
+/* The environment variable NAME as a long, or DEF when unset or empty. */
+long dist_sim_env_long(const char *name, long def);
+/* GPU ranks (dist_sim_create's gpu): ds's stretches, time buffers and the
+ * struct gpu_ranks callbacks (dist/sim_gpu.c), the NCCL choice agreed over
+ * the ranks (a collective call). ds's n, P, rank, every, threshold and die
+ * fields must be set. 0, or NB_ERUNTIME (out of memory; not logged). */
+int dist_sim_gpu_setup(struct dist_sim *ds);
+
+#endif
