@@ -97,6 +97,17 @@ void dist_sim_free(struct dist_sim **pds)
 	*pds = NULL;
 }
 
+void dist_sim_add_times(struct dist_sim *ds, double force_s, double exchange_s)
+{
+	if (ds->calls == 0) {
+		ds->stats.t_first_force = force_s;
+		ds->stats.t_first_exchange = exchange_s;
+	} else {
+		ds->stats.t_force += force_s;
+		ds->stats.t_exchange += exchange_s;
+	}
+}
+
 long dist_sim_env_long(const char *name, long def)
 {
 	const char *s = getenv(name);
@@ -107,48 +118,16 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		    struct dist_sim **out)
 {
 	*out = NULL;
-	if (gpu) {
-		if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
-			log_error("simulation.timesteps: individual over %d MPI ranks is not written "
-				  "yet (the block steps' active forces are not distributed); use "
-				  "shared steps or one rank",
-				  dist_size());
-			return NB_EINPUT;
-		}
-		struct dist_sim *ds = calloc(1, sizeof *ds);
-		if (!ds)
-			goto oom;
-		ds->n = st->n;
-		ds->P = dist_size();
-		ds->rank = dist_rank();
-		ds->gpu = 1;
-		ds->solver = sc->simulation.solver;
-		ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
-		if (ds->every < 1)
-			ds->every = 1;
-		const char *th = getenv("NB_DIST_IMBALANCE");
-		ds->threshold = th && *th ? atof(th) : 0.10;
-		ds->die_rank = -1;
-		const char *die = getenv("NB_DIST_DIE");
-		if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
-			ds->die_rank = -1;
-		if (dist_sim_gpu_setup(ds)) {
-			dist_sim_free(&ds);
-			goto oom;
-		}
-		snprintf(ds->desc, sizeof ds->desc, "cuda over %d MPI ranks", ds->P);
-		g_current = ds;
-		*out = ds;
-		return 0;
-	}
-	if (render_dust_present(st)) {
+	/* GPU ranks: rank 0 holds every body and draws them all, so dust and
+	 * the diffuse layer work there; CPU ranks each splat their own */
+	if (!gpu && render_dust_present(st)) {
 		log_error("dust (bodies.*.dust) over %d MPI ranks is not written yet: its depth slabs "
 			  "must be global (bounds from an MPI_Allreduce of each rank's min/max depth); "
 			  "run it on one rank",
 			  dist_size());
 		return NB_EINPUT;
 	}
-	if (sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0) {
+	if (!gpu && sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0) {
 		log_error("render.diffuse over %d MPI ranks is not written yet (its layer is made from "
 			  "the whole picture); set render.diffuse: 0 or run on one rank",
 			  dist_size());
@@ -171,6 +150,7 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 	ds->n = n;
 	ds->P = dist_size();
 	ds->rank = dist_rank();
+	ds->gpu = gpu;
 	ds->solver = sc->simulation.solver;
 	ds->eps = scene_softening(sc);
 	ds->theta = sc->simulation.theta;
@@ -186,6 +166,14 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 	const char *die = getenv("NB_DIST_DIE");
 	if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
 		ds->die_rank = -1;
+	if (gpu) {
+		if (dist_sim_gpu_setup(ds)) {
+			dist_sim_free(&ds);
+			goto oom;
+		}
+		snprintf(ds->desc, sizeof ds->desc, "cuda over %d MPI ranks", ds->P);
+		goto done;
+	}
 	if (dist_domain_init(&ds->dom, n, ds->P)) {
 		free(ds);
 		return NB_ERUNTIME;
@@ -217,6 +205,7 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		snprintf(ds->desc, sizeof ds->desc,
 			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
 			 ds->P, nt, nt == 1 ? "" : "s");
+done:
 	g_current = ds;
 	*out = ds;
 	return 0;
@@ -284,20 +273,14 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 		}
 	}
 	double t1 = dist_sim_now();
-	if (ds->calls == 0)
-		ds->stats.t_first_force = t1 - t;
-	else
-		ds->stats.t_force += t1 - t;
+
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
 	dist_allgatherv(mine_out, ds->packed, ds->bytes, ds->off, "force exchange");
 	dist_bytes(&s1, &r1);
 	ds->stats.bytes_sent += s1 - s0;
 	ds->stats.bytes_received += r1 - r0;
-	if (ds->calls == 0)
-		ds->stats.t_first_exchange = dist_sim_now() - t1;
-	else
-		ds->stats.t_exchange += dist_sim_now() - t1;
+	dist_sim_add_times(ds, t1 - t, dist_sim_now() - t1);
 	double *work = calloc((size_t)ds->P, sizeof *work);
 	if (!work)
 		dist_fail("out of memory");

@@ -51,21 +51,11 @@ static void sim_gpu_balance(void *ctx, const struct gpu_ranks_step *st, size_t *
 	const int P = ds->P;
 	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
 		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
-	if (ds->calls == 0) {
-		ds->stats.t_first_force = 1e-3 * st->force_ms;
-		ds->stats.t_first_exchange = 1e-3 * st->exchange_ms;
-	} else {
-		ds->stats.t_force += 1e-3 * st->force_ms;
-		ds->stats.t_exchange += 1e-3 * st->exchange_ms;
-	}
+	dist_sim_add_times(ds, 1e-3 * st->force_ms, 1e-3 * st->exchange_ms);
 	ds->stats.bytes_sent += st->sent;
 	ds->stats.bytes_received += st->received;
 	memcpy(ds->gcut, cut, (size_t)(P + 1) * sizeof *cut);
 	double t = dist_sim_now();
-	for (int r = 0; r < P; r++) {
-		ds->bytes[r] = sizeof(double);
-		ds->off[r] = (size_t)r * sizeof(double);
-	}
 	ds->gtime[ds->rank] = st->force_ms;
 	dist_allgatherv(&ds->gtime[ds->rank], ds->gtime, ds->bytes, ds->off, "force times");
 	ds->stats.work_imbalance = dist_imbalance(ds->gtime, P);
@@ -101,6 +91,10 @@ int dist_sim_gpu_setup(struct dist_sim *ds)
 	if (!ds->gcut || !ds->gnext || !ds->gtime || !ds->bytes)
 		return NB_ERUNTIME;
 	ds->off = ds->bytes + P;
+	for (int r = 0; r < P; r++) { /* the force times' allgather: a double a rank */
+		ds->bytes[r] = sizeof(double);
+		ds->off[r] = (size_t)r * sizeof(double);
+	}
 	for (int q = 0; q <= P; q++)
 		ds->gcut[q] = (size_t)((unsigned long long)ds->n * (unsigned)q / (unsigned)P);
 	const char *nc = getenv("NB_DIST_NCCL");

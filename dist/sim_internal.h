@@ -45,6 +45,10 @@ struct dist_sim {
 
 /* Monotonic seconds. */
 double dist_sim_now(void);
+/* One force evaluation's force and exchange seconds into ds->stats: the
+ * first evaluation's apart (call 0: potential, first allocations, NCCL's
+ * connections), the steps' summed. Before ds->calls moves on. */
+void dist_sim_add_times(struct dist_sim *ds, double force_s, double exchange_s);
 /* The environment variable NAME as a long, or DEF when unset or empty. */
 long dist_sim_env_long(const char *name, long def);
 /* GPU ranks (dist_sim_create's gpu): ds's stretches, time buffers and the

@@ -103,8 +103,9 @@ void gpu_tree_set_slots(struct gpu_tree *t, size_t lo, size_t hi);
 
 /* ---- sim_ranks.cu: the force stage over MPI ranks (gpu.h, struct gpu_ranks) ---- */
 struct gpu_rk; /* one rank's share: the cut, the swap's buffers, NCCL */
-/* For n bodies on stream s. 0 or NB_ERUNTIME (logged). */
-int gpu_rk_open(const struct gpu_ranks *r, size_t n, cudaStream_t s, struct gpu_rk **out);
+/* For n bodies. A collective call when r->nccl (every rank agrees on
+ * NCCL). 0 or NB_ERUNTIME (logged). */
+int gpu_rk_open(const struct gpu_ranks *r, size_t n, struct gpu_rk **out);
 /* acc (and phi in .w when need_pot) of every slot: this rank's share
  * through the tree (tree non-NULL; it is built over every body) or the
  * direct gather, then the swap, then the balance callback. Waits for the

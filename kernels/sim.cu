@@ -446,7 +446,7 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 		if (rc)
 			goto fail;
 	}
-	if (p->ranks && (rc = gpu_rk_open(p->ranks, n, g->stream, &g->rk)))
+	if (p->ranks && (rc = gpu_rk_open(p->ranks, n, &g->rk)))
 		goto fail;
 	/* First accelerations, with the potential: the initial energy is wanted. */
 	rc = sim_force(g, 1);

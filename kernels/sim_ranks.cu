@@ -165,9 +165,8 @@ end:
 	return rc;
 }
 
-int gpu_rk_open(const struct gpu_ranks *r, size_t n, cudaStream_t s, struct gpu_rk **out)
+int gpu_rk_open(const struct gpu_ranks *r, size_t n, struct gpu_rk **out)
 {
-	(void)s;
 	*out = NULL;
 	if (r->P < 1 || r->rank < 0 || r->rank >= r->P || !r->allgather || !r->bcast || !r->balance) {
 		log_error("gpu_rk_open: bad ranks (P %d, rank %d) (internal)", r->P, r->rank);

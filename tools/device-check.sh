@@ -43,6 +43,13 @@ L=$OUTDIR/check
 # there replaced, fabrics off). NCCL from the machine's Python packages
 # when it has them; NVLink multicast off.
 MPI_PACK=$PWD/.dev/mpi.tar.xz
+# The default scene's mix (per galaxy: disk 200k, bulge 50k, halo 250k) x N.
+mix_sets() {
+	for k in 0 1; do
+		printf ' --set bodies.%s.disk.count=%s --set bodies.%s.bulge.count=%s --set bodies.%s.halo.count=%s' \
+			$k $((200000 * $1)) $k $((50000 * $1)) $k $((250000 * $1))
+	done
+}
 mpi_setup() {
 	[ -x /tmp/nb/mpi/bin/nbody-render ] && [ -n "${MPI_READY:-}" ] && return 0
 	[ -f "$MPI_PACK" ] || { echo "no .dev/mpi.tar.xz carried"; return 1; }
@@ -201,9 +208,7 @@ for step in "$@"; do
 			sets="--set output.frames=${MPITIME_FRAMES:-11} --set output.video= --set output.stats=
 			      --set output.preview= --set output.png_dir= --set render.width=640
 			      --set render.height=360 --backend cuda"
-			for k in 0 1; do
-				sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
-			done
+			sets="$sets $(mix_sets $N)"
 			cores=$(nproc)
 			/usr/bin/time -f "np $np: %e s wall" env OMP_NUM_THREADS=$((cores / np)) \
 				mpirun --bind-to none -x OMP_NUM_THREADS -x NB_DIST_NCCL -np $np /tmp/nb/mpi/bin/nbody-render \
@@ -226,9 +231,7 @@ for step in "$@"; do
 		sets="--set simulation.solver=none --set output.frames=1 --set output.video=
 		      --set output.stats= --set output.preview= --set output.snapshots.every=1
 		      --set output.snapshots.dir=$S/snap"
-		for k in 0 1; do
-			sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
-		done
+		sets="$sets $(mix_sets $N)"
 		[ -f $S/snap/snap_000.hdf5 ] || /usr/bin/time -f "bodies ${N}M made and written: %e s" \
 			/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets -q 2>&1 | tail -2
 		for run in $(for np in 1 2 4 8; do [ $np -le $G ] && echo strong-$np:$np:1; done) \
@@ -253,9 +256,7 @@ for step in "$@"; do
 		G=$(nvidia-smi -L | wc -l)
 		N=${MOVIE_N:-10}
 		sets="--set output.frames=${MOVIE_FRAMES:-600} --set output.preview="
-		for k in 0 1; do
-			sets="$sets --set bodies.$k.disk.count=$((200000 * N)) --set bodies.$k.bulge.count=$((50000 * N)) --set bodies.$k.halo.count=$((250000 * N))"
-		done
+		sets="$sets $(mix_sets $N)"
 		for np in 1 2 4; do
 			[ $np -le $G ] || continue
 			d=/tmp/movie-$np
