@@ -92,43 +92,34 @@ static void report_levels(const struct scene *sc, long n, FILE *f)
 	int rc = act ? 0 : NB_ERUNTIME;
 	for (size_t i = 0; act && i < st.n; i += k)
 		act[i] = 1, m++;
-	double *dyn = sc->simulation.eta_dyn > 0 ? calloc(st.n, sizeof *dyn) : NULL;
-	if (sc->simulation.eta_dyn > 0 && !dyn)
-		rc = NB_ERUNTIME;
 	if (!rc && sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
-		rc = sim_tree_accel_sel(st.pos, st.mass, st.n, eps, sc->simulation.theta,
-					sc->simulation.multipoles, sc->simulation.opening, act, st.acc,
-					NULL, NULL, dyn);
+		rc = sim_tree_accel_active(st.pos, st.mass, st.n, eps, sc->simulation.theta,
+					   sc->simulation.multipoles, sc->simulation.opening, act,
+					   st.acc, NULL);
 	else if (!rc)
-		rc = sim_direct_accel_active(st.pos, st.mass, st.n, eps, act, st.acc, NULL, dyn);
+		rc = sim_direct_accel_active(st.pos, st.mass, st.n, eps, act, st.acc, NULL);
 	if (rc) {
 		fprintf(f, "# individual time steps: no estimate (the initial forces failed)\n");
 	} else {
 		long hist[SIM_TS_LEVELS] = {0};
 		double per_block = 0;
-		const struct sim_ts_rule rule = {.dt_max = dt_max,
-						 .eta = sc->simulation.eta,
-						 .eps = eps,
-						 .eta_dyn = sc->simulation.eta_dyn,
-						 .max_level = sc->simulation.max_level};
 		for (size_t i = 0; i < st.n; i += k) {
 			const double *a = st.acc + 3 * i;
-			int L = sim_ts_want_level(&rule, a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-						  dyn ? dyn[i] : 0);
+			int L = sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2], dt_max,
+						  sc->simulation.eta, eps, sc->simulation.max_level);
 			hist[L]++;
 			per_block += ldexp(1.0, L);
 		}
 		char h[512];
 		sim_ts_format_hist(hist, h, sizeof h);
-		fprintf(f, "# individual time steps: dt_max %g (scene time units), eta %g, eta_dyn %g; "
-			"initial levels of %zu sampled bodies: %s\n",
-			sc->simulation.dt * spf / bpf, sc->simulation.eta, sc->simulation.eta_dyn, m, h);
+		fprintf(f, "# individual time steps: dt_max %g (scene time units), eta %g; initial levels "
+			"of %zu sampled bodies: %s\n",
+			sc->simulation.dt * spf / bpf, sc->simulation.eta, m, h);
 		fprintf(f, "# individual time steps: %.2f force evaluations per body per frame at the "
 			"start (shared steps: %d), %ld ticks (tree builds or refits) per frame\n",
 			per_block / (double)m * bpf, spf, (1L << sim_ts_plan(hist)) * bpf);
 	}
 	free(act);
-	free(dyn);
 	sim_state_free(&st);
 }
 

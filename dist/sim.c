@@ -252,7 +252,7 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 	double t = dist_sim_now();
 	if (ds->solver == SCENE_SOLVER_BARNES_HUT) {
 		int err = sim_tree_accel_sel(pos, mass, n, ds->eps, ds->theta, ds->multipoles,
-					     ds->opening, ds->mine, acc, ds->pot, ds->w, NULL);
+					     ds->opening, ds->mine, acc, ds->pot, ds->w);
 		if (err)
 			dist_fail("barnes-hut forces failed (out of memory)");
 		for (size_t k = 0; k < c1 - c0; k++) {

@@ -68,15 +68,14 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 
 /* sim_force_active_fn for the CPU backend's individual time steps */
 static int engine_cpu_force_active(const double *pos, const double *mass, size_t n,
-				   const unsigned char *active, void *ctx, double *acc, double *pot,
-				   double *dyn)
+				   const unsigned char *active, void *ctx, double *acc, double *pot)
 {
 	struct engine *e = ctx;
 	e->force_calls++;
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
-		return sim_tree_accel_sel(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
-					  active, acc, pot, NULL, dyn);
-	return sim_direct_accel_active(pos, mass, n, e->eps, active, acc, pot, dyn);
+		return sim_tree_accel_active(pos, mass, n, e->eps, e->theta, e->multipoles,
+					     e->opening, active, acc, pot);
+	return sim_direct_accel_active(pos, mass, n, e->eps, active, acc, pot);
 }
 
 /* Report body i's non-finite value with a hint; always NB_ERUNTIME. */
@@ -120,7 +119,6 @@ static void engine_gpu_params(const struct scene *sc, struct gpu_sim_params *p)
 		.eta = sc->simulation.eta,
 		.max_level = sc->simulation.max_level,
 		.coarsen_margin = sc->simulation.coarsen_margin,
-		.eta_dyn = sc->simulation.eta_dyn,
 		.rebuild_dt = sc->simulation.dt * u.time,
 	};
 }
@@ -212,9 +210,8 @@ static int engine_open_cpu(struct engine *e, const struct scene *sc, struct sim_
 	if (e->individual) {
 		struct sim_ts_params tp = {.dt_max = e->dt_max, .eta = sc->simulation.eta,
 					   .eps = e->eps, .max_level = sc->simulation.max_level,
-					   .coarsen_margin = sc->simulation.coarsen_margin,
-					   .eta_dyn = sc->simulation.eta_dyn};
-		err = sim_ts_init(&e->ts, &tp, st, engine_cpu_force_active, e);
+					   .coarsen_margin = sc->simulation.coarsen_margin};
+		err = sim_ts_init(&e->ts, &tp, st);
 		if (err)
 			return err;
 	}

@@ -450,16 +450,14 @@ end:
 /* ---- individual time steps: the active targets only ------------------------
  * The gather kernel's sum (the same tiles, the same order over sources, so
  * a target's result does not depend on its place in the list) for targets
- * list[0 .. *count), the active bodies (kernels/sim_levels.cu), and their
- * rates dyn[i] = max_j (m_i + m_j) / s^3 when dyn is not NULL. The grid is
+ * list[0 .. *count), the active bodies (kernels/sim_levels.cu). The grid is
  * sized for every body; blocks past *count return at once. Cost per active
  * target: as gather_kernel, n interactions. */
 #define ACTIVE_NT 128
 __global__ void __launch_bounds__(ACTIVE_NT) gather_active_kernel(const float4 *__restrict__ pos,
 								  float4 *acc, int n, float s,
 								  float eps2, const int *__restrict__ list,
-								  const int *__restrict__ count, int pot,
-								  float *dyn)
+								  const int *__restrict__ count, int pot)
 {
 	__shared__ float4 tile[ACTIVE_NT];
 	const int t = threadIdx.x;
@@ -469,7 +467,7 @@ __global__ void __launch_bounds__(ACTIVE_NT) gather_active_kernel(const float4 *
 	const int e = blockIdx.x * ACTIVE_NT + t;
 	const int i = e < nact ? list[e] : -1;
 	const float4 pi = direct_load_scaled(pos, i >= 0 ? i : 0, n, s);
-	float ax = 0.f, ay = 0.f, az = 0.f, ph = 0.f, w2 = 0.f;
+	float ax = 0.f, ay = 0.f, az = 0.f, ph = 0.f;
 	for (int base = 0; base < n; base += ACTIVE_NT) {
 		tile[t] = direct_load_scaled(pos, base + t, n, s);
 		__syncthreads();
@@ -485,18 +483,13 @@ __global__ void __launch_bounds__(ACTIVE_NT) gather_active_kernel(const float4 *
 			ty = fmaf(sj, dy, ty);
 			tz = fmaf(sj, dz, tz);
 			tp = fmaf(-pj.w, inv, tp);
-			if (dyn) /* (m_i + m_j) / s^3; itself (r = 0 exactly) left out */
-				w2 = fmaxf(w2, r2 > eps2 ? (pi.w + pj.w) * (inv * inv * inv) : 0.f);
 		}
 		ax += tx, ay += ty, az += tz, ph += tp;
 		__syncthreads();
 	}
-	if (i >= 0) {
+	if (i >= 0)
 		acc[i] = make_float4(ax * s * s, ay * s * s, az * s * s,
 				     pot ? (ph + __fmul_rn(pi.w, direct_rsqrt(eps2))) * s : 0.f);
-		if (dyn) /* m / s^3 scales as the acceleration over a length: s^3 */
-			dyn[i] = w2 * s * s * s;
-	}
 }
 
 int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *list,
@@ -514,7 +507,7 @@ int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *
 	const float se = s * eps;
 	const unsigned blocks = (unsigned)((n + ACTIVE_NT - 1) / ACTIVE_NT);
 	gather_active_kernel<<<blocks, ACTIVE_NT, 0, stream>>>(b->pos, b->acc, (int)n, s, se * se, list,
-								count, need_pot ? 1 : 0, b->dyn);
+								count, need_pot ? 1 : 0);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

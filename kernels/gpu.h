@@ -45,8 +45,6 @@ struct gpu_sim_params {
 	double eta;       /* dt_i = sqrt(2 eta eps / |a_i|) */
 	int max_level;    /* finest level, 0..SIM_TS_LEVELS-1 */
 	double coarsen_margin; /* sim_ts_want_level_from's margin (0 or 1: none) */
-	double eta_dyn;   /* > 0: the dynamical bound (sim/timestep_rule.h): the
-			   * forces also give each body's w2 (struct gpu_bodies dyn) */
 	double rebuild_dt; /* barnes-hut with opening bmax: the tree is rebuilt at
 			    * the ticks that end a step of the largest level not
 			    * longer than rebuild_dt (and every block end) and

@@ -56,10 +56,6 @@ struct gpu_bodies {
 	uint32_t *id;
 	uint8_t *lev; /* individual time steps: each slot's level (follows the
 		       * permutation like id); NULL with shared steps */
-	float *dyn;   /* individual time steps with eta_dyn > 0: each active
-		       * slot's dynamical rate w2 (sim/timestep_rule.h), written
-		       * by the force and read by the level kernels of the same
-		       * tick, so it need not follow the permutation; else NULL */
 };
 
 /* ---- probe.cu ---- */
@@ -97,9 +93,7 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
  * positions (bmax stays a true bound, so the bmax criterion stays
  * correct); refused (a full build instead) with the com criterion, whose
  * guard relies on the cells' geometry, and before the first build.
- * *rebuilt (may be NULL) says which it did. b->dyn (when not NULL) gets
- * the active slots' w2 over the walk's near cells (as sim/tree.c: neither
- * single bodies nor the far cells of the group's local expansion). */
+ * *rebuilt (may be NULL) says which it did. */
 int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
 			int *rebuilt, cudaStream_t stream);
 void gpu_tree_free(struct gpu_tree **t);
@@ -123,7 +117,8 @@ void gpu_rk_close(struct gpu_rk **rk);
 
 /* ---- sim_levels.cu: individual time steps (sim/timestep_rule.h) ---- */
 /* lev[i] = the level acc[i] wants */
-int gpu_levels_init(const struct gpu_bodies *b, const struct sim_ts_rule *r, cudaStream_t s);
+int gpu_levels_init(const struct gpu_bodies *b, double dt_max, double eta, double eps, int max_level,
+		    cudaStream_t s);
 /* v += a dt_L / 2 for the slots with L >= la */
 int gpu_levels_kick(const struct gpu_bodies *b, int la, double dt_max, cudaStream_t s);
 /* x += v h for every slot */
@@ -131,8 +126,10 @@ int gpu_levels_drift(const struct gpu_bodies *b, double h, cudaStream_t s);
 /* The active slots (L >= la) close their step (kick with their old level),
  * take their next level (sim_ts_next_level) and, unless block_end, open
  * it; *evals (device) grows by their number. */
-int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end,
-			  const struct sim_ts_rule *r, unsigned long long *evals, cudaStream_t s);
+int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end, double dt_max,
+			  double eta, double eps, int max_level, double coarsen_margin,
+			  unsigned long long *evals,
+			  cudaStream_t s);
 /* hist[L] (device, SIM_TS_LEVELS ints, zeroed here) = slots of level L */
 int gpu_levels_histogram(const struct gpu_bodies *b, int *hist, cudaStream_t s);
 /* list[0 .. *count) = the slots with L >= la (device; *count zeroed here) */

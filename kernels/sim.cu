@@ -61,7 +61,6 @@ struct gpu_sim {
 	long hist[SIM_TS_LEVELS]; /* the host's copy, as of the last block end read */
 	long ticks, rebuilds;
 	int *d_list, *d_count;  /* direct solver: the active slots */
-	struct sim_ts_rule rule; /* the level rule's parameters */
 	struct gpu_rk *rk;      /* over MPI ranks (sim_ranks.cu), or NULL */
 };
 
@@ -108,7 +107,6 @@ __global__ void sim_check_finite(const float4 *pos, const float4 *vel, const flo
 		atomicMin(bad, i);
 }
 
-static int sim_levels_alloc(struct gpu_sim *g);
 static int sim_levels_create(struct gpu_sim *g);
 static int sim_levels_queue_hist(struct gpu_sim *g);
 static int sim_queue_check(struct gpu_sim *g);
@@ -124,13 +122,6 @@ static int sim_force(struct gpu_sim *g, int need_pot)
 		return gpu_rk_force(g->rk, &g->b, g->tree, g->eps, need_pot, g->stream);
 	if (g->p.solver == SCENE_SOLVER_BARNES_HUT)
 		return gpu_tree_compute(g->tree, &g->b, need_pot, g->stream);
-	if (g->b.dyn) { /* the rates come from the listed kernel: every slot listed */
-		int rc = gpu_levels_active_list(&g->b, -1, g->d_list, g->d_count, g->stream);
-		if (rc)
-			return rc;
-		return gpu_direct_compute_active(&g->b, g->eps, g->d_list, g->d_count, need_pot,
-						 g->stream);
-	}
 	return gpu_direct_compute(&g->b, g->eps, g->kernel, need_pot, g->stream);
 }
 
@@ -161,20 +152,12 @@ static int sim_step(struct gpu_sim *g, int need_pot, cudaEvent_t *ev)
 
 /* ---- individual time steps (docs/PHYSICS.md; kernels in sim_levels.cu) ---- */
 
-/* The levels' buffers (before the first force, which fills b.dyn). */
-static int sim_levels_alloc(struct gpu_sim *g)
+/* Levels from the first accelerations (just queued), the buffers, and the
+ * first histogram (read at once: gpu_sim_create synchronises anyway). */
+static int sim_levels_create(struct gpu_sim *g)
 {
 	const size_t n = g->b.n ? g->b.n : 1;
-	g->rule = (struct sim_ts_rule){.dt_max = g->p.dt_max,
-				       .eta = g->p.eta,
-				       .eps = g->p.softening,
-				       .eta_dyn = g->p.eta_dyn,
-				       .margin = g->p.coarsen_margin,
-				       .max_level = g->p.max_level};
 	CUDA_CHECK(cudaMalloc((void **)&g->b.lev, n));
-	CUDA_CHECK(cudaMemsetAsync(g->b.lev, 0, n, g->stream));
-	if (g->p.eta_dyn > 0)
-		CUDA_CHECK(cudaMalloc((void **)&g->b.dyn, n * sizeof(float)));
 	CUDA_CHECK(cudaMalloc((void **)&g->d_hist, SIM_TS_LEVELS * sizeof(int)));
 	CUDA_CHECK(cudaMallocHost((void **)&g->h_hist, SIM_TS_LEVELS * sizeof(int)));
 	CUDA_CHECK(cudaMalloc((void **)&g->d_evals, sizeof(unsigned long long)));
@@ -185,17 +168,11 @@ static int sim_levels_alloc(struct gpu_sim *g)
 		CUDA_CHECK(cudaMalloc((void **)&g->d_list, n * sizeof(int)));
 		CUDA_CHECK(cudaMalloc((void **)&g->d_count, sizeof(int)));
 	}
-	return 0;
-}
-
-/* Levels from the first accelerations (and rates; just queued) and the
- * first histogram (read at once: gpu_sim_create synchronises anyway). */
-static int sim_levels_create(struct gpu_sim *g)
-{
 	int rc;
 	if (g->b.n == 0)
 		return 0;
-	if ((rc = gpu_levels_init(&g->b, &g->rule, g->stream)))
+	if ((rc = gpu_levels_init(&g->b, g->p.dt_max, g->p.eta, g->p.softening, g->p.max_level,
+				  g->stream)))
 		return rc;
 	return sim_levels_queue_hist(g);
 }
@@ -240,7 +217,7 @@ static int sim_levels_force(struct gpu_sim *g, int la, int need_pot, int refit)
 		g->rebuilds += rebuilt;
 		return rc;
 	}
-	if (la == 0 && !g->b.dyn)
+	if (la == 0)
 		return gpu_direct_compute(&g->b, g->eps, g->kernel, need_pot, g->stream);
 	if ((rc = gpu_levels_active_list(&g->b, la, g->d_list, g->d_count, g->stream)))
 		return rc;
@@ -270,7 +247,9 @@ static int sim_levels_block(struct gpu_sim *g, int need_pot)
 		const int end = t == ticks;
 		if ((rc = gpu_levels_drift(&g->b, h, g->stream)) ||
 		    (rc = sim_levels_force(g, la, need_pot && end, t % rstride != 0)) ||
-		    (rc = gpu_levels_close_open(&g->b, la, plan, end, &g->rule, g->d_evals, g->stream)))
+		    (rc = gpu_levels_close_open(&g->b, la, plan, end, dt_max, g->p.eta, g->p.softening,
+						g->p.max_level, g->p.coarsen_margin, g->d_evals,
+						g->stream)))
 			return rc;
 		g->ticks++;
 	}
@@ -326,10 +305,8 @@ int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, l
 size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
 {
 	size_t bytes = n * (3 * sizeof(float4) + sizeof(uint32_t)) + sizeof(int);
-	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) /* levels, rates, the active list */
-		bytes += n * (1 + (p->eta_dyn > 0 ? sizeof(float) : 0) +
-			      (p->solver == SCENE_SOLVER_BARNES_HUT ? 0 : sizeof(int))) +
-			 256;
+	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) /* levels, and the active list */
+		bytes += n * (1 + (p->solver == SCENE_SOLVER_BARNES_HUT ? 0 : sizeof(int))) + 256;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
 		bytes += gpu_tree_bytes_needed(n, p);
 	else
@@ -354,7 +331,6 @@ void gpu_sim_free(struct gpu_sim **gp)
 	gpu_tree_free(&g->tree);
 	gpu_rk_close(&g->rk);
 	cudaFree(g->b.lev);
-	cudaFree(g->b.dyn);
 	cudaFree(g->d_hist);
 	cudaFreeHost(g->h_hist);
 	cudaFree(g->d_evals);
@@ -471,8 +447,6 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 			goto fail;
 	}
 	if (p->ranks && (rc = gpu_rk_open(p->ranks, n, &g->rk)))
-		goto fail;
-	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL && (rc = sim_levels_alloc(g)))
 		goto fail;
 	/* First accelerations, with the potential: the initial energy is wanted. */
 	rc = sim_force(g, 1);

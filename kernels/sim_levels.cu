@@ -31,17 +31,18 @@ __device__ __forceinline__ float lv_half_step(float dt_max, int L)
 	return ldexpf(0.5f * dt_max, -L);
 }
 
-__device__ __forceinline__ double lv_a2(float4 a)
+__device__ __forceinline__ int lv_want(float4 a, double dt_max, double eta, double eps, int maxl)
 {
-	return (double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z;
+	double a2 = (double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z;
+	return sim_ts_want_level(a2, dt_max, eta, eps, maxl);
 }
 
-__global__ void lv_init_kernel(const float4 *__restrict__ acc, const float *__restrict__ dyn,
-			       uint8_t *lev, int n, struct sim_ts_rule r)
+__global__ void lv_init_kernel(const float4 *__restrict__ acc, uint8_t *lev, int n, double dt_max,
+			       double eta, double eps, int maxl)
 {
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
-		lev[i] = (uint8_t)sim_ts_want_level(&r, lv_a2(acc[i]), dyn ? (double)dyn[i] : 0.0);
+		lev[i] = (uint8_t)lv_want(acc[i], dt_max, eta, eps, maxl);
 }
 
 __global__ void lv_kick_kernel(float4 *vel, const float4 *__restrict__ acc,
@@ -75,9 +76,9 @@ __global__ void lv_drift_kernel(float4 *pos, const float4 *__restrict__ vel, int
 	pos[i] = p;
 }
 
-__global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc,
-				     const float *__restrict__ dyn, uint8_t *lev, int n, int la,
-				     int plan, int block_end, float dt_max_f, struct sim_ts_rule r,
+__global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc, uint8_t *lev, int n,
+				     int la, int plan, int block_end, float dt_max_f, double dt_max,
+				     double eta, double eps, int maxl, double margin,
 				     unsigned long long *evals)
 {
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -95,9 +96,9 @@ __global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc
 	v.x = fmaf(a.x, h, v.x);
 	v.y = fmaf(a.y, h, v.y);
 	v.z = fmaf(a.z, h, v.z);
-	const int L2 = sim_ts_next_level(
-		sim_ts_want_level_from(&r, lv_a2(a), dyn ? (double)dyn[i] : 0.0, L), la, plan,
-		block_end);
+	const double a2 = (double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z;
+	const int L2 = sim_ts_next_level(sim_ts_want_level_from(a2, dt_max, eta, eps, maxl, L, margin),
+					 la, plan, block_end);
 	if (!block_end) { /* open the next one (at a block end: at the next block's start) */
 		h = lv_half_step(dt_max_f, L2);
 		v.x = fmaf(a.x, h, v.x);
@@ -139,9 +140,11 @@ __global__ void lv_list_kernel(const uint8_t *__restrict__ lev, int n, int la, i
 		list[base + __popc(m & ((1u << lane) - 1u))] = i;
 }
 
-int gpu_levels_init(const struct gpu_bodies *b, const struct sim_ts_rule *r, cudaStream_t s)
+int gpu_levels_init(const struct gpu_bodies *b, double dt_max, double eta, double eps, int max_level,
+		    cudaStream_t s)
 {
-	lv_init_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(b->acc, b->dyn, b->lev, (int)b->n, *r);
+	lv_init_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(b->acc, b->lev, (int)b->n, dt_max, eta, eps,
+							      max_level);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
@@ -161,12 +164,13 @@ int gpu_levels_drift(const struct gpu_bodies *b, double h, cudaStream_t s)
 	return 0;
 }
 
-int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end,
-			  const struct sim_ts_rule *r, unsigned long long *evals, cudaStream_t s)
+int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int block_end, double dt_max,
+			  double eta, double eps, int max_level, double coarsen_margin,
+			  unsigned long long *evals, cudaStream_t s)
 {
 	lv_close_open_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(
-		b->vel, b->acc, b->dyn, b->lev, (int)b->n, la, plan, block_end, (float)r->dt_max, *r,
-		evals);
+		b->vel, b->acc, b->lev, (int)b->n, la, plan, block_end, (float)dt_max, dt_max, eta, eps,
+		max_level, coarsen_margin, evals);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

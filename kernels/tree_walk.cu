@@ -108,10 +108,10 @@ __device__ __forceinline__ void walk_p2p(const float4 *src, int cnt, const float
 	}
 }
 
-template <int NB, int MP, bool POT, bool DYN>
+template <int NB, int MP, bool POT>
 __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, const float *px,
-					 const float *py, const float *pz, const float *pm, float *ax,
-					 float *ay, float *az, float *phi, float *wm, float eps2)
+					 const float *py, const float *pz, float *ax, float *ay,
+					 float *az, float *phi, float eps2)
 {
 	float sx[NB], sy[NB], sz[NB], sp[NB];
 #pragma unroll
@@ -133,8 +133,6 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 			float rinv2 = rinv * rinv;
 			float rinv3 = rinv * rinv2;
 			float f = c0.w * rinv3; /* M / s^3 */
-			if (DYN) /* the rate from near cells only (tree_stage_walk) */
-				wm[k] = fmaxf(wm[k], (pm[k] + c0.w) * rinv3);
 			if (MP >= 2) {
 				float qx = fmaf(c1.x, rx, fmaf(c1.w, ry, c2.x * rz));
 				float qy = fmaf(c1.w, rx, fmaf(c1.y, ry, c2.y * rz));
@@ -202,15 +200,14 @@ __device__ __forceinline__ void far_cell(float *fc, int c, bool have,
  * of 128 per multiprocessor (80 registers, ptxas spills 12 bytes; it would
  * take 86 and fit 5). */
 #define WALK_MIN_BLOCKS(LOC) ((LOC) == 2 ? 6 : (LOC) == 1 ? 5 : 0)
-template <int NB, int MP, bool POT, int LOC, bool DYN>
+template <int NB, int MP, bool POT, int LOC>
 __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
 			 const int2 *__restrict__ node_kids,
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
-			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi,
-			 float *__restrict__ dyn)
+			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi)
 {
 	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
@@ -230,7 +227,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		/* this lane's targets; slots past the group's end copy its first body */
 		const int2 gr = groups[g];
 		const int first = gr.x, gcount = gr.y - gr.x;
-		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB], wm[NB];
+		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 		/* individual time steps: a group without an active body is not
 		 * walked; only active bodies' acc is written (the box is still
@@ -252,7 +249,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			int i = first + 32 * k + lane;
 			float4 p = pos[32 * k + lane < gcount ? i : first];
 			px[k] = p.x, py[k] = p.y, pz[k] = p.z, pm[k] = p.w;
-			ax[k] = ay[k] = az[k] = phi[k] = wm[k] = 0.0f;
+			ax[k] = ay[k] = az[k] = phi[k] = 0.0f;
 			lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
 			lo[1] = fminf(lo[1], p.y), hi[1] = fmaxf(hi[1], p.y);
 			lo[2] = fminf(lo[2], p.z), hi[2] = fmaxf(hi[2], p.z);
@@ -370,7 +367,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				__syncwarp();
 				if (lane < nc - 32)
 					sm->cells[lane] = rest;
-				walk_m2p<NB, MP, POT, DYN>(sm, 32, px, py, pz, pm, ax, ay, az, phi, wm, eps2);
+				walk_m2p<NB, MP, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
 				nc -= 32;
 				n_m2p += 32;
 				__syncwarp();
@@ -425,7 +422,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				}
 			}
 			__syncwarp();
-			walk_m2p<NB, MP, POT, DYN>(sm, nc, px, py, pz, pm, ax, ay, az, phi, wm, eps2);
+			walk_m2p<NB, MP, POT>(sm, nc, px, py, pz, ax, ay, az, phi, eps2);
 			n_m2p += nc;
 		}
 		if (nb > 0) {
@@ -463,8 +460,6 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				 * the same float expression takes it out again */
 				float w = POT ? phi[k] + pm[k] * rsqrtf(eps2) : 0.0f;
 				acc[i] = make_float4(ax[k], ay[k], az[k], w);
-				if (DYN)
-					dyn[i] = wm[k];
 			}
 		}
 		if (count && lane == 0) {
@@ -477,23 +472,21 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
-			const uint8_t *, int, unsigned, unsigned, float *);
+			const uint8_t *, int, unsigned, unsigned);
 
-/* DYN (the rates of individual time steps' dynamical bound) only with the
- * default local expansion (LOC 1): the other LOCs are tuning variants. */
-static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int dyn)
+static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 {
 #define WALK_FNS(NB, MP)                                                                  \
-	{{tree_walk_kernel<NB, MP, false, 0, false>, tree_walk_kernel<NB, MP, false, 1, false>, \
-	  tree_walk_kernel<NB, MP, false, 2, false>, tree_walk_kernel<NB, MP, false, 1, true>}, \
-	 {tree_walk_kernel<NB, MP, true, 0, false>, tree_walk_kernel<NB, MP, true, 1, false>,   \
-	  tree_walk_kernel<NB, MP, true, 2, false>, tree_walk_kernel<NB, MP, true, 1, true>}}
-	static const walk_fn fns[2][2][2][4] = {
+	{{tree_walk_kernel<NB, MP, false, 0>, tree_walk_kernel<NB, MP, false, 1>,          \
+	  tree_walk_kernel<NB, MP, false, 2>},                                              \
+	 {tree_walk_kernel<NB, MP, true, 0>, tree_walk_kernel<NB, MP, true, 1>,            \
+	  tree_walk_kernel<NB, MP, true, 2>}}
+	static const walk_fn fns[2][2][2][3] = {
 		{WALK_FNS(1, 1), WALK_FNS(1, 2)},
 		{WALK_FNS(2, 1), WALK_FNS(2, 2)},
 	};
 #undef WALK_FNS
-	return fns[lanes - 1][mp - 1][pot ? 1 : 0][dyn ? 3 : loc];
+	return fns[lanes - 1][mp - 1][pot ? 1 : 0][loc];
 }
 
 /* LOC of the walk kernel for this tree */
@@ -509,7 +502,7 @@ int tree_walk_prepare(struct gpu_tree *t)
 			for (int pot = 0; pot <= 1; pot++) {
 				int per_sm = 0;
 				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-					&per_sm, walk_pick(l, mp, pot, walk_loc(t), 0), WALK_THREADS, 0));
+					&per_sm, walk_pick(l, mp, pot, walk_loc(t)), WALK_THREADS, 0));
 				if (l == t->lanes && mp == t->multipoles && pot == 0)
 					t->walk_fit_per_sm = per_sm;
 				if (t->walk_blocks_per_sm > 0 && t->walk_blocks_per_sm < per_sm)
@@ -529,17 +522,10 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 	if ((size_t)blocks > want)
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
-	/* the rates' variant keeps LOC 1's local expansion (local_ratio as set) */
-	const int dyn = b->dyn != NULL && walk_loc(t) == 1;
-	if (b->dyn && !dyn) {
-		log_error("barnes-hut (GPU): the dynamical time bound (simulation.eta_dyn) needs the "
-			  "default walk (local_ratio > 0, local_spread 0)");
-		return NB_EINPUT;
-	}
-	walk_pick(lanes, mp, pot, walk_loc(t), dyn)<<<blocks, WALK_THREADS, 0, s>>>(
+	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
 		b->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
 		t->ctl, t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio,
-		t->leaf_p2p, la > 0 ? b->lev : NULL, la, t->slot_lo, t->slot_hi, b->dyn);
+		t->leaf_p2p, la > 0 ? b->lev : NULL, la, t->slot_lo, t->slot_hi);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -209,7 +209,6 @@ struct scene {
 		int blocks_per_frame;  /* >= 1: individual: dt_max = dt x steps_per_frame / this */
 		int max_level;         /* [0, 20]: individual: smallest step dt_max / 2^max_level */
 		double coarsen_margin; /* [1, 4]: individual: coarser level only if dt_i >= margin x its step */
-		double eta_dyn;        /* [0, 10]: individual: dynamical bound dt_i <= eta_dyn / sqrt(max G (m_i + m_j) / r^3); 0 none */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
 	} simulation;

@@ -105,7 +105,7 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 }
 
 int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
-			    const unsigned char *active, double *acc, double *pot, double *dyn)
+			    const unsigned char *active, double *acc, double *pot)
 {
 	const double eps2 = eps * eps;
 	atomic_int stopped = 0;
@@ -119,7 +119,7 @@ int sim_direct_accel_active(const double *pos, const double *mass, size_t n, dou
 			continue;
 		}
 		const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
-		double ax = 0, ay = 0, az = 0, ph = 0, w2 = 0;
+		double ax = 0, ay = 0, az = 0, ph = 0;
 		for (long j = 0; j < nl; j++) {
 			if (j == i)
 				continue;
@@ -133,10 +133,7 @@ int sim_direct_accel_active(const double *pos, const double *mass, size_t n, dou
 			ay += mass[j] * dy * rinv3;
 			az += mass[j] * dz * rinv3;
 			ph -= mass[j] * rinv;
-			w2 = fmax(w2, (mass[i] + mass[j]) * rinv3);
 		}
-		if (dyn)
-			dyn[i] = w2;
 		acc[3 * i] = ax;
 		acc[3 * i + 1] = ay;
 		acc[3 * i + 2] = az;

@@ -342,17 +342,7 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
  * Every pair that is summed is summed from both ends, so momentum is
  * conserved to round-off only when every body is active. 0 or NB_EINTR. */
 int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
-			    const unsigned char *active, double *acc, double *pot, double *dyn);
-/* dyn (n, or NULL) in sim_direct_accel_active and sim_tree_accel_sel: each
- * active body's dynamical rate w2 = max over its interactions of
- * (m_i + m_j) / (r^2 + eps^2)^{3/2}: the individual time steps' dynamical
- * bound (sim/timestep_rule.h). Direct: over every other body (the pair's
- * own Kepler time scale: few-body orbits). Tree: over the near cells it
- * accepts (monopole; M / d^3 with bmax < theta d, a mean density over a
- * few bodies at least), not single bodies nor the far cells of the
- * group's local expansion; 0 at theta 0. Single bodies would make it
- * follow the nearest star, whose pair then changes level out of step
- * (docs/PHYSICS.md, Individual time steps). */
+			    const unsigned char *active, double *acc, double *pot);
 
 /* Barnes-Hut octree. d is the distance from a cell's centre of mass to the
  * body (conservatively: to the box of the bodies walking together).
@@ -379,8 +369,7 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
  * the selection). */
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
-		       const unsigned char *active, double *acc, double *pot, double *work,
-		       double *dyn);
+		       const unsigned char *active, double *acc, double *pot, double *work);
 /* The GPU's refit on the CPU (individual time steps; kernels/tree.cu):
  * the cells, body order and walk groups of a tree built over pos_build,
  * moments and bmax from pos, the bmax criterion, then as
@@ -389,8 +378,7 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
  * loosen (docs/BENCHMARKS.md, issue 18). */
 int sim_tree_accel_refit(const double *pos_build, const double *pos, const double *mass,
 			 size_t n, double eps, double theta, int multipoles,
-			 const unsigned char *active, double *acc, double *pot, double *work,
-			 double *dyn);
+			 const unsigned char *active, double *acc, double *pot, double *work);
 /* sim_tree_accel_ex with the scene's default opening (simulation.opening:
  * bmax). */
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
@@ -473,15 +461,12 @@ struct sim_ts_params {
 	double eps;     /* softening, internal units */
 	int max_level;  /* 0..SIM_TS_LEVELS-1 */
 	double coarsen_margin; /* >= 1 (0: 1): sim_ts_want_level_from's margin */
-	double eta_dyn; /* > 0: the dynamical bound dt_i <= eta_dyn / sqrt(w2), w2 the
-			 * force's dyn output (sim/timestep_rule.h); 0: none */
 };
 /* The state of the levels across blocks. Owns lev and active. */
 struct sim_ts {
 	struct sim_ts_params p;
 	unsigned char *lev;          /* n: each body's level */
 	unsigned char *active;       /* n: scratch, active this tick */
-	double *dyn;                 /* n: each body's w2 from its last force (eta_dyn > 0), else NULL */
 	long hist[SIM_TS_LEVELS];    /* bodies per level, as of the last block end */
 	double evals;                /* force evaluations (active bodies, summed over ticks) */
 	long ticks;                  /* force calls */
@@ -489,19 +474,13 @@ struct sim_ts {
 	long changes;                /* level changes (a body taking another level) */
 };
 /* Forces on the bodies with active[i] != 0 (active NULL: all) from every
- * body; acc and pot of the others are left as they were. dyn (NULL: not
- * wanted): the active bodies' dynamical rate w2 = max G (m_i + m_j) / r_ij^3 over
- * their interactions (sim_tree_accel_sel, sim_direct_accel_active). 0 or
- * NB_*. */
+ * body; acc and pot of the others are left as they were. 0 or NB_*. */
 typedef int (*sim_force_active_fn)(const double *pos, const double *mass, size_t n,
 				   const unsigned char *active, void *ctx, double *acc,
-				   double *pot, double *dyn);
-/* Levels from st->acc (the accelerations at st's positions) and, when
- * p->eta_dyn > 0, from the dynamical rates of one more force call
- * force(all bodies) (st->acc is rewritten with the same values). 0,
- * NB_ERUNTIME (out of memory, logged; ts freeable) or the force's error. */
-int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, struct sim_state *st,
-		sim_force_active_fn force, void *ctx);
+				   double *pot);
+/* Levels from st->acc (the accelerations at st's positions). 0 or
+ * NB_ERUNTIME (out of memory, logged; ts freeable). */
+int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct sim_state *st);
 void sim_ts_free(struct sim_ts *ts);
 /* One block step of dt_max (st->time advances by it; st->step is the
  * caller's). st->acc must hold a(x) on entry and holds it on return, with

@@ -24,45 +24,23 @@
 
 #define TS_PARALLEL_MIN 20000
 
-static struct sim_ts_rule ts_rule(const struct sim_ts_params *p)
-{
-	return (struct sim_ts_rule){.dt_max = p->dt_max,
-				    .eta = p->eta,
-				    .eps = p->eps,
-				    .eta_dyn = p->eta_dyn,
-				    .margin = p->coarsen_margin,
-				    .max_level = p->max_level};
-}
-
-static double ts_a2(const struct sim_state *st, size_t i)
-{
-	const double *a = st->acc + 3 * i;
-	return a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
-}
-
-int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, struct sim_state *st,
-		sim_force_active_fn force, void *ctx)
+int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct sim_state *st)
 {
 	memset(ts, 0, sizeof *ts);
 	ts->p = *p;
 	size_t n = st->n ? st->n : 1;
 	ts->lev = malloc(n);
 	ts->active = malloc(n);
-	if (p->eta_dyn > 0)
-		ts->dyn = calloc(n, sizeof *ts->dyn);
-	if (!ts->lev || !ts->active || (p->eta_dyn > 0 && !ts->dyn)) {
+	if (!ts->lev || !ts->active) {
 		log_error("individual time steps: out of memory for %zu bodies", st->n);
 		sim_ts_free(ts);
 		return NB_ERUNTIME;
 	}
-	if (ts->dyn && st->n > 0) {
-		int err = force(st->pos, st->mass, st->n, NULL, ctx, st->acc, NULL, ts->dyn);
-		if (err)
-			return err;
+	for (size_t i = 0; i < st->n; i++) {
+		const double *a = st->acc + 3 * i;
+		ts->lev[i] = (unsigned char)sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
+							      p->dt_max, p->eta, p->eps, p->max_level);
 	}
-	const struct sim_ts_rule r = ts_rule(p);
-	for (size_t i = 0; i < st->n; i++)
-		ts->lev[i] = (unsigned char)sim_ts_want_level(&r, ts_a2(st, i), ts->dyn ? ts->dyn[i] : 0);
 	sim_ts_histogram(ts->lev, st->n, ts->hist);
 	return 0;
 }
@@ -71,10 +49,8 @@ void sim_ts_free(struct sim_ts *ts)
 {
 	free(ts->lev);
 	free(ts->active);
-	free(ts->dyn);
 	ts->lev = NULL;
 	ts->active = NULL;
-	ts->dyn = NULL;
 }
 
 void sim_ts_histogram(const unsigned char *lev, size_t n, long hist[SIM_TS_LEVELS])
@@ -125,7 +101,6 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 	const double h = ldexp(p->dt_max, -plan);
 	const size_t n = st->n;
 	unsigned char *lev = ts->lev;
-	const struct sim_ts_rule r = ts_rule(p);
 
 	ts_kick(st, lev, 0, p->dt_max); /* every body opens its step */
 	for (long t = 1; t <= ticks; t++) {
@@ -142,7 +117,7 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 		if (nact == 0)
 			continue; /* every body on this tick's levels moved to a larger step */
 		int err = force(st->pos, st->mass, n, la == 0 ? NULL : ts->active, ctx, st->acc,
-				need_potential && end ? st->pot : NULL, ts->dyn);
+				need_potential && end ? st->pot : NULL);
 		if (err)
 			return err;
 		ts->evals += (double)nact;
@@ -151,8 +126,10 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 		for (size_t i = 0; i < n; i++) {
 			if (lev[i] < la)
 				continue;
-			int want = sim_ts_want_level_from(&r, ts_a2(st, i), ts->dyn ? ts->dyn[i] : 0,
-							  lev[i]);
+			const double *a = st->acc + 3 * i;
+			int want = sim_ts_want_level_from(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
+							  p->dt_max, p->eta, p->eps, p->max_level,
+							  lev[i], p->coarsen_margin);
 			int L2 = sim_ts_next_level(want, la, plan, end);
 			ts->changes += L2 != lev[i];
 			lev[i] = (unsigned char)L2;

@@ -20,56 +20,21 @@
 
 #define SIM_TS_LEVELS 21 /* levels 0..20 (simulation.max_level <= 20) */
 
-/* The level rule's parameters (internal units). */
-struct sim_ts_rule {
-	double dt_max;  /* level 0's step */
-	double eta;     /* GADGET's accuracy parameter */
-	double eps;     /* softening */
-	double eta_dyn; /* > 0: the dynamical bound dt_i <= eta_dyn / sqrt(w2); 0: none */
-	double margin;  /* coarsen margin (sim_ts_want_level_from); <= 1: none */
-	int max_level;  /* 0..SIM_TS_LEVELS-1 */
-};
-
-/* (dt_max / dt_i)^2 for a body with |a|^2 = a2 and dynamical rate w2:
- *   dt_i = min(dt_max, sqrt(2 eta eps / |a|), eta_dyn / sqrt(w2))
- * The first bound is GADGET-2's (Springel 2005, eq. 34). The second is the
- * dynamical time of Zemp et al. 2007 (MNRAS 376, 273): w2 = max over the
- * body's interactions of G (m_i + m_j) / r_ij^3 (softened r; the forces
- * compute it: the tree over its near cells, by their monopole, the direct
- * sum over every pair: sim/sim.h), the inverse square of the shortest
- * orbital time scale around the body. |a| alone
- * misjudges both ends: in a softened core or cusp |a| is small where the
- * density is highest, and far out it asks for a step that is a shrinking
- * fraction of the orbit (dt / T ~ sqrt(eps / r)), so that matching the
- * cores' accuracy with eta alone spends steps on the halo
- * (docs/PHYSICS.md, Individual time steps). Returns a negative number for
- * a non-finite a2 or w2 (max_level, the finiteness check reports it). */
-static inline SIM_TS_HD double sim_ts_ratio2(const struct sim_ts_rule *r, double a2, double w2)
+/* The level a body with acceleration |a|^2 = a2 wants: the smallest L with
+ * dt_max / 2^L <= dt_i = min(dt_max, sqrt(2 eta eps / |a|)) (GADGET-2,
+ * Springel 2005, eq. 34), at most max_level. Squared, without roots or
+ * logarithms: r2 = dt_max^2 |a| / (2 eta eps) = (dt_max / dt_i)^2, and each
+ * level divides it by 4 exactly, so float and double agree except where
+ * r2 itself rounds across a power of 4. A non-finite a2 gets max_level (the
+ * finiteness check reports it). */
+static inline SIM_TS_HD int sim_ts_want_level(double a2, double dt_max, double eta, double eps,
+					      int max_level)
 {
 	if (!(a2 >= 0.0) || a2 > 1e300)
-		return -1.0;
-	double q = r->dt_max * r->dt_max * sqrt(a2) / (2.0 * r->eta * r->eps);
-	if (r->eta_dyn > 0.0) {
-		if (!(w2 >= 0.0) || w2 > 1e300)
-			return -1.0;
-		const double d = r->dt_max * r->dt_max * w2 / (r->eta_dyn * r->eta_dyn);
-		if (d > q)
-			q = d;
-	}
-	return q;
-}
-
-/* The level a body wants: the smallest L with dt_max / 2^L <= dt_i, at
- * most max_level. Squared, without roots or logarithms: each level divides
- * r2 = (dt_max / dt_i)^2 by 4 exactly, so float and double agree except
- * where r2 itself rounds across a power of 4. */
-static inline SIM_TS_HD int sim_ts_want_level(const struct sim_ts_rule *r, double a2, double w2)
-{
-	double r2 = sim_ts_ratio2(r, a2, w2);
-	if (r2 < 0.0)
-		return r->max_level;
+		return max_level;
+	double r2 = dt_max * dt_max * sqrt(a2) / (2.0 * eta * eps);
 	int L = 0;
-	while (L < r->max_level && r2 > 1.0) {
+	while (L < max_level && r2 > 1.0) {
 		r2 *= 0.25;
 		L++;
 	}
@@ -84,19 +49,19 @@ static inline SIM_TS_HD int sim_ts_want_level(const struct sim_ts_rule *r, doubl
  * A body whose dt_i hovers at a level's boundary then changes level once
  * instead of at every step end (simulation.coarsen_margin; docs/PHYSICS.md;
  * measured in docs/BENCHMARKS.md, issue 18). */
-static inline SIM_TS_HD int sim_ts_want_level_from(const struct sim_ts_rule *r, double a2,
-						   double w2, int cur)
+static inline SIM_TS_HD int sim_ts_want_level_from(double a2, double dt_max, double eta, double eps,
+						   int max_level, int cur, double margin)
 {
-	double r2 = sim_ts_ratio2(r, a2, w2);
-	if (r2 < 0.0)
-		return r->max_level;
+	if (!(a2 >= 0.0) || a2 > 1e300)
+		return max_level;
+	double r2 = dt_max * dt_max * sqrt(a2) / (2.0 * eta * eps);
 	int L = 0;
-	while (L < r->max_level && r2 > 1.0) {
+	while (L < max_level && r2 > 1.0) {
 		r2 *= 0.25;
 		L++;
 	}
-	if (r->margin > 1.0) {
-		r2 *= r->margin * r->margin;
+	if (margin > 1.0) {
+		r2 *= margin * margin;
 		while (L < cur && r2 > 1.0) {
 			r2 *= 0.25;
 			L++;

@@ -431,11 +431,11 @@ static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
  * (all but itself) and the listed cells. */
 static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 			   const struct tree_ilist *il, double eps2, double out_a[3],
-			   double *out_phi, double *out_w2)
+			   double *out_phi)
 {
 	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
-	const double self = (double)k, mi = t->mass[k];
-	double ax = 0, ay = 0, az = 0, phi = 0, w2 = 0;
+	const double self = (double)k;
+	double ax = 0, ay = 0, az = 0, phi = 0;
 	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3],
 		     *bi = il->body[4];
 #pragma omp simd reduction(+ : ax, ay, az, phi)
@@ -456,7 +456,7 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 	const double *cx = il->cell[IL_X], *cy = il->cell[IL_Y], *cz = il->cell[IL_Z],
 		     *cm = il->cell[IL_M];
 	if (multipoles < 2) {
-#pragma omp simd reduction(+ : ax, ay, az, phi) reduction(max : w2)
+#pragma omp simd reduction(+ : ax, ay, az, phi)
 		for (size_t c = 0; c < il->ncell; c++) {
 			const double rx = xi - cx[c], ry = yi - cy[c], rz = zi - cz[c];
 			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
@@ -465,14 +465,13 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 			ay -= ry * ms3;
 			az -= rz * ms3;
 			phi -= cm[c] * sinv;
-			w2 = fmax(w2, (mi + cm[c]) * sinv * sinv * sinv);
 		}
 	} else {
 		const double *te = il->cell[IL_T];
 		const double *q0 = il->cell[IL_Q0], *q1 = il->cell[IL_Q0 + 1],
 			     *q2 = il->cell[IL_Q0 + 2], *q3 = il->cell[IL_Q0 + 3],
 			     *q4 = il->cell[IL_Q0 + 4], *q5 = il->cell[IL_Q0 + 5];
-#pragma omp simd reduction(+ : ax, ay, az, phi) reduction(max : w2)
+#pragma omp simd reduction(+ : ax, ay, az, phi)
 		for (size_t c = 0; c < il->ncell; c++) {
 			const double rx = xi - cx[c], ry = yi - cy[c], rz = zi - cz[c];
 			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + eps2);
@@ -490,10 +489,8 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 			ay += qy * sinv5 - f * ry;
 			az += qz * sinv5 - f * rz;
 			phi -= cm[c] * sinv + 0.5 * rqr * sinv5;
-			w2 = fmax(w2, (mi + cm[c]) * sinv3);
 		}
 	}
-	*out_w2 = w2;
 	out_a[0] = ax;
 	out_a[1] = ay;
 	out_a[2] = az;
@@ -564,14 +561,14 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 			  const unsigned char *active, double *acc, double *pot)
 {
 	return sim_tree_accel_sel(pos, mass, n, eps, theta, multipoles, opening, active, acc, pot,
-				  NULL, NULL);
+				  NULL);
 }
 
 /* The walk and evaluation over a built (or refitted) tree: the active
  * bodies' acc (pot, work) as sim_tree_accel_sel documents. Frees nothing. */
 static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, int multipoles,
 			   enum scene_opening opening, const unsigned char *active, double *acc,
-			   double *pot, double *work, double *dyn)
+			   double *pot, double *work)
 {
 	int ngroup, *groups = tree_groups(t, n, &ngroup);
 	if (!groups)
@@ -597,13 +594,11 @@ static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, i
 				continue;
 			}
 			for (int k = gb; k < ge; k++) {
-				double a[3], phi, w2;
+				double a[3], phi;
 				size_t i = (size_t)t->order[k];
 				if (active && !active[i])
 					continue;
-				tree_eval_body(t, (size_t)k, multipoles, &il, eps2, a, &phi, &w2);
-				if (dyn)
-					dyn[i] = w2;
+				tree_eval_body(t, (size_t)k, multipoles, &il, eps2, a, &phi);
 				if (work)
 					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
 				acc[3 * i] = a[0];
@@ -625,8 +620,7 @@ static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, i
 
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
-		       const unsigned char *active, double *acc, double *pot, double *work,
-		       double *dyn)
+		       const unsigned char *active, double *acc, double *pot, double *work)
 {
 	if (n == 0)
 		return 0;
@@ -638,7 +632,7 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 	int err = tree_build(&t, pos, mass, n, multipoles);
 	if (err)
 		return err;
-	err = tree_accel_walk(&t, n, eps, theta, multipoles, opening, active, acc, pot, work, dyn);
+	err = tree_accel_walk(&t, n, eps, theta, multipoles, opening, active, acc, pot, work);
 	tree_free(&t);
 	return err;
 }
@@ -650,8 +644,7 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
  * bottom-up. */
 int sim_tree_accel_refit(const double *pos_build, const double *pos, const double *mass,
 			 size_t n, double eps, double theta, int multipoles,
-			 const unsigned char *active, double *acc, double *pot, double *work,
-			 double *dyn)
+			 const unsigned char *active, double *acc, double *pot, double *work)
 {
 	if (n == 0)
 		return 0;
@@ -672,7 +665,7 @@ int sim_tree_accel_refit(const double *pos_build, const double *pos, const doubl
 	for (int k = t.nnodes - 1; k >= 0; k--)
 		tree_moments(&t, &t.nodes[k]);
 	err = tree_accel_walk(&t, n, eps, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
-			      work, dyn);
+			      work);
 	tree_free(&t);
 	return err;
 }

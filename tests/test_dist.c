@@ -97,7 +97,7 @@ START_TEST(tree_selected_walk_equals_whole_walk)
 		mine[i] = pos[3 * i] < 0.1; /* a slab: groups cut through */
 	}
 	ck_assert_int_eq(sim_tree_accel_sel(pos, mass, n, 0.01, 0.6, 2, SCENE_OPENING_BMAX, mine, acc2,
-					    pot2, work, NULL),
+					    pot2, work),
 			 0);
 	for (size_t i = 0; i < n; i++) {
 		if (mine[i]) {

@@ -491,12 +491,11 @@ static void disk_shape(const struct sim_state *st, long nd, double lag[3], doubl
  * rotations (z0 = 0.15 h doubles it). Softening 0.1 h (a third of z0)
  * likewise calms the graininess; the initial conditions include it. */
 static int tree_force_active(const double *pos, const double *mass, size_t n,
-			     const unsigned char *active, void *ctx, double *acc, double *pot,
-			     double *dyn)
+			     const unsigned char *active, void *ctx, double *acc, double *pot)
 {
 	const struct tree_ctx *c = ctx;
-	return sim_tree_accel_sel(pos, mass, n, c->eps, c->theta, 2, SCENE_OPENING_BMAX, active, acc,
-				  pot, NULL, dyn);
+	return sim_tree_accel_active(pos, mass, n, c->eps, c->theta, 2, SCENE_OPENING_BMAX, active,
+				     acc, pot);
 }
 
 /* individual: block steps of dt_max = 8 shared steps (eta 0.025), the
@@ -543,7 +542,7 @@ static void run_isolated_disk_ex(long nd, long nb, long nh, double z0, double ep
 	struct sim_ts ts;
 	struct sim_ts_params tp = {.dt_max = per * dt, .eta = 0.025, .eps = eps, .max_level = 10};
 	if (individual)
-		ck_assert_int_eq(sim_ts_init(&ts, &tp, &st, tree_force_active, &ctx), 0);
+		ck_assert_int_eq(sim_ts_init(&ts, &tp, &st), 0);
 	for (long s = per; s <= steps; s += per) {
 		if (individual)
 			ck_assert_int_eq(sim_ts_block_step(&ts, &st, tree_force_active, &ctx, 0), 0);
