@@ -134,7 +134,7 @@ for step in "$@"; do
 		# force evaluations per body per frame (the run's last lines) and
 		# max |dE/E0| from its statistics, beside shared steps
 		# STEPS_VARIANTS: ";"-separated runs, each "MODE [eta=X] [dt=X] [spf=N] [blocks=N]
-		# [margin=X] [opening=bmax|com] [bodies=N] [frames=N]"; bodies=N scales the scene's
+		# [margin=X] [level=N] [theta=X] [opening=bmax|com] [bodies=N] [frames=N]"; bodies=N scales the scene's
 		# six components to N in all (disk N/5, bulge N/20, halo N/4 a galaxy), as the
 		# reduced-N CPU runs of docs/BENCHMARKS.md (issue 18)
 		V=${STEPS_VARIANTS:-"shared;individual;individual eta=0.1;individual eta=0.1 dt=3 spf=1"}
@@ -150,6 +150,8 @@ for step in "$@"; do
 				spf=*) sets="$sets --set simulation.steps_per_frame=${kv#spf=}" ;;
 				blocks=*) sets="$sets --set simulation.blocks_per_frame=${kv#blocks=}" ;;
 				margin=*) sets="$sets --set simulation.coarsen_margin=${kv#margin=}" ;;
+				level=*) sets="$sets --set simulation.max_level=${kv#level=}" ;;
+				theta=*) sets="$sets --set simulation.theta=${kv#theta=}" ;;
 				opening=*) sets="$sets --set simulation.opening=${kv#opening=}" ;;
 				frames=*) sets="$sets --set output.frames=${kv#frames=}" ;;
 				bodies=*)
