@@ -119,7 +119,9 @@ size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
 	size_t body = 2 * round256(nn * 8) + 2 * round256(nn * 4) + 2 * round256(nn * 16) +
 		      round256(nn * 4) + round256(nn);
 	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
-	node += round256(tree_group_cap(nn, cap, g_tuning.lanes) * 8);
+	const size_t gcap = tree_group_cap(nn, cap, g_tuning.lanes);
+	node += round256(gcap * 8) + round256(gcap) + round256(gcap * 8); /* groups, heads, packed */
+	body += round256(nn * 4);                                          /* packed slots */
 	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl)) +
 	       mig;
 }
@@ -201,6 +203,9 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	TREE_ALLOC(t->node_mq1, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_bmax, (size_t)t->node_cap);
 	TREE_ALLOC(t->groups, (size_t)t->group_cap);
+	TREE_ALLOC(t->group_head, (size_t)t->group_cap);
+	TREE_ALLOC(t->pk_group, (size_t)t->group_cap);
+	TREE_ALLOC(t->pk_slot, nn);
 	TREE_ALLOC(t->ctl, 1);
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
 	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
@@ -359,7 +364,8 @@ void gpu_tree_free(struct gpu_tree **tp)
 	}
 	void *bufs[] = {t->keys,      t->keys_alt,  t->iota,     t->perm,     t->pos,
 			t->vel,       t->id,        t->lev,        t->node_range, t->node_kids, t->node_open,
-			t->node_mq0,  t->node_mq1,  t->node_bmax, t->groups, t->ctl,  t->sort_tmp};
+			t->node_mq0,  t->node_mq1,  t->node_bmax, t->groups, t->group_head,
+			t->pk_group,  t->pk_slot,   t->ctl,  t->sort_tmp};
 	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
 		if (bufs[k])
 			cudaFree(bufs[k]);
@@ -423,6 +429,83 @@ end:
 		cudaFree(b.acc);
 	if (b.id)
 		cudaFree(b.id);
+	free(h4);
+	free(hid);
+	gpu_tree_free(&t);
+	return rc;
+}
+
+extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
+				     const unsigned char *lev, int la, size_t n, double eps,
+				     double theta, int multipoles, double *acc)
+{
+	int rc = 0;
+	struct gpu_tree *t = NULL;
+	struct gpu_bodies b;
+	float4 *h4 = NULL;
+	uint32_t *hid = NULL;
+	memset(&b, 0, sizeof b);
+	if (n == 0)
+		return 0;
+	struct gpu_sim_params p;
+	memset(&p, 0, sizeof p);
+	p.solver = SCENE_SOLVER_BARNES_HUT;
+	p.softening = eps;
+	p.theta = theta;
+	p.multipoles = multipoles;
+	p.opening = SCENE_OPENING_BMAX; /* the scene default, as sim_tree_accel */
+	if ((rc = gpu_tree_create(n, &p, &t)))
+		return rc;
+	h4 = (float4 *)malloc(n * sizeof *h4);
+	hid = (uint32_t *)malloc(n * sizeof *hid);
+	if (!h4 || !hid) {
+		log_error("barnes-hut (GPU): out of host memory for %zu bodies", n);
+		rc = NB_ERUNTIME;
+		goto end;
+	}
+	for (size_t i = 0; i < n; i++) {
+		h4[i] = make_float4((float)pos[3 * i], (float)pos[3 * i + 1], (float)pos[3 * i + 2],
+				    (float)mass[i]);
+		hid[i] = (uint32_t)i;
+	}
+	b.n = n;
+	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.id, n * sizeof(uint32_t)), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.pos, h4, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b.lev, n), rc, end);
+	CUDA_GOTO(cudaMemcpy(b.lev, lev, n, cudaMemcpyHostToDevice), rc, end);
+	/* inactive slots keep a NaN mark: only the active ones are copied out */
+	CUDA_GOTO(cudaMemset(b.acc, 0xff, n * sizeof(float4)), rc, end);
+	if ((rc = gpu_tree_compute_ex(t, &b, 0, la, 0, NULL, 0)))
+		goto end;
+	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
+	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
+	for (size_t k = 0; k < n; k++) {
+		const size_t i = hid[k];
+		/* the contract, checked: every active slot written, no other */
+		if ((lev[i] >= la) != !isnan(h4[k].x)) {
+			log_error("barnes-hut (GPU): body %zu (level %d, active from %d) was %s", i,
+				  (int)lev[i], la, lev[i] >= la ? "not walked" : "walked");
+			rc = NB_ERUNTIME;
+			goto end;
+		}
+		if (lev[i] < la)
+			continue;
+		acc[3 * i] = h4[k].x;
+		acc[3 * i + 1] = h4[k].y;
+		acc[3 * i + 2] = h4[k].z;
+	}
+end:
+	if (b.pos)
+		cudaFree(b.pos);
+	if (b.acc)
+		cudaFree(b.acc);
+	if (b.id)
+		cudaFree(b.id);
+	if (b.lev)
+		cudaFree(b.lev);
 	free(h4);
 	free(hid);
 	gpu_tree_free(&t);

@@ -99,6 +99,11 @@ void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);
  * NB_EINPUT (bad argument or too big for the card, logged) or NB_ERUNTIME. */
 int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, double theta,
 		   int multipoles, double *acc, double *pot);
+/* As gpu_tree_accel for the bodies with lev[i] >= la only (individual time
+ * steps: the walk of the active bodies packed into their own groups when
+ * la > 0); the others' acc (3 each) are left as the caller set them. */
+int gpu_tree_accel_levels(const double *pos, const double *mass, const unsigned char *lev, int la,
+			  size_t n, double eps, double theta, int multipoles, double *acc);
 
 #ifdef __cplusplus
 }

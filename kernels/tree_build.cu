@@ -273,17 +273,21 @@ __device__ __forceinline__ int tree_chunks(int count, int gsize)
 	return (count + gsize - 1) / gsize;
 }
 
-__device__ __forceinline__ int tree_put_chunks(int2 *groups, int k, int b, int e, int gsize)
+/* one group node's (or big leaf's) chunks; its first is its head */
+__device__ __forceinline__ int tree_put_chunks(int2 *groups, uint8_t *head, int k, int b, int e,
+					       int gsize)
 {
-	for (; b < e; b += gsize)
+	for (int b0 = b; b < e; b += gsize) {
+		head[k] = b == b0;
 		groups[k++] = make_int2(b, min(b + gsize, e));
+	}
 	return k;
 }
 
 __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ keys,
 				  int2 *node_range, int2 *node_kids, int2 *groups,
-				  struct tree_ctl *c, int leaf, int cap, int gsize, int gmax,
-				  int gcap)
+				  uint8_t *group_head, struct tree_ctl *c, int leaf, int cap,
+				  int gsize, int gmax, int gcap)
 {
 	typedef cub::BlockScan<int, BUILD_THREADS> scan_t;
 	__shared__ typename scan_t::TempStorage scan_tmp;
@@ -369,14 +373,14 @@ __global__ void tree_split_kernel(int d, const unsigned long long *__restrict__ 
 			if (gch > 0 && gfirst >= 0) {
 				int k = gfirst + goff;
 				if ((d == 0 && cnt <= gmax) || (!split && cnt > gmax)) {
-					tree_put_chunks(groups, k, r.x, r.y, gsize);
+					tree_put_chunks(groups, group_head, k, r.x, r.y, gsize);
 				} else {
 #pragma unroll
 					for (int o = 0; o < 8; o++) {
 						int cc = bound[o + 1] - bound[o];
 						if (cc > 0 && cc <= gmax)
-							k = tree_put_chunks(groups, k, bound[o], bound[o + 1],
-									    gsize);
+							k = tree_put_chunks(groups, group_head, k, bound[o],
+									    bound[o + 1], gsize);
 					}
 				}
 			}
@@ -402,7 +406,8 @@ int tree_stage_build(struct gpu_tree *t, cudaStream_t s)
 	int grid = grid_for(t, (size_t)t->node_cap, 4);
 	for (int d = 0; d < TREE_MAX_DEPTH; d++) {
 		tree_split_kernel<<<grid, BUILD_THREADS, 0, s>>>(
-			d, t->keys, t->node_range, t->node_kids, t->groups, t->ctl, t->leaf_size,
+			d, t->keys, t->node_range, t->node_kids, t->groups, t->group_head, t->ctl,
+			t->leaf_size,
 			t->node_cap, 32 * t->lanes, t->group_max, t->group_cap);
 		CUDA_CHECK(cudaGetLastError());
 	}

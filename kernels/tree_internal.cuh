@@ -44,6 +44,11 @@ struct tree_ctl {
 	unsigned int group_next; /* walk work counter */
 	int group_count;         /* walk groups listed by the build */
 	int group_overflow;      /* group list full (never expected) */
+	/* individual time steps: the active bodies packed into walk groups
+	 * (tree_walk.cu, tree_stage_walk with la > 0) */
+	unsigned int pk_next;    /* packed walk's work counter */
+	int pk_groups;           /* packed groups listed */
+	int pk_slots;            /* active slots listed */
 	unsigned long long p2p, m2p, m2l; /* interaction counts when counting */
 };
 
@@ -83,6 +88,9 @@ struct gpu_tree {
 	float4 *node_mq1;  /* (Qxy, Qxz, Qyz, T = tr sum m y y^T) */
 	float *node_bmax;  /* largest distance of a body from the com */
 	int2 *groups;      /* walk groups: body [begin, end), at most 32 * lanes */
+	uint8_t *group_head; /* 1: the first group of its group node (tree_build.cu) */
+	int *pk_slot;      /* the active slots, group node by group node (n) */
+	int2 *pk_group;    /* packed walk groups: pk_slot [begin, end) (group_cap) */
 
 	struct tree_ctl *ctl;
 
@@ -176,7 +184,11 @@ int tree_stage_mig_box(struct gpu_tree *t, const struct gpu_bodies *b, cudaStrea
 int tree_stage_migrate(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 
 /* tree_walk.cu */
-/* acc of the slots with b->lev[i] >= la (b->lev NULL: all) */
+/* acc of the slots with b->lev[i] >= la (b->lev NULL: all). With la > 0
+ * the active slots are first packed into walk groups of their own, group
+ * node by group node (so a group never spans more than one group node's
+ * cell), and only those groups are walked: the cost follows the active
+ * bodies, not the groups that hold one. */
 int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, cudaStream_t s);
 int tree_walk_prepare(struct gpu_tree *t); /* occupancy -> persistent grid sizes */
 

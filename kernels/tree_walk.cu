@@ -207,19 +207,23 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const float4 *__restrict__ node_open, const float4 *__restrict__ node_mq0,
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
-			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi)
+			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi,
+			 const int *__restrict__ pk_slot)
 {
 	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
 	const int lane = threadIdx.x & 31;
 	struct walk_smem *sm = &smem[threadIdx.x >> 5];
 	const unsigned lt_mask = (1u << lane) - 1u;
-	const unsigned ngroups = (unsigned)ctl->group_count;
+	/* packed (pk_slot != NULL): groups are ranges of pk_slot, every listed
+	 * slot active (tree_pack_kernel); else ranges of slots */
+	const unsigned ngroups = (unsigned)(pk_slot ? ctl->pk_groups : ctl->group_count);
+	unsigned *next = pk_slot ? &ctl->pk_next : &ctl->group_next;
 
 	for (;;) {
 		unsigned g = 0;
 		if (lane == 0)
-			g = atomicAdd(&ctl->group_next, 1u);
+			g = atomicAdd(next, 1u);
 		g = __shfl_sync(FULL, g, 0);
 		if (g >= ngroups)
 			break;
@@ -227,6 +231,13 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		/* this lane's targets; slots past the group's end copy its first body */
 		const int2 gr = groups[g];
 		const int first = gr.x, gcount = gr.y - gr.x;
+		int slot_of[NB];
+		const int slot0 = pk_slot ? pk_slot[first] : first;
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			const int e = first + 32 * k + lane;
+			slot_of[k] = 32 * k + lane < gcount ? (pk_slot ? pk_slot[e] : e) : slot0;
+		}
 		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 		/* individual time steps: a group without an active body is not
@@ -237,7 +248,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		bool any_act = false;
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
-			const unsigned slot = (unsigned)(first + 32 * k + lane);
+			const unsigned slot = (unsigned)slot_of[k];
 			act[k] = 32 * k + lane < gcount && (lev == NULL || lev[slot] >= la) &&
 				 slot - slot_lo < slot_hi - slot_lo;
 			any_act |= act[k];
@@ -246,8 +257,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			continue;
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
-			int i = first + 32 * k + lane;
-			float4 p = pos[32 * k + lane < gcount ? i : first];
+			float4 p = pos[slot_of[k]];
 			px[k] = p.x, py[k] = p.y, pz[k] = p.z, pm[k] = p.w;
 			ax[k] = ay[k] = az[k] = phi[k] = 0.0f;
 			lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
@@ -453,7 +463,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 #pragma unroll
 		for (int k = 0; k < NB; k++) {
-			int i = first + 32 * k + lane;
+			const int i = slot_of[k];
 			if (act[k]) {
 				/* the walk summed the body's own softened self term
 				 * -m/eps into phi exactly once (its leaf always opens);
@@ -472,7 +482,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
-			const uint8_t *, int, unsigned, unsigned);
+			const uint8_t *, int, unsigned, unsigned, const int *);
 
 static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 {
@@ -512,10 +522,86 @@ int tree_walk_prepare(struct gpu_tree *t)
 	return 0;
 }
 
+/* ---- individual time steps: the active slots packed into walk groups ----
+ * One warp per group node (a run of groups that starts at a head,
+ * tree_build.cu): its active slots (lev >= la, within [slot_lo, slot_hi)),
+ * in slot order, go to pk_slot, cut into groups of gsize. Two passes over
+ * the node's bodies (at most group_max of them, or a big leaf): a count to
+ * reserve space with one atomic per node, then the list. */
+__global__ void tree_pack_reset_kernel(struct tree_ctl *c)
+{
+	c->pk_next = 0;
+	c->pk_groups = 0;
+	c->pk_slots = 0;
+}
+
+__global__ void tree_pack_kernel(const int2 *__restrict__ groups, const uint8_t *__restrict__ head,
+				 const uint8_t *__restrict__ lev, int la, unsigned slot_lo,
+				 unsigned slot_hi, int gsize, int *pk_slot, int2 *pk_group,
+				 struct tree_ctl *c)
+{
+	const int lane = threadIdx.x & 31;
+	const int ng = c->group_count;
+	const int warps = gridDim.x * (blockDim.x >> 5);
+	for (int g = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); g < ng; g += warps) {
+		if (!head[g])
+			continue; /* the whole warp: g is the warp's */
+		int ge = g + 1;
+		while (ge < ng && !head[ge])
+			ge++;
+		const int b0 = groups[g].x, b1 = groups[ge - 1].y; /* the node's slots */
+		int total = 0;
+		for (int i = b0 + lane; __any_sync(FULL, i < b1); i += 32) {
+			const bool a = i < b1 && lev[i] >= la && (unsigned)i - slot_lo < slot_hi - slot_lo;
+			total += __popc(__ballot_sync(FULL, a));
+		}
+		if (total == 0)
+			continue;
+		const int npk = (total + gsize - 1) / gsize;
+		int base = 0, gbase = 0;
+		if (lane == 0) {
+			base = atomicAdd(&c->pk_slots, total);
+			gbase = atomicAdd(&c->pk_groups, npk);
+		}
+		base = __shfl_sync(FULL, base, 0);
+		gbase = __shfl_sync(FULL, gbase, 0);
+		int at = base;
+		for (int i = b0 + lane; __any_sync(FULL, i < b1); i += 32) {
+			const bool a = i < b1 && lev[i] >= la && (unsigned)i - slot_lo < slot_hi - slot_lo;
+			const unsigned m = __ballot_sync(FULL, a);
+			if (a)
+				pk_slot[at + __popc(m & ((1u << lane) - 1u))] = i;
+			at += __popc(m);
+		}
+		for (int j = lane; j < npk; j += 32)
+			pk_group[gbase + j] = make_int2(base + j * gsize, min(base + (j + 1) * gsize, base + total));
+	}
+}
+
+static int tree_stage_pack(struct gpu_tree *t, const struct gpu_bodies *b, int la, cudaStream_t s)
+{
+	tree_pack_reset_kernel<<<1, 1, 0, s>>>(t->ctl);
+	CUDA_CHECK(cudaGetLastError());
+	/* one warp per group; most are not heads and leave at once */
+	const size_t groups = (b->n + 31) / 32 + 1;
+	const unsigned blocks = (unsigned)((groups + 7) / 8);
+	tree_pack_kernel<<<blocks, 256, 0, s>>>(t->groups, t->group_head, b->lev, la, t->slot_lo,
+						 t->slot_hi, 32 * t->lanes, t->pk_slot, t->pk_group,
+						 t->ctl);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
 int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, cudaStream_t s)
 {
 	int lanes = t->lanes, mp = t->multipoles, pot = need_pot ? 1 : 0;
 	int blocks = t->walk_blocks[lanes - 1][mp - 1][pot];
+	const int packed = la > 0 && b->lev != NULL;
+	if (packed) {
+		int rc = tree_stage_pack(t, b, la, s);
+		if (rc)
+			return rc;
+	}
 	/* the group count is on the device; n/(32 lanes) is about it */
 	size_t groups = (b->n + 32 * lanes - 1) / (32 * lanes);
 	size_t want = (groups + WALK_WARPS - 1) / WALK_WARPS + 1;
@@ -523,9 +609,10 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
 	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
-		b->pos, t->groups, t->node_kids, t->node_open, t->node_mq0, t->node_mq1, b->acc,
-		t->ctl, t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio,
-		t->leaf_p2p, la > 0 ? b->lev : NULL, la, t->slot_lo, t->slot_hi);
+		b->pos, packed ? t->pk_group : t->groups, t->node_kids, t->node_open, t->node_mq0,
+		t->node_mq1, b->acc, t->ctl, t->eps * t->eps, t->count_interactions,
+		t->local_ratio * t->local_ratio, t->leaf_p2p, packed || la <= 0 ? NULL : b->lev, la,
+		t->slot_lo, t->slot_hi, packed ? t->pk_slot : NULL);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

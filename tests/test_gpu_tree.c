@@ -115,6 +115,65 @@ START_TEST(gpu_tree_matches_cpu_tree)
 }
 END_TEST
 
+/* Individual time steps: with la > 0 the active bodies are packed into
+ * walk groups of their own (tree_walk.cu) and only they are walked. The
+ * contract (every active body written, no inactive one) is checked inside
+ * gpu_tree_accel_levels, which fails otherwise. Packing changes only the
+ * boxes the opening test is made against, and that test holds for every
+ * body of a box, so the active bodies' errors against the direct sum are
+ * those of the full walk: median and 99th percentile within 1.5x. la 0
+ * walks every group as gpu_tree_accel does: the same numbers. Levels: the
+ * inner bodies (r < 0.3, the densest, as a core on fine levels) level 3,
+ * the others 0..2 by index. */
+START_TEST(gpu_tree_packed_active_walk)
+{
+	const size_t n = 20000;
+	struct sim_state st;
+	plummer(&st, n, 13);
+	unsigned char *lev = malloc(n);
+	double *ad = malloc(3 * n * sizeof *ad), *af = malloc(3 * n * sizeof *af),
+	       *ap = malloc(3 * n * sizeof *ap);
+	ck_assert(lev && ad && af && ap);
+	for (size_t i = 0; i < n; i++) {
+		const double *x = st.pos + 3 * i;
+		lev[i] = x[0] * x[0] + x[1] * x[1] + x[2] * x[2] < 0.09 ? 3 : (unsigned char)(i * 7 % 3);
+	}
+	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, NULL), 0);
+	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, af, NULL), 0);
+	ck_assert_int_eq(gpu_tree_accel_levels(st.pos, st.mass, lev, 0, n, 0.05, 0.5, 2, ap), 0);
+	ck_assert_mem_eq(ap, af, 3 * n * sizeof *ap);
+	for (int la = 1; la <= 3; la++) {
+		for (size_t k = 0; k < 3 * n; k++)
+			ap[k] = -1.0;
+		ck_assert_int_eq(gpu_tree_accel_levels(st.pos, st.mass, lev, la, n, 0.05, 0.5, 2, ap), 0);
+		size_t m = 0;
+		double *sp = malloc(3 * n * sizeof *sp), *sf = malloc(3 * n * sizeof *sf),
+		       *sd = malloc(3 * n * sizeof *sd);
+		ck_assert(sp && sf && sd);
+		for (size_t i = 0; i < n; i++) {
+			if (lev[i] < la) {
+				ck_assert(ap[3 * i] == -1.0); /* left as set */
+				continue;
+			}
+			memcpy(sp + 3 * m, ap + 3 * i, 3 * sizeof *sp);
+			memcpy(sf + 3 * m, af + 3 * i, 3 * sizeof *sf);
+			memcpy(sd + 3 * m, ad + 3 * i, 3 * sizeof *sd);
+			m++;
+		}
+		double *ep = rel_errors(sp, sd, m), *ef = rel_errors(sf, sd, m);
+		printf("packed walk, active from level %d (%zu of %zu bodies): vs direct median %.3g "
+		       "99th %.3g; full walk median %.3g 99th %.3g\n",
+		       la, m, n, pct(ep, m, 0.5), pct(ep, m, 0.99), pct(ef, m, 0.5), pct(ef, m, 0.99));
+		ck_assert(m > 100 && m < n);
+		ck_assert_double_le(pct(ep, m, 0.5), 1.5 * pct(ef, m, 0.5));
+		ck_assert_double_le(pct(ep, m, 0.99), 1.5 * pct(ef, m, 0.99));
+		free(ep), free(ef), free(sp), free(sf), free(sd);
+	}
+	free(lev), free(ad), free(af), free(ap);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* The dumbbell of test_forces' trace-term test on the GPU: one accepted
  * cell seen from r ~ 1 with eps = 0.5; with the T eps^2 term the softened
  * expansion is left with O((b/s)^4) ~ 1e-5 (without it, ~8e-4). The
@@ -665,9 +724,11 @@ static Suite *make_suite(void)
 		tcase_add_test(tc, gpu_tree_all_variants);
 		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
 		tcase_add_test(tc, gpu_migrate_adversarial_matches_full_sort);
+		tcase_add_test(tc, gpu_tree_packed_active_walk);
 	} else {
 		tcase_add_test(tc, gpu_tree_one_and_two_bodies);
 		tcase_add_test(tc, gpu_tree_matches_cpu_tree);
+		tcase_add_test(tc, gpu_tree_packed_active_walk);
 		tcase_add_test(tc, gpu_tree_softened_quadrupole_trace_term);
 		tcase_add_test(tc, gpu_tree_local_expansion_keeps_accuracy);
 		tcase_add_test(tc, gpu_tree_error_shrinks_with_theta);
