@@ -21,6 +21,9 @@
  *   once at the end (about half of the body-cell interactions at theta 0.5,
  *   ~1/6 of the cost each). Accepted near leaves of at most leaf_p2p bodies
  *   join the body list: exact, and cheaper than a quadrupole.
+ * Individual time steps (la > 0): the active bodies are first packed into
+ * groups of their own, group node by group node (tree_pack_kernel), and the
+ * walk reads its targets through that list (pk_slot).
  * Everything is warp-cooperative with explicit masks (__shfl_sync,
  * __ballot_sync, __reduce_or_sync, __syncwarp): no warp-synchronous
  * assumptions, no spinning. Groups are handed out by an atomic counter to a
@@ -240,10 +243,11 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		}
 		float px[NB], py[NB], pz[NB], pm[NB], ax[NB], ay[NB], az[NB], phi[NB];
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-		/* individual time steps: a group without an active body is not
-		 * walked; only active bodies' acc is written (the box is still
-		 * every body's, as the CPU twin's). Over MPI ranks, only the
-		 * slots [slot_lo, slot_hi) are active. */
+		/* only active bodies' acc is written, and a group without one is
+		 * not walked: over MPI ranks the slots [slot_lo, slot_hi); with
+		 * lev (not used by tree_stage_walk, which packs instead) the
+		 * slots of level >= la, the box still every body's as in the CPU
+		 * twin's walk */
 		bool act[NB];
 		bool any_act = false;
 #pragma unroll
