@@ -61,14 +61,19 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 		dist += (v->cam.target[k] - v->cam.pos[k]) * (v->cam.target[k] - v->cam.pos[k]);
 	struct render_view rv;
 	render_view_make(&v->cam, w, h, &rv);
+	const enum out_fits_proj proj = v->cam.projection == SCENE_PROJ_FISHEYE ? OUT_FITS_ARC
+					: v->cam.projection == SCENE_PROJ_EQUIRECT ? OUT_FITS_CAR
+					: OUT_FITS_LINEAR;
 	struct out_fits_meta m = {
 		.frame = f,
 		.time = L->t0 + (double)(f - L->start) * sc->simulation.steps_per_frame * sc->simulation.dt,
 		.time_unit = galactic ? "Myr" : "",
 		.pixel_scale = rv.focal_px > 0 ? sqrt(dist) / rv.focal_px : 0,
 		.length_unit = galactic ? "kpc" : "",
-		.bunit = galactic ? "solMass kpc-2" : "",
+		.bunit = !galactic ? "" : proj == OUT_FITS_LINEAR ? "solMass kpc-2" : "solMass sr-1",
 		.units = galactic ? "galactic" : "nbody",
+		.proj = proj,
+		.px_per_rad = rv.focal_px,
 	};
 	if ((rc = out_fits_write(sc->output.fits_dir, &m, w, h, rgb)))
 		return rc;

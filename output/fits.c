@@ -13,8 +13,26 @@
  * Header: BUNIT, CTYPE1/2 = 'LINEAR', CUNIT1/2, CDELT1/2 (the pixel scale
  * at the target's distance), CRPIX1/2 at the image centre, CRVAL1/2 = 0
  * (offsets from the target), CTYPE3 = 'RGB' (planes R, G, B), TIMESYS-free
- * simulation time SIMTIME with TIMEUNIT, FRAME, UNITSYS. */
+ * simulation time SIMTIME with TIMEUNIT, FRAME, UNITSYS.
+ *
+ * Angular maps (camera.projection fisheye or equirectangular): the pixels
+ * are directions, so the map is light (mass) per steradian, each pixel
+ * divided by its own solid angle, and the WCS is a spherical one about the
+ * camera, CTYPE1/2 = 'CMLN-xxx' / 'CMLT-xxx' (camera longitude and
+ * latitude, degrees; any FITS reader with WCS, e.g. astropy, maps pixels
+ * to them):
+ *   equirectangular: 'CAR', CRVAL (0, 0) at the centre: the target's
+ *     direction is (0, 0), longitude grows to the right, latitude up, as
+ *     docs/scenes.md's lon and lat. A pixel's solid angle is dlon (sin
+ *     lat_top - sin lat_bottom).
+ *   fisheye: 'ARC' (zenithal equidistant, the domemaster's own mapping),
+ *     CRVAL (0, 90): latitude 90 - theta, theta the angle from the view
+ *     axis (the dome's zenith, the frame centre); longitude 0 at the top
+ *     of the frame (camera.up), 90 at the left, 180 at the bottom, 270 at
+ *     the right. A pixel's solid angle is the integral of sin(theta) /
+ *     theta over it, taken at 4 x 4 points. */
 #include <errno.h>
+#include <math.h>
 #include <fitsio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,24 +72,41 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	double crpix1 = 0.5 * w + 0.5, crpix2 = 0.5 * h + 0.5, zero = 0, scale = m->pixel_scale;
 	int frame = m->frame;
 	double t = m->time;
+	const int ang = m->proj != OUT_FITS_LINEAR;
 	if (m->bunit[0])
 		fits_write_key(ff, TSTRING, "BUNIT", (void *)m->bunit,
-			       "HDR light per unit area (mass surface density)", st);
-	const char *lin = "LINEAR", *rgb = "RGB";
+			       ang ? "HDR light per steradian (mass per solid angle)"
+				   : "HDR light per unit area (mass surface density)",
+			       st);
+	const char *rgb = "RGB", *deg = "deg";
+	const char *ctype[2] = {"LINEAR", "LINEAR"};
+	double crval[2] = {zero, zero};
+	if (m->proj == OUT_FITS_CAR) {
+		ctype[0] = "CMLN-CAR", ctype[1] = "CMLT-CAR";
+	} else if (m->proj == OUT_FITS_ARC) {
+		ctype[0] = "CMLN-ARC", ctype[1] = "CMLT-ARC";
+		crval[1] = 90; /* the view axis is the pole */
+	}
+	if (ang)
+		scale = m->px_per_rad > 0 ? (180.0 / M_PI) / m->px_per_rad : 0;
 	for (int a = 1; a <= 2; a++) {
 		char k[16];
 		snprintf(k, sizeof k, "CTYPE%d", a);
-		fits_write_key(ff, TSTRING, k, (void *)lin, "offset from the camera target", st);
-		if (m->length_unit[0]) {
+		fits_write_key(ff, TSTRING, k, (void *)ctype[a - 1],
+			       !ang ? "offset from the camera target"
+			       : a == 1 ? "camera longitude" : "camera latitude", st);
+		if (ang || m->length_unit[0]) {
 			snprintf(k, sizeof k, "CUNIT%d", a);
-			fits_write_key(ff, TSTRING, k, (void *)m->length_unit, NULL, st);
+			fits_write_key(ff, TSTRING, k, (void *)(ang ? deg : m->length_unit), NULL, st);
 		}
 		snprintf(k, sizeof k, "CDELT%d", a);
-		fits_write_key(ff, TDOUBLE, k, &scale, "pixel size at the target's distance", st);
+		fits_write_key(ff, TDOUBLE, k, &scale,
+			       ang ? "degrees per pixel" : "pixel size at the target's distance", st);
 		snprintf(k, sizeof k, "CRPIX%d", a);
 		fits_write_key(ff, TDOUBLE, k, a == 1 ? &crpix1 : &crpix2, "image centre", st);
 		snprintf(k, sizeof k, "CRVAL%d", a);
-		fits_write_key(ff, TDOUBLE, k, &zero, NULL, st);
+		fits_write_key(ff, TDOUBLE, k, &crval[a - 1],
+			       ang && a == 2 && m->proj == OUT_FITS_ARC ? "the view axis" : NULL, st);
 	}
 	fits_write_key(ff, TSTRING, "CTYPE3", (void *)rgb, "planes: R, G, B light", st);
 	fits_write_key(ff, TDOUBLE, "SIMTIME", &t, "simulation time of the frame", st);
@@ -81,6 +116,30 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	fits_write_key(ff, TSTRING, "UNITSYS", (void *)m->units, "scene units (nbody: G = 1)", st);
 	const char *origin = "nbody-render";
 	fits_write_key(ff, TSTRING, "ORIGIN", (void *)origin, NULL, st);
+}
+
+/* 1 / (the solid angle of pixel (i, j), row 0 the top), steradians;
+ * 0 where it has none (past the fisheye's antipode). */
+static double fits_inv_omega(const struct out_fits_meta *m, int w, int h, int i, int j)
+{
+	const double k = m->px_per_rad;
+	if (!(k > 0))
+		return 0;
+	if (m->proj == OUT_FITS_CAR) {
+		const double top = (0.5 * h - j) / k, bot = (0.5 * h - j - 1) / k;
+		const double om = (sin(top) - sin(bot)) / k;
+		return om > 0 ? 1.0 / om : 0;
+	}
+	double sum = 0; /* ARC: the Jacobian sin(theta) / theta at 4 x 4 points */
+	for (int b = 0; b < 4; b++) {
+		for (int a = 0; a < 4; a++) {
+			const double x = i + (a + 0.5) / 4 - 0.5 * w, y = j + (b + 0.5) / 4 - 0.5 * h;
+			const double th = sqrt(x * x + y * y) / k;
+			sum += th < 1e-12 ? 1.0 : th < M_PI ? sin(th) / th : 0.0;
+		}
+	}
+	const double om = sum / 16 / (k * k);
+	return om > 0 ? 1.0 / om : 0;
 }
 
 int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int h,
@@ -107,12 +166,16 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 	fits_keys(ff, meta, w, h, &status);
 	const double area = meta->pixel_scale * meta->pixel_scale;
 	const float inv = area > 0 ? (float)(1.0 / area) : 1.0f;
+	const int ang = meta->proj != OUT_FITS_LINEAR;
 	for (int c = 0; c < 3 && status == 0; c++) {
 		/* FITS row 1 is the bottom: the image's last row */
 		for (int j = 0; j < h; j++) {
-			const float *src = rgb + (size_t)(h - 1 - j) * (size_t)w * 3;
-			for (int i = 0; i < w; i++)
-				plane[(size_t)j * (size_t)w + (size_t)i] = src[3 * i + c] * inv;
+			const int jr = h - 1 - j; /* the image's row */
+			const float *src = rgb + (size_t)jr * (size_t)w * 3;
+			for (int i = 0; i < w; i++) {
+				const float s = ang ? (float)fits_inv_omega(meta, w, h, i, jr) : inv;
+				plane[(size_t)j * (size_t)w + (size_t)i] = src[3 * i + c] * s;
+			}
 		}
 		long first[3] = {1, 1, c + 1};
 		fits_write_pix(ff, TFLOAT, first, (LONGLONG)px, plane, &status);

@@ -189,19 +189,28 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 double out_snap_bytes(size_t n, enum scene_units units);
 
 /* ---- FITS maps (output/fits.c) ---- */
+/* The map's geometry: a perspective frame is a plane (one linear pixel
+ * scale at the target's distance); fisheye and equirectangular frames are
+ * angular maps, written with the FITS WCS zenithal equidistant (ARC) and
+ * plate carree (CAR) projections (Calabretta & Greisen 2002). */
+enum out_fits_proj { OUT_FITS_LINEAR, OUT_FITS_ARC, OUT_FITS_CAR };
 /* What goes into a frame's FITS header: the map's physical scale. */
 struct out_fits_meta {
 	int frame;
 	double time;          /* scene time units */
 	const char *time_unit;/* "Myr", or "" (nbody) */
-	double pixel_scale;   /* scene length per pixel at the camera's target distance */
+	double pixel_scale;   /* LINEAR: scene length per pixel at the camera's target distance */
 	const char *length_unit; /* "kpc", or "" (nbody) */
-	const char *bunit;    /* BUNIT ("solMass kpc-2"), or "" (nbody) */
+	const char *bunit;    /* BUNIT ("solMass kpc-2", "solMass sr-1"), or "" (nbody) */
 	const char *units;    /* "galactic" or "nbody" */
+	/* Added: angular maps (zero-initialised: LINEAR) */
+	enum out_fits_proj proj;
+	double px_per_rad;    /* ARC, CAR: pixels per radian (render_view focal_px) */
 };
 /* DIR/frame_%05d.fits of frame meta->frame: the w x h HDR image rgb
- * (render_image layout: row 0 the top, RGB interleaved), divided by the
- * pixel area, as a float32 cube NAXIS1 = w, NAXIS2 = h, NAXIS3 = 3 (R, G,
+ * (render_image layout: row 0 the top, RGB interleaved), divided by each
+ * pixel's area (LINEAR: pixel_scale^2; ARC, CAR: the pixel's solid angle in
+ * steradians), as a float32 cube NAXIS1 = w, NAXIS2 = h, NAXIS3 = 3 (R, G,
  * B planes), FITS row 1 the BOTTOM of the picture (as image viewers
  * expect). Written under a temporary name, renamed when complete. 0 or
  * NB_ERUNTIME (logged). */

@@ -519,17 +519,14 @@ static int check_projection(struct load_ctx *c)
 		return scene_fail(&c->ec, seen_any(c, size_keys), "render.height",
 				  "camera.stereo.mode: top-bottom needs a height divisible by 4 "
 				  "(two even halves), got %d", h);
-	/* FITS maps carry one linear pixel scale (output/fits.c): a pinhole's */
+	/* FITS maps carry one coordinate system (output/fits.c): one eye's */
 	static const char *const fits_keys[] = {"output.fits_dir", NULL};
-	if (sc->output.fits_dir[0] && (proj != SCENE_PROJ_PERSPECTIVE || mode != SCENE_STEREO_NONE))
+	if (sc->output.fits_dir[0] && mode != SCENE_STEREO_NONE)
 		return scene_fail(&c->ec, seen_any(c, fits_keys), "output.fits_dir",
-				  "FITS maps are written for a perspective camera without stereo "
-				  "(their keywords give one linear pixel scale), got camera.projection: "
-				  "%s, camera.stereo.mode: %s",
-				  proj == SCENE_PROJ_FISHEYE ? "fisheye" : proj == SCENE_PROJ_EQUIRECT
-				  ? "equirectangular" : "perspective",
-				  mode == SCENE_STEREO_NONE ? "none" : mode == SCENE_STEREO_TOP_BOTTOM
-				  ? "top-bottom" : "side-by-side");
+				  "FITS maps are written for one eye (their keywords give one "
+				  "coordinate system for the whole image), got camera.stereo.mode: %s; "
+				  "write the maps from a mono run of the same camera",
+				  mode == SCENE_STEREO_TOP_BOTTOM ? "top-bottom" : "side-by-side");
 	if (proj != SCENE_PROJ_EQUIRECT)
 		return 0;
 	for (int i = 0; i < sc->nbodies; i++) {

@@ -501,9 +501,15 @@ START_TEST(bad_projection_input_refused_at_load)
 			  "360");
 	expect_load_error("render: {width: 1023}\n", (const char *const[]){"camera.projection=equirectangular"},
 			  1, "render.width", "even");
-	expect_load_error("camera: {projection: fisheye}\nrender: {width: 512, height: 512}\n"
+	expect_load_error("camera: {projection: equirectangular, stereo: {mode: top-bottom}}\n"
+			  "render: {width: 1024, height: 1024}\n"
 			  "output: {fits_dir: /tmp/nb-fits-never}\n",
-			  NULL, 0, "output.fits_dir", "perspective");
+			  NULL, 0, "output.fits_dir", "one eye");
+	/* angular maps are written (output/fits.c: ARC, CAR) */
+	ck_assert_int_eq(load_str("bodies: [{name: a, model: plummer}]\ncamera: {projection: fisheye}\n"
+				  "render: {width: 512, height: 512}\noutput: {fits_dir: /tmp/nb-fits}\n",
+				  NULL, 0, &g_sc),
+			 0);
 	/* the line of the key the user wrote */
 	int err = load_str("bodies: [{name: a, model: plummer}]\ncamera:\n  projection: fisheye\n",
 			   NULL, 0, &g_sc);

@@ -432,6 +432,101 @@ START_TEST(astropy_reads_the_fits_map)
 }
 END_TEST
 
+/* Angular maps: the scene of a Plummer sphere (1e9 M_sun) and one body of
+ * 1e9 M_sun at (10, 5, 3) kpc, the camera at the origin looking along +y
+ * with +z up, in density mode, so the light is mass. astropy maps pixels
+ * to the camera's longitude and latitude through the header's WCS alone;
+ * the check script computes each pixel's solid angle from the WCS (CAR:
+ * dlon x (sin lat_top - sin lat_bottom) at the pixel's edges; ARC: the
+ * spherical quadrilateral of its four corners, as two triangles by the
+ * Van Oosterom-Strackee formula) and prints the map's integral and the
+ * light-weighted direction of the body (the centroid of the 7 x 7 pixels
+ * round the brightest, in unit vectors). Independent expectations: the
+ * integral is all the mass in view, 2e9; the body's direction follows from
+ * its offset (right = x, up = z, forward = y): equirectangular lon =
+ * atan2(10, 5) = 63.43, lat = atan2(3, sqrt(125)) = 15.02; fisheye
+ * (docs/snapshots.md: longitude 0 at the top, 90 at the left) theta =
+ * acos(5 / sqrt(134)) = 64.41 from the axis, so lat 25.59, and it lies
+ * right 10 and up 3 of the centre: lon 360 - atan2(10, 3) = 286.70. */
+static void angular_map(const char *camera, const char *size, const char *sphere_at, double *sum,
+			double *lon, double *lat, char *ctype, char *bunit)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/ang.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f,
+		"units: galactic\n"
+		"simulation: {solver: direct, softening: 0.1, dt: 0.5, steps_per_frame: 1}\n"
+		"bodies:\n"
+		"  - {name: c, model: plummer, count: 300, mass: 1e9, scale: 1, rmax: 5, position: %s}\n"
+		"  - {name: b, model: plummer, count: 1, mass: 1e9, position: [10, 5, 3]}\n"
+		"camera: {%s, keys: [{frame: 0, position: [0, 0, 0], target: [0, 10, 0]}], up: [0, 0, 1]}\n"
+		"render: {%s, mode: density, glow: 0, psf_wing: 0, diffuse: 0}\n"
+		"output: {frames: 2, fits_dir: fits}\n",
+		sphere_at, camera, size);
+	fclose(f);
+	g_file = "ang.yaml";
+	ck_assert_int_eq(run(NULL), 0);
+	char out[4096];
+	int rc = py("import numpy as np, warnings\n"
+		    "from astropy.io import fits\n"
+		    "from astropy.wcs import WCS\n"
+		    "warnings.simplefilter('ignore')\n"
+		    "h = fits.open('fits/frame_00000.fits'); H = h[0].header\n"
+		    "d = h[0].data.astype('f8')[0]\n"
+		    "w = WCS(H, naxis=2); ny, nx = d.shape\n"
+		    "def vec(px, py):\n"
+		    "    lo, la = w.wcs_pix2world(px, py, 0)\n"
+		    "    lo, la = np.radians(lo), np.radians(la)\n"
+		    "    return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], -1)\n"
+		    "def tri(a, b, c):\n"
+		    "    n = np.abs(np.einsum('...i,...i', a, np.cross(b, c)))\n"
+		    "    dd = 1 + np.einsum('...i,...i', a, b) + np.einsum('...i,...i', b, c) + np.einsum('...i,...i', c, a)\n"
+		    "    return 2 * np.arctan2(n, dd)\n"
+		    "X, Y = np.meshgrid(np.arange(nx, dtype='f8'), np.arange(ny, dtype='f8'))\n"
+		    "if H['CTYPE1'].endswith('CAR'):\n"
+		    "    la_t = np.radians(w.wcs_pix2world(X, Y + 0.5, 0)[1]); la_b = np.radians(w.wcs_pix2world(X, Y - 0.5, 0)[1])\n"
+		    "    om = np.radians(abs(H['CDELT1'])) * (np.sin(la_t) - np.sin(la_b))\n"
+		    "else:\n"
+		    "    a = vec(X - .5, Y - .5); b = vec(X + .5, Y - .5); c = vec(X + .5, Y + .5); e = vec(X - .5, Y + .5)\n"
+		    "    om = tri(a, b, c) + tri(a, c, e)\n"
+		    "    om[~np.isfinite(om)] = 0\n"
+		    "L = d * om; j, i = np.unravel_index(np.argmax(L), L.shape)\n"
+		    "sl = (slice(j - 3, j + 4), slice(i - 3, i + 4))\n"
+		    "v = (L[sl][..., None] * vec(X[sl], Y[sl])).sum((0, 1)); v /= np.linalg.norm(v)\n"
+		    "print(L.sum(), np.degrees(np.arctan2(v[1], v[0])) % 360, np.degrees(np.arcsin(v[2])),\n"
+		    "      H['CTYPE1'], H['BUNIT'].replace(' ', '_'))\n",
+		    out, sizeof out);
+	ck_assert_msg(rc == 0, "astropy failed: %s", slurp("py.log"));
+	printf("astropy (%s): %s", camera, out);
+	ck_assert_msg(sscanf(out, "%lf %lf %lf %31s %63s", sum, lon, lat, ctype, bunit) == 5,
+		      "astropy printed: %s", out);
+}
+
+START_TEST(astropy_reads_angular_fits_maps)
+{
+	double sum, lon, lat;
+	char ctype[32], bunit[64];
+	/* equirectangular, the camera inside the sphere: every body in view */
+	angular_map("projection: equirectangular", "width: 512, height: 256", "[0, 0, 0]", &sum, &lon,
+		    &lat, ctype, bunit);
+	ck_assert_str_eq(ctype, "CMLN-CAR");
+	ck_assert_str_eq(bunit, "solMass_sr-1");
+	ck_assert_close(sum, 2e9, 0, 1e-4);
+	/* 0.7 degree pixels (512 x 256): the centroid within a fifth of one */
+	ck_assert_close(lon, atan2(10, 5) * 180 / M_PI, 0.15, 0);
+	ck_assert_close(lat, atan2(3, sqrt(125.0)) * 180 / M_PI, 0.15, 0);
+	/* fisheye, 180 degrees, the sphere 50 kpc ahead: every body in view */
+	angular_map("projection: fisheye", "width: 512, height: 512", "[0, 50, 0]", &sum, &lon, &lat,
+		    ctype, bunit);
+	ck_assert_str_eq(ctype, "CMLN-ARC");
+	ck_assert_close(sum, 2e9, 0, 1e-3);
+	ck_assert_close(lon, 360 - atan2(10, 3) * 180 / M_PI, 0.15, 0);
+	ck_assert_close(lat, 90 - acos(5 / sqrt(134.0)) * 180 / M_PI, 0.15, 0);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -447,10 +542,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);
 	tcase_add_test(tc, interrupted_run_keeps_snapshots_for_restart);
 	suite_add_tcase(s, tc);
-	const char *mods[] = {"h5py", "yt", "astropy"};
+	const char *mods[] = {"h5py", "yt", "astropy", "astropy"};
 	const TTest *tests[] = {h5py_reads_the_state, yt_reads_the_state_with_units,
-				astropy_reads_the_fits_map};
-	for (int i = 0; i < 3; i++) {
+				astropy_reads_the_fits_map, astropy_reads_angular_fits_maps};
+	for (int i = 0; i < 4; i++) {
 		if (!has_module(mods[i])) {
 			printf("SKIP: %s: %s does not import %s (Debian: python3-%s; not run, not "
 			       "counted)\n",
