@@ -123,6 +123,31 @@ static void report_levels(const struct scene *sc, long n, FILE *f)
 	sim_state_free(&st);
 }
 
+/* The step against the softening crossing time of the initial state
+ * (sim_diag_crossing_time; the same figure app_run warns on). */
+static void report_crossing(const struct scene *sc, long n, FILE *f)
+{
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	if (n <= 0 || sim_ic_build(sc, &st) != 0) {
+		fprintf(f, "# time step: no estimate (the initial state was not built)\n");
+		return;
+	}
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	double v = 0;
+	const double tc = sim_diag_crossing_time(&st, scene_softening(sc), &v) / u.time;
+	const int gal = sc->units == SCENE_UNITS_GALACTIC;
+	fprintf(f, "# time step: dt %g%s is %.2g softening crossing times (softening / rms speed = %.3g%s, "
+		"rms speed %.3g%s)%s\n",
+		sc->simulation.dt, gal ? " Myr" : "", sc->simulation.dt / tc, tc, gal ? " Myr" : "",
+		v / u.velocity, gal ? " km/s" : "",
+		sc->simulation.timesteps == SCENE_TIMESTEPS_SHARED && sc->simulation.dt > 2 * tc
+			? "; the energy will drift (docs/PHYSICS.md, Individual time steps)"
+			: "");
+	sim_state_free(&st);
+}
+
 /* Each snapshot entry: its format, units and what it keeps (a count pass). */
 static void comment_snapshots(const struct scene *sc, FILE *f)
 {
@@ -188,6 +213,8 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			fprintf(f, "# GPU memory: %s needed; no GPU here (%s): the CPU would run it\n", gb, why);
 		}
 	}
+	if (sc->simulation.solver != SCENE_SOLVER_NONE)
+		report_crossing(sc, n, f);
 	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL)
 		report_levels(sc, n, f);
 	comment_snapshots(sc, f);

@@ -85,3 +85,23 @@ int sim_diag_check_energy(const struct sim_state *st, const struct sim_diag *d0,
 		  st->n ? (unsigned)st->id[worst] : 0u, comp, sqrt(vmax > 0 ? vmax : 0));
 	return NB_ERUNTIME;
 }
+
+double sim_diag_crossing_time(const struct sim_state *st, double eps, double *v_rms)
+{
+	double mean[3] = {0, 0, 0}, s2 = 0;
+	const size_t n = st->n;
+	for (size_t i = 0; i < n; i++)
+		for (int a = 0; a < 3; a++)
+			mean[a] += st->vel[3 * i + a];
+	for (int a = 0; a < 3; a++)
+		mean[a] = n ? mean[a] / (double)n : 0;
+	for (size_t i = 0; i < n; i++)
+		for (int a = 0; a < 3; a++) {
+			const double d = st->vel[3 * i + a] - mean[a];
+			s2 += d * d;
+		}
+	const double v = n ? sqrt(s2 / (double)n) : 0;
+	if (v_rms)
+		*v_rms = v;
+	return v > 0 ? eps / v : INFINITY;
+}

@@ -508,6 +508,15 @@ void sim_diag_compute(const struct sim_state *st, struct sim_diag *d);
 /* Index of the first body with a non-finite position, velocity or
  * acceleration, or -1. */
 long sim_diag_find_nonfinite(const struct sim_state *st);
+/* The softening crossing time eps / v_rms (internal units), v_rms the
+ * bodies' rms speed about their mean velocity (each body counted once,
+ * whatever its mass: the speed at which a star meets its neighbours),
+ * into *v_rms when not NULL. A step much longer than it leaves encounters
+ * at the softening scale unresolved and the energy drifts (docs/PHYSICS.md,
+ * Individual time steps: on the default collision, 0.413 Myr, |dE/E0|
+ * 3.4e-4 at dt = 1.2 of it, 4.8e-3 at 2.4, 1.7e-2 at 3.6). INFINITY when every body
+ * moves together (or n = 0). */
+double sim_diag_crossing_time(const struct sim_state *st, double eps, double *v_rms);
 /* |E - E0| / |E0| (against |K0| + |W0| when E0 is within 1e-3 of zero next
  * to them); NaN when a potential is missing. */
 double sim_diag_energy_error(const struct sim_diag *d0, const struct sim_diag *d);

@@ -7,6 +7,7 @@
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_preflight
  * (run from the repository root: it reads tests/data/). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "../sim/sim.h"
 
 static char g_dir[64];
 static char g_err[16384];
@@ -159,6 +161,60 @@ START_TEST(energy_blowup_stops_the_run)
 }
 END_TEST
 
+/* The softening crossing time eps / v_rms by hand (v_rms about the mean
+ * velocity, each body once): speeds 1, 1, 3, 3 about a bulk motion of 10
+ * give v_rms = sqrt(5). A shared step of more than two of them is warned
+ * about (with the figure and the dt that keeps it near one), in the run
+ * and in --dry-run; plummer-small.yaml's own step (0.053 of one) is not. */
+START_TEST(step_longer_than_crossing_time_is_warned)
+{
+	struct sim_state st;
+	ck_assert_int_eq(sim_state_alloc(&st, 4, 1), 0);
+	const double v[4][3] = {{11, 0, 0}, {9, 0, 0}, {10, 3, 0}, {10, -3, 0}};
+	for (int i = 0; i < 4; i++)
+		for (int a = 0; a < 3; a++)
+			st.vel[3 * i + a] = v[i][a];
+	double vr = 0;
+	ck_assert_double_eq_tol(sim_diag_crossing_time(&st, 0.1, &vr), 0.1 / sqrt(5.0), 1e-15);
+	ck_assert_double_eq_tol(vr, sqrt(5.0), 1e-14);
+	sim_state_free(&st);
+
+	/* not --quiet, which keeps warnings back */
+	const char *base = "tests/data/plummer-small.yaml --set output.frames=2 --set render.width=32 "
+			   "--set render.height=32 --set output.video= --set output.png_dir= "
+			   "--set output.stats= --set output.initial_state= --set output.final_state= "
+			   "--set bodies.0.count=100 --set simulation.max_energy_error=0";
+	char args[1024];
+	ck_assert_int_eq(run(base), 0);
+	ck_assert_msg(!strstr(g_err, "crossing"), "a short step warned: %s", g_err);
+	/* 0.1 / 0.0189: about 5 crossing times */
+	snprintf(args, sizeof args, "%s --set simulation.dt=0.1", base);
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_msg(strstr(g_err, "simulation.dt 0.1 is") && strstr(g_err, "softening crossing times") &&
+			      strstr(g_err, "a dt of at most"),
+		      "no warning: %s", g_err);
+	/* individual steps pick their own: no warning */
+	snprintf(args, sizeof args, "%s --set simulation.dt=0.1 --set simulation.timesteps=individual",
+		 base);
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_msg(!strstr(g_err, "crossing"), "individual steps warned: %s", g_err);
+	/* --dry-run says it for every scene */
+	snprintf(args, sizeof args, "%s --set simulation.dt=0.1 --dry-run >'%s/dry.txt'", base, g_dir);
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' %s", nb_bin(), args);
+	ck_assert_int_eq(system(cmd), 0);
+	char path[128], buf[8192];
+	snprintf(path, sizeof path, "%s/dry.txt", g_dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(buf, "# time step: dt 0.1 is") && strstr(buf, "the energy will drift"),
+		      "dry run: %s", buf);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("preflight");
@@ -168,6 +224,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, memory_beyond_the_machine_refused_in_both_modes);
 	tcase_add_test(tc, dry_run_refuses_what_the_run_refuses);
 	tcase_add_test(tc, energy_blowup_stops_the_run);
+	tcase_add_test(tc, step_longer_than_crossing_time_is_warned);
 	suite_add_tcase(s, tc);
 	return s;
 }
