@@ -306,10 +306,6 @@ static int film_entry(const struct scene *sc)
 	return k;
 }
 
-/* The bodies (restart: the scene's bodies with the snapshot's state;
- * *start its frame), each view's initial-state CSV, the engine, each
- * view's open outputs. *sim_s gets the time the bodies and the engine
- * took. */
 /* Shared steps much longer than the softening crossing time of the
  * initial state (sim_diag_crossing_time) leave encounters at the softening
  * scale unresolved: the energy drifts. A warning, once, with the figure;
@@ -333,6 +329,10 @@ static void run_check_step(const struct scene *sc, const struct sim_state *st,
 		 v / u->velocity, gal ? " km/s" : "", tc, gal ? " Myr" : "", tc, gal ? " Myr" : "");
 }
 
+/* The bodies (restart: the scene's bodies with the snapshot's state;
+ * *start its frame), each view's initial-state CSV, the engine, each
+ * view's open outputs. *sim_s gets the time the bodies and the engine
+ * took. */
 static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		       const struct sim_units *u, int backend_cli, const char *restart,
 		       int *start, struct engine **eng, struct dist_sim **ds, double *sim_s)
