@@ -379,8 +379,12 @@ void gpu_tree_free(struct gpu_tree **tp)
 
 /* ---- one-shot accelerations (tests, benchmarks) --------------------------- */
 
-extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps,
-			      double theta, int multipoles, double *acc, double *pot)
+/* The one-shot call of both entry points below: lev NULL, every body
+ * (acc and pot); else only the bodies with lev[i] >= la (acc), the walk
+ * packing them, and the contract checked. */
+static int tree_accel_once(const double *pos, const double *mass, const unsigned char *lev, int la,
+			   size_t n, double eps, double theta, int multipoles, double *acc,
+			   double *pot)
 {
 	int rc = 0;
 	struct gpu_tree *t = NULL;
@@ -417,71 +421,20 @@ extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, d
 	CUDA_GOTO(cudaMalloc((void **)&b.id, n * sizeof(uint32_t)), rc, end);
 	CUDA_GOTO(cudaMemcpy(b.pos, h4, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
 	CUDA_GOTO(cudaMemcpy(b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, end);
-	if ((rc = gpu_tree_compute(t, &b, pot != NULL, 0)))
+	if (lev) {
+		CUDA_GOTO(cudaMalloc((void **)&b.lev, n), rc, end);
+		CUDA_GOTO(cudaMemcpy(b.lev, lev, n, cudaMemcpyHostToDevice), rc, end);
+		/* inactive slots keep a NaN mark: only the active ones are copied out */
+		CUDA_GOTO(cudaMemset(b.acc, 0xff, n * sizeof(float4)), rc, end);
+	}
+	if ((rc = gpu_tree_compute_ex(t, &b, pot != NULL, lev ? la : 0, 0, NULL, 0)))
 		goto end;
 	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
 	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
-	gpu_unpack_acc(h4, hid, n, acc, pot);
-end:
-	if (b.pos)
-		cudaFree(b.pos);
-	if (b.acc)
-		cudaFree(b.acc);
-	if (b.id)
-		cudaFree(b.id);
-	free(h4);
-	free(hid);
-	gpu_tree_free(&t);
-	return rc;
-}
-
-extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
-				     const unsigned char *lev, int la, size_t n, double eps,
-				     double theta, int multipoles, double *acc)
-{
-	int rc = 0;
-	struct gpu_tree *t = NULL;
-	struct gpu_bodies b;
-	float4 *h4 = NULL;
-	uint32_t *hid = NULL;
-	memset(&b, 0, sizeof b);
-	if (n == 0)
-		return 0;
-	struct gpu_sim_params p;
-	memset(&p, 0, sizeof p);
-	p.solver = SCENE_SOLVER_BARNES_HUT;
-	p.softening = eps;
-	p.theta = theta;
-	p.multipoles = multipoles;
-	p.opening = SCENE_OPENING_BMAX; /* the scene default, as sim_tree_accel */
-	if ((rc = gpu_tree_create(n, &p, &t)))
-		return rc;
-	h4 = (float4 *)malloc(n * sizeof *h4);
-	hid = (uint32_t *)malloc(n * sizeof *hid);
-	if (!h4 || !hid) {
-		log_error("barnes-hut (GPU): out of host memory for %zu bodies", n);
-		rc = NB_ERUNTIME;
+	if (!lev) {
+		gpu_unpack_acc(h4, hid, n, acc, pot);
 		goto end;
 	}
-	for (size_t i = 0; i < n; i++) {
-		h4[i] = make_float4((float)pos[3 * i], (float)pos[3 * i + 1], (float)pos[3 * i + 2],
-				    (float)mass[i]);
-		hid[i] = (uint32_t)i;
-	}
-	b.n = n;
-	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
-	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
-	CUDA_GOTO(cudaMalloc((void **)&b.id, n * sizeof(uint32_t)), rc, end);
-	CUDA_GOTO(cudaMemcpy(b.pos, h4, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
-	CUDA_GOTO(cudaMemcpy(b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, end);
-	CUDA_GOTO(cudaMalloc((void **)&b.lev, n), rc, end);
-	CUDA_GOTO(cudaMemcpy(b.lev, lev, n, cudaMemcpyHostToDevice), rc, end);
-	/* inactive slots keep a NaN mark: only the active ones are copied out */
-	CUDA_GOTO(cudaMemset(b.acc, 0xff, n * sizeof(float4)), rc, end);
-	if ((rc = gpu_tree_compute_ex(t, &b, 0, la, 0, NULL, 0)))
-		goto end;
-	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
-	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
 	for (size_t k = 0; k < n; k++) {
 		const size_t i = hid[k];
 		/* the contract, checked: every active slot written, no other */
@@ -510,4 +463,17 @@ end:
 	free(hid);
 	gpu_tree_free(&t);
 	return rc;
+}
+
+extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps,
+			      double theta, int multipoles, double *acc, double *pot)
+{
+	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot);
+}
+
+extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
+				     const unsigned char *lev, int la, size_t n, double eps,
+				     double theta, int multipoles, double *acc)
+{
+	return tree_accel_once(pos, mass, lev, la, n, eps, theta, multipoles, acc, NULL);
 }

@@ -30,7 +30,7 @@
  *     axis (the dome's zenith, the frame centre); longitude 0 at the top
  *     of the frame (camera.up), 90 at the left, 180 at the bottom, 270 at
  *     the right. A pixel's solid angle is the integral of sin(theta) /
- *     theta over it, taken at 4 x 4 points. */
+ *     theta over it, taken at 2 x 2 Gauss points. */
 #include <errno.h>
 #include <math.h>
 #include <fitsio.h>
@@ -118,28 +118,51 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	fits_write_key(ff, TSTRING, "ORIGIN", (void *)origin, NULL, st);
 }
 
-/* 1 / (the solid angle of pixel (i, j), row 0 the top), steradians;
- * 0 where it has none (past the fisheye's antipode). */
-static double fits_inv_omega(const struct out_fits_meta *m, int w, int h, int i, int j)
+/* ARC: the solid angle of the pixel [x0, x0 + 1) x [y0, y0 + 1) (pixels from
+ * the centre), the Jacobian sin(theta) / theta at the 2 x 2 Gauss points
+ * (exact for cubics in each direction; 0 past the antipode). */
+static double fits_arc_omega(double x0, double y0, double k)
 {
-	const double k = m->px_per_rad;
-	if (!(k > 0))
-		return 0;
-	if (m->proj == OUT_FITS_CAR) {
-		const double top = (0.5 * h - j) / k, bot = (0.5 * h - j - 1) / k;
-		const double om = (sin(top) - sin(bot)) / k;
-		return om > 0 ? 1.0 / om : 0;
-	}
-	double sum = 0; /* ARC: the Jacobian sin(theta) / theta at 4 x 4 points */
-	for (int b = 0; b < 4; b++) {
-		for (int a = 0; a < 4; a++) {
-			const double x = i + (a + 0.5) / 4 - 0.5 * w, y = j + (b + 0.5) / 4 - 0.5 * h;
+	static const double g[2] = {0.5 - 0.5 / 1.7320508075688772, 0.5 + 0.5 / 1.7320508075688772};
+	double sum = 0;
+	for (int b = 0; b < 2; b++) {
+		for (int a = 0; a < 2; a++) {
+			const double x = x0 + g[a], y = y0 + g[b];
 			const double th = sqrt(x * x + y * y) / k;
 			sum += th < 1e-12 ? 1.0 : th < M_PI ? sin(th) / th : 0.0;
 		}
 	}
-	const double om = sum / 16 / (k * k);
-	return om > 0 ? 1.0 / om : 0;
+	return sum / 4 / (k * k);
+}
+
+/* scale[j w + i] = 1 / (the solid angle of pixel (i, j), row 0 the top),
+ * steradians, once per map (0 where it has none). CAR depends on the row
+ * alone; ARC is symmetric about the centre (w and h are even), so one
+ * quadrant is computed and mirrored. */
+static void fits_angular_scale(const struct out_fits_meta *m, int w, int h, float *scale)
+{
+	const double k = m->px_per_rad;
+	for (int j = 0; j < h; j++) {
+		for (int i = 0; i < w; i++) {
+			double om = 0;
+			if (!(k > 0)) {
+				om = 0;
+			} else if (m->proj == OUT_FITS_CAR) {
+				if (i > 0) {
+					scale[(size_t)j * w + i] = scale[(size_t)j * w];
+					continue;
+				}
+				om = (sin((0.5 * h - j) / k) - sin((0.5 * h - j - 1) / k)) / k;
+			} else if (i >= w / 2 || j >= h / 2) {
+				const int mi = i >= w / 2 ? w - 1 - i : i, mj = j >= h / 2 ? h - 1 - j : j;
+				scale[(size_t)j * w + i] = scale[(size_t)mj * w + mi];
+				continue;
+			} else {
+				om = fits_arc_omega(i - 0.5 * w, j - 0.5 * h, k);
+			}
+			scale[(size_t)j * w + i] = om > 0 ? (float)(1.0 / om) : 0.0f;
+		}
+	}
 }
 
 int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int h,
@@ -149,8 +172,11 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 	const size_t px = (size_t)w * (size_t)h;
 	fitsfile *ff = NULL;
 	int status = 0, rc = NB_ERUNTIME;
-	float *plane = malloc(px * sizeof *plane);
-	if (!plane) {
+	const int ang = meta->proj != OUT_FITS_LINEAR;
+	float *plane = malloc(px * sizeof *plane), *scale = ang ? malloc(px * sizeof *scale) : NULL;
+	if (!plane || (ang && !scale)) {
+		free(plane);
+		free(scale);
 		log_error("%s: out of memory for a %dx%d FITS plane", dir, w, h);
 		return NB_ERUNTIME;
 	}
@@ -166,14 +192,15 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 	fits_keys(ff, meta, w, h, &status);
 	const double area = meta->pixel_scale * meta->pixel_scale;
 	const float inv = area > 0 ? (float)(1.0 / area) : 1.0f;
-	const int ang = meta->proj != OUT_FITS_LINEAR;
+	if (ang)
+		fits_angular_scale(meta, w, h, scale);
 	for (int c = 0; c < 3 && status == 0; c++) {
 		/* FITS row 1 is the bottom: the image's last row */
 		for (int j = 0; j < h; j++) {
 			const int jr = h - 1 - j; /* the image's row */
 			const float *src = rgb + (size_t)jr * (size_t)w * 3;
 			for (int i = 0; i < w; i++) {
-				const float s = ang ? (float)fits_inv_omega(meta, w, h, i, jr) : inv;
+				const float s = ang ? scale[(size_t)jr * (size_t)w + (size_t)i] : inv;
 				plane[(size_t)j * (size_t)w + (size_t)i] = src[3 * i + c] * s;
 			}
 		}
@@ -192,5 +219,6 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 	rc = sim_outfile_commit(tmp, path, 1);
 end:
 	free(plane);
+	free(scale);
 	return rc;
 }
