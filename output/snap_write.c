@@ -6,14 +6,17 @@
  * Values are written in double, as the state holds them (on the GPU the
  * device's float values, widened exactly). Bodies are grouped by GADGET
  * particle type (halo 1, disk 2, bulge 3, other 4), in body order within a
- * type. The file is written under sim_outfile_temp_name's name and renamed
- * into place when complete (sim_outfile_commit).
+ * type. The file is built in memory (see "the file in memory" below),
+ * written under sim_outfile_temp's name and renamed into place when
+ * complete (sim_outfile_commit).
  *
  * Try: --set output.snapshots.dir=out/snaps --set output.snapshots.every=10,
  * then python3 -c "import yt; print(yt.load('out/snaps/snap_000.hdf5'))". */
+#include <errno.h>
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../sim/snap_format.h"
 #include "output.h"
@@ -320,12 +323,148 @@ static char *scene_text_of(const struct scene *sc)
 	return text;
 }
 
+/* ---- the file in memory ----
+ * HDF5 1.10 does not survive a failed H5Fclose: when the flush at close
+ * fails (a full disk), the file is freed but its id stays, and the
+ * library's exit handler then closes it again and crashes. So no HDF5 call
+ * here touches the disk: the file is built in memory (the core driver, no
+ * backing store) and written out by snap_image_save, which reports the
+ * path and the OS's reason. The core driver's buffer is not copied: the
+ * file image callbacks below keep it at close (FILE_CLOSE) instead of
+ * freeing it, and record its size at each resize. The cost is the file's
+ * size in memory for the time of one snapshot (out_snap_bytes). */
+struct snap_image {
+	void *mem;   /* the driver's buffer; kept when the file closes */
+	size_t size; /* its size: the file's length once closed */
+	int kept;    /* 1: the driver closed and left mem to us */
+};
+
+static void *snap_image_malloc(size_t size, H5FD_file_image_op_t op, void *udata)
+{
+	struct snap_image *im = udata;
+	void *p = malloc(size ? size : 1);
+	if (p && op == H5FD_FILE_IMAGE_OP_FILE_OPEN) {
+		im->mem = p;
+		im->size = size;
+	}
+	return p;
+}
+
+static void *snap_image_memcpy(void *dest, const void *src, size_t size, H5FD_file_image_op_t op,
+			       void *udata)
+{
+	(void)op;
+	(void)udata;
+	return memcpy(dest, src, size);
+}
+
+static void *snap_image_realloc(void *ptr, size_t size, H5FD_file_image_op_t op, void *udata)
+{
+	struct snap_image *im = udata;
+	void *p = realloc(ptr, size ? size : 1);
+	if (p && op == H5FD_FILE_IMAGE_OP_FILE_RESIZE) {
+		im->mem = p;
+		im->size = size;
+	}
+	return p;
+}
+
+static herr_t snap_image_free(void *ptr, H5FD_file_image_op_t op, void *udata)
+{
+	struct snap_image *im = udata;
+	if (ptr && ptr == im->mem && op == H5FD_FILE_IMAGE_OP_FILE_CLOSE) {
+		im->kept = 1;
+		return 0;
+	}
+	if (ptr == im->mem)
+		im->mem = NULL, im->size = 0;
+	free(ptr);
+	return 0;
+}
+
+/* udata is this call's struct snap_image, shared, never copied */
+static void *snap_image_udata_copy(void *udata)
+{
+	return udata;
+}
+
+static herr_t snap_image_udata_free(void *udata)
+{
+	(void)udata;
+	return 0;
+}
+
+/* The length of the closed image: its superblock's end-of-file address.
+ * The driver's buffer is rounded up to the increment, and the superblock
+ * is written at close, so this is the one place that knows. Superblock
+ * versions 2 and 3 (H5F_LIBVER_V18 and later, as set here): signature (8
+ * bytes), version, size of offsets, size of lengths, flags, then the base
+ * address, the extension's address and the end-of-file address, little-
+ * endian (HDF5 file format specification, "Superblock"). 0 when the image
+ * is not such a file. */
+static size_t snap_image_length(const struct snap_image *im)
+{
+	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+	const unsigned char *p = im->mem;
+	if (!p || im->size < 48 || memcmp(p, sig, 8) != 0 || (p[8] != 2 && p[8] != 3) ||
+	    p[9] != 8)
+		return 0;
+	unsigned long long base = 0, eof = 0;
+	for (int b = 7; b >= 0; b--) {
+		base = base << 8 | p[12 + b];
+		eof = eof << 8 | p[28 + b];
+	}
+	if (base != 0 || eof < 48 || eof > im->size)
+		return 0;
+	return (size_t)eof;
+}
+
+/* Write the closed image to TMP, a new file (O_EXCL) for PATH. 0 or
+ * NB_ERUNTIME, logged with PATH, TMP and strerror; TMP is removed on
+ * failure. */
+static int snap_image_save(const char *path, char *tmp, size_t cap, const struct snap_image *im)
+{
+	if (snap_image_length(im) == 0) {
+		log_error("%s: the snapshot built in memory is not a complete HDF5 file "
+			  "(superblock version %d); not written",
+			  path, im->mem && im->size > 8 ? ((const unsigned char *)im->mem)[8] : -1);
+		return NB_ERUNTIME;
+	}
+	int fd = sim_outfile_temp(path, tmp, cap);
+	if (fd < 0)
+		return NB_ERUNTIME;
+	const unsigned char *p = im->mem;
+	size_t left = snap_image_length(im);
+	int err = 0;
+	while (left > 0 && !err) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? errno : ENOSPC; /* write 0: no room for a byte */
+			break;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (close(fd) != 0 && !err)
+		err = errno;
+	if (err) {
+		log_error("%s: cannot write the snapshot (temporary file %s): %s", path, tmp,
+			  strerror(err));
+		unlink(tmp);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
 		   int frame, const char *backend)
 {
 	char tmp[SCENE_PATH_MAX + 64];
 	struct snap_units su;
 	struct sim_units u;
+	struct snap_image im = {NULL, 0, 0};
 	unsigned count[SNAP_NTYPES] = {0};
 	int *type_of = NULL;
 	double *buf = NULL;
@@ -352,12 +491,21 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 		count[type_of[st->comp[i]]]++;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, once */
+	H5FD_file_image_callbacks_t cb = {snap_image_malloc,	 snap_image_memcpy,
+					  snap_image_realloc,	 snap_image_free,
+					  snap_image_udata_copy, snap_image_udata_free,
+					  &im};
 	fapl = H5Pcreate(H5P_FILE_ACCESS);
-	if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0)
+	if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
+	    H5Pset_fapl_core(fapl, (size_t)4 << 20, 0) < 0 ||
+	    H5Pset_file_image_callbacks(fapl, &cb) < 0) {
+		log_error("%s: cannot set up HDF5 to build the snapshot", path);
 		goto end;
+	}
+	/* the name is only the in-memory file's; nothing is created on disk */
 	f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
 	if (f < 0) {
-		log_error("%s: cannot create the temporary snapshot %s", path, tmp);
+		log_error("%s: cannot create the snapshot in memory (HDF5)", path);
 		goto end;
 	}
 	bad = write_header(f, st, count, &su, &u) || write_units(f, &su);
@@ -368,16 +516,21 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	if (H5Fclose(f) < 0)
 		bad = 1;
 	f = -1;
-	if (bad)
-		log_error("%s: writing the snapshot (HDF5) failed (disk full or not writable?)", tmp);
-	rc = (sim_outfile_commit(tmp, path, !bad) || bad) ? NB_ERUNTIME : 0;
-end:
-	if (f >= 0) {
-		H5Fclose(f);
-		sim_outfile_commit(tmp, path, 0);
+	if (bad || !im.kept || !im.mem) {
+		log_error("%s: building the snapshot in memory (HDF5) failed (out of memory?)",
+			  path);
+		goto end;
 	}
+	if (snap_image_save(path, tmp, sizeof tmp, &im))
+		goto end;
+	rc = sim_outfile_commit(tmp, path, 1) ? NB_ERUNTIME : 0;
+end:
+	if (f >= 0)
+		H5Fclose(f);
 	if (fapl >= 0)
 		H5Pclose(fapl);
+	if (im.kept)
+		free(im.mem);
 	free(type_of);
 	free(buf);
 	free(ids);
