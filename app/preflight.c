@@ -170,6 +170,8 @@ static int check_outputs(const struct scene *sc)
 
 int app_preflight(const struct scene *sc, int backend_cli)
 {
+	if (sim_inputs_check(sc)) /* every input file, before any work (sim/scene_count.c) */
+		return NB_EINPUT;
 	long n = sim_scene_body_count(sc);
 	if (n < 0)
 		return NB_EINPUT;

@@ -1,10 +1,50 @@
-/* scene_count.c - how many bodies a scene creates (sim_scene_body_count).
+/* scene_count.c - how many bodies a scene creates (sim_scene_body_count),
+ * and the check of every input file before any work (sim_inputs_check).
  * Kept apart from the loader because file models need the state-CSV reader
- * (sim/state_csv.c) to count their rows. */
+ * (sim/state_csv.c) to count their rows, and snapshot entries the readers.
+ *
+ * Both are called by app_preflight, which --dry-run and the run share: so
+ * what the run refuses about an input, the dry run refuses the same way.
+ * Each refusal is two lines: the reader's (the file and what is wrong in
+ * it), then the scene entry's file:line:col (scene_fail_key). */
 #include <limits.h>
+#include <stdio.h>
 
 #include "../scene/log.h"
 #include "sim.h"
+
+/* Place a reader's refusal (already logged) at entry k's key. */
+static int count_refused(const struct scene *sc, int k, const char *key, const char *path,
+			 const char *what)
+{
+	char full[64];
+	snprintf(full, sizeof full, "bodies.%d.%s", k, key);
+	return scene_fail_key(sc, full, k, "%s '%s' refused (the reason is the message above)",
+			      what, path);
+}
+
+int sim_inputs_check(const struct scene *sc)
+{
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	for (int k = 0; k < sc->nbodies; k++) {
+		const struct scene_body *b = &sc->bodies[k];
+		if (b->model != SCENE_MODEL_SNAPSHOT)
+			continue;
+		struct sim_snap_info info;
+		char path[SCENE_PATH_MAX + 64];
+		sim_snap_entry_path(sc, k, path, sizeof path);
+		int err = sim_snap_check_path(sc, k, NULL, &info);
+		if (err)
+			return err == NB_EINPUT ? count_refused(sc, k, "file", path, "the snapshot")
+						: err;
+		if (b->snap.series[0] && (err = sim_snap_series_check(sc, k, &u)))
+			return err == NB_EINPUT ? count_refused(sc, k, "snapshots", b->snap.series,
+								"the snapshot series")
+						: err;
+	}
+	return 0;
+}
 
 long sim_scene_body_count(const struct scene *sc)
 {
@@ -18,7 +58,10 @@ long sim_scene_body_count(const struct scene *sc)
 			struct sim_units u;
 			struct sim_snap_info info;
 			scene_units_of(sc->units, &u);
-			if (sim_snap_load(sc, i, &u, NULL, 0, 0, &info) != 0)
+			int err = sim_snap_load(sc, i, &u, NULL, 0, 0, &info);
+			if (err == NB_EINPUT)
+				count_refused(sc, i, "file", b->file, "the snapshot");
+			if (err)
 				return -1; /* logged by the reader, with the file and dataset */
 			size_t kept = 0;
 			for (int t = 0; t < SIM_SNAP_NTYPES; t++)
@@ -32,7 +75,10 @@ long sim_scene_body_count(const struct scene *sc)
 			struct sim_units u;
 			size_t rows = 0;
 			scene_units_of(sc->units, &u);
-			if (sim_state_read_csv(b->file, &u, NULL, 0, &rows) != 0)
+			int err = sim_state_read_csv(b->file, &u, NULL, 0, &rows);
+			if (err == NB_EINPUT)
+				count_refused(sc, i, "file", b->file, "the state CSV");
+			if (err)
 				return -1; /* logged by the reader, with file:line */
 			if (rows > (size_t)LONG_MAX / 2) {
 				log_error("bodies.%d.file: %s: too many rows (%zu)", i, b->file, rows);

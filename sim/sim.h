@@ -72,6 +72,15 @@ void sim_state_free(struct sim_state *st);
 /* (sim/scene_count.c) Number of bodies the scene will create (disk-galaxy parts summed; file
  * models counted by reading the file's lines). -1 on error (logged). */
 long sim_scene_body_count(const struct scene *sc);
+/* (sim/scene_count.c) Every input of the scene checked before any work,
+ * the same for --dry-run and the run (app_preflight calls it first): each
+ * snapshot entry's files (headers, sizes, totals across parts, unit
+ * factors: sim_snap_check_path), each film series (sim_snap_series_check).
+ * A refusal is logged by the reader (the file and what is wrong), then
+ * placed at the entry's scene file:line:col (scene_fail_key). The CSV
+ * files and the snapshots' counts are read by sim_scene_body_count, which
+ * places its refusals the same way. 0 or NB_EINPUT / NB_ERUNTIME. */
+int sim_inputs_check(const struct scene *sc);
 
 /* ---- random numbers (sim/rng.c) ----
  * Counter-based generator (SplitMix64 finaliser over (seed, stream, counter)):
@@ -275,6 +284,20 @@ int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 		       const struct sim_units *u, struct sim_state *st, size_t first, int comp0,
 		       uint64_t *ids, struct sim_snap_info *info);
 
+/* The cheap part of the count pass, for --dry-run and the run alike
+ * (sim_inputs_check): open every file of the snapshot at PATH (NULL: entry
+ * k's file), check each header, the parts against the first file's
+ * totals for every type, and the unit factors; read no particle. Fills
+ * info's format, num_files, units and factors. 0, NB_EINPUT (logged) or
+ * NB_ERUNTIME. */
+int sim_snap_check_path(const struct scene *sc, int k, const char *path,
+			struct sim_snap_info *info);
+/* The count pass of PATH as entry k that also stores the ParticleIDs of
+ * the kept particles into ids (room for cap; more: NB_ERUNTIME), in
+ * reading order. info as sim_snap_load's count pass. */
+int sim_snap_ids_path(const struct scene *sc, int k, const char *path, uint64_t *ids,
+		      size_t cap, struct sim_snap_info *info);
+
 /* ---- filming a snapshot series (sim/snap_series.c; docs/snapshots.md) ----
  * simulation.solver: none with bodies.K.snapshots: the files of the
  * pattern (numbered without gaps), each read as entry K (units, types,
@@ -293,6 +316,13 @@ struct sim_snap_series;
 int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *u,
 			 struct sim_state *st, struct sim_snap_series **out);
 /* First and last snapshot times (internal units), number of files. */
+/* What sim_snap_series_open refuses, found without keeping any state:
+ * the numbering (at least 2 files, no gap), every member's headers and
+ * units, a comoving member, Times (converted to internal units) finite
+ * and increasing, and each member's kept ParticleIDs unique. Reads the
+ * members' IDs (and positions for a region), nothing else. 0, NB_EINPUT
+ * (logged, naming the file) or NB_ERUNTIME. */
+int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units *u);
 double sim_snap_series_t0(const struct sim_snap_series *s);
 double sim_snap_series_t1(const struct sim_snap_series *s);
 int sim_snap_series_count(const struct sim_snap_series *s);

@@ -169,6 +169,36 @@ static int h5_units(struct sim_snap *s, hid_t g, const char *where, int swift)
 	return 1;
 }
 
+/* Dataset D (named DN, type TY, NVAL values) holds the data its shape
+ * claims: unfiltered, at least NVAL x the value size bytes are stored;
+ * filtered (compressed), at least that over SNAP_H5_MAX_RATIO (deflate's
+ * bound is about 1032:1). So a header and a dataset that claim 10^12
+ * particles in a file of a few kilobytes (a dataset never written, read
+ * back as fill values) are refused before anything is read. 0 or
+ * NB_EINPUT, logged. */
+#define SNAP_H5_MAX_RATIO 65536.0
+static int h5_check_storage(const struct sim_snap *s, hid_t d, hid_t ty, const char *dn,
+			    hsize_t nval)
+{
+	if (nval == 0)
+		return 0;
+	const double need = (double)nval * (double)H5Tget_size(ty);
+	const double have = (double)H5Dget_storage_size(d);
+	hid_t dcpl = H5Dget_create_plist(d);
+	int nfilt = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	const double least = nfilt > 0 ? need / SNAP_H5_MAX_RATIO : need;
+	if (have >= least && have <= 2.0 * (double)(s->fsize > 0 ? s->fsize : 0) + 1e6)
+		return 0;
+	log_error("%s: %s: its shape claims %.0f values (%.4g bytes), but the file stores %.0f "
+		  "bytes of it%s (file of %lld bytes): the header and the dataset claim more "
+		  "particles than the file holds (truncated, or a dataset never written)",
+		  s->path, dn, (double)nval, need, have,
+		  nfilt > 0 ? ", too few even compressed" : "", (long long)s->fsize);
+	return NB_EINPUT;
+}
+
 /* Dataset PartTypeT/NAME: must exist when required (else 0 returned when
  * absent), hold floats (or integers for IDs), shape [npart] or [npart, 3]. */
 static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int cols, int integer,
@@ -214,6 +244,8 @@ static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int col
 			  dn, (unsigned long long)dims[0], t, (unsigned long long)s->h.npart[t]);
 		goto end;
 	}
+	if (h5_check_storage(s, d, ty, dn, dims[0] * (hsize_t)cols))
+		goto end;
 	ret = 1;
 end:
 	if (ty >= 0)

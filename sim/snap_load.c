@@ -31,6 +31,8 @@
 #define SNAP_GADGET_L_CM 3.085678e21 /* GADGET's default code units */
 #define SNAP_GADGET_M_G 1.989e43
 #define SNAP_GADGET_V_CM_S 1e5
+#define SNAP_FACTOR_MAX 1e60 /* a unit factor (stored -> scene) in [1e-60, 1e60] */
+#define SNAP_MASS_MAX 1e60   /* a body's mass, internal units: at most this (its square stays finite) */
 
 /* One pass over the entry's files. */
 struct snap_pass {
@@ -39,6 +41,9 @@ struct snap_pass {
 	const struct scene_snapshot *opt;
 	char path[SCENE_PATH_MAX + 64];
 	double lf, vf, mf;        /* stored -> scene units */
+	const char *from;         /* where the units came from (for messages) */
+	uint64_t ids_cap;          /* count pass with ids_out: its room */
+	int heads_only;            /* the headers, units and parts only: no count */
 	const struct sim_units *u; /* scene -> internal (read pass) */
 	struct sim_state *st;      /* NULL: count pass */
 	size_t at;                 /* next body index (read pass) */
@@ -122,11 +127,24 @@ static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
 	p->lf = L / sl * pow(a, ea[0]) * pow(hh, eh[0]);
 	p->vf = V / sv * pow(a, ea[1]) * pow(hh, eh[1]);
 	p->mf = M / sm * pow(a, ea[2]) * pow(hh, eh[2]);
-	if (!(isfinite(p->lf) && p->lf > 0 && isfinite(p->vf) && p->vf > 0 && isfinite(p->mf) &&
-	      p->mf > 0)) {
-		log_error("%s: the units give conversion factors that are not finite and > 0", p->path);
+	/* each factor within SNAP_FACTOR_MAX of 1: a unit that makes one code
+	 * unit more than 1e60 scene units (or less than 1e-60) is a bad unit,
+	 * not a file to simulate (its values would overflow, or vanish, in
+	 * internal units) */
+	const char *const fname[3] = {"length", "mass", "velocity"};
+	const double fval[3] = {p->lf, p->mf, p->vf}, fcgs[3] = {L, M, V};
+	const char *const fkey[3] = {"length_cm", "mass_g", "velocity_cm_s"};
+	for (int i = 0; i < 3; i++) {
+		if (isfinite(fval[i]) && fval[i] >= 1 / SNAP_FACTOR_MAX && fval[i] <= SNAP_FACTOR_MAX)
+			continue;
+		log_error("%s: bad %s unit: %.7g (cgs, from %s) makes one stored %s unit %.4g scene "
+			  "units%s, outside [1e-60, 1e60]; check the file's units (or bodies.%d.units.%s "
+			  "when the file gives none)",
+			  p->path, fname[i], fcgs[i], from, fname[i], fval[i],
+			  comoving ? " (with the comoving a and h)" : "", p->k, fkey[i]);
 		return NB_EINPUT;
 	}
+	p->from = from;
 	info->length = p->lf, info->velocity = p->vf, info->mass = p->mf;
 	info->a = a, info->h = hh, info->comoving = comoving;
 	char cm[96];
@@ -163,7 +181,11 @@ static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t
 {
 	const uint64_t n = sim_snap_header(s)->npart[t];
 	const int need_pos = p->st || p->opt->region != SCENE_REGION_NONE;
-	const int need_id = p->st || p->opt->subsample < 1;
+	const int need_id = p->st || p->ids_out || p->opt->subsample < 1;
+	if (!need_pos && !need_id) { /* the count pass keeps them all: nothing to read */
+		*kept += (size_t)n;
+		return 0;
+	}
 	for (uint64_t f = 0; f < n;) {
 		size_t m = n - f < SNAP_CHUNK ? (size_t)(n - f) : SNAP_CHUNK;
 		int err = sim_snap_read(s, t, f, m, need_id ? p->id : NULL, need_pos ? p->pos : NULL,
@@ -176,18 +198,46 @@ static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t
 				x[a] = p->pos[3 * i + a] * p->lf;
 			if (!snap_keep(p, x, need_id ? p->id[i] : 0))
 				continue;
+			if (!p->st && p->ids_out) { /* the count pass collecting IDs */
+				if (p->at >= p->ids_cap) {
+					log_error("%s: holds more particles than when it was counted "
+						  "(changed while reading?)",
+						  p->path);
+					return NB_ERUNTIME;
+				}
+				p->ids_out[p->at++] = p->id[i];
+			}
 			if (p->st) {
 				double v[3];
 				for (int a = 0; a < 3; a++)
 					v[a] = p->vel[3 * i + a] * p->vf;
 				for (int a = 0; a < 3; a++) {
-					if (!(fabs(x[a]) <= SIM_CSV_XMAX && fabs(v[a]) <= SIM_CSV_XMAX)) {
-						log_error("%s: type %d particle %llu (ID %llu): position or "
-							  "velocity beyond 1e15 scene units",
+					const int bad_x = !(fabs(x[a]) <= SIM_CSV_XMAX);
+					if (bad_x || !(fabs(v[a]) <= SIM_CSV_XMAX)) {
+						log_error("%s: type %d particle %llu (ID %llu): %s %g stored, "
+							  "%g scene units after conversion (x %g from the %s "
+							  "unit, from %s): beyond 1e15 scene units or not "
+							  "finite; a bad %s unit or a bad value",
 							  p->path, t, (unsigned long long)(f + i),
-							  (unsigned long long)p->id[i]);
+							  (unsigned long long)p->id[i],
+							  bad_x ? "position" : "velocity",
+							  bad_x ? p->pos[3 * i + a] : p->vel[3 * i + a],
+							  bad_x ? x[a] : v[a], bad_x ? p->lf : p->vf,
+							  bad_x ? "length" : "velocity", p->from,
+							  bad_x ? "length" : "velocity");
 						return NB_EINPUT;
 					}
+				}
+				const double m = p->mass[i] * p->mf / p->opt->subsample * p->u->mass;
+				if (!(isfinite(m) && m >= 0 && m <= SNAP_MASS_MAX)) {
+					log_error("%s: type %d particle %llu (ID %llu): mass %g stored, %g "
+						  "internal units after conversion (x %g from the mass unit, "
+						  "from %s%s): not finite or beyond %g; a bad mass unit or a "
+						  "bad value",
+						  p->path, t, (unsigned long long)(f + i),
+						  (unsigned long long)p->id[i], p->mass[i], m, p->mf, p->from,
+						  p->opt->subsample < 1 ? ", / subsample" : "", SNAP_MASS_MAX);
+					return NB_EINPUT;
 				}
 				if (p->at >= p->st->n) {
 					log_error("%s: holds more particles than when it was counted "
@@ -202,7 +252,7 @@ static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t
 					p->st->pos[3 * b + a] = x[a] * p->u->length;
 					p->st->vel[3 * b + a] = v[a] * p->u->velocity;
 				}
-				p->st->mass[b] = p->mass[i] * p->mf / p->opt->subsample * p->u->mass;
+				p->st->mass[b] = m;
 			}
 			(*kept)++;
 		}
@@ -239,6 +289,51 @@ static int snap_open_part(struct snap_pass *p, int i, const struct sim_snap_head
 	return 0;
 }
 
+/* Every part's header before any particle is read: each part opens and
+ * says the same number of files and format, and for every type (loaded or
+ * not) the parts' counts add up to part 0's NumPart_Total. So a type
+ * present in some part but missing from the totals, or totals that claim
+ * more than the parts hold, are refused before the count or the read. */
+static int snap_parts_check(struct snap_pass *p, const struct sim_snap_header *h0)
+{
+	uint64_t sum[SIM_SNAP_NTYPES];
+	int first_in[SIM_SNAP_NTYPES];
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		sum[t] = h0->npart[t], first_in[t] = h0->npart[t] > 0 ? 0 : -1;
+	for (int i = 1; i < h0->num_files; i++) {
+		struct sim_snap *s = NULL;
+		int err = snap_open_part(p, i, h0, &s);
+		if (err)
+			return err;
+		const struct sim_snap_header *h = sim_snap_header(s);
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+			sum[t] += h->npart[t];
+			if (first_in[t] < 0 && h->npart[t] > 0)
+				first_in[t] = i;
+		}
+		sim_snap_close(&s);
+	}
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		if (sum[t] == h0->npart_total[t])
+			continue;
+		if (h0->npart_total[t] == 0)
+			log_error("%s: type %d (%s): part %d holds %llu of its particles, but the first "
+				  "file's NumPart_Total[%d] says none (types present in any part must be "
+				  "in the totals)",
+				  p->path, t, sim_snap_type_names[t], first_in[t],
+				  (unsigned long long)sum[t], t);
+		else
+			log_error("%s: type %d (%s): the %d file%s hold %llu particles, but "
+				  "NumPart_Total[%d] says %llu (a missing, truncated or foreign part, or "
+				  "a header that claims more than the files hold)",
+				  p->path, t, sim_snap_type_names[t], h0->num_files,
+				  h0->num_files == 1 ? "" : "s", (unsigned long long)sum[t], t,
+				  (unsigned long long)h0->npart_total[t]);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
 /* The types to read: loaded, with particles in the snapshot. */
 static int snap_wanted(const struct snap_pass *p, const struct sim_snap_header *h0, int t)
 {
@@ -256,6 +351,8 @@ static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 	info->num_files = h0->num_files;
 	info->time = h0->time;
 	if ((err = snap_units(p, h0, info)))
+		goto end;
+	if ((err = snap_parts_check(p, h0)) || p->heads_only)
 		goto end;
 	int c = comp0;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
@@ -344,5 +441,38 @@ int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 			 sc->bodies[k].name, kept, p.path, snap_format_name(info->format),
 			 info->num_files, info->num_files == 1 ? "" : "s", info->units);
 	}
+	return err;
+}
+
+int sim_snap_check_path(const struct scene *sc, int k, const char *path,
+			struct sim_snap_info *info)
+{
+	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .heads_only = 1};
+	memset(info, 0, sizeof *info);
+	if (path)
+		snprintf(p.path, sizeof p.path, "%s", path);
+	else
+		sim_snap_entry_path(sc, k, p.path, sizeof p.path);
+	return snap_run(&p, 0, info);
+}
+
+int sim_snap_ids_path(const struct scene *sc, int k, const char *path, uint64_t *ids,
+		      size_t cap, struct sim_snap_info *info)
+{
+	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .ids_out = ids,
+			      .ids_cap = cap};
+	memset(info, 0, sizeof *info);
+	snprintf(p.path, sizeof p.path, "%s", path);
+	p.id = malloc(SNAP_CHUNK * sizeof *p.id);
+	p.pos = malloc(3 * SNAP_CHUNK * sizeof *p.pos);
+	int err = 0;
+	if (!p.id || !p.pos) {
+		log_error("%s: out of memory for the read buffers", p.path);
+		err = NB_ERUNTIME;
+	}
+	if (!err)
+		err = snap_run(&p, 0, info);
+	free(p.id);
+	free(p.pos);
 	return err;
 }

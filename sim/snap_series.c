@@ -142,6 +142,42 @@ static int series_scan(struct sim_snap_series *s)
 	return 0;
 }
 
+/* Member PATH's Time t (internal units; STORED as in the file) against
+ * the previous member's (i > 0): finite and later. 0 or NB_EINPUT. */
+static int series_time_ok(const struct sim_snap_series *s, const char *path, int i, double t,
+			  double stored, double prev)
+{
+	if (!isfinite(t)) {
+		log_error("%s: Time %g (stored) is %g internal units after conversion (time unit = "
+			  "the length unit / the velocity unit): not finite; a bad length or velocity "
+			  "unit (bodies.%d.units, or the file's) or a bad Time",
+			  path, stored, t, s->k);
+		return NB_EINPUT;
+	}
+	if (i > 0 && !(t > prev)) {
+		log_error("%s: Time (%g internal units) is not after the previous file's (%g): "
+			  "a series must go forward in time",
+			  path, t, prev);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* The N ParticleIDs of member PATH (sorted here, in place) unique. */
+static int series_ids_unique(const char *path, uint64_t *ids, size_t n)
+{
+	qsort(ids, n, sizeof *ids, cmp_u64);
+	for (size_t i = 1; i < n; i++) {
+		if (ids[i] == ids[i - 1]) {
+			log_error("%s: ParticleID %llu appears more than once among the particles kept "
+				  "(IDs must be unique to match bodies across the series)",
+				  path, (unsigned long long)ids[i]);
+			return NB_EINPUT;
+		}
+	}
+	return 0;
+}
+
 /* Read file i of the series into tmp (allocated here), with its IDs. */
 static int series_read(struct sim_snap_series *s, int i, struct sim_state *tmp, uint64_t **ids,
 		       double *t)
@@ -179,7 +215,12 @@ static int series_read(struct sim_snap_series *s, int i, struct sim_state *tmp, 
 	}
 	*t = info.time * (info.length * s->u.length) / (info.velocity * s->u.velocity);
 	s->reads++;
-	return 0;
+	if ((err = series_time_ok(s, path, 0, *t, info.time, 0))) {
+		free(*ids);
+		*ids = NULL;
+		sim_state_free(tmp);
+	}
+	return err;
 }
 
 static long series_index(const struct sim_snap_series *s, uint64_t id)
@@ -261,14 +302,14 @@ static int series_index_all(struct sim_snap_series *s, struct sim_state *st)
 		uint64_t *ids;
 		if ((err = series_read(s, i, &tmp, &ids, &s->times[i])))
 			break;
-		if (i > 0 && !(s->times[i] > s->times[i - 1])) {
-			char path[SCENE_PATH_MAX + 32];
-			series_name(s, s->first + i, path, sizeof path);
-			log_error("%s: Time (%g internal units) is not after the previous file's (%g): "
-				  "a series must go forward in time",
-				  path, s->times[i], s->times[i - 1]);
-			err = NB_EINPUT;
-		}
+		char path[SCENE_PATH_MAX + 32];
+		series_name(s, s->first + i, path, sizeof path);
+		if (i > 0)
+			err = series_time_ok(s, path, i, s->times[i], s->times[i], s->times[i - 1]);
+		/* sorts this file's ids: the union below is sorted again anyway, and
+		 * the components are assigned by a later pass */
+		if (!err)
+			err = series_ids_unique(path, ids, tmp.n);
 		uint64_t *na = err ? NULL : realloc(all, (nall + tmp.n + 1) * sizeof *all);
 		if (!err && !na)
 			err = NB_ERUNTIME;
@@ -388,6 +429,59 @@ int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *
 		 s->n, s->times[0], s->times[s->nfiles - 1]);
 	*out = s;
 	return 0;
+}
+
+int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units *u)
+{
+	struct sim_snap_series *s = calloc(1, sizeof *s);
+	if (!s)
+		return NB_ERUNTIME;
+	s->sc = sc, s->k = k, s->u = *u;
+	const char *pat = sc->bodies[k].snap.series;
+	if (pat[0] == '/' || sc->dir[0] == '\0')
+		snprintf(s->pattern, sizeof s->pattern, "%s", pat);
+	else
+		snprintf(s->pattern, sizeof s->pattern, "%s/%s", sc->dir, pat);
+	int err = series_scan(s);
+	double prev = 0;
+	for (int i = 0; i < s->nfiles && !err; i++) {
+		char path[SCENE_PATH_MAX + 32];
+		struct sim_snap_info info;
+		series_name(s, s->first + i, path, sizeof path);
+		if ((err = sim_snap_check_path(sc, k, path, &info)))
+			break;
+		if (info.comoving) {
+			log_error("%s: comoving snapshot (Time is a scale factor): film mode interpolates "
+				  "in time and does not take comoving series (bodies.%d.comoving: false "
+				  "treats Time as a time)",
+				  path, k);
+			err = NB_EINPUT;
+			break;
+		}
+		const double t = info.time * (info.length * u->length) / (info.velocity * u->velocity);
+		if ((err = series_time_ok(s, path, i, t, info.time, prev)))
+			break;
+		prev = t;
+		/* the kept particles' IDs: counted, then read (IDs and, for a
+		 * region, positions only) */
+		if ((err = sim_snap_load_path(sc, k, path, u, NULL, 0, 0, NULL, &info)))
+			break;
+		size_t n = 0;
+		for (int ty = 0; ty < SIM_SNAP_NTYPES; ty++)
+			n += info.kept[ty];
+		uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+		if (!ids) {
+			log_error("%s: out of memory for %zu ParticleIDs", path, n);
+			err = NB_ERUNTIME;
+			break;
+		}
+		err = sim_snap_ids_path(sc, k, path, ids, n, &info);
+		if (!err)
+			err = series_ids_unique(path, ids, n);
+		free(ids);
+	}
+	free(s);
+	return err;
 }
 
 double sim_snap_series_t0(const struct sim_snap_series *s) { return s->times[0]; }
