@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "../sim/sim.h"
+#include "out_internal.h"
 #include "output.h"
 
 int out_fits_path(const char *dir, int frame, char *buf, size_t cap)
@@ -165,12 +166,20 @@ static void fits_angular_scale(const struct out_fits_meta *m, int w, int h, floa
 	}
 }
 
+/* The map is built in memory (cfitsio's memory file) and written by
+ * out_save_bytes: cfitsio's disk driver misses a write that fails at its
+ * close (a full disk let a file one byte short be renamed into place with
+ * exit 0) and its status codes carry no OS reason. The cost is the file's
+ * size (w h 12 bytes and the header) in memory while one map is written. */
 int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int h,
 		   const float *rgb)
 {
-	char path[SCENE_PATH_MAX + 32], tmp[SCENE_PATH_MAX + 96], name[SCENE_PATH_MAX + 100];
+	char path[SCENE_PATH_MAX + 32];
 	const size_t px = (size_t)w * (size_t)h;
 	fitsfile *ff = NULL;
+	void *mem = NULL;
+	size_t memsize = 0;
+	LONGLONG headstart = 0, datastart = 0, dataend = 0;
 	int status = 0, rc = NB_ERUNTIME;
 	const int ang = meta->proj != OUT_FITS_LINEAR;
 	float *plane = malloc(px * sizeof *plane), *scale = ang ? malloc(px * sizeof *scale) : NULL;
@@ -180,14 +189,18 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 		log_error("%s: out of memory for a %dx%d FITS plane", dir, w, h);
 		return NB_ERUNTIME;
 	}
-	if (out_fits_path(dir, meta->frame, path, sizeof path) ||
-	    sim_outfile_temp_name(path, tmp, sizeof tmp))
+	if (out_fits_path(dir, meta->frame, path, sizeof path))
 		goto end;
-	/* cfitsio refuses to create over an existing file without '!'; the
-	 * temporary name is ours alone, so none is there */
-	snprintf(name, sizeof name, "%s", tmp);
 	long naxes[3] = {w, h, 3};
-	fits_create_file(&ff, name, &status);
+	/* the whole file at once: one allocation, no growth (a FITS file is
+	 * whole 2880-byte blocks; 64 of them are more than the header needs) */
+	memsize = ((px * 3 * sizeof(float) + 2879) / 2880 + 64) * 2880;
+	mem = malloc(memsize);
+	if (!mem) {
+		log_error("%s: out of memory for a %dx%d FITS map", path, w, h);
+		goto end;
+	}
+	fits_create_memfile(&ff, &mem, &memsize, 2880 * 16, realloc, &status);
 	fits_create_img(ff, FLOAT_IMG, 3, naxes, &status);
 	fits_keys(ff, meta, w, h, &status);
 	const double area = meta->pixel_scale * meta->pixel_scale;
@@ -207,17 +220,25 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 		long first[3] = {1, 1, c + 1};
 		fits_write_pix(ff, TFLOAT, first, (LONGLONG)px, plane, &status);
 	}
-	if (ff)
-		fits_close_file(ff, &status);
-	if (status) {
+	/* the end of the one HDU, padded to its block: the file's length */
+	fits_get_hduaddrll(ff, &headstart, &datastart, &dataend, &status);
+	if (ff) {
+		int cst = 0; /* closed whatever the status, so no handle is left */
+		fits_close_file(ff, &cst);
+		if (!status)
+			status = cst;
+	}
+	if (status || dataend <= 0 || (size_t)dataend > memsize) {
 		char msg[FLEN_STATUS] = "";
 		fits_get_errstatus(status, msg);
-		log_error("%s: writing the FITS map failed: %s", tmp, msg);
-		sim_outfile_commit(tmp, path, 0);
+		log_error("%s: building the FITS map in memory failed: %s", path,
+			  status ? msg : "the file's length is not known");
+		fits_clear_errmsg();
 		goto end;
 	}
-	rc = sim_outfile_commit(tmp, path, 1);
+	rc = out_save_bytes(path, mem, (size_t)dataend, "FITS map");
 end:
+	free(mem);
 	free(plane);
 	free(scale);
 	return rc;

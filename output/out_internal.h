@@ -14,6 +14,14 @@
  * beside NAME, unique to the process, so the rename never crosses a file
  * system and two runs never share one. */
 
+/* Write LEN bytes of BUF as the file PATH: to a new temporary file
+ * (sim_outfile_temp), renamed into place when every byte is written and
+ * the file closed (sim_outfile_commit). The writers that build a file in
+ * memory (HDF5 snapshots, FITS maps) end here, so a full disk is one
+ * message: "PATH: cannot write the WHAT (temporary file TMP): REASON".
+ * The temporary file never remains. 0 or NB_ERUNTIME (logged). */
+int out_save_bytes(const char *path, const void *buf, size_t len, const char *what);
+
 /* PNG settings: zlib level (0..9) and whether libpng may choose row filters
  * (0: PNG_FILTER_NONE only). out_png_write uses OUT_PNG_LEVEL/OUT_PNG_FILTERS,
  * chosen from the timings in docs/BENCHMARKS.md. */

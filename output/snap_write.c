@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../sim/snap_format.h"
+#include "out_internal.h"
 #include "output.h"
 
 #ifndef NB_VERSION
@@ -419,24 +420,16 @@ static size_t snap_image_length(const struct snap_image *im)
 	return (size_t)eof;
 }
 
-/* Write the closed image to TMP, a new file (O_EXCL) for PATH. 0 or
- * NB_ERUNTIME, logged with PATH, TMP and strerror; TMP is removed on
- * failure. */
-static int snap_image_save(const char *path, char *tmp, size_t cap, const struct snap_image *im)
+int out_save_bytes(const char *path, const void *buf, size_t len, const char *what)
 {
-	if (snap_image_length(im) == 0) {
-		log_error("%s: the snapshot built in memory is not a complete HDF5 file "
-			  "(superblock version %d); not written",
-			  path, im->mem && im->size > 8 ? ((const unsigned char *)im->mem)[8] : -1);
-		return NB_ERUNTIME;
-	}
-	int fd = sim_outfile_temp(path, tmp, cap);
+	char tmp[SCENE_PATH_MAX + 64];
+	int fd = sim_outfile_temp(path, tmp, sizeof tmp);
 	if (fd < 0)
 		return NB_ERUNTIME;
-	const unsigned char *p = im->mem;
-	size_t left = snap_image_length(im);
+	const unsigned char *p = buf;
+	size_t left = len;
 	int err = 0;
-	while (left > 0 && !err) {
+	while (left > 0) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -450,12 +443,12 @@ static int snap_image_save(const char *path, char *tmp, size_t cap, const struct
 	if (close(fd) != 0 && !err)
 		err = errno;
 	if (err) {
-		log_error("%s: cannot write the snapshot (temporary file %s): %s", path, tmp,
+		log_error("%s: cannot write the %s (temporary file %s): %s", path, what, tmp,
 			  strerror(err));
 		unlink(tmp);
 		return NB_ERUNTIME;
 	}
-	return 0;
+	return sim_outfile_commit(tmp, path, 1);
 }
 
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
@@ -521,9 +514,13 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 			  path);
 		goto end;
 	}
-	if (snap_image_save(path, tmp, sizeof tmp, &im))
+	size_t len = snap_image_length(&im);
+	if (len == 0) {
+		log_error("%s: the snapshot built in memory is not a complete HDF5 file; "
+			  "not written", path);
 		goto end;
-	rc = sim_outfile_commit(tmp, path, 1) ? NB_ERUNTIME : 0;
+	}
+	rc = out_save_bytes(path, im.mem, len, "snapshot") ? NB_ERUNTIME : 0;
 end:
 	if (f >= 0)
 		H5Fclose(f);
