@@ -213,7 +213,7 @@ endif
 # fuzz/regress/NAME/; new inputs go to build-fuzz/corpus/NAME/, crashes to
 # build-fuzz/crash-NAME-*. make test replays the seeds and regressions
 # through the same harnesses built with the normal compiler (fuzz-replay).
-FUZZ_TARGETS ?= scene batch bodyfile snapbin snaph5
+FUZZ_TARGETS ?= scene batch bodyfile snapbin snaph5 snapload snapseries restart
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LIB_OBJ := $(filter-out $(BUILD)/app/main.o,$(APP_OBJ)) $(BUILD)/libnbody.a
@@ -225,7 +225,7 @@ fuzz:
 
 fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_LIB_OBJ)
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/fuzz_*.h) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LDLIBS)
 
@@ -241,7 +241,7 @@ fuzz-run: info fuzz-build
 
 # The harnesses built with the normal compiler and a plain main (fuzz/replay.c)
 # replay every seed and kept regression: part of make test.
-$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz_util.h $(FUZZ_LIB_OBJ)
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(wildcard fuzz/fuzz_*.h) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ fuzz/replay.c $< $(FUZZ_LIB_OBJ) $(LDLIBS)
 

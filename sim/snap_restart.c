@@ -370,6 +370,14 @@ static int read_type(hid_t f, const char *path, int t, size_t cnt, const struct 
 		for (int d = 0; d < 3; d++) {
 			st->pos[3 * i + d] = x[3 * k + d] * su->length;
 			st->vel[3 * i + d] = v[3 * k + d] * su->velocity;
+			/* the same range as any snapshot or state CSV (fuzz/fuzz_restart.c) */
+			if (!(fabs(x[3 * k + d]) <= SIM_CSV_XMAX && fabs(v[3 * k + d]) <= SIM_CSV_XMAX) &&
+			    rc == 0) {
+				log_error("%s: --restart: /PartType%d row %zu (body %zu): a position or "
+					  "velocity that is not finite or beyond 1e15 (a damaged file)",
+					  path, t, k, i);
+				rc = NB_EINPUT;
+			}
 		}
 	}
 end:
@@ -406,8 +414,14 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	size_t total = 0;
 	for (int t = 0; t < SNAP_NTYPES && rc == 0; t++) {
 		total += h.count[t];
-		if (h.count[t])
+		if (total > st->n) { /* before any allocation of the claimed rows */
+			log_error("%s: --restart: /Header/NumPart_ThisFile sums to more than the %zu "
+				  "bodies of the snapshot",
+				  path, st->n);
+			rc = NB_EINPUT;
+		} else if (h.count[t]) {
 			rc = read_type(f, path, t, h.count[t], &su, st, seen);
+		}
 	}
 	if (rc == 0 && total != st->n) {
 		log_error("%s: --restart: /Header/NumPart_ThisFile sums to %zu, not %zu bodies", path,
@@ -419,6 +433,19 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	    dset_read(f, SNAP_GROUP_OWN "/InternalVelocities", st->vel, st->n, 3)) {
 		log_error("%s: --restart: /%s/InternalVelocities is missing or not %zu x 3", path,
 			  SNAP_GROUP_OWN, st->n);
+		rc = NB_EINPUT;
+	}
+	for (size_t i = 0; rc == 0 && i < 3 * st->n; i++) {
+		if (!(fabs(st->vel[i]) <= SIM_CSV_XMAX * su.velocity)) {
+			log_error("%s: --restart: /%s/InternalVelocities: body %zu's velocity is not "
+				  "finite or beyond 1e15 (a damaged file)",
+				  path, SNAP_GROUP_OWN, i / 3);
+			rc = NB_EINPUT;
+		}
+	}
+	if (rc == 0 && !isfinite(h.time)) {
+		log_error("%s: --restart: /%s/TimeInternal is not finite (a damaged file)", path,
+			  SNAP_GROUP_OWN);
 		rc = NB_EINPUT;
 	}
 	H5Fclose(f);
