@@ -440,20 +440,23 @@ int sim_state_write_csv(const char *path, const struct sim_state *st, const stru
 	FILE *f = sim_outfile_fopen(path, tmp, sizeof tmp);
 	if (!f)
 		return NB_ERUNTIME;
-	int bad = fprintf(f, "%s\n", CSV_HEADER) < 0;
-	for (size_t i = 0; i < st->n && !bad; i++) {
+	int err = fprintf(f, "%s\n", CSV_HEADER) < 0 ? (errno ? errno : EIO) : 0;
+	for (size_t i = 0; i < st->n && !err; i++) {
 		const char *comp = st->comp[i] < st->ncomp ? st->comps[st->comp[i]].name : "";
 		const double *x = st->pos + 3 * i, *v = st->vel + 3 * i;
-		bad = fprintf(f, "%u,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (unsigned)st->id[i],
-			      comp, st->mass[i] / u->mass, x[0] / u->length, x[1] / u->length,
-			      x[2] / u->length, v[0] / u->velocity, v[1] / u->velocity,
-			      v[2] / u->velocity) < 0;
+		if (fprintf(f, "%u,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (unsigned)st->id[i], comp,
+			    st->mass[i] / u->mass, x[0] / u->length, x[1] / u->length,
+			    x[2] / u->length, v[0] / u->velocity, v[1] / u->velocity,
+			    v[2] / u->velocity) < 0)
+			err = errno ? errno : EIO;
 	}
-	if (fclose(f) != 0)
-		bad = 1;
-	if (bad) {
-		log_error("%s: write failed: %s", tmp, strerror(errno));
-		remove(tmp);
+	/* the first failure's reason: fclose fails again on the same error */
+	if (fclose(f) != 0 && !err)
+		err = errno;
+	if (err) {
+		log_error("%s: cannot write the state CSV (temporary file %s): %s", path, tmp,
+			  strerror(err));
+		unlink(tmp);
 		return NB_ERUNTIME;
 	}
 	return sim_outfile_commit(tmp, path, 1);
