@@ -1,7 +1,8 @@
 /* fuzz_snapload.c - libFuzzer harness for a scene's model: snapshot entry,
  * the whole way a run takes it: scene_load_string (the file: key checked
- * and made absolute), the count pass the dry run makes (sim_snap_load
- * with no state, sim_scene_body_count), then sim_ic_build, which
+ * and made absolute), app_preflight's checks (sim_inputs_check; a refusal
+ * ends there, as it ends the run), the count pass the dry run makes
+ * (sim_snap_load with no state, sim_scene_body_count), then sim_ic_build, which
  * app/run.c's views_start calls for the bodies: every file of the
  * snapshot, units, comoving rules, region, subsample, type selection,
  * the entry's placement, and a plummer entry before it when asked.
@@ -18,8 +19,8 @@
  * keys (fuzz_snap_keys). Files are written to a private directory under
  * $TMPDIR and removed after each input.
  *
- * Contract: each call returns 0 or NB_EINPUT (the count pass, the body
- * count, the build); a build that succeeds had a count pass that succeeded
+ * Contract: each call returns 0 or NB_EINPUT (the checks, the count pass,
+ * the body count, the build); a build that succeeds had a count pass that succeeded
  * with the same number of bodies; every body is finite in internal units,
  * masses >= 0, components in range, and no more bodies than the files
  * could hold (12 bytes of positions a binary particle; 7 rows a type in a
@@ -91,6 +92,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const int k = sc->nbodies - 1;
 		if (sc->bodies[k].model != SCENE_MODEL_SNAPSHOT)
 			fuzz_fail("the scene's last entry is not the snapshot", k);
+		/* app_preflight: every input checked before any work; a refusal ends the run */
+		err = sim_inputs_check(sc);
+		fuzz_rc("sim_inputs_check returned neither 0 nor NB_EINPUT", err);
+	}
+	if (err == 0) {
+		const int k = sc->nbodies - 1;
 		struct sim_units u;
 		scene_units_of(sc->units, &u);
 		struct sim_snap_info info;
@@ -102,15 +109,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_fail("the count pass keeps more than the snapshot holds", t);
 			counted += info.kept[t];
 		}
+		/* app_preflight's body count: -1 ends the run */
 		long dry = sim_scene_body_count(sc);
-		if (cerr == 0 && dry != (long)counted)
-			fuzz_fail("sim_scene_body_count differs from the count pass", (int)dry);
+		if ((cerr == 0) != (dry >= 0) || (cerr == 0 && dry != (long)counted))
+			fuzz_fail("sim_scene_body_count and the count pass disagree", (int)dry);
 		struct sim_state st = {0};
-		err = sim_ic_build(sc, &st);
+		err = dry < 0 ? NB_EINPUT : sim_ic_build(sc, &st);
 		fuzz_rc("sim_ic_build returned neither 0 nor NB_EINPUT", err);
 		if (err == 0) {
-			if (cerr != 0)
-				fuzz_fail("the build took a file the count pass refused", cerr);
 			if (st.n != counted)
 				fuzz_fail("the build made another number of bodies than counted", (int)st.n);
 			fuzz_check_state(&st, fuzz_most_bodies(&pt, hdf5, FUZZ_H5_MAX_ROWS) + (ball ? 3 : 0));

@@ -1,8 +1,10 @@
 /* fuzz_snapseries.c - libFuzzer harness for film mode's snapshot series,
  * the way app/run.c takes it: scene_load_string of a scene with
  * simulation.solver: none and one model: snapshot entry whose
- * bodies.0.snapshots pattern names 2 or 3 fuzzed files, then
- * sim_snap_series_open (views_start) and every frame's
+ * bodies.0.snapshots pattern names 2 or 3 fuzzed files, app_preflight's
+ * checks (sim_inputs_check, which runs sim_snap_series_check; a refusal
+ * ends there, as it ends the run), then sim_snap_series_open
+ * (views_start) and every frame's
  * sim_snap_series_at at the time engine.c's film mode asks for
  * (t0 + f (t1 - t0) / (frames - 1)).
  *
@@ -16,7 +18,9 @@
  * (fuzz_snap_keys). Files live in a private directory under $TMPDIR,
  * removed after each input.
  *
- * Contract: scene load, open and every frame return 0 or NB_EINPUT; an
+ * Contract: scene load, the checks, open and every frame return 0 or
+ * NB_EINPUT; a series the checks passed opens (the dry run is the run's
+ * twin); an
  * open series has as many files as written, first and last times finite
  * and increasing; the state at open and at every frame has bodies finite
  * in internal units, masses >= 0, components in range, a finite time in
@@ -95,10 +99,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err == 0) {
 		struct sim_units u;
 		scene_units_of(sc->units, &u);
+		/* app_preflight: every input checked before any work (the series
+		 * included); a refusal ends the run, so the series is not opened */
+		int pre = sim_inputs_check(sc);
+		fuzz_rc("sim_inputs_check returned neither 0 nor NB_EINPUT", pre);
 		struct sim_state st = {0};
 		struct sim_snap_series *film = NULL;
-		err = sim_snap_series_open(sc, 0, &u, &st, &film);
+		err = pre ? pre : sim_snap_series_open(sc, 0, &u, &st, &film);
 		fuzz_rc("sim_snap_series_open returned neither 0 nor NB_EINPUT", err);
+		if (pre == 0 && err != 0)
+			fuzz_fail("the series passed the preflight's check, then the open refused it", err);
 		if (err != 0 && film)
 			fuzz_fail("a refused series left a handle", err);
 		if (err == 0) {
