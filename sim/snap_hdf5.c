@@ -169,17 +169,12 @@ static int h5_units(struct sim_snap *s, hid_t g, const char *where, int swift)
 	return 1;
 }
 
-/* Dataset D (named DN, type TY, NVAL values) holds the data its shape
- * claims: unfiltered, at least NVAL x the value size bytes are stored;
- * filtered (compressed), at least that over SNAP_H5_MAX_RATIO (deflate's
- * bound is about 1032:1). So a header and a dataset that claim 10^12
- * particles in a file of a few kilobytes (a dataset never written, read
- * back as fill values) are refused before anything is read. 0 or
- * NB_EINPUT, logged. */
+/* sim_snap_h5_stored (snap_internal.h): the storage a dataset claims. */
 #define SNAP_H5_MAX_RATIO 65536.0
-static int h5_check_storage(const struct sim_snap *s, hid_t d, hid_t ty, const char *dn,
-			    hsize_t nval)
+int sim_snap_h5_stored(int64_t dset, int64_t type, const char *path, const char *dn,
+		       uint64_t nval, int64_t fsize)
 {
+	const hid_t d = (hid_t)dset, ty = (hid_t)type;
 	if (nval == 0)
 		return 0;
 	const double need = (double)nval * (double)H5Tget_size(ty);
@@ -189,13 +184,13 @@ static int h5_check_storage(const struct sim_snap *s, hid_t d, hid_t ty, const c
 	if (dcpl >= 0)
 		H5Pclose(dcpl);
 	const double least = nfilt > 0 ? need / SNAP_H5_MAX_RATIO : need;
-	if (have >= least && have <= 2.0 * (double)(s->fsize > 0 ? s->fsize : 0) + 1e6)
+	if (have >= least && (fsize <= 0 || have <= 2.0 * (double)fsize + 1e6))
 		return 0;
 	log_error("%s: %s: its shape claims %.0f values (%.4g bytes), but the file stores %.0f "
 		  "bytes of it%s (file of %lld bytes): the header and the dataset claim more "
 		  "particles than the file holds (truncated, or a dataset never written)",
-		  s->path, dn, (double)nval, need, have,
-		  nfilt > 0 ? ", too few even compressed" : "", (long long)s->fsize);
+		  path, dn, (double)nval, need, have, nfilt > 0 ? ", too few even compressed" : "",
+		  (long long)fsize);
 	return NB_EINPUT;
 }
 
@@ -244,7 +239,8 @@ static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int col
 			  dn, (unsigned long long)dims[0], t, (unsigned long long)s->h.npart[t]);
 		goto end;
 	}
-	if (h5_check_storage(s, d, ty, dn, dims[0] * (hsize_t)cols))
+	if (sim_snap_h5_stored((int64_t)d, (int64_t)ty, s->path, dn, dims[0] * (hsize_t)cols,
+			       s->fsize))
 		goto end;
 	ret = 1;
 end:

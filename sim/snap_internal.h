@@ -43,6 +43,16 @@ int sim_snap_h5_open(struct sim_snap *s);
 int sim_snap_h5_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64_t *id,
 		     double *pos, double *vel, double *mass, double *hsml);
 void sim_snap_h5_close(struct sim_snap *s);
+/* Dataset DSET (an hid_t; named DN in messages, of file PATH of FSIZE
+ * bytes, 0 unknown), of value type TYPE (an hid_t) and NVAL values, holds
+ * the data its shape claims: unfiltered, at least NVAL x the value size
+ * bytes are stored; filtered (compressed), at least that over 65536
+ * (deflate's own bound is about 1032:1). So a header and a dataset that
+ * claim 10^12 particles in a file of a few kilobytes (a dataset never
+ * written, which libhdf5 would read back as fill values) are refused
+ * before anything is allocated or read. 0, or NB_EINPUT logged. */
+int sim_snap_h5_stored(int64_t dset, int64_t type, const char *path, const char *dn,
+		       uint64_t nval, int64_t fsize);
 /* 1 when path is an HDF5 file (signature anywhere libhdf5 looks). */
 int sim_snap_h5_is_hdf5(const char *path);
 

@@ -20,11 +20,15 @@
  * engine recomputes them from the positions with the same force code, as
  * the run did at the end of that frame's last step. */
 #include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "snap_format.h"
+#include "snap_internal.h"
 
 /* An attribute of loc read as type (n values). 0 or -1. */
 static int attr_read(hid_t loc, const char *name, hid_t type, void *v, size_t n)
@@ -119,6 +123,51 @@ static int dset_read_u32(hid_t f, const char *path, uint32_t *v, size_t rows)
 	return bad ? -1 : 0;
 }
 
+/* Dataset DN of f: rows x cols doubles (cols 1: one dimension; integer:
+ * integer values), stored in full (sim_snap_h5_stored). Checked before
+ * anything is allocated for it. 0 or NB_EINPUT, logged. */
+static int dset_layout(hid_t f, const char *path, int64_t fsize, const char *dn, size_t rows,
+		       size_t cols, int integer)
+{
+	if (H5Lexists(f, dn, H5P_DEFAULT) <= 0) {
+		log_error("%s: --restart: /%s is missing (the header says %zu bodies there)", path, dn,
+			  rows);
+		return NB_EINPUT;
+	}
+	hid_t d = H5Dopen2(f, dn, H5P_DEFAULT);
+	if (d < 0) {
+		log_error("%s: --restart: /%s cannot be opened as a dataset", path, dn);
+		return NB_EINPUT;
+	}
+	hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);
+	hsize_t dims[2] = {0, 0};
+	int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+	if (nd >= 1 && nd <= 2)
+		H5Sget_simple_extent_dims(sp, dims, NULL);
+	H5T_class_t cl = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+	int rc = 0;
+	if (nd != (cols > 1 ? 2 : 1) || dims[0] != rows || (cols > 1 && dims[1] != cols)) {
+		log_error("%s: --restart: /%s has shape [%llu, %llu] (rank %d), expected [%zu%s] "
+			  "from the header's counts",
+			  path, dn, (unsigned long long)dims[0], (unsigned long long)dims[1], nd, rows,
+			  cols > 1 ? ", 3" : "");
+		rc = NB_EINPUT;
+	} else if (cl != (integer ? H5T_INTEGER : H5T_FLOAT)) {
+		log_error("%s: --restart: /%s holds %s, expected %s", path, dn,
+			  integer ? "non-integers" : "non-floats", integer ? "integer IDs" : "floats");
+		rc = NB_EINPUT;
+	} else {
+		rc = sim_snap_h5_stored((int64_t)d, (int64_t)ty, path, dn,
+					(uint64_t)rows * (uint64_t)cols, fsize);
+	}
+	if (ty >= 0)
+		H5Tclose(ty);
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Dclose(d);
+	return rc;
+}
+
 /* What the header says, read once. */
 struct snap_head {
 	int version, frame, spf;
@@ -175,6 +224,101 @@ static int read_head(hid_t f, const char *path, struct snap_head *h)
 	return 0;
 }
 
+/* The counts and datasets the header promises, before any allocation:
+ * NumPart_ThisFile adds up to NumBodies, and each type's datasets (and
+ * InternalVelocities where km/s are stored) have those rows, stored. */
+static int check_layout(hid_t f, const char *path, const struct snap_head *h,
+			const struct snap_units *su)
+{
+	struct stat sb;
+	const int64_t fsize = stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+	unsigned long long total = 0;
+	for (int t = 0; t < SNAP_NTYPES; t++)
+		total += h->count[t];
+	if (h->nbodies < 0 || total != (unsigned long long)h->nbodies) {
+		log_error("%s: --restart: /Header/NumPart_ThisFile adds up to %llu, but /%s/NumBodies "
+			  "says %lld (a damaged file)",
+			  path, total, SNAP_GROUP_OWN, h->nbodies);
+		return NB_EINPUT;
+	}
+	static const char *const names[4] = {"Coordinates", "Velocities", "Masses", "ParticleIDs"};
+	for (int t = 0; t < SNAP_NTYPES; t++) {
+		for (int i = 0; i < 4 && h->count[t]; i++) {
+			char dn[64];
+			snprintf(dn, sizeof dn, "PartType%d/%s", t, names[i]);
+			int rc = dset_layout(f, path, fsize, dn, h->count[t], i < 2 ? 3 : 1, i == 3);
+			if (rc)
+				return rc;
+		}
+	}
+	if (su->velocity != 1.0)
+		return dset_layout(f, path, fsize, SNAP_GROUP_OWN "/InternalVelocities",
+				   (size_t)h->nbodies, 3, 0);
+	return 0;
+}
+
+/* Rows of dataset DN (cols 3) in [-lim, lim], read in chunks of
+ * RESTART_CHUNK rows: what read_type and the InternalVelocities pass refuse,
+ * found by --dry-run too. The layout is checked first (check_layout). */
+#define RESTART_CHUNK 65536
+static int check_range(hid_t f, const char *path, const char *dn, size_t rows, double lim)
+{
+	double *buf = malloc(3 * RESTART_CHUNK * sizeof *buf);
+	hid_t d = H5Dopen2(f, dn, H5P_DEFAULT), fs = d >= 0 ? H5Dget_space(d) : -1;
+	int rc = buf && d >= 0 && fs >= 0 ? 0 : NB_ERUNTIME;
+	if (rc)
+		log_error("%s: --restart: /%s cannot be read (out of memory?)", path, dn);
+	for (size_t r = 0; r < rows && rc == 0; r += RESTART_CHUNK) {
+		hsize_t start[2] = {r, 0},
+			count[2] = {rows - r < RESTART_CHUNK ? rows - r : RESTART_CHUNK, 3};
+		hid_t ms = H5Screate_simple(2, count, NULL);
+		if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+		    H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf) < 0) {
+			log_error("%s: --restart: /%s rows %zu.. cannot be read (a damaged file)", path,
+				  dn, r);
+			rc = NB_EINPUT;
+		}
+		for (size_t i = 0; rc == 0 && i < 3 * count[0]; i++) {
+			if (!(fabs(buf[i]) <= lim)) {
+				log_error("%s: --restart: /%s row %zu holds %g: a position or velocity "
+					  "that is not finite or beyond 1e15 (a damaged file)",
+					  path, dn, r + i / 3, buf[i]);
+				rc = NB_EINPUT;
+			}
+		}
+		if (ms >= 0)
+			H5Sclose(ms);
+	}
+	if (fs >= 0)
+		H5Sclose(fs);
+	if (d >= 0)
+		H5Dclose(d);
+	free(buf);
+	return rc;
+}
+
+/* Every position and velocity the run would read, in range (as read_type
+ * and sim_snap_restart check them). */
+static int check_values(hid_t f, const char *path, const struct snap_head *h,
+			const struct snap_units *su)
+{
+	int rc = 0;
+	for (int t = 0; t < SNAP_NTYPES && rc == 0; t++) {
+		char dn[64];
+		if (!h->count[t])
+			continue;
+		snprintf(dn, sizeof dn, "PartType%d/Coordinates", t);
+		rc = check_range(f, path, dn, h->count[t], SIM_CSV_XMAX);
+		snprintf(dn, sizeof dn, "PartType%d/Velocities", t);
+		if (rc == 0)
+			rc = check_range(f, path, dn, h->count[t], SIM_CSV_XMAX);
+	}
+	if (rc == 0 && su->velocity != 1.0)
+		rc = check_range(f, path, SNAP_GROUP_OWN "/InternalVelocities", (size_t)h->nbodies,
+				 SIM_CSV_XMAX * su->velocity);
+	return rc;
+}
+
 /* The scene against the header: one message for the first difference. */
 static int check_head(const char *path, const struct snap_head *h, const struct scene *sc)
 {
@@ -218,6 +362,12 @@ static int check_head(const char *path, const struct snap_head *h, const struct 
 			  path, what, a, b);
 		return NB_EINPUT;
 	}
+	if (!isfinite(h->time)) {
+		log_error("%s: --restart: /%s/TimeInternal is %g, expected a finite time (a damaged "
+			  "file)",
+			  path, SNAP_GROUP_OWN, h->time);
+		return NB_EINPUT;
+	}
 	if (h->step != (long long)h->frame * h->spf || h->frame < 0) {
 		log_error("%s: --restart: frame %d at step %lld is not a frame boundary of %d steps "
 			  "(a damaged file)",
@@ -257,9 +407,15 @@ int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame)
 	hid_t f = snap_open(path);
 	if (f < 0)
 		return NB_EINPUT;
+	struct snap_units su;
+	snap_units_of(sc->units, &su);
 	int rc = read_head(f, path, &h);
 	if (rc == 0)
 		rc = check_head(path, &h, sc);
+	if (rc == 0)
+		rc = check_layout(f, path, &h, &su);
+	if (rc == 0)
+		rc = check_values(f, path, &h, &su);
 	long want = rc == 0 ? sim_scene_body_count(sc) : 0;
 	if (rc == 0 && want != h.nbodies) {
 		log_error("%s: --restart: the snapshot holds %lld bodies, the scene makes %ld", path,
@@ -400,6 +556,8 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	int rc = read_head(f, path, &h);
 	if (rc == 0)
 		rc = check_head(path, &h, sc);
+	if (rc == 0)
+		rc = check_layout(f, path, &h, &su);
 	if (rc == 0 && (size_t)h.nbodies != st->n) {
 		log_error("%s: --restart: the snapshot holds %lld bodies, the scene makes %zu", path,
 			  h.nbodies, st->n);
