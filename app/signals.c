@@ -5,10 +5,17 @@
  * within about a second. The run then finishes its video with the frames
  * made, removes its partial files and exits 130. A second signal takes
  * the default action (immediate exit) for a user who really means it.
- * A SIGHUP ignored at start (nohup) stays ignored. */
+ * A SIGHUP ignored at start (nohup) stays ignored.
+ * One simulation over MPI ranks: rank 0 writes every output, so only
+ * rank 0 acts on a signal; the others go on computing until rank 0 ends
+ * the job, so that rank 0 can tell an interrupt (every rank answers) from
+ * a dead rank (dist.h, "Ending a run over ranks").
+ * SIGPIPE is ignored from main's start (a closed pipe on stdout or stderr
+ * is a failed write, never a killed run). */
 #include <signal.h>
 #include <string.h>
 
+#include "../dist/dist.h"
 #include "app.h"
 
 static volatile sig_atomic_t g_interrupted;
@@ -36,4 +43,4 @@ void app_signals_install(void)
 	sim_set_stop_check(app_interrupted);
 }
 
-int app_interrupted(void) { return g_interrupted != 0; }
+int app_interrupted(void) { return g_interrupted != 0 && !dist_defers_stop(); }

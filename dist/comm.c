@@ -11,6 +11,15 @@
  * rank: right for the tens of ranks this is for; a tree or ring would be
  * the next step past that (docs/BENCHMARKS.md).
  *
+ * One simulation over the ranks (dist_run_over_ranks; not a batch, whose
+ * ranks each own their runs) is ended by rank 0, which writes every
+ * output, never from under it (dist.h, "Ending a run over ranks"): rank 0
+ * turns a failed exchange into an error its caller returns (the run
+ * fails and removes its outputs), the other ranks tell rank 0 of their
+ * own failure (TAG_FAIL) and leave stopping to it, and a stop of rank 0
+ * (a signal) is an interrupt only when every rank still answers
+ * (dist_stop_status: TAG_PING, TAG_PONG).
+ *
  * Built without MPI (NB_HAVE_MPI undefined) there is one rank and the
  * exchanges copy the caller's own block. */
 #include <stdarg.h>
@@ -31,6 +40,34 @@ static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
 static int g_mpi;
 #endif
 static uint64_t g_sent, g_received;
+static int g_single;   /* dist_run_over_ranks: rank 0 ends the run */
+static int g_broken;   /* rank 0 of such a run: an exchange could not complete */
+static int g_together; /* dist_agree ended the run on every rank at once */
+
+#ifdef NB_HAVE_MPI
+/* Seconds rank 0, stopped, waits for the other ranks' answer. */
+static double comm_stop_grace(void)
+{
+	const char *s = getenv("NB_DIST_STOP_GRACE");
+	double t = s ? atof(s) : 0;
+	return t > 0 ? t : 0.5;
+}
+#endif
+
+void dist_run_over_ranks(void)
+{
+	g_single = g_size > 1;
+}
+
+int dist_defers_stop(void)
+{
+	return g_single && g_rank != 0;
+}
+
+int dist_broken(void)
+{
+	return g_broken ? NB_ERUNTIME : 0;
+}
 
 int dist_have_mpi(void)
 {
@@ -83,10 +120,7 @@ void dist_fail(const char *fmt, ...)
 	va_end(ap);
 	log_error("rank %d of %d: %s", g_rank, g_size, msg);
 	fflush(stderr);
-#ifdef NB_HAVE_MPI
-	if (g_mpi && g_size > 1)
-		MPI_Abort(MPI_COMM_WORLD, 1);
-#endif
+	dist_finish(1);
 	_exit(1);
 }
 
@@ -129,15 +163,23 @@ int dist_init(int *argc, char ***argv)
 	return 0;
 }
 
+#ifdef NB_HAVE_MPI
+static double comm_now(void);
+static void comm_tell_owner(int status);
+#endif
+
 int dist_finish(int status)
 {
 #ifdef NB_HAVE_MPI
 	if (!g_mpi)
 		return status;
-	if (status != 0 && g_size > 1) {
-		/* the other ranks may be waiting for this one: end them all */
+	if (status != 0 && g_size > 1 && !g_together) {
+		/* the other ranks may be waiting for this one: end them all,
+		 * by rank 0 when it writes the outputs (it removes them first) */
 		fflush(stdout);
 		fflush(stderr);
+		if (g_single && g_rank != 0)
+			comm_tell_owner(status);
 		MPI_Abort(MPI_COMM_WORLD, status);
 	}
 	MPI_Finalize();
@@ -145,7 +187,36 @@ int dist_finish(int status)
 	return status;
 }
 
+int dist_agree(int rc, int *who)
+{
+	int *all = malloc((size_t)g_size * sizeof *all);
+	size_t *bytes = malloc(2 * (size_t)g_size * sizeof *bytes);
+	if (!all || !bytes)
+		dist_fail("out of memory for %d ranks", g_size);
+	size_t *off = bytes + g_size;
+	for (int r = 0; r < g_size; r++) {
+		bytes[r] = sizeof *all;
+		off[r] = (size_t)r * sizeof *all;
+	}
+	dist_allgatherv(&rc, all, bytes, off, "input checks");
+	int out = 0;
+	*who = -1;
+	for (int r = 0; r < g_size && !out; r++)
+		if (all[r] != 0) {
+			out = all[r];
+			*who = r;
+		}
+	free(all);
+	free(bytes);
+	g_together = out != 0;
+	return out;
+}
+
 #ifdef NB_HAVE_MPI
+/* Message tags: one per kind of exchange, so two in flight never mix;
+ * the last three end a run over ranks (dist_run_over_ranks). */
+enum { TAG_GATHER = 19001, TAG_SUM, TAG_GATHER0, TAG_PING, TAG_PONG, TAG_FAIL };
+
 static double comm_now(void)
 {
 	struct timespec ts;
@@ -161,14 +232,86 @@ static const char *comm_errtext(int code, char *buf)
 	return buf;
 }
 
+/* Rank 0 of a run over ranks: an exchange cannot complete. Say why once
+ * (as dist_fail would) and fail every later exchange at once (no more MPI
+ * calls: the pending requests are left to MPI_Abort), so the caller's
+ * error reaches the run, which removes its outputs before rank 0 ends the
+ * job (dist_finish). */
+static void comm_break(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void comm_break(const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!g_broken)
+		log_error("rank %d of %d: %s", g_rank, g_size, msg);
+	g_broken = 1;
+}
+
+/* A run over ranks, while this rank waits: rank 0 takes a failed rank's
+ * note (TAG_FAIL: it logged its error) and fails the run; another rank
+ * answers rank 0's question (TAG_PING: still alive?). */
+static void comm_service(void)
+{
+	static int pong; /* the answer's buffer: must outlive its send */
+	int flag = 0, note = 0;
+	MPI_Status stat;
+	if (!g_single)
+		return;
+	if (g_rank == 0) {
+		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, MPI_COMM_WORLD, &flag, &stat) == MPI_SUCCESS &&
+		    flag) {
+			MPI_Recv(&note, 1, MPI_INT, stat.MPI_SOURCE, TAG_FAIL, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			comm_break("rank %d failed (exit status %d, its message above): the run fails",
+				   stat.MPI_SOURCE, note);
+		}
+		return;
+	}
+	if (MPI_Iprobe(0, TAG_PING, MPI_COMM_WORLD, &flag, &stat) == MPI_SUCCESS && flag) {
+		MPI_Request req;
+		MPI_Recv(&note, 1, MPI_INT, 0, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		pong = g_rank;
+		if (MPI_Isend(&pong, 1, MPI_INT, 0, TAG_PONG, MPI_COMM_WORLD, &req) == MPI_SUCCESS)
+			MPI_Request_free(&req);
+	}
+}
+
+/* Another rank of a run over ranks, failing with STATUS: tell rank 0,
+ * which removes the run's outputs and then ends every rank, and wait for
+ * that (at most NB_DIST_TIMEOUT seconds; the caller then aborts). */
+static void comm_tell_owner(int status)
+{
+	static int note;
+	MPI_Request req;
+	note = status;
+	if (MPI_Isend(&note, 1, MPI_INT, 0, TAG_FAIL, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+		return;
+	const double deadline = comm_now() + dist_timeout_s();
+	int flag = 0;
+	while (comm_now() < deadline) {
+		if (MPI_Test(&req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return;
+		usleep(1000);
+	}
+}
+
 /* Wait for nreq requests (peer[k]: the rank request k talks to; recv[k]:
- * a receive), polling, until all complete or the deadline passes. */
+ * a receive), polling, until all complete or the deadline passes. Rank 0
+ * of a run over ranks returns early with the exchange broken (comm_break)
+ * instead of ending every rank: on a deadline, an MPI error, a failed
+ * rank's note, or a stop request (a signal) that the other ranks do not
+ * answer within comm_stop_grace() seconds. */
 static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nreq,
 		      const char *what)
 {
-	const double deadline = comm_now() + dist_timeout_s();
+	const int owner = g_single && g_rank == 0;
+	double deadline = comm_now() + dist_timeout_s();
 	char err[MPI_MAX_ERROR_STRING];
 	long spins = 0;
+	int stopping = 0;
 	for (;;) {
 		int left = 0;
 		for (int k = 0; k < nreq; k++) {
@@ -177,6 +320,12 @@ static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nr
 			int flag = 0;
 			MPI_Status stat;
 			int rc = MPI_Test(&req[k], &flag, &stat);
+			if (rc != MPI_SUCCESS && owner) {
+				comm_break("%s: MPI error %s rank %d: %s (rank %d died?)", what,
+					   recv[k] ? "receiving from" : "sending to", peer[k],
+					   comm_errtext(rc, err), peer[k]);
+				return;
+			}
 			if (rc != MPI_SUCCESS)
 				dist_fail("%s: MPI error %s rank %d: %s (rank %d died?)", what,
 					  recv[k] ? "receiving from" : "sending to", peer[k],
@@ -185,6 +334,16 @@ static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nr
 		}
 		if (!left)
 			return;
+		comm_service();
+		if (g_broken)
+			return;
+		if (owner && !stopping && sim_stop_requested()) {
+			/* stopped: the other ranks (which leave stopping to rank 0)
+			 * answer within a step if they are alive */
+			stopping = 1;
+			if (deadline > comm_now() + comm_stop_grace())
+				deadline = comm_now() + comm_stop_grace();
+		}
 		if (comm_now() > deadline) {
 			char who[512] = "";
 			size_t len = 0;
@@ -195,6 +354,18 @@ static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nr
 				if (req[k] != MPI_REQUEST_NULL && (recv[k] || !any_recv))
 					len += (size_t)snprintf(who + len, sizeof who - len, "%s%d",
 								len ? ", " : "", peer[k]);
+			if (owner && stopping) {
+				comm_break("%s: stopped by a signal while waiting for rank %s, which did "
+					   "not answer within %.1f s: it died or hangs; the run fails",
+					   what, who, comm_stop_grace());
+				return;
+			}
+			if (owner) {
+				comm_break("%s: nothing from rank %s for %.0f s (NB_DIST_TIMEOUT): that "
+					   "rank died or hangs; stopping every rank",
+					   what, who, dist_timeout_s());
+				return;
+			}
 			dist_fail("%s: nothing from rank %s for %.0f s (NB_DIST_TIMEOUT): that rank "
 				  "died or hangs; stopping every rank",
 				  what, who, dist_timeout_s());
@@ -204,8 +375,6 @@ static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nr
 	}
 }
 
-/* Message tags: one per kind of exchange, so two in flight never mix. */
-enum { TAG_GATHER = 19001, TAG_SUM, TAG_GATHER0 };
 
 static void *comm_reqs(int n, MPI_Request **req, int **peer, int **recv)
 {
@@ -244,6 +413,12 @@ static void comm_post(int send, void *buf, size_t bytes, int peer_rank, int tag,
 				       MPI_COMM_WORLD, &req[k]);
 		if (rc != MPI_SUCCESS) {
 			char err[MPI_MAX_ERROR_STRING];
+			if (g_single && g_rank == 0) {
+				req[k] = MPI_REQUEST_NULL;
+				comm_break("%s: MPI error posting a message %s rank %d: %s", what,
+					   send ? "to" : "from", peer_rank, comm_errtext(rc, err));
+				continue;
+			}
 			dist_fail("%s: MPI error posting a message %s rank %d: %s", what,
 				  send ? "to" : "from", peer_rank, comm_errtext(rc, err));
 		}
@@ -251,13 +426,67 @@ static void comm_post(int send, void *buf, size_t bytes, int peer_rank, int tag,
 }
 #endif
 
+int dist_stop_status(void)
+{
+	if (g_broken)
+		return NB_ERUNTIME;
+#ifdef NB_HAVE_MPI
+	if (!g_single || g_rank != 0)
+		return NB_EINTR;
+	static int ping; /* the question's buffer: must outlive its sends */
+	MPI_Request *req;
+	int *peer, *isrecv, nreq = 0;
+	int *pong = calloc((size_t)g_size, sizeof *pong);
+	void *mem = comm_reqs(2 * g_size, &req, &peer, &isrecv);
+	if (!pong)
+		dist_fail("out of memory");
+	for (int r = 1; r < g_size; r++) {
+		comm_post(0, &pong[r], sizeof pong[r], r, TAG_PONG, req, peer, isrecv, &nreq, "stop");
+		comm_post(1, &ping, sizeof ping, r, TAG_PING, req, peer, isrecv, &nreq, "stop");
+	}
+	const double deadline = comm_now() + comm_stop_grace();
+	int left = 1;
+	while (!g_broken && left) {
+		left = 0;
+		for (int k = 0; k < nreq; k++) {
+			int flag = 1;
+			if (req[k] != MPI_REQUEST_NULL && isrecv[k] &&
+			    MPI_Test(&req[k], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				flag = 0;
+			left += !flag;
+		}
+		comm_service();
+		if (!left || g_broken)
+			break;
+		if (comm_now() > deadline) {
+			char who[512] = "";
+			size_t len = 0;
+			for (int k = 0; k < nreq && len < sizeof who - 16; k++)
+				if (req[k] != MPI_REQUEST_NULL && isrecv[k])
+					len += (size_t)snprintf(who + len, sizeof who - len, "%s%d",
+								len ? ", " : "", peer[k]);
+			comm_break("stopped by a signal, and rank %s did not answer within %.1f s: it "
+				   "died or hangs; the run fails",
+				   who, comm_stop_grace());
+			break;
+		}
+		usleep(1000);
+	}
+	if (g_broken) /* requests still pending: their buffers stay */
+		return NB_ERUNTIME;
+	free(pong);
+	free(mem);
+#endif
+	return NB_EINTR;
+}
+
 void dist_allgatherv(const void *send, void *recv, const size_t *bytes, const size_t *off,
 		     const char *what)
 {
 	if ((char *)recv + off[g_rank] != send)
 		memmove((char *)recv + off[g_rank], send, bytes[g_rank]);
 #ifdef NB_HAVE_MPI
-	if (g_size == 1)
+	if (g_size == 1 || g_broken)
 		return;
 	int n = 0;
 	for (int r = 0; r < g_size; r++)
@@ -280,7 +509,8 @@ void dist_allgatherv(const void *send, void *recv, const size_t *bytes, const si
 		g_sent += bytes[g_rank];
 	}
 	comm_wait(req, peer, isrecv, nreq, what);
-	free(mem);
+	if (!g_broken) /* broken: requests still pending */
+		free(mem);
 #else
 	(void)what;
 #endif
@@ -289,7 +519,7 @@ void dist_allgatherv(const void *send, void *recv, const size_t *bytes, const si
 void dist_sum_floats(float *buf, size_t n, const char *what)
 {
 #ifdef NB_HAVE_MPI
-	if (g_size == 1)
+	if (g_size == 1 || g_broken)
 		return;
 	const size_t bytes = n * sizeof *buf;
 	MPI_Request *req;
@@ -313,6 +543,8 @@ void dist_sum_floats(float *buf, size_t n, const char *what)
 		comm_post(0, tmp, bytes, r, TAG_SUM, req, peer, isrecv, &nreq, what);
 		g_received += bytes;
 		comm_wait(req, peer, isrecv, nreq, what);
+		if (g_broken) /* the run fails; tmp may still be written into */
+			return;
 		free(mem);
 		for (size_t k = 0; k < n; k++)
 			buf[k] += tmp[k];
@@ -352,7 +584,7 @@ void dist_gather(const void *send, size_t bytes, void *recv, const char *what)
 	if (g_rank == 0 && recv)
 		memcpy(recv, send, bytes);
 #ifdef NB_HAVE_MPI
-	if (g_size == 1)
+	if (g_size == 1 || g_broken)
 		return;
 	int n = g_rank == 0 ? (g_size - 1) * comm_pieces(bytes) : comm_pieces(bytes);
 	MPI_Request *req;
@@ -369,7 +601,8 @@ void dist_gather(const void *send, size_t bytes, void *recv, const char *what)
 		g_sent += bytes;
 	}
 	comm_wait(req, peer, isrecv, nreq, what);
-	free(mem);
+	if (!g_broken)
+		free(mem);
 #else
 	(void)what;
 #endif

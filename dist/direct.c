@@ -17,8 +17,17 @@ void dist_direct_rows(const double *pos, const double *mass, size_t n, double ep
 		      const uint32_t *rows, size_t nrows, double *out)
 {
 	const double eps2 = eps * eps;
+	int stopped = 0; /* a stop request seen: the rows left are skipped (dist.h) */
 #pragma omp parallel for schedule(dynamic, 8) if (nrows >= 64)
 	for (size_t r = 0; r < nrows; r++) {
+		int seen;
+#pragma omp atomic read
+		seen = stopped;
+		if (seen || (r % 64 == 0 && sim_stop_requested())) {
+#pragma omp atomic write
+			stopped = 1;
+			continue;
+		}
 		const size_t i = rows[r];
 		const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
 		/* reactions of rows k < i: ba[3 i] -= m_k dx rinv3, dx = x_i - x_k */

@@ -18,7 +18,24 @@
  * dist_size() is 1 and nothing is exchanged. Errors between ranks (an MPI
  * call that fails, a rank silent for NB_DIST_TIMEOUT seconds) end every
  * rank with exit status 1 through MPI_Abort, after one message naming the
- * rank: a half-dead distributed run must not hang. */
+ * rank: a half-dead distributed run must not hang.
+ *
+ * Ending a run over ranks (one simulation, not a batch: dist_run_over_ranks).
+ * Rank 0 writes every output, so rank 0 ends the job, after its outputs
+ * were finished or removed as for one process (README, exit status):
+ *   - rank 0's exchanges do not end the job: a rank silent for
+ *     NB_DIST_TIMEOUT seconds, an MPI error or another rank's failure
+ *     note breaks them (dist_broken; one message), the force and the
+ *     checks below return NB_ERUNTIME, the run fails and removes its
+ *     outputs, and dist_finish ends every rank;
+ *   - another rank that fails tells rank 0 (dist_finish, dist_fail) and
+ *     waits for it (at most NB_DIST_TIMEOUT s) instead of aborting at once;
+ *   - a signal stops rank 0 only: the other ranks go on (dist_defers_stop)
+ *     so they still answer. Stopped, rank 0 waits at most NB_DIST_STOP_GRACE
+ *     seconds (default 0.5) for an exchange in flight, and then asks every
+ *     rank (dist_stop_status): all answer, the run was interrupted (exit
+ *     130); one does not (killed, or mpirun's SIGTERM after a rank died),
+ *     the run failed (exit 1). mpirun sends SIGKILL 1 s after its SIGTERM. */
 #ifndef NB_DIST_H
 #define NB_DIST_H
 
@@ -39,6 +56,27 @@ int dist_init(int *argc, char ***argv);
 int dist_finish(int status);
 int dist_rank(void);
 int dist_size(void);
+/* The input checks' verdict over the ranks, which all make them alike
+ * (main.c: only rank 0 prints its messages). rc: this rank's (0 or an NB_
+ * code). Returns the first non-zero rc in rank order (rank 0's first), 0
+ * when every rank's is 0; *who gets its rank (-1: none). A collective call.
+ * When it returns non-zero the ranks end together: dist_finish then
+ * finalizes every rank with that status, no MPI_Abort. */
+int dist_agree(int rc, int *who);
+/* This process is one rank of one simulation over the ranks (not a
+ * batch): from here a run's end is rank 0's (see "Ending a run over
+ * ranks" above). No effect on one rank. */
+void dist_run_over_ranks(void);
+/* 1 on the ranks other than 0 of a run over ranks: they leave stopping
+ * (a signal) to rank 0 (app_interrupted says no). */
+int dist_defers_stop(void);
+/* NB_ERUNTIME once rank 0's exchanges broke (logged), else 0. */
+int dist_broken(void);
+/* Rank 0 of a run over ranks that a signal stopped (NB_EINTR): NB_EINTR
+ * when every other rank answers within NB_DIST_STOP_GRACE seconds (an
+ * interrupt), NB_ERUNTIME (logged) when one does not or the exchanges
+ * broke (a rank died or failed). NB_EINTR elsewhere. */
+int dist_stop_status(void);
 /* This rank's place among the ranks of its host (MPI_COMM_TYPE_SHARED),
  * and how many they are: GPU ranks bind GPU local_rank % count. 0 and 1
  * without MPI. */
@@ -47,7 +85,8 @@ int dist_local_size(void);
 /* 1 when this binary has MPI compiled in. */
 int dist_have_mpi(void);
 /* A distributed failure: log "rank R: MSG" and end every rank with exit
- * status 1 (MPI_Abort). Does not return when several ranks run. */
+ * status 1 (MPI_Abort; on another rank than 0 of a run over ranks, after
+ * telling rank 0). Does not return. */
 void dist_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The seconds a rank waits for another in one exchange before it calls
  * the other dead (NB_DIST_TIMEOUT, default 120). */
@@ -101,7 +140,9 @@ void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
  * j < i as reactions in order of j, then those j > i in order, then the
  * two sums added), so the result is bit for bit sim_direct_accel's
  * whenever that runs on one thread (n < 1000, or OMP_NUM_THREADS=1).
- * Twice the flops of each-pair-once: every pair is met by both owners. */
+ * Twice the flops of each-pair-once: every pair is met by both owners.
+ * A stop request (sim_stop_requested) skips the rows left: out is then
+ * incomplete, and the caller must check sim_stop_requested() itself. */
 void dist_direct_rows(const double *pos, const double *mass, size_t n, double eps,
 		      const uint32_t *rows, size_t nrows, double *out);
 

@@ -121,26 +121,30 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 	/* GPU ranks: rank 0 holds every body and draws them all, so dust and
 	 * the diffuse layer work there; CPU ranks each splat their own */
 	if (!gpu && render_dust_present(st)) {
-		log_error("dust (bodies.*.dust) over %d MPI ranks is not written yet: its depth slabs "
-			  "must be global (bounds from an MPI_Allreduce of each rank's min/max depth); "
-			  "run it on one rank",
-			  dist_size());
+		if (dist_rank() == 0) /* every rank refuses alike: one message */
+			log_error("dust (bodies.*.dust) over %d MPI ranks is not written yet: its depth slabs "
+				  "must be global (bounds from an MPI_Allreduce of each rank's min/max depth); "
+				  "run it on one rank",
+				  dist_size());
 		return NB_EINPUT;
 	}
 	if (!gpu && sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0) {
-		log_error("render.diffuse over %d MPI ranks is not written yet (its layer is made from "
-			  "the whole picture); set render.diffuse: 0 or run on one rank",
-			  dist_size());
+		if (dist_rank() == 0) /* every rank refuses alike: one message */
+			log_error("render.diffuse over %d MPI ranks is not written yet (its layer is made from "
+				  "the whole picture); set render.diffuse: 0 or run on one rank",
+				  dist_size());
 		return NB_EINPUT;
 	}
 	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
-		log_error("simulation.timesteps: individual over %d MPI ranks is not written yet (the "
-			  "block steps' active forces are not distributed); use shared steps or one rank",
-			  dist_size());
+		if (dist_rank() == 0) /* every rank refuses alike: one message */
+			log_error("simulation.timesteps: individual over %d MPI ranks is not written yet (the "
+				  "block steps' active forces are not distributed); use shared steps or one rank",
+				  dist_size());
 		return NB_EINPUT;
 	}
 	if (st->n > UINT32_MAX) {
-		log_error("%zu bodies: more than dist/ indexes (2^32)", st->n);
+		if (dist_rank() == 0) /* every rank refuses alike: one message */
+			log_error("%zu bodies: more than dist/ indexes (2^32)", st->n);
 		return NB_EINPUT;
 	}
 	struct dist_sim *ds = calloc(1, sizeof *ds);
@@ -242,6 +246,8 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 		log_error("dist: force for %zu bodies, the domains hold %zu (internal)", n, ds->n);
 		return NB_ERUNTIME;
 	}
+	if (dist_broken())
+		return NB_ERUNTIME; /* rank 0: the ranks can no longer exchange (logged) */
 	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
 		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
 	if (ds->recut || ds->calls % ds->every == 0)
@@ -273,11 +279,17 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 		}
 	}
 	double t1 = dist_sim_now();
+	/* stopped (rank 0 only: the others leave it to rank 0, dist_defers_stop):
+	 * this step is not finished; the run's end is decided by rank 0 */
+	if (sim_stop_requested())
+		return NB_EINTR;
 
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
 	dist_allgatherv(mine_out, ds->packed, ds->bytes, ds->off, "force exchange");
 	dist_bytes(&s1, &r1);
+	if (dist_broken())
+		return NB_ERUNTIME;
 	ds->stats.bytes_sent += s1 - s0;
 	ds->stats.bytes_received += r1 - r0;
 	dist_sim_add_times(ds, t1 - t, dist_sim_now() - t1);
@@ -370,8 +382,10 @@ void dist_sim_report(const struct dist_sim *ds)
 	if (ds->rank == 0 && !all)
 		dist_fail("out of memory");
 	dist_gather(mine, sizeof mine, all, "run report");
-	if (ds->rank != 0)
+	if (ds->rank != 0 || dist_broken()) {
+		free(all);
 		return;
+	}
 	for (int r = 0; r < ds->P; r++) {
 		const double *v = all + (size_t)r * NV;
 		/* force and exchange: the steps' mean (the first evaluation apart);
@@ -422,6 +436,10 @@ int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *s
 	dist_gather(&h, sizeof h, all, "state hashes");
 	if (ds->rank != 0)
 		return 0;
+	if (dist_broken()) {
+		free(all);
+		return NB_ERUNTIME;
+	}
 	int rc = 0;
 	for (int r = 1; r < ds->P; r++)
 		if (all[r] != all[0]) {

@@ -30,7 +30,7 @@ static int sim_gpu_allgather(void *ctx, void *buf, const size_t *bytes, const si
 {
 	struct dist_sim *ds = ctx;
 	dist_allgatherv((char *)buf + off[ds->rank], buf, bytes, off, "GPU accelerations");
-	return 0;
+	return dist_broken(); /* rank 0: the ranks can no longer exchange (logged) */
 }
 
 static int sim_gpu_bcast(void *ctx, void *buf, size_t bytes)

@@ -31,13 +31,24 @@ enum log_level { LOG_SILENT = -1, LOG_QUIET = 0, LOG_NORMAL = 1 };
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 
-/* "nbody-render: error: <msg>\n" on stderr unless silent. Thread-safe. */
+/* "nbody-render: error: <msg>\n" on stderr unless silent. Thread-safe.
+ * A stderr that nobody reads (a closed pipe: EPIPE, with SIGPIPE ignored
+ * by main; a closed descriptor: EBADF) is given up after the first failed
+ * write: later messages are dropped, never retried, and the run goes on. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "nbody-render: warning: <msg>\n" on stderr unless quiet. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<msg>\n" on stderr unless quiet (progress and notices never go to stdout,
  * which carries --dry-run output only). */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Keep messages instead of printing them: the MPI ranks other than 0 make
+ * the same input checks as rank 0, which alone reports them (main.c).
+ * log_hold() starts keeping (up to 8 KB; the rest is dropped, and the
+ * kept text then ends with a note saying so); log_release(print) stops
+ * keeping, and prints what was kept when print is non-zero, else drops it. */
+void log_hold(void);
+void log_release(int print);
 
 /* The one monotonic clock (CLOCK_MONOTONIC) every duration the program
  * reports is measured with: nanoseconds, and seconds as a double. */
