@@ -33,6 +33,8 @@ struct load_ctx {
 	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
 	const struct ynode *body_mass[SCENE_MAX_BODIES];   /* its mass, or the entry */
 	const struct ynode *body_dust[SCENE_MAX_BODIES];   /* its dust.mass_fraction, if given */
+	/* its scale, disk.scale, bulge.scale, halo.scale (each: the key, or the entry) */
+	const struct ynode *body_scale[SCENE_MAX_BODIES][4];
 };
 
 static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
@@ -93,6 +95,54 @@ static int apply_defaults(struct load_ctx *c, enum skey_base base, struct scene_
 	return 0;
 }
 
+/* A model's own length scales against its mass: the accelerations of its
+ * initial state are about G M / a^2 (internal units, G = 1), which must
+ * stay below SCENE_ACC_MAX (check_force_scale) or the initial state
+ * overflows before the first step (a Plummer sphere of scale 1e-300, a
+ * disk of scale 1e-30: refused at the scale, not by the run's finiteness
+ * check, which would blame the time step). */
+#define SCENE_SCALE_ACC_MAX 1e30
+static int body_scale_check(struct load_ctx *c, int idx)
+{
+	const struct scene_body *b = &c->sc->bodies[idx];
+	struct sim_units u;
+	scene_units_of(c->sc->units, &u);
+	const int galaxy = b->model == SCENE_MODEL_DISK_GALAXY;
+	const int sphere = b->model == SCENE_MODEL_PLUMMER || b->model == SCENE_MODEL_HERNQUIST;
+	if (!galaxy && !sphere)
+		return 0;
+	const struct {
+		const char *key; /* under the entry */
+		double mass, scale;
+		long count;
+	} sc5[4] = {
+		{"scale", b->mass, b->scale, sphere ? b->count : 0},
+		{"disk.scale", b->disk.mass, b->disk.scale, galaxy ? b->disk.count : 0},
+		{"bulge.scale", b->bulge.mass, b->bulge.scale, galaxy ? b->bulge.count : 0},
+		{"halo.scale", b->halo.mass, b->halo.scale, galaxy ? b->halo.count : 0},
+	};
+	for (int i = 0; i < 4; i++) {
+		const char *key = sc5[i].key;
+		const double mass = sc5[i].mass, a = sc5[i].scale;
+		const long count = sc5[i].count;
+		if (count <= 0 || !(mass > 0) || !(a > 0))
+			continue;
+		/* in logarithms: the quotient itself may overflow */
+		double lg = log10(mass) + log10(u.mass) - 2 * (log10(a) + log10(u.length));
+		if (lg <= log10(SCENE_SCALE_ACC_MAX))
+			continue;
+		char p[300];
+		snprintf(p, sizeof(p), "bodies.%d.%s", idx, key);
+		return scene_fail(&c->ec, c->body_scale[idx][i], p,
+				  "expected a scale whose forces stay finite: a mass of %g within %g "
+				  "gives accelerations of about 1e%.0f internal units (G M / scale^2), "
+				  "beyond %g where the initial state overflows; raise the scale or lower "
+				  "the mass",
+				  mass, a, lg, SCENE_SCALE_ACC_MAX);
+	}
+	return 0;
+}
+
 static int body_checks(struct load_ctx *c, const struct ynode *m, const char *path, int idx)
 {
 	struct scene_body *b = &c->sc->bodies[idx];
@@ -119,6 +169,31 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		return scene_fail(&c->ec, m, path,
 				  "expected a disk-galaxy with at least one of disk, bulge, halo "
 				  "with count > 0, got none");
+	if (b->model == SCENE_MODEL_DISK_GALAXY) {
+		/* a part with bodies needs mass (sim/galaxy.c builds none without):
+		 * refused here, at the key, so that --dry-run refuses it too */
+		static const char *const parts[3] = {"disk", "bulge", "halo"};
+		const struct scene_part *pp[3] = {&b->disk, &b->bulge, &b->halo};
+		for (int j = 0; j < 3; j++) {
+			if (pp[j]->count <= 0 || pp[j]->mass > 0)
+				continue;
+			char key[40], sub[24];
+			snprintf(key, sizeof(key), "bodies.*.%s.mass", parts[j]);
+			snprintf(sub, sizeof(sub), "%s.mass", parts[j]);
+			const struct ynode *at = c->seen[key_index(scene_schema_find(key))];
+			scene_path_join(p, sizeof(p), path, sub);
+			return scene_fail(&c->ec, at ? at : m, p,
+					  "expected a mass > 0 for a %s with %ld bodies, got %g (count: 0 "
+					  "leaves the part out)",
+					  parts[j], pp[j]->count, pp[j]->mass);
+		}
+	}
+	static const char *const scale_keys[4] = {"bodies.*.scale", "bodies.*.disk.scale",
+						  "bodies.*.bulge.scale", "bodies.*.halo.scale"};
+	for (int j = 0; j < 4; j++) {
+		const struct ynode *at = c->seen[key_index(scene_schema_find(scale_keys[j]))];
+		c->body_scale[idx][j] = at ? at : m;
+	}
 	if (b->model == SCENE_MODEL_FILE || b->model == SCENE_MODEL_SNAPSHOT) {
 		const struct ynode *fn = yaml_tree_get(m, "file", NULL);
 		const char *what = b->model == SCENE_MODEL_FILE ? "a state CSV" : "a snapshot";
@@ -750,7 +825,12 @@ static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
-	if (check_force_scale(c) || check_encounter(c) || check_camera(c) || check_follow(c) ||
+	if (check_force_scale(c))
+		return NB_EINPUT;
+	for (int i = 0; i < c->sc->nbodies; i++) /* after the mass: a huge mass is the mass's fault */
+		if (body_scale_check(c, i))
+			return NB_EINPUT;
+	if (check_encounter(c) || check_camera(c) || check_follow(c) ||
 	    check_framing(c) ||
 	    check_dust(c) || check_colour(c) || check_motion_blur(c) || check_projection(c) ||
 	    check_gpu_memory(c))
