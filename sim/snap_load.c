@@ -404,7 +404,28 @@ end:
 int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info)
 {
-	return sim_snap_load_path(sc, k, NULL, u, st, first, comp0, NULL, info);
+	int err = sim_snap_load_path(sc, k, NULL, u, st, first, comp0, NULL, info);
+	const struct scene_body *b = &sc->bodies[k];
+	size_t kept = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		kept += info->kept[t];
+	if (err || kept > 0 || b->snap.series[0])
+		return err;
+	/* an entry that makes no body: refused by the count pass, so that
+	 * --dry-run and the run refuse it alike; say which selection left
+	 * nothing (a series' first file may: bodies come later) */
+	int loaded = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		loaded += b->snap.types[t].load && info->in_file[t] > 0;
+	char path[SCENE_PATH_MAX + 64];
+	sim_snap_entry_path(sc, k, path, sizeof path);
+	log_error("%s: bodies.%d (%s) gives no body: %s", path, k, b->name,
+		  loaded == 0 ? "no type with particles is loaded (bodies.*.types.*.load: false, "
+				"or a file without particles)"
+		  : b->snap.region != SCENE_REGION_NONE
+			  ? "bodies.*.region holds none of the loaded particles"
+			  : "bodies.*.subsample keeps none of the loaded particles");
+	return NB_EINPUT;
 }
 
 int sim_snap_load_path(const struct scene *sc, int k, const char *path,

@@ -444,6 +444,7 @@ int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units 
 		snprintf(s->pattern, sizeof s->pattern, "%s/%s", sc->dir, pat);
 	int err = series_scan(s);
 	double prev = 0;
+	size_t any = 0; /* kept particles in all members */
 	for (int i = 0; i < s->nfiles && !err; i++) {
 		char path[SCENE_PATH_MAX + 32];
 		struct sim_snap_info info;
@@ -469,6 +470,7 @@ int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units 
 		size_t n = 0;
 		for (int ty = 0; ty < SIM_SNAP_NTYPES; ty++)
 			n += info.kept[ty];
+		any += n;
 		uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
 		if (!ids) {
 			log_error("%s: out of memory for %zu ParticleIDs", path, n);
@@ -479,6 +481,12 @@ int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units 
 		if (!err)
 			err = series_ids_unique(path, ids, n);
 		free(ids);
+	}
+	if (!err && any == 0) {
+		log_error("bodies.%d.snapshots: '%s': no member keeps any particle (the types "
+			  "loaded, the region or the subsample select none): nothing to film",
+			  k, s->pattern);
+		err = NB_EINPUT;
 	}
 	free(s);
 	return err;
