@@ -124,8 +124,14 @@ static void put(struct recipe *r, hid_t g, const char *name, enum kind k, double
 		attr(g, name, H5T_NATIVE_LLONG, lv, n);
 	else if (k == K_DBL)
 		attr(g, name, H5T_NATIVE_DOUBLE, dv, n);
-	else
-		attr_strs(g, name, mode == 5 ? "abc" : sright, strlen(mode == 5 ? "abc" : sright), n);
+	else {
+		const char *sv = mode == 5 ? "abc" : sright;
+		const size_t len = strlen(sv);
+		char sb[64] = ""; /* the string once, or twice for a list of 2 */
+		memcpy(sb, sv, len);
+		memcpy(sb + len, sv, len);
+		attr_strs(g, name, sb, len, n);
+	}
 }
 
 /* A double dataset of rows x cols (cols 1: one dimension) or a wrong one:

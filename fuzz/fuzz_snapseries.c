@@ -19,8 +19,9 @@
  * removed after each input.
  *
  * Contract: scene load, the checks, open and every frame return 0 or
- * NB_EINPUT; a series the checks passed opens (the dry run is the run's
- * twin); an
+ * NB_EINPUT (the open may refuse what the checks passed: they read no
+ * values, docs/snapshots.md, so a mass that overflows is the run's to
+ * find); an
  * open series has as many files as written, first and last times finite
  * and increasing; the state at open and at every frame has bodies finite
  * in internal units, masses >= 0, components in range, a finite time in
@@ -107,8 +108,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct sim_snap_series *film = NULL;
 		err = pre ? pre : sim_snap_series_open(sc, 0, &u, &st, &film);
 		fuzz_rc("sim_snap_series_open returned neither 0 nor NB_EINPUT", err);
-		if (pre == 0 && err != 0)
-			fuzz_fail("the series passed the preflight's check, then the open refused it", err);
 		if (err != 0 && film)
 			fuzz_fail("a refused series left a handle", err);
 		if (err == 0) {
