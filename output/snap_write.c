@@ -329,14 +329,15 @@ static char *scene_text_of(const struct scene *sc)
  * fails (a full disk), the file is freed but its id stays, and the
  * library's exit handler then closes it again and crashes. So no HDF5 call
  * here touches the disk: the file is built in memory (the core driver, no
- * backing store) and written out by snap_image_save, which reports the
+ * backing store) and written out by out_save_bytes, which reports the
  * path and the OS's reason. The core driver's buffer is not copied: the
  * file image callbacks below keep it at close (FILE_CLOSE) instead of
- * freeing it, and record its size at each resize. The cost is the file's
- * size in memory for the time of one snapshot (out_snap_bytes). */
+ * freeing it, and record its size at each resize; the file's length is
+ * its superblock's (snap_image_length). The cost is the file's size in
+ * memory for the time of one snapshot (about out_snap_bytes). */
 struct snap_image {
 	void *mem;   /* the driver's buffer; kept when the file closes */
-	size_t size; /* its size: the file's length once closed */
+	size_t size; /* its size (whole increments, not the file's length) */
 	int kept;    /* 1: the driver closed and left mem to us */
 };
 
@@ -514,6 +515,10 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 			  path);
 		goto end;
 	}
+	/* the copies in the state's order are done with: less memory held
+	 * while the file is written */
+	free(buf), buf = NULL;
+	free(ids), ids = NULL;
 	size_t len = snap_image_length(&im);
 	if (len == 0) {
 		log_error("%s: the snapshot built in memory is not a complete HDF5 file; "
