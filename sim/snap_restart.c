@@ -157,7 +157,9 @@ static int dset_layout(hid_t f, const char *path, int64_t fsize, const char *dn,
 			  integer ? "non-integers" : "non-floats", integer ? "integer IDs" : "floats");
 		rc = NB_EINPUT;
 	} else {
-		rc = sim_snap_h5_stored((int64_t)d, (int64_t)ty, path, dn,
+		char what[96];
+		snprintf(what, sizeof what, "--restart: /%s", dn);
+		rc = sim_snap_h5_stored((int64_t)d, (int64_t)ty, path, what,
 					(uint64_t)rows * (uint64_t)cols, fsize);
 	}
 	if (ty >= 0)
