@@ -16,6 +16,7 @@
 
 #include "../sim/sim.h"
 #include "app.h"
+#include "outputs.h"
 
 /* Runs after expansion. Each run is a whole movie, and before anything runs
  * its scene is loaded and it takes ~12 KB of the run table: a 100,000-run
@@ -111,8 +112,8 @@ struct batch_run {
 	long steps;
 	int uses_gpu_backend;      /* backend is not cpu */
 	char resolved[SCENE_PATH_MAX]; /* resolved-scene path ("" if none) */
-	char outputs[7][SCENE_PATH_MAX]; /* video, png_dir, stats, initial_state,
-					    final_state, preview, resolved_scene */
+	/* each row of the outputs table (app/outputs.h), placed; "" off */
+	char outputs[APP_OUTPUTS_MAX][SCENE_PATH_MAX];
 	uint64_t sim_key[2];       /* batch_sim_key of the resolved scene */
 
 	/* simulation sharing (batch_group) */
@@ -127,7 +128,6 @@ struct batch_run {
 	int frames_done;
 	char message[512];         /* first error message, "" if none */
 };
-extern const char *const batch_output_keys[7];
 
 /* Expand every entry: cartesian product of its sweep (first key slowest),
  * overrides = bf->set, entry set, combination, cli_set ("key=value").
@@ -158,9 +158,6 @@ int batch_check_names(const struct batch_file *bf, const struct batch_run *runs,
 /* Load RUN's scene with its overrides into *sc. On failure returns NB_EINPUT
  * or NB_ERUNTIME with the loader's message in msg (not printed). */
 int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, size_t msglen);
-/* Move every output of sc into DIR, keeping each file name (png_dir keeps
- * its last component). NB_EINPUT (msg) if two outputs would collide. */
-int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msglen);
 /* Plan every run: load its scene, fill pending names, place outputs, fill
  * the resolved-scene facts; a run whose scene does not load gets
  * BATCH_BAD_INPUT with the message. With resume, a run whose outputs are
@@ -170,19 +167,31 @@ int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msgle
 int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume);
 /* 1 if sc's outputs are complete on disk: its resolved-scene file (the
  * run's completion mark, written last) is present and byte-equal to what
- * this run would write now, and every output is whole (batch_outputs_whole).
+ * this run would write now, and every output is whole (app_outputs_whole).
  * Else 0, with the first reason in why ("PATH is missing" etc.). */
 int batch_scene_complete(const struct scene *sc, char *why, size_t len);
 
 /* ---- batch_verify.c ---- */
-/* 1 if every output sc writes (video, PNG frames, stats, state CSVs,
- * preview; not the resolved scene) is present and whole: the MP4's boxes
- * tile the file and include ftyp, moov and mdat; exactly output.frames PNG
- * frames, each with the PNG signature and ending in IEND; the stats CSV
- * with a header and one line per frame; every text file non-empty and
- * ending in '\n'; the preview a JPEG from SOI to EOI. Else 0, with the
- * first problem in why ("PATH is truncated ..."). Reads structure only. */
-int batch_outputs_whole(const struct scene *sc, char *why, size_t len);
+/* The --resume test of each row of the outputs table (app/outputs.h,
+ * its `problem` column): NULL when PATH holds that output of sc whole,
+ * else why ("is truncated ..."), with the file it found wanting in which.
+ * They read structure only, no decoder:
+ *   video      non-empty; MP4 top-level boxes that tile the file, with ftyp, moov, mdat
+ *   png        frame_00000.png ... one per frame and no other member; each
+ *              with the PNG signature and ending in IEND
+ *   jpeg       SOI .. EOI
+ *   stats      a header line and one line per frame, ending in '\n'
+ *   text       non-empty, ending in '\n' (state CSVs)
+ *   snapshots  every number the run writes: the HDF5 signature, and no other member
+ *   fits       every frame: a FITS primary header ("SIMPLE  =") and a
+ *              whole number of 2880-byte records; no other member */
+const char *batch_whole_video(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_png(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_jpeg(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_stats(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_text(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_snapshots(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_fits(const struct scene *sc, const char *path, char *which, size_t n);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a

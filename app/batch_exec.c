@@ -183,9 +183,8 @@ static int unmark_complete(const struct scene *sc)
 {
 	char path[SCENE_PATH_MAX];
 	app_resolved_scene_path(sc, path);
-	if (path[0] && unlink(path) != 0 && errno != ENOENT) {
-		log_error("%s: cannot remove the old resolved scene before the run: %s", path,
-			  strerror(errno));
+	if (path[0] && app_out_remove_owned(path, "removing the old resolved scene before the run") != 0) {
+		log_error("%s: cannot remove the old resolved scene before the run", path);
 		return NB_ERUNTIME;
 	}
 	return 0;
@@ -219,7 +218,7 @@ child(const struct slot *s, const struct batch_run *runs, const struct batch_opt
 		if (!sc)
 			snprintf(msg, sizeof msg, "out of memory for %d scenes", nm);
 		if (!krc)
-			krc = batch_scene_place(&sc[k], r->dir, msg, sizeof msg);
+			krc = app_outputs_place(&sc[k], r->dir, msg, sizeof msg);
 		if (krc)
 			log_error("%s%s%s", nm > 1 ? r->dir : "", nm > 1 ? "/: " : "", msg);
 		else

@@ -8,11 +8,6 @@
 
 #include "batch.h"
 
-const char *const batch_output_keys[7] = {
-	"output.video", "output.png_dir", "output.stats", "output.initial_state",
-	"output.final_state", "output.preview", "output.resolved_scene",
-};
-
 const char *batch_status_name(enum batch_status s)
 {
 	switch (s) {

@@ -127,12 +127,12 @@ static void write_run(FILE *f, const struct batch_run *r, const struct batch_fil
 	batch_json_string(f, r->dir);
 	fputs(",\n      \"outputs\": {", f);
 	int first = 1;
-	for (int k = 0; k < 7; k++) {
+	for (int k = 0; k < app_outputs_n; k++) {
 		if (!r->outputs[k][0])
 			continue;
 		fputs(first ? "" : ", ", f);
 		first = 0;
-		batch_json_string(f, strchr(batch_output_keys[k], '.') + 1);
+		batch_json_string(f, strchr(app_outputs[k].key, '.') + 1);
 		fputs(": ", f);
 		batch_json_string(f, r->outputs[k]);
 	}

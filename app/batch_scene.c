@@ -1,6 +1,7 @@
 /* batch_scene.c - each run's scene: loaded with the run's overrides, its
- * outputs moved into OUTPUT_DIR/NAME/, names that need the resolved scene
- * filled in, and the --resume test (every output whole: batch_verify.c;
+ * outputs moved into OUTPUT_DIR/NAME/ (app_outputs_place: every row of the
+ * outputs table, app/outputs.h), names that need the resolved scene
+ * filled in, and the --resume test (every output whole: app_outputs_whole;
  * resolved-scene file byte-equal to what this run would write now). */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,54 +94,6 @@ int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, s
 	return captured(load_fn, &a, msg, msglen);
 }
 
-static void output_fields(struct scene *sc, char *f[7])
-{
-	f[0] = sc->output.video;
-	f[1] = sc->output.png_dir;
-	f[2] = sc->output.stats;
-	f[3] = sc->output.initial_state;
-	f[4] = sc->output.final_state;
-	f[5] = sc->output.preview;
-	f[6] = sc->output.resolved_scene;
-}
-
-int batch_scene_place(struct scene *sc, const char *dir, char *msg, size_t msglen)
-{
-	char *f[7];
-	output_fields(sc, f);
-	for (int i = 0; i < 7; i++) {
-		if (!f[i][0])
-			continue;
-		char base[SCENE_PATH_MAX];
-		snprintf(base, sizeof base, "%s", f[i]);
-		size_t len = strlen(base);
-		while (len > 1 && base[len - 1] == '/')
-			base[--len] = '\0';
-		const char *b = strrchr(base, '/');
-		b = b ? b + 1 : base;
-		if (!*b || !strcmp(b, ".") || !strcmp(b, ".."))
-			b = strchr(batch_output_keys[i], '.') + 1; /* e.g. "png_dir" */
-		char placed[SCENE_PATH_MAX];
-		if ((size_t)snprintf(placed, sizeof placed, "%s/%s", dir, b) >= sizeof placed) {
-			snprintf(msg, msglen, "%s: the path in %s is too long", batch_output_keys[i], dir);
-			return NB_EINPUT;
-		}
-		for (int k = 0; k < i; k++)
-			if (!strcmp(f[k], placed)) {
-				snprintf(msg, msglen, "%s and %s would both be %s in the batch (give them "
-					 "different file names)", batch_output_keys[k], batch_output_keys[i], placed);
-				return NB_EINPUT;
-			}
-		memcpy(f[i], placed, strlen(placed) + 1);
-	}
-	/* A scene that writes nothing still records that it ran (for --resume). */
-	char resolved[SCENE_PATH_MAX];
-	app_resolved_scene_path(sc, resolved);
-	if (!resolved[0])
-		snprintf(sc->output.resolved_scene, sizeof sc->output.resolved_scene, "%s/scene.yaml", dir);
-	return 0;
-}
-
 static char *emit_to_memory(const struct scene *sc, size_t *len)
 {
 	char *buf = NULL;
@@ -169,7 +122,7 @@ int batch_scene_complete(const struct scene *sc, char *why, size_t len)
 	snprintf(why, len, "%s (written last, when a run is complete) is missing", path);
 	if (!path[0] || !is_file(path, 0))
 		return 0;
-	if (!batch_outputs_whole(sc, why, len))
+	if (!app_outputs_whole(sc, why, len))
 		return 0;
 	snprintf(why, len, "%s differs from this run's scene (changed settings)", path);
 
@@ -232,7 +185,7 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 		r->status = BATCH_BAD_INPUT;
 		return;
 	}
-	if (batch_scene_place(sc, r->dir, r->message, sizeof r->message)) {
+	if (app_outputs_place(sc, r->dir, r->message, sizeof r->message)) {
 		r->status = BATCH_BAD_INPUT;
 		r->exit_code = 2;
 		return;
@@ -250,10 +203,10 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 	r->frames = sc->output.frames;
 	r->steps = (long)sc->output.frames * sc->simulation.steps_per_frame;
 	r->uses_gpu_backend = sc->simulation.backend != SCENE_BACKEND_CPU;
-	char *f[7];
-	output_fields(sc, f);
-	for (int i = 0; i < 7; i++)
-		snprintf(r->outputs[i], sizeof r->outputs[i], "%s", f[i]);
+	for (int i = 0; i < app_outputs_n; i++) {
+		const char *f = app_out_field(sc, i);
+		snprintf(r->outputs[i], sizeof r->outputs[i], "%s", f ? f : "");
+	}
 	app_resolved_scene_path(sc, r->resolved);
 	if (batch_sim_key(sc, r->sim_key)) { /* out of memory: let it simulate alone */
 		r->sim_key[0] = (uint64_t)r->index;

@@ -1,17 +1,11 @@
 /* batch_verify.c - is a run's output whole? The --resume test looks into
  * every file a run writes, so a damaged output (a deleted PNG frame, a
- * truncated video, a cut-off CSV) makes the run run again:
- *
- *   video        non-empty; MP4 top-level boxes that tile the file exactly
- *                (a truncated file ends inside a box), with ftyp, moov, mdat
- *   png_dir      frame_00000.png ... one per output.frame and no other
- *                frame_*.png; each with the PNG signature and an IEND end
- *   stats        a header line and one line per frame, ending in '\n'
- *   state CSVs   non-empty, ending in '\n'
- *   preview      a JPEG: starts FF D8, ends FF D9
- *
- * It reads only the file structure (no decoder): cheap even for long runs. */
+ * truncated video or snapshot, a cut-off CSV) makes the run run again. One
+ * function per row of the outputs table (app/outputs.h, batch.h says what
+ * each checks); app_outputs_whole walks the table. They read only the file
+ * structure (no decoder): cheap even for long runs. */
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,54 +125,116 @@ static const char *text_problem(const char *path, long *lines)
 	return last == '\n' ? NULL : "is truncated (no end of line at its end)";
 }
 
-/* Every frame of DIR whole, and no frame_*.png beyond them. */
-static const char *frames_problem(const char *dir, int frames, char *which, size_t len)
+/* Every member of row k (app/outputs.h) that frames [0, frames) of sc
+ * write is whole (check), and DIR holds no other member of that row. */
+static const char *members_problem(const struct scene *sc, int row, const char *dir,
+				   const char *(*check)(const char *), char *which, size_t len)
 {
-	int count = 0;
+	const struct app_out_kind *k = &app_outputs[row];
+	int count = 0, want = 0;
 	DIR *d = opendir(dir);
 	snprintf(which, len, "%s", dir);
 	if (!d)
 		return "is missing";
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t n = strlen(e->d_name);
-		count += !strncmp(e->d_name, "frame_", 6) && n > 10 && !strcmp(e->d_name + n - 4, ".png");
-	}
+	for (struct dirent *e; (e = readdir(d));)
+		count += app_out_member(k, e->d_name) >= 0;
 	closedir(d);
-	for (int f = 0; f < frames; f++) {
-		snprintf(which, len, "%s/frame_%05d.png", dir, f); /* output/png.c's names */
-		const char *why = png_problem(which);
+	const int end = app_out_member_end(k, sc);
+	for (int n = 0; n < end; n++) {
+		if (!app_out_writes_member(k, sc, 0, n))
+			continue;
+		want++;
+		if (app_out_member_path(k, dir, n, which, len))
+			return "has a path too long to check";
+		const char *why = check(which);
 		if (why)
 			return why;
 	}
 	snprintf(which, len, "%s", dir);
-	return count == frames ? NULL : "holds a different number of frames than output.frames";
+	return count == want ? NULL : "holds a different number of files than the run writes";
 }
 
-int batch_outputs_whole(const struct scene *sc, char *why, size_t len)
+static const char *hdf5_problem(const char *path)
 {
-	char which[SCENE_PATH_MAX + 32];
-	const char *problem = NULL;
+	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+	long long size = file_size(path);
+	unsigned char b[8];
+	if (size < 0)
+		return "is missing";
+	if (size < 512)
+		return size == 0 ? "is empty" : "is truncated";
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return "cannot be read";
+	const char *why = read_at(f, 0, b, 8) || memcmp(b, sig, 8)
+				  ? "does not start as an HDF5 file (not the file the run writes)"
+				  : NULL;
+	fclose(f);
+	return why;
+}
+
+static const char *fits_problem(const char *path)
+{
+	long long size = file_size(path);
+	unsigned char b[10];
+	if (size < 0)
+		return "is missing";
+	if (size == 0 || size % 2880 != 0)
+		return size == 0 ? "is empty" : "is truncated (not a whole number of 2880-byte FITS records)";
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return "cannot be read";
+	const char *why = read_at(f, 0, b, 9) || memcmp(b, "SIMPLE  =", 9)
+				  ? "does not start as a FITS file (not the file the run writes)"
+				  : NULL;
+	fclose(f);
+	return why;
+}
+
+const char *batch_whole_video(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	(void)sc, (void)which, (void)n;
+	return mp4_problem(path);
+}
+
+const char *batch_whole_png(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	return members_problem(sc, APP_OUT_PNG, path, png_problem,
+			       which, n);
+}
+
+const char *batch_whole_jpeg(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	static const unsigned char soi[2] = {0xff, 0xd8}, eoi[2] = {0xff, 0xd9};
+	(void)sc, (void)which, (void)n;
+	return framed_problem(path, soi, 2, eoi, 2);
+}
+
+const char *batch_whole_stats(const struct scene *sc, const char *path, char *which, size_t n)
+{
 	long lines = 0;
-	if (sc->output.video[0] && (problem = mp4_problem(sc->output.video)))
-		snprintf(which, sizeof which, "%s", sc->output.video);
-	if (!problem && sc->output.png_dir[0])
-		problem = frames_problem(sc->output.png_dir, sc->output.frames, which, sizeof which);
-	if (!problem && sc->output.stats[0]) {
-		snprintf(which, sizeof which, "%s", sc->output.stats);
-		problem = text_problem(sc->output.stats, &lines);
-		if (!problem && lines != (long)sc->output.frames + 1)
-			problem = "does not hold one row per frame";
-	}
-	const char *csv[2] = {sc->output.initial_state, sc->output.final_state};
-	for (int i = 0; i < 2 && !problem; i++)
-		if (csv[i][0] && (problem = text_problem(csv[i], &lines)))
-			snprintf(which, sizeof which, "%s", csv[i]);
-	if (!problem && sc->output.preview_kind != SCENE_PREVIEW_NONE && sc->output.preview[0]) {
-		static const unsigned char soi[2] = {0xff, 0xd8}, eoi[2] = {0xff, 0xd9};
-		snprintf(which, sizeof which, "%s", sc->output.preview);
-		problem = framed_problem(sc->output.preview, soi, 2, eoi, 2);
-	}
-	if (problem)
-		snprintf(why, len, "%s %s", which, problem);
-	return problem == NULL;
+	(void)which, (void)n;
+	const char *problem = text_problem(path, &lines);
+	if (!problem && lines != (long)sc->output.frames + 1)
+		problem = "does not hold one row per frame";
+	return problem;
+}
+
+const char *batch_whole_text(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	long lines = 0;
+	(void)sc, (void)which, (void)n;
+	return text_problem(path, &lines);
+}
+
+const char *batch_whole_snapshots(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	return members_problem(sc, APP_OUT_SNAPSHOTS, path,
+			       hdf5_problem, which, n);
+}
+
+const char *batch_whole_fits(const struct scene *sc, const char *path, char *which, size_t n)
+{
+	return members_problem(sc, APP_OUT_FITS, path,
+			       fits_problem, which, n);
 }

@@ -1,6 +1,7 @@
 /* dryrun.c - --dry-run: the resolved scene as YAML (loadable again), then
  * an estimate of memory and work as YAML comments, so the whole output can
  * be saved and rerun. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"
+#include "outputs.h"
 #include "../sim/timestep_rule.h"
 
 /* output.snapshots and output.fits_dir: how many files and how large. */
@@ -177,8 +179,11 @@ static void comment_snapshots(const struct scene *sc, FILE *f)
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 {
 	int rc = scene_emit(sc, f);
-	if (rc)
+	if (rc) {
+		log_error("--dry-run: cannot write the resolved scene to standard output: %s",
+			  strerror(errno));
 		return rc;
+	}
 	long n = sim_scene_body_count(sc);
 	if (n < 0)
 		return NB_EINPUT;
@@ -201,6 +206,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 		sc->render.width, sc->render.height);
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
 	report_files(sc, n, backend != SCENE_BACKEND_CPU, f);
+	app_outputs_list(sc, f);
 	if (backend != SCENE_BACKEND_CPU) {
 		char why[256], name[128];
 		app_human_bytes((double)engine_gpu_bytes_needed(sc, (size_t)n), gb, sizeof gb);

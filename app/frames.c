@@ -77,9 +77,7 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 	};
 	if ((rc = out_fits_write(sc->output.fits_dir, &m, w, h, rgb)))
 		return rc;
-	if (v->fits_first < 0)
-		v->fits_first = f;
-	v->fits_last = f;
+	app_view_placed(v, APP_OUT_FITS, f);
 	return 0;
 }
 
@@ -107,9 +105,7 @@ static int write_snapshots(struct frame_loop *L, int f)
 			app_view_fail(v, vrc);
 			continue;
 		}
-		if (v->snap_first < 0)
-			v->snap_first = num;
-		v->snap_last = num;
+		app_view_placed(v, APP_OUT_SNAPSHOTS, num);
 	}
 	L->t_files += log_clock_s() - t;
 	return rc;

@@ -179,6 +179,10 @@ int main(int argc, char **argv)
 	int restart_frame = -1;
 	if (rc == 0 && cli.restart)
 		rc = sim_snap_restart_check(cli.restart, &sc, &restart_frame);
+	if (rc == 0 && cli.restart) { /* its snapshot is an input: never written over or removed */
+		struct app_view rv = {.sc = &sc, .restart = cli.restart};
+		rc = app_outputs_check(&rv, 0);
+	}
 	if (rc)
 		goto end;
 	if (cli.dry_run && dist_rank() != 0)

@@ -23,6 +23,7 @@
 
 #include "../output/output.h"
 #include "app.h"
+#include "outputs.h"
 
 enum entry_kind { ENTRY_FILE, ENTRY_DIR, ENTRY_INPUT };
 
@@ -31,6 +32,10 @@ struct entry {
 	const char *given;       /* the path as the scene says it */
 	char real[PATH_MAX + 1]; /* resolved */
 	enum entry_kind kind;
+	int row;                 /* the outputs table's row (app/outputs.h), -1: an input */
+	const struct scene *sc;  /* whose output or input it is */
+	int first;               /* an input: the first frame its run writes (a restart: its frame + 1) */
+	char path[SCENE_PATH_MAX]; /* the given path when it is derived (the resolved scene) */
 };
 
 /* Append component c to the resolved directory path r (cap PATH_MAX+1). */
@@ -85,66 +90,81 @@ static int resolve(const char *path, int follow_last, char *out)
 	return 0;
 }
 
-static void add(struct entry *e, int *n, int view, int nviews, const char *key, const char *path,
-		enum entry_kind kind)
+static struct entry *add(struct entry *e, int *n, int view, int nviews, const char *key,
+			 const char *path, enum entry_kind kind, int row, const struct scene *sc)
 {
 	if (!path[0])
-		return;
+		return NULL;
 	struct entry *x = &e[(*n)++];
 	if (nviews > 1 && kind != ENTRY_INPUT)
 		snprintf(x->key, sizeof x->key, "view %d %s", view + 1, key);
 	else
 		snprintf(x->key, sizeof x->key, "%s", key);
-	x->given = path;
+	snprintf(x->path, sizeof x->path, "%s", path);
+	x->given = x->path;
 	x->kind = kind;
+	x->row = row;
+	x->sc = sc;
+	x->first = 0;
 	if (resolve(path, kind == ENTRY_DIR, x->real))
 		snprintf(x->real, sizeof x->real, "%s", path);
+	return x;
 }
 
-/* The outputs of scene sc (view `view`) into e; the scene file first when
- * with_input. The resolved-scene path is kept in rs. */
-static void collect(const struct scene *sc, int view, int nviews, int with_input,
-		    char rs[SCENE_PATH_MAX], struct entry *e, int *n)
+/* The inputs of view `view` (its scene file, the body files it reads, and
+ * the snapshot a restart starts from) into e. NB_EINPUT when the restart's
+ * snapshot cannot be read (logged by sim_snap_restart_check). */
+static int collect_inputs(const struct app_view *v, int view, int nviews, struct entry *e, int *n)
 {
-	if (with_input) {
-		add(e, n, view, nviews, "the scene file", sc->path, ENTRY_INPUT);
-		for (int b = 0; b < sc->nbodies; b++) {
-			if (sc->bodies[b].model != SCENE_MODEL_FILE &&
-			    sc->bodies[b].model != SCENE_MODEL_SNAPSHOT)
-				continue;
-			char key[48];
-			snprintf(key, sizeof key, "bodies.%d.file", b);
-			add(e, n, view, nviews, key, sc->bodies[b].file, ENTRY_INPUT);
-		}
+	const struct scene *sc = v->sc;
+	add(e, n, view, nviews, "the scene file", sc->path, ENTRY_INPUT, -1, sc);
+	for (int b = 0; b < sc->nbodies; b++) {
+		if (sc->bodies[b].model != SCENE_MODEL_FILE &&
+		    sc->bodies[b].model != SCENE_MODEL_SNAPSHOT)
+			continue;
+		char key[48];
+		snprintf(key, sizeof key, "bodies.%d.file", b);
+		add(e, n, view, nviews, key, sc->bodies[b].file, ENTRY_INPUT, -1, sc);
 	}
-	add(e, n, view, nviews, "output.video", sc->output.video, ENTRY_FILE);
-	add(e, n, view, nviews, "output.png_dir", sc->output.png_dir, ENTRY_DIR);
-	add(e, n, view, nviews, "output.stats", sc->output.stats, ENTRY_FILE);
-	add(e, n, view, nviews, "output.initial_state", sc->output.initial_state, ENTRY_FILE);
-	add(e, n, view, nviews, "output.final_state", sc->output.final_state, ENTRY_FILE);
-	add(e, n, view, nviews, "output.preview", sc->output.preview, ENTRY_FILE);
-	add(e, n, view, nviews, "output.snapshots.dir", sc->output.snapshots.dir, ENTRY_DIR);
-	add(e, n, view, nviews, "output.fits_dir", sc->output.fits_dir, ENTRY_DIR);
-	app_resolved_scene_path(sc, rs);
-	add(e, n, view, nviews,
-	    sc->output.resolved_scene[0] ? "output.resolved_scene"
-					 : "the resolved scene (output.resolved_scene, derived)",
-	    rs, ENTRY_FILE);
+	if (v->restart) {
+		int frame = -1;
+		if (sim_snap_restart_check(v->restart, sc, &frame))
+			return NB_EINPUT;
+		struct entry *x = add(e, n, view, nviews, "--restart", v->restart, ENTRY_INPUT, -1, sc);
+		if (x)
+			x->first = frame + 1;
+	}
+	return 0;
 }
 
-/* b lies directly inside directory a under a frame name of the sequence. */
-static int is_frame_of(const struct entry *a, const struct entry *b)
+/* The outputs of view `view` (every row of the outputs table) into e. */
+static void collect(const struct scene *sc, int view, int nviews, struct entry *e, int *n)
+{
+	char path[SCENE_PATH_MAX];
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		const char *key = k->key;
+		if (i == APP_OUT_RESOLVED && !sc->output.resolved_scene[0])
+			key = "the resolved scene (output.resolved_scene, derived)";
+		add(e, n, view, nviews, key, app_out_path(sc, i, path),
+		    k->shape == APP_OUT_SEQ ? ENTRY_DIR : ENTRY_FILE, i, sc);
+	}
+}
+
+/* b lies directly inside a's directory under a member name of a's
+ * sequence: its member number, else -1. */
+static int member_of(const struct entry *a, const struct entry *b)
 {
 	size_t n = strlen(a->real);
 	const char *rest = b->real + n;
-	if (a->kind != ENTRY_DIR || strncmp(a->real, b->real, n) != 0)
-		return 0;
+	if (a->kind != ENTRY_DIR || a->row < 0 || strncmp(a->real, b->real, n) != 0)
+		return -1;
 	if (n > 1) {
 		if (*rest != '/')
-			return 0;
+			return -1;
 		rest++;
 	}
-	return !strchr(rest, '/') && out_png_frame_index(rest) >= 0;
+	return strchr(rest, '/') ? -1 : app_out_member(&app_outputs[a->row], rest);
 }
 
 /* a is a file and b lies below it, as if a were a directory. */
@@ -177,19 +197,36 @@ static int pair_check(const struct entry *a, const struct entry *b)
 				  x->given, x->real, y->key, y->given);
 			return NB_EINPUT;
 		}
-		if (is_frame_of(x, y)) {
-			log_error("%s (%s) is %s, a frame name of %s (%s): the PNG sequence owns those names",
-				  y->key, y->given, y->real, x->key, x->given);
+		int m = member_of(x, y);
+		if (m < 0)
+			continue;
+		const struct app_out_kind *k = &app_outputs[x->row];
+		if (y->kind != ENTRY_INPUT) {
+			log_error("%s (%s) is %s, a file name of %s (%s): that sequence owns the names "
+				  "%s%0*d%s", y->key, y->given, y->real, x->key, x->given, k->prefix,
+				  k->width, 0, k->suffix);
+			return NB_EINPUT;
+		}
+		/* an input in a sequence's directory: safe unless this run
+		 * writes its number or removes it as an earlier run's */
+		const int end = app_out_member_end(k, x->sc);
+		if (app_out_writes_member(k, x->sc, y->first, m) || m >= end) {
+			log_error("%s (%s) is number %d of %s (%s), which this run %s: an input is never "
+				  "written over or removed; read it from elsewhere, or give %s another "
+				  "directory", y->key, y->given, m, x->key, x->given,
+				  m >= end ? "removes as an earlier, longer run's" : "writes again",
+				  x->key);
 			return NB_EINPUT;
 		}
 	}
 	return 0;
 }
 
-/* Frame names in DIR (png_dir of a run of `frames` frames) that the run
- * would replace must be regular files. */
-static int frames_check(const struct entry *e, int frames)
+/* The member names in DIR (a sequence row) that the run would write over
+ * must be regular files (or absent). */
+static int members_check(const struct entry *e)
 {
+	const struct app_out_kind *k = &app_outputs[e->row];
 	DIR *d = opendir(e->given);
 	if (!d)
 		return 0; /* absent (made later) or unreadable (the writer says so) */
@@ -197,13 +234,14 @@ static int frames_check(const struct entry *e, int frames)
 	struct dirent *de;
 	char path[PATH_MAX + 300];
 	while (rc == 0 && (de = readdir(d))) {
-		int idx = out_png_frame_index(de->d_name);
-		if (idx < 0 || idx >= frames)
+		int idx = app_out_member(k, de->d_name);
+		if (idx < 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", e->given, de->d_name);
 		const char *what = sim_outfile_special(path);
 		if (what) {
-			log_error("%s: %s is %s; a frame is never written over one", e->key, path, what);
+			log_error("%s: %s is %s; a file of the sequence is never written over one, nor "
+				  "removed", e->key, path, what);
 			rc = NB_EINPUT;
 		}
 	}
@@ -212,7 +250,7 @@ static int frames_check(const struct entry *e, int frames)
 }
 
 /* An output path that exists as something it must not replace. */
-static int special_check(const struct entry *e, int frames)
+static int special_check(const struct entry *e)
 {
 	if (e->kind == ENTRY_INPUT)
 		return 0;
@@ -234,33 +272,30 @@ static int special_check(const struct entry *e, int frames)
 			  what ? what : "not a directory");
 		return NB_EINPUT;
 	}
-	return frames_check(e, frames);
+	return members_check(e);
 }
 
 int app_outputs_check(const struct app_view *views, int k)
 {
-	enum { PER_VIEW = 10 + SCENE_MAX_BODIES }; /* outputs, scene file, body files */
+	enum { PER_VIEW = APP_OUTPUTS_MAX + 2 + SCENE_MAX_BODIES }; /* outputs, scene, restart, body files */
 	struct entry *e = calloc((size_t)(k + 1) * PER_VIEW, sizeof *e);
-	char(*rs)[SCENE_PATH_MAX] = calloc((size_t)(k + 1), sizeof *rs);
 	int n = 0, mine, rc = 0, nviews = k + 1;
-	if (!e || !rs) {
+	if (!e) {
 		log_error("out of memory checking the outputs");
-		free(e);
-		free(rs);
 		return NB_ERUNTIME;
 	}
-	/* This view's outputs and the scene file first, then the earlier
-	 * views' outputs (pairs among those were checked before). */
-	collect(views[k].sc, k, nviews, 1, rs[k], e, &n);
+	/* This view's inputs and outputs first, then the earlier views'
+	 * outputs (pairs among those were checked before). */
+	rc = collect_inputs(&views[k], k, nviews, e, &n);
+	collect(views[k].sc, k, nviews, e, &n);
 	mine = n;
 	for (int i = 0; i < k; i++)
-		collect(views[i].sc, i, nviews, 0, rs[i], e, &n);
+		collect(views[i].sc, i, nviews, e, &n);
 	for (int i = 0; rc == 0 && i < mine; i++)
-		rc = special_check(&e[i], views[k].sc->output.frames);
+		rc = special_check(&e[i]);
 	for (int i = 0; rc == 0 && i < mine; i++)
 		for (int j = i + 1; rc == 0 && j < n; j++)
 			rc = pair_check(&e[i], &e[j]);
 	free(e);
-	free(rs);
 	return rc;
 }

@@ -22,29 +22,6 @@
 #include "progress.h"
 #include "run_view.h"
 
-void app_resolved_scene_path(const struct scene *sc, char *buf)
-{
-	const char *from[] = {sc->output.video, sc->output.stats, sc->output.final_state,
-			      sc->output.initial_state, sc->output.preview};
-	buf[0] = '\0';
-	if (sc->output.resolved_scene[0]) {
-		snprintf(buf, SCENE_PATH_MAX, "%s", sc->output.resolved_scene);
-		return;
-	}
-	for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
-		if (!from[i][0])
-			continue;
-		const char *slash = strrchr(from[i], '/');
-		const char *dot = strrchr(from[i], '.');
-		size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - from[i]) : strlen(from[i]);
-		snprintf(buf, SCENE_PATH_MAX, "%.*s.scene.yaml", (int)stem, from[i]);
-		return;
-	}
-	if (sc->output.png_dir[0] &&
-	    snprintf(buf, SCENE_PATH_MAX, "%s/scene.yaml", sc->output.png_dir) >= SCENE_PATH_MAX)
-		buf[0] = '\0'; /* too long to store: skip rather than truncate */
-}
-
 /* Emit the resolved scene to PATH via a temp name (sim/outfile.c). */
 static int write_resolved_scene(const struct scene *sc, const char *path)
 {
@@ -56,31 +33,27 @@ static int write_resolved_scene(const struct scene *sc, const char *path)
 	if (!f)
 		return NB_ERUNTIME;
 	rc = scene_emit(sc, f);
-	if (fclose(f) != 0 && rc == 0) {
-		log_error("%s: write failed: %s", tmp, strerror(errno));
+	int werr = rc ? errno : 0;
+	if (fclose(f) != 0 && !rc) {
+		werr = errno;
 		rc = NB_ERUNTIME;
 	}
+	if (rc)
+		log_error("%s (output.resolved_scene): cannot write it: %s", path,
+			  werr ? strerror(werr) : "the scene could not be emitted");
 	return sim_outfile_commit(tmp, path, rc == 0) ? NB_ERUNTIME : rc;
 }
 
-/* Create the directories the CSV outputs go into, before any work, so an
- * unwritable path fails at once (the writer thread does the same for
- * video, frames and preview). */
-static int make_output_dirs(const struct scene *sc)
+void app_view_placed(struct run_view *v, enum app_out_row row, int member)
 {
-	const char *files[] = {sc->output.stats, sc->output.initial_state, sc->output.final_state};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		int rc = files[i][0] ? out_mkdirs_for(files[i]) : 0;
-		if (rc)
-			return rc;
-	}
-	const char *dirs[] = {sc->output.snapshots.dir, sc->output.fits_dir};
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		int rc = dirs[i][0] ? out_mkdirs(dirs[i]) : 0;
-		if (rc)
-			return rc;
-	}
-	return 0;
+	struct run_placed *p = &v->out[row];
+	p->placed = 1;
+	if (member < 0)
+		return;
+	if (p->first < 0 || member < p->first)
+		p->first = member;
+	if (member > p->last)
+		p->last = member;
 }
 
 static int wants_frames(const struct scene *sc)
@@ -133,40 +106,26 @@ static int view_open(struct run_view *v)
 }
 
 /* Remove what view v put in place, after it failed or was interrupted:
- * its state CSVs; its statistics when stats_placed (a good close, then a
- * later failure); its video, preview and PNG frames when writer_placed
- * (the writer closed well: every sequence file in png_dir is this run's).
- * An interrupted run's MP4 and statistics are not placed in that sense:
- * they stay. */
-static void view_remove_outputs(struct run_view *v, int writer_placed, int stats_placed)
+ * every row of the outputs table it marked (app_view_placed), except,
+ * after an interrupt, the rows whose fate keeps them (the MP4 with the
+ * frames so far, the statistics up to the last frame, the snapshots that
+ * --restart continues from). Regular files only (app_out_remove_owned). */
+static void view_remove_outputs(struct run_view *v)
 {
-	const struct scene *sc = v->sc;
-	const char *files[] = {v->wrote_initial ? sc->output.initial_state : "",
-			       v->wrote_final ? sc->output.final_state : "",
-			       stats_placed ? sc->output.stats : "",
-			       writer_placed ? sc->output.video : "",
-			       writer_placed ? sc->output.preview : ""};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-		if (files[i][0] && unlink(files[i]) != 0 && errno != ENOENT)
-			log_warn("%s: cannot remove the output of this failed run: %s", files[i],
-				 strerror(errno));
-	if (writer_placed && sc->output.png_dir[0])
-		out_png_remove_stale(sc->output.png_dir, 0);
-	/* FITS maps go as PNG frames do; snapshots stay after an interrupt
-	 * (each is complete, and what --restart continues from) */
-	if (v->fits_first >= 0)
-		out_fits_remove(sc->output.fits_dir, v->fits_first, v->fits_last + 1);
-	for (int k = v->snap_first; v->rc != NB_EINTR && k >= 0 && k <= v->snap_last; k++) {
-		char path[SCENE_PATH_MAX + 32];
-		if (out_snap_path(sc->output.snapshots.dir, k, path, sizeof path) == 0 &&
-		    unlink(path) != 0 && errno != ENOENT)
-			log_warn("%s: cannot remove the output of this failed run: %s", path,
-				 strerror(errno));
+	char path[SCENE_PATH_MAX + 64];
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		struct run_placed *p = &v->out[i];
+		if (!p->placed || (v->rc == NB_EINTR && k->fate == APP_OUT_KEEP_ON_INTR))
+			continue;
+		if (!app_out_path(v->sc, i, path)[0])
+			continue;
+		if (k->shape == APP_OUT_FILE)
+			app_out_remove_owned(path, "removing the outputs of this failed run");
+		else if (p->first >= 0)
+			app_out_remove_members(k, path, p->first, p->last + 1);
+		*p = (struct run_placed){0, -1, -1};
 	}
-	v->fits_first = v->fits_last = -1;
-	if (v->rc != NB_EINTR)
-		v->snap_first = v->snap_last = -1;
-	v->wrote_initial = v->wrote_final = 0;
 }
 
 /* Finish view v after the frames (rc: how the simulation ended): close its
@@ -175,7 +134,6 @@ static void view_remove_outputs(struct run_view *v, int writer_placed, int stats
 static void view_close(struct run_view *v, int rc, int nv, int k, double t_start)
 {
 	struct app_result *res = v->res;
-	int writer_placed = 0, stats_placed = 0;
 	if (v->rc == 0)
 		v->rc = rc;
 	if (v->w) {
@@ -184,7 +142,12 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		int wrc = out_writer_close(&v->w, v->rc == 0, v->rc == NB_EINTR);
 		if (v->rc == 0)
 			v->rc = wrc;
-		writer_placed = v->rc == 0;
+		if (v->rc == 0) { /* the writer closed well: its files are in place */
+			app_view_placed(v, APP_OUT_VIDEO, -1);
+			app_view_placed(v, APP_OUT_PREVIEW, -1);
+			app_view_placed(v, APP_OUT_PNG, 0);
+			app_view_placed(v, APP_OUT_PNG, v->sc->output.frames - 1);
+		}
 	}
 	if (v->stats) {
 		/* An interrupted run keeps its statistics up to the last frame. */
@@ -192,28 +155,29 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		v->stats = NULL;
 		if (v->rc == 0)
 			v->rc = src;
-		stats_placed = v->rc == 0;
+		if (v->rc == 0)
+			app_view_placed(v, APP_OUT_STATS, -1);
 	}
-	/* the snapshots and FITS maps in their directories are this run's:
-	 * an earlier, longer run's higher numbers go (a failure to remove one
-	 * is a warning: this run's own files are complete) */
-	const struct scene *vs = v->sc;
 	if (v->mute) { /* rank 0's files are rank 0's to keep or remove */
 		renderer_free(&v->r);
 		return;
 	}
-	if (v->rc == 0 && vs->output.snapshots.dir[0])
-		out_remove_sequence(vs->output.snapshots.dir, "snap_", ".hdf5", 3,
-				    out_snap_number(vs, vs->output.frames - 1) + 1);
-	if (v->rc == 0 && vs->output.fits_dir[0])
-		out_remove_sequence(vs->output.fits_dir, "frame_", ".fits", 5, vs->output.frames);
+	/* the sequences in their directories are this run's: an earlier,
+	 * longer run's higher numbers go (a failure to remove one is a
+	 * warning: this run's own files are complete) */
+	for (int i = 0; v->rc == 0 && i < app_outputs_n; i++) {
+		const struct app_out_kind *ok = &app_outputs[i];
+		char dir[SCENE_PATH_MAX];
+		if (ok->shape == APP_OUT_SEQ && app_out_path(v->sc, i, dir)[0])
+			app_out_remove_members(ok, dir, app_out_member_end(ok, v->sc), -1);
+	}
 	if (v->rc == 0) {
 		app_resolved_scene_path(v->sc, res->resolved_scene);
 		if (res->resolved_scene[0])
 			v->rc = write_resolved_scene(v->sc, res->resolved_scene);
 	}
 	if (v->rc != 0)
-		view_remove_outputs(v, writer_placed, stats_placed);
+		view_remove_outputs(v);
 	res->wall_s = log_clock_s() - t_start;
 	char who[SCENE_PATH_MAX + 32] = "";
 	if (nv > 1) {
@@ -261,9 +225,9 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 	const struct scene *sc = views[0].sc;
 	int rc = 0, i;
 	for (i = 0; i < nviews; i++) {
-		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .mute = v[i].mute,
-					 .snap_first = -1,
-					 .snap_last = -1, .fits_first = -1, .fits_last = -1};
+		v[i] = (struct run_view){.sc = views[i].sc, .res = &views[i].res, .mute = v[i].mute};
+		for (int r = 0; r < app_outputs_n; r++)
+			v[i].out[r] = (struct run_placed){0, -1, -1};
 		if (v[i].sc->output.frames != sc->output.frames) {
 			log_error("views of one simulation need the same output.frames (view 1: %d, view %d: %d)",
 				  sc->output.frames, i + 1, v[i].sc->output.frames);
@@ -275,7 +239,7 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 			continue; /* rank 0 checks and makes them */
 		int vrc = app_outputs_check(views, i);
 		if (vrc == 0)
-			vrc = make_output_dirs(v[i].sc);
+			vrc = app_outputs_make_dirs(v[i].sc);
 		if (vrc)
 			app_view_fail(&v[i], vrc);
 	}
@@ -367,7 +331,8 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		int vrc = init[0] ? sim_state_write_csv(init, st, u) : 0;
 		if (vrc)
 			app_view_fail(&v[i], vrc);
-		v[i].wrote_initial = init[0] && !vrc;
+		if (init[0] && !vrc)
+			app_view_placed(&v[i], APP_OUT_INITIAL_STATE, -1);
 	}
 	if (!app_views_live(v, nviews))
 		return rc;
@@ -449,7 +414,8 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		int vrc = v[i].rc == 0 && fin[0] ? sim_state_write_csv(fin, &st, &u) : 0;
 		if (vrc)
 			app_view_fail(&v[i], vrc);
-		v[i].wrote_final = v[i].rc == 0 && fin[0];
+		if (v[i].rc == 0 && fin[0])
+			app_view_placed(&v[i], APP_OUT_FINAL_STATE, -1);
 	}
 
 end:

@@ -11,6 +11,7 @@
 #include "../output/output.h"
 #include "../render/render.h"
 #include "app.h"
+#include "outputs.h"
 #include "renderer.h"
 
 struct run_view {
@@ -19,13 +20,15 @@ struct run_view {
 	int rc;               /* 0 while the view is live; its error once it failed */
 	struct out_writer *w; /* NULL: no frames wanted (or the view failed) */
 	FILE *stats;          /* NULL: no statistics (or the view failed) */
-	int wrote_initial, wrote_final; /* the state CSVs this run put in place */
 	struct renderer *r;   /* made by the frame loop for a view with a writer */
 	struct app_framing *fr; /* made by the frame loop when its camera moves by itself */
-	/* output.snapshots and output.fits_dir: what this run put in place, so
-	 * that a failed run removes it (first..last, -1: none) */
-	int snap_first, snap_last;
-	int fits_first, fits_last;
+	/* What this run put in place under final names, per row of the
+	 * outputs table (app/outputs.h): a file (placed), or the members
+	 * first..last of a sequence (-1: none). A failed run removes it, an
+	 * interrupted one what the row's fate says (app_view_placed marks). */
+	struct run_placed {
+		int placed, first, last;
+	} out[APP_OUTPUTS_MAX];
 	struct render_camera cam; /* the camera of the frame last queued (FITS pixel scale) */
 	/* over MPI ranks, on ranks other than 0: no outputs of its own; it
 	 * renders its bodies for rank 0's frames (frames: a view rank 0 films) */
@@ -36,6 +39,9 @@ struct run_view {
  * and statistics are closed with their temporary files removed, and it
  * takes no more frames. A view that has failed stays failed. */
 void app_view_fail(struct run_view *v, int rc);
+/* Row `row` of v's outputs is in place: a file (member < 0), or member
+ * `member` of a sequence. */
+void app_view_placed(struct run_view *v, enum app_out_row row, int member);
 /* Number of views still live. */
 int app_views_live(const struct run_view *v, int nv);
 

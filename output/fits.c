@@ -52,21 +52,6 @@ int out_fits_path(const char *dir, int frame, char *buf, size_t cap)
 	return 0;
 }
 
-int out_fits_remove(const char *dir, int from, int to)
-{
-	char path[SCENE_PATH_MAX + 32];
-	int rc = 0;
-	for (int f = from; f < to; f++) {
-		if (out_fits_path(dir, f, path, sizeof path))
-			return NB_ERUNTIME;
-		if (unlink(path) != 0 && errno != ENOENT) {
-			log_warn("%s: cannot remove: %s", path, strerror(errno));
-			rc = NB_ERUNTIME;
-		}
-	}
-	return rc;
-}
-
 /* The keywords; cfitsio's status carries the first error. */
 static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h, int *st)
 {

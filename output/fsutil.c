@@ -1,6 +1,5 @@
 /* fsutil.c - directories for the output files (their temporary names and
  * the final rename: sim/outfile.c). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,39 +69,12 @@ int out_mkdirs_for(const char *path)
 	return out_mkdirs(buf);
 }
 
-int out_remove_sequence(const char *dir, const char *prefix, const char *suffix, int width,
-			int keep_below)
+int out_remove_regular(const char *path)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		log_warn("%s: cannot read the directory to remove an earlier run's files: %s", dir,
-			 strerror(errno));
-		return NB_ERUNTIME;
-	}
-	const size_t np = strlen(prefix), ns = strlen(suffix);
-	int rc = 0;
-	struct dirent *e;
-	char path[4096], again[256];
-	while ((e = readdir(d))) {
-		const char *name = e->d_name;
-		size_t len = strlen(name);
-		if (len <= np + ns || len > 64 || strncmp(name, prefix, np) != 0 ||
-		    strcmp(name + len - ns, suffix) != 0)
-			continue;
-		int idx = 0, used = 0;
-		if (sscanf(name + np, "%9d%n", &idx, &used) != 1 || idx < 0 ||
-		    (size_t)used != len - np - ns)
-			continue;
-		/* exactly the name the writer makes for idx, nothing else */
-		snprintf(again, sizeof again, "%s%0*d%s", prefix, width, idx, suffix);
-		if (strcmp(again, name) != 0 || idx < keep_below)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-		if (unlink(path) != 0 && errno != ENOENT) {
-			log_warn("%s: cannot remove this earlier run's file: %s", path, strerror(errno));
-			rc = NB_ERUNTIME;
-		}
-	}
-	closedir(d);
-	return rc;
+	struct stat sb;
+	if (lstat(path, &sb) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISREG(sb.st_mode))
+		return 1;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }

@@ -218,17 +218,13 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 		   const float *rgb);
 /* DIR/frame_%05d.fits into buf. 0 or NB_ERUNTIME. */
 int out_fits_path(const char *dir, int frame, char *buf, size_t cap);
-/* Remove DIR/frame_%05d.fits for frames [from, to). Logs what it cannot
- * remove; returns 0 or NB_ERUNTIME. */
-int out_fits_remove(const char *dir, int from, int to);
 
-/* Remove from DIR the files named PREFIX + the number printed %0WIDTHd +
- * SUFFIX (exactly: "snap_", 3, ".hdf5"; "frame_", 5, ".fits") whose number
- * is keep_below or more: an earlier, longer run's. Other names are left
- * alone. 0, or NB_ERUNTIME after a warning (DIR unreadable, a file that
- * cannot be removed). */
-int out_remove_sequence(const char *dir, const char *prefix, const char *suffix, int width,
-			int keep_below);
+/* Remove PATH only if it is a regular file (lstat: a device, FIFO,
+ * socket, directory or symbolic link is never removed; outputs are only
+ * ever regular files this program wrote). 0 when removed or absent, 1 when
+ * left because it is not a regular file, -1 on an error (errno set). Every
+ * removal of an output's final name goes through here (app/outputs.c). */
+int out_remove_regular(const char *path);
 
 /* Create DIR and its parents. 0 or NB_ERUNTIME (logged with the path). */
 int out_mkdirs(const char *dir);

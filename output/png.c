@@ -203,7 +203,7 @@ int out_png_remove_stale(const char *dir, int frames)
 		if (idx < 0 || idx < frames)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0 && errno != ENOENT && !err) {
+		if (out_remove_regular(path) < 0 && !err) {
 			log_error("%s: cannot remove a frame of an earlier run: %s", path, strerror(errno));
 			err = NB_ERUNTIME;
 		}
@@ -470,7 +470,7 @@ int out_png_pool_close(struct out_png_pool **pp, int keep)
 	char path[4096], msg[4096 + 256];
 	for (int i = 0; !keep && i < p->nwritten; i++)
 		if (p->written[i] && frame_path(p->dir, i, path, sizeof path, msg, sizeof msg) == 0 &&
-		    unlink(path) != 0 && errno != ENOENT)
+		    out_remove_regular(path) < 0)
 			log_warn("%s: cannot remove the frame of this failed run: %s", path,
 				 strerror(errno));
 	pool_free(p);

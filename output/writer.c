@@ -527,7 +527,7 @@ static int finish_preview(struct out_writer *w)
 /* A file this writer put in place, removed because a later output failed. */
 static void remove_placed(const char *path)
 {
-	if (unlink(path) != 0 && errno != ENOENT)
+	if (out_remove_regular(path) < 0)
 		log_warn("%s: cannot remove the output of this failed run: %s", path, strerror(errno));
 }
 

@@ -375,7 +375,8 @@ int scene_load_string(const char *text, const char *name, const char *dir,
 			  const char *const *overrides, int noverrides, struct scene *sc);
 
 /* Write the resolved scene as YAML: every key, defaults included, loadable
- * again by scene_load with an identical result. Returns 0 or NB_ERUNTIME. */
+ * again by scene_load with an identical result. Returns 0, or NB_ERUNTIME
+ * when f fails (not logged: the caller names its file, errno the reason). */
 int scene_emit(const struct scene *sc, FILE *f);
 
 /* A descriptor of PATH open for reading (O_NONBLOCK), or -1 with WHY (LEN

@@ -2,6 +2,7 @@
  * key of the schema table, in table order, defaults included, so that
  * loading the output gives the same struct scene. Numbers are written with
  * the fewest digits that read back exactly; strings are double-quoted. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -167,7 +168,7 @@ int scene_emit(const struct scene *sc, FILE *f)
 	if (emit_level(f, "", 0, 0, sc, NULL, NULL))
 		return NB_ERUNTIME;
 	if (fflush(f) != 0 || ferror(f)) {
-		log_error("cannot write the resolved scene: write error");
+		/* not logged: the caller names its file with errno's reason */
 		return NB_ERUNTIME;
 	}
 	return 0;

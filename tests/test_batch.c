@@ -20,6 +20,8 @@
 #include "../app/batch_expand.c"
 #include "../app/batch_file.c"
 #include "../app/batch_report.c"
+#include "../app/batch_verify.c"
+#include "../app/outputs.c"
 #include "check_main.h"
 #include "test_batch_util.h"
 

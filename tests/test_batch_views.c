@@ -29,6 +29,8 @@
 #include "../app/batch_file.c"
 #include "../app/batch_group.c"
 #include "../app/batch_report.c"
+#include "../app/batch_verify.c"
+#include "../app/outputs.c"
 #include "check_main.h"
 #include "test_batch_util.h"
 

@@ -1,0 +1,258 @@
+/* outputs.c - the table of a run's outputs (outputs.h) and what every
+ * stage does with a row: its path, its members, its directories, its
+ * cleanup, its place in a batch, its completeness for --resume, its line
+ * in --dry-run. The writers themselves (output/: MP4, PNG, preview, HDF5
+ * snapshots, FITS maps; sim/: statistics and state CSVs; app/run.c: the
+ * resolved scene) each write one row's files under a temporary name
+ * (sim/outfile.c) and rename them into place when complete. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../output/output.h"
+#include "app.h"
+#include "batch.h"
+#include "outputs.h"
+
+/* Frame f of a sequence with one member per frame (PNG frames, FITS maps). */
+static int member_per_frame(const struct scene *sc, int f)
+{
+	return f >= 0 && f < sc->output.frames ? f : -1;
+}
+
+#define FIELD(f) offsetof(struct scene, output.f)
+
+const struct app_out_kind app_outputs[APP_OUTPUTS_MAX] = {
+	[APP_OUT_VIDEO] = {"output.video", APP_OUT_FILE, FIELD(video), "video.mp4", NULL, NULL, 0, NULL,
+	 APP_OUT_KEEP_ON_INTR, batch_whole_video, "the video (MP4)"},
+	[APP_OUT_PNG] = {"output.png_dir", APP_OUT_SEQ, FIELD(png_dir), "png_dir", "frame_", ".png", 5,
+	 member_per_frame, APP_OUT_REMOVE, batch_whole_png, "PNG frames"},
+	[APP_OUT_PREVIEW] = {"output.preview", APP_OUT_FILE, FIELD(preview), "preview.jpg", NULL, NULL, 0, NULL,
+	 APP_OUT_REMOVE, batch_whole_jpeg, "the preview (JPEG)"},
+	[APP_OUT_STATS] = {"output.stats", APP_OUT_FILE, FIELD(stats), "stats.csv", NULL, NULL, 0, NULL,
+	 APP_OUT_KEEP_ON_INTR, batch_whole_stats, "statistics (CSV, a row per frame)"},
+	[APP_OUT_INITIAL_STATE] = {"output.initial_state", APP_OUT_FILE, FIELD(initial_state), "initial.csv", NULL, NULL, 0,
+	 NULL, APP_OUT_REMOVE, batch_whole_text, "the initial state (CSV)"},
+	[APP_OUT_FINAL_STATE] = {"output.final_state", APP_OUT_FILE, FIELD(final_state), "final.csv", NULL, NULL, 0, NULL,
+	 APP_OUT_REMOVE, batch_whole_text, "the final state (CSV)"},
+	[APP_OUT_SNAPSHOTS] = {"output.snapshots.dir", APP_OUT_SEQ, FIELD(snapshots.dir), "snapshots", "snap_", ".hdf5", 3,
+	 out_snap_number, APP_OUT_KEEP_ON_INTR, batch_whole_snapshots,
+	 "snapshots (HDF5; what --restart continues from)"},
+	[APP_OUT_FITS] = {"output.fits_dir", APP_OUT_SEQ, FIELD(fits_dir), "fits", "frame_", ".fits", 5,
+	 member_per_frame, APP_OUT_REMOVE, batch_whole_fits, "FITS maps"},
+	[APP_OUT_RESOLVED] = {"output.resolved_scene", APP_OUT_FILE, FIELD(resolved_scene), "scene.yaml", NULL, NULL, 0,
+	 NULL, APP_OUT_REMOVE, NULL, "the resolved scene (written last: marks a complete run)"},
+};
+const int app_outputs_n = APP_OUTPUTS_MAX;
+
+void app_resolved_scene_path(const struct scene *sc, char *buf)
+{
+	const char *from[] = {sc->output.video, sc->output.stats, sc->output.final_state,
+			      sc->output.initial_state, sc->output.preview};
+	buf[0] = '\0';
+	if (sc->output.resolved_scene[0]) {
+		snprintf(buf, SCENE_PATH_MAX, "%s", sc->output.resolved_scene);
+		return;
+	}
+	for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+		if (!from[i][0])
+			continue;
+		const char *slash = strrchr(from[i], '/');
+		const char *dot = strrchr(from[i], '.');
+		size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - from[i]) : strlen(from[i]);
+		snprintf(buf, SCENE_PATH_MAX, "%.*s.scene.yaml", (int)stem, from[i]);
+		return;
+	}
+	if (sc->output.png_dir[0] &&
+	    snprintf(buf, SCENE_PATH_MAX, "%s/scene.yaml", sc->output.png_dir) >= SCENE_PATH_MAX)
+		buf[0] = '\0'; /* too long to store: skip rather than truncate */
+}
+
+const char *app_out_path(const struct scene *sc, int i, char *buf)
+{
+	const char *v = (const char *)sc + app_outputs[i].field;
+	buf[0] = '\0';
+	if (i == APP_OUT_RESOLVED)
+		app_resolved_scene_path(sc, buf);
+	else if (i == APP_OUT_PREVIEW &&
+		 sc->output.preview_kind == SCENE_PREVIEW_NONE)
+		buf[0] = '\0';
+	else
+		snprintf(buf, SCENE_PATH_MAX, "%s", v);
+	return buf;
+}
+
+char *app_out_field(struct scene *sc, int i)
+{
+	char *v = (char *)sc + app_outputs[i].field;
+	return v[0] || i != APP_OUT_RESOLVED ? v : NULL;
+}
+
+int app_out_member(const struct app_out_kind *k, const char *name)
+{
+	size_t np = strlen(k->prefix), ns = strlen(k->suffix), len = strlen(name);
+	char again[96];
+	int idx = 0, used = 0;
+	if (len <= np + ns || len > 64 || strncmp(name, k->prefix, np) != 0 ||
+	    strcmp(name + len - ns, k->suffix) != 0)
+		return -1;
+	if (sscanf(name + np, "%9d%n", &idx, &used) != 1 || idx < 0 || (size_t)used != len - np - ns)
+		return -1;
+	snprintf(again, sizeof again, "%s%0*d%s", k->prefix, k->width, idx, k->suffix);
+	return strcmp(again, name) == 0 ? idx : -1;
+}
+
+int app_out_member_path(const struct app_out_kind *k, const char *dir, int n, char *buf,
+			size_t cap)
+{
+	int len = snprintf(buf, cap, "%s/%s%0*d%s", dir, k->prefix, k->width, n, k->suffix);
+	return len < 0 || (size_t)len >= cap ? -1 : 0;
+}
+
+int app_out_member_end(const struct app_out_kind *k, const struct scene *sc)
+{
+	int end = 0;
+	for (int f = 0; f < sc->output.frames; f++) {
+		int n = k->member_of_frame(sc, f);
+		if (n >= end)
+			end = n + 1;
+	}
+	return end;
+}
+
+int app_out_writes_member(const struct app_out_kind *k, const struct scene *sc, int first, int n)
+{
+	for (int f = first > 0 ? first : 0; f < sc->output.frames; f++)
+		if (k->member_of_frame(sc, f) == n)
+			return 1;
+	return 0;
+}
+
+int app_out_remove_owned(const char *path, const char *why)
+{
+	int rc = out_remove_regular(path);
+	if (rc < 0) {
+		log_warn("%s: cannot remove it while %s: %s", path, why, strerror(errno));
+	} else if (rc > 0) {
+		struct stat sb;
+		const char *what = lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) ? "a symbolic link"
+										: sim_outfile_special(path);
+		log_warn("%s: not removed while %s: it is %s, not a file this program wrote", path,
+			 why, what ? what : "not a regular file");
+	}
+	return rc;
+}
+
+int app_out_remove_members(const struct app_out_kind *k, const char *dir, int from, int to)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		log_warn("%s: cannot read the directory to remove %s: %s", dir, k->key, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	char path[SCENE_PATH_MAX + 128];
+	for (struct dirent *e; (e = readdir(d));) {
+		int n = app_out_member(k, e->d_name);
+		if (n < from || (to >= 0 && n >= to))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (app_out_remove_owned(path, "removing a run's numbered files") < 0)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int app_outputs_make_dirs(const struct scene *sc)
+{
+	char path[SCENE_PATH_MAX];
+	for (int i = 0; i < app_outputs_n; i++) {
+		if (!app_out_path(sc, i, path)[0])
+			continue;
+		int rc = app_outputs[i].shape == APP_OUT_SEQ ? out_mkdirs(path) : out_mkdirs_for(path);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int app_outputs_whole(const struct scene *sc, char *why, size_t len)
+{
+	char path[SCENE_PATH_MAX], which[SCENE_PATH_MAX + 64];
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		if (!k->problem || !app_out_path(sc, i, path)[0])
+			continue;
+		snprintf(which, sizeof which, "%s", path);
+		const char *problem = k->problem(sc, path, which, sizeof which);
+		if (problem) {
+			snprintf(why, len, "%s %s (%s)", which, problem, k->key);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int app_outputs_place(struct scene *sc, const char *dir, char *msg, size_t msglen)
+{
+	for (int i = 0; i < app_outputs_n; i++) {
+		char *f = app_out_field(sc, i);
+		if (!f || !f[0])
+			continue;
+		char base[SCENE_PATH_MAX], placed[SCENE_PATH_MAX];
+		snprintf(base, sizeof base, "%s", f);
+		size_t len = strlen(base);
+		while (len > 1 && base[len - 1] == '/')
+			base[--len] = '\0';
+		const char *b = strrchr(base, '/');
+		b = b ? b + 1 : base;
+		if (!*b || !strcmp(b, ".") || !strcmp(b, ".."))
+			b = app_outputs[i].batch_name;
+		if ((size_t)snprintf(placed, sizeof placed, "%s/%s", dir, b) >= sizeof placed) {
+			snprintf(msg, msglen, "%s: the path in %s is too long", app_outputs[i].key, dir);
+			return NB_EINPUT;
+		}
+		for (int j = 0; j < i; j++) {
+			const char *g = app_out_field(sc, j);
+			if (g && !strcmp(g, placed)) {
+				snprintf(msg, msglen, "%s and %s would both be %s in the batch (give them "
+					 "different file names)", app_outputs[j].key, app_outputs[i].key, placed);
+				return NB_EINPUT;
+			}
+		}
+		memcpy(f, placed, strlen(placed) + 1);
+	}
+	/* A scene that writes nothing still records that it ran (for --resume). */
+	char resolved[SCENE_PATH_MAX];
+	app_resolved_scene_path(sc, resolved);
+	if (!resolved[0])
+		snprintf(sc->output.resolved_scene, sizeof sc->output.resolved_scene, "%s/scene.yaml", dir);
+	return 0;
+}
+
+void app_outputs_list(const struct scene *sc, FILE *f)
+{
+	char path[SCENE_PATH_MAX];
+	fprintf(f, "# outputs (complete or absent; only regular files under these names are replaced):\n");
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		if (!app_out_path(sc, i, path)[0])
+			continue;
+		if (k->shape == APP_OUT_FILE) {
+			fprintf(f, "#   %-22s %s: %s\n", k->key, path, k->what);
+			continue;
+		}
+		int count = 0;
+		for (int fr = 0; fr < sc->output.frames; fr++)
+			count += k->member_of_frame(sc, fr) >= 0;
+		fprintf(f, "#   %-22s %s/%s%0*d%s .. %s%0*d%s: %s, %d files\n", k->key, path, k->prefix,
+			k->width, 0, k->suffix, k->prefix, k->width, app_out_member_end(k, sc) - 1,
+			k->suffix, k->what, count);
+	}
+}
