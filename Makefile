@@ -10,6 +10,8 @@
 #   make demo         install missing deps, render the default scene into out/demo/
 #   make bench        build build/nbody-bench
 #   make check-long   the long physics checks
+#   make check-hostile   every output row, writer, reader and process under hostile
+#                     conditions, signal cases included (docs/PROMISES.md)
 #   make check-sanitize  CPU tests under -fsanitize=undefined,address (build-san/)
 #   make deps         install missing Debian packages (or print the apt-get command)
 #   make fuzz         libFuzzer harnesses (clang-14, ASan/UBSan) run FUZZ_SECONDS each
@@ -99,6 +101,7 @@ BIN := $(BUILD)/nbody-render
 BENCH := $(BUILD)/nbody-bench
 
 .PHONY: mpi-test-bin all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
+	check-hostile check-hostile-run \
 	check-layers check-names \
 	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
@@ -176,6 +179,19 @@ check-long: deps
 check-long-run: info pkgs-present $(BIN) $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
 	  CK_DEFAULT_TIMEOUT=3600 NB_LONG=1 NB_BIN=$(BIN) $$t || fail=1; done; exit $$fail
+
+# The hostile cases (docs/PROMISES.md): every row of the outputs table under
+# a full disk, special files, shared names, batches, SIGINT and kill -9,
+# the writers, the readers and the processes. make test runs the fast part
+# (all but the signal cases of tests/test_hostile.c).
+HOSTILE_TESTS := test_hostile test_writer_hostile test_reader_hostile test_process_hostile test_output_safety
+check-hostile: deps
+	@$(MAKE) --no-print-directory check-hostile-run
+
+check-hostile-run: info pkgs-present $(BIN) $(filter $(HOSTILE_TESTS:%=$(BUILD)/tests/%),$(TEST_BIN)) mpi-test-bin
+	@fail=0; for t in $(HOSTILE_TESTS); do [ -f tests/$$t.c ] || continue; echo "== $$t"; \
+	  NB_HOSTILE_SLOW=1 CK_DEFAULT_TIMEOUT=600 NB_BIN=$(BIN) NB_MPI_BIN=$(MPI_TEST_BIN) $(BUILD)/tests/$$t || fail=1; done; \
+	  if [ $$fail = 0 ]; then echo "HOSTILE CHECKS PASSED"; else echo "SOME HOSTILE CHECKS FAILED"; exit 1; fi
 
 check-sanitize: deps
 	$(MAKE) BUILD=build-san CUDA=0 OPT=-O1 SAN="-fsanitize=undefined,address -fno-omit-frame-pointer" \
