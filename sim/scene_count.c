@@ -8,10 +8,13 @@
  * Each refusal is two lines: the reader's (the file and what is wrong in
  * it), then the scene entry's file:line:col (scene_fail_key). */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "../scene/log.h"
 #include "sim.h"
+
+#define SIM_ACC_MAX 1e30 /* as scene/scene.c's SCENE_ACC_MAX */
 
 /* Place a reader's refusal (already logged) at entry k's key. */
 static int count_refused(const struct scene *sc, int k, const char *key, const char *path,
@@ -75,11 +78,27 @@ long sim_scene_body_count(const struct scene *sc)
 			struct sim_units u;
 			size_t rows = 0;
 			scene_units_of(sc->units, &u);
-			int err = sim_state_read_csv(b->file, &u, NULL, 0, &rows);
+			double lg = 0;
+			int err = sim_state_csv_count(b->file, &rows, &lg);
 			if (err == NB_EINPUT)
 				count_refused(sc, i, "file", b->file, "the state CSV");
 			if (err)
 				return -1; /* logged by the reader, with file:line */
+			/* as the scene's own masses (scene_load's force check): the
+			 * largest acceleration G M / softening^2 must stay finite */
+			const double acc = lg + log10(u.mass) - 2 * log10(scene_softening(sc));
+			if (acc > log10(SIM_ACC_MAX)) {
+				char key[48];
+				snprintf(key, sizeof key, "bodies.%d.file", i);
+				scene_fail_key(sc, key, i,
+					       "the bodies of %s have a total mass of 1e%.1f (column "
+					       "'mass', scene units): with simulation.softening %g their "
+					       "accelerations reach about 1e%.0f internal units (G M / "
+					       "softening^2), beyond %g where they overflow; a bad mass "
+					       "column (or units), or raise simulation.softening",
+					       b->file, lg, sc->simulation.softening, acc, SIM_ACC_MAX);
+				return -1;
+			}
 			if (rows > (size_t)LONG_MAX / 2) {
 				log_error("bodies.%d.file: %s: too many rows (%zu)", i, b->file, rows);
 				return -1;

@@ -163,6 +163,10 @@ void sim_galaxy_report(const struct scene *sc, FILE *f);
  * error, allocation, or more bodies than st holds). */
 int sim_state_read_csv(const char *path, const struct sim_units *u,
 		       struct sim_state *st, size_t first, size_t *out_n);
+/* The count pass of sim_state_read_csv (the same checks and messages)
+ * that also gives log10 of the bodies' total mass in scene units (computed
+ * without overflow), for the check of forces against the softening. */
+int sim_state_csv_count(const char *path, size_t *out_n, double *lg_mass);
 /* The same rules over the len bytes at buf (any bytes: it never reads past
  * buf + len and never crashes), naming the input name in messages, with at
  * most max_bodies bodies (capped at SIM_CSV_MAX_BODIES). For fuzzing and

@@ -41,6 +41,7 @@ struct csv_reader {
 	uint64_t *ids;    /* id << 32 | body index, one per body */
 	size_t nids, capids;
 	int ids_rising;   /* every id so far larger than the one before */
+	long double mass; /* the bodies' total mass so far, scene units (no overflow) */
 };
 
 /* s for a message: at most 40 bytes, bytes outside printable ASCII as \xNN. */
@@ -294,6 +295,7 @@ static int csv_body(struct csv_reader *r, const struct sim_units *u, struct sim_
 	}
 	if ((err = csv_keep_id(r, id, nb)))
 		return err;
+	r->mass += (long double)v[2];
 	if (st) {
 		if (first + nb >= st->n) {
 			log_error("%s: has more bodies than when it was first counted "
@@ -365,7 +367,7 @@ static int csv_read_lines(struct csv_reader *r, size_t max_bodies, const struct 
 
 static int csv_read_stream(FILE *f, const char *name, size_t max_bodies,
 			   const struct sim_units *u, struct sim_state *st, size_t first,
-			   size_t *out_n)
+			   size_t *out_n, double *lg_mass)
 {
 	static const struct csv_reader zero;
 	struct csv_reader *r = malloc(sizeof *r);
@@ -380,6 +382,8 @@ static int csv_read_stream(FILE *f, const char *name, size_t max_bodies,
 	if (max_bodies > SIM_CSV_MAX_BODIES)
 		max_bodies = SIM_CSV_MAX_BODIES; /* body indices must fit 32 bits */
 	int err = csv_read_lines(r, max_bodies, u, st, first, out_n);
+	if (lg_mass)
+		*lg_mass = r->mass > 0 ? (double)log10l(r->mass) : -HUGE_VAL;
 	free(r->ids);
 	free(r);
 	return err;
@@ -394,8 +398,9 @@ int sim_state_csv_check_file(const char *path, char *why, size_t len)
 	return 0;
 }
 
-int sim_state_read_csv(const char *path, const struct sim_units *u, struct sim_state *st,
-		       size_t first, size_t *out_n)
+/* sim_state_read_csv and sim_state_csv_count. */
+static int csv_read_path(const char *path, const struct sim_units *u, struct sim_state *st,
+			 size_t first, size_t *out_n, double *lg_mass)
 {
 	char why[300];
 	*out_n = 0;
@@ -410,9 +415,21 @@ int sim_state_read_csv(const char *path, const struct sim_units *u, struct sim_s
 		close(fd);
 		return NB_ERUNTIME;
 	}
-	int err = csv_read_stream(f, path, SIM_CSV_MAX_BODIES, u, st, first, out_n);
+	int err = csv_read_stream(f, path, SIM_CSV_MAX_BODIES, u, st, first, out_n, lg_mass);
 	fclose(f);
 	return err;
+}
+
+int sim_state_read_csv(const char *path, const struct sim_units *u, struct sim_state *st,
+		       size_t first, size_t *out_n)
+{
+	return csv_read_path(path, u, st, first, out_n, NULL);
+}
+
+int sim_state_csv_count(const char *path, size_t *out_n, double *lg_mass)
+{
+	*lg_mass = -HUGE_VAL;
+	return csv_read_path(path, NULL, NULL, 0, out_n, lg_mass);
 }
 
 int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t max_bodies,
@@ -429,7 +446,7 @@ int sim_state_read_csv_mem(const char *name, const void *buf, size_t len, size_t
 		log_error("%s: cannot read from memory: %s", name, strerror(errno));
 		return NB_ERUNTIME;
 	}
-	int err = csv_read_stream(f, name, max_bodies, u, st, first, out_n);
+	int err = csv_read_stream(f, name, max_bodies, u, st, first, out_n, NULL);
 	fclose(f);
 	return err;
 }

@@ -520,19 +520,22 @@ END_TEST
 /* ---- body CSV files ------------------------------------------------------------ */
 
 /* A CSV cut inside a line, one with a value that is not finite, one with
- * a value that overflows in internal units: refused with file:line by the
- * reader and at the scene entry (before: --dry-run's refusal had no scene
- * place). */
+ * a value beyond the range of positions, one whose masses make forces
+ * overflow: refused with file:line (or the file) by the reader and at the
+ * scene entry (before: --dry-run's refusal had no scene place; the masses
+ * passed --dry-run, and the run failed at step 1 with exit 1 blaming the
+ * time step). */
 START_TEST(csv_truncated_and_nonfinite_are_refused_at_the_entry)
 {
-	static const char *const bodies[3] = {
+	static const char *const bodies[4] = {
 		"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0\n1,a,1,1,0",
 		"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0\n1,a,1,nan,0,0,0,0,0\n",
 		"id,component,mass,x,y,z,vx,vy,vz\n0,a,1,0,0,0,0,0,0\n1,a,1,1e300,0,0,0,0,0\n",
+		"id,component,mass,x,y,z,vx,vy,vz\n0,a,1e300,0,0,0,0,0,0\n1,a,1,1,0,0,0,0,0\n",
 	};
-	static const char *const cause[3] = {"b.csv:3: expected 9 columns", "b.csv:3: column 'x'",
-					     "b.csv:3: column 'x'"};
-	for (int i = 0; i < 3; i++) {
+	static const char *const cause[4] = {"b.csv:3: expected 9 columns", "b.csv:3: column 'x'",
+					     "b.csv:3: column 'x'", "total mass of 1e300"};
+	for (int i = 0; i < 4; i++) {
 		write_text("b.csv", bodies[i]);
 		const char *text = "bodies:\n"
 				   "  - {name: b, model: file, file: b.csv}\n"
