@@ -8,9 +8,13 @@
  * (dry run: print it and stop) -> app_run (initial conditions, steps,
  * frames, outputs; app/run.c). Exit codes: 0 ok, 2 bad input, 1 runtime
  * failure, 130 interrupted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../dist/dist.h"
 #include "../kernels/gpu.h"
@@ -142,8 +146,45 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 	return 0;
 }
 
+/* Before anything opens a file: a closed stdin, stdout or stderr (`2>&-`)
+ * gets a stand-in on /dev/null opened the wrong way round (writes fail
+ * with EBADF, as they would on the closed descriptor), so no output file
+ * is ever opened as descriptor 1 or 2 and then written into by a
+ * message. A closed pipe on stdout or stderr is a failed write (EPIPE),
+ * not SIGPIPE's death mid-write: the logger then gives stderr up
+ * (scene/log.h), and stdout's failure is checked at the end. Forked batch
+ * runs inherit both. */
+static void stdio_guard(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		int nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) { /* cannot happen: fd is the lowest free one */
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Over MPI ranks every rank makes the input checks, and the ranks other
+ * than 0 hold their messages (held): rank 0 reports. The verdict is
+ * agreed (dist_agree); a rank that failed where rank 0 did not prints
+ * what it held. On one rank: rc. */
+static int checks_agreed(int rc, int held)
+{
+	if (dist_size() < 2)
+		return rc;
+	int who = -1, all = dist_agree(rc, &who);
+	if (held)
+		log_release(rc != 0 && who == dist_rank());
+	return all;
+}
+
 int main(int argc, char **argv)
 {
+	stdio_guard();
 	/* under mpirun (an MPI build): a single scene is one simulation over
 	 * the ranks, a batch spreads its runs over them (dist/) */
 	if (dist_init(&argc, &argv))
@@ -163,6 +204,10 @@ int main(int argc, char **argv)
 	struct cli cli = {0};
 	static struct scene sc; /* large: keep it off the stack */
 	struct app_result res = {0};
+	const int held = dist_size() > 1 && dist_rank() != 0;
+	int checking = 1; /* until checks_agreed */
+	if (held)
+		log_hold();
 	int rc = cli_parse(argc, argv, &cli);
 	if (rc == 1) {
 		rc = 0;
@@ -185,6 +230,9 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		goto end;
+	checking = 0;
+	if ((rc = checks_agreed(rc, held)))
+		goto end;
 	if (cli.dry_run && dist_rank() != 0)
 		goto end;
 	if (cli.dry_run) {
@@ -194,9 +242,20 @@ int main(int argc, char **argv)
 			       restart_frame, restart_frame + 1, sc.output.frames - 1);
 		goto end;
 	}
+	dist_run_over_ranks(); /* over MPI ranks: rank 0 ends the run (dist.h) */
 	app_signals_install();
 	rc = app_run_restart(&sc, cli.backend, cli.restart, &res);
 end:
+	if (checking) /* this rank failed a check (or said --help): agree */
+		rc = checks_agreed(rc, held);
+	/* --dry-run, --help and --version write to stdout: a closed pipe or
+	 * a full disk there fails the command (exit 1), said on stderr */
+	errno = 0;
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+		log_error("standard output: cannot write: %s",
+			  errno ? strerror(errno) : "write error");
+		rc = NB_ERUNTIME;
+	}
 	free(cli.sets);
 	return dist_finish(log_exit_status(rc));
 }

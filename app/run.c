@@ -240,6 +240,8 @@ static int views_prepare(struct app_view *views, struct run_view *v, int nviews)
 		int vrc = app_outputs_check(views, i);
 		if (vrc == 0)
 			vrc = app_outputs_make_dirs(v[i].sc);
+		if (vrc == 0) /* what a killed earlier run left beside them */
+			app_outputs_sweep_partials(v[i].sc, 60);
 		if (vrc)
 			app_view_fail(&v[i], vrc);
 	}
@@ -403,6 +405,10 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
 			    &sim_s);
 	app_progress_end(&prog);
+	/* over MPI ranks, stopped by a signal: an interrupt when every rank
+	 * still answers, else a failed run (a rank died; dist.h) */
+	if (ds && rc == NB_EINTR)
+		rc = dist_stop_status();
 	if (ds && rc == 0) {
 		dist_sim_report(ds);
 		/* every rank stepped the whole state: they must agree */

@@ -8,17 +8,25 @@
  * Barnes-Hut: the final state bit for bit; frames within 1 LSB), domains
  * rebalanced as a dense cluster crosses the box, a dead rank ends the run
  * with exit 1 naming it, replicas that differ end it with exit 1 naming the
- * rank, batches spread over ranks and shards. GPU ranks (an MPI build with
+ * rank, batches spread over ranks and shards; how a run over ranks ends
+ * (issue 27, "Processes"): bad input said once, by one rank; a rank killed
+ * with SIGKILL or failing mid-run leaves no temporary file and none of the
+ * failed run's outputs; an interrupt of mpirun keeps the MP4 of the frames
+ * made, as for one process (README, exit status). GPU ranks (an MPI build with
  * CUDA and a GPU; SKIP without): 2 and 3 ranks sharing the GPU against one
  * GPU process.
  *   make test   (builds build-mpi/nbody-render when libopenmpi-dev is there)
  *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist */
+#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <png.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -230,6 +238,8 @@ static int run_sh(const char *cmd)
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
 
+static int count_suffix(const char *dir, const char *suffix);
+
 /* mpirun as root in CI, ranks oversubscribing the 2 cores, one thread each */
 #define MPIENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
 #define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
@@ -438,12 +448,263 @@ START_TEST(a_dead_rank_ends_the_run_with_exit_1_naming_it)
 	ck_assert_msg(dt < 60, "took %.0f s", dt);
 	FMT(cmd, "grep -q 'nothing from rank 1 for 5 s' %s/log", dir);
 	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
+	/* rank 0 removed the failed run's files before ending the job */
+	ck_assert_msg(count_suffix(dir, ".partial") == 0, "temporary files left in %s", dir);
+	ck_assert_msg(count_suffix(dir, ".hdf5") == 0, "snapshots left in %s", dir);
 	/* and with mpirun's default (it ends the job itself): exit 1 too */
 	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 timeout 120 mpirun --oversubscribe -x NB_DIST_DIE -np 3 '%s' "
 		 "%s/plummer-small.yaml %s > %s/log2 2>&1",
 		 g_mpi, g_data, sets, dir);
 	ck_assert_int_eq(run_sh(cmd), 1);
 	printf("dist: a dead rank: exit 1 after %.1f s, named\n", dt);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+/* ---- how a run over ranks ends (issue 27) ------------------------------ */
+
+/* Files under DIR (recursively) whose name ends in SUFFIX. */
+static int count_suffix(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char p[PATH_MAX];
+		FMT(p, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			n += count_suffix(p, suffix);
+		size_t len = strlen(e->d_name), ls = strlen(suffix);
+		if (len >= ls && strcmp(e->d_name + len - ls, suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The --set arguments of a run writing every kind of output into DIR/o:
+ * FRAMES frames of 1500 bodies (direct; tens of frames a second on 2
+ * ranks), a snapshot every frame. */
+static void ending_sets(const char *dir, int frames, char *out, size_t len)
+{
+	ck_assert((size_t)snprintf(
+			  out, len,
+			  "--backend cpu --set simulation.solver=direct --set bodies.0.count=1500 "
+			  "--set output.frames=%d --set render.width=96 --set render.height=64 "
+			  "--set output.video=%s/o/v.mp4 --set output.png_dir=%s/o/png "
+			  "--set output.stats=%s/o/s.csv --set output.initial_state=%s/o/i.csv "
+			  "--set output.final_state=%s/o/f.csv --set output.snapshots.dir=%s/o/snap "
+			  "--set output.snapshots.every=1",
+			  frames, dir, dir, dir, dir, dir, dir) < len);
+}
+
+/* No temporary file, and none of the run's outputs under a final name. */
+static void assert_outputs_absent(const char *dir)
+{
+	char p[PATH_MAX];
+	ck_assert_msg(count_suffix(dir, ".partial") == 0, "temporary files left in %s", dir);
+	static const char *const files[] = {"v.mp4", "s.csv", "i.csv", "f.csv", "v.scene.yaml"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		FMT(p, "%s/o/%s", dir, files[i]);
+		ck_assert_msg(access(p, F_OK) != 0, "%s left by a failed run", p);
+	}
+	FMT(p, "%s/o", dir);
+	ck_assert_msg(count_suffix(p, ".png") == 0, "PNG frames left in %s/o/png", dir);
+	ck_assert_msg(count_suffix(p, ".hdf5") == 0, "snapshots left in %s/o/snap", dir);
+}
+
+/* Start `sh -c CMD` (an mpirun); its pid. */
+static pid_t start_sh(const char *cmd)
+{
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait up to SECONDS for PATH to exist. */
+static int wait_path(const char *path, double seconds)
+{
+	for (double t0 = log_clock_s(); log_clock_s() - t0 < seconds; usleep(10000))
+		if (access(path, F_OK) == 0)
+			return 1;
+	return 0;
+}
+
+/* The exit status of PID (an mpirun) within SECONDS, -1 if it took longer
+ * (then killed), 128 + N if it died of signal N. */
+static int wait_exit(pid_t pid, double seconds)
+{
+	int ws = 0;
+	for (double t0 = log_clock_s(); log_clock_s() - t0 < seconds; usleep(20000))
+		if (waitpid(pid, &ws, WNOHANG) == pid)
+			return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	kill(pid, SIGKILL);
+	waitpid(pid, &ws, 0);
+	return -1;
+}
+
+/* The pid of the process running the MPI build whose command line holds
+ * MARK and whose environment says it is MPI rank RANK (Linux /proc); 0
+ * when there is none. */
+static pid_t rank_pid(const char *mark, int rank)
+{
+	DIR *d = opendir("/proc");
+	ck_assert(d);
+	char want[64];
+	FMT(want, "OMPI_COMM_WORLD_RANK=%d", rank);
+	pid_t found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char p[PATH_MAX], buf[65536];
+		FMT(p, "/proc/%s/cmdline", e->d_name);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0 || strcmp(buf, g_mpi) != 0)
+			continue; /* argv[0] is not the MPI build */
+		int has_mark = 0;
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+			has_mark |= strstr(buf + i, mark) != NULL;
+		FMT(p, "/proc/%s/environ", e->d_name);
+		fd = has_mark ? open(p, O_RDONLY) : -1;
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
+			if (strcmp(buf + i, want) == 0)
+				found = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+START_TEST(bad_input_under_mpirun_is_reported_once)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", cmd[8192];
+	ck_assert(mkdtemp(dir));
+	/* a bad scene, a bad option, a bad --set: exit 2, one message each
+	 * (before: one copy from every rank) */
+	static const char *const cases[][2] = {
+		{"%s/bad-enum.yaml", "simulation.solver: expected one of"},
+		{"%s/plummer-small.yaml --bogus", "unknown option .--bogus"},
+		{"%s/plummer-small.yaml --set simulation.dt=-1", "simulation.dt"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char args[PATH_MAX + 64];
+		FMT(args, cases[c][0], g_data);
+		FMT(cmd, MPIRUN " -np 3 '%s' %s > %s/log 2>&1", g_mpi, args, dir);
+		ck_assert_msg(run_sh(cmd) == 2, "%s: not exit 2", cmd);
+		FMT(cmd, "test $(grep -c 'nbody-render: error:.*%s' %s/log) = 1 && "
+			 "test $(grep -c 'nbody-render: error:' %s/log) = 1",
+		    cases[c][1], dir, dir);
+		ck_assert_msg(run_sh(cmd) == 0, "%s: not exactly one error message in %s/log", args,
+			      dir);
+	}
+	printf("dist: bad input over 3 ranks: exit 2, said once\n");
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+START_TEST(a_rank_killed_mid_run_leaves_no_outputs)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192], path[PATH_MAX];
+	ck_assert(mkdtemp(dir));
+	ending_sets(dir, 400, sets, sizeof sets);
+	FMT(cmd, MPIENV "exec mpirun --oversubscribe --bind-to none -np 2 '%s' %s/plummer-small.yaml "
+		 "%s > %s/log 2>&1", g_mpi, g_data, sets, dir);
+	pid_t mpirun = start_sh(cmd);
+	FMT(path, "%s/o/png/frame_00004.png", dir);
+	ck_assert_msg(wait_path(path, 120), "no frame 4 after 120 s (%s/log)", dir);
+	pid_t r1 = rank_pid(dir, 1);
+	ck_assert_msg(r1 > 0, "rank 1's process not found");
+	ck_assert_int_eq(kill(r1, SIGKILL), 0);
+	int rc = wait_exit(mpirun, 60);
+	/* mpirun's own status for a rank killed by signal 9: 128 + 9 (README) */
+	ck_assert_msg(rc == 137 || rc == 1, "exit status %d (-1: it hung; %s/log)", rc, dir);
+	/* a failed run: no temporary file, no frame, snapshot, CSV or video
+	 * (before: .v.mp4.PID-TOKEN.partial, .s.csv...partial, i.csv, the
+	 * frames and snapshots made so far) */
+	assert_outputs_absent(dir);
+	FMT(cmd, "grep -q 'rank 1, which did not answer\\|rank 1 did not answer\\|nothing from rank 1' "
+		 "%s/log", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "rank 0 did not name rank 1 (%s/log)", dir);
+	printf("dist: rank 1 killed mid-run: mpirun exit %d, no outputs, no temporary files\n", rc);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+START_TEST(a_rank_failing_mid_run_leaves_no_outputs)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192];
+	ck_assert(mkdtemp(dir));
+	ending_sets(dir, 60, sets, sizeof sets);
+	/* rank 1 _exit(1)s at step 40 (frame 4): mpirun ends the job, and
+	 * rank 0, stopped, finds rank 1 gone: a failed run (before: rank 0
+	 * was killed waiting for rank 1, its temporary files, frames and
+	 * snapshots left) */
+	FMT(cmd, "NB_DIST_DIE=1:40 " MPIENV "timeout 120 mpirun --oversubscribe --bind-to none "
+		 "-x NB_DIST_DIE -np 2 '%s' %s/plummer-small.yaml %s > %s/log 2>&1",
+	    g_mpi, g_data, sets, dir);
+	int rc = run_sh(cmd);
+	ck_assert_msg(rc == 1, "exit status %d (%s/log)", rc, dir);
+	assert_outputs_absent(dir);
+	printf("dist: rank 1 failing mid-run: exit 1, no outputs, no temporary files\n");
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+START_TEST(mpirun_interrupted_keeps_the_frames_made)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", sets[4096], cmd[8192], path[PATH_MAX];
+	ck_assert(mkdtemp(dir));
+	ending_sets(dir, 400, sets, sizeof sets);
+	FMT(cmd, MPIENV "exec mpirun --oversubscribe --bind-to none -np 2 '%s' %s/plummer-small.yaml "
+		 "%s > %s/log 2>&1", g_mpi, g_data, sets, dir);
+	pid_t mpirun = start_sh(cmd);
+	FMT(path, "%s/o/png/frame_00004.png", dir);
+	ck_assert_msg(wait_path(path, 120), "no frame 4 after 120 s (%s/log)", dir);
+	ck_assert_int_eq(kill(mpirun, SIGTERM), 0); /* as Ctrl-C or scancel */
+	int rc = wait_exit(mpirun, 60);
+	ck_assert_msg(rc > 0, "exit status %d (-1: it hung; %s/log)", rc, dir);
+	/* every rank answered: an interrupt, as for one process: the MP4 of
+	 * the frames made, the statistics and snapshots kept, PNG frames and
+	 * state CSVs removed, no temporary file */
+	ck_assert_msg(count_suffix(dir, ".partial") == 0, "temporary files left in %s", dir);
+	FMT(path, "%s/o/v.mp4", dir);
+	ck_assert_msg(access(path, F_OK) == 0, "no MP4 after an interrupt (%s/log)", dir);
+	FMT(path, "%s/o/snap/snap_000.hdf5", dir);
+	ck_assert_msg(access(path, F_OK) == 0, "snapshots removed after an interrupt");
+	FMT(path, "%s/o/png", dir);
+	ck_assert_msg(count_suffix(path, ".png") == 0, "PNG frames left after an interrupt");
+	FMT(cmd, "grep -q 'interrupted after' %s/log", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "rank 0 did not say interrupted (%s/log)", dir);
+	printf("dist: mpirun interrupted: exit %d, the MP4 kept, no temporary files\n", rc);
 	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
 }
@@ -674,6 +935,10 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, domains_rebalance_as_a_cluster_crosses_the_box);
 	tcase_add_test(mp, a_dead_rank_ends_the_run_with_exit_1_naming_it);
 	tcase_add_test(mp, diverged_replicas_end_the_run_with_exit_1);
+	tcase_add_test(mp, bad_input_under_mpirun_is_reported_once);
+	tcase_add_test(mp, a_rank_killed_mid_run_leaves_no_outputs);
+	tcase_add_test(mp, a_rank_failing_mid_run_leaves_no_outputs);
+	tcase_add_test(mp, mpirun_interrupted_keeps_the_frames_made);
 	tcase_add_test(mp, batch_runs_spread_over_ranks_each_once);
 	suite_add_tcase(s, mp);
 	char why[160];
