@@ -32,6 +32,7 @@
 #define SNAP_GADGET_M_G 1.989e43
 #define SNAP_GADGET_V_CM_S 1e5
 #define SNAP_FACTOR_MAX 1e60 /* a unit factor (stored -> scene) in [1e-60, 1e60] */
+#define SNAP_ACC_MAX 1e30    /* G M / softening^2 at most this (scene/scene.c's SCENE_ACC_MAX) */
 #define SNAP_MASS_MAX 1e60   /* a body's mass, internal units: at most this (its square stays finite) */
 
 /* One pass over the entry's files. */
@@ -340,6 +341,32 @@ static int snap_wanted(const struct snap_pass *p, const struct sim_snap_header *
 	return p->opt->types[t].load && h0->npart_total[t] > 0;
 }
 
+/* The count pass: the mass the kept particles of MassTable types carry
+ * (known from the header, without reading a value) against the softening,
+ * as the read pass checks every mass: so --dry-run refuses a MassTable or
+ * a mass unit whose forces overflow. 0 or NB_EINPUT. */
+static int snap_masstable_check(const struct snap_pass *p, const struct sim_snap_header *h0,
+				const struct sim_snap_info *info)
+{
+	long double total = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		if (h0->npart[t] > 0 && !h0->has_mass[t] && h0->mass_table[t] > 0)
+			total += (long double)info->kept[t] * h0->mass_table[t] * p->mf /
+				 p->opt->subsample * p->u->mass;
+	if (!(total > 0) || p->sc->simulation.solver == SCENE_SOLVER_NONE) /* film: no forces */
+		return 0;
+	const double lgm = (double)log10l(total);
+	const double lg = lgm - 2 * log10(scene_softening(p->sc));
+	if (lg <= log10(SNAP_ACC_MAX))
+		return 0;
+	log_error("%s: bodies.%d: the MassTable masses (x %g from the mass unit, from %s) of the "
+		  "particles kept add up to 1e%.1f internal units: with simulation.softening %g "
+		  "accelerations reach about 1e%.0f (G M / softening^2), beyond %g where they "
+		  "overflow; a bad mass unit or MassTable, or raise simulation.softening",
+		  p->path, p->k, p->mf, p->from, lgm, p->sc->simulation.softening, lg, SNAP_ACC_MAX);
+	return NB_EINPUT;
+}
+
 static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 {
 	struct sim_snap *s0 = NULL, *s = NULL;
@@ -396,6 +423,8 @@ static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 		c++;
 	}
 	info->ncomp = c - comp0;
+	if (!p->st && p->u)
+		err = snap_masstable_check(p, h0, info);
 end:
 	sim_snap_close(&s0);
 	return err;
@@ -409,6 +438,28 @@ int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 	size_t kept = 0;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
 		kept += info->kept[t];
+	if (!err && st && kept > 0 && sc->simulation.solver != SCENE_SOLVER_NONE) {
+		/* the masses read, against the softening as scene_load checks the
+		 * scene's own: the largest acceleration G M / softening^2 (internal
+		 * units, G = 1) must stay below SNAP_ACC_MAX */
+		long double total = 0;
+		for (size_t i = first; i < first + kept && i < st->n; i++)
+			total += (long double)st->mass[i];
+		const double lg = total > 0 ? (double)log10l(total) - 2 * log10(scene_softening(sc))
+					    : -HUGE_VAL;
+		if (lg > log10(SNAP_ACC_MAX)) {
+			char path[SCENE_PATH_MAX + 64];
+			sim_snap_entry_path(sc, k, path, sizeof path);
+			log_error("%s: bodies.%d (%s): the particles' masses (Masses or MassTable, x "
+				  "%g from the mass unit, %s) add up to 1e%.1f internal units: with "
+				  "simulation.softening %g accelerations reach about 1e%.0f (G M / "
+				  "softening^2), beyond %g where they overflow; a bad mass unit or "
+				  "bad masses, or raise simulation.softening",
+				  path, k, b->name, info->mass, info->units, (double)log10l(total),
+				  sc->simulation.softening, lg, SNAP_ACC_MAX);
+			return NB_EINPUT;
+		}
+	}
 	if (err || kept > 0 || b->snap.series[0])
 		return err;
 	/* an entry that makes no body: refused by the count pass, so that

@@ -192,6 +192,7 @@ struct h5spec {
 	uint64_t id0;      /* first ParticleID */
 	int dup_id;        /* the last particle of each type takes the first's ID */
 	double xmul;       /* positions multiplied by this (0: 1) */
+	double mt1;        /* MassTable[1] (0: 1) */
 };
 
 static void h5_attr(hid_t loc, const char *name, hid_t type, const void *v, hsize_t n)
@@ -230,7 +231,7 @@ static void h5_write(const char *name, const struct h5spec *sp)
 		any_tot |= sp->tot[t] != 0;
 	for (int t = 0; t < 6; t++)
 		tot[t] = any_tot ? sp->tot[t] : sp->np[t];
-	const double mt[6] = {1, 1, 1, 1, 1, 1}, z = 0;
+	const double mt[6] = {1, sp->mt1 > 0 ? sp->mt1 : 1, 1, 1, 1, 1}, z = 0;
 	const int nf = sp->nfiles > 0 ? sp->nfiles : 1;
 	h5_attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, sp->np, 6);
 	h5_attr(h, "NumPart_Total", H5T_NATIVE_UINT64, tot, 6);
@@ -446,6 +447,20 @@ START_TEST(units_that_overflow_after_conversion_are_refused_naming_the_unit)
 				  where_in("s.yaml", text, "{name: r"), NULL};
 	expect_both_refuse("s.yaml", NULL, n2);
 	ck_assert_msg(strstr(g_err, "time step") == NULL, "a bad mass unit blamed on the time step:\n%s",
+		      g_err);
+
+	/* a MassTable whose masses, in internal units, make forces overflow
+	 * with the scene's softening: known from the header, refused by
+	 * --dry-run too (before: the run failed at its first step, exit 1,
+	 * blaming the time step) */
+	sp.unit[1] = 1.989e43, sp.mt1 = 1e40;
+	h5_write("mt.hdf5", &sp);
+	sp.mt1 = 0;
+	text = snap_scene("s.yaml", "mt.hdf5", NULL);
+	const char *const n3[] = {"mt.hdf5", "MassTable masses", "mass unit", "softening",
+				  where_in("s.yaml", text, "{name: r"), NULL};
+	expect_both_refuse("s.yaml", NULL, n3);
+	ck_assert_msg(strstr(g_err, "time step") == NULL, "a bad MassTable blamed on the time step:\n%s",
 		      g_err);
 
 	/* the entry's own units key (the file gives none), with factors in
