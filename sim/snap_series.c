@@ -160,6 +160,16 @@ static int series_time_ok(const struct sim_snap_series *s, const char *path, int
 			  path, t, prev);
 		return NB_EINPUT;
 	}
+	/* In scene units, |t| <= 1e15 and gaps >= 1e-15 keep the interpolation
+	 * finite: velocities (distance / gap) within 2e30, drifts within 2e30
+	 * (fuzz/regress/snapseries/tiny-gap.bin: a gap of 1e-298 gave inf). */
+	const double ts = t / s->u.time, gap = i > 0 ? (t - prev) / s->u.time : 1;
+	if (!(fabs(ts) <= SIM_CSV_XMAX && gap >= 1 / SIM_CSV_XMAX)) {
+		log_error("%s: Time %g scene units is %s: film mode needs |Time| <= 1e15 and members "
+			  "at least 1e-15 apart, so that the interpolated velocities stay finite",
+			  path, ts, fabs(ts) <= SIM_CSV_XMAX ? "too close to the previous member's" : "out of range");
+		return NB_EINPUT;
+	}
 	return 0;
 }
 
