@@ -35,6 +35,7 @@ struct load_ctx {
 	const struct ynode *body_dust[SCENE_MAX_BODIES];   /* its dust.mass_fraction, if given */
 	/* its scale, disk.scale, bulge.scale, halo.scale (each: the key, or the entry) */
 	const struct ynode *body_scale[SCENE_MAX_BODIES][4];
+	const struct ynode *body_series[SCENE_MAX_BODIES]; /* its snapshots: key, if given */
 };
 
 static int key_index(const struct scene_key *k) { return (int)(k - scene_schema); }
@@ -194,6 +195,7 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		const struct ynode *at = c->seen[key_index(scene_schema_find(scale_keys[j]))];
 		c->body_scale[idx][j] = at ? at : m;
 	}
+	c->body_series[idx] = c->seen[key_index(scene_schema_find("bodies.*.snapshots"))];
 	if (b->model == SCENE_MODEL_FILE || b->model == SCENE_MODEL_SNAPSHOT) {
 		const struct ynode *fn = yaml_tree_get(m, "file", NULL);
 		const char *what = b->model == SCENE_MODEL_FILE ? "a state CSV" : "a snapshot";
@@ -473,6 +475,35 @@ static int check_force_scale(struct load_ctx *c)
 			  "(G M / softening^2), beyond %g where they overflow; lower the masses or "
 			  "raise simulation.softening",
 			  total, sc->simulation.softening, lg, SCENE_ACC_MAX);
+}
+
+/* A film series (bodies.*.snapshots) is filmed, not simulated: it needs
+ * simulation.solver: none and must be the scene's only entry (app/run.c
+ * plays it so). Refused here, at the key, so that --dry-run refuses it
+ * too (before: only the run did, without a place). */
+static int check_series(struct load_ctx *c)
+{
+	const struct scene *sc = c->sc;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		if (b->model != SCENE_MODEL_SNAPSHOT || !b->snap.series[0])
+			continue;
+		char p[64];
+		snprintf(p, sizeof(p), "bodies.%d.snapshots", i);
+		const struct ynode *at = c->body_series[i] ? c->body_series[i] : c->root;
+		if (sc->simulation.solver != SCENE_SOLVER_NONE)
+			return scene_fail(&c->ec, at, p,
+					  "a series is filmed, not simulated: it needs simulation.solver: "
+					  "none, got %s",
+					  sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut"
+											 : "direct");
+		if (sc->nbodies != 1)
+			return scene_fail(&c->ec, at, p,
+					  "a filmed series must be the scene's only bodies entry, got %d "
+					  "entries",
+					  sc->nbodies);
+	}
+	return 0;
 }
 
 /* An encounter: two bodies, and a separation its orbit reaches. */
@@ -825,7 +856,7 @@ static int cross_checks(struct load_ctx *c)
 {
 	if (check_overlay_title(c))
 		return NB_EINPUT;
-	if (check_force_scale(c))
+	if (check_force_scale(c) || check_series(c))
 		return NB_EINPUT;
 	for (int i = 0; i < c->sc->nbodies; i++) /* after the mass: a huge mass is the mass's fault */
 		if (body_scale_check(c, i))

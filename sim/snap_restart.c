@@ -406,6 +406,14 @@ static hid_t snap_open(const char *path)
 int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame)
 {
 	struct snap_head h;
+	for (int k = 0; k < sc->nbodies; k++) {
+		if (sc->bodies[k].model == SCENE_MODEL_SNAPSHOT && sc->bodies[k].snap.series[0]) {
+			log_error("%s: --restart: bodies.%d.snapshots: a filmed series is played from "
+				  "its files, not restarted (the run refuses it too)",
+				  path, k);
+			return NB_EINPUT;
+		}
+	}
 	hid_t f = snap_open(path);
 	if (f < 0)
 		return NB_EINPUT;

@@ -651,6 +651,26 @@ START_TEST(film_series_defects_are_found_before_the_first_frame)
 				  NULL};
 	expect_both_refuse("f.yaml", NULL, n5);
 
+	/* a series with a solver, or beside another entry: the run plays
+	 * neither (before: --dry-run passed both, the run refused them without
+	 * a place) */
+	text = film_scene("ok_%03d.hdf5", "ok_000.hdf5");
+	const char *const solver[] = {"--set", "simulation.solver=direct", NULL};
+	const char *const n7[] = {where_in("f.yaml", text, "\"ok_"), "bodies.0.snapshots",
+				  "solver: none", NULL};
+	expect_both_refuse("f.yaml", solver, n7);
+	char two[1024];
+	snprintf(two, sizeof two, "%s", text);
+	char *at = strstr(two, "bodies:\n");
+	ck_assert_ptr_nonnull(at);
+	static const char other[] = "  - {name: c, model: plummer, count: 20, mass: 1e9, scale: 1}\n";
+	memmove(at + 8 + strlen(other), at + 8, strlen(at + 8) + 1);
+	memcpy(at + 8, other, strlen(other));
+	write_text("f.yaml", two);
+	const char *const n8[] = {where_in("f.yaml", two, "\"ok_"), "bodies.1.snapshots",
+				  "only bodies entry", NULL};
+	expect_both_refuse("f.yaml", NULL, n8);
+
 	/* every member keeps nothing: an empty selection */
 	series_write("none", 3, -1);
 	char own[1024];
@@ -803,6 +823,23 @@ START_TEST(damaged_restart_files_are_refused_by_the_dry_run_too)
 	copy_file("snaps/snap_001.hdf5", "half.hdf5");
 	ck_assert_int_eq(truncate(tpath("half.hdf5"), file_size("half.hdf5") / 2), 0);
 	restart_refused("half.hdf5", "HDF5");
+
+	/* a film series is played from its files, never restarted (before:
+	 * only the run refused it) */
+	struct h5spec sp = h5_small();
+	h5_write("f_000.hdf5", &sp);
+	sp.time = 1;
+	h5_write("f_001.hdf5", &sp);
+	write_text("film.yaml", "units: galactic\n"
+				"simulation: {solver: none, dt: 0.5, steps_per_frame: 2}\n"
+				"bodies:\n"
+				"  - {name: r, model: snapshot, file: f_000.hdf5, snapshots: \"f_%03d.hdf5\"}\n"
+				"camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
+				"render: {width: 32, height: 24}\n"
+				"output: {frames: 4}\n");
+	const char *const args[] = {"--restart", "snaps/snap_001.hdf5", NULL};
+	const char *const needles[] = {"snap_001.hdf5", "--restart", "filmed series", NULL};
+	expect_both_refuse("film.yaml", args, needles);
 }
 END_TEST
 
