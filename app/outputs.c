@@ -7,9 +7,12 @@
  * (sim/outfile.c) and rename them into place when complete. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../output/output.h"
@@ -167,6 +170,91 @@ int app_out_remove_members(const struct app_out_kind *k, const char *dir, int fr
 	}
 	closedir(d);
 	return rc;
+}
+
+/* NAME is ".BASE.<pid>-<8 hex>.partial": BASE into base, the pid. */
+static int partial_name(const char *name, char *base, size_t cap, long *pid)
+{
+	size_t len = strlen(name), suffix = strlen(".partial");
+	if (name[0] != '.' || len < 1 + 1 + 1 + 1 + 1 + 8 + suffix ||
+	    strcmp(name + len - suffix, ".partial") != 0)
+		return 0;
+	const char *end = name + len - suffix; /* ".partial" */
+	const char *tok = end - 8;             /* 8 hex digits */
+	if (tok[-1] != '-')
+		return 0;
+	for (int i = 0; i < 8; i++)
+		if (!strchr("0123456789abcdef", tok[i]))
+			return 0;
+	const char *p = tok - 1; /* the '-' */
+	const char *q = p;
+	while (q > name + 1 && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	if (q == p || q[-1] != '.' || q - 1 <= name + 1)
+		return 0;
+	size_t nb = (size_t)(q - 1 - (name + 1));
+	if (nb >= cap)
+		return 0;
+	memcpy(base, name + 1, nb);
+	base[nb] = '\0';
+	*pid = strtol(q, NULL, 10);
+	return *pid > 0;
+}
+
+/* Sweep DIR for partials of row k (file: its base name; sequence: any member). */
+static int sweep_dir(const struct app_out_kind *k, const char *dir, const char *file_base,
+		     double min_age_s)
+{
+	DIR *d = opendir(dir[0] ? dir : ".");
+	int removed = 0;
+	if (!d)
+		return 0;
+	const time_t now = time(NULL);
+	for (struct dirent *e; (e = readdir(d));) {
+		char base[256], path[SCENE_PATH_MAX + 300];
+		long pid = 0;
+		if (!partial_name(e->d_name, base, sizeof base, &pid))
+			continue;
+		if (file_base ? strcmp(base, file_base) != 0 : app_out_member(k, base) < 0)
+			continue;
+		if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* a live process (or one we may not signal) owns it */
+		snprintf(path, sizeof path, "%s%s%s", dir[0] ? dir : "", dir[0] ? "/" : "", e->d_name);
+		struct stat sb;
+		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    difftime(now, sb.st_mtime) < min_age_s)
+			continue;
+		if (out_remove_regular(path) == 0) {
+			log_info("%s: removed, a temporary file of %s left by process %ld, which "
+				 "no longer runs", path, k->key, pid);
+			removed++;
+		}
+	}
+	closedir(d);
+	return removed;
+}
+
+int app_outputs_sweep_partials(const struct scene *sc, double min_age_s)
+{
+	char path[SCENE_PATH_MAX];
+	int removed = 0;
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		if (!app_out_path(sc, i, path)[0])
+			continue;
+		if (k->shape == APP_OUT_SEQ) {
+			removed += sweep_dir(k, path, NULL, min_age_s);
+			continue;
+		}
+		char *slash = strrchr(path, '/');
+		if (!slash) {
+			removed += sweep_dir(k, "", path, min_age_s);
+		} else if (slash[1]) {
+			*slash = '\0';
+			removed += sweep_dir(k, slash == path ? "/" : path, slash + 1, min_age_s);
+		}
+	}
+	return removed;
 }
 
 int app_outputs_make_dirs(const struct scene *sc)

@@ -100,6 +100,13 @@ int app_out_remove_owned(const char *path, const char *why);
  * member from `from` on), regular files only. 0, or -1 after a warning. */
 int app_out_remove_members(const struct app_out_kind *k, const char *dir, int from, int to);
 
+/* Remove the temporary files (".NAME.<pid>-<token>.partial", sim/outfile.c)
+ * that a process killed outright (kill -9, a power cut) left beside sc's
+ * outputs: NAME one of a row's names, the pid no live process of this
+ * host, the file regular and untouched for min_age_s seconds (a live
+ * writer on another host sharing the directory keeps touching its own).
+ * Returns how many it removed (each logged as a note). */
+int app_outputs_sweep_partials(const struct scene *sc, double min_age_s);
 /* Make the directories every row of sc writes into: the parent of a FILE,
  * the directory of a SEQ. 0 or NB_ERUNTIME (logged with the path). */
 int app_outputs_make_dirs(const struct scene *sc);

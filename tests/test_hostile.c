@@ -20,7 +20,9 @@
  *                   complete or absent (rows kept after an interrupt hold
  *                   whole files: a playable MP4, whole statistics rows,
  *                   whole snapshots);
- *   kill -9         SIGKILL mid-run: no final name holds a partial file;
+ *   kill -9         SIGKILL mid-run: no final name holds a partial file,
+ *                   and the next run removes the dead process's temporary
+ *                   files (a minute old);
  *   batch           two runs of one batch with the same value for the row:
  *                   each run's files in its own directory, both complete;
  *   earlier run     a longer run's higher members are removed, a FIFO
@@ -528,6 +530,15 @@ START_TEST(kill_mid_run)
 	int files = 0;
 	ck_assert_msg(complete_or_absent(_i, c->path, &files), "%s: kill -9 left a partial file "
 		      "under a final name", c->key);
+	/* the next run over the same outputs removes the dead process's
+	 * temporary files once they are a minute old (made so here) */
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "find '%s' -name '*.partial' -exec touch -d '-2 minutes' {} +", g_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	int rc = wait_exit(start(3, 0, kv, c->enable ? c->enable : "seed=7", NULL));
+	ck_assert_msg(rc == 0, "%s: the run after kill -9: exit %d: %s", c->key, rc, run_log());
+	ck_assert_msg(partials() == 0, "%s: the killed run's temporary files stayed", c->key);
+	ck_assert(complete_or_absent(_i, c->path, &files) && files > 0);
 }
 END_TEST
 
