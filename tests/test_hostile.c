@@ -9,7 +9,9 @@
  *                   failure hits the start, the middle and the end: the
  *                   run exits 0 or 1, never by a signal; exit 1 names the
  *                   path and the OS's reason; no temporary file is left;
- *                   the row is complete or absent;
+ *                   the row is complete or absent; and a real full disk,
+ *                   a small tmpfs (where mounting is allowed; SKIP
+ *                   otherwise) at four sizes, ENOSPC;
  *   special files   a FIFO, a directory (files) or a FIFO member (sequences)
  *                   at the output's name: exit 2 before any work, the
  *                   special file untouched;
@@ -41,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -410,6 +413,50 @@ START_TEST(full_disk)
 }
 END_TEST
 
+/* A real full disk: a small tmpfs at o/ (root only; SKIP elsewhere), at
+ * sizes that fail the row at its start, its middle and its end: as above,
+ * with the OS's own reason, "No space left on device". */
+START_TEST(full_disk_tmpfs)
+{
+	const struct row_case *c = case_of(_i);
+	static const char *sizes[] = {"4k", "24k", "96k", "400k"};
+	char kv[PATH_MAX], odir[PATH_MAX];
+	snprintf(kv, sizeof kv, "%s=%s", c->key, c->path);
+	at(odir, sizeof odir, "o");
+	for (size_t l = 0; l < sizeof sizes / sizeof sizes[0]; l++) {
+		char opts[32];
+		snprintf(opts, sizeof opts, "size=%s", sizes[l]);
+		ck_assert_int_eq(mkdir(odir, 0755), 0);
+		if (mount("tmpfs", odir, "tmpfs", 0, opts) != 0) {
+			printf("SKIP full_disk_tmpfs %s: cannot mount a tmpfs here (%s)\n", c->key,
+			       strerror(errno));
+			rmdir(odir);
+			return;
+		}
+		int rc = wait_exit(start(4, 0, kv, c->enable ? c->enable : "seed=7", NULL));
+		const char *log = run_log();
+		int files = 0, whole = complete_or_absent(_i, c->path, &files), left = partials();
+		ck_assert_int_eq(umount(odir), 0); /* what was written goes with it */
+		ck_assert_int_eq(rmdir(odir), 0);
+		ck_assert_msg(rc == 0 || rc == 1, "%s, tmpfs %s: exit %d: %s", c->key, sizes[l], rc, log);
+		ck_assert_msg(whole, "%s, tmpfs %s: a partial output", c->key, sizes[l]);
+		ck_assert_msg(left == 0, "%s, tmpfs %s: temporary files left", c->key, sizes[l]);
+		if (rc == 1) {
+			const char *r = strstr(log, "No space left on device"), *line = r;
+			while (line && line > log && line[-1] != '\n')
+				line--;
+			ck_assert_msg(r, "%s, tmpfs %s: no OS reason: %s", c->key, sizes[l], log);
+			ck_assert_msg(strstr(line, "o/") && strstr(line, "o/") < r,
+				      "%s, tmpfs %s: the path is not named with the reason: %s", c->key,
+				      sizes[l], log);
+			if (app_outputs[_i].shape == APP_OUT_FILE)
+				ck_assert_msg(files == 0, "%s, tmpfs %s: a failed run left its file", c->key,
+					      sizes[l]);
+		}
+	}
+}
+END_TEST
+
 /* A FIFO (and for a file row a directory) at the output's name: exit 2
  * before any work, left as it was. */
 START_TEST(special_file_at_name)
@@ -668,6 +715,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(rows, 120);
 	tcase_add_loop_test(rows, row_alone_is_complete, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, full_disk, 0, APP_OUTPUTS_MAX);
+	tcase_add_loop_test(rows, full_disk_tmpfs, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, special_file_at_name, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, same_name_as_another_output, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, batch_runs_never_share, 0, APP_OUTPUTS_MAX);
