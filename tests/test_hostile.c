@@ -27,6 +27,7 @@
  *                   files (a minute old);
  *   batch           two runs of one batch with the same value for the row:
  *                   each run's files in its own directory, both complete;
+ *                   --resume runs again the one missing a file of the row;
  *   earlier run     a longer run's higher members are removed, a FIFO
  *                   with a member's name never is.
  * Completeness is judged here from the file structure (signatures, end
@@ -634,6 +635,29 @@ START_TEST(batch_runs_never_share)
 	at(path, sizeof path, c->path);
 	ck_assert_msg(access(path, F_OK) != 0, "%s: a batch run wrote the shared path %s", c->key, path);
 	ck_assert_int_eq(partials(), 0);
+	/* --resume: a run missing one file of this row runs again, the other not */
+	char gone[PATH_MAX + 64], rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "out/r2/%s", last + 1);
+	at(path, sizeof path, rel);
+	if (app_outputs[_i].shape == APP_OUT_SEQ)
+		ck_assert_int_eq(app_out_member_path(&app_outputs[_i], path, 1, gone, sizeof gone), 0);
+	else
+		snprintf(gone, sizeof gone, "%s", path);
+	ck_assert_int_eq(unlink(gone), 0);
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' batch b.yaml --resume >run.log 2>&1", g_dir, g_bin);
+	ws = system(cmd);
+	at(path, sizeof path, "run.log");
+	f = fopen(path, "r");
+	g_log[0] = '\0';
+	if (f) {
+		g_log[fread(g_log, 1, sizeof g_log - 1, f)] = '\0';
+		fclose(f);
+	}
+	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s: --resume failed: %s", c->key, g_log);
+	ck_assert_msg(strstr(g_log, "run r2: incomplete") && strstr(g_log, "r1: complete, skipped"),
+		      "%s: --resume did not see the missing %s: %s", c->key, gone, g_log);
+	int files = 0;
+	ck_assert(complete_or_absent(_i, rel, &files) && files > 0 && access(gone, F_OK) == 0);
 }
 END_TEST
 
