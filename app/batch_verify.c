@@ -139,10 +139,12 @@ static const char *members_problem(const struct scene *sc, int row, const char *
 	for (struct dirent *e; (e = readdir(d));)
 		count += app_out_member(k, e->d_name) >= 0;
 	closedir(d);
-	const int end = app_out_member_end(k, sc);
-	for (int n = 0; n < end; n++) {
-		if (!app_out_writes_member(k, sc, 0, n))
+	/* members are non-decreasing in the frame: one pass over the frames */
+	for (int f = 0, prev = -1; f < sc->output.frames; f++) {
+		const int n = k->member_of_frame(sc, f);
+		if (n < 0 || n == prev)
 			continue;
+		prev = n;
 		want++;
 		if (app_out_member_path(k, dir, n, which, len))
 			return "has a path too long to check";

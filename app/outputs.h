@@ -57,7 +57,8 @@ struct app_out_kind {
 	/* APP_OUT_SEQ: member k is DIR/prefix%0*dsuffix */
 	const char *prefix, *suffix;
 	int width;
-	/* APP_OUT_SEQ: the member that frame f writes, -1: none */
+	/* APP_OUT_SEQ: the member that frame f writes, -1: none; the members
+	 * written are non-decreasing in f */
 	int (*member_of_frame)(const struct scene *sc, int f);
 	enum app_out_fate fate;
 	/* --resume: NULL when path (FILE: the file; SEQ: the directory)
