@@ -91,11 +91,14 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage, stdout);
-			fputs(help, stdout);
+			if (dist_rank() == 0) { /* under mpirun: once */
+				fputs(usage, stdout);
+				fputs(help, stdout);
+			}
 			return 1;
 		} else if (strcmp(a, "--version") == 0) {
-			printf("nbody-render %s\n", NB_VERSION);
+			if (dist_rank() == 0)
+				printf("nbody-render %s\n", NB_VERSION);
 			return 1;
 		} else if (strcmp(a, "--dry-run") == 0) {
 			c->dry_run = 1;
@@ -139,7 +142,8 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 		}
 	}
 	if (!c->scene) {
-		fputs(usage, stderr);
+		if (dist_rank() == 0) /* under mpirun: once (the others hold log_error) */
+			fputs(usage, stderr);
 		log_error("no scene file given (try scenes/plummer.yaml, or --help)");
 		return NB_EINPUT;
 	}
