@@ -181,8 +181,15 @@ int sim_snap_h5_stored(int64_t dset, int64_t type, const char *path, const char 
 	const double have = (double)H5Dget_storage_size(d);
 	hid_t dcpl = H5Dget_create_plist(d);
 	int nfilt = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+	/* a virtual dataset (SWIFT's virtual snapshot file, stitching the
+	 * parts) and external storage hold their bytes in other files: their
+	 * reads say when those are missing or short */
+	H5D_layout_t lay = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+	int ext = dcpl >= 0 ? H5Pget_external_count(dcpl) : 0;
 	if (dcpl >= 0)
 		H5Pclose(dcpl);
+	if (lay == H5D_VIRTUAL || ext > 0)
+		return 0;
 	const double least = nfilt > 0 ? need / SNAP_H5_MAX_RATIO : need;
 	if (have >= least && (fsize <= 0 || have <= 2.0 * (double)fsize + 1e6))
 		return 0;

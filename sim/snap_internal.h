@@ -50,7 +50,8 @@ void sim_snap_h5_close(struct sim_snap *s);
  * (deflate's own bound is about 1032:1). So a header and a dataset that
  * claim 10^12 particles in a file of a few kilobytes (a dataset never
  * written, which libhdf5 would read back as fill values) are refused
- * before anything is allocated or read. 0, or NB_EINPUT logged. */
+ * before anything is allocated or read. Virtual datasets and external
+ * storage (bytes in other files) are not measured. 0, or NB_EINPUT logged. */
 int sim_snap_h5_stored(int64_t dset, int64_t type, const char *path, const char *dn,
 		       uint64_t nval, int64_t fsize);
 /* 1 when path is an HDF5 file (signature anywhere libhdf5 looks). */
