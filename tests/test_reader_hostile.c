@@ -325,6 +325,90 @@ START_TEST(hdf5_claiming_1e12_particles_in_4kb_is_refused_at_once)
 }
 END_TEST
 
+/* The other side of the storage check: a virtual file (SWIFT stitches a
+ * snapshot's parts so) stores no bytes of its own and is taken, as is a
+ * compressed file of zeros (a ratio near 1000:1). Guards: they passed
+ * before this work, and a first form of the storage check refused the
+ * virtual file. */
+START_TEST(virtual_and_compressed_snapshots_are_taken)
+{
+	struct h5spec sp = h5_small();
+	h5_write("src.hdf5", &sp);
+	hid_t f = H5Fcreate(tpath("virt.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	const uint64_t np[6] = {0, 5, 0, 0, 0, 0};
+	const double mt[6] = {1, 1, 1, 1, 1, 1}, zero = 0;
+	const int one = 1;
+	h5_attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, np, 6);
+	h5_attr(h, "NumPart_Total", H5T_NATIVE_UINT64, np, 6);
+	h5_attr(h, "MassTable", H5T_NATIVE_DOUBLE, mt, 6);
+	h5_attr(h, "Time", H5T_NATIVE_DOUBLE, &zero, 1);
+	h5_attr(h, "NumFilesPerSnapshot", H5T_NATIVE_INT, &one, 1);
+	H5Gclose(h);
+	hid_t g = H5Gcreate2(f, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	static const char *const names[3] = {"Coordinates", "Velocities", "ParticleIDs"};
+	for (int i = 0; i < 3; i++) {
+		hsize_t dims[2] = {5, 3};
+		const int rank = i < 2 ? 2 : 1;
+		hid_t type = i < 2 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_UINT64;
+		hid_t vs = H5Screate_simple(rank, dims, NULL), ss = H5Screate_simple(rank, dims, NULL);
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		char src[64];
+		snprintf(src, sizeof src, "PartType1/%s", names[i]);
+		ck_assert_int_ge(H5Pset_virtual(dcpl, vs, "src.hdf5", src, ss), 0);
+		hid_t d = H5Dcreate2(g, names[i], type, vs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		ck_assert_int_ge(d, 0);
+		H5Dclose(d);
+		H5Pclose(dcpl);
+		H5Sclose(vs);
+		H5Sclose(ss);
+	}
+	H5Gclose(g);
+	H5Fclose(f);
+	const char *const dry[] = {"--dry-run", NULL};
+	snap_scene("s.yaml", "virt.hdf5", NULL);
+	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a virtual file refused:\n%s", g_err);
+
+	/* 200,000 particles at the origin, deflated */
+	f = H5Fcreate(tpath("zip.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	const uint64_t nz[6] = {0, 200000, 0, 0, 0, 0};
+	const double tiny[6] = {0, 1e-6, 0, 0, 0, 0};
+	h5_attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, nz, 6);
+	h5_attr(h, "NumPart_Total", H5T_NATIVE_UINT64, nz, 6);
+	h5_attr(h, "MassTable", H5T_NATIVE_DOUBLE, tiny, 6);
+	h5_attr(h, "NumFilesPerSnapshot", H5T_NATIVE_INT, &one, 1);
+	H5Gclose(h);
+	g = H5Gcreate2(f, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	double *x = calloc(3 * 200000, sizeof *x);
+	uint64_t *id = malloc(200000 * sizeof *id);
+	ck_assert(x && id);
+	for (uint64_t i = 0; i < 200000; i++)
+		id[i] = i;
+	for (int i = 0; i < 3; i++) {
+		hsize_t dims[2] = {200000, 3}, chunk[2] = {65536, 3};
+		const int rank = i < 2 ? 2 : 1;
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		H5Pset_chunk(dcpl, rank, chunk);
+		H5Pset_deflate(dcpl, 9);
+		hid_t type = i < 2 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_UINT64;
+		hid_t sp2 = H5Screate_simple(rank, dims, NULL);
+		hid_t d = H5Dcreate2(g, names[i], type, sp2, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		ck_assert_int_ge(d, 0);
+		ck_assert_int_ge(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, i < 2 ? (void *)x : (void *)id), 0);
+		H5Dclose(d);
+		H5Sclose(sp2);
+		H5Pclose(dcpl);
+	}
+	free(x), free(id);
+	H5Gclose(g);
+	H5Fclose(f);
+	snap_scene("s.yaml", "zip.hdf5", NULL);
+	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a compressed file refused:\n%s", g_err);
+}
+END_TEST
+
 /* A file cut in half: HDF5 and GADGET binary. */
 START_TEST(truncated_snapshots_are_refused)
 {
@@ -896,6 +980,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, hdf5_claiming_1e12_particles_in_4kb_is_refused_at_once);
+	tcase_add_test(tc, virtual_and_compressed_snapshots_are_taken);
 	tcase_add_test(tc, truncated_snapshots_are_refused);
 	tcase_add_test(tc, binary_header_lying_about_counts_is_refused);
 	tcase_add_test(tc, multi_file_type_present_only_in_a_later_part_is_refused);
