@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "sim/sim.h"
 
 static char g_dir[64];
 static char g_bin[PATH_MAX];
@@ -406,6 +407,28 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 	H5Fclose(f);
 	snap_scene("s.yaml", "zip.hdf5", NULL);
 	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a compressed file refused:\n%s", g_err);
+}
+END_TEST
+
+/* The reader's API on the same file, in this process under a 1 GiB limit
+ * of address space: sim_snap_open refuses it (NB_EINPUT) in well under a
+ * second, having allocated nothing for the particles. */
+START_TEST(api_open_of_a_1e12_claim_fails_fast_without_allocating)
+{
+	struct h5spec sp = {.np = {0, 1000000000000ull, 0, 0, 0, 0}, .unwritten = 1};
+	h5_write("big.hdf5", &sp);
+	struct rlimit rl = {1ull << 30, 1ull << 30};
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct sim_snap *s = NULL;
+	log_set_level(LOG_SILENT); /* the refusal's words are checked by the cases above */
+	int err = sim_snap_open(tpath("big.hdf5"), SIM_SNAP_AUTO, &s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	ck_assert_int_eq(err, NB_EINPUT);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(secs < 1.0, "refused after %.2f s", secs);
 }
 END_TEST
 
@@ -980,6 +1003,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, hdf5_claiming_1e12_particles_in_4kb_is_refused_at_once);
+	tcase_add_test(tc, api_open_of_a_1e12_claim_fails_fast_without_allocating);
 	tcase_add_test(tc, virtual_and_compressed_snapshots_are_taken);
 	tcase_add_test(tc, truncated_snapshots_are_refused);
 	tcase_add_test(tc, binary_header_lying_about_counts_is_refused);
