@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,6 +191,8 @@ static int unmark_complete(const struct scene *sc)
 	return 0;
 }
 
+static pid_t g_batch_pid; /* the parent, for the child's check that it lives */
+
 /* The child: the runs of slot s, one simulation, one view each. */
 static void __attribute__((noreturn))
 child(const struct slot *s, const struct batch_run *runs, const struct batch_opts *o, int threads,
@@ -203,6 +206,11 @@ child(const struct slot *s, const struct batch_run *runs, const struct batch_opt
 	char msg[512], num[16];
 
 	setpgid(0, 0);
+	/* the batch dies (kill -9, a rank killed under mpirun): this run stops
+	 * as on Ctrl-C (exit 130, no temporary file) instead of going on alone */
+	prctl(PR_SET_PDEATHSIG, SIGINT);
+	if (getppid() != g_batch_pid)
+		raise(SIGINT);
 	dup2(err_w, 2);
 	dup2(err_w, 1);
 	close(err_w);
@@ -258,6 +266,7 @@ static int launch(struct slot *s, struct batch_run *runs, const struct batch_opt
 		return NB_ERUNTIME;
 	}
 	fflush(NULL); /* no buffered output duplicated into the child */
+	g_batch_pid = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(ep[0]), close(ep[1]), close(rp[0]), close(rp[1]);

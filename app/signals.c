@@ -14,16 +14,25 @@
  * is a failed write, never a killed run). */
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../dist/dist.h"
 #include "app.h"
 
 static volatile sig_atomic_t g_interrupted;
+static pid_t g_installer; /* the process that set the handlers up */
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *ctx)
 {
+	(void)ctx;
 	g_interrupted = 1;
-	signal(sig, SIG_DFL);
+	/* A signal sent by the process that set these handlers up is never
+	 * the user insisting: a batch sends each run one SIGINT, and a run
+	 * whose batch died gets its parent-death SIGINT once per thread of
+	 * the dead batch (app/batch_exec.c). Any other second signal takes
+	 * the default action. */
+	if (!(si && si->si_code == SI_USER && si->si_pid == g_installer))
+		signal(sig, SIG_DFL);
 }
 
 void app_signals_install(void)
@@ -31,7 +40,9 @@ void app_signals_install(void)
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	g_installer = getpid();
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
 		struct sigaction old;

@@ -710,6 +710,48 @@ START_TEST(mpirun_interrupted_keeps_the_frames_made)
 }
 END_TEST
 
+/* A batch over 2 ranks whose rank 1 is killed: the run each rank had in
+ * flight stops as on Ctrl-C (rank 0's by mpirun's SIGTERM, rank 1's as its
+ * parent died), no temporary file and no orphan left (before: rank 1's run
+ * went on alone and died of SIGPIPE, its temporary files left). */
+START_TEST(a_batch_rank_killed_leaves_no_orphan_run)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dist-XXXXXX", cmd[8192], path[PATH_MAX];
+	ck_assert(mkdtemp(dir));
+	FMT(path, "%s/b.yaml", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert(f);
+	fprintf(f,
+		"output_dir: out\nruns:\n  - scene: %s/plummer-small.yaml\n    name: \"p-{seed}\"\n"
+		"    set: {output.frames: 2000, render.width: 64, render.height: 48, bodies.0.count: 1000,\n"
+		"          simulation.backend: cpu}\n"
+		"    sweep: {seed: [1, 2]}\n",
+		g_data);
+	fclose(f);
+	FMT(cmd, "cd %s && " MPIENV "exec mpirun --oversubscribe --bind-to none -np 2 '%s' batch "
+		 "%s/b.yaml > log 2>&1", dir, g_mpi, dir);
+	pid_t mpirun = start_sh(cmd);
+	FMT(path, "%s/out/p-2/plummer-frames/frame_00003.png", dir);
+	ck_assert_msg(wait_path(path, 120), "no frame 3 of run 2 after 120 s (%s/log)", dir);
+	/* the lowest pid of rank 1: the rank itself, not the run it forked */
+	pid_t r1 = rank_pid(dir, 1);
+	ck_assert_msg(r1 > 0, "rank 1's process not found");
+	ck_assert_int_eq(kill(r1, SIGKILL), 0);
+	int rc = wait_exit(mpirun, 60);
+	ck_assert_msg(rc == 137 || rc == 1, "exit status %d (-1: it hung; %s/log)", rc, dir);
+	int left = 1;
+	for (int i = 0; i < 1000 && left; i++, usleep(10000))
+		left = rank_pid(dir, 0) > 0 || rank_pid(dir, 1) > 0;
+	ck_assert_msg(!left, "a run of the killed batch still runs 10 s later");
+	ck_assert_msg(count_suffix(dir, ".partial") == 0, "temporary files left in %s", dir);
+	printf("dist: a batch's rank killed: mpirun exit %d, its runs stopped, no temporary files\n", rc);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 START_TEST(diverged_replicas_end_the_run_with_exit_1)
 {
 	if (!have_mpi())
@@ -939,6 +981,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, a_rank_killed_mid_run_leaves_no_outputs);
 	tcase_add_test(mp, a_rank_failing_mid_run_leaves_no_outputs);
 	tcase_add_test(mp, mpirun_interrupted_keeps_the_frames_made);
+	tcase_add_test(mp, a_batch_rank_killed_leaves_no_orphan_run);
 	tcase_add_test(mp, batch_runs_spread_over_ranks_each_once);
 	suite_add_tcase(s, mp);
 	char why[160];

@@ -5,7 +5,8 @@
  * mid-write by SIGPIPE; it finishes with its outputs complete and no
  * temporary `.NAME.<pid>-<token>.partial` file, and no message lands in an
  * output file. A dry run whose stdout is a closed pipe exits 1 with one
- * message (it could not deliver what it was asked for).
+ * message (it could not deliver what it was asked for). A batch killed
+ * with SIGKILL: its running run stops as on Ctrl-C, not orphaned.
  *
  * Program level (NB_BIN, each case in a temporary directory). The MPI
  * cases of the same section (bad input reported once, a rank killed) are
@@ -314,6 +315,64 @@ START_TEST(batch_with_closed_pipe_finishes)
 }
 END_TEST
 
+/* `kill -9` of a batch: its run, a child in a process group of its own,
+ * stops as on Ctrl-C (its MP4 finished with the frames made, no temporary
+ * file) instead of going on alone (before: it went on writing with nobody
+ * reading its messages and died of SIGPIPE at the next one, its
+ * temporary files left). */
+START_TEST(batch_killed_its_run_stops_cleanly)
+{
+	setup();
+	char dir[64], path[PATH_MAX];
+	tmpdir(dir, sizeof dir);
+	FMT(path, "%s/b.yaml", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert(f);
+	fprintf(f,
+		"output_dir: out\nruns:\n  - scene: %s\n    name: long\n"
+		"    set: {output.frames: 2000, render.width: 64, render.height: 48,\n"
+		"          bodies.0.count: 1000, simulation.backend: cpu}\n",
+		g_scene);
+	fclose(f);
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		char log[PATH_MAX];
+		snprintf(log, sizeof log, "%s/log", dir);
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || chdir(dir) != 0)
+			_exit(127);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(g_bin, g_bin, "batch", path, (char *)NULL);
+		_exit(127);
+	}
+	FMT(path, "%s/out/long/plummer-frames/frame_00003.png", dir);
+	int seen = 0;
+	for (int i = 0; i < 6000 && !seen; i++, usleep(10000))
+		seen = access(path, F_OK) == 0;
+	ck_assert_msg(seen, "no frame 3 after 60 s (%s/log)", dir);
+	char kids[64];
+	FMT(kids, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *k = fopen(kids, "r");
+	long run = 0;
+	ck_assert_msg(k && fscanf(k, "%ld", &run) == 1 && run > 0, "the batch's run not found");
+	fclose(k);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	int ws;
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	int gone = 0; /* the run is not our child: kill(run, 0) until it has gone */
+	for (int i = 0; i < 1000 && !gone; i++, usleep(10000))
+		gone = kill((pid_t)run, 0) != 0;
+	if (!gone)
+		kill((pid_t)run, SIGKILL);
+	ck_assert_msg(gone, "the run of a killed batch still runs 10 s later");
+	ck_assert_msg(count_partial(dir) == 0, "temporary files left in %s", dir);
+	ck_assert_msg(exists(dir, "out/long/plummer.mp4"), "no MP4 of the frames made");
+	rmrf(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("process_hostile");
@@ -323,6 +382,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, closed_stderr_no_message_in_outputs);
 	tcase_add_test(tc, dry_run_into_closed_pipe_exits_1);
 	tcase_add_test(tc, batch_with_closed_pipe_finishes);
+	tcase_add_test(tc, batch_killed_its_run_stops_cleanly);
 	suite_add_tcase(s, tc);
 	return s;
 }
