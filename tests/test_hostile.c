@@ -34,7 +34,9 @@
  * markers, record sizes), not by the program's own --resume checks.
  *
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_hostile
- *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_hostile */
+ *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_hostile
+ * NB_HOSTILE_SLOW=1 adds the signal cases (make check-hostile);
+ * NB_TEST_BACKEND=cuda runs every case on the GPU (the lent machine). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +125,14 @@ static pid_t start_v(int frames, long fsize, va_list ap)
 			      "output.initial_state=", "output.final_state="};
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		argv[n++] = "--set", argv[n++] = base[i];
+	/* NB_TEST_BACKEND=cuda: the same cases through the GPU simulation and
+	 * renderer (the scene says cpu) */
+	static char be[64];
+	const char *backend = getenv("NB_TEST_BACKEND");
+	if (backend && *backend) {
+		snprintf(be, sizeof be, "--backend=%s", backend);
+		argv[n++] = be;
+	}
 	for (const char *a; (a = va_arg(ap, const char *)) && n < 60;) {
 		if (a[0] == '-')
 			argv[n++] = a;

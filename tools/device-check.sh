@@ -11,6 +11,7 @@
 #   sh tools/device-check.sh STEP...     # logs and frames into $OUT/check.tar
 # Steps:
 #   tests       the GPU test programs (and the CPU ones that drive the GPU)
+#   hostile     tests/test_hostile.c on the GPU backend, signal cases included
 #   e2e         the default scene end to end, new against base, alternated,
 #               twice each (/usr/bin/time), plus frames 0 115 260 400 of
 #               the first run and their burn-out / fog measures
@@ -76,6 +77,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$L/
 for step in "$@"; do
 	echo "=== $step $(date -u +%H:%M:%S)"
 	case $step in
+	hostile)
+		# issue 27: every row of the outputs table, hostile cases with
+		# signals, through the GPU simulation and renderer
+		NB_TEST_BACKEND=cuda NB_HOSTILE_SLOW=1 NB_BIN=build/nbody-render build/tests/test_hostile \
+			>"$L/test_hostile-cuda.log" 2>&1
+		tail -3 "$L/test_hostile-cuda.log" ;;
 	tests)
 		for t in build/tests/test_gpu_* build/tests/test_pipeline build/tests/test_timestep; do
 			echo "--- $t"
