@@ -201,7 +201,7 @@ int app_batch_main(int argc, char **argv)
 	struct batch_args a = {0};
 	struct batch_file bf;
 	struct batch_run *runs = NULL;
-	int nruns = 0, status = 2, rc, *owner = NULL;
+	int nruns = 0, status = 2, rc, *owner = NULL, echo = 0;
 	double t0 = log_clock_s();
 
 	memset(&bf, 0, sizeof bf);
@@ -212,6 +212,11 @@ int app_batch_main(int argc, char **argv)
 	}
 	if (a.quiet)
 		log_set_level(LOG_QUIET);
+	/* under mpirun every rank reads the batch alike: rank 0 reports what is
+	 * wrong with it, the others hold their copies and drop them */
+	echo = dist_size() > 1 && dist_rank() != 0;
+	if (echo)
+		log_hold();
 	if (batch_file_load(a.file, &bf) || batch_expand(&bf, a.set, a.nset, &runs, &nruns) ||
 	    batch_plan(&bf, runs, nruns, a.resume))
 		goto end; /* status 2: the batch is bad, nothing ran */
@@ -237,6 +242,8 @@ int app_batch_main(int argc, char **argv)
 			log_error("run %d/%d %s: bad input: %s", i + 1, nruns, runs[i].name, runs[i].message);
 		else if (runs[i].status == BATCH_SKIPPED)
 			log_info("run %d/%d %s: complete, skipped (--resume)", i + 1, nruns, runs[i].name);
+	if (echo)
+		log_release(0);
 
 	app_signals_install();
 	if (out_mkdirs(bf.output_dir)) {
@@ -294,6 +301,8 @@ int app_batch_main(int argc, char **argv)
 	else if (status == 0)
 		status = 1;
 end:
+	if (echo)
+		log_release(0);
 	free(owner);
 	batch_runs_free(runs, nruns);
 	batch_file_free(&bf);

@@ -617,6 +617,18 @@ START_TEST(bad_input_under_mpirun_is_reported_once)
 		ck_assert_msg(run_sh(cmd) == 0, "%s: not exactly one error message in %s/log", args,
 			      dir);
 	}
+	/* a batch with a bad run: its message once, not once per rank */
+	char batch[PATH_MAX];
+	FMT(batch, "%s/b.yaml", dir);
+	FILE *f = fopen(batch, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "output_dir: %s/out\nruns:\n  - scene: %s/plummer-small.yaml\n    name: bad\n"
+		   "    set: {simulation.dt: -1, output.frames: 2}\n", dir, g_data);
+	fclose(f);
+	FMT(cmd, MPIRUN " -np 3 '%s' batch %s > %s/log 2>&1", g_mpi, batch, dir);
+	ck_assert_msg(run_sh(cmd) != 0, "%s: a batch with a bad run passed", cmd);
+	FMT(cmd, "test $(grep -c 'nbody-render: error:.*bad input' %s/log) = 1", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "batch: not exactly one bad-input message in %s/log", dir);
 	printf("dist: bad input over 3 ranks: exit 2, said once\n");
 	FMT(cmd, "rm -rf '%s'", dir);
 	run_sh(cmd);
