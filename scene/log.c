@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,10 +43,25 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 	if (g_hold) {
 		hold_append(prefix, fmt, ap);
 	} else if (!g_stderr_gone) {
+		/* one line, one write: lines of several processes on one
+		 * stderr (mpirun's ranks, a batch's runs) never interleave
+		 * (a pipe keeps writes of up to PIPE_BUF, 4096 bytes, whole) */
+		char line[4096];
+		va_list aq;
+		va_copy(aq, ap);
+		int len = snprintf(line, sizeof line, "%s", prefix);
+		if (len >= 0 && (size_t)len < sizeof line)
+			len += vsnprintf(line + len, sizeof line - (size_t)len, fmt, aq);
+		va_end(aq);
 		errno = 0;
-		fputs(prefix, stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		if (len >= 0 && (size_t)len + 1 < sizeof line) {
+			line[len] = '\n';
+			fwrite(line, 1, (size_t)len + 1, stderr);
+		} else { /* too long for one line: in pieces */
+			fputs(prefix, stderr);
+			vfprintf(stderr, fmt, ap);
+			fputc('\n', stderr);
+		}
 		if (fflush(stderr) != 0 || ferror(stderr)) {
 			/* a closed pipe or descriptor stays closed: stop writing */
 			if (errno == EPIPE || errno == EBADF)
