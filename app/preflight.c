@@ -12,6 +12,7 @@
 #include "../kernels/gpu.h"
 #include "../engine/engine.h"
 #include "app.h"
+#include "outputs.h"
 
 /* Host bytes per body: pos, vel, acc (3 doubles each), mass, pot, id, comp. */
 #define HOST_BYTES_PER_BODY (9 * 8 + 8 + 8 + 4 + 2)
@@ -146,22 +147,17 @@ static int check_output_path(const struct scene *sc, const char *key, const char
 	return 0;
 }
 
+/* Every row of the outputs table (app/outputs.h) that sc writes. */
 static int check_outputs(const struct scene *sc)
 {
-	const struct {
-		const char *key, *path;
-		int is_dir;
-	} outs[] = {
-		{"output.video", sc->output.video, 0},
-		{"output.png_dir", sc->output.png_dir, 1},
-		{"output.stats", sc->output.stats, 0},
-		{"output.initial_state", sc->output.initial_state, 0},
-		{"output.final_state", sc->output.final_state, 0},
-		{"output.preview", sc->output.preview, 0},
-		{"output.resolved_scene", sc->output.resolved_scene, 0},
-	};
-	for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
-		int rc = check_output_path(sc, outs[i].key, outs[i].path, outs[i].is_dir);
+	char path[SCENE_PATH_MAX];
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct app_out_kind *k = &app_outputs[i];
+		if (!app_out_path(sc, i, path)[0])
+			continue;
+		/* a derived resolved scene has no key of its own: its first
+		 * set output's key names the place */
+		int rc = check_output_path(sc, k->key, path, k->shape == APP_OUT_SEQ);
 		if (rc)
 			return rc;
 	}

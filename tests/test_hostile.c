@@ -15,6 +15,8 @@
  *   special files   a FIFO, a directory (files) or a FIFO member (sequences)
  *                   at the output's name: exit 2 before any work, the
  *                   special file untouched;
+ *   file in the way a regular file where the row needs a directory: the
+ *                   run and the dry run alike refuse it (exit 2);
  *   same name       another row on the same path, and (sequences) a file
  *                   row on one of the sequence's member names: exit 2,
  *                   nothing written;
@@ -507,6 +509,28 @@ START_TEST(special_file_at_name)
 }
 END_TEST
 
+/* A regular file where the row needs a directory on its way (o/ is a
+ * file): the run and the dry run both refuse it, exit 2, before any work,
+ * naming the key; the file is left as it was. */
+START_TEST(file_in_the_way)
+{
+	const struct row_case *c = case_of(_i);
+	char kv[PATH_MAX], odir[PATH_MAX];
+	snprintf(kv, sizeof kv, "%s=%s", c->key, c->path);
+	at(odir, sizeof odir, "o");
+	FILE *f = fopen(odir, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a directory\n", f);
+	fclose(f);
+	int rc = wait_exit(start(4, 0, kv, c->enable ? c->enable : "seed=7", "--dry-run", NULL));
+	ck_assert_msg(rc == 2, "%s: --dry-run with a file at o: exit %d: %s", c->key, rc, run_log());
+	rc = wait_exit(start(4, 0, kv, c->enable ? c->enable : "seed=7", NULL));
+	ck_assert_msg(rc == 2, "%s: a file at o: exit %d: %s", c->key, rc, run_log());
+	ck_assert_msg(strstr(run_log(), c->key), "%s: the key is not named: %s", c->key, run_log());
+	ck_assert_int_eq(sz_of(odir), 16);
+}
+END_TEST
+
 /* Another row on the same path (and a file row on a member's name of a
  * sequence): exit 2, nothing written. */
 START_TEST(same_name_as_another_output)
@@ -752,6 +776,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(rows, full_disk_tmpfs, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, special_file_at_name, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, same_name_as_another_output, 0, APP_OUTPUTS_MAX);
+	tcase_add_loop_test(rows, file_in_the_way, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, batch_runs_never_share, 0, APP_OUTPUTS_MAX);
 	tcase_add_loop_test(rows, earlier_run_members, 0, APP_OUTPUTS_MAX);
 	tcase_add_test(rows, restart_keeps_its_snapshot);
