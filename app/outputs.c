@@ -28,26 +28,45 @@ static int member_per_frame(const struct scene *sc, int f)
 
 #define FIELD(f) offsetof(struct scene, output.f)
 
+/* The rows. Columns: key, shape, field (the path), batch name; for a
+ * sequence its member names and the member of each frame; the fate after
+ * an interrupt; made from frames; the --resume check; what it is. */
 const struct app_out_kind app_outputs[APP_OUTPUTS_MAX] = {
-	[APP_OUT_VIDEO] = {"output.video", APP_OUT_FILE, FIELD(video), "video.mp4", NULL, NULL, 0, NULL,
-	 APP_OUT_KEEP_ON_INTR, batch_whole_video, "the video (MP4)"},
-	[APP_OUT_PNG] = {"output.png_dir", APP_OUT_SEQ, FIELD(png_dir), "png_dir", "frame_", ".png", 5,
-	 member_per_frame, APP_OUT_REMOVE, batch_whole_png, "PNG frames"},
-	[APP_OUT_PREVIEW] = {"output.preview", APP_OUT_FILE, FIELD(preview), "preview.jpg", NULL, NULL, 0, NULL,
-	 APP_OUT_REMOVE, batch_whole_jpeg, "the preview (JPEG)"},
-	[APP_OUT_STATS] = {"output.stats", APP_OUT_FILE, FIELD(stats), "stats.csv", NULL, NULL, 0, NULL,
-	 APP_OUT_KEEP_ON_INTR, batch_whole_stats, "statistics (CSV, a row per frame)"},
-	[APP_OUT_INITIAL_STATE] = {"output.initial_state", APP_OUT_FILE, FIELD(initial_state), "initial.csv", NULL, NULL, 0,
-	 NULL, APP_OUT_REMOVE, batch_whole_text, "the initial state (CSV)"},
-	[APP_OUT_FINAL_STATE] = {"output.final_state", APP_OUT_FILE, FIELD(final_state), "final.csv", NULL, NULL, 0, NULL,
-	 APP_OUT_REMOVE, batch_whole_text, "the final state (CSV)"},
-	[APP_OUT_SNAPSHOTS] = {"output.snapshots.dir", APP_OUT_SEQ, FIELD(snapshots.dir), "snapshots", "snap_", ".hdf5", 3,
-	 out_snap_number, APP_OUT_KEEP_ON_INTR, batch_whole_snapshots,
-	 "snapshots (HDF5; what --restart continues from)"},
-	[APP_OUT_FITS] = {"output.fits_dir", APP_OUT_SEQ, FIELD(fits_dir), "fits", "frame_", ".fits", 5,
-	 member_per_frame, APP_OUT_REMOVE, batch_whole_fits, "FITS maps"},
-	[APP_OUT_RESOLVED] = {"output.resolved_scene", APP_OUT_FILE, FIELD(resolved_scene), "scene.yaml", NULL, NULL, 0,
-	 NULL, APP_OUT_REMOVE, NULL, "the resolved scene (written last: marks a complete run)"},
+	[APP_OUT_VIDEO] = {.key = "output.video", .shape = APP_OUT_FILE, .field = FIELD(video),
+			   .batch_name = "video.mp4", .fate = APP_OUT_KEEP_ON_INTR, .from_frames = 1,
+			   .problem = batch_whole_video, .what = "the video (MP4)"},
+	[APP_OUT_PNG] = {.key = "output.png_dir", .shape = APP_OUT_SEQ, .field = FIELD(png_dir),
+			 .batch_name = "png_dir", .prefix = "frame_", .suffix = ".png", .width = 5,
+			 .member_of_frame = member_per_frame, .fate = APP_OUT_REMOVE, .from_frames = 1,
+			 .problem = batch_whole_png, .what = "PNG frames"},
+	[APP_OUT_PREVIEW] = {.key = "output.preview", .shape = APP_OUT_FILE, .field = FIELD(preview),
+			     .batch_name = "preview.jpg", .fate = APP_OUT_REMOVE, .from_frames = 1,
+			     .problem = batch_whole_jpeg, .what = "the preview (JPEG)"},
+	[APP_OUT_STATS] = {.key = "output.stats", .shape = APP_OUT_FILE, .field = FIELD(stats),
+			   .batch_name = "stats.csv", .fate = APP_OUT_KEEP_ON_INTR,
+			   .problem = batch_whole_stats, .what = "statistics (CSV, a row per frame)"},
+	[APP_OUT_INITIAL_STATE] = {.key = "output.initial_state", .shape = APP_OUT_FILE,
+				   .field = FIELD(initial_state), .batch_name = "initial.csv",
+				   .fate = APP_OUT_REMOVE, .problem = batch_whole_text,
+				   .what = "the initial state (CSV)"},
+	[APP_OUT_FINAL_STATE] = {.key = "output.final_state", .shape = APP_OUT_FILE,
+				 .field = FIELD(final_state), .batch_name = "final.csv",
+				 .fate = APP_OUT_REMOVE, .problem = batch_whole_text,
+				 .what = "the final state (CSV)"},
+	[APP_OUT_SNAPSHOTS] = {.key = "output.snapshots.dir", .shape = APP_OUT_SEQ,
+			       .field = FIELD(snapshots.dir), .batch_name = "snapshots", .prefix = "snap_",
+			       .suffix = ".hdf5", .width = 3, .member_of_frame = out_snap_number,
+			       .fate = APP_OUT_KEEP_ON_INTR, .problem = batch_whole_snapshots,
+			       .what = "snapshots (HDF5; what --restart continues from)"},
+	[APP_OUT_FITS] = {.key = "output.fits_dir", .shape = APP_OUT_SEQ, .field = FIELD(fits_dir),
+			  .batch_name = "fits", .prefix = "frame_", .suffix = ".fits", .width = 5,
+			  .member_of_frame = member_per_frame, .fate = APP_OUT_REMOVE, .from_frames = 1,
+			  .problem = batch_whole_fits, .what = "FITS maps"},
+	/* no --resume check of its own: batch_scene_complete compares its bytes */
+	[APP_OUT_RESOLVED] = {.key = "output.resolved_scene", .shape = APP_OUT_FILE,
+			      .field = FIELD(resolved_scene), .batch_name = "scene.yaml",
+			      .fate = APP_OUT_REMOVE,
+			      .what = "the resolved scene (written last: marks a complete run)"},
 };
 const int app_outputs_n = APP_OUTPUTS_MAX;
 
@@ -255,6 +274,15 @@ int app_outputs_sweep_partials(const struct scene *sc, double min_age_s)
 		}
 	}
 	return removed;
+}
+
+int app_outputs_want_frames(const struct scene *sc)
+{
+	char path[SCENE_PATH_MAX];
+	for (int i = 0; i < app_outputs_n; i++)
+		if (app_outputs[i].from_frames && app_out_path(sc, i, path)[0])
+			return 1;
+	return 0;
 }
 
 int app_outputs_make_dirs(const struct scene *sc)

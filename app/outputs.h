@@ -61,6 +61,7 @@ struct app_out_kind {
 	 * written are non-decreasing in f */
 	int (*member_of_frame)(const struct scene *sc, int f);
 	enum app_out_fate fate;
+	int from_frames;          /* 1: made from rendered frames (the view needs a renderer) */
 	/* --resume: NULL when path (FILE: the file; SEQ: the directory)
 	 * holds this output of sc whole; else why, with the file in which */
 	const char *(*problem)(const struct scene *sc, const char *path, char *which, size_t n);
@@ -108,6 +109,9 @@ int app_out_remove_members(const struct app_out_kind *k, const char *dir, int fr
  * writer on another host sharing the directory keeps touching its own).
  * Returns how many it removed (each logged as a note). */
 int app_outputs_sweep_partials(const struct scene *sc, double min_age_s);
+/* 1 when sc writes a row made from rendered frames (video, PNG, preview,
+ * FITS maps): its view needs a renderer and a writer. */
+int app_outputs_want_frames(const struct scene *sc);
 /* Make the directories every row of sc writes into: the parent of a FILE,
  * the directory of a SEQ. 0 or NB_ERUNTIME (logged with the path). */
 int app_outputs_make_dirs(const struct scene *sc);

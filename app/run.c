@@ -56,11 +56,6 @@ void app_view_placed(struct run_view *v, enum app_out_row row, int member)
 		p->last = member;
 }
 
-static int wants_frames(const struct scene *sc)
-{
-	return sc->output.video[0] || sc->output.png_dir[0] || sc->output.preview[0] ||
-	       sc->output.fits_dir[0]; /* FITS maps come from the view's renderer */
-}
 
 void app_view_fail(struct run_view *v, int rc)
 {
@@ -93,12 +88,12 @@ static int view_open(struct run_view *v)
 	const struct scene *sc = v->sc;
 	int rc = 0;
 	if (v->mute) { /* rank 0 writes; this rank renders its bodies for it */
-		v->frames = wants_frames(sc);
+		v->frames = app_outputs_want_frames(sc);
 		return 0;
 	}
 	struct out_video_meta meta;
 	app_video_meta(sc, &meta);
-	if (wants_frames(sc) && (rc = out_writer_open_meta(sc, 4, &meta, &v->w)))
+	if (app_outputs_want_frames(sc) && (rc = out_writer_open_meta(sc, 4, &meta, &v->w)))
 		return rc;
 	if (sc->output.stats[0])
 		rc = sim_stats_open(sc->output.stats, &v->stats);

@@ -371,6 +371,12 @@ START_TEST(every_row_has_its_cases)
 		for (int j = 0; j < app_outputs_n; j++)
 			known |= !strcmp(app_outputs[j].key, c->clash) && j != i;
 		ck_assert_msg(known, "%s: its clash %s is not another row", c->key, c->clash);
+		const struct app_out_kind *k = &app_outputs[i];
+		ck_assert_msg(k->what && k->batch_name, "%s: no description or batch name", k->key);
+		ck_assert_msg(k->problem || i == APP_OUT_RESOLVED, "%s: no --resume check", k->key);
+		if (k->shape == APP_OUT_SEQ)
+			ck_assert_msg(k->prefix && k->suffix && k->width > 0 && k->member_of_frame,
+				      "%s: a sequence without its member names", k->key);
 	}
 }
 END_TEST
