@@ -49,16 +49,26 @@ static inline void fuzz_split(const uint8_t *d, size_t size, struct fuzz_parts *
 	out->n[out->count++] = size - start;
 }
 
-/* The process's own directory (created once). */
+static char fuzz_dir_name[256];
+
+/* At exit: the directory, empty by then (each input removes its files). */
+static inline void fuzz_dir_remove(void)
+{
+	if (fuzz_dir_name[0])
+		rmdir(fuzz_dir_name);
+}
+
+/* The process's own directory (created once, removed at exit). */
 static inline const char *fuzz_dir(const char *tag)
 {
-	static char dir[256];
+	char *dir = fuzz_dir_name;
 	if (!dir[0]) {
 		const char *tmp = getenv("TMPDIR");
-		snprintf(dir, sizeof dir, "%s/nb-fuzz-%s-%d.XXXXXX", tmp && *tmp ? tmp : "/tmp", tag,
+		snprintf(dir, sizeof fuzz_dir_name, "%s/nb-fuzz-%s-%d.XXXXXX", tmp && *tmp ? tmp : "/tmp", tag,
 			 (int)getpid());
 		if (!mkdtemp(dir))
 			abort();
+		atexit(fuzz_dir_remove);
 	}
 	return dir;
 }
