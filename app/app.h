@@ -75,9 +75,11 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli);
 void app_resolved_scene_path(const struct scene *sc, char *buf);
 
 /* The outputs check, before any work (app/outputs_check.c): view k's
- * outputs (video, png_dir, stats, state CSVs, preview, and the resolved
- * scene, set or derived) against each other, against its scene file and
- * against the outputs of views 0..k-1. Paths are compared resolved (the
+ * outputs (every row of the outputs table, app/outputs.h, the resolved
+ * scene set or derived) against each other, against its inputs (the scene
+ * file, its body files, and views[k].restart: a member of a sequence the
+ * run writes or removes as stale is refused) and against the outputs of
+ * views 0..k-1. Paths are compared resolved (the
  * real path of the deepest existing directory, the rest appended), so
  * "a.mp4", "./a.mp4" and "d/../a.mp4" are one file. Bad input, NB_EINPUT
  * with one message naming both keys and the path: two outputs on one
