@@ -110,7 +110,8 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);
  * memory when the CUDA backend will run). 0, or NB_EINPUT after one message
  * naming the key's file:line:col (or --set) and both figures. */
 int app_preflight(const struct scene *sc, int backend_cli);
-/* Estimated host bytes of a run of sc with n bodies (state, tree, frame). */
+/* Estimated host bytes of a run of sc with n bodies (state, tree, frame,
+ * and the in-memory image of one snapshot or FITS map when it writes them). */
 double app_host_bytes(const struct scene *sc, long n);
 /* "1.5 GiB" */
 void app_human_bytes(double b, char *buf, size_t n);

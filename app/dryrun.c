@@ -201,7 +201,7 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	fprintf(f, "# force interactions: %.3g per step, %.3g in all%s\n", interactions_per_step(sc, (double)n),
 		interactions_per_step(sc, (double)n) * (steps + 1),
 		sc->simulation.solver == SCENE_SOLVER_DIRECT ? " (each pair once)" : " (rough tree model)");
-	fprintf(f, "# host memory: %s needed (bodies, tree and frame buffers), %s available\n", hb, ab);
+	fprintf(f, "# host memory: %s needed (bodies, tree, frame buffers, a snapshot or map built in memory), %s available\n", hb, ab);
 	fprintf(f, "# pixels splatted: %.3g (%d frames of %dx%d)\n", px * sc->output.frames, sc->output.frames,
 		sc->render.width, sc->render.height);
 	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;

@@ -11,6 +11,7 @@
 
 #include "../kernels/gpu.h"
 #include "../engine/engine.h"
+#include "../output/output.h"
 #include "app.h"
 #include "outputs.h"
 
@@ -28,7 +29,14 @@ double app_host_bytes(const struct scene *sc, long n)
 		per += TREE_BYTES_PER_BODY;
 	if (sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS)
 		per += 4; /* a smoothing length per body (style stars has none) */
-	return (double)n * per + px * (3 * 4 + 3 * 2 * 5);
+	double bytes = (double)n * per + px * (3 * 4 + 3 * 2 * 5);
+	/* a snapshot is built in memory before it is written (output/snap_write.c),
+	 * a FITS map too (float32 RGB) */
+	if (sc->output.snapshots.dir[0])
+		bytes += out_snap_bytes((size_t)n, sc->units);
+	if (sc->output.fits_dir[0])
+		bytes += px * 3 * 4;
+	return bytes;
 }
 
 void app_human_bytes(double b, char *buf, size_t n)
