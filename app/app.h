@@ -35,8 +35,10 @@ int app_run(const struct scene *sc, int backend_cli, struct app_result *res);
 /* app_run continued from snapshot RESTART (NULL: app_run): the scene's
  * bodies take the snapshot's state, and the run renders frames
  * snapshot frame + 1 .. output.frames - 1 (docs/snapshots.md). */
+/* restart_frame: its frame, as sim_snap_restart_check found it (the
+ * caller has checked the snapshot; it is not read again to check it). */
 int app_run_restart(const struct scene *sc, int backend_cli, const char *restart,
-		    struct app_result *res);
+		    int restart_frame, struct app_result *res);
 
 /* One view of a shared simulation (app_run_views): its scene and outcome. */
 struct app_view {
@@ -44,6 +46,7 @@ struct app_view {
 	/* views[0] only: a snapshot this program wrote to continue from
 	 * (--restart; sim_snap_restart), NULL: start at frame 0 */
 	const char *restart;
+	int restart_frame;      /* with restart: its frame (sim_snap_restart_check) */
 	/* views[0] only: simulate over the MPI ranks (dist/: every rank calls
 	 * app_run_views alike; rank 0 writes every output, the others none) */
 	int over_ranks;

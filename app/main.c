@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && cli.restart)
 		rc = sim_snap_restart_check(cli.restart, &sc, &restart_frame);
 	if (rc == 0 && cli.restart) { /* its snapshot is an input: never written over or removed */
-		struct app_view rv = {.sc = &sc, .restart = cli.restart};
+		struct app_view rv = {.sc = &sc, .restart = cli.restart, .restart_frame = restart_frame};
 		rc = app_outputs_check(&rv, 0);
 	}
 	if (rc)
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 	}
 	dist_run_over_ranks(); /* over MPI ranks: rank 0 ends the run (dist.h) */
 	app_signals_install();
-	rc = app_run_restart(&sc, cli.backend, cli.restart, &res);
+	rc = app_run_restart(&sc, cli.backend, cli.restart, restart_frame, &res);
 end:
 	if (checking) /* this rank failed a check (or said --help): agree */
 		rc = checks_agreed(rc, held);

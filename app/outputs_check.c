@@ -112,9 +112,8 @@ static struct entry *add(struct entry *e, int *n, int view, int nviews, const ch
 }
 
 /* The inputs of view `view` (its scene file, the body files it reads, and
- * the snapshot a restart starts from) into e. NB_EINPUT when the restart's
- * snapshot cannot be read (logged by sim_snap_restart_check). */
-static int collect_inputs(const struct app_view *v, int view, int nviews, struct entry *e, int *n)
+ * the snapshot a restart starts from, at v->restart_frame) into e. */
+static void collect_inputs(const struct app_view *v, int view, int nviews, struct entry *e, int *n)
 {
 	const struct scene *sc = v->sc;
 	add(e, n, view, nviews, "the scene file", sc->path, ENTRY_INPUT, -1, sc);
@@ -127,14 +126,10 @@ static int collect_inputs(const struct app_view *v, int view, int nviews, struct
 		add(e, n, view, nviews, key, sc->bodies[b].file, ENTRY_INPUT, -1, sc);
 	}
 	if (v->restart) {
-		int frame = -1;
-		if (sim_snap_restart_check(v->restart, sc, &frame))
-			return NB_EINPUT;
 		struct entry *x = add(e, n, view, nviews, "--restart", v->restart, ENTRY_INPUT, -1, sc);
 		if (x)
-			x->first = frame + 1;
+			x->first = v->restart_frame + 1;
 	}
-	return 0;
 }
 
 /* The outputs of view `view` (every row of the outputs table) into e. */
@@ -286,7 +281,7 @@ int app_outputs_check(const struct app_view *views, int k)
 	}
 	/* This view's inputs and outputs first, then the earlier views'
 	 * outputs (pairs among those were checked before). */
-	rc = collect_inputs(&views[k], k, nviews, e, &n);
+	collect_inputs(&views[k], k, nviews, e, &n);
 	collect(views[k].sc, k, nviews, e, &n);
 	mine = n;
 	for (int i = 0; i < k; i++)

@@ -198,14 +198,15 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 
 int app_run(const struct scene *sc, int backend_cli, struct app_result *res)
 {
-	return app_run_restart(sc, backend_cli, NULL, res);
+	return app_run_restart(sc, backend_cli, NULL, -1, res);
 }
 
 int app_run_restart(const struct scene *sc, int backend_cli, const char *restart,
-		    struct app_result *res)
+		    int restart_frame, struct app_result *res)
 {
 	/* nbody-render SCENE under mpirun: one simulation over the ranks */
-	struct app_view view = {.sc = sc, .restart = restart, .over_ranks = 1};
+	struct app_view view = {.sc = sc, .restart = restart, .restart_frame = restart_frame,
+				.over_ranks = 1};
 	int rc = app_run_views(&view, 1, backend_cli);
 	*res = view.res;
 	return rc;

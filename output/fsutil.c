@@ -1,5 +1,6 @@
-/* fsutil.c - directories for the output files (their temporary names and
- * the final rename: sim/outfile.c). */
+/* fsutil.c - directories for the output files, their removal (regular
+ * files only), and a file written whole from memory (their temporary
+ * names and the final rename: sim/outfile.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,4 +78,35 @@ int out_remove_regular(const char *path)
 	if (!S_ISREG(sb.st_mode))
 		return 1;
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int out_save_bytes(const char *path, const void *buf, size_t len, const char *what)
+{
+	char tmp[SCENE_PATH_MAX + 64];
+	int fd = sim_outfile_temp(path, tmp, sizeof tmp);
+	if (fd < 0)
+		return NB_ERUNTIME;
+	const unsigned char *p = buf;
+	size_t left = len;
+	int err = 0;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? errno : ENOSPC; /* write 0: no room for a byte */
+			break;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (close(fd) != 0 && !err)
+		err = errno;
+	if (err) {
+		log_error("%s: cannot write the %s (temporary file %s): %s", path, what, tmp,
+			  strerror(err));
+		unlink(tmp);
+		return NB_ERUNTIME;
+	}
+	return sim_outfile_commit(tmp, path, 1);
 }

@@ -101,15 +101,6 @@ int out_mp4_close(struct out_mp4 **m, int ok);
 
 /* Write DIR/frame_%05d.png (8 or 16 bit RGB) via a temp name. 0 or NB_ERUNTIME. */
 int out_png_write(const char *dir, int index, int w, int h, int depth, const uint16_t *rgb16);
-/* The frame number of a PNG sequence file name as out_png_write makes it
- * ("frame_00042.png": 42, exactly frame_%05d.png), or -1 for any other
- * name. */
-int out_png_frame_index(const char *name);
-/* Remove from DIR the sequence files (out_png_frame_index >= 0) whose
- * number is outside [0, frames): frames of an earlier, longer run. Other
- * names are left alone. 0, or NB_ERUNTIME (logged with the path and
- * strerror) when DIR cannot be read or a file cannot be removed. */
-int out_png_remove_stale(const char *dir, int frames);
 /* Write a JPEG (quality 90) of an RGB8 image to PATH via a temp name. */
 int out_preview_write(const char *path, int w, int h, const uint8_t *rgb8);
 
@@ -134,10 +125,9 @@ int out_writer_push8(struct out_writer *w, const struct out_frame8 *f);
 /* Drain the queue, finish every output (ok: rename into place; !ok: remove
  * temps, except a started MP4 is still finished and kept when
  * keep_partial_video), join the thread, free. Returns the first error.
- * The PNG sequence is the run's own: when all went well, sequence files of
- * png_dir numbered output.frames or more (an earlier, longer run's) are
- * removed (out_png_remove_stale); otherwise every frame file this writer
- * put in place is removed. Either way, or when a later output fails after
+ * The PNG sequence is the run's own: unless all went well, every frame
+ * file this writer put in place is removed (an earlier, longer run's
+ * higher numbers are removed by app/run.c, through the outputs table). Either way, or when a later output fails after
  * the MP4 was renamed into place, nothing of a failed close remains but an
  * interrupted MP4 (keep_partial_video). */
 int out_writer_close(struct out_writer **w, int ok, int keep_partial_video);

@@ -11,7 +11,6 @@
  * milliseconds, more than the H.264 encoder's share: hence the pool. */
 #include <png.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -174,42 +173,6 @@ static int frame_path(const char *dir, int index, char *path, size_t cap, char *
 		return NB_ERUNTIME;
 	}
 	return 0;
-}
-
-int out_png_frame_index(const char *name)
-{
-	int idx = 0, n = 0;
-	char again[64];
-	if (strncmp(name, "frame_", 6) != 0 || strlen(name) > 40)
-		return -1;
-	if (sscanf(name, "frame_%9d.png%n", &idx, &n) != 1 || n == 0 || name[n] != '\0' || idx < 0)
-		return -1;
-	snprintf(again, sizeof again, "frame_%05d.png", idx);
-	return strcmp(again, name) == 0 ? idx : -1;
-}
-
-int out_png_remove_stale(const char *dir, int frames)
-{
-	DIR *d = opendir(dir);
-	if (!d) {
-		log_error("%s: output.png_dir: cannot read the directory: %s", dir, strerror(errno));
-		return NB_ERUNTIME;
-	}
-	int err = 0;
-	struct dirent *e;
-	char path[4096];
-	while ((e = readdir(d))) {
-		int idx = out_png_frame_index(e->d_name);
-		if (idx < 0 || idx < frames)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if (out_remove_regular(path) < 0 && !err) {
-			log_error("%s: cannot remove a frame of an earlier run: %s", path, strerror(errno));
-			err = NB_ERUNTIME;
-		}
-	}
-	closedir(d);
-	return err;
 }
 
 int out_png_write(const char *dir, int index, int w, int h, int depth, const uint16_t *rgb16)

@@ -12,11 +12,9 @@
  *
  * Try: --set output.snapshots.dir=out/snaps --set output.snapshots.every=10,
  * then python3 -c "import yt; print(yt.load('out/snaps/snap_000.hdf5'))". */
-#include <errno.h>
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../sim/snap_format.h"
 #include "out_internal.h"
@@ -419,37 +417,6 @@ static size_t snap_image_length(const struct snap_image *im)
 	if (base != 0 || eof < 48 || eof > im->size)
 		return 0;
 	return (size_t)eof;
-}
-
-int out_save_bytes(const char *path, const void *buf, size_t len, const char *what)
-{
-	char tmp[SCENE_PATH_MAX + 64];
-	int fd = sim_outfile_temp(path, tmp, sizeof tmp);
-	if (fd < 0)
-		return NB_ERUNTIME;
-	const unsigned char *p = buf;
-	size_t left = len;
-	int err = 0;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			err = w < 0 ? errno : ENOSPC; /* write 0: no room for a byte */
-			break;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
-	if (close(fd) != 0 && !err)
-		err = errno;
-	if (err) {
-		log_error("%s: cannot write the %s (temporary file %s): %s", path, what, tmp,
-			  strerror(err));
-		unlink(tmp);
-		return NB_ERUNTIME;
-	}
-	return sim_outfile_commit(tmp, path, 1);
 }
 
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,

@@ -572,10 +572,9 @@ int out_writer_close(struct out_writer **wp, int ok, int keep_partial_video)
 			err = e;
 	}
 	good = ok && !err;
-	/* The run's own PNG sequence: stale frames go when it succeeded, its
-	 * own frames when it did not. */
-	if (good && w->png && (err = out_png_remove_stale(w->png_dir, w->frames)) != 0)
-		good = 0;
+	/* The run's own PNG frames go when it did not succeed; an earlier,
+	 * longer run's higher numbers are the caller's to remove (the outputs
+	 * table, app/outputs.h, does it for every numbered sequence). */
 	out_png_pool_close(&w->png, good);
 	if (!good && video_placed && !keep_partial_video)
 		remove_placed(w->video);

@@ -398,6 +398,29 @@ END_TEST
 
 /* A full disk at several sizes: exit 0 or 1, the path and the OS's reason
  * named, complete or absent, no temporary file. */
+/* After a full disk (what: "limit 700", "tmpfs 24k"), row `row` of case c
+ * ended with exit rc: 0 or 1; the row complete or absent (files: how many
+ * it holds); no temporary file; on exit 1, one line names the output's
+ * path (under o/) and the OS's reason, and a file row is absent. */
+static void assert_full_disk_outcome(int row, const struct row_case *c, const char *what, int rc,
+				     int whole, int files, int left, const char *reason)
+{
+	const char *log = run_log();
+	ck_assert_msg(rc == 0 || rc == 1, "%s, %s: exit %d: %s", c->key, what, rc, log);
+	ck_assert_msg(whole, "%s, %s: a partial output", c->key, what);
+	ck_assert_msg(left == 0, "%s, %s: temporary files left", c->key, what);
+	if (rc != 1)
+		return;
+	const char *r = strstr(log, reason), *line = r;
+	while (line && line > log && line[-1] != '\n')
+		line--;
+	ck_assert_msg(r, "%s, %s: no OS reason: %s", c->key, what, log);
+	ck_assert_msg(strstr(line, "o/") && strstr(line, "o/") < r,
+		      "%s, %s: the path is not named with the reason: %s", c->key, what, log);
+	if (app_outputs[row].shape == APP_OUT_FILE)
+		ck_assert_msg(files == 0, "%s, %s: a failed run left its file", c->key, what);
+}
+
 START_TEST(full_disk)
 {
 	const struct row_case *c = case_of(_i);
@@ -405,29 +428,13 @@ START_TEST(full_disk)
 	char kv[PATH_MAX];
 	snprintf(kv, sizeof kv, "%s=%s", c->key, c->path);
 	for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
-		char cmd[PATH_MAX];
+		char cmd[PATH_MAX], what[32];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s/o'", g_dir);
 		ck_assert_int_eq(system(cmd), 0);
 		int rc = wait_exit(start(4, limits[l], kv, c->enable ? c->enable : "seed=7", NULL));
-		const char *log = run_log();
-		ck_assert_msg(rc == 0 || rc == 1, "%s, limit %ld: exit %d: %s", c->key, limits[l], rc, log);
-		int files = 0;
-		ck_assert_msg(complete_or_absent(_i, c->path, &files), "%s, limit %ld: a partial output",
-			      c->key, limits[l]);
-		ck_assert_msg(partials() == 0, "%s, limit %ld: temporary files left", c->key, limits[l]);
-		if (rc == 1) {
-			/* one line names the output's path (under o/) and the OS's reason */
-			const char *r = strstr(log, "File too large"), *line = r;
-			while (line && line > log && line[-1] != '\n')
-				line--;
-			ck_assert_msg(r, "%s, limit %ld: no OS reason: %s", c->key, limits[l], log);
-			ck_assert_msg(strstr(line, "o/") && strstr(line, "o/") < r,
-				      "%s, limit %ld: the path is not named with the reason: %s", c->key,
-				      limits[l], log);
-			if (app_outputs[_i].shape == APP_OUT_FILE)
-				ck_assert_msg(files == 0, "%s, limit %ld: a failed run left its file", c->key,
-					      limits[l]);
-		}
+		int files = 0, whole = complete_or_absent(_i, c->path, &files);
+		snprintf(what, sizeof what, "limit %ld", limits[l]);
+		assert_full_disk_outcome(_i, c, what, rc, whole, files, partials(), "File too large");
 	}
 }
 END_TEST
@@ -443,7 +450,7 @@ START_TEST(full_disk_tmpfs)
 	snprintf(kv, sizeof kv, "%s=%s", c->key, c->path);
 	at(odir, sizeof odir, "o");
 	for (size_t l = 0; l < sizeof sizes / sizeof sizes[0]; l++) {
-		char opts[32];
+		char opts[32], what[32];
 		snprintf(opts, sizeof opts, "size=%s", sizes[l]);
 		ck_assert_int_eq(mkdir(odir, 0755), 0);
 		if (mount("tmpfs", odir, "tmpfs", 0, opts) != 0) {
@@ -453,25 +460,11 @@ START_TEST(full_disk_tmpfs)
 			return;
 		}
 		int rc = wait_exit(start(4, 0, kv, c->enable ? c->enable : "seed=7", NULL));
-		const char *log = run_log();
 		int files = 0, whole = complete_or_absent(_i, c->path, &files), left = partials();
 		ck_assert_int_eq(umount(odir), 0); /* what was written goes with it */
 		ck_assert_int_eq(rmdir(odir), 0);
-		ck_assert_msg(rc == 0 || rc == 1, "%s, tmpfs %s: exit %d: %s", c->key, sizes[l], rc, log);
-		ck_assert_msg(whole, "%s, tmpfs %s: a partial output", c->key, sizes[l]);
-		ck_assert_msg(left == 0, "%s, tmpfs %s: temporary files left", c->key, sizes[l]);
-		if (rc == 1) {
-			const char *r = strstr(log, "No space left on device"), *line = r;
-			while (line && line > log && line[-1] != '\n')
-				line--;
-			ck_assert_msg(r, "%s, tmpfs %s: no OS reason: %s", c->key, sizes[l], log);
-			ck_assert_msg(strstr(line, "o/") && strstr(line, "o/") < r,
-				      "%s, tmpfs %s: the path is not named with the reason: %s", c->key,
-				      sizes[l], log);
-			if (app_outputs[_i].shape == APP_OUT_FILE)
-				ck_assert_msg(files == 0, "%s, tmpfs %s: a failed run left its file", c->key,
-					      sizes[l]);
-		}
+		snprintf(what, sizeof what, "tmpfs %s", sizes[l]);
+		assert_full_disk_outcome(_i, c, what, rc, whole, files, left, "No space left on device");
 	}
 }
 END_TEST
@@ -630,6 +623,19 @@ START_TEST(kill_mid_run)
 }
 END_TEST
 
+/* `nbody-render batch` wrote g_dir/run.log: into g_log (run_log). */
+static void batch_log(void)
+{
+	char path[PATH_MAX];
+	at(path, sizeof path, "run.log");
+	FILE *f = fopen(path, "r");
+	g_log[0] = '\0';
+	if (f) {
+		g_log[fread(g_log, 1, sizeof g_log - 1, f)] = '\0';
+		fclose(f);
+	}
+}
+
 /* Two runs of one batch with the same value: each in its own directory,
  * both complete, nothing at the shared value itself. */
 START_TEST(batch_runs_never_share)
@@ -655,13 +661,7 @@ START_TEST(batch_runs_never_share)
 	fclose(f);
 	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' batch b.yaml --jobs 2 >run.log 2>&1", g_dir, g_bin);
 	int ws = system(cmd);
-	at(path, sizeof path, "run.log");
-	f = fopen(path, "r");
-	g_log[0] = '\0';
-	if (f) {
-		g_log[fread(g_log, 1, sizeof g_log - 1, f)] = '\0';
-		fclose(f);
-	}
+	batch_log();
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s: the batch failed: %s", c->key,
 		      run_log());
 	const char *last = strrchr(c->path, '/');
@@ -686,13 +686,7 @@ START_TEST(batch_runs_never_share)
 	ck_assert_int_eq(unlink(gone), 0);
 	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' batch b.yaml --resume >run.log 2>&1", g_dir, g_bin);
 	ws = system(cmd);
-	at(path, sizeof path, "run.log");
-	f = fopen(path, "r");
-	g_log[0] = '\0';
-	if (f) {
-		g_log[fread(g_log, 1, sizeof g_log - 1, f)] = '\0';
-		fclose(f);
-	}
+	batch_log();
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s: --resume failed: %s", c->key, g_log);
 	ck_assert_msg(strstr(g_log, "run r2: incomplete") && strstr(g_log, "r1: complete, skipped"),
 		      "%s: --resume did not see the missing %s: %s", c->key, gone, g_log);
