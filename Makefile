@@ -85,12 +85,12 @@ CFLAGS += -DNB_VERSION='"$(VERSION)"'
 LIB_C := $(sort $(wildcard scene/*.c sim/*.c render/*.c engine/*.c output/*.c dist/*.c))
 APP_C := $(sort $(wildcard app/*.c))
 ifeq ($(CUDA),1)
-  CU_SRC := $(sort $(wildcard kernels/*.cu))
+  CU_SRC := $(sort $(wildcard sim/cuda/*.cu render/cuda/*.cu))
   CU_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.o)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   CFLAGS += -DNB_HAVE_CUDA=1
 else
-  LIB_C += kernels/gpu_none.c kernels/gpu_render_none.c
+  LIB_C += sim/cuda/gpu_none.c render/cuda/gpu_render_none.c
   CU_OBJ :=
 endif
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(CU_OBJ)

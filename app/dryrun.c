@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"

@@ -1,7 +1,7 @@
 /* framing.c - the camera of a view that moves by itself (app/framing.h):
  * camera.follow (all, a component, or light) and camera.frame: auto, with
  * the statistics from the bodies where they are: on the GPU from the
- * engine's device positions (kernels/gpu_framing.h), on the CPU from the
+ * engine's device positions (render/cuda/gpu_framing.h), on the CPU from the
  * host state (render/framing.c), the same meaning (render/framing_shared.h).
  *
  * Frame f: the keys and orbit give the view (render_camera_at_com); follow
@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/gpu.h"
-#include "../kernels/gpu_framing.h"
+#include "../sim/cuda/gpu.h"
+#include "../render/cuda/gpu_framing.h"
 #include "framing.h"
 
 struct app_framing {

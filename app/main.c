@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../dist/dist.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "app.h"
 
 #ifndef NB_VERSION

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"

@@ -7,7 +7,7 @@
  *   CPU (app/renderer_cpu.c): render/ splat, tone map; synchronous: the
  *     frame is rendered when it is queued, from the host state; the writer
  *     thread converts and encodes it.
- *   GPU (app/renderer_gpu.c): kernels/gpu_render.h on the engine's device
+ *   GPU (app/renderer_gpu.c): render/cuda/gpu_render.h on the engine's device
  *     positions: splat, tone map and YUV run on the renderer's streams into
  *     a ring of pinned host slots while the engine steps the next frame.
  *

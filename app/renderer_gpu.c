@@ -1,10 +1,10 @@
-/* renderer_gpu.c - the GPU renderer (renderer.h): kernels/gpu_render.h on
+/* renderer_gpu.c - the GPU renderer (renderer.h): render/cuda/gpu_render.h on
  * the engine's device positions. Queueing frame f puts its splat, tone map
  * and YUV on the renderer's streams, writing into slot f % RENDERER_RING of
  * a ring of pinned host slots, and returns; pushing frame f waits for that
  * slot and hands the 8-bit planes (or 16-bit RGB for PNG frames) to the
  * writer, which copies them. The renderer waits once per frame for a
- * scalar (the splat pair count, kernels/render_splat.cu) inside
+ * scalar (the splat pair count, render/cuda/render_splat.cu) inside
  * gpu_render_frame: the engine's next steps cannot start before the
  * positions are read anyway (renderer_release), so that costs one host
  * round trip per frame. The overlay (overlay.*) is rasterised here on the
@@ -21,8 +21,8 @@
  * of the frame's cost). */
 #include <stdlib.h>
 
-#include "../kernels/gpu.h"
-#include "../kernels/gpu_render.h"
+#include "../sim/cuda/gpu.h"
+#include "../render/cuda/gpu_render.h"
 #include "app.h"
 #include "renderer.h"
 

@@ -40,10 +40,10 @@
 #include <time.h>
 
 #include "bench.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 #if NB_HAVE_CUDA
-#include "../kernels/tree_api.h"
+#include "../sim/cuda/tree_api.h"
 #endif
 
 #define BH_MAX_N 16

@@ -9,7 +9,7 @@
  * events (gpu_sim_time_steps): the force computation alone and the whole
  * step. Prints the medians and the effective interactions per second N^2/t
  * (the pairwise kernel computes N(N-1)/2 pairs for the same N^2 effect).
- * --tiles picks kernel:shape runs (shapes as in kernels/direct.cu); the
+ * --tiles picks kernel:shape runs (shapes as in sim/cuda/direct.cu); the
  * default is each kernel with its built-in shape for that n. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 
 #define DIRECT_MAX_N 64

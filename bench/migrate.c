@@ -1,5 +1,5 @@
 /* migrate.c - nbody-bench migrate: the GPU tree's body order between steps,
- * simulation.reorder migrate against sort (issue 17; kernels/tree_migrate.cu).
+ * simulation.reorder migrate against sort (issue 17; sim/cuda/tree_migrate.cu).
  *
  *   nbody-bench migrate [--scene scenes/galaxy-collision.yaml]
  *                       [--frames 0,115,260,400] [--n 1000000,4000000]
@@ -24,10 +24,10 @@
 #include <string.h>
 
 #include "bench.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 #if NB_HAVE_CUDA
-#include "../kernels/tree_api.h"
+#include "../sim/cuda/tree_api.h"
 #endif
 
 #define MG_MAX 16

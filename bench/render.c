@@ -1,5 +1,5 @@
 /* render.c - nbody-bench render: milliseconds per frame of the GPU renderer
- * (kernels/gpu_render.h), stage by stage, measured with CUDA events:
+ * (render/cuda/gpu_render.h), stage by stage, measured with CUDA events:
  *
  *   adaptive   k-th neighbour h for every body (render.neighbours = 32)
  *   splat      projection, footprints, binning/sort, deposit
@@ -77,8 +77,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../kernels/gpu.h"
-#include "../kernels/gpu_render.h"
+#include "../sim/cuda/gpu.h"
+#include "../render/cuda/gpu_render.h"
 #include "../output/output.h"
 #include "../render/render.h"
 #include "../sim/sim.h"

@@ -1,6 +1,6 @@
 /* render_ooc.c - nbody-bench render-ooc (also `nbody-bench render
  * --out-of-core`): milliseconds per frame of the GPU renderer drawing more
- * bodies than it holds, out of core (kernels/render_ooc.cu): the bodies
+ * bodies than it holds, out of core (render/cuda/render_ooc.cu): the bodies
  * live in page-locked host memory as float4 rows (x, y, z, m: 16 bytes a
  * body, + 2 with components), generated there once, and every frame
  * streams them through the GPU in chunks under a device budget, each chunk
@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/gpu.h"
-#include "../kernels/gpu_render.h"
+#include "../sim/cuda/gpu.h"
+#include "../render/cuda/gpu_render.h"
 #include "../output/output.h"
 #include "../render/render.h"
 #include "../scene/scene.h"

@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../render/render.h"
 #include "../sim/sim.h"
 

@@ -1,6 +1,6 @@
 /* sim_gpu.c - GPU ranks' side of dist/ (docs/PHYSICS.md, "GPU ranks"):
  * whether the ranks take their GPUs, and the callbacks the device code
- * (kernels/sim_ranks.cu, through struct gpu_ranks) calls each force
+ * (sim/cuda/sim_ranks.cu, through struct gpu_ranks) calls each force
  * evaluation: the host allgather and broadcast over MPI, and the balance,
  * which gathers every rank's force time and moves the cuts. */
 #include <stdio.h>
@@ -25,7 +25,7 @@ int dist_use_gpus(const struct scene *sc, int backend_cli)
 	return lacks == 0;
 }
 
-/* ---- GPU ranks: the callbacks of struct gpu_ranks (kernels/gpu.h) ---- */
+/* ---- GPU ranks: the callbacks of struct gpu_ranks (sim/cuda/gpu.h) ---- */
 static int sim_gpu_allgather(void *ctx, void *buf, const size_t *bytes, const size_t *off)
 {
 	struct dist_sim *ds = ctx;

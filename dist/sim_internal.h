@@ -35,7 +35,7 @@ struct dist_sim {
 	double *sub_h;
 	char desc[224];
 	/* GPU ranks (dist_sim_create's gpu): the stretches of the slots are the
-	 * kernels' (kernels/sim_ranks.cu); this side measures and recuts */
+	 * kernels' (sim/cuda/sim_ranks.cu); this side measures and recuts */
 	int gpu;
 	struct gpu_ranks ranks;
 	size_t *gcut;          /* P + 1: the stretches of the last evaluation */

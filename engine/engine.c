@@ -12,9 +12,9 @@
 #include <omp.h>
 #endif
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #ifdef NB_HAVE_CUDA
-#include "../kernels/tree_api.h"
+#include "../sim/cuda/tree_api.h"
 #endif
 #include "../sim/sim.h"
 #include "engine.h"
@@ -27,7 +27,7 @@ struct engine {
 	enum scene_opening opening;
 	struct gpu_sim *gpu;   /* NULL on the CPU */
 	const struct gpu_ranks *ranks; /* GPU ranks (engine_create_ranks), or NULL */
-	/* individual time steps (sim/timestep.c; GPU kernels/sim_levels.cu) */
+	/* individual time steps (sim/timestep.c; GPU sim/cuda/sim_levels.cu) */
 	int individual;
 	int spf, bpf;          /* steps_per_frame, blocks_per_frame */
 	double dt_max;         /* internal units */

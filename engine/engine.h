@@ -1,9 +1,9 @@
 /* engine.h - the solver for one run: picks the backend (the CPU code of
- * sim/ or the CUDA code of kernels/), owns the GPU simulation when there is
+ * sim/ or the CUDA code of sim/cuda/ and render/cuda/), owns the GPU simulation when there is
  * one, and advances the state by leapfrog steps of the scene's dt.
  *
  * It is its own layer because it is the one place that sees both sim/ and
- * kernels/ (see docs/DESIGN.md): the simulation and the kernels never see
+ * sim/cuda/ and render/cuda/ (see docs/DESIGN.md): the simulation and the kernels never see
  * each other's callers, and app/ drives a run only through this header. */
 #ifndef NB_ENGINE_H
 #define NB_ENGINE_H
@@ -32,7 +32,7 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  * takes the CPU. */
 int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
 			 sim_force_fn force, void *ctx, const char *desc, struct engine **out);
-/* engine_create on the GPU of this rank, one of RANKS (kernels/gpu.h,
+/* engine_create on the GPU of this rank, one of RANKS (sim/cuda/gpu.h,
  * struct gpu_ranks; must outlive the engine): every rank steps the whole
  * state and computes its stretch's forces. Backend cpu, or no usable GPU:
  * NB_EINPUT. */
@@ -76,7 +76,7 @@ int engine_draws_on_gpu(const struct engine *e);
 int engine_film_still(const struct engine *e);
 
 /* ---- the overlapped GPU frame pipeline (app/frames.c, app/renderer_gpu.c) ---- */
-struct gpu_sim; /* kernels/gpu.h */
+struct gpu_sim; /* sim/cuda/gpu.h */
 /* The engine's device simulation, or NULL on the CPU. The app may queue
  * work beside it (gpu_sim_render_input, gpu_sim_wait_event, gpu_sim_com)
  * but advances it only through the engine, so time and step stay right. */

@@ -25,7 +25,7 @@ struct out_frame {
 	uint16_t *rgb16;
 };
 
-/* Additive (for the GPU renderer, kernels/gpu_render.h): a frame whose
+/* Additive (for the GPU renderer, render/cuda/gpu_render.h): a frame whose
  * 8-bit data was made elsewhere. Any pointer may be NULL:
  *   y, u, v: YUV420P planes, BT.709 limited range as render_rgb16_to_yuv420p
  *            (render/yuv.h) defines them; strides w, w/2, w/2; all three or

@@ -2,7 +2,7 @@
  * (render/adaptive.h): which bodies are drawn, the cap render.h_cap and the
  * state wrapper in scene units. The search itself, render_adaptive_h, is
  * render/adaptive_tree.c (a box tree over Morton-ordered bodies, the CPU
- * twin of kernels/render_adaptive.cu). */
+ * twin of render/cuda/render_adaptive.cu). */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /* adaptive.h - adaptive smoothing lengths (render.smoothing: adaptive), the
- * CPU twin of the GPU's (kernels/render_adaptive.cu) and its test oracle.
+ * CPU twin of the GPU's (render/cuda/render_adaptive.cu) and its test oracle.
  *
  * Neighbours are searched among the DRAWN bodies only. A body is drawn
  * when its position is finite and, in colour mode (render.mode:

@@ -1,6 +1,6 @@
 /* adaptive_tree.c - render_adaptive_h (render/adaptive.h): h_i = distance
  * to the k-th nearest other drawn body, by a box tree over the drawn
- * bodies in Morton order; the CPU twin of kernels/render_adaptive.cu's
+ * bodies in Morton order; the CPU twin of render/cuda/render_adaptive.cu's
  * search, with the same tree, in double.
  *
  * Order. The bounding box of the drawn bodies is cut into 2^21 cells per

@@ -1,5 +1,5 @@
 /* blur_shared.h - render.motion_blur's sample times and drift, written once
- * for the CPU (render/stars.c) and the GPU (kernels/render_stars.cu):
+ * for the CPU (render/stars.c) and the GPU (render/cuda/render_stars.cu):
  * static inline functions in double that compile for both (RENDER_HD,
  * tone_shared.h), with the same operations in the same order, unfused on
  * the device, so both draw a sample at the same place.

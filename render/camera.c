@@ -2,7 +2,7 @@
  *
  * render_camera_at: camera keys interpolated in frame number, plus follow and
  * orbit (render.h). render_view_make / render_view_project: the camera
- * model every renderer (CPU here, GPU in kernels/) uses; the projections'
+ * model every renderer (CPU here, GPU in render/cuda/) uses; the projections'
  * formulas are in render/projection_shared.h.
  *
  * Interpolation. Position and target follow a Catmull-Rom spline written in

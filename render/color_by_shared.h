@@ -1,6 +1,6 @@
 /* color_by_shared.h - render.color_by's per-body colour, written once for
  * the CPU (render/splat.c, render/stars.c) and the GPU
- * (kernels/render_splat.cu, kernels/render_stars.cu): static inline
+ * (render/cuda/render_splat.cu, render/cuda/render_stars.cu): static inline
  * functions in double that compile for both (RENDER_HD, tone_shared.h).
  *
  * A body's quantity q, from its position p and velocity v (scene units)

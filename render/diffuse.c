@@ -1,6 +1,6 @@
 /* diffuse.c - render.diffuse: a smooth adaptive layer under the stars
  * (render.h, render_stars_diffuse), the CPU twin of the GPU's (the stars
- * branch of gpu_render_frame, kernels/render.cu). Both splats are the
+ * branch of gpu_render_frame, render/cuda/render.cu). Both splats are the
  * existing ones (render_splat_h, render_stars_splat); this file only mixes
  * them. */
 #include <stdlib.h>

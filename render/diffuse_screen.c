@@ -2,7 +2,7 @@
  * diffuse layer under the stars as the stars' own light smoothed on an
  * image pyramid, per pixel over the area holding render.neighbours
  * projected bodies (rule: render/pyramid_shared.h; the GPU twin:
- * kernels/render_diffuse.cu). Recomputed every frame: one pass over the
+ * render/cuda/render_diffuse.cu). Recomputed every frame: one pass over the
  * bodies (projection and a count), the pyramid sums and blurs on 1/4 of the
  * pixels and fewer, then per pixel a few bilinear samples. */
 #include <math.h>

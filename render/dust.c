@@ -1,6 +1,6 @@
 /* dust.c - dust that absorbs the light behind it, composited front to back
  * in depth slabs (render.h, "Dust"; CPU reference for
- * kernels/render_dust.cu). Used only when a component has kappa > 0
+ * render/cuda/render_dust.cu). Used only when a component has kappa > 0
  * (bodies.*.dust), with render.style: stars (the scene refuses dust in the
  * smooth style and in density mode).
  *

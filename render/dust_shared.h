@@ -1,5 +1,5 @@
 /* dust_shared.h - the dust rules the CPU (render/dust.c) and the GPU
- * (kernels/render_dust.cu) both run, written once (render/render.h states
+ * (render/cuda/render_dust.cu) both run, written once (render/render.h states
  * them): a body's depth slab, the mean transmission of a slab, and the M4
  * cubic footprint of a dust body. Plain double arithmetic with no multiply
  * followed by an add in the slab rule, so no compiler can fuse it and both

@@ -1,5 +1,5 @@
 /* framing.c - the CPU twin of the framing statistics (render.h, "framing";
- * the rules in render/framing_shared.h; GPU: kernels/framing.cu): the light
+ * the rules in render/framing_shared.h; GPU: render/cuda/framing.cu): the light
  * centre of camera.follow: light, the distance of camera.frame: auto and
  * the share of the light inside a frame.
  *

@@ -1,5 +1,5 @@
 /* framing_shared.h - the rules of camera.follow: light and camera.frame:
- * auto that the CPU (render/framing.c) and the GPU (kernels/framing.cu)
+ * auto that the CPU (render/framing.c) and the GPU (render/cuda/framing.cu)
  * must compute alike, written once as static inline functions in double
  * that compile for both (RENDER_HD).
  *

@@ -1,5 +1,5 @@
 /* glow_shared.h - the formulas of the glow (render.glow, render/glow.c)
- * that the CPU and the GPU (kernels/render_glow.cu) compute alike, written
+ * that the CPU and the GPU (render/cuda/render_glow.cu) compute alike, written
  * once as static inline functions that compile for both (RENDER_GLOW_HD);
  * the pyramid's cell operations are in render/pyramid_shared.h.
  *

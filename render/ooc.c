@@ -1,7 +1,7 @@
 /* ooc.c - out-of-core drawing's host side (render.h, "out of core"): the
  * chunk plan under a device memory budget, and the packing of a state's
  * bodies into the float4 rows the GPU renderer uploads
- * (kernels/render_ooc.cu; docs/snapshots.md, "Bigger than the GPU"). */
+ * (render/cuda/render_ooc.cu; docs/snapshots.md, "Bigger than the GPU"). */
 #include <string.h>
 
 #include "../scene/log.h"

@@ -3,7 +3,7 @@
  * each in the font of render/font.c with a dark outline, laid out in one
  * eye's picture and, with camera.stereo, repeated in the other eye. The
  * CPU makes the codes of each box once per frame (the time changes);
- * render_overlay_apply composites them here, kernels/render_tone.cu the
+ * render_overlay_apply composites them here, render/cuda/render_tone.cu the
  * same codes on the GPU, both through render/overlay_shared.h. */
 #include <math.h>
 #include <stdio.h>

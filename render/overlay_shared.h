@@ -1,7 +1,7 @@
 /* overlay_shared.h - how one pixel of a tone-mapped frame takes the
  * overlay (render.h, render_overlay_*): written once, compiled for the CPU
  * (render_overlay_apply, render/overlay.c) and the GPU (the fused tone map
- * of kernels/render_tone.cu), so both frames agree bit for bit in the
+ * of render/cuda/render_tone.cu), so both frames agree bit for bit in the
  * overlay's pixels. Integer only: no rounding to differ. */
 #ifndef NB_RENDER_OVERLAY_SHARED_H
 #define NB_RENDER_OVERLAY_SHARED_H

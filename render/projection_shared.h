@@ -1,7 +1,7 @@
 /* projection_shared.h - camera.projection's formulas (perspective, fisheye,
  * equirectangular, and the stereo eyes), written once for the CPU
  * (render/camera.c's render_view_project, the splats of render/) and the
- * GPU (kernels/render_stars.cu, render_splat.cu, render_dust.cu) as static
+ * GPU (render/cuda/render_stars.cu, render_splat.cu, render_dust.cu) as static
  * inline functions that compile for both (RENDER_PROJ_HD). docs/scenes.md
  * ("Projections and stereo") states the rules for users.
  *

@@ -1,6 +1,6 @@
 /* pyramid_shared.h - image pyramids (mip levels) for the glow
- * (render/glow.c, kernels/render_glow.cu) and the screen-space diffuse
- * layer (render/diffuse_screen.c, kernels/render_diffuse.cu): the cell
+ * (render/glow.c, render/cuda/render_glow.cu) and the screen-space diffuse
+ * layer (render/diffuse_screen.c, render/cuda/render_diffuse.cu): the cell
  * operations, written once as static inline functions that the CPU and
  * the GPU (one thread per cell) both run, so the two mean the same.
  *

@@ -123,7 +123,7 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
  * uploads these values as its colours); mode density uses mass alone. */
 void render_comp_light(const struct sim_component *c, float light[3]);
 
-/* render.style: stars (render/stars.c; the GPU: kernels/render_stars.cu).
+/* render.style: stars (render/stars.c; the GPU: render/cuda/render_stars.cu).
  * Each body (weight as render_splat) deposits its light through a Gaussian
  * PSF of FWHM render.psf_fwhm PIXELS (clamped to [RENDER_STARS_FWHM_MIN,
  * RENDER_STARS_FWHM_MAX]), whatever its distance: pixel (i, j) gets W *
@@ -142,7 +142,7 @@ int render_stars_splat(const struct scene *sc, const struct render_camera *cam,
 		       const struct sim_state *st, const struct sim_units *u,
 		       struct render_image *img);
 /* render.diffuse > 0 with render.style: stars (render/diffuse.c; the GPU:
- * kernels/render.cu): a smooth layer under the stars. smooth (same size as
+ * render/cuda/render.cu): a smooth layer under the stars. smooth (same size as
  * img) gets render_splat_h(h_by_body) of the same bodies, same weights;
  * img gets render_stars_splat; then every value of img becomes, in double,
  * (float)(stars * (1 / (1 + d)) + smooth * (d / (1 + d))), d =
@@ -159,7 +159,7 @@ int render_stars_diffuse(const struct scene *sc, const struct render_camera *cam
  * value by value (render_stars_diffuse's mix; same sizes). */
 void render_diffuse_mix(double d, struct render_image *img, const struct render_image *smooth);
 /* render.diffuse > 0 with style stars and render.diffuse_smoothing: screen
- * (render/diffuse_screen.c; the GPU: kernels/render_diffuse.cu), the rule
+ * (render/diffuse_screen.c; the GPU: render/cuda/render_diffuse.cu), the rule
  * written in render/pyramid_shared.h: the stars' own light smoothed on an
  * image pyramid, per pixel over the area that holds render.neighbours
  * projected drawn bodies, the layer's total equal to the stars' total.
@@ -191,7 +191,7 @@ int render_stars_diffuse_screen(const struct scene *sc, const struct render_came
 int render_diffuse_screen_apply(const struct scene *sc, const struct render_camera *cam,
 				const struct sim_state *st, const struct sim_units *u,
 				struct render_image *img, struct render_image *smooth);
-/* ---- Dust (render/dust.c; the GPU: kernels/render_dust.cu) ----
+/* ---- Dust (render/dust.c; the GPU: render/cuda/render_dust.cu) ----
  * A component with kappa > 0 (sim_component; bodies.*.dust makes one per
  * dusty disk, "NAME.dust") emits nothing and absorbs: its body of mass m
  * (scene units) at depth d adds to pixel p the optical depth
@@ -257,7 +257,7 @@ int render_stars_splat_slabs(const struct scene *sc, const struct render_camera 
 			     struct render_image *imgs);
 /* render.motion_blur (render/blur.c, the rule in render/blur_shared.h):
  * with samples S > 1 the stars splat (render_stars_splat and the _c forms
- * above; the GPU: kernels/render_stars.cu) draws each body S times, at
+ * above; the GPU: render/cuda/render_stars.cu) draws each body S times, at
  * x + v t_k (internal units), t_k = ((k + 1/2) / S - 1/2) x span, each
  * with weight W / S (W as above, its colour from the body at the frame's
  * time): the frame's total light is the unblurred one, up to float
@@ -571,7 +571,7 @@ int render_stars_diffuse_screen_c(const struct scene *sc, const struct render_ca
 				  struct render_image *smooth);
 
 /* ---- framing: camera.follow: light, camera.frame: auto (render/framing.c;
- * the rules in render/framing_shared.h, the GPU twin kernels/framing.cu,
+ * the rules in render/framing_shared.h, the GPU twin render/cuda/framing.cu,
  * docs/scenes.md "Framing") ---- */
 
 /* The view seen from a target, for the distance each body needs: target
@@ -640,7 +640,7 @@ struct render_spring {
  * toward g. tau <= 0: x = g. Returns x. */
 double render_spring_step(struct render_spring *s, double g, double tau);
 
-/* ---- out of core (render/ooc.c; the GPU: kernels/render_ooc.cu) ----
+/* ---- out of core (render/ooc.c; the GPU: render/cuda/render_ooc.cu) ----
  * A frame drawn from host bodies in chunks that stream through the GPU
  * under a memory budget (render.gpu_memory; docs/snapshots.md, "Bigger
  * than the GPU"). */

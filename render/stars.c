@@ -1,6 +1,6 @@
 /* stars.c - render.style: stars: each body deposits its light through a
  * small Gaussian point-spread function whose size is fixed in PIXELS (CPU
- * reference for kernels/render_stars.cu).
+ * reference for render/cuda/render_stars.cu).
  *
  * Weight. W = mass * light[comp] per channel (render_comp_light: colour
  * times brightness; density mode: mass in all three channels), mass in

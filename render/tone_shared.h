@@ -1,6 +1,6 @@
 /* tone_shared.h - the formulas of the filmic tone map and of the auto
  * exposure that the CPU (render/tonemap.c, render/autoexp.c) and the GPU
- * (kernels/render_tone.cu) must compute alike. They are written once here,
+ * (render/cuda/render_tone.cu) must compute alike. They are written once here,
  * as static inline functions in double that compile for both (RENDER_HD),
  * so the two renderers differ only by the rounding of the math library.
  *

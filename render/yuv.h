@@ -1,5 +1,5 @@
 /* yuv.h - 16-bit RGB -> YUV 4:2:0 (BT.709, limited range), the CPU twin of
- * the GPU conversion (kernels/render_tone.cu) and its test oracle.
+ * the GPU conversion (render/cuda/render_tone.cu) and its test oracle.
  *
  * With R, G, B = value / 65535 (display-encoded, as render_tonemap writes
  * them) and Kr = 0.2126, Kg = 0.7152, Kb = 0.0722 (ITU-R BT.709):

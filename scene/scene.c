@@ -815,7 +815,7 @@ static int check_motion_blur(struct load_ctx *c)
 	return 0;
 }
 
-/* render.gpu_memory given in bytes may draw out of core (kernels/
+/* render.gpu_memory given in bytes may draw out of core (render/cuda/
  * render_ooc.cu): only film mode does, and only what adds up chunk by
  * chunk. Refused here: a neighbour search over all bodies (adaptive h,
  * the adaptive diffuse layer) and the dust's depth slabs (spanning all the

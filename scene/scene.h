@@ -38,7 +38,7 @@ enum scene_direct_kernel { SCENE_DIRECT_AUTO, SCENE_DIRECT_PAIRWISE, SCENE_DIREC
  * its centre of mass); com when its side l < theta d. */
 enum scene_opening { SCENE_OPENING_BMAX, SCENE_OPENING_COM };
 /* How the GPU tree keeps its bodies in key order between steps
- * (kernels/tree_migrate.cu): sort re-sorts every body each step (CUB radix
+ * (sim/cuda/tree_migrate.cu): sort re-sorts every body each step (CUB radix
  * sort); migrate moves only the bodies that left their branch (a key range)
  * and re-sorts within branches. Same forces within the tree's tolerance. */
 enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };

@@ -385,7 +385,7 @@ int sim_direct_accel_active(const double *pos, const double *mass, size_t n, dou
  * mass; SCENE_OPENING_COM accepts a cell of side l when l < theta d.
  * theta = 0: exact, every pair. multipoles: 1 monopole, 2 adds the
  * traceless quadrupole and the softened expansion's trace term (T eps^2,
- * see sim/tree.c). The GPU tree (kernels/tree*.cu) uses the same criteria
+ * see sim/tree.c). The GPU tree (sim/cuda/tree*.cu) uses the same criteria
  * and moments. */
 int sim_tree_accel_ex(const double *pos, const double *mass, size_t n, double eps,
 		      double theta, int multipoles, enum scene_opening opening, double *acc,
@@ -404,7 +404,7 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double eps,
 		       double theta, int multipoles, enum scene_opening opening,
 		       const unsigned char *active, double *acc, double *pot, double *work);
-/* The GPU's refit on the CPU (individual time steps; kernels/tree.cu):
+/* The GPU's refit on the CPU (individual time steps; sim/cuda/tree.cu):
  * the cells, body order and walk groups of a tree built over pos_build,
  * moments and bmax from pos, the bmax criterion, then as
  * sim_tree_accel_sel over pos. Forces stay within the tree's tolerance
@@ -419,7 +419,7 @@ int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot);
 
 /* ---- the tree's body order between steps (sim/tree_migrate.c) ----
- * The CPU twin of kernels/tree_migrate.cu (simulation.reorder: migrate):
+ * The CPU twin of sim/cuda/tree_migrate.cu (simulation.reorder: migrate):
  * bodies stay grouped by branch, branch b the key range [spl[b], spl[b+1])
  * of their 63-bit Morton keys; each step only the bodies whose key left
  * their branch move. Step, in the GPU's order: detect movers and append
@@ -454,7 +454,7 @@ struct sim_tree_mig_stats {
 	int max_branch;   /* largest branch after the step */
 };
 /* Branch count for n bodies, branch_bodies a branch (0: 1024): n /
- * branch_bodies in [1, 4096] (kernels/tree_migrate.cu's rule). */
+ * branch_bodies in [1, 4096] (sim/cuda/tree_migrate.cu's rule). */
 int sim_tree_mig_branches(size_t n, int branch_bodies);
 /* 0, or NB_ERUNTIME (out of memory, logged; m left freeable). */
 int sim_tree_mig_init(struct sim_tree_mig *m, size_t n, int nbr);
@@ -482,7 +482,7 @@ int sim_leapfrog_step(struct sim_state *st, double dt, sim_force_fn force, void 
 		      int need_potential);
 
 /* ---- individual (block) time steps (sim/timestep.c; the level rule,
- * shared with kernels/sim_levels.cu, in sim/timestep_rule.h) ----
+ * shared with sim/cuda/sim_levels.cu, in sim/timestep_rule.h) ----
  * Bodies on level L step by dt_max / 2^L; kick-drift-kick across levels,
  * only the active bodies' forces computed each tick (docs/PHYSICS.md,
  * Individual time steps). */

@@ -1,5 +1,5 @@
 /* timestep_rule.h - the level rule of individual (block) time steps, one
- * code for the CPU (sim/timestep.c) and the GPU (kernels/sim_levels.cu).
+ * code for the CPU (sim/timestep.c) and the GPU (sim/cuda/sim_levels.cu).
  * docs/PHYSICS.md, section Individual time steps.
  *
  * Level L steps by dt_L = dt_max / 2^L, L in [0, max_level]. A block step

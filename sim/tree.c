@@ -1,5 +1,5 @@
 /* tree.c - Barnes-Hut octree gravity on the CPU (Barnes & Hut 1986), the
- * twin of kernels/tree*.cu and the fallback for large scenes without a GPU.
+ * twin of sim/cuda/tree*.cu and the fallback for large scenes without a GPU.
  * It builds the GPU tree's cells, groups and moments and applies the same
  * opening criteria, in double, so the two differ by float rounding (and
  * bodies that rounding puts in another cell), not by method.
@@ -24,7 +24,7 @@
  * walk groups); a group's bodies share one walk and one interaction list.
  * d is the distance from a cell's centre of mass to the nearest point of
  * the group's bounding box (so every body gets the per-body criterion or a
- * stricter one). Opening criteria (enum scene_opening; kernels/tree_build.cu
+ * stricter one). Opening criteria (enum scene_opening; sim/cuda/tree_build.cu
  * sets the GPU's alike):
  *   bmax (Salmon & Warren 1994): accept when bmax < theta d and bmax < d.
  *     A cell holding a group body has d <= bmax, so it is never accepted.
@@ -38,14 +38,14 @@
  * TREE_LEAF_P2P bodies. An accepted cell that is far for the group's size
  * (rho < TREE_LOCAL_RATIO R, see below) goes into one local expansion of
  * the group about its box's centre (tree_local.c), evaluated per body: the
- * GPU's walk does the same (kernels/tree_far.cuh).
+ * GPU's walk does the same (sim/cuda/tree_far.cuh).
  *
  * Accepted cell, with r = x_i - com, s^2 = |r|^2 + eps^2: the Taylor
  * expansion of the softened potential -sum m / |x_i - com - y|_eps to
  * second order in y (d_a d_b (1/s) = (3 r_a r_b - s^2 delta_ab) / s^5),
  *   phi = -M/s - (1/2) (r.Q.r - T eps^2) / s^5
  *   a   = -M r/s^3 + Q.r / s^5 - (5/2) (r.Q.r - T eps^2) r / s^7,
- * the same terms as the GPU walk (kernels/tree_walk.cu). The T eps^2 term
+ * the same terms as the GPU walk (sim/cuda/tree_walk.cu). The T eps^2 term
  * matters for cells within a few eps of the body. */
 #include <math.h>
 #include <stdlib.h>
@@ -54,7 +54,7 @@
 #include "sim.h"
 #include "tree_local.h"
 
-/* the GPU tree's defaults (kernels/tree.cu: leaf 16, groups of 32 cut from
+/* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16, groups of 32 cut from
  * nodes of at most 16 groups' worth of bodies) */
 #define TREE_LEAF_MAX 16
 #define TREE_GROUP_SIZE 32
@@ -254,7 +254,7 @@ static int tree_build(struct tree *t, const double *pos, const double *mass, siz
 			hi[a] = fmax(hi[a], pos[3 * i + a]);
 		}
 	}
-	/* the GPU's key cube (kernels/tree_internal.cuh, tree_cube_of): lower
+	/* the GPU's key cube (sim/cuda/tree_internal.cuh, tree_cube_of): lower
 	 * corner lo, side the largest extent with slack so the top face maps
 	 * inside; any side will do when every body is at one point */
 	double ext = 0, center[3];
@@ -637,7 +637,7 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 	return err;
 }
 
-/* The GPU's refit (kernels/tree.cu, gpu_tree_compute_ex with refit): the
+/* The GPU's refit (sim/cuda/tree.cu, gpu_tree_compute_ex with refit): the
  * cells, body order and groups of a build over pos_build, the moments and
  * bmax recomputed from pos. Children have larger indices than their
  * parent (tree_build_node), so a pass from the last node back is

@@ -1,6 +1,6 @@
 /* tree_local.c - local expansions of far cells for the CPU tree (see
  * tree_local.h; the coefficients are derived at the top of
- * kernels/tree_far.cuh, which computes the same in float on the GPU).
+ * sim/cuda/tree_far.cuh, which computes the same in float on the GPU).
  *
  * With D = 1/s, s^2 = |r|^2 + eps^2 and the cell's second moment
  * S = (Q + T I)/3, the cell's potential is -m D - (1/2) S_ab D_ab; its

@@ -1,6 +1,6 @@
 /* tree_local.h - local (Taylor) expansions of far cells about a walk
  * group's centre, for the CPU tree (sim/tree.c); the GPU's float twin is
- * kernels/tree_far.cuh, whose top comment derives the coefficients.
+ * sim/cuda/tree_far.cuh, whose top comment derives the coefficients.
  *
  * c[SIM_TREE_LOCAL_NC] holds the derivatives of the potential at the
  * group's centre g: rank 0 (1), 1 (3), 2 (6), 3 (10), 4 (15), one after

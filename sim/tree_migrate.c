@@ -1,4 +1,4 @@
-/* tree_migrate.c - the CPU twin of kernels/tree_migrate.cu: the tree's body
+/* tree_migrate.c - the CPU twin of sim/cuda/tree_migrate.cu: the tree's body
  * order kept between steps by moving only the bodies that left their branch
  * (simulation.reorder: migrate; contract in sim.h). Serial and in the GPU's
  * order of steps, so the two give the same permutation wherever the GPU's
@@ -8,7 +8,7 @@
 
 #include "sim.h"
 
-#define MIG_MAX_BR 4096 /* kernels/tree_internal.cuh: TREE_MIG_MAX_BR */
+#define MIG_MAX_BR 4096 /* sim/cuda/tree_internal.cuh: TREE_MIG_MAX_BR */
 
 int sim_tree_mig_branches(size_t n, int branch_bodies)
 {
@@ -200,7 +200,7 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 	/* quantile (rebuild): keys_out is sorted; splitter b is its key
 	 * b n / nbr, branch b starts at that key's lower bound, positions
 	 * relabelled. Every branch then holds at most ceil(n/nbr) bodies (more
-	 * only where keys coincide), as kernels/tree_migrate.cu's
+	 * only where keys coincide), as sim/cuda/tree_migrate.cu's
 	 * mig_quantile_kernel. */
 	if (rebuild) {
 		m->noff[0] = 0;

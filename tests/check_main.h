@@ -63,7 +63,7 @@ static inline void nb_untrap_fpe(void)
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 
 static inline int nb_gpu_usable(char *why, size_t len)
 {

@@ -36,7 +36,7 @@
 
 #include "check_main.h"
 #include "dist/dist.h"
-#include "kernels/gpu.h"
+#include "sim/cuda/gpu.h"
 #include "output/output.h"
 #include "sim/sim.h"
 #include "test_output_util.h"

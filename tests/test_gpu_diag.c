@@ -1,5 +1,5 @@
 /* test_gpu_diag.c - the statistics' diagnostics reduced on the device
- * (gpu_sim_diag_*, kernels/diag.cu; engine_diag_*, engine/engine.c)
+ * (gpu_sim_diag_*, sim/cuda/diag.cu; engine_diag_*, engine/engine.c)
  * against sim_diag_compute (sim/diag.c) on the same state downloaded to the
  * host, and against hand-computed sums for three bodies.
  *
@@ -23,7 +23,7 @@
 
 #include "check_main.h"
 #include "../engine/engine.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 
 static char tmpdir[64];

@@ -1,4 +1,4 @@
-/* test_gpu_direct.c - the GPU direct solver (kernels/direct.cu, sim.cu)
+/* test_gpu_direct.c - the GPU direct solver (sim/cuda/direct.cu, sim.cu)
  * against double-precision references on the CPU.
  *
  * Without a usable GPU the GPU cases are not run nor counted: the program
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 
 static int sanitize_mode(void)

@@ -1,4 +1,4 @@
-/* test_gpu_framing.c - the framing statistics on the GPU (kernels/framing.cu,
+/* test_gpu_framing.c - the framing statistics on the GPU (render/cuda/framing.cu,
  * gpu_framing.h) against their CPU twins (render/framing.c) on the same
  * bodies, and the program's camera report with the GPU engine.
  *
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../kernels/gpu_framing.h"
+#include "../render/cuda/gpu_framing.h"
 #include "../render/framing_shared.h"
 #include "../render/render.h"
 #include "../sim/sim.h"

@@ -1,4 +1,4 @@
-/* test_gpu_ooc.c - the GPU renderer out of core (kernels/render_ooc.cu):
+/* test_gpu_ooc.c - the GPU renderer out of core (render/cuda/render_ooc.cu):
  * a frame drawn from host bodies in chunks equals the one-shot frame of
  * the same bodies (in core: gpu_render_upload + gpu_render_frame) within 1
  * LSB of its 16-bit output, every value, because splats add: only the
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kernels/gpu.h"
-#include "kernels/gpu_render.h"
+#include "sim/cuda/gpu.h"
+#include "render/cuda/gpu_render.h"
 #include "render/render.h"
 #include "scene/scene.h"
 #include "sim/sim.h"

@@ -1,7 +1,7 @@
 /* test_gpu_projection.c - camera.projection and camera.stereo on the GPU
- * (kernels/render*.cu through render/projection_shared.h) against the CPU
+ * (render/cuda/render*.cu through render/projection_shared.h) against the CPU
  * twins (render/stars.c, render/splat.c, render/stereo.c, render/glow.c),
- * within the HDR tolerance of kernels/gpu_render.h (expect_hdr_close):
+ * within the HDR tolerance of render/cuda/gpu_render.h (expect_hdr_close):
  * equirectangular frames with bodies on the seam and at the poles (the
  * footprints' wrap-around copies), domemasters (the circle mask after the
  * glow), and stereo frames (each eye its own picture, the glow per eye;
@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kernels/gpu.h"
-#include "kernels/gpu_render.h"
+#include "sim/cuda/gpu.h"
+#include "render/cuda/gpu_render.h"
 #include "render/render.h"
 #include "test_render_util.h"
 

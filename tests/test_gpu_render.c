@@ -1,9 +1,9 @@
-/* test_gpu_render.c - the GPU renderer (kernels/render*.cu) against its CPU
+/* test_gpu_render.c - the GPU renderer (render/cuda/render*.cu) against its CPU
  * twins: render_splat, render_tonemap, render_rgb16_to_yuv420p,
  * render_adaptive_h. The YUV reference itself is checked against BT.709's
  * published values first (no GPU needed).
  *
- * Tolerances (stated in kernels/gpu_render.h):
+ * Tolerances (stated in render/cuda/gpu_render.h):
  *   HDR        |gpu - cpu| <= 1e-4 max|cpu| + 1e-3 |cpu|, every value;
  *   16-bit RGB <= 1 LSB from the same HDR image, <= 2 LSB end to end;
  *   8-bit      RGB8 = out_to8(RGB16) exactly, YUV within 1 of the CPU
@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kernels/gpu.h"
-#include "kernels/gpu_render.h"
+#include "sim/cuda/gpu.h"
+#include "render/cuda/gpu_render.h"
 #include "render/adaptive.h"
 #include "render/render.h"
 #include "render/yuv.h"
@@ -309,7 +309,7 @@ START_TEST(stars_dense_core_and_borders_match_cpu)
 }
 END_TEST
 
-/* render.style: stars (kernels/render_stars.cu against render/stars.c):
+/* render.style: stars (render/cuda/render_stars.cu against render/stars.c):
  * two PSF widths, components (one of brightness 2.5) and density, a dense
  * core (many atomics on the same pixels), both cameras; adaptive smoothing
  * asked for too, and bypassed by both. */
@@ -1125,8 +1125,8 @@ START_TEST(adaptive_h_after_moves_matches_fresh)
 }
 END_TEST
 
-/* render.h_cap and render.diffuse (kernels/render_adaptive.cu
- * gr_adaptive_cap, kernels/render.cu's stars branch against
+/* render.h_cap and render.diffuse (render/cuda/render_adaptive.cu
+ * gr_adaptive_cap, render/cuda/render.cu's stars branch against
  * render_adaptive_cap and render_stars_diffuse): the capped h of a frame
  * within 1e-5 relative of the CPU's, its largest <= cap x the GPU's own
  * lower median (+1e-6 for the float product); smooth style and stars +
@@ -1394,7 +1394,7 @@ START_TEST(overlay_in_each_eye_matches_cpu)
 }
 END_TEST
 
-/* render.diffuse_smoothing: screen (kernels/render_diffuse.cu against
+/* render.diffuse_smoothing: screen (render/cuda/render_diffuse.cu against
  * render_stars_diffuse_screen): the stars over their pyramid-smoothed
  * layer on a 768 x 512 frame (levels 1..3), a dense core and a sparse
  * field, two cameras, k = 16, 64 and 1024 (most pixels then have a weight
@@ -1506,7 +1506,7 @@ START_TEST(look_end_to_end_matches_cpu)
 }
 END_TEST
 
-/* Dust (render/dust.c, kernels/render_dust.cu): component 2 made dust
+/* Dust (render/dust.c, render/cuda/render_dust.cu): component 2 made dust
  * (dark, kappa 0.1, dust_z 0.25: 44-64% of the light absorbed on the CPU;
  * footprints of ~4 px, capped at 64 for the bodies near the lens),
  * 16 slabs, without and with the diffuse layer (adaptive: h given, float,

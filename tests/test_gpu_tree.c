@@ -1,4 +1,4 @@
-/* test_gpu_tree.c - the GPU Barnes-Hut tree (kernels/tree*.cu) against
+/* test_gpu_tree.c - the GPU Barnes-Hut tree (sim/cuda/tree*.cu) against
  * double-precision direct sums, the CPU tree (sim/tree.c) and analytic
  * cases. Without a usable GPU the program prints "SKIP: <why>" and runs
  * (and counts) no case (tests/check_main.h, NB_GPU_TCASE).
@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 #if NB_HAVE_CUDA
-#include "../kernels/tree_api.h"
+#include "../sim/cuda/tree_api.h"
 #endif
 
 #if NB_HAVE_CUDA
@@ -506,7 +506,7 @@ START_TEST(gpu_tree_plummer_scene_conserves)
 }
 END_TEST
 
-/* ---- body order between steps: migrate (kernels/tree_migrate.cu) ---------
+/* ---- body order between steps: migrate (sim/cuda/tree_migrate.cu) ---------
  * A Plummer sphere (velocities scaled by vscale; body 0 flung out at speed
  * fling when > 0) advanced `steps` leapfrog steps with tree reorder mode
  * `reorder` (tuning: 0 sort, 1 migrate, 2 the radix sort over migrate's
@@ -578,7 +578,7 @@ START_TEST(gpu_migrate_matches_full_sort)
 	ck_assert_msg(pm.mig_moved > 0 && pm.mig_moved / pm.mig_bodies < 0.25, "moved %g",
 		      pm.mig_moved);
 	/* the creation's step rebuilt (not counted here) with exact quantiles:
-	 * none after it (before kernels/tree_migrate.cu took its splitters from
+	 * none after it (before sim/cuda/tree_migrate.cu took its splitters from
 	 * the sorted keys: 2 here, and every step at 1M bodies) */
 	ck_assert_int_le(pm.mig_rebuilds, 1);
 	ck_assert_int_le(pm.mig_max_branch, 2 * (int)((n + 116) / 117));

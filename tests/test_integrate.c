@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "kernels/gpu.h"
+#include "sim/cuda/gpu.h"
 #include "engine/engine.h"
 #include "sim/sim.h"
 

@@ -22,7 +22,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
-#include "../kernels/gpu.h"
+#include "../sim/cuda/gpu.h"
 #include "../render/yuv.h"
 #include "test_output_util.h"
 

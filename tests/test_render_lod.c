@@ -34,8 +34,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kernels/gpu.h"
-#include "kernels/gpu_render.h"
+#include "sim/cuda/gpu.h"
+#include "render/cuda/gpu_render.h"
 #include "render/render.h"
 #include "test_render_util.h"
 

@@ -1,7 +1,7 @@
 /* test_render_util.h - helpers shared by the renderer tests
  * (tests/test_render.c, tests/test_render_lod.c, tests/test_gpu_render.c):
  * a bare render scene, the standard camera, its focal length, and the
- * stated GPU-vs-CPU HDR tolerance (kernels/gpu_render.h). */
+ * stated GPU-vs-CPU HDR tolerance (render/cuda/gpu_render.h). */
 #ifndef NB_TEST_RENDER_UTIL_H
 #define NB_TEST_RENDER_UTIL_H
 

@@ -1,5 +1,5 @@
 /* test_timestep.c - individual (block) time steps (sim/timestep.c, the
- * rule in sim/timestep_rule.h; GPU kernels/sim_levels.cu): the level rule
+ * rule in sim/timestep_rule.h; GPU sim/cuda/sim_levels.cu): the level rule
  * by hand; an eccentric binary conserves energy at least as well as shared
  * steps at the same smallest step with fewer force evaluations; a Plummer
  * sphere keeps its energy over ten crossing times, its momentum to
@@ -13,7 +13,7 @@
 
 #include "check_main.h"
 #include "engine/engine.h"
-#include "kernels/gpu.h"
+#include "sim/cuda/gpu.h"
 #include "sim/sim.h"
 #include "sim/timestep_rule.h"
 

@@ -6,10 +6,12 @@
 # folders on lines above its own, so the table itself has no cycle, and
 # neither can the code that passes the check.
 #
+# A folder is a directory of sources, nested or not: sim/cuda/ is a layer of
+# its own, above sim/ (the CUDA twin of the simulation) and below render/.
 # Every #include "..." in *.c *.h *.cu *.cuh of every folder is resolved to
-# the folder of the file it names: "../X/f.h" and "X/f.h" (the build's -I.)
-# name folder X; a plain "f.h" that exists beside the includer is its own
-# folder. Each arrow between two folders must be in the table. A folder with
+# the file it names, first beside the includer ("f.h", "../../scene/log.h"),
+# else from the repository root (the build's -I.: "sim/cuda/gpu.h"); the
+# file's directory is the folder the arrow points to. Each arrow between two folders must be in the table. A folder with
 # sources that is not in the table, or an include that names no file, is a
 # violation too. Prints each violation as FILE:LINE: ...; exits 1 if any.
 #
@@ -17,16 +19,17 @@
 
 LAYERS='
 scene:
-sim:     scene
-render:  scene sim
-kernels: scene sim render
-engine:  scene sim render kernels
-output:  scene sim render
-dist:    scene sim render kernels engine
-app:     scene sim render kernels engine output dist
-bench:   scene sim render kernels engine output dist
-tests:   scene sim render kernels engine output dist app
-fuzz:    scene sim render kernels engine output dist app
+sim:         scene
+sim/cuda:    scene sim
+render:      scene sim sim/cuda
+render/cuda: scene sim sim/cuda render
+engine:      scene sim sim/cuda render render/cuda
+output:      scene sim render
+dist:        scene sim sim/cuda render render/cuda engine
+app:         scene sim sim/cuda render render/cuda engine output dist
+bench:       scene sim sim/cuda render render/cuda engine output dist
+tests:       scene sim sim/cuda render render/cuda engine output dist app
+fuzz:        scene sim sim/cuda render render/cuda engine output dist app
 '
 
 cd "${1:-$(dirname "$0")/..}" || exit 2
@@ -46,30 +49,27 @@ while IFS=: read -r folder deps; do
 done < /tmp/check-layers.$$
 rm -f /tmp/check-layers.$$
 
-# Every top-level folder with sources must be a layer.
-for dir in */; do
-	dir=${dir%/}
-	case $dir in build*|out) continue;; esac
+# Every folder with sources (one or two deep) must be a layer.
+for dir in $(find . -mindepth 1 -maxdepth 2 -type d ! -name '.*' | sed 's@^\./@@' | sort); do
+	case $dir in build*|out|out/*|.*|*/.*) continue;; esac
 	found=0
 	for f in "$dir"/*.c "$dir"/*.h "$dir"/*.cu "$dir"/*.cuh; do [ -e "$f" ] && found=1; done
 	[ $found = 1 ] || continue
 	printf '%s\n' "$LAYERS" | grep -q "^$dir:" || fail "$dir/: a folder with sources that is not in the layer table (tools/check-layers.sh)"
 done
 
-for file in $(printf '%s\n' "$LAYERS" | sed -n 's/^\([a-z]*\):.*/\1/p' |
+for file in $(printf '%s\n' "$LAYERS" | sed -n 's@^\([a-z/]*\):.*@\1@p' |
 	      while read -r d; do ls "$d"/*.c "$d"/*.h "$d"/*.cu "$d"/*.cuh 2>/dev/null; done); do
-	from=${file%%/*}
-	may=" $from $(printf '%s\n' "$LAYERS" | sed -n "s/^$from://p") "
+	from=${file%/*}
+	may=" $from $(printf '%s\n' "$LAYERS" | sed -n "s@^$from:@@p") "
 	# LINE PATH for each quoted include
 	grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$file" |
 	sed 's/^\([0-9]*\):[^"]*"\([^"]*\)".*/\1 \2/' > /tmp/check-layers.$$
 	while read -r line inc; do
-		case $inc in
-		../*) rest=${inc#../}; to=${rest%%/*}; target=$rest ;;
-		*) if [ -e "${file%/*}/$inc" ]; then to=$from; target=${file%/*}/$inc
-		   else to=${inc%%/*}; target=$inc; fi ;;
-		esac
-		if [ ! -e "$target" ] || [ "$to" = "$target" ]; then
+		target=$(realpath -m --relative-to=. "$from/$inc")
+		[ -e "$target" ] || target=$(realpath -m --relative-to=. "$inc")
+		to=${target%/*}
+		if [ ! -e "$target" ] || [ "$to" = "$target" ] || case $target in ../*) true;; *) false;; esac; then
 			fail "$file:$line: #include \"$inc\" names no file of the tree"
 		elif case $may in *" $to "*) false;; *) true;; esac; then
 			fail "$file:$line: $from/ may not include $to/ (#include \"$inc\"; see the table in tools/check-layers.sh)"
@@ -79,6 +79,6 @@ for file in $(printf '%s\n' "$LAYERS" | sed -n 's/^\([a-z]*\):.*/\1/p' |
 done
 
 if [ $bad = 0 ]; then
-	echo "check-layers: every include arrow follows the layers (scene <- sim <- render <- kernels <- engine <- dist; output; app)"
+	echo "check-layers: every include arrow follows the layers (scene <- sim <- sim/cuda <- render <- render/cuda <- engine <- dist; output; app)"
 fi
 exit $bad

@@ -19,7 +19,8 @@ PREFIXES='
 scene:   scene_ yaml_tree_ log_
 sim:     sim_
 render:  render_
-kernels: gpu_
+sim/cuda:    gpu_
+render/cuda: gpu_render_ gpu_framing_
 engine:  engine_
 dist:    dist_
 output:  out_
@@ -28,15 +29,15 @@ app:     app_ batch_ renderer_ main
 
 build=${1:?usage: tools/check-names.sh BUILD_DIR [OBJECT...]}
 shift
-[ $# = 0 ] && set -- "$build"/*/*.o
+[ $# = 0 ] && set -- "$build"/*/*.o "$build"/*/cuda/*.o
 NM=${NM:-nm}
 bad=0
 n=0
 for obj in "$@"; do
 	[ -e "$obj" ] || continue
 	rel=${obj#"$build"/}
-	folder=${rel%%/*}
-	prefixes=$(printf '%s\n' "$PREFIXES" | sed -n "s/^$folder:[[:space:]]*//p")
+	folder=${rel%/*}
+	prefixes=$(printf '%s\n' "$PREFIXES" | sed -n "s@^$folder:[[:space:]]*@@p")
 	if [ -z "$prefixes" ]; then
 		echo "$obj: $folder/ has no prefixes in tools/check-names.sh"
 		bad=1

@@ -2,19 +2,22 @@
 """long-functions.py - list C functions longer than a limit.
 
 Usage: tools/long-functions.py [--max N] [FILE_OR_DIR...]
-       (default: --max 80, the folders scene sim render engine output app bench)
+       (default: --max 80, every folder of sources: scene sim render engine
+       output dist app bench tests fuzz, with sim/cuda and render/cuda)
 
 A function's length is counted from the first line of its definition (the
 line where the return type starts) to the line of its closing brace, both
 included. Comments, strings and preprocessor lines are skipped when looking
-for braces. Prints "LENGTH FILE:LINE NAME", longest first, and exits 1 when
+for braces. In .cu files only host functions count: a function declared
+__global__ or __device__ (and not also __host__) is device code, whose
+length follows the kernel's register and unrolling needs, not a reader's. Prints "LENGTH FILE:LINE NAME", longest first, and exits 1 when
 any function is over the limit.
 """
 import os
 import re
 import sys
 
-DEFAULT_DIRS = ["scene", "sim", "render", "engine", "output", "app", "bench"]
+DEFAULT_DIRS = ["scene", "sim", "render", "engine", "output", "dist", "app", "bench", "tests", "fuzz"]
 
 
 def strip_code(text):
@@ -81,7 +84,9 @@ def functions(path):
             if depth == 0:
                 head = code[head_start:i] if head_start is not None else ""
                 m = re.search(r"([A-Za-z_]\w*)\s*\([^;]*\)\s*$", head, re.S)
-                if m and "=" not in head.split("(")[0]:
+                device = (("__global__" in head or "__device__" in head)
+                          and "__host__" not in head)
+                if m and "=" not in head.split("(")[0] and not device:
                     name = m.group(1)
                     start = head_start
                 else:
@@ -112,7 +117,7 @@ def main(argv):
     for a in args:
         if os.path.isdir(a):
             for root, _, names in os.walk(a):
-                files += [os.path.join(root, x) for x in names if x.endswith(".c")]
+                files += [os.path.join(root, x) for x in names if x.endswith((".c", ".cu"))]
         else:
             files.append(a)
     found = []

@@ -1,4 +1,4 @@
-/* tree_internal.cuh - what kernels/tree.cu, tree_build.cu and tree_walk.cu
+/* tree_internal.cuh - what sim/cuda/tree.cu, tree_build.cu and tree_walk.cu
  * share: the device octree's layout and the launchers of each stage.
  *
  * The tree is a compressed octree over 63-bit Morton keys (21 levels):
@@ -20,7 +20,7 @@
 
 /* log.h and sim.h carry no extern "C" of their own */
 extern "C" {
-#include "../sim/sim.h"
+#include "../../sim/sim.h"
 }
 #include "gpu_internal.h"
 #include "tree_api.h"

@@ -1,4 +1,4 @@
-/* gpu_framing.h - the framing statistics on the GPU (kernels/framing.cu):
+/* gpu_framing.h - the framing statistics on the GPU (render/cuda/framing.cu):
  * camera.follow: light's light centre, camera.frame: auto's distance and
  * the share of the light inside a frame, from the bodies on the device
  * (the engine's positions: they never leave the GPU per frame).
@@ -25,7 +25,7 @@
  * Ownership: fr owns its device buffers, its stream and pinned result;
  * the bodies of a gpu_render_input stay the caller's. All functions
  * return 0 or NB_ERUNTIME (logged). With CUDA=0 each logs that CUDA is
- * missing (kernels/gpu_render_none.c). Not thread-safe. */
+ * missing (render/cuda/gpu_render_none.c). Not thread-safe. */
 #ifndef NB_GPU_FRAMING_H
 #define NB_GPU_FRAMING_H
 

@@ -27,7 +27,7 @@
  * Memory: the counts and the pyramids (~0.45 of an image), w_p and w_p S_p
  * (2/3 of an image), d_smooth (one image). */
 #include "render_internal.cuh"
-#include "../render/pyramid_shared.h"
+#include "../../render/pyramid_shared.h"
 
 #include <string.h>
 

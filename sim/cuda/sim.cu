@@ -1,4 +1,4 @@
-/* sim.cu - the device-resident simulation (gpu_sim_* in kernels/gpu.h).
+/* sim.cu - the device-resident simulation (gpu_sim_* in sim/cuda/gpu.h).
  *
  * Owns struct gpu_bodies (float4 pos/vel/acc + ids) and a stream; runs
  * kick-drift-kick leapfrog steps entirely on the device, calling
@@ -16,14 +16,14 @@
  * by gpu_sim_check), the device positions are handed to the renderer with
  * a ready event, the followed centre of mass is reduced on the device, and
  * so are the statistics' energies and momenta
- * (gpu_sim_diag_*, kernels/diag.cu). */
+ * (gpu_sim_diag_*, sim/cuda/diag.cu). */
 extern "C" {
-#include "../scene/log.h"
-#include "../sim/sim.h"
+#include "../../scene/log.h"
+#include "../../sim/sim.h"
 }
 #include "diag_internal.h"
 #include "gpu_internal.h"
-#include "gpu_render.h"
+
 
 #include <float.h>
 #include <limits.h>

@@ -46,8 +46,8 @@
  * (copy k of slot s is record s * 4 + k; most copies miss the frame and
  * take the key "nothing"), so the sort has 4 n keys. */
 #include "render_internal.cuh"
-#include "../render/blur_shared.h"
-#include "../render/color_by_shared.h"
+#include "../../render/blur_shared.h"
+#include "../../render/color_by_shared.h"
 
 #include <stdlib.h>
 

@@ -61,7 +61,7 @@
  * strips outside the support skipped; issue-bound, 88% issue slots busy,
  * 62.5% occupancy by registers.) */
 #include "render_internal.cuh"
-#include "../render/color_by_shared.h"
+#include "../../render/color_by_shared.h"
 
 #include <cub/cub.cuh>
 

@@ -23,7 +23,7 @@
  * costs K + 2 splats of the regrouped bodies and one host wait for the
  * per-slab counts. */
 #include "render_internal.cuh"
-#include "../render/dust_shared.h"
+#include "../../render/dust_shared.h"
 
 #include <math.h>
 #include <stdlib.h>

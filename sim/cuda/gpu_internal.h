@@ -1,7 +1,7 @@
 /* gpu_internal.h - contract between the CUDA files (not for C callers).
  *
- * kernels/sim.cu owns struct gpu_bodies and the step loop; kernels/direct.cu
- * and kernels/tree.cu compute accelerations on it. */
+ * sim/cuda/sim.cu owns struct gpu_bodies and the step loop; sim/cuda/direct.cu
+ * and sim/cuda/tree.cu compute accelerations on it. */
 #ifndef NB_GPU_INTERNAL_H
 #define NB_GPU_INTERNAL_H
 
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "gpu.h"
-#include "../sim/timestep_rule.h"
+#include "../../sim/timestep_rule.h"
 
 /* The one CUDA check macro: on failure logs the call's text, file and line
  * and returns NB_ERUNTIME from the enclosing function (which must return int
@@ -72,7 +72,7 @@ int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_
 		       int need_pot, cudaStream_t stream);
 size_t gpu_direct_bytes_needed(size_t n);
 /* Individual time steps: acc of the bodies list[0 .. *count) (device
- * memory, kernels/sim_levels.cu's active list) from every body, the gather
+ * memory, sim/cuda/sim_levels.cu's active list) from every body, the gather
  * kernel's sum; other slots untouched. */
 int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *list,
 			      const int *count, int need_pot, cudaStream_t stream);
@@ -137,8 +137,8 @@ int gpu_levels_active_list(const struct gpu_bodies *b, int la, int *list, int *c
 			   cudaStream_t s);
 
 /* 21 low bits of v spread to every third bit of a 63-bit word: one axis of
- * a 63-bit Morton key (the tree's body order, kernels/tree_build.cu, and
- * the adaptive-h grid's, kernels/render_adaptive.cu). */
+ * a 63-bit Morton key (the tree's body order, sim/cuda/tree_build.cu, and
+ * the adaptive-h grid's, render/cuda/render_adaptive.cu). */
 __device__ __forceinline__ unsigned long long gpu_morton_spread(unsigned int v)
 {
 	unsigned long long x = v & 0x1fffffu;

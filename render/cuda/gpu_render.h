@@ -9,8 +9,8 @@
  * with render.diffuse > 0, render_stars_diffuse: the stars over an
  * adaptive smooth layer, or with render.diffuse_smoothing: screen,
  * render_stars_diffuse_screen: over the stars' own light smoothed on a
- * pyramid, kernels/render_diffuse.cu; with a dust component,
- * render_dust_frame's depth slabs, kernels/render_dust.cu, the screen layer
+ * pyramid, render/cuda/render_diffuse.cu; with a dust component,
+ * render_dust_frame's depth slabs, render/cuda/render_dust.cu, the screen layer
  * then made from the composited light); camera.projection and
  * camera.stereo as render_view_make and renderer_cpu (each eye's picture
  * on its own, up to the glow and the fisheye mask, then one tone map of
@@ -43,7 +43,7 @@
  * pinned host ring (params.slots slots, each holding the outputs asked for).
  * Bodies passed as a gpu_render_input stay owned by the caller. With CUDA=0
  * every function logs that CUDA is missing and returns NB_ERUNTIME
- * (kernels/gpu_render_none.c). All functions return 0 or a negative NB_* code
+ * (render/cuda/gpu_render_none.c). All functions return 0 or a negative NB_* code
  * (scene/log.h) after logging. Not thread-safe: one host thread drives a gr. */
 #ifndef NB_GPU_RENDER_H
 #define NB_GPU_RENDER_H
@@ -55,8 +55,9 @@
 extern "C" {
 #endif
 
-#include "../render/render.h"
-#include "../sim/sim.h"
+#include "../../render/render.h"
+#include "../../sim/sim.h"
+#include "../../sim/cuda/gpu.h"
 
 /* Outputs each slot receives (bit mask). */
 enum {
@@ -105,24 +106,8 @@ int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		      struct gpu_render **out);
 void gpu_render_free(struct gpu_render **gr);
 
-/* Where a frame's bodies are: device memory, float4 per slot s = (x, y, z, m)
- * in internal units; body id of slot s = id[s] (id NULL: s), which picks the
- * component colour and the adaptive h (both kept per id, so a solver may
- * permute slots between frames). n <= st->n given at create.
- * ready_event: a cudaEvent_t (cast to void *) recorded by the producer after
- * writing pos4, or NULL when pos4 is already complete for the device. */
-struct gpu_render_input {
-	const void *pos4;
-	/* float4 (vx, vy, vz, -) per slot, internal units, the same slots as
-	 * pos4: read only with render.color_by los_velocity or speed, or
-	 * render.motion_blur.samples > 1 (then required; NULL otherwise
-	 * allowed). Must stay unchanged until gpu_render_consumed_event, as
-	 * pos4. */
-	const void *vel4;
-	const uint32_t *id;
-	size_t n;
-	void *ready_event;
-};
+/* struct gpu_render_input (where a frame's bodies are) is the simulation's
+ * side of the hand-over: sim/cuda/gpu.h. */
 /* Copy st's positions and masses (double, internal), and its velocities
  * when render.color_by or render.motion_blur needs them, into gr's own device buffers as float4 and fill *in to point at it (CPU engine and tests).
  * Synchronous on the host side (the data is staged before returning). */

@@ -1,6 +1,6 @@
-/* gpu.h - everything the GPU does, behind one C interface (the kernels/ .cu files).
+/* gpu.h - everything the GPU does, behind one C interface (the sim/cuda/ .cu files; the renderer's are behind render/cuda/gpu_render.h).
  *
- * With CUDA=0 the build links kernels/gpu_none.c instead, whose functions
+ * With CUDA=0 the build links sim/cuda/gpu_none.c instead, whose functions
  * report that the program was built without CUDA. Every function returns 0 or
  * a negative NB_* code (log.h) after logging the failing CUDA call's text,
  * file and line.
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sim/sim.h"
+#include "../../sim/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,7 +39,7 @@ struct gpu_sim_params {
 	enum scene_opening opening; /* barnes-hut opening criterion (additive) */
 	enum scene_reorder reorder; /* barnes-hut body order between steps (additive;
 				     * zero-initialised: sort) */
-	/* Additive: individual time steps (kernels/sim_levels.cu); zero: shared. */
+	/* Additive: individual time steps (sim/cuda/sim_levels.cu); zero: shared. */
 	enum scene_timesteps timesteps;
 	double dt_max;    /* the longest step, internal units */
 	double eta;       /* dt_i = sqrt(2 eta eps / |a_i|) */
@@ -54,7 +54,7 @@ struct gpu_sim_params {
 };
 
 /* ---- one simulation over MPI ranks, each with a GPU (additive;
- * kernels/sim_ranks.cu; dist/ gives the callbacks, docs/PHYSICS.md "Over
+ * sim/cuda/sim_ranks.cu; dist/ gives the callbacks, docs/PHYSICS.md "Over
  * MPI ranks") ----
  * Every rank holds the whole state on its GPU and steps every body: the
  * same kernels on the same numbers give the same positions bit for bit.
@@ -111,13 +111,13 @@ int gpu_sim_download(struct gpu_sim *g, struct sim_state *st);
 /* Benchmark hook (bench/): nsteps steps as gpu_sim_advance takes them (no
  * potential, no finiteness check), each timed with CUDA events: force_ms[k]
  * around the force computation alone, step_ms[k] around the whole step.
- * 0 or NB_ERUNTIME. Added by the GPU direct solver (kernels/sim.cu). */
+ * 0 or NB_ERUNTIME. Added by the GPU direct solver (sim/cuda/sim.cu). */
 int gpu_sim_time_steps(struct gpu_sim *g, int nsteps, double *force_ms, double *step_ms);
 /* "direct/pairwise" etc. for messages. */
 const char *gpu_sim_describe(const struct gpu_sim *g);
 void gpu_sim_free(struct gpu_sim **g);
 
-/* ---- individual time steps (additive; kernels/sim_levels.cu) ----
+/* ---- individual time steps (additive; sim/cuda/sim_levels.cu) ----
  * With params.timesteps individual, gpu_sim_create sets each body's level
  * from its first acceleration (sim/timestep_rule.h) and the simulation
  * advances by block steps of dt_max, queued like gpu_sim_advance_async:
@@ -144,7 +144,24 @@ int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, l
  *   gpu_sim_render_input(g, &in); gpu_render_frame(gr, &in, ...);
  * Statistics come from a reduction on the device (gpu_sim_diag_*); the whole
  * state is brought over only for the final state CSV (gpu_sim_download). */
-struct gpu_render_input; /* kernels/gpu_render.h */
+/* Where a frame's bodies are (the simulation hands them to render/cuda/): device memory, float4 per slot s = (x, y, z, m)
+ * in internal units; body id of slot s = id[s] (id NULL: s), which picks the
+ * component colour and the adaptive h (both kept per id, so a solver may
+ * permute slots between frames). n <= st->n given at create.
+ * ready_event: a cudaEvent_t (cast to void *) recorded by the producer after
+ * writing pos4, or NULL when pos4 is already complete for the device. */
+struct gpu_render_input {
+	const void *pos4;
+	/* float4 (vx, vy, vz, -) per slot, internal units, the same slots as
+	 * pos4: read only with render.color_by los_velocity or speed, or
+	 * render.motion_blur.samples > 1 (then required; NULL otherwise
+	 * allowed). Must stay unchanged until gpu_render_consumed_event, as
+	 * pos4. */
+	const void *vel4;
+	const uint32_t *id;
+	size_t n;
+	void *ready_event;
+};
 /* Point in at the device bodies: pos4 = float4 (x, y, z, m) per slot in
  * internal units, id = body id per slot (a solver may permute slots), n;
  * ready_event = an event recorded now on the simulation stream, after every

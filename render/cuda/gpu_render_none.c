@@ -1,7 +1,7 @@
-/* gpu_render_none.c - the GPU renderer's interface (kernels/gpu_render.h)
+/* gpu_render_none.c - the GPU renderer's interface (render/cuda/gpu_render.h)
  * in a CPU-only build (make CUDA=0; the Makefile compiles it only then,
  * beside gpu_none.c): each entry point reports that CUDA was not compiled
- * in. With CUDA, kernels/render.cu provides the functions. */
+ * in. With CUDA, render/cuda/render.cu provides the functions. */
 #include <string.h>
 
 #include "gpu_render.h"
@@ -128,7 +128,7 @@ int gpu_render_download_h(struct gpu_render *gr, float *h_by_id, size_t n)
 	return gpu_render_none();
 }
 
-/* ---- the framing statistics (kernels/gpu_framing.h; kernels/framing.cu) ---- */
+/* ---- the framing statistics (render/cuda/gpu_framing.h; render/cuda/framing.cu) ---- */
 #include "gpu_framing.h"
 
 int gpu_framing_create(const struct sim_state *st, const float *w_by_comp,

@@ -1,4 +1,4 @@
-/* render.cu - the GPU frame renderer's public side (kernels/gpu_render.h):
+/* render.cu - the GPU frame renderer's public side (render/cuda/gpu_render.h):
  * device buffers, the two streams, the pinned host ring, frame sequencing.
  *
  * Per frame, on gr->stream: [wait for the producer's event] -> adaptive h

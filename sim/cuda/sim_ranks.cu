@@ -24,7 +24,7 @@
  * (NCCL_NVLS_ENABLE=0 unless the environment says otherwise): the
  * all-gather does not need it, and the lent machines forbid it. */
 extern "C" {
-#include "../scene/log.h"
+#include "../../scene/log.h"
 }
 #include "gpu_internal.h"
 

@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../render/framing_shared.h"
+#include "../../render/framing_shared.h"
 #include "gpu_framing.h"
-#include "gpu_internal.h"
+#include "../../sim/cuda/gpu_internal.h"
 
 #define FR_THREADS 256
 #define FR_BLOCKS 264 /* 2 per SM on an H100; grid-stride loops cover any n */

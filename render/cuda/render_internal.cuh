@@ -13,11 +13,11 @@
 #define NB_RENDER_INTERNAL_CUH
 
 extern "C" {
-#include "../render/render.h"
-#include "../scene/log.h"
-#include "../sim/sim.h"
+#include "../../render/render.h"
+#include "../../scene/log.h"
+#include "../../sim/sim.h"
 }
-#include "gpu_internal.h"
+#include "../../sim/cuda/gpu_internal.h"
 #include "gpu_render.h"
 
 #define GR_TILE 16          /* tile side, pixels; one thread per pixel */

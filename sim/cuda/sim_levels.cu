@@ -3,7 +3,7 @@
  * open kick of the active bodies, the level histogram and the list of
  * active slots. The rule is sim/timestep_rule.h (shared with the CPU twin,
  * sim/timestep.c); the block-step loop that calls these is
- * gpu_sim_advance_blocks_async in kernels/sim.cu. docs/PHYSICS.md,
+ * gpu_sim_advance_blocks_async in sim/cuda/sim.cu. docs/PHYSICS.md,
  * section Individual time steps.
  *
  * All are memory-bound passes over the bodies: kick 16 B acc + 16 B vel
@@ -12,8 +12,8 @@
  * rule in double: one per active body and tick, negligible next to its
  * force). About 0.02 ms per pass per 1M bodies on an H100. */
 extern "C" {
-#include "../scene/log.h"
-#include "../sim/sim.h"
+#include "../../scene/log.h"
+#include "../../sim/sim.h"
 }
 #include "gpu_internal.h"
 

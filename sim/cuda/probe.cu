@@ -5,7 +5,7 @@
  * device's architecture (built for sm_90 only, run on an A100, say), which
  * is the case a device count alone would miss. */
 extern "C" {
-#include "../scene/log.h"
+#include "../../scene/log.h"
 }
 #include "gpu_internal.h"
 

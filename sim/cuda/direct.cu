@@ -31,8 +31,8 @@
  * asked of the register allocator) overrides the built-in choice;
  * it exists for the benchmark (bench/direct.c) and the sanitizer script. */
 extern "C" {
-#include "../scene/log.h"
-#include "../sim/sim.h"
+#include "../../scene/log.h"
+#include "../../sim/sim.h"
 }
 #include "gpu_internal.h"
 
@@ -450,7 +450,7 @@ end:
 /* ---- individual time steps: the active targets only ------------------------
  * The gather kernel's sum (the same tiles, the same order over sources, so
  * a target's result does not depend on its place in the list) for targets
- * list[0 .. *count), the active bodies (kernels/sim_levels.cu). The grid is
+ * list[0 .. *count), the active bodies (sim/cuda/sim_levels.cu). The grid is
  * sized for every body; blocks past *count return at once. Cost per active
  * target: as gather_kernel, n interactions. */
 #define ACTIVE_NT 128

@@ -3,7 +3,7 @@
  * render/overlay.c: a few thousand bytes to ~100 KB at 4K, the time changes
  * every frame); gpu_render_overlay stages them in the slot's pinned buffer,
  * and the frame's tone map uploads them to gr->d_ov and composites them in
- * its fused kernel (kernels/render_tone.cu, render/overlay_shared.h), so no
+ * its fused kernel (render/cuda/render_tone.cu, render/overlay_shared.h), so no
  * pass of its own: per pixel, a test against at most 3 boxes, and one byte
  * read inside them. One device buffer suffices: each frame's upload is
  * queued on gr->stream after the previous frame's tone map. */

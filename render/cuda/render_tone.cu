@@ -26,11 +26,11 @@
  * written (YUV) plus 3 (RGB8) and 6 (RGB16) when asked; ~3 pow + 3 log per
  * pixel in components mode. Memory-bound at 4K: ~0.1 ms on an H100. */
 #include "render_internal.cuh"
-#include "../render/overlay_shared.h"
-#include "../render/tone_shared.h"
+#include "../../render/overlay_shared.h"
+#include "../../render/tone_shared.h"
 
 extern "C" {
-#include "../render/yuv.h"
+#include "../../render/yuv.h"
 }
 
 #define TN_PART_BLOCKS 1024

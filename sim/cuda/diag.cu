@@ -14,8 +14,8 @@
  *      partials in a fixed order;
  * then the sums go to pinned host memory and an event is recorded. */
 extern "C" {
-#include "../scene/log.h"
-#include "../sim/sim.h"
+#include "../../scene/log.h"
+#include "../../sim/sim.h"
 }
 #include "diag_internal.h"
 

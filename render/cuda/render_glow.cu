@@ -18,8 +18,8 @@
  * of the pixels. Memory:
  * the pyramid (1/3 of the image) and one level-1 scratch (1/4). */
 #include "render_internal.cuh"
-#include "../render/glow_shared.h"
-#include "../render/tone_shared.h"
+#include "../../render/glow_shared.h"
+#include "../../render/tone_shared.h"
 
 #define GW_BLOCKS GR_SUM_BLOCKS
 

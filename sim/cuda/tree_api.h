@@ -1,4 +1,4 @@
-/* tree_api.h - C entry points of the GPU Barnes-Hut tree (kernels/tree*.cu)
+/* tree_api.h - C entry points of the GPU Barnes-Hut tree (sim/cuda/tree*.cu)
  * for tests and benchmarks: a one-shot force call, tuning knobs and
  * per-stage timings. Only in CUDA builds (NB_HAVE_CUDA); the simulation
  * itself reaches the tree through gpu_sim_* (gpu.h) and gpu_tree_*
@@ -38,7 +38,7 @@ struct gpu_tree_tuning {
 			* (0: 16 groups' worth); see tree_build.cu */
 	/* Added after group_max (callers get, change and set the whole struct): */
 	float local_ratio; /* an accepted cell with rho < local_ratio R goes through the
-			    * walk group's local expansion (kernels/tree_far.cuh; rho the
+			    * walk group's local expansion (sim/cuda/tree_far.cuh; rho the
 			    * group box's half diagonal, R the distance from its centre to
 			    * the cell's com); 0: never (default 0.1, as sim/tree.c) */
 	int leaf_p2p;      /* accepted near leaves of at most this many bodies interact
@@ -49,7 +49,7 @@ struct gpu_tree_tuning {
 	/* Added after local_spread: how bodies reach key order each step. */
 	int reorder;       /* -1 (default): the scene's simulation.reorder
 			    * (gpu_tree_accel: sort); 0 sort (CUB radix sort over the
-			    * tight box); 1 migrate (kernels/tree_migrate.cu); 2 the
+			    * tight box); 1 migrate (sim/cuda/tree_migrate.cu); 2 the
 			    * radix sort over migrate's frozen cube: the same keys and
 			    * order as migrate, so the same forces bit for bit (tests) */
 	int branch_bodies; /* migrate: bodies a branch holds at a rebuild (0: 1024) */

@@ -1,4 +1,4 @@
-/* diag_internal.h - contract between kernels/sim.cu and kernels/diag.cu:
+/* diag_internal.h - contract between sim/cuda/sim.cu and sim/cuda/diag.cu:
  * the conserved quantities of the device bodies (gpu_sim_diag_* in gpu.h),
  * reduced on the device so that only a dozen doubles reach the host.
  * Not for C callers. */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scene/log.h"
+#include "../../scene/log.h"
 
 struct gr_ooc {
 	cudaStream_t up;              /* host -> device copies */
