@@ -258,7 +258,7 @@ struct scene {
 	struct {
 		int width, height;     /* even, >= 16, <= 16384 */
 		double exposure;       /* > 0 */
-		int exposure_auto;     /* render.exposure: auto (render/tonemap.h) */
+		int exposure_auto;     /* render.exposure: auto (render/autoexp.c) */
 		double gpu_memory;     /* bytes the GPU renderer may use for a film's bodies */
 		int gpu_memory_auto;   /* render.gpu_memory: auto (the free device memory) */
 		double auto_percentile;/* (0, 100]: exposure auto's percentile of lit luminance */
