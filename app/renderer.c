@@ -8,7 +8,7 @@ int renderer_create(const struct scene *sc, struct sim_state *st, struct engine 
 	*out = NULL;
 	if (engine_draws_on_gpu(eng))
 		return renderer_gpu_create(sc, st, eng, u, out);
-	return renderer_cpu_create(sc, st, u, out);
+	return renderer_cpu_create(sc, st, eng, u, out);
 }
 
 int renderer_queue(struct renderer *r, int f, const struct render_camera *cam)

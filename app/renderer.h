@@ -65,8 +65,11 @@ struct renderer_ops {
 struct renderer {
 	const struct renderer_ops *ops;
 };
-int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
-			struct renderer **out);
+/* The CPU renderer reads the engine only where it is split over ranks
+ * (engine_is_split): it then draws this rank's bodies and sums the
+ * picture over the ranks. */
+int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
+			const struct sim_units *u, struct renderer **out);
 int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out);
 #endif

@@ -34,6 +34,7 @@ struct renderer_cpu {
 	struct renderer base;
 	const struct scene *sc;
 	const struct sim_state *st;
+	struct engine *eng;      /* split over ranks: this rank's bodies, the frame sum */
 	const struct sim_units *u;
 	struct render_image img; /* HDR, the frame */
 	struct render_image eye; /* camera.stereo: one eye's picture (w 0 when mono) */
@@ -75,8 +76,7 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 		return rc;
 	/* over MPI ranks st is this rank's bodies: splatting is additive, so
 	 * rank 0 gets the whole picture as the sum of the ranks' (dist/) */
-	if (dist_sim_current())
-		dist_sum_floats(img->rgb, (size_t)img->w * (size_t)img->h * 3, "frame sum");
+	engine_split_sum(r->eng, img->rgb, (size_t)img->w * (size_t)img->h * 3);
 	if ((rc = render_wing(sc, img))) /* render.psf_wing 0: untouched */
 		return rc;
 	if ((rc = render_glow(sc, img))) /* render.glow 0: untouched */
@@ -101,10 +101,10 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 	const struct sim_state *st = r->st;
 	const double *h = r->h;
 	struct sim_state sub;
-	struct dist_sim *ds = dist_sim_current();
-	if (ds && (rc = dist_sim_subset(ds, r->st, r->h, &sub, &h)))
+	const int split = engine_is_split(r->eng);
+	if (split && (rc = engine_split_bodies(r->eng, r->st, r->h, &sub, &h)))
 		return rc;
-	if (ds)
+	if (split)
 		st = &sub;
 	if (sc->camera.stereo.mode == SCENE_STEREO_NONE) {
 		if ((rc = cpu_eye(r, st, h, cam, &r->img)))
@@ -120,7 +120,7 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 			render_image_blit(&r->eye, &r->img, x0, y0);
 		}
 	}
-	if (ds && dist_rank() != 0) { /* rank 0 tone maps and writes the sum */
+	if (split && dist_rank() != 0) { /* rank 0 tone maps and writes the sum */
 		r->frame = f;
 		r->render_s = log_clock_s() - t;
 		return 0;
@@ -192,8 +192,8 @@ static int cpu_hdr(struct renderer *base, int f, const float **rgb, int *w, int 
 
 static const struct renderer_ops cpu_ops = {cpu_queue, cpu_push, cpu_release, cpu_free, cpu_hdr};
 
-int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const struct sim_units *u,
-			struct renderer **out)
+int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
+			const struct sim_units *u, struct renderer **out)
 {
 	struct renderer_cpu *r = calloc(1, sizeof *r);
 	*out = NULL;
@@ -201,8 +201,8 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, const stru
 		log_error("out of memory for a renderer");
 		return NB_ERUNTIME;
 	}
-	*r = (struct renderer_cpu){.base = {&cpu_ops}, .sc = sc, .st = st, .u = u, .h_frame = -1,
-				   .frame = -1};
+	*r = (struct renderer_cpu){.base = {&cpu_ops}, .sc = sc, .st = st, .eng = eng, .u = u,
+				   .h_frame = -1, .frame = -1};
 	size_t px = (size_t)sc->render.width * (size_t)sc->render.height * 3;
 	if (render_image_alloc(&r->img, sc->render.width, sc->render.height))
 		goto fail;

@@ -338,9 +338,10 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 		const int gpu = dist_use_gpus(sc, backend_cli);
 		if ((rc = dist_sim_create(sc, st, gpu, ds)))
 			return rc;
+		struct engine_split split;
+		dist_sim_split(*ds, &split);
 		rc = gpu ? engine_create_ranks(sc, st, backend_cli, dist_sim_gpu_ranks(*ds), eng)
-			 : engine_create_forced(sc, st, backend_cli, dist_sim_force, *ds,
-						dist_sim_describe(*ds), eng);
+			 : engine_create_split(sc, st, backend_cli, &split, eng);
 		if (rc)
 			return rc;
 	} else if ((rc = engine_create(sc, st, backend_cli, eng))) {

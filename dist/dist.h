@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../engine/engine.h"
 #include "../sim/cuda/gpu.h"
 #include "../render/render.h"
 #include "../sim/sim.h"
@@ -170,7 +171,7 @@ int dist_use_gpus(const struct scene *sc, int backend_cli);
  * renderer then draws every body on rank 0, which holds them all), else
  * for the CPU ranks' force function. Refuses (NB_EINPUT, logged) what is
  * not written over ranks: individual time steps, and on CPU ranks dust
- * and render.diffuse. Sets dist_sim_current(). */
+ * and render.diffuse. */
 int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		    struct dist_sim **out);
 /* GPU ranks: the callbacks for engine_create_ranks (owned by ds). */
@@ -181,15 +182,19 @@ int dist_sim_on_gpus(const struct dist_sim *ds);
  * hashes compared on rank 0. 0 when all agree (logged), NB_ERUNTIME when
  * one differs (logged, naming it). Every rank must call. */
 int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *st);
-/* The sim_force_fn for engine_create_forced (ctx: the dist_sim). */
+/* The sim_force_fn of CPU ranks (ctx: the dist_sim; dist_sim_split). */
 int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
 		   double *pot);
 const char *dist_sim_describe(const struct dist_sim *ds);
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s);
 /* Log the ranks' figures (rank 0 prints; every rank must call). */
 void dist_sim_report(const struct dist_sim *ds);
-/* The run's dist_sim, or NULL (not over ranks). */
-struct dist_sim *dist_sim_current(void);
+/* CPU ranks: what engine_create_split takes (ctx ds, which must outlive
+ * the engine): dist_sim_force, this rank's bodies (dist_sim_subset), the
+ * frame sum over the ranks (dist_sum_floats) and the description. The
+ * renderer reaches the ranks through the engine this way, with no
+ * process-wide state. */
+void dist_sim_split(struct dist_sim *ds, struct engine_split *out);
 void dist_sim_free(struct dist_sim **ds);
 /* This rank's bodies of st (st as the engine leaves it) as a state of
  * their own for the renderer: *sub points into buffers ds owns (valid until

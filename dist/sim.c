@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef _OPENMP
@@ -33,20 +32,6 @@
 
 #include "dist.h"
 #include "sim_internal.h"
-
-static struct dist_sim *g_current;
-
-double dist_sim_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-struct dist_sim *dist_sim_current(void)
-{
-	return g_current;
-}
 
 const char *dist_sim_describe(const struct dist_sim *ds)
 {
@@ -75,8 +60,6 @@ void dist_sim_free(struct dist_sim **pds)
 	struct dist_sim *ds = pds ? *pds : NULL;
 	if (!ds)
 		return;
-	if (g_current == ds)
-		g_current = NULL;
 	dist_domain_free(&ds->dom);
 	free(ds->w);
 	free(ds->packed);
@@ -95,17 +78,6 @@ void dist_sim_free(struct dist_sim **pds)
 	free(ds->gtime);
 	free(ds);
 	*pds = NULL;
-}
-
-void dist_sim_add_times(struct dist_sim *ds, double force_s, double exchange_s)
-{
-	if (ds->calls == 0) {
-		ds->stats.t_first_force = force_s;
-		ds->stats.t_first_exchange = exchange_s;
-	} else {
-		ds->stats.t_force += force_s;
-		ds->stats.t_exchange += exchange_s;
-	}
 }
 
 long dist_sim_env_long(const char *name, long def)
@@ -210,7 +182,6 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
 			 ds->P, nt, nt == 1 ? "" : "s");
 done:
-	g_current = ds;
 	*out = ds;
 	return 0;
 oom:
@@ -367,6 +338,25 @@ int dist_sim_subset(struct dist_sim *ds, const struct sim_state *st, const doubl
 	s->n = s->n > m ? s->n : m; /* capacity */
 	*sub_h = h ? ds->sub_h : NULL;
 	return 0;
+}
+
+/* struct engine_split's bodies and sum (ctx: the dist_sim) */
+static int sim_split_bodies(void *ctx, const struct sim_state *st, const double *h,
+			    struct sim_state *sub, const double **sub_h)
+{
+	return dist_sim_subset(ctx, st, h, sub, sub_h);
+}
+
+static void sim_split_sum(void *ctx, float *buf, size_t n)
+{
+	(void)ctx;
+	dist_sum_floats(buf, n, "frame sum");
+}
+
+void dist_sim_split(struct dist_sim *ds, struct engine_split *out)
+{
+	*out = (struct engine_split){.force = dist_sim_force, .bodies = sim_split_bodies,
+				     .sum = sim_split_sum, .ctx = ds, .desc = ds->desc};
 }
 
 void dist_sim_report(const struct dist_sim *ds)

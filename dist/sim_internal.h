@@ -1,7 +1,7 @@
 /* sim_internal.h - what dist/sim.c (the CPU ranks' forces, the run's
- * figures) and dist/sim_gpu.c (the GPU ranks' callbacks) share: the
- * struct behind dist.h's struct dist_sim, and two helpers. Not for use
- * outside dist/. */
+ * figures), dist/sim_gpu.c (the GPU ranks' callbacks) and dist/sim_times.c
+ * (the clock and the time accounting both use) share: the struct behind
+ * dist.h's struct dist_sim, and its helpers. Not for use outside dist/. */
 #ifndef NB_DIST_SIM_INTERNAL_H
 #define NB_DIST_SIM_INTERNAL_H
 
@@ -43,11 +43,12 @@ struct dist_sim {
 	double *gtime;         /* P: each rank's force ms of the last evaluation */
 };
 
-/* Monotonic seconds. */
+/* Monotonic seconds (dist/sim_times.c). */
 double dist_sim_now(void);
 /* One force evaluation's force and exchange seconds into ds->stats: the
  * first evaluation's apart (call 0: potential, first allocations, NCCL's
- * connections), the steps' summed. Before ds->calls moves on. */
+ * connections), the steps' summed. Before ds->calls moves on
+ * (dist/sim_times.c). */
 void dist_sim_add_times(struct dist_sim *ds, double force_s, double exchange_s);
 /* The environment variable NAME as a long, or DEF when unset or empty. */
 long dist_sim_env_long(const char *name, long def);

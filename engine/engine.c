@@ -33,8 +33,7 @@ struct engine {
 	double dt_max;         /* internal units */
 	struct sim_ts ts;      /* CPU only */
 	long blocks;           /* block steps advanced */
-	sim_force_fn force;    /* engine_create_forced's force; NULL: the solver's */
-	void *force_ctx;
+	struct engine_split split; /* engine_create_split's; force NULL: not split */
 	double time;           /* time and step as of the last advance (GPU path) */
 	long step;
 	double diag_time;      /* time of the queued diagnostics */
@@ -58,8 +57,8 @@ static int engine_cpu_force(const double *pos, const double *mass, size_t n, voi
 {
 	struct engine *e = ctx;
 	e->force_calls++;
-	if (e->force)
-		return e->force(pos, mass, n, e->force_ctx, acc, pot);
+	if (e->split.force)
+		return e->split.force(pos, mass, n, e->split.ctx, acc, pot);
 	if (e->solver == SCENE_SOLVER_BARNES_HUT)
 		return sim_tree_accel_ex(pos, mass, n, e->eps, e->theta, e->multipoles, e->opening,
 					 acc, pot);
@@ -221,17 +220,17 @@ static int engine_open_cpu(struct engine *e, const struct scene *sc, struct sim_
 int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out)
 {
-	return engine_create_forced(sc, st, backend_cli, NULL, NULL, NULL, out);
+	return engine_create_split(sc, st, backend_cli, NULL, out);
 }
 
 static int engine_create_with(const struct scene *sc, struct sim_state *st, int backend_cli,
-			      sim_force_fn force, void *ctx, const char *desc,
-			      const struct gpu_ranks *ranks, struct engine **out);
+			      const struct engine_split *split, const struct gpu_ranks *ranks,
+			      struct engine **out);
 
-int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
-			 sim_force_fn force, void *ctx, const char *desc, struct engine **out)
+int engine_create_split(const struct scene *sc, struct sim_state *st, int backend_cli,
+			const struct engine_split *split, struct engine **out)
 {
-	return engine_create_with(sc, st, backend_cli, force, ctx, desc, NULL, out);
+	return engine_create_with(sc, st, backend_cli, split, NULL, out);
 }
 
 int engine_create_ranks(const struct scene *sc, struct sim_state *st, int backend_cli,
@@ -243,12 +242,12 @@ int engine_create_ranks(const struct scene *sc, struct sim_state *st, int backen
 		log_error("GPU ranks need simulation.backend cuda or auto and a solver (internal)");
 		return NB_EINPUT;
 	}
-	return engine_create_with(sc, st, SCENE_BACKEND_CUDA, NULL, NULL, NULL, ranks, out);
+	return engine_create_with(sc, st, SCENE_BACKEND_CUDA, NULL, ranks, out);
 }
 
 static int engine_create_with(const struct scene *sc, struct sim_state *st, int backend_cli,
-			      sim_force_fn force, void *ctx, const char *desc,
-			      const struct gpu_ranks *ranks, struct engine **out)
+			      const struct engine_split *split, const struct gpu_ranks *ranks,
+			      struct engine **out)
 {
 	int err = 0, used_gpu = 0;
 	*out = NULL;
@@ -274,8 +273,9 @@ static int engine_create_with(const struct scene *sc, struct sim_state *st, int 
 	e->bpf = sc->simulation.blocks_per_frame > 0 ? sc->simulation.blocks_per_frame : 1;
 	e->dt_max = engine_dt_max(sc) * u.time;
 	int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
-	e->force = force;
-	e->force_ctx = ctx;
+	if (split)
+		e->split = *split;
+	const int force = split && split->force;
 	if (e->solver == SCENE_SOLVER_NONE) {
 		/* film mode: no solver on either backend, and no first force
 		 * evaluation (the statistics then have no potential energy) */
@@ -306,8 +306,8 @@ static int engine_create_with(const struct scene *sc, struct sim_state *st, int 
 	if (!err && !used_gpu && e->solver != SCENE_SOLVER_NONE)
 		err = engine_open_cpu(e, sc, st);
 	e->frames = sc->output.frames;
-	if (!err && force && desc)
-		snprintf(e->desc, sizeof e->desc, "%s", desc);
+	if (!err && force && split->desc)
+		snprintf(e->desc, sizeof e->desc, "%s", split->desc);
 	if (err) {
 		engine_free(&e);
 		return err;
@@ -386,6 +386,27 @@ long engine_force_calls(const struct engine *e)
 int engine_draws_on_gpu(const struct engine *e)
 {
 	return e->gpu != NULL || e->draw_gpu;
+}
+
+int engine_is_split(const struct engine *e)
+{
+	return e->split.force != NULL;
+}
+
+int engine_split_bodies(struct engine *e, const struct sim_state *st, const double *h,
+			struct sim_state *sub, const double **sub_h)
+{
+	if (!e->split.bodies) {
+		log_error("engine_split_bodies: the engine is not split over ranks (internal)");
+		return NB_ERUNTIME;
+	}
+	return e->split.bodies(e->split.ctx, st, h, sub, sub_h);
+}
+
+void engine_split_sum(struct engine *e, float *buf, size_t n)
+{
+	if (e->split.sum)
+		e->split.sum(e->split.ctx, buf, n);
 }
 
 int engine_film_still(const struct engine *e)

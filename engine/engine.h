@@ -25,13 +25,31 @@ struct engine;
  * must outlive the engine. */
 int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 		      struct engine **out);
-/* engine_create with the CPU solver's force replaced by FORCE (called as
- * the solver would be: for the first accelerations and once per step),
- * described by DESC in engine_describe. For dist/'s CPU ranks: the CPU
- * backend only; cuda is NB_EINPUT (GPU ranks: engine_create_ranks), auto
- * takes the CPU. */
-int engine_create_forced(const struct scene *sc, struct sim_state *st, int backend_cli,
-			 sim_force_fn force, void *ctx, const char *desc, struct engine **out);
+/* A CPU simulation split over ranks (dist/'s CPU ranks; dist/ sits above
+ * the engine, so it hands its part in as callbacks, ctx theirs):
+ *   force   replaces the CPU solver's force (called as the solver would
+ *           be: for the first accelerations and once per step);
+ *   bodies  this rank's bodies of st (st as the engine leaves it) as a
+ *           state of their own for a renderer: *sub points into buffers
+ *           ctx owns (valid until the next call); h (n or NULL) gives
+ *           *sub_h. 0 or NB_ERUNTIME;
+ *   sum     sums n floats (a picture of this rank's bodies) over the
+ *           ranks into rank 0's buf;
+ *   desc    engine_describe's text. */
+struct engine_split {
+	sim_force_fn force;
+	int (*bodies)(void *ctx, const struct sim_state *st, const double *h,
+		      struct sim_state *sub, const double **sub_h);
+	void (*sum)(void *ctx, float *buf, size_t n);
+	void *ctx;
+	const char *desc;
+};
+/* engine_create with the force and the bodies split over ranks as SPLIT
+ * says (copied; its ctx must outlive the engine). The CPU backend only:
+ * cuda is NB_EINPUT (GPU ranks: engine_create_ranks), auto takes the
+ * CPU. */
+int engine_create_split(const struct scene *sc, struct sim_state *st, int backend_cli,
+			const struct engine_split *split, struct engine **out);
 /* engine_create on the GPU of this rank, one of RANKS (sim/cuda/gpu.h,
  * struct gpu_ranks; must outlive the engine): every rank steps the whole
  * state and computes its stretch's forces. Backend cpu, or no usable GPU:
@@ -69,6 +87,16 @@ long engine_force_calls(const struct engine *e);
  * (engine_gpu), or film mode found a usable GPU with simulation.backend
  * auto or cuda (the renderer then uploads the host state each frame). */
 int engine_draws_on_gpu(const struct engine *e);
+/* 1 when the engine was made by engine_create_split: a renderer then draws
+ * this rank's bodies (engine_split_bodies) and sums its picture over the
+ * ranks (engine_split_sum). */
+int engine_is_split(const struct engine *e);
+/* The split's bodies callback (engine_create_split); NB_ERUNTIME (internal)
+ * on an engine that is not split. */
+int engine_split_bodies(struct engine *e, const struct sim_state *st, const double *h,
+			struct sim_state *sub, const double **sub_h);
+/* The split's sum of n floats over the ranks; nothing when not split. */
+void engine_split_sum(struct engine *e, float *buf, size_t n);
 /* 1 in film mode without a series (simulation.solver: none, no
  * bodies.*.snapshots): the bodies never move, so a renderer may keep its
  * own copy of them from the first frame on (app/renderer_gpu.c's
