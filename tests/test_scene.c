@@ -426,7 +426,6 @@ END_TEST
 
 START_TEST(body_count_sums_entries)
 {
-#if __has_include("sim/state_csv.c")
 	struct scene *sc = &g_sc;
 	int err = load_file("tests/data/good-galaxies.yaml", NULL, 0, sc);
 	ck_assert_msg(err == 0, "%s", g_err);
@@ -456,10 +455,6 @@ START_TEST(body_count_sums_entries)
 	ck_assert_int_eq(sim_scene_body_count(sc), 13);
 	remove(csv);
 	rmdir(dir);
-#else
-	/* sim/state_csv.c (the CSV reader) is not in the tree yet */
-	ck_assert_int_eq(0, 0);
-#endif
 }
 END_TEST
 
