@@ -160,9 +160,7 @@ static void comment_snapshots(const struct scene *sc, FILE *f)
 		if (sc->bodies[k].model != SCENE_MODEL_SNAPSHOT || sim_snap_load(sc, k, &u, NULL, 0, 0, &in))
 			continue;
 		fprintf(f, "\n# --- snapshot bodies.%d (%s) ---\n", k, sc->bodies[k].name);
-		fprintf(f, "# format: %s, %d file%s\n",
-			in.format == SIM_SNAP_HDF5 ? "GADGET-style HDF5"
-			: in.format == SIM_SNAP_GADGET1 ? "GADGET binary format 1" : "GADGET binary format 2",
+		fprintf(f, "# format: %s, %d file%s\n", sim_snap_format_title(in.format),
 			in.num_files, in.num_files == 1 ? "" : "s");
 		fprintf(f, "# units: %s\n", in.units);
 		fprintf(f, "# stored -> scene units: length x %.7g, velocity x %.7g, mass x %.7g\n",

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int opened = 0;
 	for (int f = 0; f < 2; f++) {
 		struct sim_snap *s = NULL;
-		int err = sim_snap_open(path, f ? SIM_SNAP_GADGET2 : SIM_SNAP_GADGET1, &s);
+		int err = sim_snap_open(path, sim_snap_format_find(f ? "gadget2" : "gadget1"), &s);
 		if (err != 0 && err != NB_EINPUT)
 			fuzz_fail("sim_snap_open returned neither 0 nor NB_EINPUT", err);
 		if (err != 0) {

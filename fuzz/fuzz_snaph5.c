@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (write_recipe(path, data, size))
 		abort();
 	struct sim_snap *s = NULL;
-	int err = sim_snap_open(path, SIM_SNAP_HDF5, &s);
+	int err = sim_snap_open(path, sim_snap_format_find("gadget-hdf5"), &s);
 	if (err != 0 && err != NB_EINPUT)
 		fuzz_fail("sim_snap_open returned neither 0 nor NB_EINPUT", err);
 	if (err == 0) {

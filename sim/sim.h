@@ -199,9 +199,15 @@ int sim_state_write_csv(const char *path, const struct sim_state *st,
  * sim_snap_load (below) converts them for a scene. No function keeps a
  * pointer to the caller's arrays. Not thread-safe (libhdf5 serial). */
 #define SIM_SNAP_NTYPES 6
-enum sim_snap_format { SIM_SNAP_AUTO, SIM_SNAP_HDF5, SIM_SNAP_GADGET1, SIM_SNAP_GADGET2 };
+/* A format: one row of the readers' table (sim/snap_internal.h; rows
+ * "gadget-hdf5", "gadget1", "gadget2", the names bodies.*.format takes). */
+struct sim_snap_format;
+/* The row named NAME, or NULL when none is ("auto": probe the file). */
+const struct sim_snap_format *sim_snap_format_find(const char *name);
+/* Its title in messages: "GADGET-style HDF5", "GADGET binary format 1". */
+const char *sim_snap_format_title(const struct sim_snap_format *f);
 struct sim_snap_header {
-	enum sim_snap_format format;  /* what the file is (never AUTO) */
+	const struct sim_snap_format *format; /* the row that read the file (never NULL) */
 	int swapped;                  /* binary: the file's byte order is not the host's */
 	uint64_t npart[SIM_SNAP_NTYPES];       /* particles of each type in this file */
 	uint64_t npart_total[SIM_SNAP_NTYPES]; /* in the whole snapshot (high words applied) */
@@ -226,14 +232,15 @@ struct sim_snap_header {
 };
 struct sim_snap; /* one open file */
 
-/* Open PATH as FORMAT (SIM_SNAP_AUTO: from its first bytes) and read its
+/* Open PATH as FORMAT (NULL: the row its first bytes say) and read its
  * header; *out gets the handle. PATH must be a non-empty regular file
  * (FIFOs and devices refused unread, as body files). Checks the header and
  * the layout against each other (record markers and sizes, groups,
  * dataset shapes and types, counts). Returns 0, NB_EINPUT for a bad file
  * (one message naming the path and the block, group or dataset), or
  * NB_ERUNTIME (read error, memory). */
-int sim_snap_open(const char *path, enum sim_snap_format format, struct sim_snap **out);
+int sim_snap_open(const char *path, const struct sim_snap_format *format,
+		  struct sim_snap **out);
 /* The header read by sim_snap_open (owned by the handle). */
 const struct sim_snap_header *sim_snap_header(const struct sim_snap *s);
 /* Particles [first, first+n) of TYPE in this file (first + n <= npart[type]):
@@ -259,7 +266,7 @@ int sim_snap_keep_id(uint64_t id, double f);
 
 /* What the scene entry reads, found by the count pass (sim_snap_load). */
 struct sim_snap_info {
-	enum sim_snap_format format;
+	const struct sim_snap_format *format;
 	int num_files;
 	uint64_t in_file[SIM_SNAP_NTYPES]; /* particles in the snapshot (all files) */
 	size_t kept[SIM_SNAP_NTYPES];      /* after load, region and subsample */

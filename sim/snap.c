@@ -1,8 +1,9 @@
 /* snap.c - the snapshot reader's common face (sim_snap_* in sim.h): pick
- * the format, check the header's counts, read ranges of particles through
- * the back end (snap_gadget_bin.c, snap_hdf5.c) and refuse values that are
- * not finite. One file per handle; a series or a multi-file snapshot is a
- * loop over sim_snap_part_path's names (snap_load.c does it for scenes).
+ * the format's row (sim_snap_formats[], snap_internal.h), check the
+ * header's counts, read ranges of particles through the row (snap_hdf5.c,
+ * snap_gadget_bin.c) and refuse values that are not finite. One file per
+ * handle; a series or a multi-file snapshot is a loop over
+ * sim_snap_part_path's names (snap_load.c does it for scenes).
  *
  * Try: a scene entry {name: g, model: snapshot, file: snap_012.hdf5}. */
 #include <math.h>
@@ -16,13 +17,40 @@
 const char *const sim_snap_type_names[SIM_SNAP_NTYPES] = {"gas",   "halo",  "disk",
 							  "bulge", "stars", "bh"};
 
-static const unsigned char snap_h5_sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+/* bodies.*.format: auto tries the rows in this order; the last takes what
+ * no probe before it took (GADGET format 2: its open says why a file is
+ * neither HDF5 nor GADGET binary). A new format goes before it. */
+const struct sim_snap_format *const sim_snap_formats[] = {
+	&sim_snap_fmt_gadget_hdf5,
+	&sim_snap_fmt_gadget1,
+	&sim_snap_fmt_gadget2,
+	NULL,
+};
 
-/* The HDF5 signature at byte 0, read from fd. */
-static int snap_has_h5_sig(int fd)
+const struct sim_snap_format *sim_snap_format_find(const char *name)
 {
-	unsigned char b[8];
-	return pread(fd, b, 8, 0) == 8 && memcmp(b, snap_h5_sig, 8) == 0;
+	for (int i = 0; sim_snap_formats[i]; i++)
+		if (strcmp(sim_snap_formats[i]->name, name) == 0)
+			return sim_snap_formats[i];
+	return NULL;
+}
+
+const char *sim_snap_format_title(const struct sim_snap_format *f)
+{
+	return f->title;
+}
+
+/* The row that reads s's file: the one asked for, else the first whose
+ * probe takes it, else the last. */
+static const struct sim_snap_format *snap_pick(const struct sim_snap *s,
+					       const struct sim_snap_format *want)
+{
+	if (want)
+		return want;
+	int i = 0;
+	while (sim_snap_formats[i + 1] && !sim_snap_formats[i]->probe(s))
+		i++;
+	return sim_snap_formats[i];
 }
 
 /* Counts the back ends do not check: a one-file snapshot holds its total
@@ -54,40 +82,50 @@ static int snap_check_counts(const struct sim_snap *s)
 	return 0;
 }
 
-int sim_snap_open(const char *path, enum sim_snap_format format, struct sim_snap **out)
+/* A handle for path with its file open (scene_infile_open), or NULL logged. */
+static struct sim_snap *snap_new(const char *path, int *err)
 {
 	char why[300];
-	int err = 0;
-	*out = NULL;
 	struct sim_snap *s = calloc(1, sizeof *s);
+	*err = NB_ERUNTIME;
 	if (!s) {
 		log_error("%s: out of memory", path);
-		return NB_ERUNTIME;
+		return NULL;
 	}
 	s->fd = -1;
-	s->h5 = -1;
+	*err = NB_EINPUT;
 	if (strlen(path) >= sizeof s->path) {
 		log_error("%s: path too long (at most %zu characters)", path, sizeof s->path - 1);
 		free(s);
-		return NB_EINPUT;
+		return NULL;
 	}
 	memcpy(s->path, path, strlen(path) + 1);
 	s->fd = scene_infile_open(path, why, sizeof why);
 	if (s->fd < 0) {
 		log_error("%s: %s; expected a snapshot file", path, why);
 		free(s);
-		return NB_EINPUT;
+		return NULL;
 	}
 	s->fsize = lseek(s->fd, 0, SEEK_END);
-	int h5 = format == SIM_SNAP_HDF5 ||
-		 (format == SIM_SNAP_AUTO && (snap_has_h5_sig(s->fd) || sim_snap_h5_is_hdf5(path)));
-	if (h5) {
-		close(s->fd);
-		s->fd = -1;
-		err = sim_snap_h5_open(s);
-	} else {
-		err = sim_snap_bin_open(s, format);
+	*err = 0;
+	return s;
+}
+
+int sim_snap_open(const char *path, const struct sim_snap_format *format, struct sim_snap **out)
+{
+	int err = 0;
+	*out = NULL;
+	struct sim_snap *s = snap_new(path, &err);
+	if (!s)
+		return err;
+	s->h.format = snap_pick(s, format);
+	s->priv = calloc(1, s->h.format->priv_size);
+	if (!s->priv) {
+		log_error("%s: out of memory", path);
+		err = NB_ERUNTIME;
 	}
+	if (!err)
+		err = s->h.format->open(s);
 	if (!err)
 		err = snap_check_counts(s);
 	if (err) {
@@ -113,7 +151,9 @@ void sim_snap_close(struct sim_snap **ps)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
-	sim_snap_h5_close(s);
+	if (s->priv && s->h.format->close)
+		s->h.format->close(s);
+	free(s->priv);
 	free(s);
 	*ps = NULL;
 }
@@ -122,28 +162,25 @@ void sim_snap_close(struct sim_snap **ps)
 static int snap_check_values(const struct sim_snap *s, int type, uint64_t first, size_t n,
 			     const double *pos, const double *vel, const double *mass)
 {
-	const char *bad = NULL;
+	int bad = -1;
 	size_t i = 0;
-	for (i = 0; i < n && !bad; i++) {
-		for (int a = 0; a < 3 && !bad; a++) {
+	for (i = 0; i < n && bad < 0; i++) {
+		for (int a = 0; a < 3 && bad < 0; a++) {
 			if (pos && !isfinite(pos[3 * i + a]))
-				bad = s->h.format == SIM_SNAP_HDF5 ? "Coordinates" : "POS";
+				bad = SIM_SNAP_DATA_POS;
 			else if (vel && !isfinite(vel[3 * i + a]))
-				bad = s->h.format == SIM_SNAP_HDF5 ? "Velocities" : "VEL";
+				bad = SIM_SNAP_DATA_VEL;
 		}
-		if (!bad && mass && !(isfinite(mass[i]) && mass[i] >= 0))
-			bad = s->h.format == SIM_SNAP_HDF5 ? "Masses" : "MASS";
+		if (bad < 0 && mass && !(isfinite(mass[i]) && mass[i] >= 0))
+			bad = SIM_SNAP_DATA_MASS;
 	}
-	if (!bad)
+	if (bad < 0)
 		return 0;
 	char where[48];
-	if (s->h.format == SIM_SNAP_HDF5)
-		snprintf(where, sizeof where, "PartType%d/%s", type, bad);
-	else
-		snprintf(where, sizeof where, "%s block", bad);
+	s->h.format->data_name(type, bad, where, sizeof where);
 	log_error("%s: %s: particle %llu of type %d has a value that is not finite%s", s->path,
 		  where, (unsigned long long)(first + i - 1), type,
-		  strcmp(bad, "Masses") == 0 || strcmp(bad, "MASS") == 0 ? " and >= 0" : "");
+		  bad == SIM_SNAP_DATA_MASS ? " and >= 0" : "");
 	return NB_EINPUT;
 }
 
@@ -157,9 +194,7 @@ int sim_snap_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64
 			  (unsigned long long)(type >= 0 && type < SIM_SNAP_NTYPES ? s->h.npart[type] : 0));
 		return NB_ERUNTIME;
 	}
-	int err = s->h.format == SIM_SNAP_HDF5
-			  ? sim_snap_h5_read(s, type, first, n, id, pos, vel, mass, hsml)
-			  : sim_snap_bin_read(s, type, first, n, id, pos, vel, mass, hsml);
+	int err = s->h.format->read(s, type, first, n, id, pos, vel, mass, hsml);
 	if (!err)
 		err = snap_check_values(s, type, first, n, pos, vel, mass);
 	return err;

@@ -19,7 +19,10 @@
  * float64 time, redshift; int32 flag_sfr, flag_feedback; uint32
  * npartTotal[6]; int32 flag_cooling, num_files; float64 BoxSize, Omega0,
  * OmegaLambda, HubbleParam; int32 flag_stellarage, flag_metals; uint32
- * npartTotalHighWord[6]; then padding to 256 bytes. */
+ * npartTotalHighWord[6]; then padding to 256 bytes.
+ *
+ * Two rows of the format table (snap_internal.h): sim_snap_fmt_gadget1 and
+ * sim_snap_fmt_gadget2 (bodies.*.format: gadget1, gadget2), one code. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +36,34 @@
 #define BIN_MAX_RECORDS 4096 /* far more blocks than any GADGET writes */
 #define BIN_CHUNK 8192       /* values converted per pread */
 
+/* One block of a GADGET binary file: the data between its record markers. */
+struct snap_bin_block {
+	int64_t off;  /* byte offset of its first data byte */
+	uint64_t len; /* data bytes */
+	int found;
+	int esize;    /* bytes of one value (a coordinate, an ID, a mass): 4 or 8 */
+};
+enum { SNAP_POS, SNAP_VEL, SNAP_ID, SNAP_MASS, SNAP_HSML, SNAP_NBLOCKS };
+
 static const char *const bin_block_names[SNAP_NBLOCKS] = {"POS", "VEL", "ID", "MASS", "HSML"};
+
+/* The rows' state (s->priv): the block layout. */
+struct bin_state {
+	struct snap_bin_block blk[SNAP_NBLOCKS];
+	uint64_t first_of[SIM_SNAP_NTYPES];      /* type t's first index in POS/VEL/ID */
+	uint64_t mass_first_of[SIM_SNAP_NTYPES]; /* ... in MASS (types stored there) */
+};
+
+static struct bin_state *bin_st(const struct sim_snap *s)
+{
+	return s->priv;
+}
+
+/* The format number a row reads: 1 or 2. */
+static int bin_number(const struct sim_snap_format *f)
+{
+	return f == &sim_snap_fmt_gadget1 ? 1 : 2;
+}
 
 static uint32_t bin_u32(const unsigned char *p, int swap)
 {
@@ -200,7 +230,7 @@ static uint64_t bin_count(const struct sim_snap *s, int blk)
  * per-particle values. */
 static int bin_sizes(struct sim_snap *s, int blk)
 {
-	struct snap_bin_block *b = &s->blk[blk];
+	struct snap_bin_block *b = &bin_st(s)->blk[blk];
 	const uint64_t per = blk == SNAP_POS || blk == SNAP_VEL ? 3 : 1;
 	const uint64_t n = bin_count(s, blk) * per;
 	if (!b->found) {
@@ -252,7 +282,24 @@ static int bin_label(struct sim_snap *s, int64_t data, uint64_t len, int k, char
 	return 0;
 }
 
-static int bin_detect(struct sim_snap *s, enum sim_snap_format want)
+/* The format a first record marker says, read natively (v) and swapped
+ * (w): 256 is format 1, 8 format 2, in either byte order; 0 neither. */
+static int bin_kind(uint32_t v, uint32_t w)
+{
+	return v == 256 || w == 256 ? 1 : v == 8 || w == 8 ? 2 : 0;
+}
+
+/* gadget1's probe (gadget2 is the table's last row and has none). */
+static int bin_probe1(const struct sim_snap *s)
+{
+	unsigned char m[4];
+	if (s->fsize < 4 || pread(s->fd, m, 4, 0) != 4)
+		return 0;
+	return bin_kind(bin_u32(m, 0), bin_u32(m, 1)) == 1;
+}
+
+/* The file's first record marker agrees with its row (s->h.format). */
+static int bin_detect(struct sim_snap *s)
 {
 	unsigned char m[4];
 	if (s->fsize < 4) {
@@ -264,37 +311,30 @@ static int bin_detect(struct sim_snap *s, enum sim_snap_format want)
 	if (err)
 		return err;
 	uint32_t v = bin_u32(m, 0), w = bin_u32(m, 1);
-	enum sim_snap_format got = SIM_SNAP_AUTO;
-	if (v == 256 || w == 256)
-		got = SIM_SNAP_GADGET1;
-	else if (v == 8 || w == 8)
-		got = SIM_SNAP_GADGET2;
-	if (got == SIM_SNAP_AUTO) {
+	const int got = bin_kind(v, w), want = bin_number(s->h.format);
+	if (got == 0) {
 		log_error("%s: the first record marker is %u (bytes 00 01 02 03: %02x %02x %02x %02x), "
 			  "expected 256 (GADGET format 1) or 8 (format 2) in either byte order, or an "
 			  "HDF5 file",
 			  s->path, v, m[0], m[1], m[2], m[3]);
 		return NB_EINPUT;
 	}
-	if (want != SIM_SNAP_AUTO && want != got) {
+	if (want != got) {
 		log_error("%s: expected GADGET binary format %d (format: %s), but the first record "
 			  "marker is %u: format %d",
-			  s->path, want == SIM_SNAP_GADGET1 ? 1 : 2,
-			  want == SIM_SNAP_GADGET1 ? "gadget1" : "gadget2", v == 256 || v == 8 ? v : w,
-			  got == SIM_SNAP_GADGET1 ? 1 : 2);
+			  s->path, want, s->h.format->name, v == 256 || v == 8 ? v : w, got);
 		return NB_EINPUT;
 	}
-	s->h.format = got;
 	s->h.swapped = !(v == 256 || v == 8);
 	return 0;
 }
 
-int sim_snap_bin_open(struct sim_snap *s, enum sim_snap_format want)
+static int bin_open(struct sim_snap *s)
 {
-	int err = bin_detect(s, want);
+	int err = bin_detect(s);
 	if (err)
 		return err;
-	const int f2 = s->h.format == SIM_SNAP_GADGET2;
+	const int f2 = bin_number(s->h.format) == 2;
 	int64_t off = 0, data;
 	uint64_t len;
 	int k = 0, have_head = 0;
@@ -347,14 +387,14 @@ int sim_snap_bin_open(struct sim_snap *s, enum sim_snap_format want)
 		nblk++;
 		if (blk < 0)
 			continue; /* a block we do not read (U, RHO, ...) */
-		if (s->blk[blk].found) {
+		if (bin_st(s)->blk[blk].found) {
 			log_error("%s: %s block given twice (records %d and before)", s->path,
 				  bin_block_names[blk], k - 1);
 			return NB_EINPUT;
 		}
-		s->blk[blk].found = 1;
-		s->blk[blk].off = data;
-		s->blk[blk].len = len;
+		bin_st(s)->blk[blk].found = 1;
+		bin_st(s)->blk[blk].off = data;
+		bin_st(s)->blk[blk].len = len;
 	}
 	if (!have_head) {
 		log_error("%s: no HEAD block", s->path);
@@ -365,13 +405,13 @@ int sim_snap_bin_open(struct sim_snap *s, enum sim_snap_format want)
 			return err;
 	uint64_t at = 0, mat = 0;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
-		s->first_of[t] = at;
-		s->mass_first_of[t] = mat;
+		bin_st(s)->first_of[t] = at;
+		bin_st(s)->mass_first_of[t] = mat;
 		at += s->h.npart[t];
 		s->h.has_mass[t] = s->h.npart[t] > 0 && !(s->h.mass_table[t] > 0);
 		if (s->h.has_mass[t])
 			mat += s->h.npart[t];
-		s->h.has_hsml[t] = t == 0 && s->blk[SNAP_HSML].found;
+		s->h.has_hsml[t] = t == 0 && bin_st(s)->blk[SNAP_HSML].found;
 	}
 	return 0;
 }
@@ -381,7 +421,7 @@ int sim_snap_bin_open(struct sim_snap *s, enum sim_snap_format want)
 static int bin_values(struct sim_snap *s, int blk, uint64_t first, size_t n, int per,
 		      double *out, uint64_t *ids)
 {
-	const struct snap_bin_block *b = &s->blk[blk];
+	const struct snap_bin_block *b = &bin_st(s)->blk[blk];
 	const int es = b->esize;
 	unsigned char *buf = malloc((size_t)BIN_CHUNK * (size_t)es);
 	if (!buf) {
@@ -414,10 +454,10 @@ static int bin_values(struct sim_snap *s, int blk, uint64_t first, size_t n, int
 	return err;
 }
 
-int sim_snap_bin_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64_t *id,
-		      double *pos, double *vel, double *mass, double *hsml)
+static int bin_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64_t *id,
+		    double *pos, double *vel, double *mass, double *hsml)
 {
-	const uint64_t at = s->first_of[type] + first;
+	const uint64_t at = bin_st(s)->first_of[type] + first;
 	int err = 0;
 	if (pos && (err = bin_values(s, SNAP_POS, at, n, 3, pos, NULL)))
 		return err;
@@ -427,7 +467,7 @@ int sim_snap_bin_read(struct sim_snap *s, int type, uint64_t first, size_t n, ui
 		return err;
 	if (mass) {
 		if (s->h.has_mass[type]) {
-			err = bin_values(s, SNAP_MASS, s->mass_first_of[type] + first, n, 1, mass, NULL);
+			err = bin_values(s, SNAP_MASS, bin_st(s)->mass_first_of[type] + first, n, 1, mass, NULL);
 			if (err)
 				return err;
 		} else {
@@ -444,3 +484,32 @@ int sim_snap_bin_read(struct sim_snap *s, int type, uint64_t first, size_t n, ui
 	}
 	return err;
 }
+
+static void bin_data_name(int type, int data, char *out, size_t len)
+{
+	static const char *const names[3] = {"POS", "VEL", "MASS"}; /* SIM_SNAP_DATA_* */
+	(void)type;
+	snprintf(out, len, "%s block", names[data]);
+}
+
+const struct sim_snap_format sim_snap_fmt_gadget1 = {
+	.name = "gadget1",
+	.title = "GADGET binary format 1",
+	.priv_size = sizeof(struct bin_state),
+	.probe = bin_probe1,
+	.open = bin_open,
+	.read = bin_read,
+	.data_name = bin_data_name,
+};
+
+/* The table's last row (snap.c): it takes any file no row before it took,
+ * and bin_detect says why one that does not start with 8 is none. */
+const struct sim_snap_format sim_snap_fmt_gadget2 = {
+	.name = "gadget2",
+	.title = "GADGET binary format 2",
+	.priv_size = sizeof(struct bin_state),
+	.probe = NULL,
+	.open = bin_open,
+	.read = bin_read,
+	.data_name = bin_data_name,
+};

@@ -8,14 +8,18 @@
  *
  * Every dataset is checked at open (shape [N,3] or [N], N equal to the
  * header's NumPart_ThisFile, floating-point values, integer IDs) and read
- * by hyperslab: sim_snap_h5_read reads only the rows asked for, converted
+ * by hyperslab: h5_read reads only the rows asked for, converted
  * by libhdf5 to double (or uint64 for IDs). libhdf5's own error printing
  * is off: each failure is one message of ours naming the file and the
- * dataset. */
+ * dataset.
+ *
+ * The format table's row sim_snap_fmt_gadget_hdf5 (snap_internal.h;
+ * bodies.*.format: gadget-hdf5). */
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "snap_internal.h"
 
@@ -30,10 +34,26 @@ static void h5_quiet(void)
 	}
 }
 
-int sim_snap_h5_is_hdf5(const char *path)
+/* The row's state: the open file. */
+struct h5_state {
+	hid_t f; /* 0 until open: H5Fopen never returns 0 */
+};
+
+static hid_t h5_file(const struct sim_snap *s)
 {
+	return ((const struct h5_state *)s->priv)->f;
+}
+
+static const unsigned char h5_sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* The HDF5 signature at byte 0, or anywhere libhdf5 looks for it. */
+static int h5_probe(const struct sim_snap *s)
+{
+	unsigned char b[8];
+	if (pread(s->fd, b, 8, 0) == 8 && memcmp(b, h5_sig, 8) == 0)
+		return 1;
 	h5_quiet();
-	return H5Fis_hdf5(path) > 0;
+	return H5Fis_hdf5(s->path) > 0;
 }
 
 /* Attribute NAME of LOC (described as WHERE) as up to max doubles: 1 and
@@ -105,10 +125,10 @@ static int h5_attr1(const struct sim_snap *s, hid_t loc, const char *where, cons
  * between libhdf5 1.10 and 1.12+) is needed. */
 static hid_t h5_group(const struct sim_snap *s, const char *name)
 {
-	htri_t ex = H5Lexists((hid_t)s->h5, name, H5P_DEFAULT);
+	htri_t ex = H5Lexists(h5_file(s), name, H5P_DEFAULT);
 	if (ex <= 0)
 		return -1;
-	return H5Gopen2((hid_t)s->h5, name, H5P_DEFAULT);
+	return H5Gopen2(h5_file(s), name, H5P_DEFAULT);
 }
 
 /* A per-type count list NAME of the Header: up to H5_MAX_TYPES whole
@@ -208,7 +228,7 @@ static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int col
 {
 	char dn[64];
 	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
-	htri_t ex = H5Lexists((hid_t)s->h5, dn, H5P_DEFAULT);
+	htri_t ex = H5Lexists(h5_file(s), dn, H5P_DEFAULT);
 	if (ex <= 0) {
 		if (!required)
 			return 0;
@@ -217,7 +237,7 @@ static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int col
 		return NB_EINPUT;
 	}
 	int ret = NB_EINPUT;
-	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT), sp = -1, ty = -1;
+	hid_t d = H5Dopen2(h5_file(s), dn, H5P_DEFAULT), sp = -1, ty = -1;
 	if (d < 0) {
 		log_error("%s: %s: not a dataset that can be opened", s->path, dn);
 		return NB_EINPUT;
@@ -264,7 +284,7 @@ static int h5_exponents(struct sim_snap *s, int t, const char *name, double *a, 
 {
 	char dn[64];
 	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
-	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT);
+	hid_t d = H5Dopen2(h5_file(s), dn, H5P_DEFAULT);
 	if (d < 0)
 		return 0;
 	int ra = h5_attr1(s, d, dn, "a-scale exponent", a);
@@ -408,24 +428,26 @@ end:
 	return err < 0 ? err : 0;
 }
 
-int sim_snap_h5_open(struct sim_snap *s)
+static int h5_open(struct sim_snap *s)
 {
 	h5_quiet();
-	s->h.format = SIM_SNAP_HDF5;
+	close(s->fd); /* libhdf5 opens the file by its path */
+	s->fd = -1;
 	hid_t f = H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (f < 0) {
 		log_error("%s: cannot be opened as an HDF5 file (not HDF5, or damaged)", s->path);
 		return NB_EINPUT;
 	}
-	s->h5 = (int64_t)f;
+	((struct h5_state *)s->priv)->f = f;
 	return h5_header(s);
 }
 
-void sim_snap_h5_close(struct sim_snap *s)
+static void h5_close(struct sim_snap *s)
 {
-	if (s->h5 >= 0)
-		H5Fclose((hid_t)s->h5);
-	s->h5 = -1;
+	struct h5_state *st = s->priv;
+	if (st->f > 0)
+		H5Fclose(st->f);
+	st->f = 0;
 }
 
 /* Rows [first, first+n) of PartTypeT/NAME (cols values a row) as MEMTYPE. */
@@ -435,7 +457,7 @@ static int h5_rows(struct sim_snap *s, int t, const char *name, uint64_t first, 
 	char dn[64];
 	snprintf(dn, sizeof dn, "PartType%d/%s", t, name);
 	int ret = NB_EINPUT;
-	hid_t d = H5Dopen2((hid_t)s->h5, dn, H5P_DEFAULT), fs = -1, ms = -1;
+	hid_t d = H5Dopen2(h5_file(s), dn, H5P_DEFAULT), fs = -1, ms = -1;
 	if (d < 0) {
 		log_error("%s: %s: cannot be opened", s->path, dn);
 		return NB_EINPUT;
@@ -460,8 +482,8 @@ end:
 	return ret;
 }
 
-int sim_snap_h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t *id,
-		     double *pos, double *vel, double *mass, double *hsml)
+static int h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t *id,
+		   double *pos, double *vel, double *mass, double *hsml)
 {
 	int err = 0;
 	if (n == 0)
@@ -490,3 +512,20 @@ int sim_snap_h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64
 	}
 	return err;
 }
+
+static void h5_data_name(int type, int data, char *out, size_t len)
+{
+	static const char *const names[3] = {"Coordinates", "Velocities", "Masses"};
+	snprintf(out, len, "PartType%d/%s", type, names[data]);
+}
+
+const struct sim_snap_format sim_snap_fmt_gadget_hdf5 = {
+	.name = "gadget-hdf5",
+	.title = "GADGET-style HDF5",
+	.priv_size = sizeof(struct h5_state),
+	.probe = h5_probe,
+	.open = h5_open,
+	.read = h5_read,
+	.close = h5_close,
+	.data_name = h5_data_name,
+};

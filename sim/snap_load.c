@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../scene/scene_schema.h"
 #include "snap_internal.h"
 
 #define SNAP_CHUNK 65536
@@ -62,19 +63,12 @@ void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len)
 		snprintf(out, len, "%s/%s", sc->dir, b->file);
 }
 
-static enum sim_snap_format snap_format_of(enum scene_snap_in_format f)
+/* The row bodies.K.format names (the scene keeps the index of its name in
+ * the key's list), NULL for auto: probe each file. */
+static const struct sim_snap_format *snap_format_of(const struct scene_snapshot *o)
 {
-	return f == SCENE_SNAPIN_GADGET_HDF5 ? SIM_SNAP_HDF5
-	       : f == SCENE_SNAPIN_GADGET1  ? SIM_SNAP_GADGET1
-	       : f == SCENE_SNAPIN_GADGET2  ? SIM_SNAP_GADGET2
-					  : SIM_SNAP_AUTO;
-}
-
-static const char *snap_format_name(enum sim_snap_format f)
-{
-	return f == SIM_SNAP_HDF5 ? "GADGET-style HDF5"
-	       : f == SIM_SNAP_GADGET1 ? "GADGET binary format 1"
-				       : "GADGET binary format 2";
+	const struct scene_key *key = scene_schema_find("bodies.*.format");
+	return sim_snap_format_find(key->names[o->format]);
 }
 
 /* Conversion factors and the words that say where they came from. */
@@ -277,13 +271,13 @@ static int snap_open_part(struct snap_pass *p, int i, const struct sim_snap_head
 			  p->path, h0->num_files);
 		return NB_EINPUT;
 	}
-	int err = sim_snap_open(name, snap_format_of(p->opt->format), s);
+	int err = sim_snap_open(name, snap_format_of(p->opt), s);
 	if (err)
 		return err;
 	const struct sim_snap_header *h = sim_snap_header(*s);
 	if (i > 0 && (h->num_files != h0->num_files || h->format != h0->format)) {
 		log_error("%s: expected part %d of %d files in %s, like %s; its header says %d files",
-			  name, i, h0->num_files, snap_format_name(h0->format), p->path, h->num_files);
+			  name, i, h0->num_files, sim_snap_format_title(h0->format), p->path, h->num_files);
 		sim_snap_close(s);
 		return NB_EINPUT;
 	}
@@ -510,7 +504,7 @@ int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
 			kept += info->kept[t];
 		log_info("bodies.%d (%s): %zu bodies from %s (%s, %d file%s); units %s", k,
-			 sc->bodies[k].name, kept, p.path, snap_format_name(info->format),
+			 sc->bodies[k].name, kept, p.path, sim_snap_format_title(info->format),
 			 info->num_files, info->num_files == 1 ? "" : "s", info->units);
 	}
 	return err;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "scene/scene_schema.h"
 #include "sim/sim.h"
 
 #define GADGET_ICS "../shared/data/gadget2-ics"
@@ -217,7 +218,7 @@ static struct gfile six(void)
 }
 
 /* Open path, with stderr in msg; the handle or NULL and the code in *err. */
-static struct sim_snap *snap_open_msg(const char *path, enum sim_snap_format f, int *err)
+static struct sim_snap *snap_open_msg(const char *path, const struct sim_snap_format *f, int *err)
 {
 	struct sim_snap *s = NULL;
 	cap_begin();
@@ -270,16 +271,16 @@ START_TEST(binary_formats_byte_orders_and_widths_read_exact_values)
 				const char *path = tpath(name);
 				gw_write(path, fmt, swap, dbl, &g);
 				int err;
-				struct sim_snap *s = snap_open_msg(path, SIM_SNAP_AUTO, &err);
+				struct sim_snap *s = snap_open_msg(path, NULL, &err);
 				ck_assert_msg(err == 0, "%s: %s", name, msg);
-				ck_assert_int_eq(sim_snap_header(s)->format,
-						 fmt == 1 ? SIM_SNAP_GADGET1 : SIM_SNAP_GADGET2);
+				ck_assert_ptr_eq(sim_snap_header(s)->format,
+						 sim_snap_format_find(fmt == 1 ? "gadget1" : "gadget2"));
 				ck_assert_int_eq(sim_snap_header(s)->swapped, swap);
 				check_six(s);
 				sim_snap_close(&s);
 				ck_assert_ptr_null(s);
 				/* the other format asked for: refused, naming both */
-				s = snap_open_msg(path, fmt == 1 ? SIM_SNAP_GADGET2 : SIM_SNAP_GADGET1, &err);
+				s = snap_open_msg(path, sim_snap_format_find(fmt == 1 ? "gadget2" : "gadget1"), &err);
 				ck_assert_int_eq(err, NB_EINPUT);
 				ck_assert_ptr_null(s);
 				ck_assert_msg(strstr(msg, path) && strstr(msg, "format"), "%s", msg);
@@ -296,7 +297,7 @@ START_TEST(mass_table_gives_masses_without_a_mass_block)
 	const char *path = tpath("mt.dat");
 	gw_write(path, 1, 0, 0, &g);
 	int err;
-	struct sim_snap *s = snap_open_msg(path, SIM_SNAP_GADGET1, &err);
+	struct sim_snap *s = snap_open_msg(path, sim_snap_format_find("gadget1"), &err);
 	ck_assert_msg(err == 0, "%s", msg);
 	ck_assert(!sim_snap_header(s)->has_mass[1] && !sim_snap_header(s)->has_mass[2]);
 	double m[3];
@@ -506,10 +507,10 @@ START_TEST(hdf5_snapshot_reads_exact_values_and_a_massless_black_hole)
 	const char *path = tpath("snap.hdf5");
 	h5_write(path, H5_OK, 0, 1, 0);
 	int err;
-	struct sim_snap *s = snap_open_msg(path, SIM_SNAP_AUTO, &err);
+	struct sim_snap *s = snap_open_msg(path, NULL, &err);
 	ck_assert_msg(err == 0, "%s", msg);
 	const struct sim_snap_header *h = sim_snap_header(s);
-	ck_assert_int_eq(h->format, SIM_SNAP_HDF5);
+	ck_assert_ptr_eq(h->format, sim_snap_format_find("gadget-hdf5"));
 	ck_assert(h->has_mass[2] && !h->has_mass[1] && !h->has_mass[5]);
 	ck_assert(h->has_hsml[2] && !h->has_hsml[1]);
 	ck_assert(h->box_size == 100);
@@ -870,7 +871,7 @@ static void spit(const char *path, const unsigned char *b, size_t len)
 static void expect_bad(const char *path, const char *word)
 {
 	int err;
-	struct sim_snap *s = snap_open_msg(path, SIM_SNAP_AUTO, &err);
+	struct sim_snap *s = snap_open_msg(path, NULL, &err);
 	if (err == 0) {
 		const struct sim_snap_header *h = sim_snap_header(s);
 		cap_begin();
@@ -902,7 +903,7 @@ START_TEST(bad_binary_files_name_the_file_and_block)
 		const char *p = tpath("cut.dat");
 		spit(p, b, cut);
 		int err;
-		struct sim_snap *s = snap_open_msg(p, SIM_SNAP_AUTO, &err);
+		struct sim_snap *s = snap_open_msg(p, NULL, &err);
 		ck_assert_msg(err == NB_EINPUT && !s, "cut at %zu: %d %s", cut, err, msg);
 		ck_assert_msg(strstr(msg, p), "%s", msg);
 	}
@@ -975,7 +976,7 @@ START_TEST(bad_hdf5_files_name_the_file_and_dataset)
 	for (size_t cut = 8; cut < len; cut = cut * 2 + 5) {
 		spit(tpath("half.hdf5"), b, cut);
 		int err;
-		struct sim_snap *s = snap_open_msg(tpath("half.hdf5"), SIM_SNAP_HDF5, &err);
+		struct sim_snap *s = snap_open_msg(tpath("half.hdf5"), sim_snap_format_find("gadget-hdf5"), &err);
 		if (err == 0) { /* what opens must read or fail cleanly */
 			uint64_t id[3];
 			double p[9];
@@ -1125,7 +1126,7 @@ START_TEST(real_gadget2_gas_and_cosmological_ics_load)
 		return;
 	/* the gas sphere: masses in a MASS block (MassTable 0) */
 	int err;
-	struct sim_snap *s = snap_open_msg(GADGET_ICS "/gassphere_littleendian.dat", SIM_SNAP_GADGET1, &err);
+	struct sim_snap *s = snap_open_msg(GADGET_ICS "/gassphere_littleendian.dat", sim_snap_format_find("gadget1"), &err);
 	ck_assert_msg(err == 0, "%s", msg);
 	ck_assert_uint_eq(sim_snap_header(s)->npart[0], 1472);
 	ck_assert(sim_snap_header(s)->has_mass[0]);
@@ -1158,6 +1159,29 @@ START_TEST(real_gadget2_gas_and_cosmological_ics_load)
 }
 END_TEST
 
+/* bodies.*.format's names and the readers' rows are the same set: every
+ * name but auto finds its row, and an unknown name none. */
+START_TEST(every_format_name_of_the_scene_finds_its_row)
+{
+	const struct scene_key *key = scene_schema_find("bodies.*.format");
+	ck_assert_ptr_nonnull(key);
+	ck_assert_str_eq(key->names[0], "auto");
+	ck_assert_ptr_null(sim_snap_format_find("auto"));
+	ck_assert_ptr_null(sim_snap_format_find("tipsy"));
+	int n = 0;
+	for (; key->names[n + 1]; n++) {
+		const struct sim_snap_format *f = sim_snap_format_find(key->names[n + 1]);
+		ck_assert_msg(f != NULL, "%s: no row", key->names[n + 1]);
+		ck_assert(sim_snap_format_title(f)[0] != '\0');
+	}
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(sim_snap_format_title(sim_snap_format_find("gadget-hdf5")),
+			 "GADGET-style HDF5");
+	ck_assert_str_eq(sim_snap_format_title(sim_snap_format_find("gadget2")),
+			 "GADGET binary format 2");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshot_read");
@@ -1179,6 +1203,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, snapshots_this_program_writes_read_back_as_its_final_state);
 	tcase_add_test(tc, real_gadget2_galaxy_ics_load_with_masses_from_the_mass_table);
 	tcase_add_test(tc, real_gadget2_gas_and_cosmological_ics_load);
+	tcase_add_test(tc, every_format_name_of_the_scene_finds_its_row);
 	suite_add_tcase(s, tc);
 	return s;
 }
