@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "twin.h"
 #include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 
@@ -52,62 +53,139 @@ static void make_scene(size_t n, double eps, uint64_t seed, double *pos, double 
 		mass[i] = (float)mass[i];
 }
 
-/* Worst of |got - ref| / (1e-6 max|ref| + 1e-5 |ref|) over cnt values
- * (pass: <= 1). */
-static double worst_ratio(const double *got, const double *ref, size_t cnt)
-{
-	double amax = 0.0, worst = 0.0;
-	for (size_t k = 0; k < cnt; k++)
-		amax = fmax(amax, fabs(ref[k]));
-	for (size_t k = 0; k < cnt; k++) {
-		double tol = 1e-6 * amax + 1e-5 * fabs(ref[k]);
-		double e = fabs(got[k] - ref[k]);
-		double q = tol > 0 ? e / tol : (e > 0 ? INFINITY : 0.0);
-		if (!(q <= worst))
-			worst = q; /* NaN sticks */
-	}
-	return worst;
-}
-
 static const char *kname(enum scene_direct_kernel k)
 {
 	return k == SCENE_DIRECT_PAIRWISE ? "pairwise" : k == SCENE_DIRECT_GATHER ? "gather" : "auto";
 }
 
-/* GPU vs sim_direct_accel for one n, kernel and tile shape ("" = default). */
-static void check_vs_cpu(size_t n, double eps, enum scene_direct_kernel k, const char *tile, int with_pot)
+/* Every value: |gpu - cpu| <= 1e-6 max|cpu| + 1e-5 |cpu|. */
+#define TOL_DIRECT ((struct twin_tol){0, 1e-6, 1e-5, 0, 0})
+
+/* A direct-solver case: make_scene(n, scene_eps, seed), softening eps,
+ * one kernel and tile shape ("" = default); with_pot: the potential too;
+ * close_pair: bodies 0 and 1 put 1e-14 apart. */
+struct direct_arg {
+	size_t n;
+	double eps;
+	enum scene_direct_kernel kernel;
+	const char *tile;
+	int with_pot;
+	double scene_eps;
+	uint64_t seed;
+	int close_pair;
+};
+
+struct dfix {
+	double *pos, *mass, *ag, *ac, *pg, *pc;
+};
+
+static void direct_setup(struct twin_run *r)
 {
-	double *pos = malloc(3 * n * sizeof *pos), *mass = malloc(n * sizeof *mass);
-	double *ag = malloc(3 * n * sizeof *ag), *ac = malloc(3 * n * sizeof *ac);
-	double *pg = malloc(n * sizeof *pg), *pc = malloc(n * sizeof *pc);
-	ck_assert(pos && mass && ag && ac && pg && pc);
-	make_scene(n, eps, 1000 + n, pos, mass);
-	if (*tile)
-		setenv("NB_DIRECT_TILE", tile, 1);
+	const struct direct_arg *a = r->arg;
+	struct dfix *f = calloc(1, sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	const size_t n = a->n;
+	f->pos = malloc(3 * n * sizeof *f->pos), f->mass = malloc(n * sizeof *f->mass);
+	f->ag = malloc(3 * n * sizeof *f->ag), f->ac = malloc(3 * n * sizeof *f->ac);
+	f->pg = malloc(n * sizeof *f->pg), f->pc = malloc(n * sizeof *f->pc);
+	ck_assert(f->pos && f->mass && f->ag && f->ac && f->pg && f->pc);
+	make_scene(n, a->scene_eps, a->seed, f->pos, f->mass);
+	if (a->close_pair) {
+		f->pos[0] = 1e-14, f->pos[1] = 0, f->pos[2] = 0;
+		f->pos[3] = 2e-14, f->pos[4] = 1e-15, f->pos[5] = 0;
+		for (int k = 0; k < 6; k++)
+			f->pos[k] = (float)f->pos[k];
+	}
+	r->fix = f;
+	snprintf(r->what, sizeof r->what, "n=%zu %s tile '%s'", n, kname(a->kernel), a->tile);
+}
+
+static void direct_teardown(struct twin_run *r)
+{
+	struct dfix *f = r->fix;
+	free(f->pos), free(f->mass), free(f->ag), free(f->ac), free(f->pg), free(f->pc);
+	free(f);
+}
+
+/* Outputs: 0 accelerations, 1 potentials (with_pot), 2 the accelerations
+ * of all but the close pair (close_pair: on their own scale). */
+static void direct_outputs(struct twin_run *r)
+{
+	const struct direct_arg *a = r->arg;
+	struct dfix *f = r->fix;
+	twin_out(r, 0, "acceleration");
+	r->out[0].ref = twin_f64(f->ac, 3 * a->n, 0, 3);
+	r->out[0].got = twin_f64(f->ag, 3 * a->n, 0, 3);
+	if (a->with_pot) {
+		twin_out(r, 1, "potential");
+		r->out[1].ref = twin_f64(f->pc, a->n, 0, 1);
+		r->out[1].got = twin_f64(f->pg, a->n, 0, 1);
+	}
+	if (a->close_pair) {
+		twin_out(r, 2, "far-body acceleration");
+		r->out[2].ref = twin_f64(f->ac + 6, 3 * (a->n - 2), 0, 3);
+		r->out[2].got = twin_f64(f->ag + 6, 3 * (a->n - 2), 0, 3);
+	}
+}
+
+/* The reference: sim_direct_accel on the same float-rounded inputs. */
+static void direct_cpu(struct twin_run *r)
+{
+	const struct direct_arg *a = r->arg;
+	struct dfix *f = r->fix;
+	ck_assert_int_eq(sim_direct_accel(f->pos, f->mass, a->n, (float)a->eps, f->ac, f->pc), 0);
+}
+
+static void direct_gpu(struct twin_run *r)
+{
+	const struct direct_arg *a = r->arg;
+	struct dfix *f = r->fix;
+	if (*a->tile)
+		setenv("NB_DIRECT_TILE", a->tile, 1);
 	else
 		unsetenv("NB_DIRECT_TILE");
-	ck_assert_int_eq(gpu_direct_accel(pos, mass, n, eps, k, ag, with_pot ? pg : NULL), 0);
+	ck_assert_int_eq(gpu_direct_accel(f->pos, f->mass, a->n, a->eps, a->kernel, f->ag,
+					  a->with_pot ? f->pg : NULL),
+			 0);
 	unsetenv("NB_DIRECT_TILE");
-	ck_assert_int_eq(sim_direct_accel(pos, mass, n, (float)eps, ac, pc), 0);
-	double qa = worst_ratio(ag, ac, 3 * n);
-	double qp = with_pot ? worst_ratio(pg, pc, n) : 0.0;
-	ck_assert_msg(qa <= 1.0, "n=%zu %s tile '%s': acceleration error %.3g x tolerance", n, kname(k),
-		      tile, qa);
-	ck_assert_msg(qp <= 1.0, "n=%zu %s tile '%s': potential error %.3g x tolerance", n, kname(k), tile,
-		      qp);
-	free(pos), free(mass), free(ag), free(ac), free(pg), free(pc);
+	direct_outputs(r);
 }
+
+/* Every GPU acceleration finite (the close pair's too), then the outputs
+ * within the tolerance. */
+static void direct_compare(struct twin_run *r)
+{
+	const struct direct_arg *a = r->arg;
+	struct dfix *f = r->fix;
+	for (size_t k = 0; k < 3 * a->n; k++)
+		ck_assert_msg(isfinite(f->ag[k]), "%s: a[%zu] = %g", r->what, k, f->ag[k]);
+	twin_compare_all(r);
+}
+
+static const struct twin_row direct_row = {
+	.name = "direct",
+	.setup = direct_setup,
+	.cpu = direct_cpu,
+	.gpu = direct_gpu,
+	.compare = direct_compare,
+	.teardown = direct_teardown,
+	.tol = TOL_DIRECT,
+};
 
 START_TEST(gpu_accel_matches_cpu_reference)
 {
 	static const size_t ns[] = {1, 2, 3, 127, 1000, 4097};
 	const size_t nn = sanitize_mode() ? 5 : 6;
+	struct direct_arg cases[6 * 4];
+	size_t nc = 0;
 	for (size_t a = 0; a < nn; a++) {
-		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_PAIRWISE, "", 1);
-		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_PAIRWISE, "", 0);
-		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_GATHER, "", 1);
-		check_vs_cpu(ns[a], 0.01, SCENE_DIRECT_AUTO, "", 0);
+		const struct direct_arg base = {ns[a], 0.01, SCENE_DIRECT_PAIRWISE, "", 1, 0.01, 1000 + ns[a], 0};
+		cases[nc] = base, nc++;
+		cases[nc] = base, cases[nc].with_pot = 0, nc++;
+		cases[nc] = base, cases[nc].kernel = SCENE_DIRECT_GATHER, nc++;
+		cases[nc] = base, cases[nc].kernel = SCENE_DIRECT_AUTO, cases[nc].with_pot = 0, nc++;
 	}
+	twin_run_cases(&direct_row, cases, sizeof cases[0], nc);
 }
 END_TEST
 
@@ -117,12 +195,16 @@ START_TEST(gpu_every_tile_shape_matches)
 	static const char *pair[] = {"128x8x4", "128x4", "64x4", "128x8x3", "256x4", "256x2"};
 	static const char *gath[] = {"256x1", "128x4", "64x1"};
 	const size_t n = sanitize_mode() ? 1500 : 2500; /* > one 1024 tile */
+	struct direct_arg cases[2 * 6 + 3];
+	size_t nc = 0;
 	for (size_t k = 0; k < sizeof pair / sizeof pair[0]; k++) {
-		check_vs_cpu(n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 1);
-		check_vs_cpu(n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 0);
+		const struct direct_arg base = {n, 0.01, SCENE_DIRECT_PAIRWISE, pair[k], 1, 0.01, 1000 + n, 0};
+		cases[nc] = base, nc++;
+		cases[nc] = base, cases[nc].with_pot = 0, nc++;
 	}
 	for (size_t k = 0; k < sizeof gath / sizeof gath[0]; k++)
-		check_vs_cpu(n, 0.01, SCENE_DIRECT_GATHER, gath[k], 1);
+		cases[nc++] = (struct direct_arg){n, 0.01, SCENE_DIRECT_GATHER, gath[k], 1, 0.01, 1000 + n, 0};
+	twin_run_cases(&direct_row, cases, sizeof cases[0], nc);
 }
 END_TEST
 
@@ -131,26 +213,11 @@ END_TEST
  * and right, while bodies at distance ~1 (r/eps = 1e15) still feel force. */
 START_TEST(gpu_close_pair_tiny_softening)
 {
-	const size_t n = 64;
-	double pos[3 * 64], mass[64], ag[3 * 64], ac[3 * 64], pg[64], pc[64];
-	make_scene(n, 1.0, 77, pos, mass);
-	pos[0] = 1e-14, pos[1] = 0, pos[2] = 0;
-	pos[3] = 2e-14, pos[4] = 1e-15, pos[5] = 0;
-	for (int k = 0; k < 6; k++)
-		pos[k] = (float)pos[k];
-	const enum scene_direct_kernel ks[] = {SCENE_DIRECT_PAIRWISE, SCENE_DIRECT_GATHER};
-	for (int a = 0; a < 2; a++) {
-		ck_assert_int_eq(gpu_direct_accel(pos, mass, n, 1e-15, ks[a], ag, pg), 0);
-		ck_assert_int_eq(sim_direct_accel(pos, mass, n, (float)1e-15, ac, pc), 0);
-		for (size_t k = 0; k < 3 * n; k++)
-			ck_assert_msg(isfinite(ag[k]), "%s: a[%zu] = %g", kname(ks[a]), k, ag[k]);
-		double qa = worst_ratio(ag, ac, 3 * n), qp = worst_ratio(pg, pc, n);
-		ck_assert_msg(qa <= 1.0, "%s: acceleration error %.3g x tolerance", kname(ks[a]), qa);
-		ck_assert_msg(qp <= 1.0, "%s: potential error %.3g x tolerance", kname(ks[a]), qp);
-		/* the other bodies' ordinary (~1e-2) accelerations, on their own scale */
-		qa = worst_ratio(ag + 6, ac + 6, 3 * (n - 2));
-		ck_assert_msg(qa <= 1.0, "%s: far-body acceleration error %.3g x tolerance", kname(ks[a]), qa);
-	}
+	static const struct direct_arg cases[] = {
+		{64, 1e-15, SCENE_DIRECT_PAIRWISE, "", 1, 1.0, 77, 1},
+		{64, 1e-15, SCENE_DIRECT_GATHER, "", 1, 1.0, 77, 1},
+	};
+	twin_run_cases(&direct_row, cases, sizeof cases[0], 2);
 }
 END_TEST
 
@@ -213,9 +280,14 @@ START_TEST(gpu_large_n_subset_matches_double_loop)
 				as[3 * s + c] = ag[3 * i + c];
 			ps[s] = pg[i];
 		}
-		double qa = worst_ratio(as, ar, 3 * k), qp = worst_ratio(ps, pr, k);
-		ck_assert_msg(qa <= 1.0, "%s: acceleration error %.3g x tolerance", kname(ks[q]), qa);
-		ck_assert_msg(qp <= 1.0, "%s: potential error %.3g x tolerance", kname(ks[q]), qp);
+		const struct twin_tol tol = TOL_DIRECT;
+		const struct twin_vec ga = twin_f64(as, 3 * k, 0, 3), ra = twin_f64(ar, 3 * k, 0, 3);
+		const struct twin_vec gp = twin_f64(ps, k, 0, 1), rp = twin_f64(pr, k, 0, 1);
+		char what[64];
+		snprintf(what, sizeof what, "n=65536 %s, 256 bodies: acceleration", kname(ks[q]));
+		twin_expect(&ga, &ra, &tol, what);
+		snprintf(what, sizeof what, "n=65536 %s, 256 bodies: potential", kname(ks[q]));
+		twin_expect(&gp, &rp, &tol, what);
 	}
 	free(pos), free(mass), free(ag), free(pg);
 }

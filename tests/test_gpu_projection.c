@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "twin.h"
 #include "sim/cuda/gpu.h"
 #include "render/cuda/gpu_render.h"
 #include "render/render.h"
@@ -133,41 +134,156 @@ static void cpu_frame_hdr(const struct scene *sc, const struct sim_state *st,
 	}
 }
 
-static void proj_case(struct scene *sc, const struct sim_state *st, const char *what)
-{
-	const int w = sc->render.width, h = sc->render.height;
-	struct render_camera cam = proj_cam(sc->camera.projection);
+/* A projection case: the scene (size, projection, stereo mode, stars or
+ * smooth with smoothing sm, PSF fwhm (0: proj_scene's), glow (< 0:
+ * proj_scene's; else with threshold 0.5), fisheye aperture (0:
+ * proj_scene's) and tilt,
+ * the full look), state_around(n, seed) with the seam clump or not, and
+ * how many GPU methods (views: tiled, then atomic) are held against the
+ * one CPU frame. */
+struct proj_arg {
+	const char *what;
+	int w, h, proj, stereo, stars;
+	double sm, fwhm, glow, aperture, tilt;
+	int look; /* the full look (look_on), drawn by cpu_look_hdr */
+	size_t n;
+	uint64_t seed;
+	int methods;
+	int clump; /* seam_look_wraps_as_on_cpu's clump behind the camera */
+};
+
+struct pfix {
+	struct scene *sc;
+	struct sim_state st;
+	struct render_camera cam;
 	struct render_image ref;
-	cpu_frame_hdr(sc, st, &cam, &ref);
-	float *g = malloc((size_t)w * h * 3 * sizeof *g);
-	ck_assert_ptr_nonnull(g);
-	for (int m = 0; m < 2; m++) {
-		struct gpu_render *gr = gr_make(sc, st, (enum gpu_render_method)m);
-		gpu_frame_hdr(gr, st, &cam, g);
-		char label[160];
-		snprintf(label, sizeof label, "%s, %s", what, m ? "atomic" : "tiled");
-		expect_hdr_close(g, ref.rgb, w, h, label);
-		gpu_render_free(&gr);
+	float *g;
+	size_t nv;
+};
+
+static void look_on(struct scene *sc);
+static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
+			 const struct render_camera *cam, struct render_image *frame);
+static void add_clump(struct sim_state *st);
+
+static void proj_setup(struct twin_run *r)
+{
+	const struct proj_arg *a = r->arg;
+	struct pfix *f = calloc(1, sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	f->sc = proj_scene(a->w, a->h, a->proj, a->stereo, a->stars, a->sm);
+	if (a->fwhm > 0)
+		f->sc->render.psf_fwhm = a->fwhm;
+	if (a->look)
+		look_on(f->sc);
+	if (a->glow >= 0) {
+		f->sc->render.glow = a->glow;
+		f->sc->render.glow_threshold = 0.5;
 	}
-	free(g);
-	render_image_free(&ref);
+	if (a->aperture > 0)
+		f->sc->camera.fisheye_aperture = a->aperture;
+	f->sc->camera.dome_tilt = a->tilt;
+	/* proj_cam is built from the scene's values */
+	f->cam = proj_cam(a->proj);
+	f->cam.fisheye_aperture = f->sc->camera.fisheye_aperture;
+	f->cam.dome_tilt = f->sc->camera.dome_tilt;
+	state_around(&f->st, a->n, a->seed);
+	if (a->clump)
+		add_clump(&f->st);
+	f->nv = (size_t)a->w * a->h * 3;
+	f->g = malloc(f->nv * sizeof *f->g);
+	ck_assert_ptr_nonnull(f->g);
+	r->fix = f;
+	r->views = a->methods;
 }
+
+static void proj_teardown(struct twin_run *r)
+{
+	struct pfix *f = r->fix;
+	render_image_free(&f->ref);
+	sim_state_free(&f->st);
+	free(f->g);
+	free(f->sc);
+	free(f);
+}
+
+/* The CPU frame, once: every view (GPU method) is held against it. */
+static void proj_cpu(struct twin_run *r)
+{
+	const struct proj_arg *a = r->arg;
+	struct pfix *f = r->fix;
+	if (r->view == 0 && a->look)
+		cpu_look_hdr(f->sc, &f->st, &f->cam, &f->ref);
+	else if (r->view == 0)
+		cpu_frame_hdr(f->sc, &f->st, &f->cam, &f->ref);
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_f32(f->ref.rgb, f->nv, a->w, 3);
+}
+
+static void proj_gpu(struct twin_run *r)
+{
+	const struct proj_arg *a = r->arg;
+	struct pfix *f = r->fix;
+	struct gpu_render *gr = gr_make(f->sc, &f->st, (enum gpu_render_method)r->view);
+	gpu_frame_hdr(gr, &f->st, &f->cam, f->g);
+	gpu_render_free(&gr);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_f32(f->g, f->nv, a->w, 3);
+	if (a->methods > 1)
+		snprintf(r->what, sizeof r->what, "%s, %s", a->what, r->view ? "atomic" : "tiled");
+	else
+		snprintf(r->what, sizeof r->what, "%s", a->what);
+}
+
+/* A fisheye frame is black outside its circle (the mask after the glow). */
+static void expect_fisheye_mask(const struct proj_arg *a, const float *g)
+{
+	const double c = 0.5 * a->w;
+	for (int j = 0; j < a->h; j++)
+		for (int i = 0; i < a->w; i++) {
+			double dx = i + 0.5 - c, dy = j + 0.5 - c;
+			if (dx * dx + dy * dy > c * c)
+				ck_assert(g[3 * (j * a->w + i)] == 0.0f);
+		}
+}
+
+static void expect_seam_lit(const struct proj_arg *a, const float *g);
+
+static void proj_compare(struct twin_run *r)
+{
+	const struct proj_arg *a = r->arg;
+	const struct pfix *f = r->fix;
+	twin_compare_all(r);
+	if (a->proj == SCENE_PROJ_FISHEYE)
+		expect_fisheye_mask(a, f->g);
+	if (a->clump)
+		expect_seam_lit(a, f->g);
+}
+
+static const struct twin_row proj_row = {
+	.name = "projection",
+	.setup = proj_setup,
+	.cpu = proj_cpu,
+	.gpu = proj_gpu,
+	.compare = proj_compare,
+	.teardown = proj_teardown,
+	.tol = TWIN_TOL_HDR,
+};
+
+#define EQ SCENE_PROJ_EQUIRECT
+#define FISH SCENE_PROJ_FISHEYE
+#define PERSP SCENE_PROJ_PERSPECTIVE
+#define MONO SCENE_STEREO_NONE
 
 /* Equirectangular, stars: bodies all around, on the seam and at the
  * poles; two PSF widths. */
 START_TEST(equirect_stars_match_cpu)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_around(&st, 20000, 21);
-	const double fwhm[] = {1.5, 6.0};
-	for (int f = 0; f < 2; f++) {
-		struct scene *sc = proj_scene(256, 128, SCENE_PROJ_EQUIRECT, SCENE_STEREO_NONE, 1, 0);
-		sc->render.psf_fwhm = fwhm[f];
-		proj_case(sc, &st, "equirect stars");
-		free(sc);
-	}
-	sim_state_free(&st);
+	static const struct proj_arg cases[] = {
+		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 1.5, -1, 0, 0, 0, 20000, 21, 2, 0},
+		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 6.0, -1, 0, 0, 0, 20000, 21, 2, 0},
+	};
+	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
 }
 END_TEST
 
@@ -175,16 +291,11 @@ END_TEST
  * levels (near bodies), wrapped across the seam and over the poles. */
 START_TEST(equirect_splat_matches_cpu)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_around(&st, 5000, 22);
-	const double sm[] = {0.02, 0.3};
-	for (int k = 0; k < 2; k++) {
-		struct scene *sc = proj_scene(256, 128, SCENE_PROJ_EQUIRECT, SCENE_STEREO_NONE, 0, sm[k]);
-		proj_case(sc, &st, "equirect smooth");
-		free(sc);
-	}
-	sim_state_free(&st);
+	static const struct proj_arg cases[] = {
+		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.02, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
+		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.3, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
+	};
+	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
 }
 END_TEST
 
@@ -192,38 +303,12 @@ END_TEST
  * mask after the glow. */
 START_TEST(fisheye_matches_cpu_with_mask)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_around(&st, 8000, 23);
-	for (int k = 0; k < 3; k++) {
-		struct scene *sc = proj_scene(160, 160, SCENE_PROJ_FISHEYE, SCENE_STEREO_NONE, k != 1,
-					      0.1);
-		sc->render.glow = k == 2 ? 0.3 : 0.0;
-		sc->render.glow_threshold = 0.5;
-		sc->camera.fisheye_aperture = k == 2 ? 220 : 180;
-		sc->camera.dome_tilt = k == 2 ? 20 : 0;
-		/* proj_cam is built from the scene's values */
-		struct render_camera cam = proj_cam(SCENE_PROJ_FISHEYE);
-		cam.fisheye_aperture = sc->camera.fisheye_aperture;
-		cam.dome_tilt = sc->camera.dome_tilt;
-		struct render_image ref;
-		cpu_frame_hdr(sc, &st, &cam, &ref);
-		float *g = malloc((size_t)160 * 160 * 3 * sizeof *g);
-		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
-		gpu_frame_hdr(gr, &st, &cam, g);
-		expect_hdr_close(g, ref.rgb, 160, 160, k == 1 ? "fisheye smooth" : "fisheye stars");
-		for (int j = 0; j < 160; j++)
-			for (int i = 0; i < 160; i++) {
-				double dx = i + 0.5 - 80, dy = j + 0.5 - 80;
-				if (dx * dx + dy * dy > 80.0 * 80.0)
-					ck_assert(g[3 * (j * 160 + i)] == 0.0f);
-			}
-		gpu_render_free(&gr);
-		free(g);
-		render_image_free(&ref);
-		free(sc);
-	}
-	sim_state_free(&st);
+	static const struct proj_arg cases[] = {
+		{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
+		{"fisheye smooth", 160, 160, FISH, MONO, 0, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
+		{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0.3, 220, 20, 0, 8000, 23, 1, 0},
+	};
+	twin_run_cases(&proj_row, cases, sizeof cases[0], 3);
 }
 END_TEST
 
@@ -232,21 +317,13 @@ END_TEST
  * against the CPU's eyes rendered, glowed and placed one by one. */
 START_TEST(stereo_frames_match_cpu_eyes)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_around(&st, 8000, 24);
-	struct scene *tb = proj_scene(256, 256, SCENE_PROJ_EQUIRECT, SCENE_STEREO_TOP_BOTTOM, 1, 0);
-	tb->render.glow = 0.3;
-	tb->render.glow_threshold = 0.5;
-	proj_case(tb, &st, "stereo top-bottom equirect");
-	struct scene *sbs = proj_scene(320, 120, SCENE_PROJ_PERSPECTIVE, SCENE_STEREO_SIDE_BY_SIDE, 1,
-				       0);
-	sbs->render.glow = 0.3;
-	sbs->render.glow_threshold = 0.5;
-	proj_case(sbs, &st, "stereo side-by-side perspective");
-	free(tb);
-	free(sbs);
-	sim_state_free(&st);
+	static const struct proj_arg cases[] = {
+		{"stereo top-bottom equirect", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, 0.3, 0, 0, 0,
+		 8000, 24, 2, 0},
+		{"stereo side-by-side perspective", 320, 120, PERSP, SCENE_STEREO_SIDE_BY_SIDE, 1, 0, 0, 0.3,
+		 0, 0, 0, 8000, 24, 2, 0},
+	};
+	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
 }
 END_TEST
 
@@ -377,6 +454,42 @@ static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
 	}
 }
 
+/* The clump of seam_look_wraps_as_on_cpu: 200 heavy bodies 4 away, right
+ * behind the camera. */
+static void add_clump(struct sim_state *st)
+{
+	const struct render_camera c = proj_cam(SCENE_PROJ_EQUIRECT);
+	for (size_t i = 0; i < 200; i++) {
+		double dx = 0.02 * (sim_rng_uniform(27, i, 0) - 0.5);
+		double dz = 0.1 * (sim_rng_uniform(27, i, 1) - 0.5);
+		st->pos[3 * i + 0] = (float)(c.pos[0] + dx);
+		st->pos[3 * i + 1] = (float)(c.pos[1] - 4.0);
+		st->pos[3 * i + 2] = (float)(c.pos[2] + dz);
+		st->mass[i] = 40.0f;
+	}
+}
+
+/* The clump's row (the middle of the top eye): both edges lit, alike. */
+static void expect_seam_lit(const struct proj_arg *a, const float *g)
+{
+	const int stereo = a->stereo != SCENE_STEREO_NONE, w = a->w, h = a->h;
+	const int j = (stereo ? h / 2 : h) / 2;
+	double left = 0, right = 0;
+	for (int i = 8; i < 16; i++) {
+		left += g[3 * ((size_t)j * w + i)];
+		right += g[3 * ((size_t)j * w + (w - 1 - i))];
+	}
+	printf("seam look %s: columns 8-15 %.4g, w-16..w-9 %.4g\n", stereo ? "top-bottom" : "mono", left,
+	       right);
+	/* mono: the clump sits on the seam; the top (left) eye sees it ~1.5 px
+	 * off (ODS disparity), so its edges differ more */
+	ck_assert_double_gt(left, 0.0);
+	if (!stereo)
+		ck_assert_close(left, right, 0, 0.2);
+	else
+		ck_assert_double_gt(fmin(left, right), 0.3 * fmax(left, right));
+}
+
 /* Light on the equirectangular seam: a bright clump right behind the
  * camera (longitude +-180 degrees, split by the seam) on the bodies all
  * around, with the full look (screen diffuse layer, wing and glow, all
@@ -386,54 +499,12 @@ static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
  * (CPU: 10.7 and 11.3 mono). */
 START_TEST(seam_look_wraps_as_on_cpu)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_around(&st, 6000, 26);
-	const struct render_camera c = proj_cam(SCENE_PROJ_EQUIRECT);
-	for (size_t i = 0; i < 200; i++) { /* the clump: 200 heavy bodies 4 away, behind */
-		double dx = 0.02 * (sim_rng_uniform(27, i, 0) - 0.5);
-		double dz = 0.1 * (sim_rng_uniform(27, i, 1) - 0.5);
-		st.pos[3 * i + 0] = (float)(c.pos[0] + dx);
-		st.pos[3 * i + 1] = (float)(c.pos[1] - 4.0);
-		st.pos[3 * i + 2] = (float)(c.pos[2] + dz);
-		st.mass[i] = 40.0f;
-	}
-	const struct {
-		int w, h, stereo;
-	} cases[] = {{512, 256, SCENE_STEREO_NONE}, {256, 256, SCENE_STEREO_TOP_BOTTOM}};
-	for (int k = 0; k < 2; k++) {
-		const int w = cases[k].w, h = cases[k].h;
-		struct scene *sc = proj_scene(w, h, SCENE_PROJ_EQUIRECT, cases[k].stereo, 1, 0);
-		look_on(sc);
-		struct render_image ref;
-		cpu_look_hdr(sc, &st, &c, &ref);
-		float *g = malloc((size_t)w * h * 3 * sizeof *g);
-		ck_assert_ptr_nonnull(g);
-		struct gpu_render *gr = gr_make(sc, &st, GPU_RENDER_TILED);
-		gpu_frame_hdr(gr, &st, &c, g);
-		expect_hdr_close(g, ref.rgb, w, h, k ? "seam look, top-bottom" : "seam look, mono");
-		/* the clump's row (the middle of the top eye): both edges lit, alike */
-		const int j = (k ? h / 2 : h) / 2;
-		double left = 0, right = 0;
-		for (int i = 8; i < 16; i++) {
-			left += g[3 * ((size_t)j * w + i)];
-			right += g[3 * ((size_t)j * w + (w - 1 - i))];
-		}
-		printf("seam look %s: columns 8-15 %.4g, w-16..w-9 %.4g\n", k ? "top-bottom" : "mono",
-		       left, right);
-		/* mono: the clump sits on the seam; the top (left) eye sees it ~1.5 px
-		 * off (ODS disparity), so its edges differ more */
-		ck_assert_double_gt(left, 0.0);
-		if (k == 0)
-			ck_assert_close(left, right, 0, 0.2);
-		else
-			ck_assert_double_gt(fmin(left, right), 0.3 * fmax(left, right));
-		gpu_render_free(&gr);
-		free(g);
-		render_image_free(&ref);
-		free(sc);
-	}
-	sim_state_free(&st);
+	static const struct proj_arg cases[] = {
+		{"seam look, mono", 512, 256, EQ, MONO, 1, 0, 0, -1, 0, 0, 1, 6000, 26, 1, 1},
+		{"seam look, top-bottom", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, -1, 0, 0, 1, 6000,
+		 26, 1, 1},
+	};
+	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
 }
 END_TEST
 

@@ -25,6 +25,7 @@
 #include "render/render.h"
 #include "render/yuv.h"
 #include "test_render_util.h"
+#include "twin.h"
 
 #define W 100
 #define H 60
@@ -177,66 +178,6 @@ static void cpu_hdr(const struct scene *sc, const struct sim_state *st,
 	ck_assert_int_eq(render_splat(sc, cam, st, &u_test, img), 0);
 }
 
-static void splat_case(enum scene_kernel k, double smoothing, enum scene_colormode mode,
-		       size_t core, enum gpu_render_method m, const char *what)
-{
-	struct scene *sc = scene_new(k, smoothing);
-	sc->render.mode = mode;
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, core, 11);
-	struct render_image img;
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	struct gpu_render *gr = gr_new(sc, &st, m);
-	const struct render_camera *cams[2] = {&cam_std, &cam_side};
-	for (int c = 0; c < 2; c++) {
-		cpu_hdr(sc, &st, cams[c], &img);
-		gpu_hdr(gr, &st, cams[c], g);
-		expect_hdr_close(g, img.rgb, W, H, what);
-		render_image_free(&img);
-	}
-	gpu_render_free(&gr);
-	free(g);
-	sim_state_free(&st);
-	free(sc);
-}
-
-START_TEST(splat_matches_cpu_cubic_all_radii)
-{
-	/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
-	 * (warp-normalised footprints), and 256 px (capped) near the lens. */
-	const double sm[] = {0.05, 0.3, 2.0};
-	for (int m = 0; m < 2; m++)
-		for (int s = 0; s < 3; s++)
-			splat_case(SCENE_KERNEL_CUBIC, sm[s], SCENE_COLOR_COMPONENTS, 0,
-				   (enum gpu_render_method)m, m ? "cubic atomic" : "cubic tiled");
-}
-END_TEST
-
-START_TEST(splat_matches_cpu_gaussian_and_density)
-{
-	for (int m = 0; m < 2; m++) {
-		splat_case(SCENE_KERNEL_GAUSSIAN, 0.3, SCENE_COLOR_COMPONENTS, 0,
-			   (enum gpu_render_method)m, "gaussian");
-		splat_case(SCENE_KERNEL_GAUSSIAN, 0.05, SCENE_COLOR_DENSITY, 0,
-			   (enum gpu_render_method)m, "gaussian density");
-		splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_DENSITY, 0, (enum gpu_render_method)m,
-			   "cubic density");
-	}
-}
-END_TEST
-
-/* 20000 extra bodies in one tile: its list is cut into chunks that add
- * their sums with atomics. */
-START_TEST(splat_matches_cpu_dense_core)
-{
-	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_TILED,
-		   "dense core tiled");
-	splat_case(SCENE_KERNEL_CUBIC, 0.3, SCENE_COLOR_COMPONENTS, 20000, GPU_RENDER_ATOMIC,
-		   "dense core atomic");
-}
-END_TEST
-
 /* Bodies nedge slots from first placed at depth 10 in front of cam on
  * the 32 px tiles' borders (x = 32, 64, 96; y = 32) and on the image's
  * edges (x = 0, W; y = 0, H), at offsets of 0, +-1e-3 and +-0.5 px across
@@ -267,6 +208,202 @@ static void stars_place_on_borders(struct sim_state *st, size_t first, size_t ne
 	}
 }
 
+/* ---- the twin rows' fixture ---- */
+
+static const struct render_camera *const cams[2] = {&cam_std, &cam_side};
+
+/* What a render row's setup makes: the scene, the bodies, the renderer,
+ * and the images of the view being compared. */
+struct rfix {
+	struct scene *sc;
+	struct sim_state st;
+	struct gpu_render *gr;
+	struct render_image img, aux, aux2; /* the CPU's: the reference and helpers */
+	float *g;                           /* the GPU's HDR image */
+	uint16_t *c16;                      /* the CPU's 16-bit frame */
+	double *ref;                        /* per body: the CPU's h */
+	float *h;                           /* per body: h given to the GPU */
+	int w, h_px;
+	size_t nv; /* values of an image: w x h x 3 */
+};
+
+/* r's fixture for scene sc (taken: freed by rfix_close). */
+static struct rfix *rfix_open(struct twin_run *r, struct scene *sc)
+{
+	struct rfix *f = calloc(1, sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	f->sc = sc;
+	f->w = sc->render.width;
+	f->h_px = sc->render.height;
+	f->nv = (size_t)f->w * f->h_px * 3;
+	f->g = malloc(f->nv * sizeof *f->g);
+	f->c16 = malloc(f->nv * sizeof *f->c16);
+	ck_assert(f->g && f->c16);
+	r->fix = f;
+	return f;
+}
+
+static void rfix_images_free(struct rfix *f)
+{
+	render_image_free(&f->img);
+	render_image_free(&f->aux);
+	render_image_free(&f->aux2);
+}
+
+static void rfix_close(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	gpu_render_free(&f->gr);
+	rfix_images_free(f);
+	sim_state_free(&f->st);
+	free(f->g);
+	free(f->c16);
+	free(f->ref);
+	free(f->h);
+	free(f->sc);
+	free(f);
+	r->fix = NULL;
+}
+
+/* f->img, f->aux and f->aux2 allocated afresh at the frame's size. */
+static void rfix_images(struct rfix *f)
+{
+	rfix_images_free(f);
+	ck_assert_int_eq(render_image_alloc(&f->img, f->w, f->h_px), 0);
+	ck_assert_int_eq(render_image_alloc(&f->aux, f->w, f->h_px), 0);
+	ck_assert_int_eq(render_image_alloc(&f->aux2, f->w, f->h_px), 0);
+}
+
+static const struct render_camera *view_cam(const struct twin_run *r)
+{
+	return cams[r->view];
+}
+
+/* Output 0: the CPU's HDR image f->img. */
+static void out_cpu_hdr(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_f32(f->img.rgb, f->nv, f->w, 3);
+}
+
+/* cpu stage: render_splat of the view into f->img. */
+static void cpu_splat(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	rfix_images(f);
+	ck_assert_int_eq(render_splat(f->sc, view_cam(r), &f->st, &u_test, &f->img), 0);
+	out_cpu_hdr(r);
+}
+
+/* gpu stage: f->gr's HDR image of the view. */
+static void gpu_view(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	gpu_hdr(f->gr, &f->st, view_cam(r), f->g);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_f32(f->g, f->nv, f->w, 3);
+}
+
+/* ---- splats and stars ---- */
+
+/* A splat case: the scene (kernel, smoothing, colour mode, style), the
+ * bodies (state_fill's n, core and seed; options below) and the method. */
+struct splat_arg {
+	const char *what;
+	enum scene_kernel kernel;
+	double smoothing;
+	enum scene_colormode mode;
+	enum gpu_render_method method;
+	size_t n, core;
+	uint64_t seed;
+	double fwhm;      /* > 0: style stars with this PSF */
+	int adaptive;     /* render.smoothing_adaptive asked for */
+	float bright1;    /* > 0: component 1's brightness */
+	size_t nedge;     /* the last nedge bodies on tile borders and edges */
+};
+
+static void splat_setup(struct twin_run *r)
+{
+	const struct splat_arg *a = r->arg;
+	struct scene *sc = scene_new(a->kernel, a->smoothing);
+	sc->render.mode = a->mode;
+	if (a->fwhm > 0) {
+		sc->render.style = SCENE_STYLE_STARS;
+		sc->render.psf_fwhm = a->fwhm;
+	}
+	sc->render.smoothing_adaptive = a->adaptive;
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, a->n, a->core, a->seed);
+	if (a->bright1 > 0)
+		f->st.comps[1].brightness = a->bright1;
+	if (a->nedge)
+		stars_place_on_borders(&f->st, f->st.n - a->nedge, a->nedge, &cam_std);
+	f->gr = gr_new(sc, &f->st, a->method);
+	snprintf(r->what, sizeof r->what, "%s", a->what);
+}
+
+/* Both cameras: the GPU's HDR image within the stated tolerance. */
+static const struct twin_row splat_row = {
+	.name = "splat",
+	.setup = splat_setup,
+	.cpu = cpu_splat,
+	.gpu = gpu_view,
+	.teardown = rfix_close,
+	.tol = TWIN_TOL_HDR,
+	.views = 2,
+};
+
+#define SPLAT(what, k, sm, mode, m) {what, k, sm, mode, m, 3000, 0, 11, 0, 0, 0, 0}
+#define TILED GPU_RENDER_TILED
+#define ATOMIC GPU_RENDER_ATOMIC
+#define CUBIC SCENE_KERNEL_CUBIC
+#define GAUSS SCENE_KERNEL_GAUSSIAN
+#define COMPS SCENE_COLOR_COMPONENTS
+#define DENSITY SCENE_COLOR_DENSITY
+
+START_TEST(splat_matches_cpu_cubic_all_radii)
+{
+	/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
+	 * (warp-normalised footprints), and 256 px (capped) near the lens. */
+	static const struct splat_arg cases[] = {
+		SPLAT("cubic tiled", CUBIC, 0.05, COMPS, TILED),
+		SPLAT("cubic tiled", CUBIC, 0.3, COMPS, TILED),
+		SPLAT("cubic tiled", CUBIC, 2.0, COMPS, TILED),
+		SPLAT("cubic atomic", CUBIC, 0.05, COMPS, ATOMIC),
+		SPLAT("cubic atomic", CUBIC, 0.3, COMPS, ATOMIC),
+		SPLAT("cubic atomic", CUBIC, 2.0, COMPS, ATOMIC),
+	};
+	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+START_TEST(splat_matches_cpu_gaussian_and_density)
+{
+	static const struct splat_arg cases[] = {
+		SPLAT("gaussian", GAUSS, 0.3, COMPS, TILED),
+		SPLAT("gaussian density", GAUSS, 0.05, DENSITY, TILED),
+		SPLAT("cubic density", CUBIC, 0.3, DENSITY, TILED),
+		SPLAT("gaussian", GAUSS, 0.3, COMPS, ATOMIC),
+		SPLAT("gaussian density", GAUSS, 0.05, DENSITY, ATOMIC),
+		SPLAT("cubic density", CUBIC, 0.3, DENSITY, ATOMIC),
+	};
+	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* 20000 extra bodies in one tile: its list is cut into chunks that add
+ * their sums with atomics. */
+START_TEST(splat_matches_cpu_dense_core)
+{
+	static const struct splat_arg cases[] = {
+		{"dense core tiled", CUBIC, 0.3, COMPS, TILED, 3000, 20000, 11, 0, 0, 0, 0},
+		{"dense core atomic", CUBIC, 0.3, COMPS, ATOMIC, 3000, 20000, 11, 0, 0, 0, 0},
+	};
+	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
 /* The tiled stars splat's stress (render_stars.cu): 200000 bodies within
  * 0.03 of the centre (a fraction of a pixel: one 32 px tile's list, cut
  * into ~200 chunks whose partial sums overlap on the same pixels), 20000
@@ -276,36 +413,15 @@ static void stars_place_on_borders(struct sim_state *st, size_t first, size_t ne
  * render/stars.c. */
 START_TEST(stars_dense_core_and_borders_match_cpu)
 {
-	const double fwhm[] = {1.5, 8.0};
-	const size_t nedge = 400;
-	for (int f = 0; f < 2; f++) {
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.style = SCENE_STYLE_STARS;
-		sc->render.psf_fwhm = fwhm[f];
-		struct sim_state st;
-		memset(&st, 0, sizeof st);
-		state_fill(&st, 20000, 200000 + nedge, 5);
-		stars_place_on_borders(&st, st.n - nedge, nedge, &cam_std);
-		struct render_image img;
-		float *g = malloc((size_t)W * H * 3 * sizeof *g);
-		struct gpu_render *gr[2] = {gr_new(sc, &st, GPU_RENDER_TILED),
-					    gr_new(sc, &st, GPU_RENDER_ATOMIC)};
-		const struct render_camera *cams[2] = {&cam_std, &cam_side};
-		for (int c = 0; c < 2; c++) {
-			cpu_hdr(sc, &st, cams[c], &img);
-			for (int m = 0; m < 2; m++) {
-				gpu_hdr(gr[m], &st, cams[c], g);
-				expect_hdr_close(g, img.rgb, W, H,
-						 m ? "stars dense core, atomic" : "stars dense core, tiled");
-			}
-			render_image_free(&img);
-		}
-		gpu_render_free(&gr[0]);
-		gpu_render_free(&gr[1]);
-		free(g);
-		sim_state_free(&st);
-		free(sc);
-	}
+#define STARS_CORE(what, fwhm, m) {what, CUBIC, 0.3, COMPS, m, 20000, 200000 + 400, 5, fwhm, 0, 0, 400}
+	static const struct splat_arg cases[] = {
+		STARS_CORE("stars dense core, tiled", 1.5, TILED),
+		STARS_CORE("stars dense core, atomic", 1.5, ATOMIC),
+		STARS_CORE("stars dense core, tiled", 8.0, TILED),
+		STARS_CORE("stars dense core, atomic", 8.0, ATOMIC),
+	};
+#undef STARS_CORE
+	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -315,33 +431,15 @@ END_TEST
  * asked for too, and bypassed by both. */
 START_TEST(stars_match_cpu)
 {
-	const double fwhm[] = {1.5, 4.0};
-	for (int f = 0; f < 2; f++)
-		for (int mode = 0; mode < 2; mode++) {
-			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-			sc->render.style = SCENE_STYLE_STARS;
-			sc->render.psf_fwhm = fwhm[f];
-			sc->render.smoothing_adaptive = 1;
-			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
-			struct sim_state st;
-			memset(&st, 0, sizeof st);
-			state_fill(&st, 3000, 5000, 11);
-			st.comps[1].brightness = 2.5f;
-			struct render_image img;
-			float *g = malloc((size_t)W * H * 3 * sizeof *g);
-			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-			const struct render_camera *cams[2] = {&cam_std, &cam_side};
-			for (int c = 0; c < 2; c++) {
-				cpu_hdr(sc, &st, cams[c], &img);
-				gpu_hdr(gr, &st, cams[c], g);
-				expect_hdr_close(g, img.rgb, W, H, mode ? "stars density" : "stars");
-				render_image_free(&img);
-			}
-			gpu_render_free(&gr);
-			free(g);
-			sim_state_free(&st);
-			free(sc);
-		}
+#define STARS(what, fwhm, mode) {what, CUBIC, 0.3, mode, TILED, 3000, 5000, 11, fwhm, 1, 2.5f, 0}
+	static const struct splat_arg cases[] = {
+		STARS("stars", 1.5, COMPS),
+		STARS("stars density", 1.5, DENSITY),
+		STARS("stars", 4.0, COMPS),
+		STARS("stars density", 4.0, DENSITY),
+	};
+#undef STARS
+	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -382,48 +480,65 @@ END_TEST
 
 /* Per-body smoothing (the path adaptive h takes): four h values; the CPU
  * reference renders each group with its value and sums the images. */
-START_TEST(per_body_smoothing_matches_grouped_cpu)
+static const float per_body_h[4] = {0.04f, 0.2f, 0.6f, 1.5f};
+
+static void per_body_setup(struct twin_run *r)
 {
-	const float hv[4] = {0.04f, 0.2f, 0.6f, 1.5f};
-	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 99.0);
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 2000, 0, 7);
-	float *h = malloc(st.n * sizeof *h);
-	for (size_t i = 0; i < st.n; i++)
-		h[i] = hv[i % 4];
-	struct render_image sum, part;
-	ck_assert_int_eq(render_image_alloc(&sum, W, H), 0);
+	struct rfix *f = rfix_open(r, scene_new(SCENE_KERNEL_CUBIC, 99.0));
+	state_fill(&f->st, 2000, 0, 7);
+	f->h = malloc(f->st.n * sizeof *f->h);
+	ck_assert_ptr_nonnull(f->h);
+	for (size_t i = 0; i < f->st.n; i++)
+		f->h[i] = per_body_h[i % 4];
+	snprintf(r->what, sizeof r->what, "per-body h");
+}
+
+static void per_body_cpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	rfix_images(f);
 	for (int g = 0; g < 4; g++) {
 		struct sim_state sub;
 		memset(&sub, 0, sizeof sub);
-		ck_assert_int_eq(sim_state_alloc(&sub, st.n / 4, 3), 0);
-		memcpy(sub.comps, st.comps, 3 * sizeof *st.comps);
+		ck_assert_int_eq(sim_state_alloc(&sub, f->st.n / 4, 3), 0);
+		memcpy(sub.comps, f->st.comps, 3 * sizeof *f->st.comps);
 		for (size_t k = 0; k < sub.n; k++) {
 			size_t i = 4 * k + g;
-			memcpy(sub.pos + 3 * k, st.pos + 3 * i, 3 * sizeof *st.pos);
-			sub.mass[k] = st.mass[i];
-			sub.comp[k] = st.comp[i];
+			memcpy(sub.pos + 3 * k, f->st.pos + 3 * i, 3 * sizeof *f->st.pos);
+			sub.mass[k] = f->st.mass[i];
+			sub.comp[k] = f->st.comp[i];
 		}
-		sc->render.smoothing = hv[g];
-		cpu_hdr(sc, &sub, &cam_std, &part);
-		for (size_t v = 0; v < (size_t)W * H * 3; v++)
-			sum.rgb[v] += part.rgb[v];
-		render_image_free(&part);
+		f->sc->render.smoothing = per_body_h[g];
+		render_image_free(&f->aux);
+		cpu_hdr(f->sc, &sub, &cam_std, &f->aux);
+		for (size_t v = 0; v < f->nv; v++)
+			f->img.rgb[v] += f->aux.rgb[v];
 		sim_state_free(&sub);
 	}
-	sc->render.smoothing = 99.0; /* must not be used */
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
-	gpu_hdr(gr, &st, &cam_std, g);
-	expect_hdr_close(g, sum.rgb, W, H, "per-body h");
-	gpu_render_free(&gr);
-	free(g);
-	free(h);
-	render_image_free(&sum);
-	sim_state_free(&st);
-	free(sc);
+	f->sc->render.smoothing = 99.0; /* must not be used */
+	out_cpu_hdr(r);
+}
+
+static void per_body_gpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	f->gr = gr_new(f->sc, &f->st, GPU_RENDER_TILED);
+	ck_assert_int_eq(gpu_render_set_smoothing(f->gr, f->h, f->st.n), 0);
+	gpu_view(r);
+}
+
+START_TEST(per_body_smoothing_matches_grouped_cpu)
+{
+	static const struct twin_row row = {
+		.name = "per-body h",
+		.setup = per_body_setup,
+		.cpu = per_body_cpu,
+		.gpu = per_body_gpu,
+		.teardown = rfix_close,
+		.tol = TWIN_TOL_HDR,
+	};
+	static const int one_case[1];
+	twin_run_cases(&row, one_case, sizeof one_case[0], 1);
 }
 END_TEST
 
@@ -441,50 +556,62 @@ static void state_velocities(struct sim_state *st, uint64_t seed)
 	}
 }
 
+struct color_by_arg {
+	int by;    /* 1 los_velocity, 2 speed */
+	int style; /* 0 smooth tiled, 1 smooth atomic with a given range, 2 stars */
+};
+
+static void color_by_setup(struct twin_run *r)
+{
+	const struct color_by_arg *a = r->arg;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.color_by = (enum scene_color_by)a->by;
+	sc->render.color_range_auto = a->style != 1;
+	sc->render.color_range[0] = a->by == 1 ? -3 : 0.5;
+	sc->render.color_range[1] = a->by == 1 ? 3 : 5;
+	sc->render.colormap = SCENE_CMAP_PLASMA;
+	sc->render.style = a->style == 2 ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 500, 13);
+	state_velocities(&f->st, 13);
+	f->gr = gr_new(sc, &f->st, a->style == 1 ? GPU_RENDER_ATOMIC : GPU_RENDER_TILED);
+	snprintf(r->what, sizeof r->what, "color_by %s style %d", a->by == 1 ? "los_velocity" : "speed",
+		 a->style);
+}
+
+/* Within the tolerance, and the colours did change from the component
+ * colours (the CPU's picture by component differs). */
+static void color_by_compare(struct twin_run *r)
+{
+	const struct color_by_arg *a = r->arg;
+	struct rfix *f = r->fix;
+	twin_compare_all(r);
+	f->sc->render.color_by = SCENE_COLOR_BY_COMPONENT;
+	render_image_free(&f->aux);
+	cpu_hdr(f->sc, &f->st, view_cam(r), &f->aux);
+	f->sc->render.color_by = (enum scene_color_by)a->by;
+	ck_assert_msg(memcmp(f->aux.rgb, f->img.rgb, f->nv * sizeof *f->g),
+		      "%s: same picture as by component", r->what);
+}
+
 /* color_by los_velocity and speed (auto range, made on the host from the
  * same state on both sides; then a given range), smooth (tiled and
  * atomic) and stars, both cameras: the HDR image within the stated
  * tolerance, and the colours did change from the component colours. */
 START_TEST(color_by_matches_cpu)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 13);
-	state_velocities(&st, 13);
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	for (int by = 1; by <= 2; by++)
-		for (int style = 0; style < 3; style++) {
-			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-			sc->render.color_by = (enum scene_color_by)by;
-			sc->render.color_range_auto = style != 1;
-			sc->render.color_range[0] = by == 1 ? -3 : 0.5;
-			sc->render.color_range[1] = by == 1 ? 3 : 5;
-			sc->render.colormap = SCENE_CMAP_PLASMA;
-			sc->render.style = style == 2 ? SCENE_STYLE_STARS : SCENE_STYLE_SMOOTH;
-			struct gpu_render *gr =
-				gr_new(sc, &st, style == 1 ? GPU_RENDER_ATOMIC : GPU_RENDER_TILED);
-			const struct render_camera *cams[2] = {&cam_std, &cam_side};
-			for (int c = 0; c < 2; c++) {
-				struct render_image img, plain;
-				cpu_hdr(sc, &st, cams[c], &img);
-				gpu_hdr(gr, &st, cams[c], g);
-				char what[64];
-				snprintf(what, sizeof what, "color_by %s style %d",
-					 by == 1 ? "los_velocity" : "speed", style);
-				expect_hdr_close(g, img.rgb, W, H, what);
-				sc->render.color_by = SCENE_COLOR_BY_COMPONENT;
-				cpu_hdr(sc, &st, cams[c], &plain);
-				sc->render.color_by = (enum scene_color_by)by;
-				ck_assert_msg(memcmp(plain.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g),
-					      "%s: same picture as by component", what);
-				render_image_free(&img);
-				render_image_free(&plain);
-			}
-			gpu_render_free(&gr);
-			free(sc);
-		}
-	free(g);
-	sim_state_free(&st);
+	static const struct twin_row row = {
+		.name = "color_by",
+		.setup = color_by_setup,
+		.cpu = cpu_splat,
+		.gpu = gpu_view,
+		.compare = color_by_compare,
+		.teardown = rfix_close,
+		.tol = TWIN_TOL_HDR,
+		.views = 2,
+	};
+	static const struct color_by_arg cases[] = {{1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}};
+	twin_run_cases(&row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -505,6 +632,60 @@ static struct scene *blur_scene(int samples, double shutter)
 	return sc;
 }
 
+struct blur_arg {
+	int samples;
+	double shutter;
+	int variant; /* 0 plain tiled, 1 atomic, 2 color_by los_velocity, 3 screen diffuse */
+};
+
+static void blur_setup(struct twin_run *r)
+{
+	const struct blur_arg *a = r->arg;
+	struct scene *sc = blur_scene(a->samples, a->shutter);
+	if (a->variant == 2) {
+		sc->render.color_by = SCENE_COLOR_BY_LOS_VELOCITY;
+		sc->render.color_range_auto = 1;
+	}
+	if (a->variant == 3) {
+		sc->render.diffuse = 0.5;
+		sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+	}
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 2000, 19);
+	state_velocities(&f->st, 19);
+	f->gr = gr_new(sc, &f->st, a->variant == 1 ? GPU_RENDER_ATOMIC : GPU_RENDER_TILED);
+	snprintf(r->what, sizeof r->what, "blur S %d shutter %g variant %d", a->samples, a->shutter,
+		 a->variant);
+}
+
+static void blur_cpu(struct twin_run *r)
+{
+	const struct blur_arg *a = r->arg;
+	struct rfix *f = r->fix;
+	rfix_images(f);
+	if (a->variant == 3)
+		ck_assert_int_eq(render_stars_diffuse_screen(f->sc, view_cam(r), &f->st, &u_test, &f->img,
+							     &f->aux),
+				 0);
+	else
+		ck_assert_int_eq(render_splat(f->sc, view_cam(r), &f->st, &u_test, &f->img), 0);
+	out_cpu_hdr(r);
+}
+
+/* Within the tolerance, and the blurred picture differs from the
+ * unblurred one. */
+static void blur_compare(struct twin_run *r)
+{
+	const struct blur_arg *a = r->arg;
+	struct rfix *f = r->fix;
+	twin_compare_all(r);
+	f->sc->render.motion_blur.samples = 1;
+	ck_assert_int_eq(render_stars_splat(f->sc, view_cam(r), &f->st, &u_test, &f->aux2), 0);
+	f->sc->render.motion_blur.samples = a->samples;
+	ck_assert_msg(memcmp(f->aux2.rgb, f->img.rgb, f->nv * sizeof *f->g),
+		      "%s: same picture as unblurred", r->what);
+}
+
 /* Motion blur, GPU against the CPU twin (the same sample positions, x + v
  * t_k in double on both): S 3 and 8, shutters 1 and 0.4, tiled and atomic,
  * plain, with color_by los_velocity and with the screen diffuse layer
@@ -513,57 +694,19 @@ static struct scene *blur_scene(int samples, double shutter)
  * unblurred one. */
 START_TEST(blur_matches_cpu)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 2000, 19);
-	state_velocities(&st, 19);
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	const int S[2] = {3, 8};
-	const double shutter[2] = {1.0, 0.4};
-	for (int k = 0; k < 2; k++)
-		for (int variant = 0; variant < 4; variant++) {
-			struct scene *sc = blur_scene(S[k], shutter[k]);
-			if (variant == 2) {
-				sc->render.color_by = SCENE_COLOR_BY_LOS_VELOCITY;
-				sc->render.color_range_auto = 1;
-			}
-			if (variant == 3) {
-				sc->render.diffuse = 0.5;
-				sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
-			}
-			struct gpu_render *gr =
-				gr_new(sc, &st, variant == 1 ? GPU_RENDER_ATOMIC : GPU_RENDER_TILED);
-			const struct render_camera *cams[2] = {&cam_std, &cam_side};
-			for (int c = 0; c < 2; c++) {
-				struct render_image img, smooth, plain;
-				ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
-				ck_assert_int_eq(render_image_alloc(&smooth, W, H), 0);
-				if (variant == 3)
-					ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test,
-										     &img, &smooth),
-							 0);
-				else
-					ck_assert_int_eq(render_splat(sc, cams[c], &st, &u_test, &img), 0);
-				gpu_hdr(gr, &st, cams[c], g);
-				char what[80];
-				snprintf(what, sizeof what, "blur S %d shutter %g variant %d", S[k],
-					 shutter[k], variant);
-				expect_hdr_close(g, img.rgb, W, H, what);
-				sc->render.motion_blur.samples = 1;
-				ck_assert_int_eq(render_image_alloc(&plain, W, H), 0);
-				ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &plain), 0);
-				sc->render.motion_blur.samples = S[k];
-				ck_assert_msg(memcmp(plain.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g),
-					      "%s: same picture as unblurred", what);
-				render_image_free(&img);
-				render_image_free(&smooth);
-				render_image_free(&plain);
-			}
-			gpu_render_free(&gr);
-			free(sc);
-		}
-	free(g);
-	sim_state_free(&st);
+	static const struct twin_row row = {
+		.name = "blur",
+		.setup = blur_setup,
+		.cpu = blur_cpu,
+		.gpu = gpu_view,
+		.compare = blur_compare,
+		.teardown = rfix_close,
+		.tol = TWIN_TOL_HDR,
+		.views = 2,
+	};
+	static const struct blur_arg cases[] = {{3, 1.0, 0}, {3, 1.0, 1}, {3, 1.0, 2}, {3, 1.0, 3},
+						{8, 0.4, 0}, {8, 0.4, 1}, {8, 0.4, 2}, {8, 0.4, 3}};
+	twin_run_cases(&row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -619,12 +762,13 @@ END_TEST
 
 /* ---- tone map and conversions ---- */
 
-static int max_abs_diff16(const uint16_t *a, const uint16_t *b, size_t n)
+/* The 16-bit frames a and b (n values of w-wide RGB) within lsb. */
+static void expect_lsb(const uint16_t *g, const uint16_t *c, size_t n, int w, int lsb,
+		       const char *what)
 {
-	int m = 0;
-	for (size_t k = 0; k < n; k++)
-		m = abs((int)a[k] - (int)b[k]) > m ? abs((int)a[k] - (int)b[k]) : m;
-	return m;
+	const struct twin_vec got = twin_u16(g, n, w, 3), ref = twin_u16(c, n, w, 3);
+	const struct twin_tol tol = TWIN_TOL_LSB(lsb);
+	twin_expect(&got, &ref, &tol, what);
 }
 
 /* The GPU slot's 8-bit outputs against the contract, from its own RGB16. */
@@ -651,163 +795,127 @@ static void expect_8bit_outputs(const struct gpu_render_host_frame *f)
 	free(v);
 }
 
+/* A tone-map case: the GPU's 16-bit frame made from the CPU's HDR image
+ * against render_tonemap of it. Fields < 0 keep scene_new's value. */
+struct tone_arg {
+	const char *what;
+	uint64_t seed;
+	int mode, tonemap, colormap;
+	int filmic_auto; /* >= 0: filmic, white 8, exposure 20, this auto, percentile 99.5 */
+	int user_lut;    /* a zig-zag render.colormap_file table */
+	int frame, slot;
+	int lsb;         /* the tolerance */
+	int check_frame; /* the slot says it holds `frame` */
+	int check_8bit;  /* RGB8 and YUV from the slot's own RGB16 */
+};
+
+/* A user table: a zig-zag the built-in maps are not. */
+static void user_lut(struct scene *sc)
+{
+	snprintf(sc->render.colormap_file, sizeof sc->render.colormap_file, "/test.lut");
+	for (int k = 0; k < SCENE_LUT_N; k++) {
+		sc->render.colormap_lut[k][0] = (float)((k * 37 % 256) / 255.0);
+		sc->render.colormap_lut[k][1] = (float)(k / 255.0);
+		sc->render.colormap_lut[k][2] = (float)(1 - k / 255.0);
+	}
+}
+
+static void tone_setup(struct twin_run *r)
+{
+	const struct tone_arg *a = r->arg;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	if (a->mode >= 0)
+		sc->render.mode = (enum scene_colormode)a->mode;
+	if (a->tonemap >= 0)
+		sc->render.tonemap = (enum scene_tonemap)a->tonemap;
+	if (a->colormap >= 0)
+		sc->render.colormap = (enum scene_colormap)a->colormap;
+	if (a->user_lut)
+		user_lut(sc);
+	if (a->filmic_auto >= 0) {
+		sc->render.tonemap = SCENE_TONEMAP_FILMIC;
+		sc->render.white = 8;
+		sc->render.exposure = 20; /* the dense core well into the shoulder */
+		sc->render.exposure_auto = a->filmic_auto;
+		sc->render.auto_percentile = 99.5;
+		sc->render.auto_smoothing = 10;
+	}
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 500, a->seed);
+	cpu_hdr(sc, &f->st, &cam_std, &f->img);
+	f->gr = gr_new(sc, &f->st, GPU_RENDER_TILED);
+	r->tol = TWIN_TOL_LSB(a->lsb);
+	snprintf(r->what, sizeof r->what, "%s", a->what);
+}
+
+static void tone_cpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	render_tonemap(f->sc, &f->img, f->c16);
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_u16(f->c16, f->nv, f->w, 3);
+}
+
+static void tone_gpu(struct twin_run *r)
+{
+	const struct tone_arg *a = r->arg;
+	struct rfix *f = r->fix;
+	struct gpu_render_host_frame hf;
+	ck_assert_int_eq(gpu_render_tonemap_hdr(f->gr, f->img.rgb, a->frame, a->slot), 0);
+	ck_assert_int_eq(gpu_render_wait(f->gr, a->slot), 0);
+	ck_assert_int_eq(gpu_render_host_frame(f->gr, a->slot, &hf), 0);
+	if (a->check_frame)
+		ck_assert_int_eq(hf.frame, a->frame);
+	if (a->check_8bit)
+		expect_8bit_outputs(&hf);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_u16(hf.rgb16, f->nv, f->w, 3);
+}
+
+static const struct twin_row tone_row = {
+	.name = "tone map",
+	.setup = tone_setup,
+	.cpu = tone_cpu,
+	.gpu = tone_gpu,
+	.teardown = rfix_close,
+	.tol = TWIN_TOL_LSB(1),
+};
+
 START_TEST(tonemap_matches_cpu_from_same_hdr)
 {
-	const enum scene_tonemap tms[3] = {SCENE_TONEMAP_LINEAR, SCENE_TONEMAP_LOG, SCENE_TONEMAP_ASINH};
-	const enum scene_colormap maps[3] = {SCENE_CMAP_MAGMA, SCENE_CMAP_VIRIDIS, SCENE_CMAP_GREY};
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 3);
-	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
-	for (int mode = 0; mode < 2; mode++) {
-		for (int t = 0; t < 3; t++) {
-			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
-			sc->render.tonemap = tms[t];
-			sc->render.colormap = maps[t];
-			struct render_image img;
-			cpu_hdr(sc, &st, &cam_std, &img);
-			render_tonemap(sc, &img, c16);
-			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-			ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
-			ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
-			struct gpu_render_host_frame f;
-			ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
-			ck_assert_int_eq(f.frame, 7);
-			int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
-			printf("tonemap mode %d curve %d: max |gpu-cpu| = %d LSB\n", mode, t, d);
-			ck_assert_int_le(d, 1);
-			expect_8bit_outputs(&f);
-			gpu_render_free(&gr);
-			render_image_free(&img);
-			free(sc);
-		}
-	}
-	free(c16);
-	sim_state_free(&st);
+#define TONE(what, mode, t, map) {what, 3, mode, t, map, -1, 0, 7, 1, 1, 1, 1}
+	static const struct tone_arg cases[] = {
+		TONE("tonemap mode 0 curve 0", COMPS, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
+		TONE("tonemap mode 0 curve 1", COMPS, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
+		TONE("tonemap mode 0 curve 2", COMPS, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
+		TONE("tonemap mode 1 curve 0", DENSITY, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
+		TONE("tonemap mode 1 curve 1", DENSITY, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
+		TONE("tonemap mode 1 curve 2", DENSITY, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
+	};
+#undef TONE
+	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
 /* The new colormaps (plasma, cividis, twilight, cubehelix) and a
  * render.colormap_file table in mode density: the GPU's 16-bit frame from
- * the CPU's HDR image within 1 LSB of render_tonemap's (2 for the
- * discontinuous user table, below). */
+ * the CPU's HDR image within 1 LSB of render_tonemap's. The zig-zag table
+ * jumps by a whole unit between neighbouring entries (slope 255 per unit
+ * of t): the GPU's float t (powf) differs from the CPU's double t by
+ * ~1e-7, which moves such a colour by up to 255e-7 x 65535 = 1.7 LSB
+ * (measured: 2 on the H100): 2 LSB for it. */
 START_TEST(colormaps_match_cpu_from_same_hdr)
 {
-	const enum scene_colormap maps[4] = {SCENE_CMAP_PLASMA, SCENE_CMAP_CIVIDIS,
-					     SCENE_CMAP_TWILIGHT, SCENE_CMAP_CUBEHELIX};
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 4);
-	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
-	for (int m = 0; m < 5; m++) {
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.mode = SCENE_COLOR_DENSITY;
-		if (m < 4) {
-			sc->render.colormap = maps[m];
-		} else { /* a user table: a zig-zag the built-in maps are not */
-			snprintf(sc->render.colormap_file, sizeof sc->render.colormap_file, "/test.lut");
-			for (int k = 0; k < SCENE_LUT_N; k++) {
-				sc->render.colormap_lut[k][0] = (float)((k * 37 % 256) / 255.0);
-				sc->render.colormap_lut[k][1] = (float)(k / 255.0);
-				sc->render.colormap_lut[k][2] = (float)(1 - k / 255.0);
-			}
-		}
-		struct render_image img;
-		cpu_hdr(sc, &st, &cam_std, &img);
-		render_tonemap(sc, &img, c16);
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 3, 0), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-		struct gpu_render_host_frame f;
-		ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
-		int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
-		printf("colormap %d: max |gpu-cpu| = %d LSB\n", m, d);
-		fflush(stdout);
-		/* The zig-zag table jumps by a whole unit between neighbouring
-		 * entries (slope 255 per unit of t): the GPU's float t (powf) differs
-		 * from the CPU's double t by ~1e-7, which moves such a colour by up
-		 * to 255e-7 x 65535 = 1.7 LSB (measured: 2 on the H100). Smooth maps
-		 * stay within 1. */
-		ck_assert_int_le(d, m < 4 ? 1 : 2);
-		gpu_render_free(&gr);
-		render_image_free(&img);
-		free(sc);
-	}
-	free(c16);
-	sim_state_free(&st);
-}
-END_TEST
-
-/* render.glow: the GPU's glowed HDR image (gpu_render_tonemap_hdr, then
- * download) equals render_glow of the same CPU image within the HDR
- * tolerance, fixed and auto exposure; and the glow did change the image. */
-START_TEST(glow_matches_cpu_from_same_hdr)
-{
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 5);
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	for (int a = 0; a < 2; a++) {
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.exposure_auto = a;
-		sc->render.glow = 0.4;
-		sc->render.glow_threshold = 0.5;
-		struct render_image img, ref;
-		cpu_hdr(sc, &st, &cam_std, &img);
-		cpu_hdr(sc, &st, &cam_std, &ref);
-		ck_assert_int_eq(render_glow(sc, &ref), 0);
-		ck_assert_msg(memcmp(ref.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g) != 0,
-			      "the glow changed nothing: no pixel above the threshold");
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 0, 0), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-		ck_assert_int_eq(gpu_render_download_hdr(gr, g), 0);
-		expect_hdr_close(g, ref.rgb, W, H, a ? "glow, exposure auto" : "glow");
-		gpu_render_free(&gr);
-		render_image_free(&img);
-		render_image_free(&ref);
-		free(sc);
-	}
-	free(g);
-	sim_state_free(&st);
-}
-END_TEST
-
-/* render.psf_wing (with and without the glow after it): the GPU's HDR
- * image equals render_wing (then render_glow) of the same CPU image within
- * the HDR tolerance, for two wing powers; and the wing changed the image. */
-START_TEST(wing_matches_cpu_from_same_hdr)
-{
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 5);
-	float *g = malloc((size_t)W * H * 3 * sizeof *g);
-	for (int a = 0; a < 2; a++) {
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.psf_wing = 0.1;
-		sc->render.psf_wing_beta = a ? 2.5 : 1.5;
-		sc->render.glow = a ? 0.4 : 0.0;
-		sc->render.glow_threshold = 0.5;
-		struct render_image img, ref;
-		cpu_hdr(sc, &st, &cam_std, &img);
-		cpu_hdr(sc, &st, &cam_std, &ref);
-		ck_assert_int_eq(render_wing(sc, &ref), 0);
-		ck_assert_int_eq(render_glow(sc, &ref), 0);
-		ck_assert_msg(memcmp(ref.rgb, img.rgb, (size_t)W * H * 3 * sizeof *g) != 0,
-			      "the wing changed nothing");
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 0, 0), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-		ck_assert_int_eq(gpu_render_download_hdr(gr, g), 0);
-		expect_hdr_close(g, ref.rgb, W, H, a ? "wing beta 2.5 + glow" : "wing beta 1.5");
-		gpu_render_free(&gr);
-		render_image_free(&img);
-		render_image_free(&ref);
-		free(sc);
-	}
-	free(g);
-	sim_state_free(&st);
+#define CMAP(what, map, lut, lsb) {what, 4, DENSITY, -1, map, -1, lut, 3, 0, lsb, 0, 0}
+	static const struct tone_arg cases[] = {
+		CMAP("colormap 0", SCENE_CMAP_PLASMA, 0, 1),
+		CMAP("colormap 1", SCENE_CMAP_CIVIDIS, 0, 1),
+		CMAP("colormap 2", SCENE_CMAP_TWILIGHT, 0, 1),
+		CMAP("colormap 3", SCENE_CMAP_CUBEHELIX, 0, 1),
+		CMAP("colormap 4", -1, 1, 2),
+	};
+#undef CMAP
+	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -816,39 +924,104 @@ END_TEST
  * render_tonemap's. */
 START_TEST(filmic_matches_cpu_from_same_hdr)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 5);
-	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
-	for (int mode = 0; mode < 2; mode++) {
-		for (int aut = 0; aut < 2; aut++) {
-			struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-			sc->render.mode = mode ? SCENE_COLOR_DENSITY : SCENE_COLOR_COMPONENTS;
-			sc->render.tonemap = SCENE_TONEMAP_FILMIC;
-			sc->render.white = 8;
-			sc->render.exposure = 20; /* the dense core well into the shoulder */
-			sc->render.exposure_auto = aut;
-			sc->render.auto_percentile = 99.5;
-			sc->render.auto_smoothing = 10;
-			struct render_image img;
-			cpu_hdr(sc, &st, &cam_std, &img);
-			render_tonemap(sc, &img, c16);
-			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-			ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 3, 0), 0);
-			ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-			struct gpu_render_host_frame f;
-			ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
-			int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
-			printf("filmic mode %d auto %d: max |gpu-cpu| = %d LSB\n", mode, aut, d);
-			ck_assert_int_le(d, 1);
-			expect_8bit_outputs(&f);
-			gpu_render_free(&gr);
-			render_image_free(&img);
-			free(sc);
-		}
+#define FILMIC(what, mode, aut) {what, 5, mode, -1, -1, aut, 0, 3, 0, 1, 0, 1}
+	static const struct tone_arg cases[] = {
+		FILMIC("filmic mode 0 auto 0", COMPS, 0),
+		FILMIC("filmic mode 0 auto 1", COMPS, 1),
+		FILMIC("filmic mode 1 auto 0", DENSITY, 0),
+		FILMIC("filmic mode 1 auto 1", DENSITY, 1),
+	};
+#undef FILMIC
+	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* A post-pass case (render.psf_wing, render.glow): the GPU's HDR image
+ * after gpu_render_tonemap_hdr of the CPU's splat against render_wing and
+ * render_glow of the same splat. */
+struct post_arg {
+	const char *what;
+	int exposure_auto;
+	double wing, beta, glow; /* wing > 0: render.psf_wing with beta */
+	const char *unchanged;   /* the message if the pass changed nothing */
+};
+
+static void post_setup(struct twin_run *r)
+{
+	const struct post_arg *a = r->arg;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.exposure_auto = a->exposure_auto;
+	if (a->wing > 0) {
+		sc->render.psf_wing = a->wing;
+		sc->render.psf_wing_beta = a->beta;
 	}
-	free(c16);
-	sim_state_free(&st);
+	sc->render.glow = a->glow;
+	sc->render.glow_threshold = 0.5;
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 500, 5);
+	cpu_hdr(sc, &f->st, &cam_std, &f->img);
+	snprintf(r->what, sizeof r->what, "%s", a->what);
+}
+
+/* The reference f->aux: the splat through the passes, which did change it. */
+static void post_cpu(struct twin_run *r)
+{
+	const struct post_arg *a = r->arg;
+	struct rfix *f = r->fix;
+	cpu_hdr(f->sc, &f->st, &cam_std, &f->aux);
+	if (a->wing > 0)
+		ck_assert_int_eq(render_wing(f->sc, &f->aux), 0);
+	ck_assert_int_eq(render_glow(f->sc, &f->aux), 0);
+	ck_assert_msg(memcmp(f->aux.rgb, f->img.rgb, f->nv * sizeof *f->g) != 0, "%s", a->unchanged);
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_f32(f->aux.rgb, f->nv, f->w, 3);
+}
+
+static void post_gpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	f->gr = gr_new(f->sc, &f->st, GPU_RENDER_TILED);
+	ck_assert_int_eq(gpu_render_tonemap_hdr(f->gr, f->img.rgb, 0, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(f->gr, 0), 0);
+	ck_assert_int_eq(gpu_render_download_hdr(f->gr, f->g), 0);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_f32(f->g, f->nv, f->w, 3);
+}
+
+static const struct twin_row post_row = {
+	.name = "post pass",
+	.setup = post_setup,
+	.cpu = post_cpu,
+	.gpu = post_gpu,
+	.teardown = rfix_close,
+	.tol = TWIN_TOL_HDR,
+};
+
+/* render.glow: the GPU's glowed HDR image (gpu_render_tonemap_hdr, then
+ * download) equals render_glow of the same CPU image within the HDR
+ * tolerance, fixed and auto exposure; and the glow did change the image. */
+START_TEST(glow_matches_cpu_from_same_hdr)
+{
+#define UNCHANGED "the glow changed nothing: no pixel above the threshold"
+	static const struct post_arg cases[] = {
+		{"glow", 0, 0, 0, 0.4, UNCHANGED},
+		{"glow, exposure auto", 1, 0, 0, 0.4, UNCHANGED},
+	};
+#undef UNCHANGED
+	twin_run_cases(&post_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* render.psf_wing (with and without the glow after it): the GPU's HDR
+ * image equals render_wing (then render_glow) of the same CPU image within
+ * the HDR tolerance, for two wing powers; and the wing changed the image. */
+START_TEST(wing_matches_cpu_from_same_hdr)
+{
+	static const struct post_arg cases[] = {
+		{"wing beta 1.5", 0, 0.1, 1.5, 0.0, "the wing changed nothing"},
+		{"wing beta 2.5 + glow", 0, 0.1, 2.5, 0.4, "the wing changed nothing"},
+	};
+	twin_run_cases(&post_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -884,12 +1057,12 @@ START_TEST(auto_exposure_matches_cpu_over_frames)
 		ck_assert_int_eq(gpu_render_wait(gr, f % 2), 0);
 		struct gpu_render_host_frame hf;
 		ck_assert_int_eq(gpu_render_host_frame(gr, f % 2, &hf), 0);
-		int d = max_abs_diff16(hf.rgb16, c16, (size_t)W * H * 3);
-		printf("auto exposure frame %d: gain cpu %.6g gpu %.6g, max |gpu-cpu| = %d LSB\n", f,
-		       cpu.gain, gpu.gain, d);
+		char what[80];
+		snprintf(what, sizeof what, "auto exposure frame %d: gain cpu %.6g gpu %.6g", f, cpu.gain,
+			 gpu.gain);
 		ck_assert_int_eq(gpu.frames, cpu.frames);
 		ck_assert_close(gpu.gain, cpu.gain, 0, 0.01);
-		ck_assert_int_le(d, 1);
+		expect_lsb(hf.rgb16, c16, (size_t)W * H * 3, W, 1, what);
 	}
 	gpu_render_free(&gr);
 	free(c16);
@@ -913,7 +1086,6 @@ START_TEST(frames_in_two_slots_match_cpu_end_to_end)
 	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
 	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
 	ck_assert_int_eq(gpu_render_frame(gr, &in, 1, &cam_side, 1), 0);
-	const struct render_camera *cams[2] = {&cam_std, &cam_side};
 	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
 	for (int s = 0; s < 2; s++) {
 		ck_assert_int_eq(gpu_render_wait(gr, s), 0);
@@ -924,9 +1096,9 @@ START_TEST(frames_in_two_slots_match_cpu_end_to_end)
 		struct render_image img;
 		cpu_hdr(sc, &st, cams[s], &img);
 		render_tonemap(sc, &img, c16);
-		int d = max_abs_diff16(f.rgb16, c16, (size_t)W * H * 3);
-		printf("end to end slot %d: max |gpu-cpu| = %d LSB\n", s, d);
-		ck_assert_int_le(d, 2);
+		char what[40];
+		snprintf(what, sizeof what, "end to end slot %d", s);
+		expect_lsb(f.rgb16, c16, (size_t)W * H * 3, W, 2, what);
 		expect_8bit_outputs(&f);
 		render_image_free(&img);
 	}
@@ -968,8 +1140,27 @@ END_TEST
 
 /* ---- adaptive h ---- */
 
-/* GPU h of st against render_adaptive_h_state, k = sc's; prints the worst
- * relative difference. Returns how many bodies got exactly the fallback. */
+/* Adaptive h: within 1e-5 relative (and 1e-9 absolute) of the CPU twin's. */
+#define TOL_H ((struct twin_tol){1e-9, 0, 1e-5, 0, 0})
+
+static void expect_h_close(const float *h, const double *ref, size_t n, const char *what)
+{
+	const struct twin_vec got = twin_f32(h, n, 0, 1), want = twin_f64(ref, n, 0, 1);
+	const struct twin_tol tol = TOL_H;
+	twin_expect(&got, &want, &tol, what);
+}
+
+/* h of st's bodies from gr's frame `frame` (gr keeps its last h). */
+static void gpu_h_frame(struct gpu_render *gr, const struct sim_state *st, int frame, float *h)
+{
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, frame, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_download_h(gr, h, st->n), 0);
+}
+
+/* GPU h of st against render_adaptive_h_state, k = sc's. Returns how
+ * many bodies got exactly the fallback. */
 static size_t expect_h_like_cpu(const struct scene *sc, const struct sim_state *st,
 				const char *what)
 {
@@ -978,21 +1169,13 @@ static size_t expect_h_like_cpu(const struct scene *sc, const struct sim_state *
 	ck_assert(ref && h);
 	ck_assert_int_eq(render_adaptive_h_state(sc, st, &u_test, ref), 0);
 	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_download_h(gr, h, st->n), 0);
-	double worst = 0;
+	gpu_h_frame(gr, st, 0, h);
+	char label[96];
+	snprintf(label, sizeof label, "adaptive h %s k=%d", what, sc->render.neighbours);
+	expect_h_close(h, ref, st->n, label);
 	size_t nfall = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5), "%s k=%d body %zu: gpu h %.9g, cpu %.9g",
-			      what, sc->render.neighbours, i, h[i], ref[i]);
-		if (ref[i] > 0)
-			worst = fmax(worst, fabs(h[i] - ref[i]) / ref[i]);
+	for (size_t i = 0; i < st->n; i++)
 		nfall += h[i] == (float)sc->render.smoothing;
-	}
-	printf("adaptive h %s k=%d: worst relative difference %.3g\n", what,
-	       sc->render.neighbours, worst);
 	gpu_render_free(&gr);
 	free(ref);
 	free(h);
@@ -1034,15 +1217,6 @@ START_TEST(adaptive_h_matches_cpu_twin)
 	free(sc);
 }
 END_TEST
-
-/* h of st's bodies from gr's frame `frame` (gr keeps its last h). */
-static void gpu_h_frame(struct gpu_render *gr, const struct sim_state *st, int frame, float *h)
-{
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, frame, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_download_h(gr, h, st->n), 0);
-}
 
 /* Every body nudged by up to 0.02 (scene units); every 7th core body thrown
  * into the sparse box (its h grows many times over) and every 11th sparse
@@ -1099,13 +1273,14 @@ START_TEST(adaptive_h_after_moves_matches_fresh)
 			gpu_h_frame(fresh, &st, 0, hc);
 			gpu_render_free(&fresh);
 			ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
+			char what[64];
+			snprintf(what, sizeof what, "k=%d step %d", ks[t], step);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(hw[i] == hc[i], "%s body %zu: h %.9g, fresh renderer %.9g",
+					      what, i, hw[i], hc[i]);
+			expect_h_close(hw, ref, n, what);
 			size_t grew = 0, shrank = 0;
 			for (size_t i = 0; i < n; i++) {
-				ck_assert_msg(hw[i] == hc[i], "k=%d step %d body %zu: h %.9g, fresh renderer %.9g",
-					      ks[t], step, i, hw[i], hc[i]);
-				ck_assert_msg(NB_CLOSE(hw[i], ref[i], 1e-9, 1e-5),
-					      "k=%d step %d body %zu: h %.9g, cpu %.9g", ks[t], step,
-					      i, hw[i], ref[i]);
 				grew += hc[i] > 1.5f * h0[i];
 				shrank += hc[i] < 0.5f * h0[i];
 			}
@@ -1124,6 +1299,59 @@ START_TEST(adaptive_h_after_moves_matches_fresh)
 	free(sc);
 }
 END_TEST
+
+/* The h of sc's frame of st: within the twin tolerance of the CPU's ref,
+ * and the largest drawn (not component 2) <= h_cap x the GPU's own lower
+ * median (+1e-6 for the float product). */
+static void expect_h_capped(const struct scene *sc, const struct sim_state *st, const double *ref,
+			    const char *what)
+{
+	float *h = malloc(st->n * sizeof *h), *sorted = malloc(st->n * sizeof *sorted);
+	ck_assert(h && sorted);
+	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
+	gpu_h_frame(gr, st, 0, h);
+	gpu_render_free(&gr);
+	expect_h_close(h, ref, st->n, what);
+	size_t m = 0;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->comp[i] != 2)
+			sorted[m++] = h[i];
+	for (size_t i = 1; i < m; i++) /* insertion sort: m = 6000 */
+		for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			float t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	for (size_t i = 0; i < m; i++)
+		ck_assert(sorted[i] <= sc->render.h_cap * sorted[(m - 1) / 2] * (1 + 1e-6));
+	free(h);
+	free(sorted);
+}
+
+/* The stars + diffuse image from the CPU's h (as floats, given to both)
+ * within the HDR tolerance. ref is rounded to those floats. */
+static void expect_diffuse_from_h(const struct scene *sc, const struct sim_state *st, double *ref)
+{
+	float *h = malloc(st->n * sizeof *h), *g = malloc((size_t)W * H * 3 * sizeof *g);
+	ck_assert(h && g);
+	for (size_t i = 0; i < st->n; i++) {
+		h[i] = (float)ref[i];
+		ref[i] = h[i];
+	}
+	struct render_image img, smooth;
+	ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
+	ck_assert_int_eq(render_image_alloc(&smooth, W, H), 0);
+	ck_assert_int_eq(render_stars_diffuse(sc, &cam_std, st, &u_test, ref, &img, &smooth), 0);
+	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
+	ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st->n), 0);
+	gpu_hdr(gr, st, &cam_std, g);
+	expect_hdr_close(g, img.rgb, W, H, "stars + diffuse 0.3");
+	gpu_render_free(&gr);
+	free(g);
+	free(h);
+	render_image_free(&img);
+	render_image_free(&smooth);
+}
 
 /* render.h_cap and render.diffuse (render/cuda/render_adaptive.cu
  * gr_adaptive_cap, render/cuda/render.cu's stars branch against
@@ -1149,50 +1377,12 @@ START_TEST(diffuse_and_h_cap_match_cpu)
 		state_fill(&st, 6000, 3000, 13);
 		memset(st.comps[2].color, 0, sizeof st.comps[2].color); /* dark: not in the median */
 		double *ref = malloc(st.n * sizeof *ref);
-		float *h = malloc(st.n * sizeof *h), *sorted = malloc(st.n * sizeof *sorted);
-		ck_assert(ref && h && sorted);
+		ck_assert_ptr_nonnull(ref);
 		ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		gpu_h_frame(gr, &st, 0, h);
-		size_t m = 0;
-		for (size_t i = 0; i < st.n; i++) {
-			ck_assert_msg(NB_CLOSE(h[i], ref[i], 1e-9, 1e-5), "stars %d body %zu: gpu h %.9g, cpu %.9g",
-				      stars, i, h[i], ref[i]);
-			if (st.comp[i] != 2)
-				sorted[m++] = h[i];
-		}
-		for (size_t i = 1; i < m; i++) /* insertion sort: m = 6000 */
-			for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-				float t = sorted[j];
-				sorted[j] = sorted[j - 1];
-				sorted[j - 1] = t;
-			}
-		for (size_t i = 0; i < m; i++)
-			ck_assert(sorted[i] <= 2.0 * sorted[(m - 1) / 2] * (1 + 1e-6));
-		gpu_render_free(&gr);
-		if (stars) {
-			for (size_t i = 0; i < st.n; i++) {
-				h[i] = (float)ref[i];
-				ref[i] = h[i];
-			}
-			struct render_image img, smooth;
-			ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
-			ck_assert_int_eq(render_image_alloc(&smooth, W, H), 0);
-			ck_assert_int_eq(render_stars_diffuse(sc, &cam_std, &st, &u_test, ref, &img,
-							      &smooth), 0);
-			float *g = malloc((size_t)W * H * 3 * sizeof *g);
-			gr = gr_new(sc, &st, GPU_RENDER_TILED);
-			ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
-			gpu_hdr(gr, &st, &cam_std, g);
-			expect_hdr_close(g, img.rgb, W, H, "stars + diffuse 0.3");
-			gpu_render_free(&gr);
-			free(g);
-			render_image_free(&img);
-			render_image_free(&smooth);
-		}
+		expect_h_capped(sc, &st, ref, stars ? "stars 1" : "stars 0");
+		if (stars)
+			expect_diffuse_from_h(sc, &st, ref);
 		free(ref);
-		free(h);
-		free(sorted);
 		sim_state_free(&st);
 		free(sc);
 	}
@@ -1206,31 +1396,93 @@ END_TEST
  * the overlay is within the usual 1 LSB (2 end to end); RGB8 and YUV come
  * from the composited RGB16; a frame queued without gpu_render_overlay has
  * none (the staging is used once). */
-static void expect_gpu_overlay(const struct render_overlay *ov, const uint16_t *plain,
-			       const uint16_t *g)
+
+/* The overlay settings both overlay cases use: time, an auto scale bar,
+ * a title and a colour. */
+static void overlay_scene(struct scene *sc, const char *title, float r, float g, float b)
 {
-	long ink = 0, shade = 0;
-	for (int j = 0; j < H; j++) {
-		for (int i = 0; i < W; i++) {
-			int code = 0;
-			for (int b = 0; b < ov->nbox && !code; b++) {
-				const struct render_overlay_box *x = &ov->box[b];
-				if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
-					code = ov->code[x->off + (size_t)(j - x->y) * x->w + (i - x->x)];
-			}
+	sc->simulation.dt = 0.01;
+	sc->simulation.steps_per_frame = 10;
+	sc->overlay.time = 1;
+	sc->overlay.scale_bar_word = 2; /* auto */
+	snprintf(sc->overlay.title, sizeof sc->overlay.title, "%s", title);
+	sc->overlay.color[0] = r, sc->overlay.color[1] = g, sc->overlay.color[2] = b;
+}
+
+/* The overlay code of pixel (i, j): 0 outside every box. */
+static int overlay_code(const struct render_overlay *ov, int i, int j)
+{
+	int code = 0;
+	for (int b = 0; b < ov->nbox && !code; b++) {
+		const struct render_overlay_box *x = &ov->box[b];
+		if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
+			code = ov->code[x->off + (size_t)(j - x->y) * x->w + (i - x->x)];
+	}
+	return code;
+}
+
+/* Every pixel of the w x h frame g is the rule applied to plain (the GPU's
+ * frame without the overlay). (x1, y1): the right eye's origin in a
+ * stereo frame, whose pixel under each left-eye ink pixel must be ink too;
+ * (0, 0) for a mono frame. Counts ink pixels per eye and outline pixels. */
+static void expect_gpu_overlay(const struct render_overlay *ov, int w, int h, const uint16_t *plain,
+			       const uint16_t *g, int x1, int y1, long ink[2], long *shade)
+{
+	ink[0] = ink[1] = *shade = 0;
+	for (int j = 0; j < h; j++)
+		for (int i = 0; i < w; i++) {
+			const int code = overlay_code(ov, i, j);
 			for (int c = 0; c < 3; c++) {
-				size_t k = 3 * ((size_t)j * W + i) + c;
-				int want = code == RENDER_OVERLAY_INK ? ov->ink[c]
-					 : code == RENDER_OVERLAY_SHADE ? plain[k] >> 2 : plain[k];
+				const size_t k = 3 * ((size_t)j * w + i) + c;
+				const int want = code == RENDER_OVERLAY_INK ? ov->ink[c]
+					       : code == RENDER_OVERLAY_SHADE ? plain[k] >> 2 : plain[k];
 				ck_assert_msg(g[k] == want, "overlay pixel (%d, %d) ch %d code %d: gpu %d want %d",
 					      i, j, c, code, g[k], want);
 			}
-			ink += code == RENDER_OVERLAY_INK;
-			shade += code == RENDER_OVERLAY_SHADE;
+			const int is_ink = code == RENDER_OVERLAY_INK;
+			const int right = i >= x1 && j >= y1 && (x1 || y1);
+			ink[right] += is_ink;
+			*shade += code == RENDER_OVERLAY_SHADE;
+			if (is_ink && !right && (x1 || y1)) { /* the same pixel of the right eye */
+				const size_t q = 3 * ((size_t)(j + y1) * w + (i + x1));
+				for (int c = 0; c < 3; c++)
+					ck_assert_int_eq(g[q + c], ov->ink[c]);
+			}
 		}
-	}
-	ck_assert_int_gt(ink, 50);
-	ck_assert_int_gt(shade, ink);
+}
+
+/* gr's frame 7 of the HDR image rgb: without the overlay (slot 0, its
+ * RGB16 copied to g0), then with ov (slot 1, in *f). */
+static void gpu_overlay_pair(struct gpu_render *gr, const struct render_overlay *ov, const float *rgb,
+			     uint16_t *g0, size_t nv, struct gpu_render_host_frame *f)
+{
+	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, rgb, 7, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, f), 0);
+	memcpy(g0, f->rgb16, nv * sizeof *g0);
+	ck_assert_int_eq(gpu_render_overlay(gr, ov, 1), 0);
+	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, rgb, 7, 1), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 1, f), 0);
+}
+
+/* Through gpu_render_frame: frame 9 of st without the overlay (slot 0,
+ * into g0), then with it (slot 1, in *f). */
+static void gpu_overlay_frames(struct gpu_render *gr, const struct render_overlay *ov,
+			       const struct sim_state *st, uint16_t *g0, size_t nv,
+			       struct gpu_render_host_frame *f)
+{
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, f), 0);
+	memcpy(g0, f->rgb16, nv * sizeof *g0);
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_overlay(gr, ov, 1), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 1), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 1, f), 0);
 }
 
 START_TEST(overlay_matches_cpu)
@@ -1239,12 +1491,7 @@ START_TEST(overlay_matches_cpu)
 	memset(&st, 0, sizeof st);
 	state_fill(&st, 3000, 500, 3);
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-	sc->simulation.dt = 0.01;
-	sc->simulation.steps_per_frame = 10;
-	sc->overlay.time = 1;
-	sc->overlay.scale_bar_word = 2; /* auto */
-	snprintf(sc->overlay.title, sizeof sc->overlay.title, "GPU");
-	sc->overlay.color[0] = 1.0f, sc->overlay.color[1] = 0.7f, sc->overlay.color[2] = 0.2f;
+	overlay_scene(sc, "GPU", 1.0f, 0.7f, 0.2f);
 	struct render_overlay ov;
 	memset(&ov, 0, sizeof ov);
 	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
@@ -1257,19 +1504,13 @@ START_TEST(overlay_matches_cpu)
 	render_overlay_apply(&ov, W, H, c16);
 	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
 	struct gpu_render_host_frame f;
+	long ink[2], shade;
 	/* the same HDR image: without, then with the overlay */
-	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
-	memcpy(g0, f.rgb16, nv * sizeof *g0);
-	ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
-	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
-	expect_gpu_overlay(&ov, g0, f.rgb16);
-	int d = max_abs_diff16(f.rgb16, c16, nv);
-	printf("overlay: max |gpu-cpu| = %d LSB\n", d);
-	ck_assert_int_le(d, 1);
+	gpu_overlay_pair(gr, &ov, img.rgb, g0, nv, &f);
+	expect_gpu_overlay(&ov, W, H, g0, f.rgb16, 0, 0, ink, &shade);
+	ck_assert_int_gt(ink[0], 50);
+	ck_assert_int_gt(shade, ink[0]);
+	expect_lsb(f.rgb16, c16, nv, W, 1, "overlay");
 	expect_8bit_outputs(&f);
 	/* slot 1 again, no gpu_render_overlay: no overlay */
 	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 8, 1), 0);
@@ -1277,21 +1518,11 @@ START_TEST(overlay_matches_cpu)
 	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
 	ck_assert(memcmp(f.rgb16, g0, nv * sizeof *g0) == 0);
 	/* end to end through gpu_render_frame */
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
-	memcpy(g0, f.rgb16, nv * sizeof *g0);
-	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-	ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 1), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
-	expect_gpu_overlay(&ov, g0, f.rgb16);
-	d = max_abs_diff16(f.rgb16, c16, nv);
-	printf("overlay end to end: max |gpu-cpu| = %d LSB\n", d);
-	ck_assert_int_le(d, 2);
+	gpu_overlay_frames(gr, &ov, &st, g0, nv, &f);
+	expect_gpu_overlay(&ov, W, H, g0, f.rgb16, 0, 0, ink, &shade);
+	ck_assert_int_gt(ink[0], 50);
+	ck_assert_int_gt(shade, ink[0]);
+	expect_lsb(f.rgb16, c16, nv, W, 2, "overlay end to end");
 	gpu_render_free(&gr);
 	render_overlay_free(&ov);
 	render_image_free(&img);
@@ -1301,6 +1532,46 @@ START_TEST(overlay_matches_cpu)
 	sim_state_free(&st);
 }
 END_TEST
+
+/* One stereo mode of overlay_in_each_eye_matches_cpu (below). */
+static void overlay_eyes_case(const struct sim_state *st, int top_bottom)
+{
+	const int fw = top_bottom ? 200 : 400, fh = top_bottom ? 480 : 240;
+	const char *what = top_bottom ? "overlay top-bottom" : "overlay side-by-side";
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.width = fw;
+	sc->render.height = fh;
+	sc->camera.stereo.mode = top_bottom ? SCENE_STEREO_TOP_BOTTOM : SCENE_STEREO_SIDE_BY_SIDE;
+	overlay_scene(sc, "LR", 0.2f, 1.0f, 0.6f);
+	struct render_overlay ov;
+	memset(&ov, 0, sizeof ov);
+	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
+	ck_assert_int_eq(ov.nbox, 6);
+	const size_t nv = (size_t)fw * fh * 3;
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, fw, fh), 0);
+	for (size_t k = 0; k < nv; k++)
+		img.rgb[k] = (float)(urand(31, k, 0) < 0.05 ? 50 * urand(32, k, 0) : urand(33, k, 0));
+	uint16_t *c16 = malloc(nv * sizeof *c16), *g0 = malloc(nv * sizeof *g0);
+	render_tonemap(sc, &img, c16);
+	render_overlay_apply(&ov, fw, fh, c16);
+	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
+	struct gpu_render_host_frame f;
+	gpu_overlay_pair(gr, &ov, img.rgb, g0, nv, &f);
+	const int x1 = top_bottom ? 0 : fw / 2, y1 = top_bottom ? fh / 2 : 0; /* the right eye */
+	long ink[2], shade;
+	expect_gpu_overlay(&ov, fw, fh, g0, f.rgb16, x1, y1, ink, &shade);
+	printf("%s: ink pixels left %ld right %ld\n", what, ink[0], ink[1]);
+	ck_assert_int_gt(ink[0], 50);
+	ck_assert_int_eq(ink[0], ink[1]);
+	expect_lsb(f.rgb16, c16, nv, fw, 1, what);
+	gpu_render_free(&gr);
+	render_overlay_free(&ov);
+	render_image_free(&img);
+	free(c16);
+	free(g0);
+	free(sc);
+}
 
 /* camera.stereo: the overlay in each eye on the GPU as on the CPU
  * (render_overlay_build lays it out per eye, 6 boxes): side-by-side 400 x
@@ -1315,84 +1586,44 @@ START_TEST(overlay_in_each_eye_matches_cpu)
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
 	state_fill(&st, 500, 0, 5);
-	const int modes[2] = {SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM};
-	for (int md = 0; md < 2; md++) {
-		const int fw = md ? 200 : 400, fh = md ? 480 : 240;
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.width = fw;
-		sc->render.height = fh;
-		sc->camera.stereo.mode = (enum scene_stereo)modes[md];
-		sc->simulation.dt = 0.01;
-		sc->simulation.steps_per_frame = 10;
-		sc->overlay.time = 1;
-		sc->overlay.scale_bar_word = 2; /* auto */
-		snprintf(sc->overlay.title, sizeof sc->overlay.title, "LR");
-		sc->overlay.color[0] = 0.2f, sc->overlay.color[1] = 1.0f, sc->overlay.color[2] = 0.6f;
-		struct render_overlay ov;
-		memset(&ov, 0, sizeof ov);
-		ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
-		ck_assert_int_eq(ov.nbox, 6);
-		const size_t nv = (size_t)fw * fh * 3;
-		struct render_image img;
-		ck_assert_int_eq(render_image_alloc(&img, fw, fh), 0);
-		for (size_t k = 0; k < nv; k++)
-			img.rgb[k] = (float)(urand(31, k, 0) < 0.05 ? 50 * urand(32, k, 0) : urand(33, k, 0));
-		uint16_t *c16 = malloc(nv * sizeof *c16), *g0 = malloc(nv * sizeof *g0);
-		render_tonemap(sc, &img, c16);
-		render_overlay_apply(&ov, fw, fh, c16);
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		struct gpu_render_host_frame f;
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 0), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-		ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
-		memcpy(g0, f.rgb16, nv * sizeof *g0);
-		ck_assert_int_eq(gpu_render_overlay(gr, &ov, 1), 0);
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, img.rgb, 7, 1), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, 1), 0);
-		ck_assert_int_eq(gpu_render_host_frame(gr, 1, &f), 0);
-		const int x1 = md ? 0 : fw / 2, y1 = md ? fh / 2 : 0; /* the right eye's origin */
-		long ink[2] = {0, 0};
-		for (int j = 0; j < fh; j++)
-			for (int i = 0; i < fw; i++) {
-				int code = 0;
-				for (int b = 0; b < ov.nbox && !code; b++) {
-					const struct render_overlay_box *x = &ov.box[b];
-					if (i >= x->x && i < x->x + x->w && j >= x->y && j < x->y + x->h)
-						code = ov.code[x->off + (size_t)(j - x->y) * x->w + (i - x->x)];
-				}
-				for (int c = 0; c < 3; c++) {
-					const size_t k = 3 * ((size_t)j * fw + i) + c;
-					const int want = code == RENDER_OVERLAY_INK ? ov.ink[c]
-						       : code == RENDER_OVERLAY_SHADE ? g0[k] >> 2 : g0[k];
-					ck_assert_msg(f.rgb16[k] == want, "pixel (%d, %d) ch %d code %d: gpu %d want %d",
-						      i, j, c, code, f.rgb16[k], want);
-				}
-				const int is_ink = code == RENDER_OVERLAY_INK;
-				const int right = i >= x1 && j >= y1 && (x1 || y1);
-				ink[right] += is_ink;
-				if (is_ink && !right) { /* the same pixel of the right eye is ink too */
-					const size_t q = 3 * ((size_t)(j + y1) * fw + (i + x1));
-					for (int c = 0; c < 3; c++)
-						ck_assert_int_eq(f.rgb16[q + c], ov.ink[c]);
-				}
-			}
-		printf("overlay %s: ink pixels left %ld right %ld\n", md ? "top-bottom" : "side-by-side",
-		       ink[0], ink[1]);
-		ck_assert_int_gt(ink[0], 50);
-		ck_assert_int_eq(ink[0], ink[1]);
-		int d = max_abs_diff16(f.rgb16, c16, nv);
-		printf("overlay %s: max |gpu-cpu| = %d LSB\n", md ? "top-bottom" : "side-by-side", d);
-		ck_assert_int_le(d, 1);
-		gpu_render_free(&gr);
-		render_overlay_free(&ov);
-		render_image_free(&img);
-		free(c16);
-		free(g0);
-		free(sc);
-	}
+	overlay_eyes_case(&st, 0);
+	overlay_eyes_case(&st, 1);
 	sim_state_free(&st);
 }
 END_TEST
+
+/* ---- the screen diffuse layer, the look, dust ---- */
+
+static void screen_setup(struct twin_run *r)
+{
+	const int *k = r->arg;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.width = 768;
+	sc->render.height = 512;
+	sc->render.style = SCENE_STYLE_STARS;
+	sc->render.psf_fwhm = 1.5;
+	sc->render.diffuse = 0.3;
+	sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
+	sc->render.neighbours = *k;
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 4000, 3000, 17);
+	memset(f->st.comps[2].color, 0, sizeof f->st.comps[2].color); /* dark: not counted */
+	f->gr = gr_new(sc, &f->st, GPU_RENDER_TILED);
+	snprintf(r->what, sizeof r->what, "screen diffuse k %d", *k);
+}
+
+/* The stars over their layer; the same frame without it differs. */
+static void screen_cpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	rfix_images(f);
+	ck_assert_int_eq(render_stars_diffuse_screen(f->sc, view_cam(r), &f->st, &u_test, &f->img,
+						     &f->aux),
+			 0);
+	ck_assert_int_eq(render_stars_splat(f->sc, view_cam(r), &f->st, &u_test, &f->aux2), 0);
+	ck_assert(memcmp(f->aux2.rgb, f->img.rgb, f->nv * sizeof *f->g) != 0);
+	out_cpu_hdr(r);
+}
 
 /* render.diffuse_smoothing: screen (render/cuda/render_diffuse.cu against
  * render_stars_diffuse_screen): the stars over their pyramid-smoothed
@@ -1403,44 +1634,17 @@ END_TEST
  * (the same frame without it differs). */
 START_TEST(screen_diffuse_matches_cpu)
 {
-	const int w = 768, h = 512, ks[3] = {16, 64, 1024};
-	for (int kk = 0; kk < 3; kk++) {
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.width = w;
-		sc->render.height = h;
-		sc->render.style = SCENE_STYLE_STARS;
-		sc->render.psf_fwhm = 1.5;
-		sc->render.diffuse = 0.3;
-		sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
-		sc->render.neighbours = ks[kk];
-		struct sim_state st;
-		memset(&st, 0, sizeof st);
-		state_fill(&st, 4000, 3000, 17);
-		memset(st.comps[2].color, 0, sizeof st.comps[2].color); /* dark: not counted */
-		float *g = malloc((size_t)w * h * 3 * sizeof *g);
-		struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-		const struct render_camera *cams[2] = {&cam_std, &cam_side};
-		for (int c = 0; c < 2; c++) {
-			struct render_image img, smooth, plain;
-			ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
-			ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
-			ck_assert_int_eq(render_image_alloc(&plain, w, h), 0);
-			ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test, &img, &smooth), 0);
-			ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &plain), 0);
-			ck_assert(memcmp(plain.rgb, img.rgb, (size_t)w * h * 3 * sizeof *g) != 0);
-			gpu_hdr(gr, &st, cams[c], g);
-			expect_hdr_close(g, img.rgb, w, h,
-					 ks[kk] == 16 ? "screen diffuse k 16"
-					 : ks[kk] == 64 ? "screen diffuse k 64" : "screen diffuse k 1024");
-			render_image_free(&img);
-			render_image_free(&smooth);
-			render_image_free(&plain);
-		}
-		gpu_render_free(&gr);
-		free(g);
-		sim_state_free(&st);
-		free(sc);
-	}
+	static const struct twin_row row = {
+		.name = "screen diffuse",
+		.setup = screen_setup,
+		.cpu = screen_cpu,
+		.gpu = gpu_view,
+		.teardown = rfix_close,
+		.tol = TWIN_TOL_HDR,
+		.views = 2,
+	};
+	static const int ks[3] = {16, 64, 1024};
+	twin_run_cases(&row, ks, sizeof ks[0], 3);
 }
 END_TEST
 
@@ -1488,9 +1692,7 @@ START_TEST(look_end_to_end_matches_cpu)
 	render_auto_exposure(sc, &img, &as);
 	uint16_t *c16 = malloc((size_t)w * h * 3 * sizeof *c16);
 	render_tonemap_gain(sc, &img, as.gain, c16);
-	int d = max_abs_diff16(f.rgb16, c16, (size_t)w * h * 3);
-	printf("look end to end: max |gpu-cpu| = %d LSB\n", d);
-	ck_assert_int_le(d, 4);
+	expect_lsb(f.rgb16, c16, (size_t)w * h * 3, w, 4, "look end to end");
 	struct gpu_render_timing t;
 	ck_assert_int_eq(gpu_render_last_timing(gr, &t), 0);
 	printf("look stages (ms): stars %.3f diffuse %.3f glow %.3f exposure %.3f tone %.3f total %.3f\n",
@@ -1506,6 +1708,95 @@ START_TEST(look_end_to_end_matches_cpu)
 }
 END_TEST
 
+/* A dust case: 0 no diffuse layer, 1 adaptive (h given, float, to both,
+ * per slab), 2 screen (made from the composited light). */
+static void dust_setup(struct twin_run *r)
+{
+	const int mode = *(const int *)r->arg;
+	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
+	sc->render.style = SCENE_STYLE_STARS;
+	sc->render.psf_fwhm = 1.5;
+	sc->render.dust_slabs = 16;
+	sc->render.diffuse = mode ? 0.5 : 0;
+	sc->render.diffuse_smoothing = mode == 2 ? SCENE_DIFFUSE_SCREEN : SCENE_DIFFUSE_ADAPTIVE;
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 600, 17);
+	struct sim_component *c2 = &f->st.comps[2];
+	memset(c2->color, 0, sizeof c2->color);
+	c2->brightness = 0;
+	c2->kappa = 0.1;
+	c2->dust_z = 0.25;
+	c2->count = 1200;
+	f->ref = malloc(f->st.n * sizeof *f->ref);
+	f->h = malloc(f->st.n * sizeof *f->h);
+	ck_assert(f->ref && f->h);
+	if (mode == 1) {
+		ck_assert_int_eq(render_adaptive_h_state(sc, &f->st, &u_test, f->ref), 0);
+		for (size_t i = 0; i < f->st.n; i++) {
+			f->h[i] = (float)f->ref[i];
+			f->ref[i] = f->h[i];
+		}
+	}
+	snprintf(r->what, sizeof r->what, "%s",
+		 mode == 1 ? "dust + adaptive diffuse" : mode == 2 ? "dust + screen diffuse" : "dust");
+}
+
+/* The same bodies without dust into f->aux (the light the dust absorbs). */
+static void dust_clear(struct twin_run *r, struct render_dust_buf *b)
+{
+	const int mode = *(const int *)r->arg;
+	struct rfix *f = r->fix;
+	const struct render_camera *cam = view_cam(r);
+	f->st.comps[2].kappa = 0;
+	if (mode == 1)
+		ck_assert_int_eq(render_stars_diffuse(f->sc, cam, &f->st, &u_test, f->ref, &f->aux,
+						      &b->scratch), 0);
+	else if (mode == 2)
+		ck_assert_int_eq(render_stars_diffuse_screen(f->sc, cam, &f->st, &u_test, &f->aux,
+							     &b->scratch), 0);
+	else
+		ck_assert_int_eq(render_stars_splat(f->sc, cam, &f->st, &u_test, &f->aux), 0);
+	f->st.comps[2].kappa = 0.1;
+}
+
+/* The dust frame; it must hold < 90% of the light without dust, or the
+ * case would prove nothing. */
+static void dust_cpu(struct twin_run *r)
+{
+	const int mode = *(const int *)r->arg;
+	struct rfix *f = r->fix;
+	struct render_dust_buf b;
+	rfix_images(f);
+	ck_assert_int_eq(render_dust_alloc(&b, 16, W, H, f->st.n), 0);
+	ck_assert_int_eq(render_dust_frame(f->sc, view_cam(r), &f->st, &u_test, mode == 1 ? f->ref : NULL,
+					   &b, &f->img, NULL), 0);
+	if (mode == 2) /* the layer from the composited light */
+		ck_assert_int_eq(render_diffuse_screen_apply(f->sc, view_cam(r), &f->st, &u_test, &f->img,
+							     &b.scratch), 0);
+	dust_clear(r, &b);
+	render_dust_free(&b);
+	double lit = 0, all = 0;
+	for (size_t k = 0; k < f->nv; k++) {
+		lit += f->img.rgb[k];
+		all += f->aux.rgb[k];
+	}
+	printf("dust (diffuse mode %d, camera %d): light %.4g of %.4g without dust\n", mode, r->view, lit,
+	       all);
+	ck_assert(lit < 0.9 * all);
+	out_cpu_hdr(r);
+}
+
+static void dust_gpu(struct twin_run *r)
+{
+	const int mode = *(const int *)r->arg;
+	struct rfix *f = r->fix;
+	gpu_render_free(&f->gr);
+	f->gr = gr_new(f->sc, &f->st, GPU_RENDER_TILED);
+	if (mode == 1)
+		ck_assert_int_eq(gpu_render_set_smoothing(f->gr, f->h, f->st.n), 0);
+	gpu_view(r);
+}
+
 /* Dust (render/dust.c, render/cuda/render_dust.cu): component 2 made dust
  * (dark, kappa 0.1, dust_z 0.25: 44-64% of the light absorbed on the CPU;
  * footprints of ~4 px, capped at 64 for the bodies near the lens),
@@ -1517,78 +1808,17 @@ END_TEST
  * dust (the light is < 90% of it), or the case would prove nothing. */
 START_TEST(dust_matches_cpu)
 {
-	for (int mode = 0; mode < 3; mode++) { /* no layer, adaptive, screen */
-		const int diffuse = mode == 1, screen = mode == 2;
-		struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-		sc->render.style = SCENE_STYLE_STARS;
-		sc->render.psf_fwhm = 1.5;
-		sc->render.dust_slabs = 16;
-		sc->render.diffuse = mode ? 0.5 : 0;
-		sc->render.diffuse_smoothing = screen ? SCENE_DIFFUSE_SCREEN : SCENE_DIFFUSE_ADAPTIVE;
-		struct sim_state st;
-		memset(&st, 0, sizeof st);
-		state_fill(&st, 3000, 600, 17);
-		memset(st.comps[2].color, 0, sizeof st.comps[2].color);
-		st.comps[2].brightness = 0;
-		st.comps[2].kappa = 0.1;
-		st.comps[2].dust_z = 0.25;
-		st.comps[2].count = 1200;
-		double *ref = malloc(st.n * sizeof *ref);
-		float *h = malloc(st.n * sizeof *h), *g = malloc((size_t)W * H * 3 * sizeof *g);
-		ck_assert(ref && h && g);
-		if (diffuse) {
-			ck_assert_int_eq(render_adaptive_h_state(sc, &st, &u_test, ref), 0);
-			for (size_t i = 0; i < st.n; i++) {
-				h[i] = (float)ref[i];
-				ref[i] = h[i];
-			}
-		}
-		const struct render_camera *cams[2] = {&cam_std, &cam_side};
-		for (int c = 0; c < 2; c++) {
-			struct render_dust_buf b;
-			struct render_image img, clear;
-			ck_assert_int_eq(render_dust_alloc(&b, 16, W, H, st.n), 0);
-			ck_assert_int_eq(render_image_alloc(&img, W, H), 0);
-			ck_assert_int_eq(render_image_alloc(&clear, W, H), 0);
-			ck_assert_int_eq(render_dust_frame(sc, cams[c], &st, &u_test, diffuse ? ref : NULL,
-							   &b, &img, NULL), 0);
-			if (screen) /* the layer from the composited light */
-				ck_assert_int_eq(render_diffuse_screen_apply(sc, cams[c], &st, &u_test, &img,
-									 &b.scratch), 0);
-			st.comps[2].kappa = 0; /* the same bodies, no dust */
-			if (diffuse)
-				ck_assert_int_eq(render_stars_diffuse(sc, cams[c], &st, &u_test, ref, &clear,
-								      &b.scratch), 0);
-			else if (screen)
-				ck_assert_int_eq(render_stars_diffuse_screen(sc, cams[c], &st, &u_test, &clear,
-									     &b.scratch), 0);
-			else
-				ck_assert_int_eq(render_stars_splat(sc, cams[c], &st, &u_test, &clear), 0);
-			st.comps[2].kappa = 0.1;
-			double lit = 0, all = 0;
-			for (size_t k = 0; k < (size_t)W * H * 3; k++) {
-				lit += img.rgb[k];
-				all += clear.rgb[k];
-			}
-			printf("dust (diffuse mode %d, camera %d): light %.4g of %.4g without dust\n", mode, c,
-			       lit, all);
-			ck_assert(lit < 0.9 * all);
-			struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-			if (diffuse)
-				ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st.n), 0);
-			gpu_hdr(gr, &st, cams[c], g);
-			expect_hdr_close(g, img.rgb, W, H, diffuse ? "dust + adaptive diffuse" : screen ? "dust + screen diffuse" : "dust");
-			gpu_render_free(&gr);
-			render_dust_free(&b);
-			render_image_free(&img);
-			render_image_free(&clear);
-		}
-		free(ref);
-		free(h);
-		free(g);
-		sim_state_free(&st);
-		free(sc);
-	}
+	static const struct twin_row row = {
+		.name = "dust",
+		.setup = dust_setup,
+		.cpu = dust_cpu,
+		.gpu = dust_gpu,
+		.teardown = rfix_close,
+		.tol = TWIN_TOL_HDR,
+		.views = 2,
+	};
+	static const int modes[3] = {0, 1, 2};
+	twin_run_cases(&row, modes, sizeof modes[0], 3);
 }
 END_TEST
 
