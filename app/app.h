@@ -102,6 +102,12 @@ int app_outputs_check(const struct app_view *views, int k);
 struct out_video_meta;
 void app_video_meta(const struct scene *sc, struct out_video_meta *meta);
 
+/* --list-keys: every scene key of the schema table with its type,
+ * default and meaning (app/keys.c), as plain text or, with markdown, as
+ * the tables of docs/scenes.md's "Every key" section (tools/check-keys.sh
+ * compares the two). Write errors show in ferror(f). */
+void app_list_keys(FILE *f, int markdown);
+
 /* --dry-run: the resolved scene (YAML, loadable again) on f, then, as YAML
  * comments, the estimate of memory and work and the galaxy report. */
 int app_dry_run(const struct scene *sc, int backend_cli, FILE *f);

@@ -2,6 +2,7 @@
  *
  *   nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]
  *                [--restart SNAPSHOT] [--dry-run] [--quiet] [--version] [--help]
+ *   nbody-render --list-keys [--markdown]
  *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume] [--no-share]
  *
  * The data flow is: parse the command line -> load and check the scene ->
@@ -58,6 +59,8 @@ static const char help[] =
 	"                    memory and work, then exit\n"
 	"  --quiet           print nothing but errors\n"
 	"  --version         print the version and exit\n"
+	"  --list-keys       print every scene key with its type, default and meaning,\n"
+	"                    then exit; with --markdown, as the tables of docs/scenes.md\n"
 	"  --help            this text\n"
 	"\n"
 	"examples:\n"
@@ -78,10 +81,33 @@ struct cli {
 	int nsets;
 	int backend; /* -1: scene's */
 	int dry_run, quiet;
+	int list_keys, markdown; /* --list-keys [--markdown] */
 	const char *restart; /* --restart SNAPSHOT, or NULL */
 };
 
-/* Returns 0, 1 (handled: --help/--version, exit 0) or NB_EINPUT. */
+/* After the options: --list-keys prints the key reference (1: handled,
+ * exit 0); without it a scene is needed. 0, 1 or NB_EINPUT. */
+static int cli_finish(const struct cli *c)
+{
+	if (c->markdown && !c->list_keys) {
+		log_error("--markdown goes with --list-keys");
+		return NB_EINPUT;
+	}
+	if (c->list_keys) {
+		if (dist_rank() == 0) /* under mpirun: once */
+			app_list_keys(stdout, c->markdown);
+		return 1;
+	}
+	if (!c->scene) {
+		if (dist_rank() == 0) /* under mpirun: once (the others hold log_error) */
+			fputs(usage, stderr);
+		log_error("no scene file given (try scenes/plummer.yaml, or --help)");
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* Returns 0, 1 (handled: --help/--version/--list-keys, exit 0) or NB_EINPUT. */
 static int cli_parse(int argc, char **argv, struct cli *c)
 {
 	c->sets = calloc((size_t)argc, sizeof *c->sets);
@@ -100,6 +126,10 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 			if (dist_rank() == 0)
 				printf("nbody-render %s\n", NB_VERSION);
 			return 1;
+		} else if (strcmp(a, "--list-keys") == 0) {
+			c->list_keys = 1;
+		} else if (strcmp(a, "--markdown") == 0) {
+			c->markdown = 1;
 		} else if (strcmp(a, "--dry-run") == 0) {
 			c->dry_run = 1;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
@@ -141,13 +171,7 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 			return NB_EINPUT;
 		}
 	}
-	if (!c->scene) {
-		if (dist_rank() == 0) /* under mpirun: once (the others hold log_error) */
-			fputs(usage, stderr);
-		log_error("no scene file given (try scenes/plummer.yaml, or --help)");
-		return NB_EINPUT;
-	}
-	return 0;
+	return cli_finish(c);
 }
 
 /* Before anything opens a file: a closed stdin, stdout or stderr (`2>&-`)

@@ -18,6 +18,7 @@
 #define CK(f) .base = SBASE_KEY, .off = offsetof(struct scene_camera_key, f), .has_off = offsetof(struct scene_camera_key, has_##f), .flags = SKEY_HAS
 #define MAPKEY(p, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .help = doc}
 #define MAPKEY2(p, m, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .models = m, .help = doc}
+#define MAPSEE(p, doc, s) {.path = p, .type = SKEY_MAP, .type_doc = "map", .help = doc, .see = s}
 
 static const char *const units_names[] = {"nbody", "galactic", NULL};
 static const char *const solver_names[] = {"direct", "barnes-hut", "none", NULL};
@@ -108,7 +109,8 @@ const struct scene_key scene_schema[] = {
 	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side"},
 	{.path = "simulation.reorder", .type = SKEY_ENUM, SC(simulation.reorder), .names = reorder_names,
 	 .def = "sort", .type_doc = "sort | migrate",
-	 .help = "GPU barnes-hut: how bodies are kept in tree order between steps: sort re-sorts every body each step; migrate moves only the bodies that left their branch and re-sorts within branches (same forces within the tree's tolerance)"},
+	 .help = "GPU barnes-hut: how bodies are kept in tree order between steps: sort re-sorts every body each step; migrate moves only the bodies that left their branch and re-sorts within branches (same forces within the tree's tolerance)",
+	 .see = "PHYSICS.md#Body order between steps (simulation.reorder)"},
 	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
 	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
 	 .type_doc = "number > 0", .help = "Plummer softening length eps"},
@@ -123,7 +125,8 @@ const struct scene_key scene_schema[] = {
 	 .help = "stop with an error when the total energy has drifted by more than this fraction of the initial |E| (checked every frame; 0: never)"},
 	{.path = "simulation.timesteps", .type = SKEY_ENUM, SC(simulation.timesteps),
 	 .names = timesteps_names, .def = "shared", .type_doc = "shared | individual",
-	 .help = "shared: every body steps by dt; individual: block steps dt_max / 2^L, each body on the level its acceleration needs (dt_i = min(dt_max, sqrt(2 eta softening / |a_i|)); frames stay at steps_per_frame x dt)"},
+	 .help = "shared: every body steps by dt; individual: block steps dt_max / 2^L, each body on the level its acceleration needs (dt_i = min(dt_max, sqrt(2 eta softening / |a_i|)); frames stay at steps_per_frame x dt)",
+	 .see = "PHYSICS.md#Individual time steps (simulation.timesteps: individual)"},
 	{.path = "simulation.eta", .type = SKEY_DOUBLE, SC(simulation.eta), .lo = 0, .hi = 10,
 	 .flags = SKEY_LO_OPEN, .def = "0.025", .type_doc = "number in (0, 10]",
 	 .help = "individual time steps: accuracy parameter of dt_i = sqrt(2 eta softening / |a_i|) (GADGET-2's default 0.025); smaller is more accurate and slower"},
@@ -135,7 +138,10 @@ const struct scene_key scene_schema[] = {
 	 .help = "individual time steps: finest level; no body steps by less than dt_max / 2^max_level"},
 	{.path = "simulation.coarsen_margin", .type = SKEY_DOUBLE, SC(simulation.coarsen_margin),
 	 .lo = 1, .hi = 4, .def = "2", .type_doc = "number in [1, 4]",
-	 .help = "individual time steps: a body moves to a coarser level only where its dt_i is at least this times that level's step (finer at once); 1: GADGET's rule; 2 (default) stops the energy drift of bodies flipping between levels"},
+	 .help = "individual time steps: a body moves to a coarser level only where its dt_i is at "
+		 "least this times that level's step (finer at once); 1: GADGET's rule, which on the "
+		 "default scene's 1M bodies heats it steadily (|dE/E0| 1.8e-3 over the movie against "
+		 "1.0e-4 with 2: docs/BENCHMARKS.md, issue 18)"},
 	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
 	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
 	 .help = "auto: the GPU when there is a usable one, else the CPU"},
@@ -178,7 +184,8 @@ const struct scene_key scene_schema[] = {
 	 .help = "with simulation.solver: none, a snapshot series to film: files numbered "
 		 "without gaps, interpolated by particle ID (docs/snapshots.md); relative to the "
 		 "scene file"},
-	MAPKEY2("bodies.*.types", SNAP, "snapshot: each particle type's look (docs/snapshots.md)"),
+	{.path = "bodies.*.types", .type = SKEY_MAP, .type_doc = "map", .models = SNAP,
+	 .help = "snapshot: each particle type's look", .see = "snapshots.md#Particle types"},
 	SNAPTYPE("gas", 0, "gas", "true", "true", "[0.45, 0.6, 1]", "0.5"),
 	SNAPTYPE("halo", 1, "dark matter", "true", "false", "[0.25, 0.2, 0.3]", "0.1"),
 	SNAPTYPE("disk", 2, "disk", "true", "true", "[0.55, 0.7, 1]", "1"),
@@ -201,7 +208,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.subsample", .type = SKEY_DOUBLE, BD(snap.subsample), .lo = 0, .hi = 1,
 	 .flags = SKEY_LO_OPEN, .def = "1", .models = SNAP, .type_doc = "number in (0, 1]",
 	 .help = "share of the particles kept, chosen by a hash of the particle ID (the same "
-		 "particles in every snapshot of a run)"},
+		 "particles in every snapshot of a run); each kept one carries 1/subsample of its mass"},
 	MAPKEY2("bodies.*.units", SNAP,
 		"snapshot: the file's code units in cgs, used only when the file does not give them"),
 	{.path = "bodies.*.units.length_cm", .type = SKEY_DOUBLE, BD(snap.length_cm), .lo = 0,
@@ -277,7 +284,8 @@ const struct scene_key scene_schema[] = {
 	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of the halo (multiplies its colour)"},
 	{.path = "bodies.*.dust", .type = SKEY_MAP, .type_doc = "map",
 	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
-	 .help = "disk-galaxy: dust on a thin cold sub-disk that absorbs light behind it (needs render.style: stars)"},
+	 .help = "disk-galaxy: dust on a thin cold sub-disk that absorbs light behind it (needs render.style: stars)",
+	 .see = "#Dust"},
 	{.path = "bodies.*.dust.mass_fraction", .type = SKEY_DOUBLE, BD(dust.mass_fraction), .lo = 0,
 	 .hi = 0.9, .def = "0", .models = SMODEL(SCENE_MODEL_DISK_GALAXY),
 	 .type_doc = "number in [0, 0.9]",
@@ -366,7 +374,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "camera.keys.*.ease", .type = SKEY_ENUM, CK(ease), .names = ease_names,
 	 .type_doc = "linear | in | out | in-out",
 	 .help = "timing of the move from this key to the next along the same path: linear (the "
-		 "spline's own), in (starts from rest), out (arrives at rest), in-out (both)"},
+		 "default: the spline's own), in (starts from rest), out (arrives at rest), in-out (both)"},
 	{.path = "camera.keys.*.exposure", .type = SKEY_DOUBLE, .base = SBASE_KEY,
 	 .off = offsetof(struct scene_camera_key, exposure),
 	 .has_off = offsetof(struct scene_camera_key, has_exposure), .lo = 0, .hi = 1e15,
@@ -377,7 +385,8 @@ const struct scene_key scene_schema[] = {
 	 .def = "perspective", .type_doc = "perspective | fisheye | equirectangular",
 	 .help = "perspective: the pinhole (camera.fov); fisheye: a domemaster (square frame, "
 		 "azimuthal equidistant, the view axis at the centre, camera.up at the top); "
-		 "equirectangular: 360 x 180 degrees on a 2:1 frame, the target at the centre"},
+		 "equirectangular: 360 x 180 degrees on a 2:1 frame, the target at the centre",
+	 .see = "#Projections and stereo"},
 	{.path = "camera.fisheye_aperture", .type = SKEY_DOUBLE, SC(camera.fisheye_aperture), .lo = 0,
 	 .hi = 360, .flags = SKEY_LO_OPEN, .def = "180", .type_doc = "degrees in (0, 360]",
 	 .help = "fisheye: the full angle the circle inscribed in the frame covers"},
@@ -417,14 +426,15 @@ const struct scene_key scene_schema[] = {
 	 .names = auto_word, .def = "auto", .type_doc = "number > 0 | auto",
 	 .help = "brightness multiplier before tone mapping (times the frame's reference level), "
 		 "or auto: render.auto_percentile of the lit pixels' luminance goes to 0.8 after "
-		 "the curve, smoothed over render.auto_smoothing frames"},
+		 "the curve, smoothed over render.auto_smoothing frames",
+	 .see = "#Tone mapping: filmic and auto exposure"},
 	{.path = "render.white", .type = SKEY_DOUBLE, SC(render.white), .lo = 0, .hi = 1e6,
 	 .flags = SKEY_LO_OPEN, .def = "8", .type_doc = "number in (0, 1e6]",
 	 .help = "filmic: luminance (after exposure) where the shoulder has reached (W+1)/(W+2)"},
 	{.path = "render.glow", .type = SKEY_DOUBLE, SC(render.glow), .lo = 0, .hi = 1, .def = "0.3",
 	 .type_doc = "number in [0, 1]",
 	 .help = "fraction of the light above render.glow_threshold moved into a soft halo "
-		 "(blurred at 2, 4, 8, 16 px, total light kept); 0: off"},
+		 "(a pyramid of 2, 4, 8, 16 px cells, total light kept); 0: off", .see = "#Glow"},
 	{.path = "render.glow_threshold", .type = SKEY_DOUBLE, SC(render.glow_threshold), .lo = 0,
 	 .hi = 1e6, .def = "1", .type_doc = "number in [0, 1e6]",
 	 .help = "glow: level above which light glows, in units of the tone map's level "
@@ -475,8 +485,8 @@ const struct scene_key scene_schema[] = {
 	 .help = "style stars: full width at half maximum of the Gaussian PSF, in pixels"},
 	{.path = "render.psf_wing", .type = SKEY_DOUBLE, SC(render.psf_wing), .lo = 0, .hi = 0.5,
 	 .def = "0", .type_doc = "number in [0, 0.5]",
-	 .help = "fraction of every star's light put into a faint wide wing (Moffat-like, 2.5 to "
-		 "20 px scales, total light kept); 0: off"},
+	 .help = "fraction of every star's light put into a faint wide Moffat-like wing (2.5 to "
+		 "20 px scales, total light kept); 0: off", .see = "#The PSF's wing"},
 	{.path = "render.psf_wing_beta", .type = SKEY_DOUBLE, SC(render.psf_wing_beta), .lo = 1,
 	 .hi = 4, .def = "1.5", .type_doc = "number in [1, 4]",
 	 .help = "psf_wing: Moffat power beta; the wing's light beyond radius r falls as "
@@ -504,21 +514,23 @@ const struct scene_key scene_schema[] = {
 	 .names = diffuse_smoothing_names, .def = "screen", .type_doc = "screen | adaptive",
 	 .help = "diffuse layer: screen: the stars' own light smoothed on an image pyramid over the "
 		 "area holding render.neighbours projected bodies, every frame; adaptive: splat with "
-		 "3D k-nearest-neighbour h"},
+		 "3D k-nearest-neighbour h (Diffuse layer)", .see = "#Rules"},
 	{.path = "render.gpu_memory", .type = SKEY_NUM_OR_WORD, SC(render.gpu_memory),
 	 .lo = 16777216, .hi = 1125899906842624, .flags = SKEY_BYTES,
 	 .has_off = offsetof(struct scene, render.gpu_memory_auto), .names = auto_word,
 	 .def = "auto", .type_doc = "bytes (8G, 512M, 1.5G, 8589934592) | auto",
 	 .help = "film mode (simulation.solver: none) on the GPU: device memory the renderer may "
 		 "use; bodies that need more stream through it in chunks (out of core); auto: the "
-		 "free GPU memory less a margin"},
+		 "free GPU memory less a tenth. A size is refused with a simulation and with what "
+		 "cannot be drawn in chunks (adaptive smoothing, the adaptive diffuse layer, dust)",
+	 .see = "snapshots.md#Bigger than the GPU: out of core"},
 	{.path = "render.dust_slabs", .type = SKEY_INT, SC(render.dust_slabs), .lo = 1, .hi = 64,
 	 .def = "16", .type_doc = "integer in [1, 64]",
 	 .help = "dust: depth slabs composited front to back, spanning the dust bodies' depths"},
 	{.path = "render.background", .type = SKEY_COLOR, SC(render.background), .lo = 0, .hi = 1e6,
 	 .def = "[0, 0, 0]", .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB background"},
-	MAPKEY("render.motion_blur", "style stars: motion blur, each body drawn at sub-frame positions "
-				     "along its velocity"),
+	MAPSEE("render.motion_blur", "style stars: motion blur, each body drawn at sub-frame positions "
+				     "along its velocity", "#Motion blur"),
 	{.path = "render.motion_blur.samples", .type = SKEY_INT, SC(render.motion_blur.samples),
 	 .lo = 1, .hi = 64, .def = "1", .type_doc = "integer in [1, 64]",
 	 .help = "positions per body and frame, each with 1/samples of its light (total light "
@@ -528,7 +540,8 @@ const struct scene_key scene_schema[] = {
 	 .help = "fraction of the frame interval (simulation.dt x steps_per_frame) the shutter is "
 		 "open, centred on the frame's time (0.5: a 180-degree shutter)"},
 
-	MAPKEY("overlay", "text and a scale bar drawn into the frame (all off by default)"),
+	/* a top-level map's help is also the resolved scene's comment: keep it */
+	MAPSEE("overlay", "text and a scale bar drawn into the frame (all off by default)", "#Overlays"),
 	{.path = "overlay.time", .type = SKEY_ENUM, SC(overlay.time), .names = bool_names,
 	 .def = "false", .type_doc = "false | true",
 	 .help = "elapsed time in the scene's units, top-right (\"t = 450 Myr\", nbody \"t = 12.5\")"},
@@ -536,7 +549,8 @@ const struct scene_key scene_schema[] = {
 	 .hi = H, .flags = SKEY_LO_OPEN, .has_off = offsetof(struct scene, overlay.scale_bar_word),
 	 .names = scale_bar_words, .def = "none", .type_doc = "number > 0 | none | auto",
 	 .help = "bar at bottom-right of this length (scene units, seen at the camera's target "
-		 "distance), labelled; auto: a round 1-2-5 length near 20% of the frame width"},
+		 "distance), labelled; auto: a round 1-2-5 length near 20% of the frame width (of one eye's "
+		 "picture with camera.stereo)"},
 	{.path = "overlay.title", .type = SKEY_STRING, SC(overlay.title), .def = "\"\"",
 	 .type_doc = "text (printable ASCII, < 128)", .help = "title drawn top-left (\"\": none)"},
 	{.path = "overlay.color", .type = SKEY_COLOR, SC(overlay.color), .lo = 0, .hi = 1,
@@ -545,7 +559,7 @@ const struct scene_key scene_schema[] = {
 	{.path = "overlay.size", .type = SKEY_INT, SC(overlay.size), .lo = 0, .hi = 64, .def = "0",
 	 .type_doc = "integer in [0, 64]",
 	 .help = "font scale: screen pixels per font pixel (glyphs 5x7 + 2 descender rows); 0: "
-		 "max(1, (height + 150) / 300)"},
+		 "max(1, (height + 150) / 300), the eye's height with camera.stereo"},
 
 	MAPKEY("output", "what is written (an empty path writes nothing)"),
 	{.path = "output.frames", .type = SKEY_INT, SC(output.frames), .lo = 1, .hi = 1e7,
@@ -578,18 +592,24 @@ const struct scene_key scene_schema[] = {
 	{.path = "output.resolved_scene", .type = SKEY_STRING, SC(output.resolved_scene),
 	 .def = "\"\"", .type_doc = "path",
 	 .help = "where the fully resolved scene is written (\"\": the program derives it)"},
-	MAPKEY("output.snapshots", "GADGET-style HDF5 snapshots of the state (docs/snapshots.md)"),
+	MAPSEE("output.snapshots", "GADGET-style HDF5 snapshots of the state",
+	       "snapshots.md#Snapshots: output.snapshots"),
 	{.path = "output.snapshots.every", .type = SKEY_INT, SC(output.snapshots.every), .lo = 1,
 	 .hi = 1e7, .def = "10", .type_doc = "integer in [1, 1e7]",
 	 .help = "a snapshot at frames 0, every, 2 every, ... and at the last frame"},
 	{.path = "output.snapshots.dir", .type = SKEY_STRING, SC(output.snapshots.dir), .def = "\"\"",
-	 .type_doc = "path", .help = "directory for snap_000.hdf5, snap_001.hdf5, ... (\"\": none)"},
+	 .type_doc = "path",
+	 .help = "directory for snap_000.hdf5, snap_001.hdf5, ... (snapshot k holds frame k x every, "
+		 "the last one the last frame; \"\": none)"},
 	{.path = "output.snapshots.format", .type = SKEY_ENUM, SC(output.snapshots.format),
 	 .names = snap_format_names, .def = "hdf5", .type_doc = "hdf5",
-	 .help = "hdf5: GADGET/SWIFT layout (Header, PartTypeN, Units), read by yt and h5py"},
+	 .help = "hdf5: GADGET layout (Header, PartType1-4, Units), read by yt and h5py as it is"},
 	{.path = "output.fits_dir", .type = SKEY_STRING, SC(output.fits_dir), .def = "\"\"",
 	 .type_doc = "path",
-	 .help = "directory for frame_00000.fits, ...: each frame's HDR map (R, G, B planes, float32) per unit area"},
+	 .help = "directory for frame_00000.fits, ...: each frame's HDR map (float32 R, G, B planes, "
+		 "per unit area, with BUNIT, CDELT, SIMTIME; fisheye and equirectangular cameras: per "
+		 "steradian, with a CAR or ARC WCS; not with stereo)",
+	 .see = "snapshots.md#FITS maps: output.fits_dir"},
 };
 
 const int scene_schema_count = (int)(sizeof(scene_schema) / sizeof(scene_schema[0]));

@@ -1,6 +1,8 @@
 /* scene_schema.h - the one table that describes every scene key (private to
- * sim/scene*.c). Loading, defaults, --set, "did you mean", emit and the
- * reference in docs/scenes.md all come from scene_schema[].
+ * scene/scene*.c, and read by the key reference printer app/keys.c).
+ * Loading, defaults, --set, "did you mean", emit and the reference in
+ * docs/scenes.md (nbody-render --list-keys --markdown) all come from
+ * scene_schema[].
  *
  * A key's path names its place in the document: "render.width",
  * "bodies.*.disk.count", "camera.keys.*.frame" ('*' stands for a list index).
@@ -65,7 +67,14 @@ struct scene_key {
 	const char *def_galactic; /* default when units: galactic, if different */
 	unsigned models;          /* bodies.* keys: SMODEL bits (0 = not a body key) */
 	const char *type_doc;     /* type as shown in docs ("number > 0") */
-	const char *help;         /* one line: what it means */
+	const char *help;         /* one line: what it means (required keys: also in the
+				   * "missing required key" message; top-level maps: also
+				   * the resolved scene's comment) */
+	/* where the docs say more, for the key reference (app/keys.c): a
+	 * section of docs/scenes.md ("#Glow") or of another docs/ file
+	 * ("snapshots.md#Particle types"), named by its heading without
+	 * backticks; NULL: nowhere */
+	const char *see;
 };
 
 extern const struct scene_key scene_schema[];
