@@ -21,6 +21,8 @@
 #                     (tools/check-layers.sh; docs/DESIGN.md)
 #   make check-names  exported names carry their folder's prefix (nm over a
 #                     CPU-only build; tools/check-names.sh)
+#   make check-keys   docs/scenes.md's key reference is --list-keys --markdown's
+#                     (tools/check-keys.sh)
 #
 # On a machine without the packages, `make test` and `make demo` first run
 # `make deps`, then a second make: that one reads the packages' pkg-config
@@ -102,7 +104,7 @@ BENCH := $(BUILD)/nbody-bench
 
 .PHONY: mpi-test-bin all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
 	check-hostile check-hostile-run \
-	check-layers check-names \
+	check-layers check-names check-keys \
 	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
 
@@ -210,6 +212,11 @@ deps:
 # The layers (docs/DESIGN.md): the script holds the table of allowed arrows.
 check-layers:
 	@./tools/check-layers.sh
+
+# docs/scenes.md's key reference is the program's --list-keys --markdown
+# (tools/check-keys.sh; docs/scenes.md, "Every key").
+check-keys: pkgs-present $(BIN)
+	@./tools/check-keys.sh $(BIN)
 
 # Exported names by folder, read with nm from a CPU-only build's objects
 # (BUILD-cpu when CUDA is on; needs the packages: run after make deps).
