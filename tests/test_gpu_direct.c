@@ -163,14 +163,7 @@ static void direct_compare(struct twin_run *r)
 }
 
 static const struct twin_row direct_row = {
-	.name = "direct",
-	.setup = direct_setup,
-	.cpu = direct_cpu,
-	.gpu = direct_gpu,
-	.compare = direct_compare,
-	.teardown = direct_teardown,
-	.tol = TOL_DIRECT,
-};
+	"direct", direct_setup, direct_cpu, direct_gpu, direct_compare, direct_teardown, TOL_DIRECT, 1};
 
 START_TEST(gpu_accel_matches_cpu_reference)
 {
@@ -217,7 +210,7 @@ START_TEST(gpu_close_pair_tiny_softening)
 		{64, 1e-15, SCENE_DIRECT_PAIRWISE, "", 1, 1.0, 77, 1},
 		{64, 1e-15, SCENE_DIRECT_GATHER, "", 1, 1.0, 77, 1},
 	};
-	twin_run_cases(&direct_row, cases, sizeof cases[0], 2);
+	TWIN_RUN(&direct_row, cases);
 }
 END_TEST
 

@@ -261,14 +261,7 @@ static void proj_compare(struct twin_run *r)
 }
 
 static const struct twin_row proj_row = {
-	.name = "projection",
-	.setup = proj_setup,
-	.cpu = proj_cpu,
-	.gpu = proj_gpu,
-	.compare = proj_compare,
-	.teardown = proj_teardown,
-	.tol = TWIN_TOL_HDR,
-};
+	"projection", proj_setup, proj_cpu, proj_gpu, proj_compare, proj_teardown, TWIN_TOL_HDR, 1};
 
 #define EQ SCENE_PROJ_EQUIRECT
 #define FISH SCENE_PROJ_FISHEYE
@@ -283,7 +276,7 @@ START_TEST(equirect_stars_match_cpu)
 		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 1.5, -1, 0, 0, 0, 20000, 21, 2, 0},
 		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 6.0, -1, 0, 0, 0, 20000, 21, 2, 0},
 	};
-	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
+	TWIN_RUN(&proj_row, cases);
 }
 END_TEST
 
@@ -295,7 +288,7 @@ START_TEST(equirect_splat_matches_cpu)
 		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.02, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
 		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.3, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
 	};
-	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
+	TWIN_RUN(&proj_row, cases);
 }
 END_TEST
 
@@ -308,7 +301,7 @@ START_TEST(fisheye_matches_cpu_with_mask)
 		{"fisheye smooth", 160, 160, FISH, MONO, 0, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
 		{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0.3, 220, 20, 0, 8000, 23, 1, 0},
 	};
-	twin_run_cases(&proj_row, cases, sizeof cases[0], 3);
+	TWIN_RUN(&proj_row, cases);
 }
 END_TEST
 
@@ -323,7 +316,7 @@ START_TEST(stereo_frames_match_cpu_eyes)
 		{"stereo side-by-side perspective", 320, 120, PERSP, SCENE_STEREO_SIDE_BY_SIDE, 1, 0, 0, 0.3,
 		 0, 0, 0, 8000, 24, 2, 0},
 	};
-	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
+	TWIN_RUN(&proj_row, cases);
 }
 END_TEST
 
@@ -504,7 +497,7 @@ START_TEST(seam_look_wraps_as_on_cpu)
 		{"seam look, top-bottom", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, -1, 0, 0, 1, 6000,
 		 26, 1, 1},
 	};
-	twin_run_cases(&proj_row, cases, sizeof cases[0], 2);
+	TWIN_RUN(&proj_row, cases);
 }
 END_TEST
 

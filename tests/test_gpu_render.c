@@ -345,14 +345,7 @@ static void splat_setup(struct twin_run *r)
 
 /* Both cameras: the GPU's HDR image within the stated tolerance. */
 static const struct twin_row splat_row = {
-	.name = "splat",
-	.setup = splat_setup,
-	.cpu = cpu_splat,
-	.gpu = gpu_view,
-	.teardown = rfix_close,
-	.tol = TWIN_TOL_HDR,
-	.views = 2,
-};
+	"splat", splat_setup, cpu_splat, gpu_view, NULL, rfix_close, TWIN_TOL_HDR, 2};
 
 #define SPLAT(what, k, sm, mode, m) {what, k, sm, mode, m, 3000, 0, 11, 0, 0, 0, 0}
 #define TILED GPU_RENDER_TILED
@@ -374,7 +367,7 @@ START_TEST(splat_matches_cpu_cubic_all_radii)
 		SPLAT("cubic atomic", CUBIC, 0.3, COMPS, ATOMIC),
 		SPLAT("cubic atomic", CUBIC, 2.0, COMPS, ATOMIC),
 	};
-	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&splat_row, cases);
 }
 END_TEST
 
@@ -388,7 +381,7 @@ START_TEST(splat_matches_cpu_gaussian_and_density)
 		SPLAT("gaussian density", GAUSS, 0.05, DENSITY, ATOMIC),
 		SPLAT("cubic density", CUBIC, 0.3, DENSITY, ATOMIC),
 	};
-	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&splat_row, cases);
 }
 END_TEST
 
@@ -400,7 +393,7 @@ START_TEST(splat_matches_cpu_dense_core)
 		{"dense core tiled", CUBIC, 0.3, COMPS, TILED, 3000, 20000, 11, 0, 0, 0, 0},
 		{"dense core atomic", CUBIC, 0.3, COMPS, ATOMIC, 3000, 20000, 11, 0, 0, 0, 0},
 	};
-	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&splat_row, cases);
 }
 END_TEST
 
@@ -413,7 +406,8 @@ END_TEST
  * render/stars.c. */
 START_TEST(stars_dense_core_and_borders_match_cpu)
 {
-#define STARS_CORE(what, fwhm, m) {what, CUBIC, 0.3, COMPS, m, 20000, 200000 + 400, 5, fwhm, 0, 0, 400}
+#define STARS_CORE(what, fwhm, m)                                                      \
+	{what, CUBIC, 0.3, COMPS, m, 20000, 200000 + 400, 5, fwhm, 0, 0, 400}
 	static const struct splat_arg cases[] = {
 		STARS_CORE("stars dense core, tiled", 1.5, TILED),
 		STARS_CORE("stars dense core, atomic", 1.5, ATOMIC),
@@ -421,7 +415,7 @@ START_TEST(stars_dense_core_and_borders_match_cpu)
 		STARS_CORE("stars dense core, atomic", 8.0, ATOMIC),
 	};
 #undef STARS_CORE
-	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&splat_row, cases);
 }
 END_TEST
 
@@ -439,7 +433,7 @@ START_TEST(stars_match_cpu)
 		STARS("stars density", 4.0, DENSITY),
 	};
 #undef STARS
-	twin_run_cases(&splat_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&splat_row, cases);
 }
 END_TEST
 
@@ -530,15 +524,9 @@ static void per_body_gpu(struct twin_run *r)
 START_TEST(per_body_smoothing_matches_grouped_cpu)
 {
 	static const struct twin_row row = {
-		.name = "per-body h",
-		.setup = per_body_setup,
-		.cpu = per_body_cpu,
-		.gpu = per_body_gpu,
-		.teardown = rfix_close,
-		.tol = TWIN_TOL_HDR,
-	};
+		"per-body h", per_body_setup, per_body_cpu, per_body_gpu, NULL, rfix_close, TWIN_TOL_HDR, 1};
 	static const int one_case[1];
-	twin_run_cases(&row, one_case, sizeof one_case[0], 1);
+	TWIN_RUN(&row, one_case);
 }
 END_TEST
 
@@ -601,17 +589,9 @@ static void color_by_compare(struct twin_run *r)
 START_TEST(color_by_matches_cpu)
 {
 	static const struct twin_row row = {
-		.name = "color_by",
-		.setup = color_by_setup,
-		.cpu = cpu_splat,
-		.gpu = gpu_view,
-		.compare = color_by_compare,
-		.teardown = rfix_close,
-		.tol = TWIN_TOL_HDR,
-		.views = 2,
-	};
+		"color_by", color_by_setup, cpu_splat, gpu_view, color_by_compare, rfix_close, TWIN_TOL_HDR, 2};
 	static const struct color_by_arg cases[] = {{1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}};
-	twin_run_cases(&row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 
@@ -695,18 +675,10 @@ static void blur_compare(struct twin_run *r)
 START_TEST(blur_matches_cpu)
 {
 	static const struct twin_row row = {
-		.name = "blur",
-		.setup = blur_setup,
-		.cpu = blur_cpu,
-		.gpu = gpu_view,
-		.compare = blur_compare,
-		.teardown = rfix_close,
-		.tol = TWIN_TOL_HDR,
-		.views = 2,
-	};
+		"blur", blur_setup, blur_cpu, gpu_view, blur_compare, rfix_close, TWIN_TOL_HDR, 2};
 	static const struct blur_arg cases[] = {{3, 1.0, 0}, {3, 1.0, 1}, {3, 1.0, 2}, {3, 1.0, 3},
 						{8, 0.4, 0}, {8, 0.4, 1}, {8, 0.4, 2}, {8, 0.4, 3}};
-	twin_run_cases(&row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 
@@ -873,13 +845,7 @@ static void tone_gpu(struct twin_run *r)
 }
 
 static const struct twin_row tone_row = {
-	.name = "tone map",
-	.setup = tone_setup,
-	.cpu = tone_cpu,
-	.gpu = tone_gpu,
-	.teardown = rfix_close,
-	.tol = TWIN_TOL_LSB(1),
-};
+	"tone map", tone_setup, tone_cpu, tone_gpu, NULL, rfix_close, TWIN_TOL_LSB(1), 1};
 
 START_TEST(tonemap_matches_cpu_from_same_hdr)
 {
@@ -893,7 +859,7 @@ START_TEST(tonemap_matches_cpu_from_same_hdr)
 		TONE("tonemap mode 1 curve 2", DENSITY, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
 	};
 #undef TONE
-	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&tone_row, cases);
 }
 END_TEST
 
@@ -915,7 +881,7 @@ START_TEST(colormaps_match_cpu_from_same_hdr)
 		CMAP("colormap 4", -1, 1, 2),
 	};
 #undef CMAP
-	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&tone_row, cases);
 }
 END_TEST
 
@@ -932,7 +898,7 @@ START_TEST(filmic_matches_cpu_from_same_hdr)
 		FILMIC("filmic mode 1 auto 1", DENSITY, 1),
 	};
 #undef FILMIC
-	twin_run_cases(&tone_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&tone_row, cases);
 }
 END_TEST
 
@@ -989,13 +955,7 @@ static void post_gpu(struct twin_run *r)
 }
 
 static const struct twin_row post_row = {
-	.name = "post pass",
-	.setup = post_setup,
-	.cpu = post_cpu,
-	.gpu = post_gpu,
-	.teardown = rfix_close,
-	.tol = TWIN_TOL_HDR,
-};
+	"post pass", post_setup, post_cpu, post_gpu, NULL, rfix_close, TWIN_TOL_HDR, 1};
 
 /* render.glow: the GPU's glowed HDR image (gpu_render_tonemap_hdr, then
  * download) equals render_glow of the same CPU image within the HDR
@@ -1008,7 +968,7 @@ START_TEST(glow_matches_cpu_from_same_hdr)
 		{"glow, exposure auto", 1, 0, 0, 0.4, UNCHANGED},
 	};
 #undef UNCHANGED
-	twin_run_cases(&post_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&post_row, cases);
 }
 END_TEST
 
@@ -1021,7 +981,7 @@ START_TEST(wing_matches_cpu_from_same_hdr)
 		{"wing beta 1.5", 0, 0.1, 1.5, 0.0, "the wing changed nothing"},
 		{"wing beta 2.5 + glow", 0, 0.1, 2.5, 0.4, "the wing changed nothing"},
 	};
-	twin_run_cases(&post_row, cases, sizeof cases[0], sizeof cases / sizeof cases[0]);
+	TWIN_RUN(&post_row, cases);
 }
 END_TEST
 
@@ -1453,8 +1413,8 @@ static void expect_gpu_overlay(const struct render_overlay *ov, int w, int h, co
 
 /* gr's frame 7 of the HDR image rgb: without the overlay (slot 0, its
  * RGB16 copied to g0), then with ov (slot 1, in *f). */
-static void gpu_overlay_pair(struct gpu_render *gr, const struct render_overlay *ov, const float *rgb,
-			     uint16_t *g0, size_t nv, struct gpu_render_host_frame *f)
+static void gpu_overlay_pair(struct gpu_render *gr, const struct render_overlay *ov,
+			     const float *rgb, uint16_t *g0, size_t nv, struct gpu_render_host_frame *f)
 {
 	ck_assert_int_eq(gpu_render_tonemap_hdr(gr, rgb, 7, 0), 0);
 	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
@@ -1635,16 +1595,9 @@ static void screen_cpu(struct twin_run *r)
 START_TEST(screen_diffuse_matches_cpu)
 {
 	static const struct twin_row row = {
-		.name = "screen diffuse",
-		.setup = screen_setup,
-		.cpu = screen_cpu,
-		.gpu = gpu_view,
-		.teardown = rfix_close,
-		.tol = TWIN_TOL_HDR,
-		.views = 2,
-	};
+		"screen diffuse", screen_setup, screen_cpu, gpu_view, NULL, rfix_close, TWIN_TOL_HDR, 2};
 	static const int ks[3] = {16, 64, 1024};
-	twin_run_cases(&row, ks, sizeof ks[0], 3);
+	TWIN_RUN(&row, ks);
 }
 END_TEST
 
@@ -1809,16 +1762,9 @@ static void dust_gpu(struct twin_run *r)
 START_TEST(dust_matches_cpu)
 {
 	static const struct twin_row row = {
-		.name = "dust",
-		.setup = dust_setup,
-		.cpu = dust_cpu,
-		.gpu = dust_gpu,
-		.teardown = rfix_close,
-		.tol = TWIN_TOL_HDR,
-		.views = 2,
-	};
+		"dust", dust_setup, dust_cpu, dust_gpu, NULL, rfix_close, TWIN_TOL_HDR, 2};
 	static const int modes[3] = {0, 1, 2};
-	twin_run_cases(&row, modes, sizeof modes[0], 3);
+	TWIN_RUN(&row, modes);
 }
 END_TEST
 

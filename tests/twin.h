@@ -138,8 +138,9 @@ static inline void twin_expect(const struct twin_vec *got, const struct twin_vec
 	twin_where(ref, d.at, where, sizeof where);
 	if (t->lit)
 		ck_assert_msg(d.ref_max > 0, "%s: empty reference", what);
-	ck_assert_msg(!d.failed, "%s: value %zu (%s): gpu %.9g cpu %.9g, |diff| %.3g (atol %g amax %g rtol %g)",
-		      what, d.at, where, d.got, d.ref, d.err, t->atol, t->amax, t->rtol);
+	ck_assert_msg(!d.failed,
+		      "%s: value %zu (%s): gpu %.9g cpu %.9g, |diff| %.3g (atol %g amax %g rtol %g)", what,
+		      d.at, where, d.got, d.ref, d.err, t->atol, t->amax, t->rtol);
 	if (t->total > 0)
 		ck_assert_msg(NB_CLOSE(d.sum_got, d.sum_ref, 0, t->total),
 			      "%s: total gpu %.10g, cpu %.10g (rtol %g)", what, d.sum_got, d.sum_ref, t->total);
@@ -171,6 +172,7 @@ struct twin_run {
 	int nout;
 };
 
+/* A kind of twin check. Written one row a line, in this order. */
 struct twin_row {
 	const char *name;
 	void (*setup)(struct twin_run *r);
@@ -231,5 +233,9 @@ static inline void twin_run_cases(const struct twin_row *row, const void *args, 
 			row->teardown(&r);
 	}
 }
+
+/* Runs row over every case of the array cases. */
+#define TWIN_RUN(row, cases)                                                                  \
+	twin_run_cases((row), (cases), sizeof(cases)[0], sizeof(cases) / sizeof(cases)[0])
 
 #endif
