@@ -1,10 +1,21 @@
 /* app.h - the program layer: command line, one render run, batches.
  *
- * Data flow of one run (app/run.c):
- *   scene -> sim_ic_build -> engine (steps) -> render_camera_at ->
- *   render_splat -> render_tonemap -> out_writer (thread: MP4, PNG, preview)
- * plus stats rows and state CSVs on the main thread; with several views of
- * one simulation (app_run_views), everything after the steps once per view. */
+ * Data flow of one run:
+ *   app/main.c: command line -> scene_load (--set applied) -> app_preflight
+ *     and the --restart snapshot's checks -> --dry-run: app_dry_run, stop;
+ *     else app_run_restart
+ *   app/run.c (app_run_views): the outputs check and directories -> the
+ *     bodies (sim_ic_build, a filmed snapshot series, or the --restart
+ *     snapshot's state) and the initial-state CSV -> the engine
+ *     (engine/engine.h: CPU, GPU or MPI ranks) -> app_run_frames
+ *   app/frames.c (app_run_frames), per frame: the engine's steps, the
+ *     stats row and energy check, snapshots and FITS maps on the main
+ *     thread; each view's renderer (app/renderer.h: render/ on the CPU,
+ *     render/cuda/ on the GPU) queues the frame and pushes it to the
+ *     view's writer thread (output/: MP4, PNG, preview)
+ *   app/run.c again: the final-state CSV, then the resolved scene, last.
+ * With several views of one simulation (app_run_views), everything after
+ * the steps runs once per view; a batch (app/batch*.c) runs many scenes. */
 #ifndef NB_APP_H
 #define NB_APP_H
 
@@ -96,9 +107,9 @@ void app_resolved_scene_path(const struct scene *sc, char *buf);
 int app_outputs_check(const struct app_view *views, int k);
 
 /* The projection and stereo tags of sc's video (app/video_meta.c; output.h,
- * struct out_video_meta), which the MP4 writer turns into spherical video
- * metadata. Today always flat mono: the scene keys that say otherwise
- * (camera.projection, camera.stereo.mode) are not on this branch yet. */
+ * struct out_video_meta), from camera.projection and camera.stereo.mode,
+ * which the MP4 writer turns into spherical video metadata
+ * (output/mp4_sphere.c). */
 struct out_video_meta;
 void app_video_meta(const struct scene *sc, struct out_video_meta *meta);
 
