@@ -1,11 +1,13 @@
 /* galaxy_potential.h - the mass model of one disk galaxy (exponential disk,
  * Hernquist bulge and halo) in internal units (G = 1), as the simulation's
- * softened gravity will feel it: enclosed masses, circular speed, epicyclic
- * frequency and disk dispersions (galaxy_potential.c), the thick disk's
- * forces (galaxy_disk_force.c), the spherically averaged and softened
- * gravity (galaxy_soften.c), the bulge/halo distribution function the
- * sampler draws from (galaxy_df.c), and the Jeans table the tests check
- * that function against.
+ * softened gravity will feel it: each part's profile (galaxy_profile.c),
+ * the thick disk's forces (galaxy_disk_force.c), the spherically averaged
+ * and softened gravity (galaxy_soften.c), the whole model's circular speed,
+ * epicyclic frequency and disk dispersions (galaxy_potential.c), the
+ * bulge/halo distribution function the sampler draws from (galaxy_df.c),
+ * and the Jeans table the tests check that function against. Calls run
+ * one way: profile <- disk_force, soften <- potential <- df, young, the
+ * sampler (galaxy.c) and the report.
  *
  * Used by galaxy.c (sampling), galaxy_report.c (dry-run table) and
  * tests/test_galaxy.c. Private to sim/: not part of the public sim.h
@@ -61,7 +63,8 @@ double sim_galaxy_disk_table_kappa2(const struct sim_galaxy_model *m, double R);
 double sim_galaxy_disk_table_sigz2(const struct sim_galaxy_model *m, double R, double z);
 double sim_galaxy_disk_table_rmax(const struct sim_galaxy_model *m);
 
-/* Modified Bessel functions of integer order 0 and 1, x > 0
+/* ---- profiles (galaxy_profile.c) ----
+ * Modified Bessel functions of integer order 0 and 1, x > 0
  * (Abramowitz & Stegun 9.8.1-9.8.8, relative error < ~2e-7). The _e forms
  * are scaled: i0e = e^{-x} I0(x), k0e = e^{x} K0(x), so products I*K never
  * overflow. */
