@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "twin.h"
 #include "../render/cuda/gpu_framing.h"
 #include "../render/framing_shared.h"
 #include "../render/render.h"
@@ -112,70 +113,135 @@ static void drawn_scales(const struct sim_state *st, const float *wc, double *ra
 	*range = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
 }
 
+/* The bodies of a case and the device's copy of them. */
+struct ffix {
+	struct sim_state st;
+	float wc[4];
+	struct gpu_framing *fr;
+	struct gpu_render_input in;
+	double range, wmax, wsum; /* drawn_scales */
+	struct render_light_centre cpu, gpu;
+	struct render_frame_geom g;
+	double dc, dg, ic, ig; /* need and inside share: CPU, GPU */
+};
+
+/* make_state(n, seed), its weights, uploaded; arg: {n, seed}. */
+static void framing_setup(struct twin_run *r)
+{
+	const size_t *a = r->arg;
+	struct ffix *f = calloc(1, sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	r->fix = f;
+	make_state(&f->st, a[0], a[1]);
+	render_framing_weights(plain_scene(), &f->st, f->wc);
+	ck_assert_int_eq(gpu_framing_create(&f->st, f->wc, &f->fr), 0);
+	ck_assert_int_eq(gpu_framing_upload(f->fr, &f->st, &f->in), 0);
+	drawn_scales(&f->st, f->wc, &f->range, &f->wmax, &f->wsum);
+	snprintf(r->what, sizeof r->what, "n %zu", f->st.n);
+}
+
+static void framing_teardown(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	gpu_framing_free(&f->fr);
+	sim_state_free(&f->st);
+	free(f);
+}
+
+/* got ~ ref within |got - ref| <= atol + rtol |ref|. */
+static void expect_value(double got, double ref, double atol, double rtol, const char *what)
+{
+	const struct twin_vec g = twin_f64(&got, 1, 0, 1), c = twin_f64(&ref, 1, 0, 1);
+	const struct twin_tol tol = {atol, 0, rtol, 0, 0};
+	twin_expect(&g, &c, &tol, what);
+}
+
+static void centre_cpu(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	ck_assert_int_eq(render_light_centre(&f->st, f->wc, &f->cpu), 0);
+}
+
+static void centre_gpu(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	ck_assert_int_eq(gpu_framing_centre(f->fr, &f->in, &f->gpu), 0);
+}
+
+/* The same trimmed set and light; the centres within 1e-9 of the range. */
+static void centre_compare(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	char what[160];
+	ck_assert_uint_eq(f->gpu.count, f->cpu.count);
+	snprintf(what, sizeof what, "%s: light", r->what);
+	expect_value(f->gpu.light, f->cpu.light, 0, 1e-12, what);
+	for (int d = 0; d < 3; d++) {
+		snprintf(what, sizeof what, "%s: centre axis %d", r->what, d);
+		expect_value(f->gpu.c[d], f->cpu.c[d], 1e-9 * f->range + 1e-300, 0, what);
+	}
+}
+
 START_TEST(light_centre_matches_cpu)
 {
-	const size_t sizes[] = {1, 37, 20000, 300000};
-	for (int t = 0; t < 4; t++) {
-		struct sim_state st;
-		make_state(&st, sizes[t], 5 + t);
-		float wc[4];
-		render_framing_weights(plain_scene(), &st, wc);
-		struct gpu_framing *fr;
-		struct gpu_render_input in;
-		ck_assert_int_eq(gpu_framing_create(&st, wc, &fr), 0);
-		ck_assert_int_eq(gpu_framing_upload(fr, &st, &in), 0);
-		struct render_light_centre cpu, gpu;
-		ck_assert_int_eq(render_light_centre(&st, wc, &cpu), 0);
-		ck_assert_int_eq(gpu_framing_centre(fr, &in, &gpu), 0);
-		double range, wmax, wsum;
-		drawn_scales(&st, wc, &range, &wmax, &wsum);
-		ck_assert_uint_eq(gpu.count, cpu.count);
-		ck_assert_close(gpu.light, cpu.light, 0, 1e-12);
-		for (int d = 0; d < 3; d++)
-			ck_assert_close(gpu.c[d], cpu.c[d], 1e-9 * range + 1e-300, 0);
-		printf("n %zu: light centre GPU (%.6f, %.6f, %.6f), CPU (%.6f, %.6f, %.6f)\n", st.n,
-		       gpu.c[0], gpu.c[1], gpu.c[2], cpu.c[0], cpu.c[1], cpu.c[2]);
-		gpu_framing_free(&fr);
-		sim_state_free(&st);
-	}
+	static const struct twin_row row = {"light centre", framing_setup, centre_cpu, centre_gpu,
+					    centre_compare, framing_teardown, TWIN_TOL_OWN, 1};
+	static const size_t cases[][2] = {{1, 5}, {37, 6}, {20000, 7}, {300000, 8}};
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 
+/* The views of frame_need_and_inside_match_cpu: camera c, share f,
+ * margin m (view = 6 c + 2 f + m). */
+static const struct render_camera need_cams[] = {
+	{.pos = {0, -230, 140}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40},
+	{.pos = {60, 10, -30}, .target = {3, -2, 0}, .up = {0, 0, 1}, .fov = 25},
+	{.pos = {1, 2, 300}, .target = {1, 2, 0}, .up = {0, 1, 0}, .fov = 70}};
+static const double need_fracs[] = {0.5, 0.95, 1.0}, need_margins[] = {0, 0.05};
+
+static double need_frac(const struct twin_run *r)
+{
+	return need_fracs[r->view / 2 % 3];
+}
+
+static void need_cpu(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	render_frame_geom_make(&need_cams[r->view / 6], 1920, 1080, need_margins[r->view % 2], 1.0,
+			       &f->g);
+	ck_assert_int_eq(render_frame_need(&f->st, f->wc, &f->g, need_frac(r), &f->dc), 0);
+	f->ic = render_frame_inside(&f->st, f->wc, &f->g, f->dc);
+}
+
+/* The inside share at the CPU's distance, so the two shares see one frame. */
+static void need_gpu(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	ck_assert_int_eq(gpu_framing_need(f->fr, &f->in, &f->g, need_frac(r), &f->dg), 0);
+	ck_assert_int_eq(gpu_framing_inside(f->fr, &f->in, &f->g, f->dc, &f->ig), 0);
+}
+
+/* The distance within 4 steps of the range of the needs (at most the
+ * drawn extent / min(tx, ty) + extent) + 1e-12 relative; the share within
+ * the light of 2 bodies, and at least the share asked for. */
+static void need_compare(struct twin_run *r)
+{
+	struct ffix *f = r->fix;
+	char what[160];
+	const double nrange = f->range * sqrt(3.0) * (1 + 1 / fmin(f->g.tx, f->g.ty));
+	snprintf(what, sizeof what, "%s, view %d: need", r->what, r->view);
+	expect_value(f->dg, f->dc, 4 * nrange / RENDER_FRAMING_STEPS, 1e-12, what);
+	snprintf(what, sizeof what, "%s, view %d: inside share", r->what, r->view);
+	expect_value(f->ig, f->ic, 2 * f->wmax / f->wsum + 1e-12, 0, what);
+	ck_assert(f->ig >= need_frac(r) - 2 * f->wmax / f->wsum);
+}
+
 START_TEST(frame_need_and_inside_match_cpu)
 {
-	struct sim_state st;
-	make_state(&st, 200000, 77);
-	float wc[4];
-	render_framing_weights(plain_scene(), &st, wc);
-	struct gpu_framing *fr;
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_framing_create(&st, wc, &fr), 0);
-	ck_assert_int_eq(gpu_framing_upload(fr, &st, &in), 0);
-	double range, wmax, wsum;
-	drawn_scales(&st, wc, &range, &wmax, &wsum);
-	const struct render_camera cams[] = {{.pos = {0, -230, 140}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 40},
-					     {.pos = {60, 10, -30}, .target = {3, -2, 0}, .up = {0, 0, 1}, .fov = 25},
-					     {.pos = {1, 2, 300}, .target = {1, 2, 0}, .up = {0, 1, 0}, .fov = 70}};
-	const double fracs[] = {0.5, 0.95, 1.0}, margins[] = {0, 0.05};
-	for (int c = 0; c < 3; c++)
-		for (int f = 0; f < 3; f++)
-			for (int m = 0; m < 2; m++) {
-				struct render_frame_geom g;
-				render_frame_geom_make(&cams[c], 1920, 1080, margins[m], 1.0, &g);
-				double dc, dg;
-				ck_assert_int_eq(render_frame_need(&st, wc, &g, fracs[f], &dc), 0);
-				ck_assert_int_eq(gpu_framing_need(fr, &in, &g, fracs[f], &dg), 0);
-				/* the range of the needs: at most the drawn extent / min(tx, ty) + extent */
-				double nrange = range * sqrt(3.0) * (1 + 1 / fmin(g.tx, g.ty));
-				ck_assert_close(dg, dc, 4 * nrange / RENDER_FRAMING_STEPS, 1e-12);
-				double ic = render_frame_inside(&st, wc, &g, dc);
-				double ig;
-				ck_assert_int_eq(gpu_framing_inside(fr, &in, &g, dc, &ig), 0);
-				ck_assert_close(ig, ic, 2 * wmax / wsum + 1e-12, 0);
-				ck_assert(ig >= fracs[f] - 2 * wmax / wsum);
-			}
-	gpu_framing_free(&fr);
-	sim_state_free(&st);
+	static const struct twin_row row = {"frame need", framing_setup, need_cpu, need_gpu,
+					    need_compare, framing_teardown, TWIN_TOL_OWN, 18};
+	static const size_t cases[][2] = {{200000, 77}};
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 

@@ -43,6 +43,8 @@ struct twin_tol {
 
 /* The GPU renderer's HDR image (render/cuda/gpu_render.h). */
 #define TWIN_TOL_HDR ((struct twin_tol){0, 1e-4, 1e-3, 1e-5, 1})
+/* A row whose compare states its own tolerances (twin_expect per output). */
+#define TWIN_TOL_OWN ((struct twin_tol){0, 0, 0, 0, 0})
 /* 16-bit frames: n least significant bits. */
 #define TWIN_TOL_LSB(n) ((struct twin_tol){(n), 0, 0, 0, 0})
 
