@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/morton.h"
 #include "dist.h"
 
 int dist_domain_init(struct dist_domain *d, size_t n, int P)
@@ -35,18 +36,6 @@ void dist_domain_free(struct dist_domain *d)
 	free(d->key);
 	free(d->cut);
 	memset(d, 0, sizeof *d);
-}
-
-/* Spread the low 21 bits of v to every third bit. */
-static uint64_t domain_spread(uint64_t v)
-{
-	v &= 0x1fffff;
-	v = (v | v << 32) & 0x1f00000000ffffULL;
-	v = (v | v << 16) & 0x1f0000ff0000ffULL;
-	v = (v | v << 8) & 0x100f00f00f00f00fULL;
-	v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-	v = (v | v << 2) & 0x1249249249249249ULL;
-	return v;
 }
 
 static const uint64_t *g_sort_key; /* qsort has no context argument */
@@ -81,7 +70,7 @@ int dist_domain_cut(struct dist_domain *d, const double *pos, const double *w)
 		for (int a = 0; a < 3; a++) {
 			double c = floor((pos[3 * i + a] - lo[a]) * scale);
 			uint64_t u = c < 0 ? 0 : c > 2097151 ? 2097151 : (uint64_t)c;
-			k |= domain_spread(u) << a;
+			k |= sim_morton_spread(u) << a;
 		}
 		d->key[i] = k;
 		d->order[i] = (uint32_t)i;

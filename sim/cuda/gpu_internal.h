@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "gpu.h"
+#include "../../sim/morton.h"
 #include "../../sim/timestep_rule.h"
 
 /* The one CUDA check macro: on failure logs the call's text, file and line
@@ -136,18 +137,11 @@ int gpu_levels_histogram(const struct gpu_bodies *b, int *hist, cudaStream_t s);
 int gpu_levels_active_list(const struct gpu_bodies *b, int la, int *list, int *count,
 			   cudaStream_t s);
 
-/* 21 low bits of v spread to every third bit of a 63-bit word: one axis of
- * a 63-bit Morton key (the tree's body order, sim/cuda/tree_build.cu, and
- * the adaptive-h grid's, render/cuda/render_adaptive.cu). */
+/* One axis of a 63-bit Morton key (sim/morton.h's sim_morton_spread),
+ * under the name render/cuda/render_adaptive.cu still calls. */
 __device__ __forceinline__ unsigned long long gpu_morton_spread(unsigned int v)
 {
-	unsigned long long x = v & 0x1fffffu;
-	x = (x | x << 32) & 0x1f00000000ffffull;
-	x = (x | x << 16) & 0x1f0000ff0000ffull;
-	x = (x | x << 8) & 0x100f00f00f00f00full;
-	x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-	x = (x | x << 2) & 0x1249249249249249ull;
-	return x;
+	return sim_morton_spread(v);
 }
 
 /* Accelerations (x, y, z) and potentials (w) downloaded as n float4 into

@@ -134,7 +134,7 @@ __global__ void tree_keys_kernel(const float4 *__restrict__ pos, size_t n,
 		unsigned int ix = tree_cell_coord(p.x, q.x0, scale);
 		unsigned int iy = tree_cell_coord(p.y, q.y0, scale);
 		unsigned int iz = tree_cell_coord(p.z, q.z0, scale);
-		keys[i] = gpu_morton_spread(ix) | gpu_morton_spread(iy) << 1 | gpu_morton_spread(iz) << 2;
+		keys[i] = sim_morton_key(ix, iy, iz);
 		iota[i] = (uint32_t)i;
 	}
 }
