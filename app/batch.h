@@ -173,7 +173,7 @@ int batch_scene_complete(const struct scene *sc, char *why, size_t len);
 
 /* ---- batch_verify.c ---- */
 /* The --resume test of each row of the outputs table (app/outputs.h,
- * its `problem` column): NULL when PATH holds that output of sc whole,
+ * its `problem` column; k: the row): NULL when PATH holds that output of sc whole,
  * else why ("is truncated ..."), with the file it found wanting in which.
  * They read structure only, no decoder:
  *   video      non-empty; MP4 top-level boxes that tile the file, with ftyp, moov, mdat
@@ -185,13 +185,20 @@ int batch_scene_complete(const struct scene *sc, char *why, size_t len);
  *   snapshots  every number the run writes: the HDF5 signature, and no other member
  *   fits       every frame: a FITS primary header ("SIMPLE  =") and a
  *              whole number of 2880-byte records; no other member */
-const char *batch_whole_video(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_png(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_jpeg(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_stats(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_text(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_snapshots(const struct scene *sc, const char *path, char *which, size_t n);
-const char *batch_whole_fits(const struct scene *sc, const char *path, char *which, size_t n);
+const char *batch_whole_video(const struct app_out_kind *k, const struct scene *sc,
+			      const char *path, char *which, size_t n);
+const char *batch_whole_png(const struct app_out_kind *k, const struct scene *sc,
+			    const char *path, char *which, size_t n);
+const char *batch_whole_jpeg(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n);
+const char *batch_whole_stats(const struct app_out_kind *k, const struct scene *sc,
+			      const char *path, char *which, size_t n);
+const char *batch_whole_text(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n);
+const char *batch_whole_snapshots(const struct app_out_kind *k, const struct scene *sc,
+				  const char *path, char *which, size_t n);
+const char *batch_whole_fits(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n);
 
 /* ---- batch_group.c ---- */
 /* The simulation key of a resolved, placed scene: two 64-bit hashes (FNV-1a

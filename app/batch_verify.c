@@ -127,10 +127,10 @@ static const char *text_problem(const char *path, long *lines)
 
 /* Every member of row k (app/outputs.h) that frames [0, frames) of sc
  * write is whole (check), and DIR holds no other member of that row. */
-static const char *members_problem(const struct scene *sc, int row, const char *dir,
-				   const char *(*check)(const char *), char *which, size_t len)
+static const char *members_problem(const struct app_out_kind *k, const struct scene *sc,
+				   const char *dir, const char *(*check)(const char *), char *which,
+				   size_t len)
 {
-	const struct app_out_kind *k = &app_outputs[row];
 	int count = 0, want = 0;
 	DIR *d = opendir(dir);
 	snprintf(which, len, "%s", dir);
@@ -193,50 +193,54 @@ static const char *fits_problem(const char *path)
 	return why;
 }
 
-const char *batch_whole_video(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_video(const struct app_out_kind *k, const struct scene *sc,
+			      const char *path, char *which, size_t n)
 {
-	(void)sc, (void)which, (void)n;
+	(void)k, (void)sc, (void)which, (void)n;
 	return mp4_problem(path);
 }
 
-const char *batch_whole_png(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_png(const struct app_out_kind *k, const struct scene *sc,
+			    const char *path, char *which, size_t n)
 {
-	return members_problem(sc, APP_OUT_PNG, path, png_problem,
-			       which, n);
+	return members_problem(k, sc, path, png_problem, which, n);
 }
 
-const char *batch_whole_jpeg(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_jpeg(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n)
 {
 	static const unsigned char soi[2] = {0xff, 0xd8}, eoi[2] = {0xff, 0xd9};
-	(void)sc, (void)which, (void)n;
+	(void)k, (void)sc, (void)which, (void)n;
 	return framed_problem(path, soi, 2, eoi, 2);
 }
 
-const char *batch_whole_stats(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_stats(const struct app_out_kind *k, const struct scene *sc,
+			      const char *path, char *which, size_t n)
 {
 	long lines = 0;
-	(void)which, (void)n;
+	(void)k, (void)which, (void)n;
 	const char *problem = text_problem(path, &lines);
 	if (!problem && lines != (long)sc->output.frames + 1)
 		problem = "does not hold one row per frame";
 	return problem;
 }
 
-const char *batch_whole_text(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_text(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n)
 {
 	long lines = 0;
-	(void)sc, (void)which, (void)n;
+	(void)k, (void)sc, (void)which, (void)n;
 	return text_problem(path, &lines);
 }
 
-const char *batch_whole_snapshots(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_snapshots(const struct app_out_kind *k, const struct scene *sc,
+				  const char *path, char *which, size_t n)
 {
-	return members_problem(sc, APP_OUT_SNAPSHOTS, path,
-			       hdf5_problem, which, n);
+	return members_problem(k, sc, path, hdf5_problem, which, n);
 }
 
-const char *batch_whole_fits(const struct scene *sc, const char *path, char *which, size_t n)
+const char *batch_whole_fits(const struct app_out_kind *k, const struct scene *sc,
+			     const char *path, char *which, size_t n)
 {
-	return members_problem(sc, APP_OUT_FITS, path,
-			       fits_problem, which, n);
+	return members_problem(k, sc, path, fits_problem, which, n);
 }

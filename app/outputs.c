@@ -113,27 +113,6 @@ char *app_out_field(struct scene *sc, int i)
 	return v[0] || i != APP_OUT_RESOLVED ? v : NULL;
 }
 
-int app_out_member(const struct app_out_kind *k, const char *name)
-{
-	size_t np = strlen(k->prefix), ns = strlen(k->suffix), len = strlen(name);
-	char again[96];
-	int idx = 0, used = 0;
-	if (len <= np + ns || len > 64 || strncmp(name, k->prefix, np) != 0 ||
-	    strcmp(name + len - ns, k->suffix) != 0)
-		return -1;
-	if (sscanf(name + np, "%9d%n", &idx, &used) != 1 || idx < 0 || (size_t)used != len - np - ns)
-		return -1;
-	snprintf(again, sizeof again, "%s%0*d%s", k->prefix, k->width, idx, k->suffix);
-	return strcmp(again, name) == 0 ? idx : -1;
-}
-
-int app_out_member_path(const struct app_out_kind *k, const char *dir, int n, char *buf,
-			size_t cap)
-{
-	int len = snprintf(buf, cap, "%s/%s%0*d%s", dir, k->prefix, k->width, n, k->suffix);
-	return len < 0 || (size_t)len >= cap ? -1 : 0;
-}
-
 int app_out_member_end(const struct app_out_kind *k, const struct scene *sc)
 {
 	int end = 0;
@@ -306,7 +285,7 @@ int app_outputs_whole(const struct scene *sc, char *why, size_t len)
 		if (!k->problem || !app_out_path(sc, i, path)[0])
 			continue;
 		snprintf(which, sizeof which, "%s", path);
-		const char *problem = k->problem(sc, path, which, sizeof which);
+		const char *problem = k->problem(k, sc, path, which, sizeof which);
 		if (problem) {
 			snprintf(why, len, "%s %s (%s)", which, problem, k->key);
 			return 0;

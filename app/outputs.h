@@ -64,7 +64,8 @@ struct app_out_kind {
 	int from_frames;          /* 1: made from rendered frames (the view needs a renderer) */
 	/* --resume: NULL when path (FILE: the file; SEQ: the directory)
 	 * holds this output of sc whole; else why, with the file in which */
-	const char *(*problem)(const struct scene *sc, const char *path, char *which, size_t n);
+	const char *(*problem)(const struct app_out_kind *k, const struct scene *sc,
+			       const char *path, char *which, size_t n);
 	const char *what;         /* for --dry-run and messages: "the video (MP4)" */
 };
 
@@ -80,7 +81,7 @@ const char *app_out_path(const struct scene *sc, int i, char *buf);
  * whose value is derived when empty and is empty. */
 char *app_out_field(struct scene *sc, int i);
 
-/* APP_OUT_SEQ row k: the member number of file NAME (a name without '/'),
+/* (app/outputs_member.c) APP_OUT_SEQ row k: the member number of file NAME (a name without '/'),
  * exactly as the writer makes it, or -1 for any other name. */
 int app_out_member(const struct app_out_kind *k, const char *name);
 /* DIR/member n of row k into buf. 0, or -1 when too long. */

@@ -44,43 +44,6 @@ static int write_resolved_scene(const struct scene *sc, const char *path)
 	return sim_outfile_commit(tmp, path, rc == 0) ? NB_ERUNTIME : rc;
 }
 
-void app_view_placed(struct run_view *v, enum app_out_row row, int member)
-{
-	struct run_placed *p = &v->out[row];
-	p->placed = 1;
-	if (member < 0)
-		return;
-	if (p->first < 0 || member < p->first)
-		p->first = member;
-	if (member > p->last)
-		p->last = member;
-}
-
-
-void app_view_fail(struct run_view *v, int rc)
-{
-	if (v->rc)
-		return;
-	v->rc = rc ? rc : NB_ERUNTIME;
-	if (v->w) {
-		v->res->encode_s = out_writer_busy_seconds(v->w);
-		v->res->png_s = out_writer_png_seconds(v->w);
-		out_writer_close(&v->w, 0, 0);
-	}
-	if (v->stats) {
-		sim_stats_close(v->stats, v->sc->output.stats, 0);
-		v->stats = NULL;
-	}
-}
-
-int app_views_live(const struct run_view *v, int nv)
-{
-	int live = 0;
-	for (int i = 0; i < nv; i++)
-		live += v[i].rc == 0;
-	return live;
-}
-
 /* Open view v's outputs before any frame: the writer thread, the
  * statistics file. */
 static int view_open(struct run_view *v)

@@ -1,7 +1,8 @@
 /* run_view.h - one view of the simulation inside app_run_views (app/run.c)
  * and the frame loop (app/frames.c): its scene, its renderer, its open
  * outputs and its outcome. One simulation drives views[0..nv-1]; a single
- * run is nv = 1. Private to app/run.c and app/frames.c. */
+ * run is nv = 1. Private to app/run.c and app/frames.c; the view's own
+ * functions are app/run_view.c's. */
 #ifndef NB_RUN_VIEW_H
 #define NB_RUN_VIEW_H
 

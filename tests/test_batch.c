@@ -22,6 +22,7 @@
 #include "../app/batch_report.c"
 #include "../app/batch_verify.c"
 #include "../app/outputs.c"
+#include "../app/outputs_member.c"
 #include "check_main.h"
 #include "test_batch_util.h"
 

@@ -57,6 +57,7 @@
 
 #include "../app/batch_verify.c"
 #include "../app/outputs.c"
+#include "../app/outputs_member.c"
 #include "check_main.h"
 
 /* One row's way in: its value (relative to the run's directory), a --set
