@@ -83,117 +83,120 @@ START_TEST(missing_file_is_input_error)
 }
 END_TEST
 
+/* Scene texts with one bad value each, and the fragments its one message
+ * must hold: file:line:col, the key's path, what was expected and got. */
+static const struct {
+	const char *text;
+	const char *frag[4];
+} bad_values[] = {
+	{"", {"t.yaml:1:1:", "bodies", "missing required key"}},
+	{"hello\n", {"t.yaml:1:1:", "expected a map of scene keys", "'hello'"}},
+	{"- 1\n- 2\n", {"t.yaml:1:1:", "got a list of 2"}},
+	{"bodies: [{name: a, model: plummer}]\nsimulaton: {dt: 1}\n",
+	 {"t.yaml:2:1:", "simulaton", "did you mean 'simulation'?"}},
+	{"bodies: [{name: a, model: plummer, colour: [1, 1, 1]}]\n",
+	 {"t.yaml:1:36:", "bodies.0.colour", "did you mean 'color'?"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera:\n  keys:\n    - {frame: 0, positon: [1, 2, 3]}\n",
+	 {"t.yaml:4:18:", "camera.keys.0.positon", "did you mean 'position'?"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {height: 7}\n",
+	 {"t.yaml:2:18:", "render.height", "must be an even number >= 16, got 7"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {width: 20000}\n",
+	 {"t.yaml:2:17:", "render.width", "[16, 16384]", "20000"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {exposure: 1e999}\n",
+	 {"t.yaml:2:20:", "render.exposure", "too large"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {gamma: .nan}\n",
+	 {"t.yaml:2:17:", "render.gamma", "not a finite number"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {exposure: inf}\n",
+	 {"t.yaml:2:20:", "render.exposure", "not a finite number"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {tonemap: aces}\n",
+	 {"t.yaml:2:19:", "render.tonemap", "expected one of linear, log, asinh", "'aces'"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {diffuse_smoothing: knn}\n",
+	 {"t.yaml:2:29:", "render.diffuse_smoothing", "expected one of screen, adaptive", "'knn'"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: {smoothing: big}\n",
+	 {"t.yaml:2:21:", "render.smoothing", "adaptive", "'big'"}},
+	{"bodies: [{name: a, model: plummer}]\nrender: [1, 2]\n",
+	 {"t.yaml:2:9:", "render", "expected a map", "a list of 2"}},
+	{"bodies: [{name: a, model: plummer}]\nseed: -1\n", {"t.yaml:2:7:", "seed", "negative"}},
+	{"bodies: [{name: a, model: plummer, count: 0}]\n", {"t.yaml:1:43:", "bodies.0.count", "[1, "}},
+	{"bodies: [{name: a, model: plummer, count: 2.5}]\n",
+	 {"t.yaml:1:43:", "bodies.0.count", "not a whole number"}},
+	{"bodies: [{name: a, model: plummer, mass: \"1\"}]\n",
+	 {"t.yaml:1:42:", "bodies.0.mass", "quoted string"}},
+	{"bodies: [{name: 'a b', model: plummer}]\n", {"t.yaml:1:17:", "bodies.0.name", "letters"}},
+	{"bodies: [{name: a}]\n", {"t.yaml:1:10:", "bodies.0.model", "missing required key"}},
+	{"bodies: [{model: plummer}]\n", {"t.yaml:1:10:", "bodies.0.name", "missing required key"}},
+	{"bodies: []\n", {"t.yaml:1:9:", "bodies", "at least one"}},
+	{"bodies: [5]\n", {"t.yaml:1:10:", "bodies.0", "expected a map", "'5'"}},
+	{"bodies: [{name: a, model: file}]\n", {"t.yaml:1:10:", "bodies.0.file", "missing required key"}},
+	{"bodies: [{name: a, model: file, file: none.csv}]\n",
+	 {"t.yaml:1:39:", "bodies.0.file", "cannot open", "none.csv"}},
+	{"bodies: [{name: g, model: disk-galaxy, disk: {count: 0}, bulge: {count: 0}, halo: {count: 0}}]\n",
+	 {"t.yaml:1:10:", "bodies.0", "at least one of disk, bulge, halo"}},
+	{"bodies: [{name: g, model: disk-galaxy, disk: {toomre_q: 0}}]\n",
+	 {"t.yaml:1:57:", "bodies.0.disk.toomre_q", "expected a number in (0, 100]"}},
+	{"bodies: [{name: g, model: disk-galaxy, bulge: {scale_height: 1}}]\n",
+	 {"t.yaml:1:48:", "bodies.0.bulge.scale_height", "did you mean 'scale'?"}},
+	{"bodies: [{name: a, model: plummer, position: [1, 2, x]}]\n",
+	 {"t.yaml:1:53:", "bodies.0.position.2", "'x'"}},
+	{"bodies: [{name: a, model: plummer, color: [1, -1, 1]}]\n",
+	 {"t.yaml:1:47:", "bodies.0.color.1", "[0, 1e+06]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {fov: 180}\n",
+	 {"t.yaml:2:15:", "camera.fov", "(0, 180)"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {up: [0, 0, 0]}\n",
+	 {"t.yaml:2:14:", "camera", "up vector that is not zero"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {keys: [{frame: 0, position: [0, 0, 5]}]}\n",
+	 {"t.yaml:2:25:", "camera.keys.0", "parallel"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {keys: [{position: [1, 2, 3]}]}\n",
+	 {"t.yaml:2:17:", "camera.keys.0.frame", "missing required key"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {follow: b}\n",
+	 {"t.yaml:2:18:", "camera.follow", "'b'"}},
+	/* framing (docs/scenes.md "Framing") */
+	{"bodies: [{name: a, model: plummer}]\ncamera: {follow: lights}\n",
+	 {"t.yaml:2:18:", "camera.follow", "light", "'lights'"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame: automatic}\n",
+	 {"t.yaml:2:17:", "camera.frame", "keys, auto"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame: auto, frame_fraction: 0}\n",
+	 {"t.yaml:2:39:", "camera.frame_fraction", "(0, 1]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame_fraction: 1.5}\n",
+	 {"t.yaml:2:26:", "camera.frame_fraction", "(0, 1]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame_margin: 0.6}\n",
+	 {"t.yaml:2:24:", "camera.frame_margin", "[0, 0.5]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {smoothing: -2}\n",
+	 {"t.yaml:2:21:", "camera.smoothing", "[0, 1e+06]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [3, 0.5]}\n",
+	 {"t.yaml:2:23:", "camera.frame_range", "lo <= hi", "[3, 0.5]"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {projection: fisheye, frame: auto}\n"
+	 "render: {width: 64, height: 64}\n",
+	 {"t.yaml:2:38:", "camera.frame", "fisheye", "perspective"}},
+	{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [0, 2]}\n",
+	 {"t.yaml:2:24:", "camera.frame_range.0", "[1e-06, 1e+06]"}},
+	{"bodies: [{name: a, model: plummer}]\noutput: {preview: x.png}\n",
+	 {"t.yaml:2:19:", "output.preview", ".jpg"}},
+	{"bodies: [{name: a, model: plummer}]\noutput: {png_depth: 12}\n",
+	 {"t.yaml:2:21:", "output.png_depth", "8, 16"}},
+	{"bodies: [{name: a, model: plummer}]\noutput: {preset: quick}\n",
+	 {"t.yaml:2:18:", "output.preset", "veryfast"}},
+	{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
+	 "encounter: {pericenter: 5, separation: 2}\n",
+	 {"t.yaml:2:40:", "encounter.separation", "pericenter"}},
+	{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
+	 "encounter: {pericenter: 1, separation: 10, eccentricity: 0.5}\n",
+	 {"t.yaml:2:40:", "encounter.separation", "apocentre"}},
+	{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
+	 "encounter: {spin: [prograde]}\n",
+	 {"t.yaml:2:19:", "encounter.spin", "list of 2"}},
+	{"bodies: [{name: a, model: plummer}]\nunits: metric\n", {"t.yaml:2:8:", "units", "nbody, galactic"}},
+	{"bodies: &b [{name: a, model: plummer}]\nx: *b\n", {"t.yaml:1:9:", "anchor '&b'"}},
+	{"bodies: [{name: a, model: plummer}]\n---\nseed: 2\n", {"t.yaml:2:1:", "second document"}},
+	{"bodies: [{name: a, model: plummer}]\n? [1, 2]\n: 3\n", {"t.yaml:2:3:", "used as a key"}},
+	{"bodies: [{name: a, model: plummer}]\nseed: 1\n\tseed: 2\n", {"t.yaml:", "expected valid YAML"}},
+};
+
 START_TEST(bad_values_name_line_col_and_path)
 {
-	static const struct {
-		const char *text;
-		const char *frag[4];
-	} cases[] = {
-		{"", {"t.yaml:1:1:", "bodies", "missing required key"}},
-		{"hello\n", {"t.yaml:1:1:", "expected a map of scene keys", "'hello'"}},
-		{"- 1\n- 2\n", {"t.yaml:1:1:", "got a list of 2"}},
-		{"bodies: [{name: a, model: plummer}]\nsimulaton: {dt: 1}\n",
-		 {"t.yaml:2:1:", "simulaton", "did you mean 'simulation'?"}},
-		{"bodies: [{name: a, model: plummer, colour: [1, 1, 1]}]\n",
-		 {"t.yaml:1:36:", "bodies.0.colour", "did you mean 'color'?"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera:\n  keys:\n    - {frame: 0, positon: [1, 2, 3]}\n",
-		 {"t.yaml:4:18:", "camera.keys.0.positon", "did you mean 'position'?"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {height: 7}\n",
-		 {"t.yaml:2:18:", "render.height", "must be an even number >= 16, got 7"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {width: 20000}\n",
-		 {"t.yaml:2:17:", "render.width", "[16, 16384]", "20000"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {exposure: 1e999}\n",
-		 {"t.yaml:2:20:", "render.exposure", "too large"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {gamma: .nan}\n",
-		 {"t.yaml:2:17:", "render.gamma", "not a finite number"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {exposure: inf}\n",
-		 {"t.yaml:2:20:", "render.exposure", "not a finite number"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {tonemap: aces}\n",
-		 {"t.yaml:2:19:", "render.tonemap", "expected one of linear, log, asinh", "'aces'"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {diffuse_smoothing: knn}\n",
-		 {"t.yaml:2:29:", "render.diffuse_smoothing", "expected one of screen, adaptive", "'knn'"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: {smoothing: big}\n",
-		 {"t.yaml:2:21:", "render.smoothing", "adaptive", "'big'"}},
-		{"bodies: [{name: a, model: plummer}]\nrender: [1, 2]\n",
-		 {"t.yaml:2:9:", "render", "expected a map", "a list of 2"}},
-		{"bodies: [{name: a, model: plummer}]\nseed: -1\n", {"t.yaml:2:7:", "seed", "negative"}},
-		{"bodies: [{name: a, model: plummer, count: 0}]\n", {"t.yaml:1:43:", "bodies.0.count", "[1, "}},
-		{"bodies: [{name: a, model: plummer, count: 2.5}]\n",
-		 {"t.yaml:1:43:", "bodies.0.count", "not a whole number"}},
-		{"bodies: [{name: a, model: plummer, mass: \"1\"}]\n",
-		 {"t.yaml:1:42:", "bodies.0.mass", "quoted string"}},
-		{"bodies: [{name: 'a b', model: plummer}]\n", {"t.yaml:1:17:", "bodies.0.name", "letters"}},
-		{"bodies: [{name: a}]\n", {"t.yaml:1:10:", "bodies.0.model", "missing required key"}},
-		{"bodies: [{model: plummer}]\n", {"t.yaml:1:10:", "bodies.0.name", "missing required key"}},
-		{"bodies: []\n", {"t.yaml:1:9:", "bodies", "at least one"}},
-		{"bodies: [5]\n", {"t.yaml:1:10:", "bodies.0", "expected a map", "'5'"}},
-		{"bodies: [{name: a, model: file}]\n", {"t.yaml:1:10:", "bodies.0.file", "missing required key"}},
-		{"bodies: [{name: a, model: file, file: none.csv}]\n",
-		 {"t.yaml:1:39:", "bodies.0.file", "cannot open", "none.csv"}},
-		{"bodies: [{name: g, model: disk-galaxy, disk: {count: 0}, bulge: {count: 0}, halo: {count: 0}}]\n",
-		 {"t.yaml:1:10:", "bodies.0", "at least one of disk, bulge, halo"}},
-		{"bodies: [{name: g, model: disk-galaxy, disk: {toomre_q: 0}}]\n",
-		 {"t.yaml:1:57:", "bodies.0.disk.toomre_q", "expected a number in (0, 100]"}},
-		{"bodies: [{name: g, model: disk-galaxy, bulge: {scale_height: 1}}]\n",
-		 {"t.yaml:1:48:", "bodies.0.bulge.scale_height", "did you mean 'scale'?"}},
-		{"bodies: [{name: a, model: plummer, position: [1, 2, x]}]\n",
-		 {"t.yaml:1:53:", "bodies.0.position.2", "'x'"}},
-		{"bodies: [{name: a, model: plummer, color: [1, -1, 1]}]\n",
-		 {"t.yaml:1:47:", "bodies.0.color.1", "[0, 1e+06]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {fov: 180}\n",
-		 {"t.yaml:2:15:", "camera.fov", "(0, 180)"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {up: [0, 0, 0]}\n",
-		 {"t.yaml:2:14:", "camera", "up vector that is not zero"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {keys: [{frame: 0, position: [0, 0, 5]}]}\n",
-		 {"t.yaml:2:25:", "camera.keys.0", "parallel"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {keys: [{position: [1, 2, 3]}]}\n",
-		 {"t.yaml:2:17:", "camera.keys.0.frame", "missing required key"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {follow: b}\n",
-		 {"t.yaml:2:18:", "camera.follow", "'b'"}},
-		/* framing (docs/scenes.md "Framing") */
-		{"bodies: [{name: a, model: plummer}]\ncamera: {follow: lights}\n",
-		 {"t.yaml:2:18:", "camera.follow", "light", "'lights'"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame: automatic}\n",
-		 {"t.yaml:2:17:", "camera.frame", "keys, auto"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame: auto, frame_fraction: 0}\n",
-		 {"t.yaml:2:39:", "camera.frame_fraction", "(0, 1]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_fraction: 1.5}\n",
-		 {"t.yaml:2:26:", "camera.frame_fraction", "(0, 1]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_margin: 0.6}\n",
-		 {"t.yaml:2:24:", "camera.frame_margin", "[0, 0.5]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {smoothing: -2}\n",
-		 {"t.yaml:2:21:", "camera.smoothing", "[0, 1e+06]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [3, 0.5]}\n",
-		 {"t.yaml:2:23:", "camera.frame_range", "lo <= hi", "[3, 0.5]"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {projection: fisheye, frame: auto}\n"
-		 "render: {width: 64, height: 64}\n",
-		 {"t.yaml:2:38:", "camera.frame", "fisheye", "perspective"}},
-		{"bodies: [{name: a, model: plummer}]\ncamera: {frame_range: [0, 2]}\n",
-		 {"t.yaml:2:24:", "camera.frame_range.0", "[1e-06, 1e+06]"}},
-		{"bodies: [{name: a, model: plummer}]\noutput: {preview: x.png}\n",
-		 {"t.yaml:2:19:", "output.preview", ".jpg"}},
-		{"bodies: [{name: a, model: plummer}]\noutput: {png_depth: 12}\n",
-		 {"t.yaml:2:21:", "output.png_depth", "8, 16"}},
-		{"bodies: [{name: a, model: plummer}]\noutput: {preset: quick}\n",
-		 {"t.yaml:2:18:", "output.preset", "veryfast"}},
-		{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
-		 "encounter: {pericenter: 5, separation: 2}\n",
-		 {"t.yaml:2:40:", "encounter.separation", "pericenter"}},
-		{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
-		 "encounter: {pericenter: 1, separation: 10, eccentricity: 0.5}\n",
-		 {"t.yaml:2:40:", "encounter.separation", "apocentre"}},
-		{"bodies: [{name: a, model: plummer}, {name: b, model: plummer}]\n"
-		 "encounter: {spin: [prograde]}\n",
-		 {"t.yaml:2:19:", "encounter.spin", "list of 2"}},
-		{"bodies: [{name: a, model: plummer}]\nunits: metric\n", {"t.yaml:2:8:", "units", "nbody, galactic"}},
-		{"bodies: &b [{name: a, model: plummer}]\nx: *b\n", {"t.yaml:1:9:", "anchor '&b'"}},
-		{"bodies: [{name: a, model: plummer}]\n---\nseed: 2\n", {"t.yaml:2:1:", "second document"}},
-		{"bodies: [{name: a, model: plummer}]\n? [1, 2]\n: 3\n", {"t.yaml:2:3:", "used as a key"}},
-		{"bodies: [{name: a, model: plummer}]\nseed: 1\n\tseed: 2\n", {"t.yaml:", "expected valid YAML"}},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int err = load_str(cases[i].text, NULL, 0, &g_sc);
-		const char *const *f = cases[i].frag;
+	for (size_t i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+		int err = load_str(bad_values[i].text, NULL, 0, &g_sc);
+		const char *const *f = bad_values[i].frag;
 		int n = 0;
 		while (n < 4 && f[n])
 			n++;
@@ -201,7 +204,7 @@ START_TEST(bad_values_name_line_col_and_path)
 		for (int j = 0; j < n; j++)
 			frags[j] = f[j];
 		ck_assert_msg(err == NB_EINPUT, "case %zu (%s): expected NB_EINPUT, got %d: %s", i,
-			      cases[i].text, err, g_err);
+			      bad_values[i].text, err, g_err);
 		expect_error(err, frags);
 	}
 }
@@ -544,8 +547,7 @@ START_TEST(gpu_memory_key_takes_sizes_and_refuses_the_rest)
 END_TEST
 
 /* Colour keys (render.color_by, color_range, colormap_file, the young
- * stars): bad values name the key and its place; a bad colormap file names
- * FILE:LINE. */
+ * stars): bad values name the key and its place. */
 START_TEST(colour_keys_refuse_bad_input)
 {
 	int err = load_str("bodies: [{name: a, model: plummer}]\nrender:\n  color_range: [5, 1]\n",
@@ -572,8 +574,29 @@ START_TEST(colour_keys_refuse_bad_input)
 	err = load_str("bodies: [{name: a, model: plummer}]\nrender: {colormap_file: no-such.lut}\n",
 		       NULL, 0, &g_sc);
 	EXPECT_ERROR(err, "t.yaml:2:25:", "render.colormap_file", "cannot open", "no-such.lut");
+}
+END_TEST
 
-	/* bad colormap files: the file and the line of the fault */
+/* Write a colour map file of ROWS rows "r 3 4" after one comment line, row
+ * BAD_ROW (1-based; 0: none) replaced by TEXT. */
+static void write_lut(const char *path, int bad_row, const char *text, int rows)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "# r g b\n");
+	for (int r = 1; r <= rows; r++) {
+		if (r == bad_row)
+			fprintf(f, "%s\n", text);
+		else
+			fprintf(f, "%d %d %d\n", r % 256, 3, 4);
+	}
+	fclose(f);
+}
+
+/* A bad render.colormap_file: the message names FILE:LINE of the fault. */
+START_TEST(bad_colormap_files_name_file_and_line)
+{
+	int err;
 	char dir[] = "/tmp/nb_badlutXXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	static const struct {
@@ -596,16 +619,7 @@ START_TEST(colour_keys_refuse_bad_input)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char path[300], text[400];
 		snprintf(path, sizeof path, "%s/bad%zu.lut", dir, i);
-		FILE *f = fopen(path, "w");
-		ck_assert_ptr_nonnull(f);
-		fprintf(f, "# r g b\n");
-		for (int r = 1; r <= cases[i].rows; r++) {
-			if (r == cases[i].bad_row)
-				fprintf(f, "%s\n", cases[i].text);
-			else
-				fprintf(f, "%d %d %d\n", r % 256, 3, 4);
-		}
-		fclose(f);
+		write_lut(path, cases[i].bad_row, cases[i].text, cases[i].rows);
 		snprintf(text, sizeof text,
 			 "bodies: [{name: a, model: plummer}]\nrender: {colormap_file: %s}\n", path);
 		err = load_str(text, NULL, 0, &g_sc);
@@ -649,6 +663,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, overflowing_masses_refused);
 	tcase_add_test(tc, cross_key_errors_point_at_a_given_key);
 	tcase_add_test(tc, colour_keys_refuse_bad_input);
+	tcase_add_test(tc, bad_colormap_files_name_file_and_line);
 	tcase_add_test(tc, gpu_memory_key_takes_sizes_and_refuses_the_rest);
 	suite_add_tcase(s, tc);
 	return s;
