@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "twin.h"
 #include "../sim/cuda/gpu.h"
 #include "../sim/sim.h"
 #if NB_HAVE_CUDA
@@ -20,40 +21,127 @@
 
 #if NB_HAVE_CUDA
 
-/* Relative acceleration error of each body, |a - ref| / |ref|, sorted. */
-static double *rel_errors(const double *a, const double *ref, size_t n)
-{
-	double *e = malloc(n * sizeof *e);
-	ck_assert_ptr_nonnull(e);
-	for (size_t i = 0; i < n; i++) {
-		double d2 = 0, r2 = 0;
-		for (int k = 0; k < 3; k++) {
-			double d = a[3 * i + k] - ref[3 * i + k];
-			d2 += d * d;
-			r2 += ref[3 * i + k] * ref[3 * i + k];
-		}
-		e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
-	}
-	for (size_t i = 1; i < n; i++) { /* insertion sort is fine at test sizes */
-		double v = e[i];
-		size_t j = i;
-		for (; j > 0 && e[j - 1] > v; j--)
-			e[j] = e[j - 1];
-		e[j] = v;
-	}
-	return e;
-}
-
-static double pct(const double *sorted, size_t n, double p)
-{
-	size_t k = (size_t)(p * (double)(n - 1));
-	return sorted[k];
-}
-
 static void plummer(struct sim_state *st, size_t n, uint64_t seed)
 {
 	ck_assert_int_eq(sim_state_alloc(st, n, 1), 0);
 	sim_ic_plummer(st, 0, n, 1.0, 1.0, 20.0, seed, 0);
+}
+
+/* ---- the tree against its references ---- */
+
+/* A case: n Plummer bodies (seed), eps, theta; shape: 0 as built, 1 the
+ * first 1000 at one point, 2 body 0 a million units away, 3 that and
+ * every z = 0 (a flat sheet); tol_com / tol_bmax: the bound on the 99th
+ * percentile error against the direct sum for each criterion. */
+struct tree_arg {
+	const char *what;
+	size_t n;
+	uint64_t seed;
+	int shape;
+	double tol_com, tol_bmax;
+};
+
+struct tfix {
+	struct sim_state st;
+	size_t n;
+	double *ad, *pd; /* the double direct sum */
+	double *ac;      /* the CPU tree's */
+	double *at, *pt; /* the GPU tree's */
+	struct gpu_tree_tuning keep; /* restored by teardown */
+};
+
+/* The bodies and the double direct sum (potentials too): every view's
+ * reference. The tuning is kept to be restored. */
+static void tree_setup(struct twin_run *r)
+{
+	const struct tree_arg *a = r->arg;
+	struct tfix *f = calloc(1, sizeof *f);
+	ck_assert_ptr_nonnull(f);
+	r->fix = f;
+	const size_t n = f->n = a->n;
+	plummer(&f->st, n, a->seed);
+	if (a->shape == 1) /* 1000 bodies at one point inside the sphere */
+		for (size_t i = 0; i < 1000; i++)
+			f->st.pos[3 * i] = 0.25, f->st.pos[3 * i + 1] = -0.5, f->st.pos[3 * i + 2] = 0.125;
+	if (a->shape >= 2)
+		f->st.pos[0] = 1e6, f->st.pos[1] = -3e5, f->st.pos[2] = 2e5;
+	if (a->shape == 3) /* a flat sheet z = 0 and a line: most octants of every cell empty */
+		for (size_t i = 0; i < n; i++)
+			f->st.pos[3 * i + 2] = 0.0;
+	f->ad = malloc(3 * n * sizeof *f->ad), f->pd = malloc(n * sizeof *f->pd);
+	f->ac = malloc(3 * n * sizeof *f->ac);
+	f->at = malloc(3 * n * sizeof *f->at), f->pt = malloc(n * sizeof *f->pt);
+	ck_assert(f->ad && f->pd && f->ac && f->at && f->pt);
+	ck_assert_int_eq(sim_direct_accel(f->st.pos, f->st.mass, n, 0.05, f->ad, f->pd), 0);
+	gpu_tree_tuning_get(&f->keep);
+	snprintf(r->what, sizeof r->what, "%s", a->what);
+}
+
+static void tree_teardown(struct twin_run *r)
+{
+	struct tfix *f = r->fix;
+	gpu_tree_tuning_set(&f->keep);
+	free(f->ad), free(f->pd), free(f->ac), free(f->at), free(f->pt);
+	sim_state_free(&f->st);
+	free(f);
+}
+
+/* The kept tuning with criterion crit. */
+static void tree_tune(const struct tfix *f, int crit)
+{
+	struct gpu_tree_tuning tu = f->keep;
+	tu.criterion = crit;
+	gpu_tree_tuning_set(&tu);
+}
+
+/* The views of gpu_tree_matches_cpu_tree: the GPU's criterion, the CPU's
+ * opening. */
+static const struct {
+	int crit;
+	enum scene_opening opening;
+	const char *name;
+} tree_crits[3] = {{GPU_TREE_CRIT_SCENE, SCENE_OPENING_BMAX, "default (bmax)"},
+		   {GPU_TREE_CRIT_BMAX, SCENE_OPENING_BMAX, "bmax"},
+		   {GPU_TREE_CRIT_BH, SCENE_OPENING_COM, "com"}};
+
+static void cpu_tree(struct twin_run *r)
+{
+	struct tfix *f = r->fix;
+	const double *pos = f->st.pos, *mass = f->st.mass;
+	if (r->view == 0)
+		ck_assert_int_eq(sim_tree_accel(pos, mass, f->n, 0.05, 0.5, 2, f->ac, NULL), 0);
+	else
+		ck_assert_int_eq(sim_tree_accel_ex(pos, mass, f->n, 0.05, 0.5, 2, tree_crits[r->view].opening,
+						   f->ac, NULL),
+				 0);
+}
+
+static void gpu_tree_crit(struct twin_run *r)
+{
+	struct tfix *f = r->fix;
+	tree_tune(f, tree_crits[r->view].crit);
+	ck_assert_int_eq(gpu_tree_accel(f->st.pos, f->st.mass, f->n, 0.05, 0.5, 2, f->at, NULL), 0);
+}
+
+/* GPU and CPU trees within 1e-5 (median) and 1.5e-3 (99th percentile) of
+ * each other, and equally accurate against the direct sum (medians
+ * within 5 %). */
+static void trees_compare(struct twin_run *r)
+{
+	const struct tfix *f = r->fix;
+	const size_t n = f->n;
+	double *e = twin_rel_errors(f->at, f->ac, n), *eg = twin_rel_errors(f->at, f->ad, n),
+	       *ec = twin_rel_errors(f->ac, f->ad, n);
+	printf("%s, theta 0.5, quadrupole: gpu vs cpu tree median %.3g 99th %.3g; vs direct: "
+	       "gpu median %.3g 99th %.3g, cpu median %.3g 99th %.3g\n",
+	       tree_crits[r->view].name, twin_pct(e, n, 0.5), twin_pct(e, n, 0.99), twin_pct(eg, n, 0.5),
+	       twin_pct(eg, n, 0.99), twin_pct(ec, n, 0.5), twin_pct(ec, n, 0.99));
+	ck_assert_double_le(twin_pct(e, n, 0.5), 1e-5);
+	ck_assert_double_le(twin_pct(e, n, 0.99), 1.5e-3);
+	/* and the two trees are equally accurate */
+	ck_assert_double_le(fabs(twin_pct(eg, n, 0.5) - twin_pct(ec, n, 0.5)),
+			    0.05 * twin_pct(ec, n, 0.5));
+	free(e), free(eg), free(ec);
 }
 
 /* GPU tree and CPU tree build the same cells and walk groups and use the
@@ -69,49 +157,10 @@ static void plummer(struct sim_state *st, size_t n, uint64_t seed)
  * GPU_TREE_CRIT_SCENE, sim_tree_accel) is bmax on both. */
 START_TEST(gpu_tree_matches_cpu_tree)
 {
-	const size_t n = 20000;
-	struct sim_state st;
-	plummer(&st, n, 11);
-	double *ag = malloc(3 * n * sizeof *ag), *ac = malloc(3 * n * sizeof *ac);
-	double *ad = malloc(3 * n * sizeof *ad);
-	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, NULL), 0);
-	struct gpu_tree_tuning keep, tu;
-	gpu_tree_tuning_get(&keep);
-	const struct {
-		int crit;
-		enum scene_opening opening;
-		const char *name;
-	} c[3] = {{GPU_TREE_CRIT_SCENE, SCENE_OPENING_BMAX, "default (bmax)"},
-		  {GPU_TREE_CRIT_BMAX, SCENE_OPENING_BMAX, "bmax"},
-		  {GPU_TREE_CRIT_BH, SCENE_OPENING_COM, "com"}};
-	for (int k = 0; k < 3; k++) {
-		tu = keep;
-		tu.criterion = c[k].crit;
-		gpu_tree_tuning_set(&tu);
-		ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, ag, NULL), 0);
-		if (k == 0)
-			ck_assert_int_eq(sim_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, ac, NULL), 0);
-		else
-			ck_assert_int_eq(sim_tree_accel_ex(st.pos, st.mass, n, 0.05, 0.5, 2,
-							   c[k].opening, ac, NULL),
-					 0);
-		double *e = rel_errors(ag, ac, n), *eg = rel_errors(ag, ad, n),
-		       *ec = rel_errors(ac, ad, n);
-		printf("%s, theta 0.5, quadrupole: gpu vs cpu tree median %.3g 99th %.3g; vs direct: "
-		       "gpu median %.3g 99th %.3g, cpu median %.3g 99th %.3g\n",
-		       c[k].name, pct(e, n, 0.5), pct(e, n, 0.99), pct(eg, n, 0.5), pct(eg, n, 0.99),
-		       pct(ec, n, 0.5), pct(ec, n, 0.99));
-		ck_assert_double_le(pct(e, n, 0.5), 1e-5);
-		ck_assert_double_le(pct(e, n, 0.99), 1.5e-3);
-		/* and the two trees are equally accurate */
-		ck_assert_double_le(fabs(pct(eg, n, 0.5) - pct(ec, n, 0.5)), 0.05 * pct(ec, n, 0.5));
-		free(e), free(eg), free(ec);
-	}
-	gpu_tree_tuning_set(&keep);
-	free(ag);
-	free(ac);
-	free(ad);
-	sim_state_free(&st);
+	static const struct twin_row row = {"trees", tree_setup, cpu_tree, gpu_tree_crit,
+					    trees_compare, tree_teardown, TWIN_TOL_OWN, 3};
+	static const struct tree_arg cases[] = {{"plummer 20000", 20000, 11, 0, 0, 0}};
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 
@@ -160,13 +209,14 @@ START_TEST(gpu_tree_packed_active_walk)
 			memcpy(sd + 3 * m, ad + 3 * i, 3 * sizeof *sd);
 			m++;
 		}
-		double *ep = rel_errors(sp, sd, m), *ef = rel_errors(sf, sd, m);
+		double *ep = twin_rel_errors(sp, sd, m), *ef = twin_rel_errors(sf, sd, m);
 		printf("packed walk, active from level %d (%zu of %zu bodies): vs direct median %.3g "
 		       "99th %.3g; full walk median %.3g 99th %.3g\n",
-		       la, m, n, pct(ep, m, 0.5), pct(ep, m, 0.99), pct(ef, m, 0.5), pct(ef, m, 0.99));
+		       la, m, n, twin_pct(ep, m, 0.5), twin_pct(ep, m, 0.99), twin_pct(ef, m, 0.5),
+		       twin_pct(ef, m, 0.99));
 		ck_assert(m > 100 && m < n);
-		ck_assert_double_le(pct(ep, m, 0.5), 1.5 * pct(ef, m, 0.5));
-		ck_assert_double_le(pct(ep, m, 0.99), 1.5 * pct(ef, m, 0.99));
+		ck_assert_double_le(twin_pct(ep, m, 0.5), 1.5 * twin_pct(ef, m, 0.5));
+		ck_assert_double_le(twin_pct(ep, m, 0.99), 1.5 * twin_pct(ef, m, 0.99));
 		free(ep), free(ef), free(sp), free(sf), free(sd);
 	}
 	free(lev), free(ad), free(af), free(ap);
@@ -249,10 +299,10 @@ START_TEST(gpu_tree_error_shrinks_with_theta)
 		double prev = INFINITY;
 		for (int k = 0; k < 4; k++) {
 			ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, thetas[k], mp, at, NULL), 0);
-			double *e = rel_errors(at, ad, n);
-			double med = pct(e, n, 0.5);
+			double *e = twin_rel_errors(at, ad, n);
+			double med = twin_pct(e, n, 0.5);
 			printf("multipoles %d theta %.1f: median %.3g 99th %.3g\n", mp, thetas[k], med,
-			       pct(e, n, 0.99));
+			       twin_pct(e, n, 0.99));
 			ck_assert_msg(med < prev, "median error %g at theta %g is not below %g", med,
 				      thetas[k], prev);
 			if (mp == 2 && thetas[k] == 0.5)
@@ -263,9 +313,10 @@ START_TEST(gpu_tree_error_shrinks_with_theta)
 	}
 	/* theta = 0: every pair, float sums of n terms */
 	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.0, 2, at, pt), 0);
-	double *e = rel_errors(at, ad, n);
-	printf("theta 0: median %.3g 99th %.3g max %.3g\n", pct(e, n, 0.5), pct(e, n, 0.99), e[n - 1]);
-	ck_assert_double_le(pct(e, n, 0.99), 3e-5);
+	double *e = twin_rel_errors(at, ad, n);
+	printf("theta 0: median %.3g 99th %.3g max %.3g\n", twin_pct(e, n, 0.5), twin_pct(e, n, 0.99),
+	       e[n - 1]);
+	ck_assert_double_le(twin_pct(e, n, 0.99), 3e-5);
 	ck_assert_double_le(e[n - 1], 1e-3);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_close(pt[i], pd[i], 0.0, 2e-5);
@@ -306,8 +357,8 @@ START_TEST(gpu_tree_local_expansion_keeps_accuracy)
 			ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, at, NULL), 0);
 			gpu_tree_profile_enable(0);
 			gpu_tree_profile_read(&pr, 1);
-			double *e = rel_errors(at, ad, n);
-			med[on] = pct(e, n, 0.5), p99[on] = pct(e, n, 0.99);
+			double *e = twin_rel_errors(at, ad, n);
+			med[on] = twin_pct(e, n, 0.5), p99[on] = twin_pct(e, n, 0.99);
 			local[on] = pr.m2l / (pr.m2l + pr.m2p);
 			printf("%s, local ratio %g: median %.3g 99th %.3g; P2P %.0f M2P %.0f local %.0f per "
 			       "body\n",
@@ -352,36 +403,34 @@ START_TEST(gpu_tree_one_and_two_bodies)
 }
 END_TEST
 
-/* n bodies, the tree against the double direct sum with both criteria:
- * every value finite, 99th percentile error below tol_com (criterion com)
- * or tol_bmax (bmax, which at small N accepts cells that com opens). */
-static void check_vs_direct(const double *pos, const double *mass, size_t n, double eps,
-			    double theta, double tol_com, double tol_bmax, const char *what)
+/* The tree against the double direct sum, criterion view (com or
+ * bmax): every value finite, 99th percentile error below tol_com
+ * (criterion com) or tol_bmax (bmax, which at small N accepts cells that
+ * com opens). */
+static void gpu_tree_pot(struct twin_run *r)
 {
-	double *ad = malloc(3 * n * sizeof *ad), *at = malloc(3 * n * sizeof *at);
-	double *pt = malloc(n * sizeof *pt);
-	struct gpu_tree_tuning keep, tu;
-	gpu_tree_tuning_get(&keep);
-	ck_assert_int_eq(sim_direct_accel(pos, mass, n, eps, ad, NULL), 0);
-	for (int crit = 0; crit <= 1; crit++) {
-		const double tol = crit == GPU_TREE_CRIT_BH ? tol_com : tol_bmax;
-		tu = keep;
-		tu.criterion = crit;
-		gpu_tree_tuning_set(&tu);
-		ck_assert_int_eq(gpu_tree_accel(pos, mass, n, eps, theta, 2, at, pt), 0);
-		for (size_t i = 0; i < 3 * n; i++)
-			ck_assert_msg(isfinite(at[i]), "%s: acc[%zu] = %g", what, i, at[i]);
-		for (size_t i = 0; i < n; i++)
-			ck_assert_msg(isfinite(pt[i]), "%s: pot[%zu] = %g", what, i, pt[i]);
-		double *e = rel_errors(at, ad, n);
-		printf("%s, criterion %d: median %.3g 99th %.3g\n", what, crit, pct(e, n, 0.5),
-		       pct(e, n, 0.99));
-		ck_assert_msg(pct(e, n, 0.99) <= tol, "%s, criterion %d: 99th percentile error %g > %g",
-			      what, crit, pct(e, n, 0.99), tol);
-		free(e);
-	}
-	gpu_tree_tuning_set(&keep);
-	free(ad), free(at), free(pt);
+	struct tfix *f = r->fix;
+	tree_tune(f, r->view);
+	ck_assert_int_eq(gpu_tree_accel(f->st.pos, f->st.mass, f->n, 0.05, 0.5, 2, f->at, f->pt), 0);
+}
+
+static void direct_compare(struct twin_run *r)
+{
+	const struct tree_arg *a = r->arg;
+	const struct tfix *f = r->fix;
+	const size_t n = f->n;
+	const int crit = r->view;
+	const double tol = crit == GPU_TREE_CRIT_BH ? a->tol_com : a->tol_bmax;
+	for (size_t i = 0; i < 3 * n; i++)
+		ck_assert_msg(isfinite(f->at[i]), "%s: acc[%zu] = %g", r->what, i, f->at[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(isfinite(f->pt[i]), "%s: pot[%zu] = %g", r->what, i, f->pt[i]);
+	double *e = twin_rel_errors(f->at, f->ad, n);
+	printf("%s, criterion %d: median %.3g 99th %.3g\n", r->what, crit, twin_pct(e, n, 0.5),
+	       twin_pct(e, n, 0.99));
+	ck_assert_msg(twin_pct(e, n, 0.99) <= tol, "%s, criterion %d: 99th percentile error %g > %g",
+		      r->what, crit, twin_pct(e, n, 0.99), tol);
+	free(e);
 }
 
 /* Coincident bodies (one key for all: a leaf beyond the leaf size at the
@@ -389,14 +438,12 @@ static void check_vs_direct(const double *pos, const double *mass, size_t n, dou
  * every cell empty). */
 START_TEST(gpu_tree_awkward_inputs)
 {
-	const size_t n = 3000;
-	struct sim_state st;
-	plummer(&st, n, 13);
-	/* 1000 bodies at one point inside the sphere */
-	for (size_t i = 0; i < 1000; i++) {
-		st.pos[3 * i] = 0.25, st.pos[3 * i + 1] = -0.5, st.pos[3 * i + 2] = 0.125;
-	}
-	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, 2e-2, "1000 coincident bodies");
+	static const struct twin_row row = {"tree vs direct", tree_setup, NULL, gpu_tree_pot,
+					    direct_compare, tree_teardown, TWIN_TOL_OWN, 2};
+	static const struct tree_arg coincident[] = {{"1000 coincident bodies", 3000, 13, 1, 2e-3, 2e-2}};
+	static const struct tree_arg far[] = {{"a body 1e6 away", 3000, 14, 2, 2e-3, 2e-2},
+					      {"a flat sheet", 3000, 14, 3, 2e-3, 2e-2}};
+	TWIN_RUN(&row, coincident);
 	/* all bodies at one point: no force, phi = -(M - m) / eps */
 	double *p1 = calloc(3 * 500, sizeof *p1), *m1 = malloc(500 * sizeof *m1);
 	double *a1 = malloc(3 * 500 * sizeof *a1), *f1 = malloc(500 * sizeof *f1);
@@ -409,57 +456,63 @@ START_TEST(gpu_tree_awkward_inputs)
 		ck_assert_close(f1[i], -(1.0 - 0.002) / 0.05, 0.0, 1e-4);
 	}
 	free(p1), free(m1), free(a1), free(f1);
-	/* one body a million units away */
-	plummer(&st, n, 14);
-	st.pos[0] = 1e6, st.pos[1] = -3e5, st.pos[2] = 2e5;
-	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, 2e-2, "a body 1e6 away");
-	/* a flat sheet z = 0 and a line: most octants of every cell empty */
-	for (size_t i = 0; i < n; i++)
-		st.pos[3 * i + 2] = 0.0;
-	check_vs_direct(st.pos, st.mass, n, 0.05, 0.5, 2e-3, 2e-2, "a flat sheet");
-	sim_state_free(&st);
+	TWIN_RUN(&row, far);
 }
 END_TEST
+
+/* View v of gpu_tree_all_variants: lanes 1 + v / 4, criterion v / 2 % 2,
+ * multipoles 1 + v % 2; potentials where lanes + multipoles is odd.
+ * NB_GPU_SANITIZE skips criterion 1. */
+static int variant_skipped(const struct twin_run *r)
+{
+	return getenv("NB_GPU_SANITIZE") != NULL && r->view / 2 % 2 == 1;
+}
+
+static void gpu_tree_variant(struct twin_run *r)
+{
+	struct tfix *f = r->fix;
+	const int lanes = 1 + r->view / 4, mp = 1 + r->view % 2;
+	if (variant_skipped(r))
+		return;
+	struct gpu_tree_tuning tu = f->keep;
+	tu.lanes = lanes;
+	tu.criterion = r->view / 2 % 2;
+	tu.leaf_size = lanes == 1 ? 16 : 32;
+	gpu_tree_tuning_set(&tu);
+	const int pot = (lanes + mp) % 2;
+	ck_assert_int_eq(gpu_tree_accel(f->st.pos, f->st.mass, f->n, 0.05, 0.5, mp, f->at,
+					pot ? f->pt : NULL),
+			 0);
+}
+
+/* Median within 1e-3 (quadrupole) or 3e-3 (monopole), 99th percentile
+ * 2e-2, potentials within 1e-2 relative. */
+static void variant_compare(struct twin_run *r)
+{
+	const struct tfix *f = r->fix;
+	const size_t n = f->n;
+	const int lanes = 1 + r->view / 4, crit = r->view / 2 % 2, mp = 1 + r->view % 2;
+	if (variant_skipped(r))
+		return;
+	double *e = twin_rel_errors(f->at, f->ad, n);
+	printf("lanes %d criterion %d multipoles %d: median %.3g 99th %.3g\n", lanes, crit, mp,
+	       twin_pct(e, n, 0.5), twin_pct(e, n, 0.99));
+	ck_assert_double_le(twin_pct(e, n, 0.5), mp == 2 ? 1e-3 : 3e-3);
+	ck_assert_double_le(twin_pct(e, n, 0.99), 2e-2);
+	if ((lanes + mp) % 2)
+		for (size_t i = 0; i < n; i++)
+			ck_assert_close(f->pt[i], f->pd[i], 0.0, 1e-2);
+	free(e);
+}
 
 /* Every walk variant (groups of 32 and 64, both criteria, monopole and
  * quadrupole, with and without potential) on a 10k Plummer sphere. */
 START_TEST(gpu_tree_all_variants)
 {
-	const size_t n = 10000;
-	struct sim_state st;
-	plummer(&st, n, 15);
-	double *ad = malloc(3 * n * sizeof *ad), *at = malloc(3 * n * sizeof *at);
-	double *pd = malloc(n * sizeof *pd), *pt = malloc(n * sizeof *pt);
-	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
-	struct gpu_tree_tuning keep, tu;
-	gpu_tree_tuning_get(&keep);
-	const int sanitize = getenv("NB_GPU_SANITIZE") != NULL;
-	for (int lanes = 1; lanes <= 2; lanes++)
-		for (int crit = 0; crit <= 1; crit++)
-			for (int mp = 1; mp <= 2; mp++) {
-				if (sanitize && crit == 1)
-					continue;
-				tu = keep;
-				tu.lanes = lanes;
-				tu.criterion = crit;
-				tu.leaf_size = lanes == 1 ? 16 : 32;
-				gpu_tree_tuning_set(&tu);
-				int pot = (lanes + mp) % 2;
-				ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, mp, at,
-								pot ? pt : NULL), 0);
-				double *e = rel_errors(at, ad, n);
-				printf("lanes %d criterion %d multipoles %d: median %.3g 99th %.3g\n", lanes,
-				       crit, mp, pct(e, n, 0.5), pct(e, n, 0.99));
-				ck_assert_double_le(pct(e, n, 0.5), mp == 2 ? 1e-3 : 3e-3);
-				ck_assert_double_le(pct(e, n, 0.99), 2e-2);
-				if (pot)
-					for (size_t i = 0; i < n; i++)
-						ck_assert_close(pt[i], pd[i], 0.0, 1e-2);
-				free(e);
-			}
-	gpu_tree_tuning_set(&keep);
-	free(ad), free(at), free(pd), free(pt);
-	sim_state_free(&st);
+	static const struct twin_row row = {"tree variants", tree_setup, NULL, gpu_tree_variant,
+					    variant_compare, tree_teardown, TWIN_TOL_OWN, 8};
+	static const struct tree_arg cases[] = {{"plummer 10000", 10000, 15, 0, 0, 0}};
+	TWIN_RUN(&row, cases);
 }
 END_TEST
 
@@ -588,10 +641,10 @@ START_TEST(gpu_migrate_matches_full_sort)
 	/* one step against the plain sort */
 	run_reorder(1, n, 1.0, 0, 1, 256, &sm, &pm);
 	run_reorder(0, n, 1.0, 0, 1, 256, &ss, &ps);
-	double *e = rel_errors(sm.acc, ss.acc, n);
+	double *e = twin_rel_errors(sm.acc, ss.acc, n);
 	printf("migrate vs sort, one step: relative acceleration difference median %.2e, p99 %.2e\n",
-	       pct(e, n, 0.5), pct(e, n, 0.99));
-	ck_assert_msg(pct(e, n, 0.99) < 1e-2, "p99 %g", pct(e, n, 0.99));
+	       twin_pct(e, n, 0.5), twin_pct(e, n, 0.99));
+	ck_assert_msg(twin_pct(e, n, 0.99) < 1e-2, "p99 %g", twin_pct(e, n, 0.99));
 	free(e);
 	sim_state_free(&sm);
 	sim_state_free(&ss);

@@ -4,16 +4,18 @@
  * scene and holds the GPU's numbers against the CPU's within a stated
  * tolerance. The parts are a row, struct twin_row:
  *   setup    builds the scene, the bodies and whatever both twins need;
- *   cpu      computes the reference of one view (a camera, a frame ...);
+ *   cpu      computes the reference of one view (a camera, a frame ...;
+ *            NULL: setup made the one reference of every view);
  *   gpu      computes the same view on the device;
  *   compare  holds each output pair within tol (NULL: twin_compare_all);
  *   teardown frees what setup made;
  * and a table of cases (scenes, parameters) that the row runs over:
  * twin_run_cases(row, args, sizeof args[0], count) runs setup, then cpu,
  * gpu and compare for each of the row's views (setup may set a case's own
- * number, and its own tolerance), then teardown, for every case. On a failure the message names the test's case (run->what), the
- * output, the worst element (where: pixel x, y and channel, or body and
- * component) and both values.
+ * number, and its own tolerance), then teardown, for every case. On a
+ * failure the message names the test's case (run->what), the output, the
+ * first value out of tolerance (where: pixel x, y and channel, or body
+ * and component) and both values.
  *
  * Skipping: the rows run inside Check tests that a program registers in
  * its GPU TCase through NB_GPU_TCASE (check_main.h). Without a usable GPU
@@ -31,6 +33,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -150,6 +153,41 @@ static inline void twin_expect(const struct twin_vec *got, const struct twin_vec
 	       d.sum_got, d.sum_ref);
 }
 
+/* ---- error distributions ---- */
+
+/* The relative error of each of n 3-vectors, |a - ref| / |ref| (|a - ref|
+ * where ref = 0), sorted: for the tree codes, whose error is a
+ * distribution (median, 99th percentile) rather than a bound. malloc'd. */
+static inline double *twin_rel_errors(const double *a, const double *ref, size_t n)
+{
+	double *e = malloc(n * sizeof *e);
+	ck_assert_ptr_nonnull(e);
+	for (size_t i = 0; i < n; i++) {
+		double d2 = 0, r2 = 0;
+		for (int k = 0; k < 3; k++) {
+			double d = a[3 * i + k] - ref[3 * i + k];
+			d2 += d * d;
+			r2 += ref[3 * i + k] * ref[3 * i + k];
+		}
+		e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+	}
+	for (size_t i = 1; i < n; i++) { /* insertion sort is fine at test sizes */
+		double v = e[i];
+		size_t j = i;
+		for (; j > 0 && e[j - 1] > v; j--)
+			e[j] = e[j - 1];
+		e[j] = v;
+	}
+	return e;
+}
+
+/* The p-quantile (0..1) of n sorted values, the lower one of a pair. */
+static inline double twin_pct(const double *sorted, size_t n, double p)
+{
+	size_t k = (size_t)(p * (double)(n - 1));
+	return sorted[k];
+}
+
 /* ---- rows and cases ---- */
 
 #define TWIN_MAX_OUT 4
@@ -227,8 +265,10 @@ static inline void twin_run_cases(const struct twin_row *row, const void *args, 
 			row->setup(&r);
 		for (r.view = 0; r.view < r.views; r.view++) {
 			r.nout = 0;
-			row->cpu(&r);
-			row->gpu(&r);
+			if (row->cpu)
+				row->cpu(&r);
+			if (row->gpu)
+				row->gpu(&r);
 			(row->compare ? row->compare : twin_compare_all)(&r);
 		}
 		if (row->teardown)
