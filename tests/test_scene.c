@@ -269,6 +269,30 @@ static char *emit_to_string(const struct scene *sc)
 	return buf;
 }
 
+/* Field-by-field equality of one bodies entry. */
+static void assert_same_body(const struct scene_body *x, const struct scene_body *y)
+{
+	ck_assert_str_eq(x->name, y->name);
+	ck_assert_int_eq(x->model, y->model);
+	ck_assert_int_eq(x->count, y->count);
+	ck_assert(x->mass == y->mass && x->scale == y->scale && x->rmax == y->rmax);
+	for (int j = 0; j < 3; j++)
+		ck_assert(x->position[j] == y->position[j] && x->velocity[j] == y->velocity[j] &&
+			  x->color[j] == y->color[j]);
+	ck_assert_str_eq(x->file, y->file);
+	ck_assert(x->inclination == y->inclination && x->position_angle == y->position_angle);
+	const struct scene_part *px[3] = {&x->disk, &x->bulge, &x->halo};
+	const struct scene_part *py[3] = {&y->disk, &y->bulge, &y->halo};
+	for (int p = 0; p < 3; p++) {
+		ck_assert_int_eq(px[p]->count, py[p]->count);
+		ck_assert(px[p]->mass == py[p]->mass && px[p]->scale == py[p]->scale &&
+			  px[p]->scale_height == py[p]->scale_height &&
+			  px[p]->toomre_q == py[p]->toomre_q);
+		for (int j = 0; j < 3; j++)
+			ck_assert(px[p]->color[j] == py[p]->color[j]);
+	}
+}
+
 /* Field-by-field equality of the parts emit must preserve. */
 static void assert_same_scene(const struct scene *a, const struct scene *b)
 {
@@ -284,28 +308,8 @@ static void assert_same_scene(const struct scene *a, const struct scene *b)
 		   a->simulation.backend == b->simulation.backend &&
 		   a->simulation.direct_kernel == b->simulation.direct_kernel));
 	ck_assert_int_eq(a->nbodies, b->nbodies);
-	for (int i = 0; i < a->nbodies; i++) {
-		const struct scene_body *x = &a->bodies[i], *y = &b->bodies[i];
-		ck_assert_str_eq(x->name, y->name);
-		ck_assert_int_eq(x->model, y->model);
-		ck_assert_int_eq(x->count, y->count);
-		ck_assert(x->mass == y->mass && x->scale == y->scale && x->rmax == y->rmax);
-		for (int j = 0; j < 3; j++)
-			ck_assert(x->position[j] == y->position[j] && x->velocity[j] == y->velocity[j] &&
-				  x->color[j] == y->color[j]);
-		ck_assert_str_eq(x->file, y->file);
-		ck_assert(x->inclination == y->inclination && x->position_angle == y->position_angle);
-		const struct scene_part *px[3] = {&x->disk, &x->bulge, &x->halo};
-		const struct scene_part *py[3] = {&y->disk, &y->bulge, &y->halo};
-		for (int p = 0; p < 3; p++) {
-			ck_assert_int_eq(px[p]->count, py[p]->count);
-			ck_assert(px[p]->mass == py[p]->mass && px[p]->scale == py[p]->scale &&
-				  px[p]->scale_height == py[p]->scale_height &&
-				  px[p]->toomre_q == py[p]->toomre_q);
-			for (int j = 0; j < 3; j++)
-				ck_assert(px[p]->color[j] == py[p]->color[j]);
-		}
-	}
+	for (int i = 0; i < a->nbodies; i++)
+		assert_same_body(&a->bodies[i], &b->bodies[i]);
 	ck_assert_int_eq(a->encounter.enabled, b->encounter.enabled);
 	ck_assert(a->encounter.pericenter == b->encounter.pericenter &&
 		  a->encounter.separation == b->encounter.separation &&
