@@ -204,15 +204,11 @@ END_TEST
 /* eps = 1e-15 with a pair 1e-14 apart: unscaled float would form
  * 1/(r^2+eps^2)^{3/2} ~ 1e42 = inf. The range reduction must keep it finite
  * and right, while bodies at distance ~1 (r/eps = 1e15) still feel force. */
-START_TEST(gpu_close_pair_tiny_softening)
-{
-	static const struct direct_arg cases[] = {
-		{64, 1e-15, SCENE_DIRECT_PAIRWISE, "", 1, 1.0, 77, 1},
-		{64, 1e-15, SCENE_DIRECT_GATHER, "", 1, 1.0, 77, 1},
-	};
-	TWIN_RUN(&direct_row, cases);
-}
-END_TEST
+static const struct direct_arg close_pair_cases[] = {
+	{64, 1e-15, SCENE_DIRECT_PAIRWISE, "", 1, 1.0, 77, 1},
+	{64, 1e-15, SCENE_DIRECT_GATHER, "", 1, 1.0, 77, 1},
+};
+TWIN_TEST(gpu_close_pair_tiny_softening, &direct_row, close_pair_cases)
 
 /* Newton's third law: sum m a = 0 up to float round-off. */
 START_TEST(gpu_momentum_at_round_off)

@@ -182,14 +182,11 @@ static void centre_compare(struct twin_run *r)
 	}
 }
 
-START_TEST(light_centre_matches_cpu)
-{
-	static const struct twin_row row = {"light centre", framing_setup, centre_cpu, centre_gpu,
-					    centre_compare, framing_teardown, TWIN_TOL_OWN, 1};
-	static const size_t cases[][2] = {{1, 5}, {37, 6}, {20000, 7}, {300000, 8}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row centre_row = {
+	"light centre", framing_setup, centre_cpu, centre_gpu, centre_compare, framing_teardown,
+	TWIN_TOL_OWN, 1};
+static const size_t centre_cases[][2] = {{1, 5}, {37, 6}, {20000, 7}, {300000, 8}};
+TWIN_TEST(light_centre_matches_cpu, &centre_row, centre_cases)
 
 /* The views of frame_need_and_inside_match_cpu: camera c, share f,
  * margin m (view = 6 c + 2 f + m). */
@@ -236,14 +233,10 @@ static void need_compare(struct twin_run *r)
 	ck_assert(f->ig >= need_frac(r) - 2 * f->wmax / f->wsum);
 }
 
-START_TEST(frame_need_and_inside_match_cpu)
-{
-	static const struct twin_row row = {"frame need", framing_setup, need_cpu, need_gpu,
-					    need_compare, framing_teardown, TWIN_TOL_OWN, 18};
-	static const size_t cases[][2] = {{200000, 77}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row need_row = {
+	"frame need", framing_setup, need_cpu, need_gpu, need_compare, framing_teardown, TWIN_TOL_OWN, 18};
+static const size_t need_cases[][2] = {{200000, 77}};
+TWIN_TEST(frame_need_and_inside_match_cpu, &need_row, need_cases)
 
 static double now_s(void)
 {

@@ -267,12 +267,8 @@ static const struct twin_row ooc_row = {
 
 /* The default look: stars, filmic, auto exposure, glow 0.3. 18 bytes a
  * body: position and mass, component. */
-START_TEST(stars_default_look_in_7_chunks_equals_one_shot)
-{
-	static const struct ooc_arg cases[] = {{"stars, default look", NULL, 0, 1, 18}};
-	TWIN_RUN(&ooc_row, cases);
-}
-END_TEST
+static const struct ooc_arg default_look_cases[] = {{"stars, default look", NULL, 0, 1, 18}};
+TWIN_TEST(stars_default_look_in_7_chunks_equals_one_shot, &ooc_row, default_look_cases)
 
 /* Every stage of the look on the summed picture: the screen diffuse
  * layer (its counts summed over the chunks), the wing, the glow, auto
@@ -293,26 +289,19 @@ END_TEST
 /* Velocities over the bus too (34 bytes a body): motion blur and colour by
  * line-of-sight velocity; side-by-side stereo streams the chunks once per
  * eye. */
-START_TEST(blur_color_by_and_stereo_in_chunks_equal_one_shot)
-{
-	static const char *ov[] = {"render.motion_blur.samples=3", "render.color_by=los_velocity",
-				   "render.width=320", "camera.stereo.mode=side-by-side",
-				   "simulation.dt=0.2"};
-	static const struct ooc_arg cases[] = {{"stars, blur, color_by, stereo", ov, 5, 2, 34}};
-	TWIN_RUN(&ooc_row, cases);
-}
-END_TEST
+static const char *const blur_stereo_ov[] = {
+	"render.motion_blur.samples=3", "render.color_by=los_velocity", "render.width=320",
+	"camera.stereo.mode=side-by-side", "simulation.dt=0.2"};
+static const struct ooc_arg blur_stereo_cases[] = {
+	{"stars, blur, color_by, stereo", blur_stereo_ov, 5, 2, 34}};
+TWIN_TEST(blur_color_by_and_stereo_in_chunks_equal_one_shot, &ooc_row, blur_stereo_cases)
 
 /* Style smooth with a fixed smoothing: each chunk's picture (levels of
  * detail upsampled) added into the accumulator. */
-START_TEST(smooth_fixed_in_7_chunks_equals_one_shot)
-{
-	static const char *ov[] = {"render.style=smooth", "render.smoothing=0.08", "render.tonemap=asinh",
-				   "render.glow=0"};
-	static const struct ooc_arg cases[] = {{"smooth, h 0.08", ov, 4, 1, 18}};
-	TWIN_RUN(&ooc_row, cases);
-}
-END_TEST
+static const char *const smooth_fixed_ov[] = {"render.style=smooth", "render.smoothing=0.08",
+					      "render.tonemap=asinh", "render.glow=0"};
+static const struct ooc_arg smooth_fixed_cases[] = {{"smooth, h 0.08", smooth_fixed_ov, 4, 1, 18}};
+TWIN_TEST(smooth_fixed_in_7_chunks_equals_one_shot, &ooc_row, smooth_fixed_cases)
 
 /* What needs every body at once is refused at create; an out-of-core
  * renderer takes no device input. */

@@ -270,55 +270,39 @@ static const struct twin_row proj_row = {
 
 /* Equirectangular, stars: bodies all around, on the seam and at the
  * poles; two PSF widths. */
-START_TEST(equirect_stars_match_cpu)
-{
-	static const struct proj_arg cases[] = {
-		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 1.5, -1, 0, 0, 0, 20000, 21, 2, 0},
-		{"equirect stars", 256, 128, EQ, MONO, 1, 0, 6.0, -1, 0, 0, 0, 20000, 21, 2, 0},
-	};
-	TWIN_RUN(&proj_row, cases);
-}
-END_TEST
+static const struct proj_arg equirect_stars_cases[] = {
+	{"equirect stars", 256, 128, EQ, MONO, 1, 0, 1.5, -1, 0, 0, 0, 20000, 21, 2, 0},
+	{"equirect stars", 256, 128, EQ, MONO, 1, 0, 6.0, -1, 0, 0, 0, 20000, 21, 2, 0},
+};
+TWIN_TEST(equirect_stars_match_cpu, &proj_row, equirect_stars_cases)
 
 /* Equirectangular, smooth: footprints from ~1 px to the level-of-detail
  * levels (near bodies), wrapped across the seam and over the poles. */
-START_TEST(equirect_splat_matches_cpu)
-{
-	static const struct proj_arg cases[] = {
-		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.02, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
-		{"equirect smooth", 256, 128, EQ, MONO, 0, 0.3, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
-	};
-	TWIN_RUN(&proj_row, cases);
-}
-END_TEST
+static const struct proj_arg equirect_smooth_cases[] = {
+	{"equirect smooth", 256, 128, EQ, MONO, 0, 0.02, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
+	{"equirect smooth", 256, 128, EQ, MONO, 0, 0.3, 0, -1, 0, 0, 0, 5000, 22, 2, 0},
+};
+TWIN_TEST(equirect_splat_matches_cpu, &proj_row, equirect_smooth_cases)
 
 /* Domemaster: stars and smooth, 180 and 220 degrees, a tilted dome; the
  * mask after the glow. */
-START_TEST(fisheye_matches_cpu_with_mask)
-{
-	static const struct proj_arg cases[] = {
-		{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
-		{"fisheye smooth", 160, 160, FISH, MONO, 0, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
-		{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0.3, 220, 20, 0, 8000, 23, 1, 0},
-	};
-	TWIN_RUN(&proj_row, cases);
-}
-END_TEST
+static const struct proj_arg fisheye_cases[] = {
+	{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
+	{"fisheye smooth", 160, 160, FISH, MONO, 0, 0.1, 0, 0, 180, 0, 0, 8000, 23, 1, 0},
+	{"fisheye stars", 160, 160, FISH, MONO, 1, 0.1, 0, 0.3, 220, 20, 0, 8000, 23, 1, 0},
+};
+TWIN_TEST(fisheye_matches_cpu_with_mask, &proj_row, fisheye_cases)
 
 /* Stereo: the frame holds both eyes (top-bottom equirect ODS,
  * side-by-side perspective), each with its own glow: the GPU frame
  * against the CPU's eyes rendered, glowed and placed one by one. */
-START_TEST(stereo_frames_match_cpu_eyes)
-{
-	static const struct proj_arg cases[] = {
-		{"stereo top-bottom equirect", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, 0.3, 0, 0, 0,
-		 8000, 24, 2, 0},
-		{"stereo side-by-side perspective", 320, 120, PERSP, SCENE_STEREO_SIDE_BY_SIDE, 1, 0, 0, 0.3,
-		 0, 0, 0, 8000, 24, 2, 0},
-	};
-	TWIN_RUN(&proj_row, cases);
-}
-END_TEST
+static const struct proj_arg stereo_cases[] = {
+	{"stereo top-bottom equirect", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, 0.3, 0, 0, 0,
+	 8000, 24, 2, 0},
+	{"stereo side-by-side perspective", 320, 120, PERSP, SCENE_STEREO_SIDE_BY_SIDE, 1, 0, 0, 0.3,
+	 0, 0, 0, 8000, 24, 2, 0},
+};
+TWIN_TEST(stereo_frames_match_cpu_eyes, &proj_row, stereo_cases)
 
 /* The look of issue 14 on sc: stars, the screen diffuse layer 0.3, the
  * wing 0.05 (beta 3) and the glow 0.3 above 0.5 of the reference level. */
@@ -490,16 +474,12 @@ static void expect_seam_lit(const struct proj_arg *a, const float *g)
  * mono 512 x 256 and top-bottom stereo 256 x 256; and the wrap is there:
  * the clump's halo lights 8-15 px in from both edges of its row alike
  * (CPU: 10.7 and 11.3 mono). */
-START_TEST(seam_look_wraps_as_on_cpu)
-{
-	static const struct proj_arg cases[] = {
-		{"seam look, mono", 512, 256, EQ, MONO, 1, 0, 0, -1, 0, 0, 1, 6000, 26, 1, 1},
-		{"seam look, top-bottom", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, -1, 0, 0, 1, 6000,
-		 26, 1, 1},
-	};
-	TWIN_RUN(&proj_row, cases);
-}
-END_TEST
+static const struct proj_arg seam_cases[] = {
+	{"seam look, mono", 512, 256, EQ, MONO, 1, 0, 0, -1, 0, 0, 1, 6000, 26, 1, 1},
+	{"seam look, top-bottom", 256, 256, EQ, SCENE_STEREO_TOP_BOTTOM, 1, 0, 0, -1, 0, 0, 1, 6000,
+	 26, 1, 1},
+};
+TWIN_TEST(seam_look_wraps_as_on_cpu, &proj_row, seam_cases)
 
 /* A body at a known direction lands where the formula says on the GPU
  * too: its light's centroid (a symmetric PSF away from the edges) is at

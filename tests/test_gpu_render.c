@@ -355,47 +355,35 @@ static const struct twin_row splat_row = {
 #define COMPS SCENE_COLOR_COMPONENTS
 #define DENSITY SCENE_COLOR_DENSITY
 
-START_TEST(splat_matches_cpu_cubic_all_radii)
-{
-	/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
-	 * (warp-normalised footprints), and 256 px (capped) near the lens. */
-	static const struct splat_arg cases[] = {
-		SPLAT("cubic tiled", CUBIC, 0.05, COMPS, TILED),
-		SPLAT("cubic tiled", CUBIC, 0.3, COMPS, TILED),
-		SPLAT("cubic tiled", CUBIC, 2.0, COMPS, TILED),
-		SPLAT("cubic atomic", CUBIC, 0.05, COMPS, ATOMIC),
-		SPLAT("cubic atomic", CUBIC, 0.3, COMPS, ATOMIC),
-		SPLAT("cubic atomic", CUBIC, 2.0, COMPS, ATOMIC),
-	};
-	TWIN_RUN(&splat_row, cases);
-}
-END_TEST
+/* r ~ 0.26 px (single pixels and the 0.5 px rule), ~1.5 px, ~10 px
+ * (warp-normalised footprints), and 256 px (capped) near the lens. */
+static const struct splat_arg cubic_radii_cases[] = {
+	SPLAT("cubic tiled", CUBIC, 0.05, COMPS, TILED),
+	SPLAT("cubic tiled", CUBIC, 0.3, COMPS, TILED),
+	SPLAT("cubic tiled", CUBIC, 2.0, COMPS, TILED),
+	SPLAT("cubic atomic", CUBIC, 0.05, COMPS, ATOMIC),
+	SPLAT("cubic atomic", CUBIC, 0.3, COMPS, ATOMIC),
+	SPLAT("cubic atomic", CUBIC, 2.0, COMPS, ATOMIC),
+};
+TWIN_TEST(splat_matches_cpu_cubic_all_radii, &splat_row, cubic_radii_cases)
 
-START_TEST(splat_matches_cpu_gaussian_and_density)
-{
-	static const struct splat_arg cases[] = {
-		SPLAT("gaussian", GAUSS, 0.3, COMPS, TILED),
-		SPLAT("gaussian density", GAUSS, 0.05, DENSITY, TILED),
-		SPLAT("cubic density", CUBIC, 0.3, DENSITY, TILED),
-		SPLAT("gaussian", GAUSS, 0.3, COMPS, ATOMIC),
-		SPLAT("gaussian density", GAUSS, 0.05, DENSITY, ATOMIC),
-		SPLAT("cubic density", CUBIC, 0.3, DENSITY, ATOMIC),
-	};
-	TWIN_RUN(&splat_row, cases);
-}
-END_TEST
+static const struct splat_arg gaussian_density_cases[] = {
+	SPLAT("gaussian", GAUSS, 0.3, COMPS, TILED),
+	SPLAT("gaussian density", GAUSS, 0.05, DENSITY, TILED),
+	SPLAT("cubic density", CUBIC, 0.3, DENSITY, TILED),
+	SPLAT("gaussian", GAUSS, 0.3, COMPS, ATOMIC),
+	SPLAT("gaussian density", GAUSS, 0.05, DENSITY, ATOMIC),
+	SPLAT("cubic density", CUBIC, 0.3, DENSITY, ATOMIC),
+};
+TWIN_TEST(splat_matches_cpu_gaussian_and_density, &splat_row, gaussian_density_cases)
 
 /* 20000 extra bodies in one tile: its list is cut into chunks that add
  * their sums with atomics. */
-START_TEST(splat_matches_cpu_dense_core)
-{
-	static const struct splat_arg cases[] = {
-		{"dense core tiled", CUBIC, 0.3, COMPS, TILED, 3000, 20000, 11, 0, 0, 0, 0},
-		{"dense core atomic", CUBIC, 0.3, COMPS, ATOMIC, 3000, 20000, 11, 0, 0, 0, 0},
-	};
-	TWIN_RUN(&splat_row, cases);
-}
-END_TEST
+static const struct splat_arg dense_core_cases[] = {
+	{"dense core tiled", CUBIC, 0.3, COMPS, TILED, 3000, 20000, 11, 0, 0, 0, 0},
+	{"dense core atomic", CUBIC, 0.3, COMPS, ATOMIC, 3000, 20000, 11, 0, 0, 0, 0},
+};
+TWIN_TEST(splat_matches_cpu_dense_core, &splat_row, dense_core_cases)
 
 /* The tiled stars splat's stress (render_stars.cu): 200000 bodies within
  * 0.03 of the centre (a fraction of a pixel: one 32 px tile's list, cut
@@ -423,19 +411,15 @@ END_TEST
  * two PSF widths, components (one of brightness 2.5) and density, a dense
  * core (many atomics on the same pixels), both cameras; adaptive smoothing
  * asked for too, and bypassed by both. */
-START_TEST(stars_match_cpu)
-{
 #define STARS(what, fwhm, mode) {what, CUBIC, 0.3, mode, TILED, 3000, 5000, 11, fwhm, 1, 2.5f, 0}
-	static const struct splat_arg cases[] = {
-		STARS("stars", 1.5, COMPS),
-		STARS("stars density", 1.5, DENSITY),
-		STARS("stars", 4.0, COMPS),
-		STARS("stars density", 4.0, DENSITY),
-	};
+static const struct splat_arg stars_cases[] = {
+	STARS("stars", 1.5, COMPS),
+	STARS("stars density", 1.5, DENSITY),
+	STARS("stars", 4.0, COMPS),
+	STARS("stars density", 4.0, DENSITY),
+};
 #undef STARS
-	TWIN_RUN(&splat_row, cases);
-}
-END_TEST
+TWIN_TEST(stars_match_cpu, &splat_row, stars_cases)
 
 /* All footprints inside the image: the image total is the analytic sum of
  * mass * colour (scene units), channel by channel. */
@@ -521,14 +505,10 @@ static void per_body_gpu(struct twin_run *r)
 	gpu_view(r);
 }
 
-START_TEST(per_body_smoothing_matches_grouped_cpu)
-{
-	static const struct twin_row row = {
-		"per-body h", per_body_setup, per_body_cpu, per_body_gpu, NULL, rfix_close, TWIN_TOL_HDR, 1};
-	static const int one_case[1];
-	TWIN_RUN(&row, one_case);
-}
-END_TEST
+static const struct twin_row per_body_row = {
+	"per-body h", per_body_setup, per_body_cpu, per_body_gpu, NULL, rfix_close, TWIN_TOL_HDR, 1};
+static const int per_body_cases[1];
+TWIN_TEST(per_body_smoothing_matches_grouped_cpu, &per_body_row, per_body_cases)
 
 /* ---- render.color_by (render/color_by_shared.h on both sides) ---- */
 
@@ -586,14 +566,11 @@ static void color_by_compare(struct twin_run *r)
  * same state on both sides; then a given range), smooth (tiled and
  * atomic) and stars, both cameras: the HDR image within the stated
  * tolerance, and the colours did change from the component colours. */
-START_TEST(color_by_matches_cpu)
-{
-	static const struct twin_row row = {
-		"color_by", color_by_setup, cpu_splat, gpu_view, color_by_compare, rfix_close, TWIN_TOL_HDR, 2};
-	static const struct color_by_arg cases[] = {{1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row color_by_row = {
+	"color_by", color_by_setup, cpu_splat, gpu_view, color_by_compare, rfix_close, TWIN_TOL_HDR, 2};
+static const struct color_by_arg color_by_cases[] = {{1, 0}, {1, 1}, {1, 2},
+						     {2, 0}, {2, 1}, {2, 2}};
+TWIN_TEST(color_by_matches_cpu, &color_by_row, color_by_cases)
 
 /* ---- render.motion_blur (render/blur_shared.h) ---- */
 
@@ -672,15 +649,11 @@ static void blur_compare(struct twin_run *r)
  * (counts at the frame's positions), both cameras: the HDR image within
  * the stated tolerance; and the blurred picture differs from the
  * unblurred one. */
-START_TEST(blur_matches_cpu)
-{
-	static const struct twin_row row = {
-		"blur", blur_setup, blur_cpu, gpu_view, blur_compare, rfix_close, TWIN_TOL_HDR, 2};
-	static const struct blur_arg cases[] = {{3, 1.0, 0}, {3, 1.0, 1}, {3, 1.0, 2}, {3, 1.0, 3},
-						{8, 0.4, 0}, {8, 0.4, 1}, {8, 0.4, 2}, {8, 0.4, 3}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row blur_row = {
+	"blur", blur_setup, blur_cpu, gpu_view, blur_compare, rfix_close, TWIN_TOL_HDR, 2};
+static const struct blur_arg blur_cases[] = {{3, 1.0, 0}, {3, 1.0, 1}, {3, 1.0, 2}, {3, 1.0, 3},
+					{8, 0.4, 0}, {8, 0.4, 1}, {8, 0.4, 2}, {8, 0.4, 3}};
+TWIN_TEST(blur_matches_cpu, &blur_row, blur_cases)
 
 /* Motion blur keeps a frame's light on the GPU: 2000 moving bodies whose
  * streaks stay inside the frame, S 1, 4 and 16 (tiled and atomic): each
@@ -847,21 +820,17 @@ static void tone_gpu(struct twin_run *r)
 static const struct twin_row tone_row = {
 	"tone map", tone_setup, tone_cpu, tone_gpu, NULL, rfix_close, TWIN_TOL_LSB(1), 1};
 
-START_TEST(tonemap_matches_cpu_from_same_hdr)
-{
 #define TONE(what, mode, t, map) {what, 3, mode, t, map, -1, 0, 7, 1, 1, 1, 1}
-	static const struct tone_arg cases[] = {
-		TONE("tonemap mode 0 curve 0", COMPS, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
-		TONE("tonemap mode 0 curve 1", COMPS, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
-		TONE("tonemap mode 0 curve 2", COMPS, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
-		TONE("tonemap mode 1 curve 0", DENSITY, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
-		TONE("tonemap mode 1 curve 1", DENSITY, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
-		TONE("tonemap mode 1 curve 2", DENSITY, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
-	};
+static const struct tone_arg tonemaps_cases[] = {
+	TONE("tonemap mode 0 curve 0", COMPS, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
+	TONE("tonemap mode 0 curve 1", COMPS, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
+	TONE("tonemap mode 0 curve 2", COMPS, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
+	TONE("tonemap mode 1 curve 0", DENSITY, SCENE_TONEMAP_LINEAR, SCENE_CMAP_MAGMA),
+	TONE("tonemap mode 1 curve 1", DENSITY, SCENE_TONEMAP_LOG, SCENE_CMAP_VIRIDIS),
+	TONE("tonemap mode 1 curve 2", DENSITY, SCENE_TONEMAP_ASINH, SCENE_CMAP_GREY),
+};
 #undef TONE
-	TWIN_RUN(&tone_row, cases);
-}
-END_TEST
+TWIN_TEST(tonemap_matches_cpu_from_same_hdr, &tone_row, tonemaps_cases)
 
 /* The new colormaps (plasma, cividis, twilight, cubehelix) and a
  * render.colormap_file table in mode density: the GPU's 16-bit frame from
@@ -870,37 +839,29 @@ END_TEST
  * of t): the GPU's float t (powf) differs from the CPU's double t by
  * ~1e-7, which moves such a colour by up to 255e-7 x 65535 = 1.7 LSB
  * (measured: 2 on the H100): 2 LSB for it. */
-START_TEST(colormaps_match_cpu_from_same_hdr)
-{
 #define CMAP(what, map, lut, lsb) {what, 4, DENSITY, -1, map, -1, lut, 3, 0, lsb, 0, 0}
-	static const struct tone_arg cases[] = {
-		CMAP("colormap 0", SCENE_CMAP_PLASMA, 0, 1),
-		CMAP("colormap 1", SCENE_CMAP_CIVIDIS, 0, 1),
-		CMAP("colormap 2", SCENE_CMAP_TWILIGHT, 0, 1),
-		CMAP("colormap 3", SCENE_CMAP_CUBEHELIX, 0, 1),
-		CMAP("colormap 4", -1, 1, 2),
-	};
+static const struct tone_arg colormaps_cases[] = {
+	CMAP("colormap 0", SCENE_CMAP_PLASMA, 0, 1),
+	CMAP("colormap 1", SCENE_CMAP_CIVIDIS, 0, 1),
+	CMAP("colormap 2", SCENE_CMAP_TWILIGHT, 0, 1),
+	CMAP("colormap 3", SCENE_CMAP_CUBEHELIX, 0, 1),
+	CMAP("colormap 4", -1, 1, 2),
+};
 #undef CMAP
-	TWIN_RUN(&tone_row, cases);
-}
-END_TEST
+TWIN_TEST(colormaps_match_cpu_from_same_hdr, &tone_row, colormaps_cases)
 
 /* render.tonemap: filmic, fixed and auto exposure, both colour modes: the
  * GPU's 16-bit frame from the CPU's HDR image within 1 LSB of
  * render_tonemap's. */
-START_TEST(filmic_matches_cpu_from_same_hdr)
-{
 #define FILMIC(what, mode, aut) {what, 5, mode, -1, -1, aut, 0, 3, 0, 1, 0, 1}
-	static const struct tone_arg cases[] = {
-		FILMIC("filmic mode 0 auto 0", COMPS, 0),
-		FILMIC("filmic mode 0 auto 1", COMPS, 1),
-		FILMIC("filmic mode 1 auto 0", DENSITY, 0),
-		FILMIC("filmic mode 1 auto 1", DENSITY, 1),
-	};
+static const struct tone_arg filmic_cases[] = {
+	FILMIC("filmic mode 0 auto 0", COMPS, 0),
+	FILMIC("filmic mode 0 auto 1", COMPS, 1),
+	FILMIC("filmic mode 1 auto 0", DENSITY, 0),
+	FILMIC("filmic mode 1 auto 1", DENSITY, 1),
+};
 #undef FILMIC
-	TWIN_RUN(&tone_row, cases);
-}
-END_TEST
+TWIN_TEST(filmic_matches_cpu_from_same_hdr, &tone_row, filmic_cases)
 
 /* A post-pass case (render.psf_wing, render.glow): the GPU's HDR image
  * after gpu_render_tonemap_hdr of the CPU's splat against render_wing and
@@ -960,30 +921,22 @@ static const struct twin_row post_row = {
 /* render.glow: the GPU's glowed HDR image (gpu_render_tonemap_hdr, then
  * download) equals render_glow of the same CPU image within the HDR
  * tolerance, fixed and auto exposure; and the glow did change the image. */
-START_TEST(glow_matches_cpu_from_same_hdr)
-{
 #define UNCHANGED "the glow changed nothing: no pixel above the threshold"
-	static const struct post_arg cases[] = {
-		{"glow", 0, 0, 0, 0.4, UNCHANGED},
-		{"glow, exposure auto", 1, 0, 0, 0.4, UNCHANGED},
-	};
+static const struct post_arg glow_cases[] = {
+	{"glow", 0, 0, 0, 0.4, UNCHANGED},
+	{"glow, exposure auto", 1, 0, 0, 0.4, UNCHANGED},
+};
 #undef UNCHANGED
-	TWIN_RUN(&post_row, cases);
-}
-END_TEST
+TWIN_TEST(glow_matches_cpu_from_same_hdr, &post_row, glow_cases)
 
 /* render.psf_wing (with and without the glow after it): the GPU's HDR
  * image equals render_wing (then render_glow) of the same CPU image within
  * the HDR tolerance, for two wing powers; and the wing changed the image. */
-START_TEST(wing_matches_cpu_from_same_hdr)
-{
-	static const struct post_arg cases[] = {
-		{"wing beta 1.5", 0, 0.1, 1.5, 0.0, "the wing changed nothing"},
-		{"wing beta 2.5 + glow", 0, 0.1, 2.5, 0.4, "the wing changed nothing"},
-	};
-	TWIN_RUN(&post_row, cases);
-}
-END_TEST
+static const struct post_arg wing_cases[] = {
+	{"wing beta 1.5", 0, 0.1, 1.5, 0.0, "the wing changed nothing"},
+	{"wing beta 2.5 + glow", 0, 0.1, 2.5, 0.4, "the wing changed nothing"},
+};
+TWIN_TEST(wing_matches_cpu_from_same_hdr, &post_row, wing_cases)
 
 /* render.exposure: auto over 8 frames whose light jumps (x1, x1, x10,
  * x10, x10, x0.2, x0.2, x1): after each frame the GPU's moving average
@@ -1592,14 +1545,10 @@ static void screen_cpu(struct twin_run *r)
  * w_p = n_Lmax / k < 1: the sparse fade, the w_p buffer and the sum of w_p
  * S_p), within the HDR tolerance; and the layer did change the stars image
  * (the same frame without it differs). */
-START_TEST(screen_diffuse_matches_cpu)
-{
-	static const struct twin_row row = {
-		"screen diffuse", screen_setup, screen_cpu, gpu_view, NULL, rfix_close, TWIN_TOL_HDR, 2};
-	static const int ks[3] = {16, 64, 1024};
-	TWIN_RUN(&row, ks);
-}
-END_TEST
+static const struct twin_row screen_row = {
+	"screen diffuse", screen_setup, screen_cpu, gpu_view, NULL, rfix_close, TWIN_TOL_HDR, 2};
+static const int screen_cases[3] = {16, 64, 1024};
+TWIN_TEST(screen_diffuse_matches_cpu, &screen_row, screen_cases)
 
 /* The issue's look end to end (stars, filmic, auto exposure, glow 0.3,
  * screen diffuse 0.3) on a 512 x 320 frame: the GPU's 16-bit frame within
@@ -1759,14 +1708,10 @@ static void dust_gpu(struct twin_run *r)
  * positions); sums differ in order and exp by an ulp, so the stated HDR
  * tolerance holds. The CPU frame must also differ from the frame without
  * dust (the light is < 90% of it), or the case would prove nothing. */
-START_TEST(dust_matches_cpu)
-{
-	static const struct twin_row row = {
-		"dust", dust_setup, dust_cpu, dust_gpu, NULL, rfix_close, TWIN_TOL_HDR, 2};
-	static const int modes[3] = {0, 1, 2};
-	TWIN_RUN(&row, modes);
-}
-END_TEST
+static const struct twin_row dust_row = {
+	"dust", dust_setup, dust_cpu, dust_gpu, NULL, rfix_close, TWIN_TOL_HDR, 2};
+static const int dust_cases[3] = {0, 1, 2};
+TWIN_TEST(dust_matches_cpu, &dust_row, dust_cases)
 
 static Suite *make_suite(void)
 {

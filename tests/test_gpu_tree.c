@@ -155,14 +155,10 @@ static void trees_compare(struct twin_run *r)
  * Before the CPU tree had the trace term and the GPU's cells, the median
  * difference was 2.2e-4. The default criterion (tuning
  * GPU_TREE_CRIT_SCENE, sim_tree_accel) is bmax on both. */
-START_TEST(gpu_tree_matches_cpu_tree)
-{
-	static const struct twin_row row = {"trees", tree_setup, cpu_tree, gpu_tree_crit,
-					    trees_compare, tree_teardown, TWIN_TOL_OWN, 3};
-	static const struct tree_arg cases[] = {{"plummer 20000", 20000, 11, 0, 0, 0}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row trees_row = {
+	"trees", tree_setup, cpu_tree, gpu_tree_crit, trees_compare, tree_teardown, TWIN_TOL_OWN, 3};
+static const struct tree_arg trees_cases[] = {{"plummer 20000", 20000, 11, 0, 0, 0}};
+TWIN_TEST(gpu_tree_matches_cpu_tree, &trees_row, trees_cases)
 
 /* Individual time steps: with la > 0 the active bodies are packed into
  * walk groups of their own (tree_walk.cu) and only they are walked. The
@@ -438,8 +434,8 @@ static void direct_compare(struct twin_run *r)
  * every cell empty). */
 START_TEST(gpu_tree_awkward_inputs)
 {
-	static const struct twin_row row = {"tree vs direct", tree_setup, NULL, gpu_tree_pot,
-					    direct_compare, tree_teardown, TWIN_TOL_OWN, 2};
+	static const struct twin_row row = {
+		"tree vs direct", tree_setup, NULL, gpu_tree_pot, direct_compare, tree_teardown, TWIN_TOL_OWN, 2};
 	static const struct tree_arg coincident[] = {{"1000 coincident bodies", 3000, 13, 1, 2e-3, 2e-2}};
 	static const struct tree_arg far[] = {{"a body 1e6 away", 3000, 14, 2, 2e-3, 2e-2},
 					      {"a flat sheet", 3000, 14, 3, 2e-3, 2e-2}};
@@ -507,14 +503,11 @@ static void variant_compare(struct twin_run *r)
 
 /* Every walk variant (groups of 32 and 64, both criteria, monopole and
  * quadrupole, with and without potential) on a 10k Plummer sphere. */
-START_TEST(gpu_tree_all_variants)
-{
-	static const struct twin_row row = {"tree variants", tree_setup, NULL, gpu_tree_variant,
-					    variant_compare, tree_teardown, TWIN_TOL_OWN, 8};
-	static const struct tree_arg cases[] = {{"plummer 10000", 10000, 15, 0, 0, 0}};
-	TWIN_RUN(&row, cases);
-}
-END_TEST
+static const struct twin_row variants_row = {
+	"tree variants", tree_setup, NULL, gpu_tree_variant, variant_compare, tree_teardown,
+	TWIN_TOL_OWN, 8};
+static const struct tree_arg variants_cases[] = {{"plummer 10000", 10000, 15, 0, 0, 0}};
+TWIN_TEST(gpu_tree_all_variants, &variants_row, variants_cases)
 
 /* The Plummer test scene with solver barnes-hut stepped on the GPU:
  * momentum stays near zero (tree forces are not exactly antisymmetric, so

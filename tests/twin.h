@@ -280,4 +280,12 @@ static inline void twin_run_cases(const struct twin_row *row, const void *args, 
 #define TWIN_RUN(row, cases)                                                                  \
 	twin_run_cases((row), (cases), sizeof(cases)[0], sizeof(cases) / sizeof(cases)[0])
 
+/* A Check test that runs row over every case of the array cases. */
+#define TWIN_TEST(name, row, cases)                                                           \
+	START_TEST(name)                                                                      \
+	{                                                                                     \
+		TWIN_RUN(row, cases);                                                         \
+	}                                                                                     \
+	END_TEST
+
 #endif
