@@ -530,19 +530,95 @@ static int rb_parse_args(int argc, char **argv, struct rb_opts *o)
 	return 0;
 }
 
+/* One picture size of the rows (bench_render's --size list). */
+struct rb_size {
+	const char *name;
+	int w, h, on;
+};
+
+static const char *const rb_scene_name[3] = {"scene", "galaxies", "core"};
+
+/* The scene of a row at size z: the scene file's (SCENEID 0, file_sc) or
+ * the synthetic one's defaults (smoothing 0.02 for the core, else 0.15). */
+static void rb_row_scene(const struct scene *file_sc, int sceneid, const struct rb_size *z,
+			 struct scene *sc)
+{
+	if (sceneid == 0) {
+		*sc = *file_sc;
+		sc->render.width = z->w;
+		sc->render.height = z->h;
+	} else {
+		rb_scene_defaults(sc, z->w, z->h, sceneid == 2 ? 0.02 : 0.15);
+	}
+}
+
+/* --look: one row at size z, the look on the scene's own settings. 0, or
+ * 1 (reported). */
+static int rb_look_row(const struct rb_opts *o, int sceneid, const struct scene *file_sc,
+		       const struct rb_size *z, size_t n, const struct sim_state *st,
+		       const struct render_camera *cam)
+{
+	struct scene sc;
+	rb_row_scene(file_sc, sceneid, z, &sc);
+	if (sceneid != 0)
+		sc.render.smoothing_adaptive = 1;
+	rb_apply_look(o, &sc);
+	rb_apply_projection(o, &sc);
+	struct rb_row row;
+	if (rb_time(&sc, st, cam, GPU_RENDER_TILED, o->reps, &row) != 0)
+		return 1;
+	rb_print_look(rb_scene_name[sceneid], z->name, n, &row);
+	return 0;
+}
+
+/* The method rows at size z: fixed and adaptive h (the core: fixed only,
+ * it is about deposit contention), tiled and atomic (the scene file:
+ * tiled only, on its own renderer settings but the smooth splat). 0, or 1
+ * (reported). */
+static int rb_method_rows(const struct rb_opts *o, int sceneid, const struct scene *file_sc,
+			  const struct rb_size *z, size_t n, const struct sim_state *st,
+			  const struct render_camera *cam)
+{
+	const char *mname[2] = {"tiled", "atomic"};
+	for (int a = 0; a < 2; a++) {
+		if (sceneid == 2 && a == 1)
+			continue; /* the core case is about deposit contention */
+		/* The scene's rows: its own renderer settings, tiled only. */
+		for (int m = 0; m < (sceneid == 0 ? 1 : 2); m++) {
+			struct scene sc;
+			rb_row_scene(file_sc, sceneid, z, &sc);
+			if (sceneid == 0) {
+				sc.render.smoothing = 0.3; /* kpc, fixed rows */
+				/* these rows time the smooth splat (the look before
+				 * issue 14), whatever the scene file now says */
+				sc.render.style = SCENE_STYLE_SMOOTH;
+				sc.render.tonemap = SCENE_TONEMAP_ASINH;
+				sc.render.exposure_auto = 0;
+				sc.render.exposure = 1.0;
+				sc.render.glow = 0;
+				sc.render.diffuse = 0;
+			}
+			sc.render.smoothing_adaptive = a;
+			rb_apply_projection(o, &sc);
+			struct rb_row row;
+			if (rb_time(&sc, st, cam, (enum gpu_render_method)m, o->reps, &row) != 0)
+				return 1;
+			rb_print(rb_scene_name[sceneid], z->name, n, mname[m],
+				 a ? "adaptive" : "fixed", &row);
+		}
+	}
+	return 0;
+}
+
 /* The rows of scene SCENEID (0: the scene file, 1: galaxies, 2: core) with
  * N bodies, the K-th size of the list. 0, or 1 (reported). */
 static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 {
 	char custom[32];
 	snprintf(custom, sizeof custom, "%dx%d", o->cw, o->ch);
-	const struct {
-		const char *name;
-		int w, h, on;
-	} sizes[3] = {{"1080p", 1920, 1080, o->s1080}, {"4k", 3840, 2160, o->s4k},
-		      {custom, o->cw, o->ch, o->cw > 0}};
-	const char *mname[2] = {"tiled", "atomic"};
-	const char *scname[3] = {"scene", "galaxies", "core"};
+	const struct rb_size sizes[3] = {{"1080p", 1920, 1080, o->s1080},
+					 {"4k", 3840, 2160, o->s4k},
+					 {custom, o->cw, o->ch, o->cw > 0}};
 	size_t n = o->ns[k];
 	struct sim_state st;
 	struct render_camera cam;
@@ -553,7 +629,8 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 		  : sceneid == 1 ? rb_make_galaxies(n, &st, &cam)
 				 : rb_make_core(n, &st, &cam);
 	if (bad) {
-		fprintf(stderr, "render: cannot make the %s bodies (n = %zu)\n", scname[sceneid], n);
+		fprintf(stderr, "render: cannot make the %s bodies (n = %zu)\n",
+			rb_scene_name[sceneid], n);
 		sim_state_free(&st);
 		return 1;
 	}
@@ -564,59 +641,8 @@ static int rb_scene_rows(const struct rb_opts *o, int k, int sceneid)
 	for (int s = 0; s < 3 && !rc; s++) {
 		if (!sizes[s].on)
 			continue;
-		if (o->look) { /* one row: the look on the scene's own settings */
-			struct scene sc;
-			if (sceneid == 0) {
-				sc = file_sc;
-				sc.render.width = sizes[s].w;
-				sc.render.height = sizes[s].h;
-			} else {
-				rb_scene_defaults(&sc, sizes[s].w, sizes[s].h, sceneid == 2 ? 0.02 : 0.15);
-				sc.render.smoothing_adaptive = 1;
-			}
-			rb_apply_look(o, &sc);
-			rb_apply_projection(o, &sc);
-			struct rb_row row;
-			if (rb_time(&sc, &st, &cam, GPU_RENDER_TILED, o->reps, &row) != 0)
-				rc = 1;
-			else
-				rb_print_look(scname[sceneid], sizes[s].name, n, &row);
-			continue;
-		}
-		for (int a = 0; a < 2 && !rc; a++) {
-			if (sceneid == 2 && a == 1)
-				continue; /* the core case is about deposit contention */
-			/* The scene's rows: its own renderer settings, tiled only. */
-			for (int m = 0; m < (sceneid == 0 ? 1 : 2) && !rc; m++) {
-				struct scene sc;
-				if (sceneid == 0) {
-					sc = file_sc;
-					sc.render.width = sizes[s].w;
-					sc.render.height = sizes[s].h;
-					sc.render.smoothing = 0.3; /* kpc, fixed rows */
-					/* these rows time the smooth splat (the look before
-					 * issue 14), whatever the scene file now says */
-					sc.render.style = SCENE_STYLE_SMOOTH;
-					sc.render.tonemap = SCENE_TONEMAP_ASINH;
-					sc.render.exposure_auto = 0;
-					sc.render.exposure = 1.0;
-					sc.render.glow = 0;
-					sc.render.diffuse = 0;
-				} else {
-					rb_scene_defaults(&sc, sizes[s].w, sizes[s].h,
-							  sceneid == 2 ? 0.02 : 0.15);
-				}
-				sc.render.smoothing_adaptive = a;
-				rb_apply_projection(o, &sc);
-				struct rb_row row;
-				if (rb_time(&sc, &st, &cam, (enum gpu_render_method)m, o->reps, &row) != 0) {
-					rc = 1;
-					break;
-				}
-				rb_print(scname[sceneid], sizes[s].name, n, mname[m],
-					 a ? "adaptive" : "fixed", &row);
-			}
-		}
+		rc = o->look ? rb_look_row(o, sceneid, &file_sc, &sizes[s], n, &st, &cam)
+			     : rb_method_rows(o, sceneid, &file_sc, &sizes[s], n, &st, &cam);
 	}
 	sim_state_free(&st);
 	return rc;

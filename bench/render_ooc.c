@@ -163,6 +163,126 @@ static double ro_median_of(struct ro_frame *f, int n, size_t off)
 	return bench_median(v, n);
 }
 
+/* The scene (the default look at o's size), st's two components (their
+ * names and colours; no bodies), the renderer's parameters and the chunk
+ * plan under the budget, printed. 0, 1 (failed) or 2 (no plan). */
+static int ro_setup(const struct ro_opts *o, size_t n, struct scene *sc, struct sim_state *st,
+		    struct gpu_render_params *p, struct render_ooc_plan *plan)
+{
+	char text[512];
+	snprintf(text, sizeof text,
+		 "bodies: [{name: a, model: plummer}]\nsimulation: {solver: none}\n"
+		 "render: {width: %d, height: %d}\n", o->w, o->h);
+	if (scene_load_string(text, "render-ooc", ".", NULL, 0, sc) != 0 ||
+	    sim_state_alloc(st, 0, 2) != 0)
+		return 1;
+	static const float col[2][3] = {{0.75f, 0.85f, 1.0f}, {1.0f, 0.8f, 0.55f}};
+	for (int c = 0; c < 2; c++) {
+		snprintf(st->comps[c].name, sizeof st->comps[c].name, c ? "bulge" : "disk");
+		memcpy(st->comps[c].color, col[c], sizeof col[c]);
+	}
+	st->ncomp = o->galaxies ? 2 : 1;
+	gpu_render_default_params(p);
+	p->outputs = GPU_RENDER_OUT_RGB16;
+	p->slots = 2;
+	size_t fixed, per_body, max_chunk;
+	gpu_render_memory(sc, p, 1, &fixed, &per_body, &max_chunk);
+	if (render_ooc_plan(n, (size_t)o->budget, fixed, per_body, max_chunk, plan) != 0)
+		return 2;
+	printf("plan: %zu chunks of %zu bodies (last %zu), %zu bytes a body slot, frame buffers "
+	       "%.0f MiB, device total %.2f GiB of the budget\n",
+	       plan->nchunks, plan->chunk, plan->last, per_body, fixed / 1048576.0,
+	       plan->bytes / 1073741824.0);
+	return 0;
+}
+
+/* The page-locked rows, once (timed), then the model's n bodies into them
+ * (timed apart; both outside the frames' timing), printed; hb describes
+ * them. *rows: the allocation, for gpu_render_host_free. 0, or 1. */
+static int ro_rows(const struct ro_opts *o, size_t n, void **rows, struct gpu_render_host *hb)
+{
+	const size_t bytes = n * 4 * sizeof(float) + (o->galaxies ? n * sizeof(uint16_t) : 0);
+	double t0 = log_clock_s();
+	*rows = gpu_render_host_alloc(bytes);
+	if (!*rows)
+		return 1;
+	const double t_pin = log_clock_s() - t0;
+	float *pos = (float *)*rows;
+	uint16_t *comp = o->galaxies ? (uint16_t *)((char *)*rows + n * 4 * sizeof(float)) : NULL;
+	const int galaxies = o->galaxies;
+	t0 = log_clock_s();
+	const long long nn = (long long)n;
+#pragma omp parallel for schedule(static)
+	for (long long i = 0; i < nn; i++) {
+		uint16_t c = 0;
+		ro_body(galaxies, n, (size_t)i, pos + 4 * i, &c);
+		if (comp)
+			comp[i] = c;
+	}
+	printf("host rows: %.2f GB page-locked once in %.2f s; generated in %.2f s (outside the "
+	       "timing)\n", bytes / 1e9, t_pin, log_clock_s() - t0);
+	hb->pos4 = pos;
+	hb->comp = comp;
+	hb->n = n;
+	return 0;
+}
+
+/* After the warm-up frame (wall seconds, its stages t): the device memory
+ * the renderer took (free0: free before it), then the table's head. */
+static void ro_warmup_report(const struct ro_opts *o, const struct render_ooc_plan *plan,
+			     size_t free0, double wall, const struct gpu_render_ooc_timing *t)
+{
+	char name[128] = "?";
+	size_t free1 = 0, total = 0;
+	gpu_device_info(name, sizeof name, &free1, &total);
+	printf("device memory taken by the renderer: %.2f GiB (budget %.2f GiB, plan "
+	       "%.2f GiB); warm-up frame %.1f ms, %d chunks, %.2f GB copied\n\n",
+	       (free0 > free1 ? free0 - free1 : 0) / 1073741824.0,
+	       o->budget / 1073741824.0, plan->bytes / 1073741824.0, 1e3 * wall, t->chunks,
+	       t->bytes / 1e9);
+	printf("| n | size | chunks | wall ms | gpu ms | upload ms | splat ms | look ms "
+	       "| upload GB/s |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+/* Frame -1 (the warm-up, reported) then frames 0 .. o->frames - 1 of hb
+ * through gr, the camera circling 2 degrees a frame, each waited for
+ * before the next: fr[f] their times; the last one written to o->png.
+ * 0, or 1. */
+static int ro_frames(const struct ro_opts *o, struct gpu_render *gr,
+		     const struct gpu_render_host *hb, const struct render_ooc_plan *plan,
+		     size_t free0, struct ro_frame *fr)
+{
+	const double dist = o->galaxies ? 110 : 12;
+	for (int f = -1; f < o->frames; f++) {
+		const double a = (2.0 * (f + 1)) * M_PI / 180;
+		struct render_camera cam = {.pos = {dist * sin(a), -dist * cos(a), 0.35 * dist},
+					    .target = {0, o->galaxies ? 4 : 0, 0},
+					    .up = {0, 0, 1},
+					    .fov = 45};
+		const int slot = (f + 1) % 2;
+		const double w0 = log_clock_s();
+		struct gpu_render_ooc_timing t;
+		if (gpu_render_frame_host(gr, hb, f + 1, &cam, slot) != 0 ||
+		    gpu_render_wait(gr, slot) != 0 || gpu_render_ooc_last_timing(gr, &t) != 0)
+			return 1;
+		const double wall = log_clock_s() - w0;
+		if (f < 0) {
+			ro_warmup_report(o, plan, free0, wall, &t);
+			continue;
+		}
+		fr[f] = (struct ro_frame){1e3 * wall, t.frame_ms, t.upload_ms, t.splat_ms, t.look_ms,
+					  t.bytes / (t.upload_ms * 1e-3) / 1e9};
+		if (o->png && f == o->frames - 1) {
+			struct gpu_render_host_frame h;
+			if (gpu_render_host_frame(gr, slot, &h) != 0 ||
+			    out_png_write(o->png, 0, h.w, h.h, 16, h.rgb16) != 0)
+				fprintf(stderr, "render-ooc: the last frame was not written to %s\n",
+					o->png);
+		}
+	}
+	return 0;
+}
+
 int bench_render_ooc(int argc, char **argv)
 {
 	struct ro_opts o = {.n = 1e7, .frames = 5, .w = 3840, .h = 2160, .budget = 8589934592.0};
@@ -174,18 +294,14 @@ int bench_render_ooc(int argc, char **argv)
 		printf("SKIP: %s\n", why);
 		return 0;
 	}
-	size_t free0 = 0, free1 = 0, total = 0;
+	size_t free0 = 0, total = 0;
 	gpu_device_info(name, sizeof name, &free0, &total);
 	const size_t n = (size_t)o.n;
 	printf("GPU renderer out of core on %s: %zu bodies (%s), %dx%d, default look, budget %.2f GiB\n",
 	       name, n, o.galaxies ? "two galaxies" : "Plummer sphere", o.w, o.h,
 	       o.budget / 1073741824.0);
 
-	/* the scene's look and the renderer's capacity */
-	char text[512];
-	snprintf(text, sizeof text,
-		 "bodies: [{name: a, model: plummer}]\nsimulation: {solver: none}\n"
-		 "render: {width: %d, height: %d}\n", o.w, o.h);
+	/* the scene's look and the renderer's capacity, the host rows, the renderer */
 	static struct scene sc;
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
@@ -194,59 +310,11 @@ int bench_render_ooc(int argc, char **argv)
 	memset(&hb, 0, sizeof hb);
 	void *rows = NULL;
 	struct ro_frame fr[RO_MAX_FRAMES];
-	if (scene_load_string(text, "render-ooc", ".", NULL, 0, &sc) != 0 ||
-	    sim_state_alloc(&st, 0, 2) != 0) {
-		rc = 1;
-		goto end;
-	}
-	static const float col[2][3] = {{0.75f, 0.85f, 1.0f}, {1.0f, 0.8f, 0.55f}};
-	for (int c = 0; c < 2; c++) {
-		snprintf(st.comps[c].name, sizeof st.comps[c].name, c ? "bulge" : "disk");
-		memcpy(st.comps[c].color, col[c], sizeof col[c]);
-	}
-	st.ncomp = o.galaxies ? 2 : 1;
 	struct gpu_render_params p;
-	gpu_render_default_params(&p);
-	p.outputs = GPU_RENDER_OUT_RGB16;
-	p.slots = 2;
-	size_t fixed, per_body, max_chunk;
-	gpu_render_memory(&sc, &p, 1, &fixed, &per_body, &max_chunk);
 	struct render_ooc_plan plan;
-	if (render_ooc_plan(n, (size_t)o.budget, fixed, per_body, max_chunk, &plan) != 0) {
-		rc = 2;
+	if ((rc = ro_setup(&o, n, &sc, &st, &p, &plan)) != 0 ||
+	    (rc = ro_rows(&o, n, &rows, &hb)) != 0)
 		goto end;
-	}
-	printf("plan: %zu chunks of %zu bodies (last %zu), %zu bytes a body slot, frame buffers "
-	       "%.0f MiB, device total %.2f GiB of the budget\n",
-	       plan.nchunks, plan.chunk, plan.last, per_body, fixed / 1048576.0,
-	       plan.bytes / 1073741824.0);
-
-	/* the page-locked rows, once, then the bodies into them */
-	const size_t bytes = n * 4 * sizeof(float) + (o.galaxies ? n * sizeof(uint16_t) : 0);
-	double t0 = log_clock_s();
-	rows = gpu_render_host_alloc(bytes);
-	if (!rows) {
-		rc = 1;
-		goto end;
-	}
-	const double t_pin = log_clock_s() - t0;
-	float *pos = (float *)rows;
-	uint16_t *comp = o.galaxies ? (uint16_t *)((char *)rows + n * 4 * sizeof(float)) : NULL;
-	t0 = log_clock_s();
-	const long long nn = (long long)n;
-#pragma omp parallel for schedule(static)
-	for (long long i = 0; i < nn; i++) {
-		uint16_t c = 0;
-		ro_body(o.galaxies, n, (size_t)i, pos + 4 * i, &c);
-		if (comp)
-			comp[i] = c;
-	}
-	printf("host rows: %.2f GB page-locked once in %.2f s; generated in %.2f s (outside the "
-	       "timing)\n", bytes / 1e9, t_pin, log_clock_s() - t0);
-	hb.pos4 = pos;
-	hb.comp = comp;
-	hb.n = n;
-
 	st.n = n; /* the most bodies a frame has; the rows are hb's */
 	p.chunk = plan.chunk;
 	rc = gpu_render_create(&sc, &st, NULL, &p, &gr);
@@ -255,43 +323,8 @@ int bench_render_ooc(int argc, char **argv)
 		rc = 1;
 		goto end;
 	}
-	const double dist = o.galaxies ? 110 : 12;
-	for (int f = -1; f < o.frames; f++) {
-		const double a = (2.0 * (f + 1)) * M_PI / 180;
-		struct render_camera cam = {.pos = {dist * sin(a), -dist * cos(a), 0.35 * dist},
-					    .target = {0, o.galaxies ? 4 : 0, 0},
-					    .up = {0, 0, 1},
-					    .fov = 45};
-		const int slot = (f + 1) % 2;
-		const double w0 = log_clock_s();
-		struct gpu_render_ooc_timing t;
-		if (gpu_render_frame_host(gr, &hb, f + 1, &cam, slot) != 0 ||
-		    gpu_render_wait(gr, slot) != 0 || gpu_render_ooc_last_timing(gr, &t) != 0) {
-			rc = 1;
-			goto end;
-		}
-		const double wall = log_clock_s() - w0;
-		if (f < 0) {
-			gpu_device_info(name, sizeof name, &free1, &total);
-			printf("device memory taken by the renderer: %.2f GiB (budget %.2f GiB, plan "
-			       "%.2f GiB); warm-up frame %.1f ms, %d chunks, %.2f GB copied\n\n",
-			       (free0 > free1 ? free0 - free1 : 0) / 1073741824.0,
-			       o.budget / 1073741824.0, plan.bytes / 1073741824.0, 1e3 * wall, t.chunks,
-			       t.bytes / 1e9);
-			printf("| n | size | chunks | wall ms | gpu ms | upload ms | splat ms | look ms "
-			       "| upload GB/s |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
-			continue;
-		}
-		fr[f] = (struct ro_frame){1e3 * wall, t.frame_ms, t.upload_ms, t.splat_ms, t.look_ms,
-					  t.bytes / (t.upload_ms * 1e-3) / 1e9};
-		if (o.png && f == o.frames - 1) {
-			struct gpu_render_host_frame h;
-			if (gpu_render_host_frame(gr, slot, &h) != 0 ||
-			    out_png_write(o.png, 0, h.w, h.h, 16, h.rgb16) != 0)
-				fprintf(stderr, "render-ooc: the last frame was not written to %s\n",
-					o.png);
-		}
-	}
+	if ((rc = ro_frames(&o, gr, &hb, &plan, free0, fr)) != 0)
+		goto end;
 	printf("| %.3g | %dx%d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", o.n, o.w, o.h,
 	       plan.nchunks, ro_median_of(fr, o.frames, offsetof(struct ro_frame, wall)),
 	       ro_median_of(fr, o.frames, offsetof(struct ro_frame, gpu)),
