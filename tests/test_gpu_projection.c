@@ -109,28 +109,35 @@ static void gpu_frame_hdr(struct gpu_render *gr, const struct sim_state *st,
 }
 
 /* The CPU twin of that HDR: renderer_cpu's order (app/renderer_cpu.c):
- * per eye the splat, the glow, the mask, copied into its place. */
+ * per eye the splat (look: the stars with the screen diffuse layer, then
+ * the wing), the glow, the mask, copied into its place. */
 static void cpu_frame_hdr(const struct scene *sc, const struct sim_state *st,
-			  const struct render_camera *cam, struct render_image *frame)
+			  const struct render_camera *cam, int look, struct render_image *frame)
 {
 	ck_assert_int_eq(render_image_alloc(frame, sc->render.width, sc->render.height), 0);
 	int ew, eh;
 	render_eye_size(sc, &ew, &eh);
 	int stereo = sc->camera.stereo.mode != SCENE_STEREO_NONE;
 	for (int eye = stereo ? -1 : 0; eye <= (stereo ? 1 : 0); eye += stereo ? 2 : 1) {
-		struct render_camera ec;
-		render_eye_camera(cam, eye, &ec);
-		if (!stereo)
-			ec = *cam;
-		struct render_image img;
+		struct render_camera ec = *cam;
+		if (stereo)
+			render_eye_camera(cam, eye, &ec);
+		struct render_image img, smooth;
 		ck_assert_int_eq(render_image_alloc(&img, ew, eh), 0);
-		ck_assert_int_eq(render_splat(sc, &ec, st, &u_one, &img), 0);
+		ck_assert_int_eq(render_image_alloc(&smooth, ew, eh), 0);
+		if (look) {
+			ck_assert_int_eq(render_stars_diffuse_screen(sc, &ec, st, &u_one, &img, &smooth), 0);
+			ck_assert_int_eq(render_wing(sc, &img), 0);
+		} else {
+			ck_assert_int_eq(render_splat(sc, &ec, st, &u_one, &img), 0);
+		}
 		ck_assert_int_eq(render_glow(sc, &img), 0);
 		render_projection_mask(&ec, &img);
 		int x0, y0;
 		render_eye_origin(sc, eye, &x0, &y0);
 		render_image_blit(&img, frame, x0, y0);
 		render_image_free(&img);
+		render_image_free(&smooth);
 	}
 }
 
@@ -145,7 +152,7 @@ struct proj_arg {
 	const char *what;
 	int w, h, proj, stereo, stars;
 	double sm, fwhm, glow, aperture, tilt;
-	int look; /* the full look (look_on), drawn by cpu_look_hdr */
+	int look; /* the full look (look_on) */
 	size_t n;
 	uint64_t seed;
 	int methods;
@@ -162,8 +169,6 @@ struct pfix {
 };
 
 static void look_on(struct scene *sc);
-static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
-			 const struct render_camera *cam, struct render_image *frame);
 static void add_clump(struct sim_state *st);
 
 static void proj_setup(struct twin_run *r)
@@ -212,10 +217,8 @@ static void proj_cpu(struct twin_run *r)
 {
 	const struct proj_arg *a = r->arg;
 	struct pfix *f = r->fix;
-	if (r->view == 0 && a->look)
-		cpu_look_hdr(f->sc, &f->st, &f->cam, &f->ref);
-	else if (r->view == 0)
-		cpu_frame_hdr(f->sc, &f->st, &f->cam, &f->ref);
+	if (r->view == 0)
+		cpu_frame_hdr(f->sc, &f->st, &f->cam, a->look, &f->ref);
 	twin_out(r, 0, NULL);
 	r->out[0].ref = twin_f32(f->ref.rgb, f->nv, a->w, 3);
 }
@@ -402,34 +405,6 @@ START_TEST(stereo_frame_is_two_mono_eyes)
 	sim_state_free(&st);
 }
 END_TEST
-
-/* The CPU twin of the look's HDR, as renderer_cpu draws it per eye:
- * stars with the screen diffuse layer, wing, glow, mask, placed. */
-static void cpu_look_hdr(const struct scene *sc, const struct sim_state *st,
-			 const struct render_camera *cam, struct render_image *frame)
-{
-	ck_assert_int_eq(render_image_alloc(frame, sc->render.width, sc->render.height), 0);
-	int ew, eh;
-	render_eye_size(sc, &ew, &eh);
-	int stereo = sc->camera.stereo.mode != SCENE_STEREO_NONE;
-	for (int eye = stereo ? -1 : 0; eye <= (stereo ? 1 : 0); eye += stereo ? 2 : 1) {
-		struct render_camera ec = *cam;
-		if (stereo)
-			render_eye_camera(cam, eye, &ec);
-		struct render_image img, smooth;
-		ck_assert_int_eq(render_image_alloc(&img, ew, eh), 0);
-		ck_assert_int_eq(render_image_alloc(&smooth, ew, eh), 0);
-		ck_assert_int_eq(render_stars_diffuse_screen(sc, &ec, st, &u_one, &img, &smooth), 0);
-		ck_assert_int_eq(render_wing(sc, &img), 0);
-		ck_assert_int_eq(render_glow(sc, &img), 0);
-		render_projection_mask(&ec, &img);
-		int x0, y0;
-		render_eye_origin(sc, eye, &x0, &y0);
-		render_image_blit(&img, frame, x0, y0);
-		render_image_free(&img);
-		render_image_free(&smooth);
-	}
-}
 
 /* The clump of seam_look_wraps_as_on_cpu: 200 heavy bodies 4 away, right
  * behind the camera. */

@@ -171,6 +171,17 @@ static void gpu_hdr(struct gpu_render *gr, const struct sim_state *st,
 	ck_assert_int_eq(gpu_render_download_hdr(gr, rgb), 0);
 }
 
+/* GPU frame 0 of st through cam_std, end to end (slot 0). */
+static void gpu_frame0(struct gpu_render *gr, const struct sim_state *st,
+		       struct gpu_render_host_frame *f)
+{
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, 0, f), 0);
+}
+
 static void cpu_hdr(const struct scene *sc, const struct sim_state *st,
 		    const struct render_camera *cam, struct render_image *img)
 {
@@ -1036,12 +1047,8 @@ START_TEST(empty_view_is_background)
 	for (size_t i = 0; i < st.n; i++)
 		st.pos[3 * i + 1] = -40.0f; /* scene y = -20: behind the camera at -10 */
 	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
 	struct gpu_render_host_frame f;
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	gpu_frame0(gr, &st, &f);
 	for (size_t p = 0; p < (size_t)W * H; p++)
 		for (int c = 0; c < 3; c++)
 			ck_assert_int_eq(f.rgb16[3 * p + c], (int)lrint(65535.0 * sc->render.background[c]));
@@ -1578,12 +1585,8 @@ START_TEST(look_end_to_end_matches_cpu)
 	memset(&st, 0, sizeof st);
 	state_fill(&st, 6000, 4000, 23);
 	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
 	struct gpu_render_host_frame f;
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, &f), 0);
+	gpu_frame0(gr, &st, &f);
 	struct render_image img, smooth;
 	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
 	ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
