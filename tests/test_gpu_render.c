@@ -236,6 +236,8 @@ struct rfix {
 	float *h;                           /* per body: h given to the GPU */
 	int w, h_px;
 	size_t nv; /* values of an image: w x h x 3 */
+	struct render_auto_state as_cpu, as_gpu; /* auto exposure over the views */
+	struct gpu_render_host_frame hf;         /* the GPU slot of the view */
 };
 
 /* r's fixture for scene sc (taken: freed by rfix_close). */
@@ -518,8 +520,7 @@ static void per_body_gpu(struct twin_run *r)
 
 static const struct twin_row per_body_row = {
 	"per-body h", per_body_setup, per_body_cpu, per_body_gpu, NULL, rfix_close, TWIN_TOL_HDR, 1};
-static const int per_body_cases[1];
-TWIN_TEST(per_body_smoothing_matches_grouped_cpu, &per_body_row, per_body_cases)
+TWIN_TEST(per_body_smoothing_matches_grouped_cpu, &per_body_row, twin_one)
 
 /* ---- render.color_by (render/color_by_shared.h on both sides) ---- */
 
@@ -949,92 +950,119 @@ static const struct post_arg wing_cases[] = {
 };
 TWIN_TEST(wing_matches_cpu_from_same_hdr, &post_row, wing_cases)
 
-/* render.exposure: auto over 8 frames whose light jumps (x1, x1, x10,
- * x10, x10, x0.2, x0.2, x1): after each frame the GPU's moving average
- * equals the CPU's (render_auto_exposure) within 1%, and the frame within
- * 1 LSB of render_tonemap_gain at the CPU's gain. */
-START_TEST(auto_exposure_matches_cpu_over_frames)
+/* render.exposure: auto over 8 frames (the views) whose light jumps
+ * (x1, x1, x10, x10, x10, x0.2, x0.2, x1): after each frame the GPU's
+ * moving average equals the CPU's (render_auto_exposure) within 1%, and
+ * the frame within 1 LSB of render_tonemap_gain at the CPU's gain. */
+static const float auto_scale[8] = {1, 1, 10, 10, 10, 0.2f, 0.2f, 1};
+
+static void auto_setup(struct twin_run *r)
 {
-	static const float scale[8] = {1, 1, 10, 10, 10, 0.2f, 0.2f, 1};
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
 	sc->render.tonemap = SCENE_TONEMAP_FILMIC;
 	sc->render.white = 8;
 	sc->render.exposure_auto = 1;
 	sc->render.auto_percentile = 99.5;
 	sc->render.auto_smoothing = 3;
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 500, 8);
-	struct render_image img, frame;
-	cpu_hdr(sc, &st, &cam_std, &img);
-	ck_assert_int_eq(render_image_alloc(&frame, W, H), 0);
-	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
-	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	struct render_auto_state cpu = {0}, gpu;
-	for (int f = 0; f < 8; f++) {
-		for (size_t i = 0; i < (size_t)W * H * 3; i++)
-			frame.rgb[i] = scale[f] * img.rgb[i];
-		render_auto_exposure(sc, &frame, &cpu);
-		render_tonemap_gain(sc, &frame, cpu.gain, c16);
-		ck_assert_int_eq(gpu_render_tonemap_hdr(gr, frame.rgb, f, f % 2), 0);
-		ck_assert_int_eq(gpu_render_auto_exposure(gr, &gpu), 0);
-		ck_assert_int_eq(gpu_render_wait(gr, f % 2), 0);
-		struct gpu_render_host_frame hf;
-		ck_assert_int_eq(gpu_render_host_frame(gr, f % 2, &hf), 0);
-		char what[80];
-		snprintf(what, sizeof what, "auto exposure frame %d: gain cpu %.6g gpu %.6g", f, cpu.gain,
-			 gpu.gain);
-		ck_assert_int_eq(gpu.frames, cpu.frames);
-		ck_assert_close(gpu.gain, cpu.gain, 0, 0.01);
-		expect_lsb(hf.rgb16, c16, (size_t)W * H * 3, W, 1, what);
-	}
-	gpu_render_free(&gr);
-	free(c16);
-	render_image_free(&frame);
-	render_image_free(&img);
-	sim_state_free(&st);
-	free(sc);
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 3000, 500, 8);
+	cpu_hdr(sc, &f->st, &cam_std, &f->img);
+	ck_assert_int_eq(render_image_alloc(&f->aux, W, H), 0);
+	f->gr = gr_new(sc, &f->st, GPU_RENDER_TILED);
+	snprintf(r->what, sizeof r->what, "auto exposure");
 }
-END_TEST
 
-/* Two frames in flight in two slots, then both checked end to end against
- * the CPU's splat + tone map (2 LSB). */
-START_TEST(frames_in_two_slots_match_cpu_end_to_end)
+/* f->aux: the splat scaled by the view's factor, tone mapped at the
+ * moving average. */
+static void auto_cpu(struct twin_run *r)
 {
-	struct scene *sc = scene_new(SCENE_KERNEL_GAUSSIAN, 0.3);
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 3000, 2000, 9);
-	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, &st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 1, &cam_side, 1), 0);
-	uint16_t *c16 = malloc((size_t)W * H * 3 * sizeof *c16);
-	for (int s = 0; s < 2; s++) {
-		ck_assert_int_eq(gpu_render_wait(gr, s), 0);
-		ck_assert_int_eq(gpu_render_query(gr, s), 1);
-		struct gpu_render_host_frame f;
-		ck_assert_int_eq(gpu_render_host_frame(gr, s, &f), 0);
-		ck_assert_int_eq(f.frame, s);
-		struct render_image img;
-		cpu_hdr(sc, &st, cams[s], &img);
-		render_tonemap(sc, &img, c16);
-		char what[40];
-		snprintf(what, sizeof what, "end to end slot %d", s);
-		expect_lsb(f.rgb16, c16, (size_t)W * H * 3, W, 2, what);
-		expect_8bit_outputs(&f);
-		render_image_free(&img);
-	}
-	struct gpu_render_timing t;
-	ck_assert_int_eq(gpu_render_last_timing(gr, &t), 0);
-	ck_assert(t.total_ms > 0 && t.pairs > 0);
-	free(c16);
-	gpu_render_free(&gr);
-	sim_state_free(&st);
-	free(sc);
+	struct rfix *f = r->fix;
+	for (size_t i = 0; i < f->nv; i++)
+		f->aux.rgb[i] = auto_scale[r->view] * f->img.rgb[i];
+	render_auto_exposure(f->sc, &f->aux, &f->as_cpu);
+	render_tonemap_gain(f->sc, &f->aux, f->as_cpu.gain, f->c16);
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_u16(f->c16, f->nv, W, 3);
 }
-END_TEST
+
+static void auto_gpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	const int slot = r->view % 2;
+	ck_assert_int_eq(gpu_render_tonemap_hdr(f->gr, f->aux.rgb, r->view, slot), 0);
+	ck_assert_int_eq(gpu_render_auto_exposure(f->gr, &f->as_gpu), 0);
+	ck_assert_int_eq(gpu_render_wait(f->gr, slot), 0);
+	ck_assert_int_eq(gpu_render_host_frame(f->gr, slot, &f->hf), 0);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_u16(f->hf.rgb16, f->nv, W, 3);
+}
+
+static void auto_compare(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	printf("auto exposure frame %d: gain cpu %.6g gpu %.6g\n", r->view, f->as_cpu.gain,
+	       f->as_gpu.gain);
+	ck_assert_int_eq(f->as_gpu.frames, f->as_cpu.frames);
+	ck_assert_close(f->as_gpu.gain, f->as_cpu.gain, 0, 0.01);
+	twin_compare_all(r);
+}
+
+static const struct twin_row auto_row = {
+	"auto exposure", auto_setup, auto_cpu, auto_gpu, auto_compare, rfix_close, TWIN_TOL_LSB(1), 8};
+TWIN_TEST(auto_exposure_matches_cpu_over_frames, &auto_row, twin_one)
+
+/* Two frames in flight in two slots (frame s through cams[s] in slot s,
+ * the views), then both checked end to end against the CPU's splat + tone
+ * map (2 LSB); and the frame's timings filled. */
+static void slots_setup(struct twin_run *r)
+{
+	struct rfix *f = rfix_open(r, scene_new(SCENE_KERNEL_GAUSSIAN, 0.3));
+	state_fill(&f->st, 3000, 2000, 9);
+	f->gr = gr_new(f->sc, &f->st, GPU_RENDER_TILED);
+	struct gpu_render_input in;
+	ck_assert_int_eq(gpu_render_upload(f->gr, &f->st, &in), 0);
+	ck_assert_int_eq(gpu_render_frame(f->gr, &in, 0, &cam_std, 0), 0);
+	ck_assert_int_eq(gpu_render_frame(f->gr, &in, 1, &cam_side, 1), 0);
+	snprintf(r->what, sizeof r->what, "end to end slot");
+}
+
+/* render_tonemap of the view's splat into f->c16. */
+static void cpu_splat_tonemap(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	cpu_splat(r);
+	render_tonemap(f->sc, &f->img, f->c16);
+	r->out[0].ref = twin_u16(f->c16, f->nv, f->w, 3);
+}
+
+static void slots_gpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	const int s = r->view;
+	ck_assert_int_eq(gpu_render_wait(f->gr, s), 0);
+	ck_assert_int_eq(gpu_render_query(f->gr, s), 1);
+	ck_assert_int_eq(gpu_render_host_frame(f->gr, s, &f->hf), 0);
+	ck_assert_int_eq(f->hf.frame, s);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_u16(f->hf.rgb16, f->nv, f->w, 3);
+}
+
+static void slots_compare(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	twin_compare_all(r);
+	expect_8bit_outputs(&f->hf);
+	if (r->view == 1) {
+		struct gpu_render_timing t;
+		ck_assert_int_eq(gpu_render_last_timing(f->gr, &t), 0);
+		ck_assert(t.total_ms > 0 && t.pairs > 0);
+	}
+}
+
+static const struct twin_row slots_row = {
+	"two slots", slots_setup, cpu_splat_tonemap, slots_gpu, slots_compare, rfix_close,
+	TWIN_TOL_LSB(2), 2};
+TWIN_TEST(frames_in_two_slots_match_cpu_end_to_end, &slots_row, twin_one)
 
 /* Nothing visible (all bodies behind the camera): every pixel is the
  * background, round(65535 bg). */
@@ -1564,12 +1592,11 @@ TWIN_TEST(screen_diffuse_matches_cpu, &screen_row, screen_cases)
  * summation order, ~1e-6 relative); and the per-stage timings of the
  * frame are filled (stars, diffuse, glow and exposure each > 0, their sum
  * within the frame's total). */
-START_TEST(look_end_to_end_matches_cpu)
+static void look_setup(struct twin_run *r)
 {
-	const int w = 512, h = 320;
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-	sc->render.width = w;
-	sc->render.height = h;
+	sc->render.width = 512;
+	sc->render.height = 320;
 	sc->render.style = SCENE_STYLE_STARS;
 	sc->render.psf_fwhm = 1.5;
 	sc->render.tonemap = SCENE_TONEMAP_FILMIC;
@@ -1581,37 +1608,48 @@ START_TEST(look_end_to_end_matches_cpu)
 	sc->render.glow_threshold = 0.5;
 	sc->render.diffuse = 0.3;
 	sc->render.diffuse_smoothing = SCENE_DIFFUSE_SCREEN;
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	state_fill(&st, 6000, 4000, 23);
-	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
-	struct gpu_render_host_frame f;
-	gpu_frame0(gr, &st, &f);
-	struct render_image img, smooth;
-	ck_assert_int_eq(render_image_alloc(&img, w, h), 0);
-	ck_assert_int_eq(render_image_alloc(&smooth, w, h), 0);
-	ck_assert_int_eq(render_stars_diffuse_screen(sc, &cam_std, &st, &u_test, &img, &smooth), 0);
-	ck_assert_int_eq(render_glow(sc, &img), 0);
-	struct render_auto_state as;
-	memset(&as, 0, sizeof as);
-	render_auto_exposure(sc, &img, &as);
-	uint16_t *c16 = malloc((size_t)w * h * 3 * sizeof *c16);
-	render_tonemap_gain(sc, &img, as.gain, c16);
-	expect_lsb(f.rgb16, c16, (size_t)w * h * 3, w, 4, "look end to end");
+	struct rfix *f = rfix_open(r, sc);
+	state_fill(&f->st, 6000, 4000, 23);
+	f->gr = gr_new(sc, &f->st, GPU_RENDER_TILED);
+	snprintf(r->what, sizeof r->what, "look end to end");
+}
+
+static void look_cpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	rfix_images(f);
+	ck_assert_int_eq(render_stars_diffuse_screen(f->sc, &cam_std, &f->st, &u_test, &f->img, &f->aux),
+			 0);
+	ck_assert_int_eq(render_glow(f->sc, &f->img), 0);
+	render_auto_exposure(f->sc, &f->img, &f->as_cpu);
+	render_tonemap_gain(f->sc, &f->img, f->as_cpu.gain, f->c16);
+	twin_out(r, 0, NULL);
+	r->out[0].ref = twin_u16(f->c16, f->nv, f->w, 3);
+}
+
+static void look_gpu(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	gpu_frame0(f->gr, &f->st, &f->hf);
+	twin_out(r, 0, NULL);
+	r->out[0].got = twin_u16(f->hf.rgb16, f->nv, f->w, 3);
+}
+
+static void look_compare(struct twin_run *r)
+{
+	struct rfix *f = r->fix;
+	twin_compare_all(r);
 	struct gpu_render_timing t;
-	ck_assert_int_eq(gpu_render_last_timing(gr, &t), 0);
+	ck_assert_int_eq(gpu_render_last_timing(f->gr, &t), 0);
 	printf("look stages (ms): stars %.3f diffuse %.3f glow %.3f exposure %.3f tone %.3f total %.3f\n",
 	       t.stars_ms, t.diffuse_ms, t.glow_ms, t.exposure_ms, t.tone_only_ms, t.total_ms);
 	ck_assert(t.stars_ms > 0 && t.diffuse_ms > 0 && t.glow_ms > 0 && t.exposure_ms > 0);
 	ck_assert(t.stars_ms + t.diffuse_ms + t.glow_ms + t.exposure_ms <= t.total_ms);
-	free(c16);
-	render_image_free(&img);
-	render_image_free(&smooth);
-	gpu_render_free(&gr);
-	sim_state_free(&st);
-	free(sc);
 }
-END_TEST
+
+static const struct twin_row look_row = {
+	"look", look_setup, look_cpu, look_gpu, look_compare, rfix_close, TWIN_TOL_LSB(4), 1};
+TWIN_TEST(look_end_to_end_matches_cpu, &look_row, twin_one)
 
 /* A dust case: 0 no diffuse layer, 1 adaptive (h given, float, to both,
  * per slab), 2 screen (made from the composited light). */

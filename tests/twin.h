@@ -276,6 +276,9 @@ static inline void twin_run_cases(const struct twin_row *row, const void *args, 
 	}
 }
 
+/* The one case of a row whose setup takes no parameter. */
+static const int twin_one[1];
+
 /* Runs row over every case of the array cases. */
 #define TWIN_RUN(row, cases)                                                                  \
 	twin_run_cases((row), (cases), sizeof(cases)[0], sizeof(cases) / sizeof(cases)[0])
