@@ -1,13 +1,24 @@
-/* render_internal.cuh - contract between the GPU renderer's files:
- *   render.cu           public API (gpu_render.h): buffers, streams, ring
- *   render_splat.cu     bodies -> HDR image (footprints, tiled gather)
+/* render_internal.cuh - contract between the GPU renderer's files. They
+ * call each other as a tree, from the drivers at the top down to the
+ * shared services (tools/circles.py finds no circle among them):
+ *   render_create.cu    gpu_render_create / free: the scene's keys, every buffer
+ *   render.cu           the frame driver, bodies on the device (gpu_render_frame)
+ *   render_ooc.cu       the frame driver out of core: host bodies streamed in chunks
+ *   render_dust.cu      dust: depth slabs of stars (and of the diffuse splat)
+ *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
+ *   render_splat.cu     bodies -> HDR image (footprints), then one deposit:
+ *   render_splat_tiled.cu   the tiled gather
  *   render_splat_atomic.cu  the atomic deposit (GPU_RENDER_ATOMIC)
  *   render_lod.cu       level-of-detail grids and their upsampling (render.h)
- *   render_adaptive.cu  adaptive h: k-th neighbour distance, box-tree walk
- *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  *   render_stars.cu     render.style: stars (a PSF fixed in pixels; tiled, or atomics)
+ *   render_diffuse.cu   render.diffuse_smoothing: screen (a pyramid of the stars)
+ *   render_finish.cu    the end of a frame: wing, glow, mask, eyes, tone map into a
+ *                       slot, its copy to the host; the slots' ring
+ *   render_glow.cu      render.glow and render.psf_wing; the float sum
+ *   render_tone.cu      reference level, tone curve, colormap, YUV/RGB
  *   render_overlay.cu   overlay.*: the CPU's codes staged per slot, uploaded
- *   render_ooc.cu       out of core: host bodies streamed through in chunks
+ *   render_shared.cu    at the bottom: temporary device memory, a camera's view
+ * Each .cu names its CPU twin in render/ at its top ("CPU twin:").
  * Everything here runs on gr->stream unless said otherwise. */
 #ifndef NB_RENDER_INTERNAL_CUH
 #define NB_RENDER_INTERNAL_CUH
@@ -298,8 +309,10 @@ static inline unsigned gr_blocks(size_t n)
 	return (unsigned)((n + GR_THREADS - 1) / GR_THREADS);
 }
 
-/* render.cu: make d_temp at least bytes (may synchronise the device). */
+/* render_shared.cu: make d_temp at least bytes (may synchronise the
+ * device); a frame's view of cam, in the kernels' form. */
 int gr_temp_reserve(struct gpu_render *gr, size_t bytes);
+void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g);
 
 /* render_splat.cu */
 int gr_splat_alloc(struct gpu_render *gr);
@@ -349,14 +362,20 @@ int gr_stars_add(struct gpu_render *gr, const struct gpu_render_input *in, const
  * NB_STARS_ATOMIC=1 pick the one-thread-per-body atomic form, which the
  * slabs always use): its buffers, freed at gpu_render_free. */
 void gr_stars_free(struct gpu_render *gr);
-/* render.cu, for render_ooc.cu: a frame's view; the look after the splat
- * on d_hdr (wing, glow, mask); a stereo eye stored into d_frame; the tone
- * map, conversions and host copy into slot; the slot's range check. */
-void gr_view_of(const struct gpu_render *gr, const struct render_camera *cam, struct gr_view *g);
+/* render_finish.cu, for both frame drivers (render.cu, render_ooc.cu): the
+ * look after the splat on d_pic (wing, glow, mask); where an eye's picture
+ * is drawn (d_pic for eye -1 left, +1 right); a stereo eye stored from
+ * d_hdr into d_frame; the tone map, conversions and host copy into slot;
+ * the slot's range check (NB_EINPUT, logged). gr_slots_alloc / free: the
+ * slots' device and pinned host buffers and events (gr->nslots, at create
+ * and gpu_render_free). */
 int gr_eye_finish(struct gpu_render *gr);
+float *gr_eye_picture(const struct gpu_render *gr, int eye);
 int gr_eye_store(struct gpu_render *gr, int eye);
 int gr_finish(struct gpu_render *gr, int frame, int slot);
 int gr_check_slot(const struct gpu_render *gr, int slot);
+int gr_slots_alloc(struct gpu_render *gr);
+void gr_slots_free(struct gpu_render *gr);
 /* render_ooc.cu: its buffers (gr->ooc), made at create when ooc_chunk > 0. */
 int gr_ooc_alloc(struct gpu_render *gr);
 /* NB_EINPUT (logged) when sc or st asks for what cannot be drawn in chunks:
