@@ -76,7 +76,9 @@
  * frame), so nearly every warp redoes: 2.5-2.9 / 22-23
  * ms with each warp redoing its own lanes, 12-15 / 56-112 ms with the
  * failed bodies packed 32 to a warp (scattered groups), against 2.33 /
- * 16.5 cold: dropped (H100, 2026-11-21). */
+ * 16.5 cold: dropped (H100, 2026-11-21).
+ * CPU twin: render/adaptive_tree.c (render_adaptive_h), render/adaptive.c
+ * (render_adaptive_cap). */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>

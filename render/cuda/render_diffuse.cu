@@ -25,7 +25,8 @@
  * written and read, hdr written once: ~7 passes of 12 bytes per pixel; the
  * pyramids are 1/3 of the pixels. No smoothing lengths, no second splat.
  * Memory: the counts and the pyramids (~0.45 of an image), w_p and w_p S_p
- * (2/3 of an image), d_smooth (one image). */
+ * (2/3 of an image), d_smooth (one image).
+ * CPU twin: render/diffuse_screen.c. */
 #include "render_internal.cuh"
 #include "../../render/pyramid_shared.h"
 

@@ -21,7 +21,9 @@
  * samples (r <= 64 px) of ~10 flops and one float atomicAdd each; the
  * composite (K + 2) x (4 loads, one exp) per pixel. The diffuse layer
  * costs K + 2 splats of the regrouped bodies and one host wait for the
- * per-slab counts. */
+ * per-slab counts.
+ * CPU twin: render/dust.c (render_dust_frame; the slabs' stars:
+ * render_stars_splat_slabs, render/stars.c). */
 #include "render_internal.cuh"
 #include "../../render/dust_shared.h"
 

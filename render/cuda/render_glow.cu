@@ -16,7 +16,8 @@
  * Full-resolution traffic: 3 passes of 12 bytes per pixel (sum, extract
  * read+write, apply read+write); the blurs and sums touch 1/4 + 1/16 + ...
  * of the pixels. Memory:
- * the pyramid (1/3 of the image) and one level-1 scratch (1/4). */
+ * the pyramid (1/3 of the image) and one level-1 scratch (1/4).
+ * CPU twin: render/glow.c (render_glow, render_wing). */
 #include "render_internal.cuh"
 #include "../../render/glow_shared.h"
 #include "../../render/tone_shared.h"

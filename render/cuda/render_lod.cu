@@ -8,7 +8,8 @@
  * floor(u), fx = u - I0, I1 = I0 + 1, both clamped to [0, w_L - 1]; the
  * same for rows; the bilinear mix of the four cells divided by cell^2 is
  * added to the pixel. One thread per pixel, the level images (1/3 of the
- * picture in all) stay in L2. */
+ * picture in all) stay in L2.
+ * CPU twin: render/splat.c (its pass 4). */
 #include "render_internal.cuh"
 
 void gr_lod_init(struct gpu_render *gr)

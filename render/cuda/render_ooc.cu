@@ -18,7 +18,9 @@
  * Cost per body on the bus: 16 bytes (x, y, z, m), +16 with velocities
  * (render.color_by, motion blur), +2 with components: at ~50 GB/s (PCIe 5
  * x16, pinned) 1e9 bodies take ~0.32 s a frame, the splat's own cost
- * (render_stars.cu) on top where it is not overlapped. */
+ * (render_stars.cu) on top where it is not overlapped.
+ * CPU twin: none (the CPU renderer holds every body); the chunk plan and the
+ * packing of the rows are render/ooc.c, the picture is render.cu's (in core). */
 #include "render_internal.cuh"
 
 #include <stdlib.h>

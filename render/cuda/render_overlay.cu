@@ -6,7 +6,8 @@
  * its fused kernel (render/cuda/render_tone.cu, render/overlay_shared.h), so no
  * pass of its own: per pixel, a test against at most 3 boxes, and one byte
  * read inside them. One device buffer suffices: each frame's upload is
- * queued on gr->stream after the previous frame's tone map. */
+ * queued on gr->stream after the previous frame's tone map.
+ * CPU twin: render/overlay.c (render_overlay_apply). */
 #include "render_internal.cuh"
 
 #include <string.h>

@@ -59,7 +59,8 @@
  * went from 6.56 to 3.44 ms (ncu) with two pixels per thread, weights
  * premultiplied by the normalisation, predicates instead of branches and
  * strips outside the support skipped; issue-bound, 88% issue slots busy,
- * 62.5% occupancy by registers.) */
+ * 62.5% occupancy by registers.)
+ * CPU twin: render/splat.c. */
 #include "render_internal.cuh"
 #include "../../render/color_by_shared.h"
 

@@ -7,7 +7,8 @@
  * upsampled into the picture (render_lod.cu), since without a read-back
  * the levels used are not known on the host. The summation order varies
  * from run to run: the picture agrees with the CPU within the rounding
- * tolerance of gpu_render.h, not bit for bit. */
+ * tolerance of gpu_render.h, not bit for bit.
+ * CPU twin: render/splat.c. */
 #include "render_internal.cuh"
 
 /* Add f * w of footprint r at cell (i, j) of a level image of width w;

@@ -4,7 +4,8 @@
  * in body order, CUB radix sort by tile key, tile ranges cut into
  * GR_CHUNK-pair chunks, one block per chunk accumulating its tile on chip.
  * Split from render_splat.cu to keep one stage per file; the atomic
- * alternative is render_splat_atomic.cu. */
+ * alternative is render_splat_atomic.cu.
+ * CPU twin: render/splat.c. */
 #include "render_internal.cuh"
 
 #include <cub/cub.cuh>

@@ -44,7 +44,8 @@
  * (render_proj_ghost: across the seam, over the poles), in the atomic form
  * by a loop in the body's thread, in the tiled form as 4 keys per body
  * (copy k of slot s is record s * 4 + k; most copies miss the frame and
- * take the key "nothing"), so the sort has 4 n keys. */
+ * take the key "nothing"), so the sort has 4 n keys.
+ * CPU twin: render/stars.c. */
 #include "render_internal.cuh"
 #include "../../render/blur_shared.h"
 #include "../../render/color_by_shared.h"

@@ -24,7 +24,8 @@
  *
  * Cost per pixel: 12 bytes read twice (reduction, then tone map), 1.5 bytes
  * written (YUV) plus 3 (RGB8) and 6 (RGB16) when asked; ~3 pow + 3 log per
- * pixel in components mode. Memory-bound at 4K: ~0.1 ms on an H100. */
+ * pixel in components mode. Memory-bound at 4K: ~0.1 ms on an H100.
+ * CPU twin: render/tonemap.c, render/yuv.c, render/autoexp.c. */
 #include "render_internal.cuh"
 #include "../../render/overlay_shared.h"
 #include "../../render/tone_shared.h"
