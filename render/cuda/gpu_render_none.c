@@ -1,7 +1,8 @@
 /* gpu_render_none.c - the GPU renderer's interface (render/cuda/gpu_render.h)
  * in a CPU-only build (make CUDA=0; the Makefile compiles it only then,
  * beside gpu_none.c): each entry point reports that CUDA was not compiled
- * in. With CUDA, render/cuda/render.cu provides the functions. */
+ * in. With CUDA, the .cu files of render/cuda provide the functions
+ * (render_create.cu, render.cu, render_finish.cu, render_ooc.cu, ...). */
 #include <string.h>
 
 #include "gpu_render.h"
