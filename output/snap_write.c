@@ -111,32 +111,31 @@ static int attr_str(hid_t loc, const char *name, const char *v)
 	return attr_strings(loc, name, v, strlen(v), 0);
 }
 
-/* A double dataset of n rows of k columns (k 1: one dimension). */
-static int dset_f64(hid_t loc, const char *name, const double *v, hsize_t n, hsize_t k)
+/* A dataset of n rows of k columns (k 1: one dimension), stored as FTYPE
+ * from memory of type MTYPE. */
+static int dset_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *v,
+		      hsize_t n, hsize_t k)
 {
 	hsize_t dims[2] = {n, k};
 	hid_t s = H5Screate_simple(k > 1 ? 2 : 1, dims, NULL);
 	if (s < 0)
 		return -1;
-	hid_t d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int bad = d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	hid_t d = H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int bad = d < 0 || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
 	if (d >= 0)
 		H5Dclose(d);
 	H5Sclose(s);
 	return bad ? -1 : 0;
 }
 
+static int dset_f64(hid_t loc, const char *name, const double *v, hsize_t n, hsize_t k)
+{
+	return dset_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n, k);
+}
+
 static int dset_u32(hid_t loc, const char *name, const uint32_t *v, hsize_t n)
 {
-	hid_t s = H5Screate_simple(1, &n, NULL);
-	if (s < 0)
-		return -1;
-	hid_t d = H5Dcreate2(loc, name, H5T_STD_U32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int bad = d < 0 || H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
-	if (d >= 0)
-		H5Dclose(d);
-	H5Sclose(s);
-	return bad ? -1 : 0;
+	return dset_write(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, v, n, 1);
 }
 
 /* ---- the groups ---- */
@@ -419,6 +418,30 @@ static size_t snap_image_length(const struct snap_image *im)
 	return (size_t)eof;
 }
 
+/* An HDF5 file built in memory into im (named TMP, the in-memory file's
+ * name only: nothing is created on disk); *fapl gets its access list
+ * (close both). The file, or -1 logged with PATH. */
+static hid_t snap_mem_create(const char *path, const char *tmp, struct snap_image *im,
+			     hid_t *fapl)
+{
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, once */
+	H5FD_file_image_callbacks_t cb = {snap_image_malloc,	 snap_image_memcpy,
+					  snap_image_realloc,	 snap_image_free,
+					  snap_image_udata_copy, snap_image_udata_free,
+					  im};
+	*fapl = H5Pcreate(H5P_FILE_ACCESS);
+	if (*fapl < 0 || H5Pset_libver_bounds(*fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
+	    H5Pset_fapl_core(*fapl, (size_t)4 << 20, 0) < 0 ||
+	    H5Pset_file_image_callbacks(*fapl, &cb) < 0) {
+		log_error("%s: cannot set up HDF5 to build the snapshot", path);
+		return -1;
+	}
+	hid_t f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, *fapl);
+	if (f < 0)
+		log_error("%s: cannot create the snapshot in memory (HDF5)", path);
+	return f;
+}
+
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
 		   int frame, const char *backend)
 {
@@ -451,24 +474,8 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	for (size_t i = 0; i < st->n; i++)
 		count[type_of[st->comp[i]]]++;
 
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, once */
-	H5FD_file_image_callbacks_t cb = {snap_image_malloc,	 snap_image_memcpy,
-					  snap_image_realloc,	 snap_image_free,
-					  snap_image_udata_copy, snap_image_udata_free,
-					  &im};
-	fapl = H5Pcreate(H5P_FILE_ACCESS);
-	if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
-	    H5Pset_fapl_core(fapl, (size_t)4 << 20, 0) < 0 ||
-	    H5Pset_file_image_callbacks(fapl, &cb) < 0) {
-		log_error("%s: cannot set up HDF5 to build the snapshot", path);
+	if ((f = snap_mem_create(path, tmp, &im, &fapl)) < 0)
 		goto end;
-	}
-	/* the name is only the in-memory file's; nothing is created on disk */
-	f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-	if (f < 0) {
-		log_error("%s: cannot create the snapshot in memory (HDF5)", path);
-		goto end;
-	}
 	bad = write_header(f, st, count, &su, &u) || write_units(f, &su);
 	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
 		if (count[t])

@@ -198,12 +198,58 @@ static int check_part(int k, const char *part, const struct scene_part *p, int d
 	return 0;
 }
 
+/* The bodies a disk galaxy makes, in this order: its three parts, then the
+ * young stars and the dust carved out of the disk. */
+enum { P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST };
+static const char *const part_names[5] = {"disk", "bulge", "halo", "young", "dust"};
+
+/* Component c of galaxy b: part KIND, bodies [at, at + cnt). */
+static void name_part(struct sim_component *c, const struct scene_body *b, int kind, long ndust,
+		      size_t at, long cnt)
+{
+	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
+	snprintf(c->name, sizeof c->name, "%s.%s", b->name, part_names[kind]);
+	if (kind < P_YOUNG) {
+		memcpy(c->color, parts[kind]->color, sizeof c->color);
+		c->brightness = (float)parts[kind]->brightness;
+	} else if (kind == P_YOUNG) {
+		memcpy(c->color, b->disk.young_color, sizeof c->color);
+		c->brightness = (float)b->disk.young_brightness;
+	} else {
+		memset(c->color, 0, sizeof c->color);
+		c->brightness = 0;
+		double md = (double)ndust * b->disk.mass / (double)b->disk.count;
+		c->kappa = b->dust.opacity * 2 * M_PI * b->disk.scale * b->disk.scale / md;
+		c->dust_z = sim_dust_height(b);
+	}
+	c->first = at;
+	c->count = (size_t)cnt;
+}
+
+/* Positions and velocities of part KIND's bodies [at, at + cnt). */
+static void sample_part(int kind, const struct sim_galaxy_model *m,
+			const struct sim_galaxy_df df[3], const struct scene_body *b,
+			const struct sim_units *u, struct sim_state *st, size_t at, long cnt,
+			uint64_t seed, uint64_t stream)
+{
+	if (kind == P_DISK)
+		sample_disk(m, m->z0, 1.0, st, at, cnt, seed, stream, 0);
+	else if (kind == P_BULGE)
+		sample_sphere(&df[1], m->ab, m->rtb, st, at, cnt, seed, stream);
+	else if (kind == P_HALO)
+		sample_sphere(&df[2], m->ah, m->rth, st, at, cnt, seed, stream);
+	else if (kind == P_YOUNG)
+		sample_disk(m, SIM_GALAXY_YOUNG_HEIGHT * m->z0, 1.0, st, at, cnt, seed, stream, 1);
+	else
+		sample_disk(m, sim_dust_height(b) * u->length,
+			    sim_dust_height(b) / b->disk.scale_height, st, at, cnt, seed, stream, 0);
+}
+
 int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base)
 {
 	const struct scene_body *b = &sc->bodies[k];
 	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
-	static const char *pname[3] = {"disk", "bulge", "halo"};
 	struct sim_galaxy_df df[3];
 	memset(df, 0, sizeof df);
 	int rc = 0;
@@ -213,7 +259,7 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 		return NB_EINPUT;
 	}
 	for (int j = 0; j < 3; j++)
-		if ((rc = check_part(k, pname[j], parts[j], j == 0)))
+		if ((rc = check_part(k, part_names[j], parts[j], j == 0)))
 			return rc;
 	size_t n = 0;
 	for (int j = 0; j < 3; j++)
@@ -242,7 +288,6 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 	 * stream slot (3, then 4); without them everything is as it was. */
 	const long nyoung = sim_galaxy_young_count(&b->disk), ndust = scene_dust_count(b);
 	const double mbody = parts[0]->count > 0 ? parts[0]->mass * u->mass / (double)parts[0]->count : 0;
-	enum { P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST };
 	int kinds[5] = {P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST}, nk = 3;
 	if (nyoung > 0)
 		kinds[nk++] = P_YOUNG;
@@ -255,41 +300,11 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 			 : parts[kind]->count > 0 ? parts[kind]->count : 0;
 		if (kind == P_DISK)
 			cnt -= nyoung + ndust;
-		if (st->comps && comp0 + j < st->ncomp) {
-			struct sim_component *c = &st->comps[comp0 + j];
-			snprintf(c->name, sizeof c->name, "%s.%s", b->name,
-				 kind == P_YOUNG ? "young" : kind == P_DUST ? "dust" : pname[kind]);
-			if (kind < P_YOUNG) {
-				memcpy(c->color, parts[kind]->color, sizeof c->color);
-				c->brightness = (float)parts[kind]->brightness;
-			} else if (kind == P_YOUNG) {
-				memcpy(c->color, b->disk.young_color, sizeof c->color);
-				c->brightness = (float)b->disk.young_brightness;
-			} else {
-				memset(c->color, 0, sizeof c->color);
-				c->brightness = 0;
-				double md = (double)ndust * b->disk.mass / (double)b->disk.count;
-				c->kappa = b->dust.opacity * 2 * M_PI * b->disk.scale * b->disk.scale / md;
-				c->dust_z = sim_dust_height(b);
-			}
-			c->first = at;
-			c->count = (size_t)cnt;
-		}
+		if (st->comps && comp0 + j < st->ncomp)
+			name_part(&st->comps[comp0 + j], b, kind, ndust, at, cnt);
 		if (cnt == 0)
 			continue;
-		uint64_t stream = part_stream(stream_base, j);
-		if (kind == P_DISK)
-			sample_disk(&m, m.z0, 1.0, st, at, cnt, sc->seed, stream, 0);
-		else if (kind == P_BULGE)
-			sample_sphere(&df[1], m.ab, m.rtb, st, at, cnt, sc->seed, stream);
-		else if (kind == P_HALO)
-			sample_sphere(&df[2], m.ah, m.rth, st, at, cnt, sc->seed, stream);
-		else if (kind == P_YOUNG)
-			sample_disk(&m, SIM_GALAXY_YOUNG_HEIGHT * m.z0, 1.0, st, at, cnt, sc->seed, stream, 1);
-		else
-			sample_disk(&m, sim_dust_height(b) * u->length,
-				    sim_dust_height(b) / b->disk.scale_height, st, at, cnt, sc->seed,
-				    stream, 0);
+		sample_part(kind, &m, df, b, u, st, at, cnt, sc->seed, part_stream(stream_base, j));
 		centre_part(st, at, cnt);
 		double mi = kind == P_DISK || kind >= P_YOUNG ? mbody : parts[kind]->mass * u->mass / (double)cnt;
 		for (long i = 0; i < cnt; i++) {

@@ -194,7 +194,15 @@ int sim_snap_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint64
 			  (unsigned long long)(type >= 0 && type < SIM_SNAP_NTYPES ? s->h.npart[type] : 0));
 		return NB_ERUNTIME;
 	}
-	int err = s->h.format->read(s, type, first, n, id, pos, vel, mass, hsml);
+	/* the row reads what the file stores; masses of a MassTable type and
+	 * absent smoothing lengths are the same for every format */
+	const int stored_mass = s->h.has_mass[type], stored_hsml = s->h.has_hsml[type];
+	int err = s->h.format->read(s, type, first, n, id, pos, vel, stored_mass ? mass : NULL,
+				    stored_hsml ? hsml : NULL);
+	for (size_t i = 0; !err && mass && !stored_mass && i < n; i++)
+		mass[i] = s->h.mass_table[type];
+	for (size_t i = 0; !err && hsml && !stored_hsml && i < n; i++)
+		hsml[i] = NAN;
 	if (!err)
 		err = snap_check_values(s, type, first, n, pos, vel, mass);
 	return err;

@@ -329,15 +329,41 @@ static int bin_detect(struct sim_snap *s)
 	return 0;
 }
 
-static int bin_open(struct sim_snap *s)
+/* Record k (data at DATA, LEN bytes) is block BLK (-1: one not read):
+ * where it lies. */
+static int bin_place(struct sim_snap *s, int blk, int k, int64_t data, uint64_t len)
 {
-	int err = bin_detect(s);
-	if (err)
-		return err;
-	const int f2 = bin_number(s->h.format) == 2;
+	if (blk < 0)
+		return 0; /* a block we do not read (U, RHO, ...) */
+	struct snap_bin_block *b = &bin_st(s)->blk[blk];
+	if (b->found) {
+		log_error("%s: %s block given twice (records %d and before)", s->path,
+			  bin_block_names[blk], k);
+		return NB_EINPUT;
+	}
+	b->found = 1;
+	b->off = data;
+	b->len = len;
+	return 0;
+}
+
+/* The block format 2's LABEL names, -1 one not read. */
+static int bin_block_of(const char *label)
+{
+	int blk = -1;
+	for (int i = 0; i < SNAP_NBLOCKS; i++)
+		if (strcmp(label, bin_block_names[i]) == 0)
+			blk = i;
+	return blk;
+}
+
+/* The header (the first block), then where each block lies: format 1 by
+ * the fixed order, format 2 by the labels. */
+static int bin_blocks(struct sim_snap *s, int f2)
+{
 	int64_t off = 0, data;
 	uint64_t len;
-	int k = 0, have_head = 0;
+	int k = 0, have_head = 0, err;
 	char label[5] = "HEAD";
 	/* format 1's fixed order after the header; the MASS slot only when needed */
 	int order[SNAP_NBLOCKS], norder = 0, nblk = 0;
@@ -376,30 +402,23 @@ static int bin_open(struct sim_snap *s)
 				order[norder++] = SNAP_MASS;
 			continue;
 		}
-		int blk = -1;
-		if (f2) {
-			for (int i = 0; i < SNAP_NBLOCKS; i++)
-				if (strcmp(label, bin_block_names[i]) == 0)
-					blk = i;
-		} else if (nblk < norder) {
-			blk = order[nblk];
-		}
+		const int blk = f2 ? bin_block_of(label) : nblk < norder ? order[nblk] : -1;
 		nblk++;
-		if (blk < 0)
-			continue; /* a block we do not read (U, RHO, ...) */
-		if (bin_st(s)->blk[blk].found) {
-			log_error("%s: %s block given twice (records %d and before)", s->path,
-				  bin_block_names[blk], k - 1);
-			return NB_EINPUT;
-		}
-		bin_st(s)->blk[blk].found = 1;
-		bin_st(s)->blk[blk].off = data;
-		bin_st(s)->blk[blk].len = len;
+		if ((err = bin_place(s, blk, k - 1, data, len)))
+			return err;
 	}
 	if (!have_head) {
 		log_error("%s: no HEAD block", s->path);
 		return NB_EINPUT;
 	}
+	return 0;
+}
+
+static int bin_open(struct sim_snap *s)
+{
+	int err = bin_detect(s);
+	if (err || (err = bin_blocks(s, bin_number(s->h.format) == 2)))
+		return err;
 	for (int b = 0; b < SNAP_NBLOCKS; b++)
 		if ((err = bin_sizes(s, b)))
 			return err;
@@ -465,23 +484,11 @@ static int bin_read(struct sim_snap *s, int type, uint64_t first, size_t n, uint
 		return err;
 	if (id && (err = bin_values(s, SNAP_ID, at, n, 1, NULL, id)))
 		return err;
-	if (mass) {
-		if (s->h.has_mass[type]) {
-			err = bin_values(s, SNAP_MASS, bin_st(s)->mass_first_of[type] + first, n, 1, mass, NULL);
-			if (err)
-				return err;
-		} else {
-			for (size_t i = 0; i < n; i++)
-				mass[i] = s->h.mass_table[type];
-		}
-	}
-	if (hsml) {
-		if (s->h.has_hsml[type])
-			err = bin_values(s, SNAP_HSML, first, n, 1, hsml, NULL);
-		else
-			for (size_t i = 0; i < n; i++)
-				hsml[i] = NAN;
-	}
+	if (mass && (err = bin_values(s, SNAP_MASS, bin_st(s)->mass_first_of[type] + first, n, 1,
+				      mass, NULL)))
+		return err;
+	if (hsml) /* only type 0 has them, and it comes first */
+		err = bin_values(s, SNAP_HSML, first, n, 1, hsml, NULL);
 	return err;
 }
 

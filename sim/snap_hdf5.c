@@ -56,6 +56,15 @@ static int h5_probe(const struct sim_snap *s)
 	return H5Fis_hdf5(s->path) > 0;
 }
 
+/* Close a type and a dataspace, each when open (>= 0). */
+static void h5_close_type_space(hid_t ty, hid_t sp)
+{
+	if (ty >= 0)
+		H5Tclose(ty);
+	if (sp >= 0)
+		H5Sclose(sp);
+}
+
 /* Attribute NAME of LOC (described as WHERE) as up to max doubles: 1 and
  * *n set when present, 0 when absent, NB_EINPUT when not numeric or not
  * scalar / 1-D with 1..max values. */
@@ -100,10 +109,7 @@ static int h5_attr(const struct sim_snap *s, hid_t loc, const char *where, const
 	*n = (int)cnt;
 	ret = 1;
 end:
-	if (ty >= 0)
-		H5Tclose(ty);
-	if (sp >= 0)
-		H5Sclose(sp);
+	h5_close_type_space(ty, sp);
 	H5Aclose(a);
 	return ret;
 }
@@ -271,10 +277,7 @@ static int h5_check_dataset(struct sim_snap *s, int t, const char *name, int col
 		goto end;
 	ret = 1;
 end:
-	if (ty >= 0)
-		H5Tclose(ty);
-	if (sp >= 0)
-		H5Sclose(sp);
+	h5_close_type_space(ty, sp);
 	H5Dclose(d);
 	return ret;
 }
@@ -336,48 +339,49 @@ static int h5_types(struct sim_snap *s)
 	return 0;
 }
 
-static int h5_header(struct sim_snap *s)
+/* The Header's per-type counts (high words applied) and MassTable. */
+static int h5_header_counts(struct sim_snap *s, hid_t hdr)
 {
 	struct sim_snap_header *h = &s->h;
-	int err = 0, n = 0;
-	hid_t hdr = h5_group(s, "Header"), par = h5_group(s, "Parameters");
-	hid_t cos = h5_group(s, "Cosmology"), un = h5_group(s, "Units");
-	if (hdr < 0) {
-		log_error("%s: Header: missing group, expected a GADGET-style HDF5 snapshot", s->path);
-		err = NB_EINPUT;
-		goto end;
-	}
+	int err, n = 0;
 	if ((err = h5_counts(s, hdr, "NumPart_ThisFile", h->npart)) < 0)
-		goto end;
+		return err;
 	if (err == 0) {
 		log_error("%s: Header: missing attribute NumPart_ThisFile", s->path);
-		err = NB_EINPUT;
-		goto end;
+		return NB_EINPUT;
 	}
 	uint64_t hi[SIM_SNAP_NTYPES] = {0};
 	if ((err = h5_counts(s, hdr, "NumPart_Total", h->npart_total)) < 0 ||
 	    (err = h5_counts(s, hdr, "NumPart_Total_HighWord", hi)) < 0)
-		goto end;
+		return err;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		if (hi[t] >= 1u << 31) {
 			log_error("%s: Header: NumPart_Total_HighWord[%d] is %llu, too large", s->path, t,
 				  (unsigned long long)hi[t]);
-			err = NB_EINPUT;
-			goto end;
+			return NB_EINPUT;
 		}
 		h->npart_total[t] += hi[t] << 32;
 	}
 	double mt[H5_MAX_TYPES] = {0};
 	if ((err = h5_attr(s, hdr, "Header", "MassTable", mt, H5_MAX_TYPES, &n)) < 0)
-		goto end;
+		return err;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		if (mt[t] < 0) {
 			log_error("%s: Header: MassTable[%d] is %g, expected a mass >= 0", s->path, t, mt[t]);
-			err = NB_EINPUT;
-			goto end;
+			return NB_EINPUT;
 		}
 		h->mass_table[t] = mt[t];
 	}
+	return 0;
+}
+
+/* The Header's time, box and file count; the Hubble parameter and the
+ * comoving flag from Parameters (GADGET-4) and Cosmology (SWIFT), either
+ * group -1 when absent. */
+static int h5_header_run(struct sim_snap *s, hid_t hdr, hid_t par, hid_t cos)
+{
+	struct sim_snap_header *h = &s->h;
+	int err, n = 0;
 	double box[3] = {0, 0, 0}, nf = 1, flag = -1;
 	if ((err = h5_attr1(s, hdr, "Header", "Time", &h->time)) < 0 ||
 	    (err = h5_attr1(s, hdr, "Header", "Redshift", &h->redshift)) < 0 ||
@@ -385,28 +389,41 @@ static int h5_header(struct sim_snap *s)
 	    (err = h5_attr1(s, hdr, "Header", "NumFilesPerSnapshot", &nf)) < 0 ||
 	    (err = h5_attr1(s, hdr, "Header", "Scale-factor", &h->scale_factor)) < 0 ||
 	    (err = h5_attr1(s, hdr, "Header", "HubbleParam", &h->hubble)) < 0)
-		goto end;
+		return err;
 	for (int i = 0; i < 3; i++)
 		h->box_size = box[i] > h->box_size ? box[i] : h->box_size;
 	if (nf < 0 || nf > 1 << 20 || nf != floor(nf)) {
 		log_error("%s: Header: NumFilesPerSnapshot is %g, expected a whole number in [0, %d]",
 			  s->path, nf, 1 << 20);
-		err = NB_EINPUT;
-		goto end;
+		return NB_EINPUT;
 	}
 	h->num_files = nf >= 1 ? (int)nf : 1;
 	if (par >= 0 && ((err = h5_attr1(s, par, "Parameters", "HubbleParam", &h->hubble)) < 0 ||
 			 (err = h5_attr1(s, par, "Parameters", "ComovingIntegrationOn", &flag)) < 0))
-		goto end;
+		return err;
 	if (cos >= 0 && ((err = h5_attr1(s, cos, "Cosmology", "h", &h->hubble)) < 0 ||
 			 (err = h5_attr1(s, cos, "Cosmology", "Cosmological run", &flag)) < 0))
-		goto end;
+		return err;
 	h->cosmo_flag = flag < 0 ? -1 : flag != 0;
 	if (!(h->hubble >= 0)) {
 		log_error("%s: HubbleParam is %g, expected a number >= 0", s->path, h->hubble);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+static int h5_header(struct sim_snap *s)
+{
+	int err = 0;
+	hid_t hdr = h5_group(s, "Header"), par = h5_group(s, "Parameters");
+	hid_t cos = h5_group(s, "Cosmology"), un = h5_group(s, "Units");
+	if (hdr < 0) {
+		log_error("%s: Header: missing group, expected a GADGET-style HDF5 snapshot", s->path);
 		err = NB_EINPUT;
 		goto end;
 	}
+	if ((err = h5_header_counts(s, hdr)) || (err = h5_header_run(s, hdr, par, cos)))
+		goto end;
 	/* units: SWIFT's Units group, then Parameters, then Header */
 	err = un >= 0 ? h5_units(s, un, "Units group", 1) : 0;
 	if (err == 0 && par >= 0)
@@ -494,22 +511,10 @@ static int h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t
 		return err;
 	if (id && (err = h5_rows(s, t, "ParticleIDs", first, n, 1, H5T_NATIVE_UINT64, id)))
 		return err;
-	if (mass) {
-		if (s->h.has_mass[t]) {
-			if ((err = h5_rows(s, t, "Masses", first, n, 1, H5T_NATIVE_DOUBLE, mass)))
-				return err;
-		} else {
-			for (size_t i = 0; i < n; i++)
-				mass[i] = s->h.mass_table[t];
-		}
-	}
-	if (hsml) {
-		if (s->h.has_hsml[t])
-			err = h5_rows(s, t, "SmoothingLength", first, n, 1, H5T_NATIVE_DOUBLE, hsml);
-		else
-			for (size_t i = 0; i < n; i++)
-				hsml[i] = NAN;
-	}
+	if (mass && (err = h5_rows(s, t, "Masses", first, n, 1, H5T_NATIVE_DOUBLE, mass)))
+		return err;
+	if (hsml)
+		err = h5_rows(s, t, "SmoothingLength", first, n, 1, H5T_NATIVE_DOUBLE, hsml);
 	return err;
 }
 

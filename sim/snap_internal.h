@@ -33,7 +33,9 @@ struct sim_snap_format {
 	/* Read the header and the layout into s->h and s->priv. 0 or NB_EINPUT /
 	 * NB_ERUNTIME, logged with s->path. */
 	int (*open)(struct sim_snap *s);
-	/* sim_snap_read's contract (range checked by the caller), values unchecked. */
+	/* sim_snap_read's contract (range checked by the caller), values
+	 * unchecked; mass and hsml are asked for only when the file stores
+	 * them (h.has_mass, h.has_hsml: the caller fills the others). */
 	int (*read)(struct sim_snap *s, int type, uint64_t first, size_t n, uint64_t *id,
 		    double *pos, double *vel, double *mass, double *hsml);
 	/* Release what open took besides s->priv and s->fd (NULL: nothing);

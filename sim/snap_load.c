@@ -71,6 +71,29 @@ static const struct sim_snap_format *snap_format_of(const struct scene_snapshot 
 	return sim_snap_format_find(key->names[o->format]);
 }
 
+/* The file's code units in cgs: the file's own, else the entry's
+ * units.* keys, else GADGET's. Returns where they came from; GIVEN gets a
+ * note when the entry's keys are overruled by the file. */
+static const char *snap_code_units(const struct snap_pass *p, const struct sim_snap_header *h,
+				   double *L, double *M, double *V, char *given, size_t len)
+{
+	const struct scene_snapshot *o = p->opt;
+	if (h->units_from[0]) {
+		*L = h->unit_length_cm, *M = h->unit_mass_g, *V = h->unit_velocity_cm_s;
+		if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0)
+			snprintf(given, len, "; bodies.%d.units ignored", p->k);
+		return h->units_from;
+	}
+	if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0) {
+		*L = o->length_cm > 0 ? o->length_cm : SNAP_GADGET_L_CM;
+		*M = o->mass_g > 0 ? o->mass_g : SNAP_GADGET_M_G;
+		*V = o->velocity_cm_s > 0 ? o->velocity_cm_s : SNAP_GADGET_V_CM_S;
+		return "the scene (the file gives none; GADGET's for any not given)";
+	}
+	*L = SNAP_GADGET_L_CM, *M = SNAP_GADGET_M_G, *V = SNAP_GADGET_V_CM_S;
+	return "GADGET's defaults (the file gives none)";
+}
+
 /* Conversion factors and the words that say where they came from. */
 static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
 		      struct sim_snap_info *info)
@@ -95,22 +118,8 @@ static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
 		hh = h->hubble > 0 ? h->hubble : 1;
 	}
 	double L, M, V;
-	const char *from;
 	char given[64] = "";
-	if (h->units_from[0]) {
-		L = h->unit_length_cm, M = h->unit_mass_g, V = h->unit_velocity_cm_s;
-		from = h->units_from;
-		if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0)
-			snprintf(given, sizeof given, "; bodies.%d.units ignored", p->k);
-	} else if (o->length_cm > 0 || o->mass_g > 0 || o->velocity_cm_s > 0) {
-		L = o->length_cm > 0 ? o->length_cm : SNAP_GADGET_L_CM;
-		M = o->mass_g > 0 ? o->mass_g : SNAP_GADGET_M_G;
-		V = o->velocity_cm_s > 0 ? o->velocity_cm_s : SNAP_GADGET_V_CM_S;
-		from = "the scene (the file gives none; GADGET's for any not given)";
-	} else {
-		L = SNAP_GADGET_L_CM, M = SNAP_GADGET_M_G, V = SNAP_GADGET_V_CM_S;
-		from = "GADGET's defaults (the file gives none)";
-	}
+	const char *from = snap_code_units(p, h, &L, &M, &V, given, sizeof given);
 	double sl, sm, sv;
 	int physical = scene_units_cgs(p->sc->units, &sl, &sm, &sv) == 0;
 	if (!physical)
@@ -171,6 +180,54 @@ static int snap_keep(const struct snap_pass *p, const double x[3], uint64_t id)
 	return sim_snap_keep_id(id, o->subsample);
 }
 
+/* The read pass: particle i of the chunk (index idx of type t in its
+ * file), kept at scene position x, becomes the next body. */
+static int snap_store(struct snap_pass *p, int t, uint64_t idx, size_t i, const double x[3])
+{
+	double v[3];
+	for (int a = 0; a < 3; a++)
+		v[a] = p->vel[3 * i + a] * p->vf;
+	for (int a = 0; a < 3; a++) {
+		const int bad_x = !(fabs(x[a]) <= SIM_CSV_XMAX);
+		if (bad_x || !(fabs(v[a]) <= SIM_CSV_XMAX)) {
+			log_error("%s: type %d particle %llu (ID %llu): %s %g stored, %g scene units "
+				  "after conversion (x %g from the %s unit, from %s): beyond 1e15 scene "
+				  "units or not finite; a bad %s unit or a bad value",
+				  p->path, t, (unsigned long long)idx, (unsigned long long)p->id[i],
+				  bad_x ? "position" : "velocity",
+				  bad_x ? p->pos[3 * i + a] : p->vel[3 * i + a], bad_x ? x[a] : v[a],
+				  bad_x ? p->lf : p->vf, bad_x ? "length" : "velocity", p->from,
+				  bad_x ? "length" : "velocity");
+			return NB_EINPUT;
+		}
+	}
+	const double m = p->mass[i] * p->mf / p->opt->subsample * p->u->mass;
+	if (!(isfinite(m) && m >= 0 && m <= SNAP_MASS_MAX)) {
+		log_error("%s: type %d particle %llu (ID %llu): mass %g stored, %g internal units "
+			  "after conversion (x %g from the mass unit, from %s%s): not finite or beyond "
+			  "%g; a bad mass unit or a bad value",
+			  p->path, t, (unsigned long long)idx, (unsigned long long)p->id[i], p->mass[i],
+			  m, p->mf, p->from, p->opt->subsample < 1 ? ", / subsample" : "",
+			  SNAP_MASS_MAX);
+		return NB_EINPUT;
+	}
+	if (p->at >= p->st->n) {
+		log_error("%s: holds more particles than when it was counted (changed while "
+			  "reading?)",
+			  p->path);
+		return NB_ERUNTIME;
+	}
+	const size_t b = p->at++;
+	if (p->ids_out)
+		p->ids_out[b] = p->id[i];
+	for (int a = 0; a < 3; a++) {
+		p->st->pos[3 * b + a] = x[a] * p->u->length;
+		p->st->vel[3 * b + a] = v[a] * p->u->velocity;
+	}
+	p->st->mass[b] = m;
+	return 0;
+}
+
 /* Type t of one open file: keep what the region and subsample keep. */
 static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t *kept)
 {
@@ -202,53 +259,8 @@ static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t
 				}
 				p->ids_out[p->at++] = p->id[i];
 			}
-			if (p->st) {
-				double v[3];
-				for (int a = 0; a < 3; a++)
-					v[a] = p->vel[3 * i + a] * p->vf;
-				for (int a = 0; a < 3; a++) {
-					const int bad_x = !(fabs(x[a]) <= SIM_CSV_XMAX);
-					if (bad_x || !(fabs(v[a]) <= SIM_CSV_XMAX)) {
-						log_error("%s: type %d particle %llu (ID %llu): %s %g stored, "
-							  "%g scene units after conversion (x %g from the %s "
-							  "unit, from %s): beyond 1e15 scene units or not "
-							  "finite; a bad %s unit or a bad value",
-							  p->path, t, (unsigned long long)(f + i),
-							  (unsigned long long)p->id[i],
-							  bad_x ? "position" : "velocity",
-							  bad_x ? p->pos[3 * i + a] : p->vel[3 * i + a],
-							  bad_x ? x[a] : v[a], bad_x ? p->lf : p->vf,
-							  bad_x ? "length" : "velocity", p->from,
-							  bad_x ? "length" : "velocity");
-						return NB_EINPUT;
-					}
-				}
-				const double m = p->mass[i] * p->mf / p->opt->subsample * p->u->mass;
-				if (!(isfinite(m) && m >= 0 && m <= SNAP_MASS_MAX)) {
-					log_error("%s: type %d particle %llu (ID %llu): mass %g stored, %g "
-						  "internal units after conversion (x %g from the mass unit, "
-						  "from %s%s): not finite or beyond %g; a bad mass unit or a "
-						  "bad value",
-						  p->path, t, (unsigned long long)(f + i),
-						  (unsigned long long)p->id[i], p->mass[i], m, p->mf, p->from,
-						  p->opt->subsample < 1 ? ", / subsample" : "", SNAP_MASS_MAX);
-					return NB_EINPUT;
-				}
-				if (p->at >= p->st->n) {
-					log_error("%s: holds more particles than when it was counted "
-						  "(changed while reading?)",
-						  p->path);
-					return NB_ERUNTIME;
-				}
-				const size_t b = p->at++;
-				if (p->ids_out)
-					p->ids_out[b] = p->id[i];
-				for (int a = 0; a < 3; a++) {
-					p->st->pos[3 * b + a] = x[a] * p->u->length;
-					p->st->vel[3 * b + a] = v[a] * p->u->velocity;
-				}
-				p->st->mass[b] = m;
-			}
+			if (p->st && (err = snap_store(p, t, f + i, i, x)))
+				return err;
 			(*kept)++;
 		}
 		f += m;
