@@ -15,6 +15,13 @@
 #   e2e         the default scene end to end, new against base, alternated,
 #               twice each (/usr/bin/time), plus frames 0 115 260 400 of
 #               the first run and their burn-out / fog measures
+#               and every frame of new-1 against base-1 and base-2
+#               byte for byte (issue 28: no change in behaviour)
+#   same        tools/same-frames.sh --backend cuda base/nbody-render
+#               build/nbody-render (the small cases; gadget2-galaxy left out:
+#               ../shared/data is not carried)
+#   benchalt    nbody-bench render --look (1080p 1M, 4K 10M) and bh (1M, 4M),
+#               base and new alternated, three times each
 #   look        nbody-bench render --look at 1080p 1M and 4K 10M
 #   keys        exposure keys on the GPU: keyed frame = manual frame
 #   sanitize    compute-sanitizer memcheck on test_gpu_render and
@@ -114,7 +121,35 @@ for step in "$@"; do
 			done
 		done
 		cp /tmp/e2e-new-1/sheet.jpg /tmp/e2e-new-1/stats.csv "$L/" 2>/dev/null
+		for pair in "new-1 base-1" "base-2 base-1" "new-2 new-1"; do
+			set -- $pair
+			[ -d /tmp/e2e-$1/frames ] && [ -d /tmp/e2e-$2/frames ] || continue
+			nd=0; nf=0
+			for f in /tmp/e2e-$2/frames/*.png; do
+				nf=$((nf + 1))
+				cmp -s "$f" "/tmp/e2e-$1/frames/${f##*/}" || nd=$((nd + 1))
+			done
+			cmp -s /tmp/e2e-$1/stats.csv /tmp/e2e-$2/stats.csv && st=same || st=DIFFERENT
+			echo "frames $1 vs $2: $nd of $nf PNG differ; stats.csv $st" | tee -a "$L/e2e-same.txt"
+		done
 		python3 tools/frame-stats.py "$L"/frames/*.png 2>&1 | tee "$L/frame-stats.txt" ;;
+	same)
+		[ -x base/nbody-render ] || { echo "same: no base/nbody-render packed"; continue; }
+		NB_SAME_SKIP="gadget2-galaxy ${NB_SAME_SKIP:-}" sh -c 'bash tools/same-frames.sh --backend cuda --keep /tmp/same base/nbody-render build/nbody-render' \
+			>"$L/same-frames-cuda.log" 2>&1
+		cat "$L/same-frames-cuda.log" | tail -22 ;;
+	benchalt)
+		for i in 1 2 3; do
+			for b in base new; do
+				bb=build/nbody-bench
+				[ $b = base ] && bb=base/nbody-bench
+				[ -x "$bb" ] || continue
+				echo "--- $b $i" >>"$L/benchalt.txt"
+				$bb render --look --sizes 1080p,4k --n 1000000,10000000 --scenes scene >>"$L/benchalt.txt" 2>&1
+				$bb bh --n 1000000,4000000 >>"$L/benchalt.txt" 2>&1
+			done
+		done
+		tail -40 "$L/benchalt.txt" ;;
 	look)
 		build/nbody-bench render --look --sizes 1080p,4k --n 1000000,10000000 \
 			--scenes scene 2>&1 | tee "$L/look.txt" | tail -12 ;;
