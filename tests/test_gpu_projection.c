@@ -1,7 +1,7 @@
 /* test_gpu_projection.c - camera.projection and camera.stereo on the GPU
  * (render/cuda/render*.cu through render/projection_shared.h) against the CPU
  * twins (render/stars.c, render/splat.c, render/stereo.c, render/glow.c),
- * within the HDR tolerance of render/cuda/gpu_render.h (expect_hdr_close):
+ * within the HDR tolerance of render/cuda/gpu_render.h (TWIN_TOL_HDR):
  * equirectangular frames with bodies on the seam and at the poles (the
  * footprints' wrap-around copies), domemasters (the circle mask after the
  * glow), and stereo frames (each eye its own picture, the glow per eye;
@@ -395,7 +395,7 @@ START_TEST(stereo_frame_is_two_mono_eyes)
 			char label[160];
 			snprintf(label, sizeof label, "%s, %s eye vs mono", cases[k].what,
 				 eye < 0 ? "left" : "right");
-			expect_hdr_close(half, mono, ew, eh, label);
+			twin_expect_hdr(half, mono, ew, eh, label);
 		}
 		free(frame);
 		free(mono);

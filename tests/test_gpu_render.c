@@ -171,15 +171,15 @@ static void gpu_hdr(struct gpu_render *gr, const struct sim_state *st,
 	ck_assert_int_eq(gpu_render_download_hdr(gr, rgb), 0);
 }
 
-/* GPU frame 0 of st through cam_std, end to end (slot 0). */
-static void gpu_frame0(struct gpu_render *gr, const struct sim_state *st,
-		       struct gpu_render_host_frame *f)
+/* GPU frame `frame` of st through cam_std, end to end, in slot. */
+static void gpu_frame_slot(struct gpu_render *gr, const struct sim_state *st, int frame, int slot,
+			   struct gpu_render_host_frame *f)
 {
 	struct gpu_render_input in;
 	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 0, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, f), 0);
+	ck_assert_int_eq(gpu_render_frame(gr, &in, frame, &cam_std, slot), 0);
+	ck_assert_int_eq(gpu_render_wait(gr, slot), 0);
+	ck_assert_int_eq(gpu_render_host_frame(gr, slot, f), 0);
 }
 
 static void cpu_hdr(const struct scene *sc, const struct sim_state *st,
@@ -1067,7 +1067,7 @@ START_TEST(empty_view_is_background)
 		st.pos[3 * i + 1] = -40.0f; /* scene y = -20: behind the camera at -10 */
 	struct gpu_render *gr = gr_new(sc, &st, GPU_RENDER_TILED);
 	struct gpu_render_host_frame f;
-	gpu_frame0(gr, &st, &f);
+	gpu_frame_slot(gr, &st, 0, 0, &f);
 	for (size_t p = 0; p < (size_t)W * H; p++)
 		for (int c = 0; c < 3; c++)
 			ck_assert_int_eq(f.rgb16[3 * p + c], (int)lrint(65535.0 * sc->render.background[c]));
@@ -1284,7 +1284,7 @@ static void expect_diffuse_from_h(const struct scene *sc, const struct sim_state
 	struct gpu_render *gr = gr_new(sc, st, GPU_RENDER_TILED);
 	ck_assert_int_eq(gpu_render_set_smoothing(gr, h, st->n), 0);
 	gpu_hdr(gr, st, &cam_std, g);
-	expect_hdr_close(g, img.rgb, W, H, "stars + diffuse 0.3");
+	twin_expect_hdr(g, img.rgb, W, H, "stars + diffuse 0.3");
 	gpu_render_free(&gr);
 	free(g);
 	free(h);
@@ -1411,12 +1411,9 @@ static void gpu_overlay_frames(struct gpu_render *gr, const struct render_overla
 			       const struct sim_state *st, uint16_t *g0, size_t nv,
 			       struct gpu_render_host_frame *f)
 {
-	struct gpu_render_input in;
-	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
-	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 0), 0);
-	ck_assert_int_eq(gpu_render_wait(gr, 0), 0);
-	ck_assert_int_eq(gpu_render_host_frame(gr, 0, f), 0);
+	gpu_frame_slot(gr, st, 9, 0, f);
 	memcpy(g0, f->rgb16, nv * sizeof *g0);
+	struct gpu_render_input in;
 	ck_assert_int_eq(gpu_render_upload(gr, st, &in), 0);
 	ck_assert_int_eq(gpu_render_overlay(gr, ov, 1), 0);
 	ck_assert_int_eq(gpu_render_frame(gr, &in, 9, &cam_std, 1), 0);
@@ -1621,7 +1618,7 @@ static void look_cpu(struct twin_run *r)
 static void look_gpu(struct twin_run *r)
 {
 	struct rfix *f = r->fix;
-	gpu_frame0(f->gr, &f->st, &f->hf);
+	gpu_frame_slot(f->gr, &f->st, 0, 0, &f->hf);
 	twin_out(r, 0, NULL);
 	r->out[0].got = twin_u16(f->hf.rgb16, f->nv, f->w, 3);
 }

@@ -153,6 +153,16 @@ static inline void twin_expect(const struct twin_vec *got, const struct twin_vec
 	       d.sum_got, d.sum_ref);
 }
 
+/* A w x h RGB float image against its reference within the HDR tolerance. */
+static inline void twin_expect_hdr(const float *got, const float *ref, int w, int h,
+				   const char *what)
+{
+	const size_t n = (size_t)w * h * 3;
+	const struct twin_vec g = twin_f32(got, n, w, 3), c = twin_f32(ref, n, w, 3);
+	const struct twin_tol tol = TWIN_TOL_HDR;
+	twin_expect(&g, &c, &tol, what);
+}
+
 /* ---- error distributions ---- */
 
 /* The relative error of each of n 3-vectors, |a - ref| / |ref| (|a - ref|
