@@ -1336,16 +1336,20 @@ END_TEST
  * from the composited RGB16; a frame queued without gpu_render_overlay has
  * none (the staging is used once). */
 
-/* The overlay settings both overlay cases use: time, an auto scale bar,
- * a title and a colour. */
-static void overlay_scene(struct scene *sc, const char *title, float r, float g, float b)
+/* The overlay both overlay cases use (time, an auto scale bar, a title
+ * and a colour) set in sc and built for frame 7 into ov, in nbox boxes. */
+static void overlay_build(struct scene *sc, const char *title, const float color[3], int nbox,
+			  struct render_overlay *ov)
 {
 	sc->simulation.dt = 0.01;
 	sc->simulation.steps_per_frame = 10;
 	sc->overlay.time = 1;
 	sc->overlay.scale_bar_word = 2; /* auto */
 	snprintf(sc->overlay.title, sizeof sc->overlay.title, "%s", title);
-	sc->overlay.color[0] = r, sc->overlay.color[1] = g, sc->overlay.color[2] = b;
+	memcpy(sc->overlay.color, color, sizeof sc->overlay.color);
+	memset(ov, 0, sizeof *ov);
+	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, ov), 0);
+	ck_assert_int_eq(ov->nbox, nbox);
 }
 
 /* The overlay code of pixel (i, j): 0 outside every box. */
@@ -1427,11 +1431,8 @@ START_TEST(overlay_matches_cpu)
 	memset(&st, 0, sizeof st);
 	state_fill(&st, 3000, 500, 3);
 	struct scene *sc = scene_new(SCENE_KERNEL_CUBIC, 0.3);
-	overlay_scene(sc, "GPU", 1.0f, 0.7f, 0.2f);
 	struct render_overlay ov;
-	memset(&ov, 0, sizeof ov);
-	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
-	ck_assert_int_eq(ov.nbox, 3);
+	overlay_build(sc, "GPU", (const float[3]){1.0f, 0.7f, 0.2f}, 3, &ov);
 	const size_t nv = (size_t)W * H * 3;
 	struct render_image img;
 	cpu_hdr(sc, &st, &cam_std, &img);
@@ -1478,11 +1479,8 @@ static void overlay_eyes_case(const struct sim_state *st, int top_bottom)
 	sc->render.width = fw;
 	sc->render.height = fh;
 	sc->camera.stereo.mode = top_bottom ? SCENE_STEREO_TOP_BOTTOM : SCENE_STEREO_SIDE_BY_SIDE;
-	overlay_scene(sc, "LR", 0.2f, 1.0f, 0.6f);
 	struct render_overlay ov;
-	memset(&ov, 0, sizeof ov);
-	ck_assert_int_eq(render_overlay_build(sc, &cam_std, 7, &ov), 0);
-	ck_assert_int_eq(ov.nbox, 6);
+	overlay_build(sc, "LR", (const float[3]){0.2f, 1.0f, 0.6f}, 6, &ov);
 	const size_t nv = (size_t)fw * fh * 3;
 	struct render_image img;
 	ck_assert_int_eq(render_image_alloc(&img, fw, fh), 0);
