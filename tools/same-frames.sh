@@ -66,8 +66,8 @@ minor-merger|scenes/minor-merger.yaml|$(small_galaxy) $SMALL
 isolated-disk|scenes/isolated-disk.yaml|--set=bodies.0.disk.count=3000 --set=bodies.0.bulge.count=500 --set=bodies.0.halo.count=2000 $SMALL
 dusty-disk|scenes/dusty-disk.yaml|--set=bodies.0.disk.count=3000 --set=bodies.0.bulge.count=500 --set=bodies.0.halo.count=2000 $SMALL
 dome-fisheye|scenes/dome-collision.yaml|$(small_galaxy) --set=render.width=128 --set=render.height=128 --set=output.frames=4 --set=output.fits_dir=F/fits
-vr-equirect-stereo|scenes/vr-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=256 --set=output.frames=4 --set=output.fits_dir=F/fits
-equirect-mono|scenes/galaxy-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=128 --set=output.frames=4 --set=camera.projection=equirectangular --set=output.fits_dir=F/fits
+vr-equirect-stereo|scenes/vr-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=256 --set=output.frames=4
+equirect-mono|scenes/vr-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=128 --set=output.frames=4 --set=camera.stereo.mode=none --set=output.fits_dir=F/fits
 gadget2-galaxy|scenes/gadget2-galaxy.yaml|$SMALL --set=output.snapshots.every=2
 "
 
