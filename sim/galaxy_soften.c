@@ -92,17 +92,24 @@ static void build_dsph(struct sim_galaxy_soft *t, const struct sim_galaxy_model 
 	}
 }
 
+/* y[] at grid position x > 0 (x = (ln r - ln r_0) / d ln r), linear
+ * between its two nodes; the last value beyond the grid. */
+static double grid_lin(const double *y, int n, double x)
+{
+	int i = (int)x;
+	if (i >= n - 1)
+		return y[n - 1];
+	double w = x - i;
+	return (1 - w) * y[i] + w * y[i + 1];
+}
+
 /* Linear in ln r on the dsph grid; r^3 (or r^2 for the derivative) inside. */
 static double dsph_lookup(const struct sim_galaxy_soft *t, const double *y, double r, int pw)
 {
 	double x = (log(r) - t->lnd0) / t->dlnd;
 	if (x <= 0)
 		return y[0] * pow(r / exp(t->lnd0), pw);
-	int i = (int)x;
-	if (i >= DSPH_N - 1)
-		return y[DSPH_N - 1];
-	double w = x - i;
-	return (1 - w) * y[i] + w * y[i + 1];
+	return grid_lin(y, DSPH_N, x);
 }
 
 double sim_galaxy_disk_mass_sph(const struct sim_galaxy_model *m, double r)
@@ -252,11 +259,7 @@ static double lookup(const struct sim_galaxy_soft *t, const double *y, double r)
 		double r0 = exp(t->lnr0);
 		return y[0] * (r / r0) * (r / r0) * (r / r0);
 	}
-	int i = (int)x;
-	if (i >= SOFT_N - 1)
-		return y[SOFT_N - 1];
-	double w = x - i;
-	return (1 - w) * y[i] + w * y[i + 1];
+	return grid_lin(y, SOFT_N, x);
 }
 
 double sim_galaxy_spheres_meff(const struct sim_galaxy_model *m, double r)

@@ -30,6 +30,13 @@
 #include "snap_format.h"
 #include "snap_internal.h"
 
+/* Close ID with CLOSE when it is open (>= 0). */
+static void close_if(hid_t id, herr_t (*close)(hid_t))
+{
+	if (id >= 0)
+		close(id);
+}
+
 /* An attribute of loc read as type (n values). 0 or -1. */
 static int attr_read(hid_t loc, const char *name, hid_t type, void *v, size_t n)
 {
@@ -41,8 +48,7 @@ static int attr_read(hid_t loc, const char *name, hid_t type, void *v, size_t n)
 	hid_t s = H5Aget_space(a);
 	hssize_t have = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
 	int bad = have != (hssize_t)n || H5Aread(a, type, v) < 0;
-	if (s >= 0)
-		H5Sclose(s);
+	close_if(s, H5Sclose);
 	H5Aclose(a);
 	return bad ? -1 : 0;
 }
@@ -64,12 +70,9 @@ static int attr_strs(hid_t loc, const char *name, char *buf, size_t len, size_t 
 	memset(buf, 0, len * n);
 	if (!bad)
 		bad = H5Aread(a, mt, buf) < 0;
-	if (mt >= 0)
-		H5Tclose(mt);
-	if (ft >= 0)
-		H5Tclose(ft);
-	if (s >= 0)
-		H5Sclose(s);
+	close_if(mt, H5Tclose);
+	close_if(ft, H5Tclose);
+	close_if(s, H5Sclose);
 	H5Aclose(a);
 	return bad ? -1 : 0;
 }
@@ -82,8 +85,9 @@ static void attr_str(hid_t g, const char *name, char *out, size_t cap)
 	out[cap - 1] = '\0';
 }
 
-/* The double dataset path of rows x cols (cols 1: one dimension) into v. */
-static int dset_read(hid_t f, const char *path, double *v, size_t rows, size_t cols)
+/* Dataset path of rows x cols (cols 1: one dimension) into v as MEMTYPE. */
+static int dset_read_as(hid_t f, const char *path, hid_t memtype, void *v, size_t rows,
+			size_t cols)
 {
 	if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
 		return -1;
@@ -96,31 +100,20 @@ static int dset_read(hid_t f, const char *path, double *v, size_t rows, size_t c
 	if (nd >= 1 && nd <= 2)
 		H5Sget_simple_extent_dims(s, dims, NULL);
 	int bad = nd != (cols > 1 ? 2 : 1) || dims[0] != rows || (cols > 1 && dims[1] != cols) ||
-		  H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
-	if (s >= 0)
-		H5Sclose(s);
+		  H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
+	close_if(s, H5Sclose);
 	H5Dclose(d);
 	return bad ? -1 : 0;
 }
 
+static int dset_read(hid_t f, const char *path, double *v, size_t rows, size_t cols)
+{
+	return dset_read_as(f, path, H5T_NATIVE_DOUBLE, v, rows, cols);
+}
+
 static int dset_read_u32(hid_t f, const char *path, uint32_t *v, size_t rows)
 {
-	if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
-		return -1;
-	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-	if (d < 0)
-		return -1;
-	hid_t s = H5Dget_space(d);
-	hsize_t dims[1] = {0};
-	int nd = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
-	if (nd == 1)
-		H5Sget_simple_extent_dims(s, dims, NULL);
-	int bad = nd != 1 || dims[0] != rows ||
-		  H5Dread(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0;
-	if (s >= 0)
-		H5Sclose(s);
-	H5Dclose(d);
-	return bad ? -1 : 0;
+	return dset_read_as(f, path, H5T_NATIVE_UINT32, v, rows, 1);
 }
 
 /* Dataset DN of f: rows x cols doubles (cols 1: one dimension; integer:
@@ -288,13 +281,10 @@ static int check_range(hid_t f, const char *path, const char *dn, size_t rows, d
 				rc = NB_EINPUT;
 			}
 		}
-		if (ms >= 0)
-			H5Sclose(ms);
+		close_if(ms, H5Sclose);
 	}
-	if (fs >= 0)
-		H5Sclose(fs);
-	if (d >= 0)
-		H5Dclose(d);
+	close_if(fs, H5Sclose);
+	close_if(d, H5Dclose);
 	free(buf);
 	return rc;
 }

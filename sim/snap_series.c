@@ -395,13 +395,14 @@ static int series_components(struct sim_snap_series *s, struct sim_state *st)
 	return err;
 }
 
-int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *u,
-			 struct sim_state *st, struct sim_snap_series **out)
+/* A series for entry k with its pattern made absolute (the scene file's
+ * directory), nothing read; NULL when out of memory. */
+static struct sim_snap_series *series_new(const struct scene *sc, int k,
+					  const struct sim_units *u)
 {
-	*out = NULL;
 	struct sim_snap_series *s = calloc(1, sizeof *s);
 	if (!s)
-		return NB_ERUNTIME;
+		return NULL;
 	s->sc = sc, s->k = k, s->u = *u;
 	s->slot[0].file = s->slot[1].file = -1;
 	const char *pat = sc->bodies[k].snap.series;
@@ -409,6 +410,16 @@ int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *
 		snprintf(s->pattern, sizeof s->pattern, "%s", pat);
 	else
 		snprintf(s->pattern, sizeof s->pattern, "%s/%s", sc->dir, pat);
+	return s;
+}
+
+int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *u,
+			 struct sim_state *st, struct sim_snap_series **out)
+{
+	*out = NULL;
+	struct sim_snap_series *s = series_new(sc, k, u);
+	if (!s)
+		return NB_ERUNTIME;
 	int err = series_scan(s);
 	if (!err && !(s->times = calloc((size_t)s->nfiles, sizeof *s->times)))
 		err = NB_ERUNTIME;
@@ -443,15 +454,9 @@ int sim_snap_series_open(const struct scene *sc, int k, const struct sim_units *
 
 int sim_snap_series_check(const struct scene *sc, int k, const struct sim_units *u)
 {
-	struct sim_snap_series *s = calloc(1, sizeof *s);
+	struct sim_snap_series *s = series_new(sc, k, u);
 	if (!s)
 		return NB_ERUNTIME;
-	s->sc = sc, s->k = k, s->u = *u;
-	const char *pat = sc->bodies[k].snap.series;
-	if (pat[0] == '/' || sc->dir[0] == '\0')
-		snprintf(s->pattern, sizeof s->pattern, "%s", pat);
-	else
-		snprintf(s->pattern, sizeof s->pattern, "%s/%s", sc->dir, pat);
 	int err = series_scan(s);
 	double prev = 0;
 	size_t any = 0; /* kept particles in all members */
