@@ -18,8 +18,11 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../sim/sim.h"
+#include "fuzz_files.h"
 
 #define FUZZ_H5_MAX_ROWS 7
 
@@ -164,6 +167,50 @@ static inline int write_recipe(const char *path, const uint8_t *data, size_t siz
 	}
 	H5Fclose(f);
 	return 0;
+}
+
+/* The full-loader harnesses' start (fuzz_snapload.c, fuzz_snapseries.c):
+ * libhdf5 quiet, the option bytes o (missing ones 0) and the files pt cut
+ * from the rest of the input. */
+static inline void fuzz_snap_input(const uint8_t *data, size_t size, uint8_t o[FUZZ_NOPT],
+				   struct fuzz_parts *pt)
+{
+	static int once;
+	if (!once) {
+		once = 1;
+		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	}
+	const size_t skip = size < FUZZ_NOPT ? size : FUZZ_NOPT;
+	memset(o, 0, FUZZ_NOPT);
+	memcpy(o, data, skip);
+	fuzz_split(data + skip, size - skip, pt);
+}
+
+/* File i of pt written as names[i] in dir: with hdf5, the HDF5 file its
+ * recipe describes; else its bytes, an HDF5 signature spoiled so that the
+ * binary reader is the one that gets them. */
+static inline void fuzz_write_snaps(const char *dir, const struct fuzz_parts *pt, int hdf5,
+				    char names[][32])
+{
+	static const uint8_t sig[4] = {0x89, 'H', 'D', 'F'};
+	for (int i = 0; i < pt->count; i++) {
+		if (hdf5) {
+			char path[600];
+			fuzz_path(path, sizeof path, dir, names[i]);
+			if (write_recipe(path, pt->p[i], pt->n[i]))
+				abort();
+		} else if (pt->n[i] >= 4 && memcmp(pt->p[i], sig, 4) == 0) {
+			uint8_t *c = malloc(pt->n[i]);
+			if (!c)
+				abort();
+			memcpy(c, pt->p[i], pt->n[i]);
+			c[0] = 0;
+			fuzz_write(dir, names[i], c, pt->n[i]);
+			free(c);
+		} else {
+			fuzz_write(dir, names[i], pt->p[i], pt->n[i]);
+		}
+	}
 }
 
 #endif

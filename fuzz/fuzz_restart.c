@@ -178,14 +178,104 @@ static void dset_ids(struct recipe *r, hid_t g, const uint32_t *v, size_t rows)
 	H5Sclose(s);
 }
 
-static void write_restart(const char *path, struct recipe *r, const struct fixed *fx)
+/* The program's own group (NbodyRender), each attribute right or hostile
+ * as the recipe says. */
+static void write_own(hid_t f, struct recipe *r, const struct fixed *fx, int frame,
+		      const struct snap_units *su, const struct sim_units *u)
 {
 	const struct scene *sc = &fx->sc;
+	hid_t g = H5Gcreate2(f, SNAP_GROUP_OWN, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	const int bh = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT;
+	char names[2][NAMELEN];
+	long long cc[2] = {3, 2};
+	memset(names, 0, sizeof names);
+	strcpy(names[0], "a");
+	strcpy(names[1], "b");
+	put(r, g, "FormatVersion", K_INT, SNAP_FORMAT_VERSION, NULL);
+	put(r, g, "Frame", K_INT, frame, NULL);
+	put(r, g, "Step", K_LL, (double)frame * sc->simulation.steps_per_frame, NULL);
+	put(r, g, "Frames", K_INT, FRAMES, NULL);
+	put(r, g, "StepsPerFrame", K_INT, sc->simulation.steps_per_frame, NULL);
+	put(r, g, "TimeInternal", K_DBL,
+	    frame * sc->simulation.steps_per_frame * sc->simulation.dt * u->time, NULL);
+	put(r, g, "DtInternal", K_DBL, sc->simulation.dt * u->time, NULL);
+	put(r, g, "SofteningInternal", K_DBL, scene_softening(sc), NULL);
+	put(r, g, "Solver", K_STR, 0, bh ? "barnes-hut" : "direct");
+	put(r, g, "Theta", K_DBL, sc->simulation.theta, NULL);
+	put(r, g, "Multipoles", K_INT, sc->simulation.multipoles, NULL);
+	put(r, g, "Opening", K_STR, 0, sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax");
+	put(r, g, "UnitSystem", K_STR, 0, su->system);
+	put(r, g, "NumBodies", K_LL, NB, NULL);
+	const unsigned m = rb(r) % 8; /* components: right, 1 or 3 of them, absent */
+	if (m < 5)
+		attr_strs(g, "ComponentNames", names[0], NAMELEN, 2);
+	else if (m == 5)
+		attr_strs(g, "ComponentNames", names[1], NAMELEN, 1);
+	const unsigned m2 = rb(r) % 8;
+	if (m2 < 5)
+		attr(g, "ComponentCounts", H5T_NATIVE_LLONG, cc, 2);
+	else if (m2 == 5) {
+		long long bad[3] = {(long long)rb(r) - 128, 4000000000LL, 1};
+		attr(g, "ComponentCounts", H5T_NATIVE_LLONG, bad, 2 + (rb(r) & 1));
+	}
+	if (su->velocity != 1.0 || (rb(r) & 1)) {
+		double v[3 * NB];
+		for (int i = 0; i < 3 * NB; i++)
+			v[i] = fx->st.vel[i];
+		dset(r, g, "InternalVelocities", v, NB, 3);
+	}
+	H5Gclose(g);
+}
+
+/* Group PartTypeT: the bodies of type t (in reverse order with flags & 4),
+ * each dataset right or hostile as the recipe says. */
+static void write_type(hid_t f, struct recipe *r, const struct fixed *fx, int t,
+		       const int *type_of, unsigned flags, const struct snap_units *su)
+{
 	const struct sim_state *st = &fx->st;
+	char gn[16];
+	snprintf(gn, sizeof gn, "PartType%d", t);
+	hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	double x[3 * NB], v[3 * NB], m[NB];
+	uint32_t id[NB];
+	size_t k = 0;
+	for (int j = 0; j < NB; j++) {
+		const int i = flags & 4 ? NB - 1 - j : j;
+		if (type_of[i] != t)
+			continue;
+		for (int a = 0; a < 3; a++) {
+			x[3 * k + a] = st->pos[3 * i + a] / su->length;
+			v[3 * k + a] = st->vel[3 * i + a] / su->velocity;
+		}
+		m[k] = st->mass[i] / su->mass;
+		id[k++] = st->id[i];
+	}
+	dset(r, g, "Coordinates", x, k, 3);
+	dset(r, g, "Velocities", v, k, 3);
+	const unsigned mm = rb(r) % 8; /* masses: right unless 7 */
+	if (mm == 7)
+		dset(r, g, "Masses", m, k, 1);
+	else {
+		hsize_t n = k;
+		hid_t s = H5Screate_simple(1, &n, NULL);
+		hid_t d = H5Dcreate2(g, "Masses", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+		if (d >= 0) {
+			if (k)
+				H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m);
+			H5Dclose(d);
+		}
+		H5Sclose(s);
+	}
+	dset_ids(r, g, id, k);
+	H5Gclose(g);
+}
+
+static void write_restart(const char *path, struct recipe *r, const struct fixed *fx)
+{
 	struct sim_units u;
 	struct snap_units su;
-	scene_units_of(sc->units, &u);
-	snap_units_of(sc->units, &su);
+	scene_units_of(fx->sc.units, &u);
+	snap_units_of(fx->sc.units, &su);
 	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	if (f < 0)
 		abort();
@@ -198,49 +288,8 @@ static void write_restart(const char *path, struct recipe *r, const struct fixed
 	unsigned count[SNAP_NTYPES] = {0};
 	for (int i = 0; i < NB; i++)
 		count[type_of[i]]++;
-	if (!(flags & 1)) {
-		hid_t g = H5Gcreate2(f, SNAP_GROUP_OWN, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-		const int bh = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT;
-		char names[2][NAMELEN];
-		long long cc[2] = {3, 2};
-		memset(names, 0, sizeof names);
-		strcpy(names[0], "a");
-		strcpy(names[1], "b");
-		put(r, g, "FormatVersion", K_INT, SNAP_FORMAT_VERSION, NULL);
-		put(r, g, "Frame", K_INT, frame, NULL);
-		put(r, g, "Step", K_LL, (double)frame * sc->simulation.steps_per_frame, NULL);
-		put(r, g, "Frames", K_INT, FRAMES, NULL);
-		put(r, g, "StepsPerFrame", K_INT, sc->simulation.steps_per_frame, NULL);
-		put(r, g, "TimeInternal", K_DBL,
-		    frame * sc->simulation.steps_per_frame * sc->simulation.dt * u.time, NULL);
-		put(r, g, "DtInternal", K_DBL, sc->simulation.dt * u.time, NULL);
-		put(r, g, "SofteningInternal", K_DBL, scene_softening(sc), NULL);
-		put(r, g, "Solver", K_STR, 0, bh ? "barnes-hut" : "direct");
-		put(r, g, "Theta", K_DBL, sc->simulation.theta, NULL);
-		put(r, g, "Multipoles", K_INT, sc->simulation.multipoles, NULL);
-		put(r, g, "Opening", K_STR, 0, sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax");
-		put(r, g, "UnitSystem", K_STR, 0, su.system);
-		put(r, g, "NumBodies", K_LL, NB, NULL);
-		const unsigned m = rb(r) % 8; /* components: right, 1 or 3 of them, absent */
-		if (m < 5)
-			attr_strs(g, "ComponentNames", names[0], NAMELEN, 2);
-		else if (m == 5)
-			attr_strs(g, "ComponentNames", names[1], NAMELEN, 1);
-		const unsigned m2 = rb(r) % 8;
-		if (m2 < 5)
-			attr(g, "ComponentCounts", H5T_NATIVE_LLONG, cc, 2);
-		else if (m2 == 5) {
-			long long bad[3] = {(long long)rb(r) - 128, 4000000000LL, 1};
-			attr(g, "ComponentCounts", H5T_NATIVE_LLONG, bad, 2 + (rb(r) & 1));
-		}
-		if (su.velocity != 1.0 || (rb(r) & 1)) {
-			double v[3 * NB];
-			for (int i = 0; i < 3 * NB; i++)
-				v[i] = st->vel[i];
-			dset(r, g, "InternalVelocities", v, NB, 3);
-		}
-		H5Gclose(g);
-	}
+	if (!(flags & 1))
+		write_own(f, r, fx, frame, &su, &u);
 	if (!(flags & 2)) {
 		hid_t g = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 		unsigned c[SNAP_NTYPES];
@@ -251,45 +300,9 @@ static void write_restart(const char *path, struct recipe *r, const struct fixed
 		attr(g, "NumPart_ThisFile", H5T_NATIVE_UINT, c, SNAP_NTYPES);
 		H5Gclose(g);
 	}
-	for (int t = 0; t < SNAP_NTYPES; t++) {
-		if (!count[t] && !(rb(r) % 8 == 7))
-			continue;
-		char gn[16];
-		snprintf(gn, sizeof gn, "PartType%d", t);
-		hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-		double x[3 * NB], v[3 * NB], m[NB];
-		uint32_t id[NB];
-		size_t k = 0;
-		for (int j = 0; j < NB; j++) {
-			const int i = flags & 4 ? NB - 1 - j : j;
-			if (type_of[i] != t)
-				continue;
-			for (int a = 0; a < 3; a++) {
-				x[3 * k + a] = st->pos[3 * i + a] / su.length;
-				v[3 * k + a] = st->vel[3 * i + a] / su.velocity;
-			}
-			m[k] = st->mass[i] / su.mass;
-			id[k++] = st->id[i];
-		}
-		dset(r, g, "Coordinates", x, k, 3);
-		dset(r, g, "Velocities", v, k, 3);
-		const unsigned mm = rb(r) % 8; /* masses: right unless 7 */
-		if (mm == 7)
-			dset(r, g, "Masses", m, k, 1);
-		else {
-			hsize_t n = k;
-			hid_t s = H5Screate_simple(1, &n, NULL);
-			hid_t d = H5Dcreate2(g, "Masses", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-			if (d >= 0) {
-				if (k)
-					H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m);
-				H5Dclose(d);
-			}
-			H5Sclose(s);
-		}
-		dset_ids(r, g, id, k);
-		H5Gclose(g);
-	}
+	for (int t = 0; t < SNAP_NTYPES; t++)
+		if (count[t] || rb(r) % 8 == 7)
+			write_type(f, r, fx, t, type_of, flags, &su);
 	H5Fclose(f);
 }
 

@@ -36,53 +36,11 @@
 #include "fuzz_h5.h"
 #include "fuzz_util.h"
 
-static const uint8_t hdf5_sig[4] = {0x89, 'H', 'D', 'F'};
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The scene loaded from text: checked, counted and built as the program
+ * does; the counts agree and the bodies are sane. */
+static void load_scene(const char *text, const char *dir, const struct fuzz_parts *pt, int hdf5,
+		       int ball)
 {
-	fuzz_quiet_stderr();
-	static int once;
-	if (!once) {
-		once = 1;
-		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	}
-	const char *dir = fuzz_dir("snapload");
-	uint8_t o[FUZZ_NOPT] = {0};
-	memcpy(o, data, size < FUZZ_NOPT ? size : FUZZ_NOPT);
-	const size_t skip = size < FUZZ_NOPT ? size : FUZZ_NOPT;
-	struct fuzz_parts pt;
-	fuzz_split(data + skip, size - skip, &pt);
-	const int hdf5 = o[0] & 1, ball = (o[0] >> 1) & 1;
-	const char *ext = hdf5 ? "hdf5" : "dat";
-	char names[FUZZ_MAX_PARTS][32];
-	for (int i = 0; i < pt.count; i++) {
-		snprintf(names[i], sizeof names[i], "snap.%d.%s", i, ext);
-		if (hdf5) {
-			char path[600];
-			fuzz_path(path, sizeof path, dir, names[i]);
-			if (write_recipe(path, pt.p[i], pt.n[i]))
-				abort();
-		} else if (pt.n[i] >= 4 && memcmp(pt.p[i], hdf5_sig, 4) == 0) {
-			uint8_t *c = malloc(pt.n[i]);
-			if (!c)
-				abort();
-			memcpy(c, pt.p[i], pt.n[i]);
-			c[0] = 0;
-			fuzz_write(dir, names[i], c, pt.n[i]);
-			free(c);
-		} else {
-			fuzz_write(dir, names[i], pt.p[i], pt.n[i]);
-		}
-	}
-
-	char text[4096] = "";
-	fuzz_cat(text, sizeof text, "units: %s\nbodies:\n", o[6] & 1 ? "nbody" : "galactic");
-	if (ball)
-		fuzz_cat(text, sizeof text,
-			 "  - {name: ball, model: plummer, count: 3, mass: 1, scale: 1}\n");
-	fuzz_cat(text, sizeof text, "  - name: run\n    model: snapshot\n    file: %s\n", names[0]);
-	fuzz_snap_keys(text, sizeof text, o, hdf5, 1);
-
 	struct scene *sc = calloc(1, sizeof *sc);
 	if (!sc)
 		abort();
@@ -119,11 +77,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (err == 0) {
 			if (st.n != counted)
 				fuzz_fail("the build made another number of bodies than counted", (int)st.n);
-			fuzz_check_state(&st, fuzz_most_bodies(&pt, hdf5, FUZZ_H5_MAX_ROWS) + (ball ? 3 : 0));
+			fuzz_check_state(&st, fuzz_most_bodies(pt, hdf5, FUZZ_H5_MAX_ROWS) + (ball ? 3 : 0));
 			sim_state_free(&st);
 		}
 	}
 	free(sc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_quiet_stderr();
+	const char *dir = fuzz_dir("snapload");
+	uint8_t o[FUZZ_NOPT];
+	struct fuzz_parts pt;
+	fuzz_snap_input(data, size, o, &pt);
+	const int hdf5 = o[0] & 1, ball = (o[0] >> 1) & 1;
+	char names[FUZZ_MAX_PARTS][32];
+	for (int i = 0; i < pt.count; i++)
+		snprintf(names[i], sizeof names[i], "snap.%d.%s", i, hdf5 ? "hdf5" : "dat");
+	fuzz_write_snaps(dir, &pt, hdf5, names);
+
+	char text[4096] = "";
+	fuzz_cat(text, sizeof text, "units: %s\nbodies:\n", o[6] & 1 ? "nbody" : "galactic");
+	if (ball)
+		fuzz_cat(text, sizeof text,
+			 "  - {name: ball, model: plummer, count: 3, mass: 1, scale: 1}\n");
+	fuzz_cat(text, sizeof text, "  - name: run\n    model: snapshot\n    file: %s\n", names[0]);
+	fuzz_snap_keys(text, sizeof text, o, hdf5, 1);
+	load_scene(text, dir, &pt, hdf5, ball);
 	for (int i = 0; i < pt.count; i++)
 		fuzz_unlink(dir, names[i]);
 	return 0;

@@ -37,8 +37,6 @@
 #include "fuzz_h5.h"
 #include "fuzz_util.h"
 
-static const uint8_t hdf5_sig[4] = {0x89, 'H', 'D', 'F'};
-
 static void check_frame(const struct sim_snap_series *film, const struct sim_state *st,
 			size_t most)
 {
@@ -48,50 +46,11 @@ static void check_frame(const struct sim_snap_series *film, const struct sim_sta
 		fuzz_fail("a frame's time is outside the series", 0);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The scene loaded from text, its series checked and opened as the
+ * program does, and played over its frames. */
+static void play_scene(const char *text, const char *dir, const struct fuzz_parts *pt, int hdf5,
+		       int frames)
 {
-	fuzz_quiet_stderr();
-	static int once;
-	if (!once) {
-		once = 1;
-		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	}
-	const char *dir = fuzz_dir("snapseries");
-	uint8_t o[FUZZ_NOPT] = {0};
-	memcpy(o, data, size < FUZZ_NOPT ? size : FUZZ_NOPT);
-	const size_t skip = size < FUZZ_NOPT ? size : FUZZ_NOPT;
-	struct fuzz_parts pt;
-	fuzz_split(data + skip, size - skip, &pt);
-	const int hdf5 = o[0] & 1, frames = 2 + ((o[6] >> 1) & 7);
-	const char *ext = hdf5 ? "hdf5" : "dat";
-	char names[FUZZ_MAX_PARTS][32];
-	for (int i = 0; i < pt.count; i++) {
-		snprintf(names[i], sizeof names[i], "s_%03d.%s", i, ext);
-		if (hdf5) {
-			char path[600];
-			fuzz_path(path, sizeof path, dir, names[i]);
-			if (write_recipe(path, pt.p[i], pt.n[i]))
-				abort();
-		} else if (pt.n[i] >= 4 && memcmp(pt.p[i], hdf5_sig, 4) == 0) {
-			uint8_t *c = malloc(pt.n[i]);
-			if (!c)
-				abort();
-			memcpy(c, pt.p[i], pt.n[i]);
-			c[0] = 0;
-			fuzz_write(dir, names[i], c, pt.n[i]);
-			free(c);
-		} else {
-			fuzz_write(dir, names[i], pt.p[i], pt.n[i]);
-		}
-	}
-
-	char text[4096] = "";
-	fuzz_cat(text, sizeof text,
-		 "units: %s\nsimulation: {solver: none}\noutput: {frames: %d}\nbodies:\n"
-		 "  - name: run\n    model: snapshot\n    file: %s\n    snapshots: \"s_%%03d.%s\"\n",
-		 o[6] & 1 ? "nbody" : "galactic", frames, names[0], ext);
-	fuzz_snap_keys(text, sizeof text, o, hdf5, 0);
-
 	struct scene *sc = calloc(1, sizeof *sc);
 	if (!sc)
 		abort();
@@ -111,9 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (err != 0 && film)
 			fuzz_fail("a refused series left a handle", err);
 		if (err == 0) {
-			const size_t most = fuzz_most_bodies(&pt, hdf5, FUZZ_H5_MAX_ROWS);
+			const size_t most = fuzz_most_bodies(pt, hdf5, FUZZ_H5_MAX_ROWS);
 			const double t0 = sim_snap_series_t0(film), t1 = sim_snap_series_t1(film);
-			if (sim_snap_series_count(film) != pt.count)
+			if (sim_snap_series_count(film) != pt->count)
 				fuzz_fail("the series has another number of files than written",
 					  sim_snap_series_count(film));
 			if (!(isfinite(t0) && isfinite(t1) && t0 < t1))
@@ -132,6 +91,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	free(sc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_quiet_stderr();
+	const char *dir = fuzz_dir("snapseries");
+	uint8_t o[FUZZ_NOPT];
+	struct fuzz_parts pt;
+	fuzz_snap_input(data, size, o, &pt);
+	const int hdf5 = o[0] & 1, frames = 2 + ((o[6] >> 1) & 7);
+	const char *ext = hdf5 ? "hdf5" : "dat";
+	char names[FUZZ_MAX_PARTS][32];
+	for (int i = 0; i < pt.count; i++)
+		snprintf(names[i], sizeof names[i], "s_%03d.%s", i, ext);
+	fuzz_write_snaps(dir, &pt, hdf5, names);
+
+	char text[4096] = "";
+	fuzz_cat(text, sizeof text,
+		 "units: %s\nsimulation: {solver: none}\noutput: {frames: %d}\nbodies:\n"
+		 "  - name: run\n    model: snapshot\n    file: %s\n    snapshots: \"s_%%03d.%s\"\n",
+		 o[6] & 1 ? "nbody" : "galactic", frames, names[0], ext);
+	fuzz_snap_keys(text, sizeof text, o, hdf5, 0);
+	play_scene(text, dir, &pt, hdf5, frames);
 	for (int i = 0; i < pt.count; i++)
 		fuzz_unlink(dir, names[i]);
 	return 0;
