@@ -338,6 +338,59 @@ static int binom_ok(long n_in, long n, double p)
 	return fabs(n_in - n * p) <= 3 * sig + 2;
 }
 
+/* Halo speeds drawn from f(E) (bodies [first, first + nh), a = 4): <v^2>
+ * in shells against 3 sigma_r^2 from the Jeans equation; the error of a
+ * mean of n/2 independent v^2 (the pairs share |v|) is sqrt(2/3) <v^2> /
+ * sqrt(n/2). */
+static void check_halo_jeans(const struct sim_galaxy_model *mb, const struct sim_state *st,
+			     long first, long nh)
+{
+	struct sim_galaxy_jeans jt = {0};
+	ck_assert_int_eq(sim_galaxy_jeans_build(mb, 2, &jt), 0);
+	const double shell[4] = {0.5, 1.0, 2.0, 4.0};
+	for (int i = 0; i < 3; i++) {
+		double sv = 0, sj = 0;
+		long c = 0;
+		for (long j = first; j < first + nh; j++) {
+			const double *x = &st->pos[3 * j], *v = &st->vel[3 * j];
+			double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 4.0;
+			if (r < shell[i] || r >= shell[i + 1])
+				continue;
+			sv += v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+			sj += 3 * sim_galaxy_jeans_sig2(&jt, r * 4.0);
+			c++;
+		}
+		double tol = 3 * sqrt(2.0 / 3.0) / sqrt(c / 2.0);
+		ck_assert_msg(c > 500 && NB_CLOSE(sv / c, sj / c, 0, tol),
+			      "halo <v^2> in %g-%g a: %.5g, Jeans %.5g (n %ld, tol %.3f)", shell[i],
+			      shell[i + 1], sv / c, sj / c, c, tol);
+	}
+	sim_galaxy_jeans_free(&jt);
+}
+
+/* Bulge (a = 0.2) and halo (a = 4): M(<r) = r^2/(r+a)^2 over the
+ * truncation r_t = 50 a. */
+static void check_sphere_masses(const struct sim_state *st, long nd, long nb, long nh)
+{
+	const double rs[] = {0.5, 1.0, 2.0, 5.0};
+	for (int c = 1; c <= 2; c++) {
+		double a = c == 1 ? 0.2 : 4.0, rt = 50 * a;
+		size_t first = c == 1 ? nd : nd + nb;
+		long n = c == 1 ? nb : nh;
+		for (int i = 0; i < 4; i++) {
+			double r = rs[i] * a;
+			long in = 0;
+			for (long j = 0; j < n; j++) {
+				const double *x = &st->pos[3 * (first + j)];
+				in += sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < r;
+			}
+			double p = r * r / ((r + a) * (r + a)) / (rt * rt / ((rt + a) * (rt + a)));
+			ck_assert_msg(binom_ok(in, n, p), "part %d M(<%g a): %ld of %ld, expected %.1f",
+				      c, rs[i], in, n, n * p);
+		}
+	}
+}
+
 START_TEST(sampled_masses_match_profiles)
 {
 	const long nd = 20000, nb = 6000, nh = 20000;
@@ -376,30 +429,7 @@ START_TEST(sampled_masses_match_profiles)
 		ck_assert_msg(binom_ok(in, nd, p), "disk M(r<%g): %ld of %ld, expected %.1f", rsd[i],
 			      in, nd, nd * p);
 	}
-	/* Halo speeds drawn from f(E): <v^2> in shells against 3 sigma_r^2 from
-	 * the Jeans equation; the error of a mean of n/2 independent v^2 (the
-	 * pairs share |v|) is sqrt(2/3) <v^2> / sqrt(n/2). */
-	struct sim_galaxy_jeans jt = {0};
-	ck_assert_int_eq(sim_galaxy_jeans_build(&mb, 2, &jt), 0);
-	const double shell[4] = {0.5, 1.0, 2.0, 4.0};
-	for (int i = 0; i < 3; i++) {
-		double sv = 0, sj = 0;
-		long c = 0;
-		for (long j = nd + nb; j < nd + nb + nh; j++) {
-			const double *x = &st.pos[3 * j], *v = &st.vel[3 * j];
-			double r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 4.0;
-			if (r < shell[i] || r >= shell[i + 1])
-				continue;
-			sv += v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-			sj += 3 * sim_galaxy_jeans_sig2(&jt, r * 4.0);
-			c++;
-		}
-		double tol = 3 * sqrt(2.0 / 3.0) / sqrt(c / 2.0);
-		ck_assert_msg(c > 500 && NB_CLOSE(sv / c, sj / c, 0, tol),
-			      "halo <v^2> in %g-%g a: %.5g, Jeans %.5g (n %ld, tol %.3f)", shell[i],
-			      shell[i + 1], sv / c, sj / c, c, tol);
-	}
-	sim_galaxy_jeans_free(&jt);
+	check_halo_jeans(&mb, &st, nd + nb, nh);
 	sim_galaxy_model_free(&mb);
 	/* Vertical: sech^2, median |z| = z0 artanh(1/2). */
 	long zin = 0;
@@ -407,24 +437,7 @@ START_TEST(sampled_masses_match_profiles)
 		zin += fabs(st.pos[3 * j + 2]) < 0.15 * atanh(0.5);
 	ck_assert_msg(binom_ok(zin, nd, 0.5), "median |z|: %ld of %ld inside", zin, nd);
 
-	/* Bulge and halo: M(<r) = r^2/(r+a)^2 over the truncation r_t = 50 a. */
-	const double rs[] = {0.5, 1.0, 2.0, 5.0};
-	for (int c = 1; c <= 2; c++) {
-		double a = c == 1 ? 0.2 : 4.0, rt = 50 * a;
-		size_t first = c == 1 ? nd : nd + nb;
-		long n = c == 1 ? nb : nh;
-		for (int i = 0; i < 4; i++) {
-			double r = rs[i] * a;
-			long in = 0;
-			for (long j = 0; j < n; j++) {
-				const double *x = &st.pos[3 * (first + j)];
-				in += sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < r;
-			}
-			double p = r * r / ((r + a) * (r + a)) / (rt * rt / ((rt + a) * (rt + a)));
-			ck_assert_msg(binom_ok(in, n, p), "part %d M(<%g a): %ld of %ld, expected %.1f",
-				      c, rs[i], in, n, n * p);
-		}
-	}
+	check_sphere_masses(&st, nd, nb, nh);
 	/* Total mass and centring. */
 	struct sim_diag d;
 	sim_diag_compute(&st, &d);

@@ -326,15 +326,12 @@ START_TEST(hdf5_claiming_1e12_particles_in_4kb_is_refused_at_once)
 }
 END_TEST
 
-/* The other side of the storage check: a virtual file (SWIFT stitches a
- * snapshot's parts so) stores no bytes of its own and is taken, as is a
- * compressed file of zeros (a ratio near 1000:1). Guards: they passed
- * before this work, and a first form of the storage check refused the
- * virtual file. */
-START_TEST(virtual_and_compressed_snapshots_are_taken)
+static const char *const vz_names[3] = {"Coordinates", "Velocities", "ParticleIDs"};
+
+/* virt.hdf5: 5 particles of type 1 whose datasets are virtual, mapped onto
+ * src.hdf5's. */
+static void write_virtual_file(void)
 {
-	struct h5spec sp = h5_small();
-	h5_write("src.hdf5", &sp);
 	hid_t f = H5Fcreate(tpath("virt.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ck_assert_int_ge(f, 0);
 	hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -348,7 +345,6 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 	h5_attr(h, "NumFilesPerSnapshot", H5T_NATIVE_INT, &one, 1);
 	H5Gclose(h);
 	hid_t g = H5Gcreate2(f, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	static const char *const names[3] = {"Coordinates", "Velocities", "ParticleIDs"};
 	for (int i = 0; i < 3; i++) {
 		hsize_t dims[2] = {5, 3};
 		const int rank = i < 2 ? 2 : 1;
@@ -356,9 +352,9 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 		hid_t vs = H5Screate_simple(rank, dims, NULL), ss = H5Screate_simple(rank, dims, NULL);
 		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
 		char src[64];
-		snprintf(src, sizeof src, "PartType1/%s", names[i]);
+		snprintf(src, sizeof src, "PartType1/%s", vz_names[i]);
 		ck_assert_int_ge(H5Pset_virtual(dcpl, vs, "src.hdf5", src, ss), 0);
-		hid_t d = H5Dcreate2(g, names[i], type, vs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		hid_t d = H5Dcreate2(g, vz_names[i], type, vs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 		ck_assert_int_ge(d, 0);
 		H5Dclose(d);
 		H5Pclose(dcpl);
@@ -367,13 +363,14 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 	}
 	H5Gclose(g);
 	H5Fclose(f);
-	const char *const dry[] = {"--dry-run", NULL};
-	snap_scene("s.yaml", "virt.hdf5", NULL);
-	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a virtual file refused:\n%s", g_err);
+}
 
-	/* 200,000 particles at the origin, deflated */
-	f = H5Fcreate(tpath("zip.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-	h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+/* zip.hdf5: 200,000 particles at the origin, deflated. */
+static void write_zip_file(void)
+{
+	const int one = 1;
+	hid_t f = H5Fcreate(tpath("zip.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	const uint64_t nz[6] = {0, 200000, 0, 0, 0, 0};
 	const double tiny[6] = {0, 1e-6, 0, 0, 0, 0};
 	h5_attr(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, nz, 6);
@@ -381,7 +378,7 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 	h5_attr(h, "MassTable", H5T_NATIVE_DOUBLE, tiny, 6);
 	h5_attr(h, "NumFilesPerSnapshot", H5T_NATIVE_INT, &one, 1);
 	H5Gclose(h);
-	g = H5Gcreate2(f, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(f, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	double *x = calloc(3 * 200000, sizeof *x);
 	uint64_t *id = malloc(200000 * sizeof *id);
 	ck_assert(x && id);
@@ -395,7 +392,7 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 		H5Pset_deflate(dcpl, 9);
 		hid_t type = i < 2 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_UINT64;
 		hid_t sp2 = H5Screate_simple(rank, dims, NULL);
-		hid_t d = H5Dcreate2(g, names[i], type, sp2, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		hid_t d = H5Dcreate2(g, vz_names[i], type, sp2, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 		ck_assert_int_ge(d, 0);
 		ck_assert_int_ge(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, i < 2 ? (void *)x : (void *)id), 0);
 		H5Dclose(d);
@@ -405,6 +402,22 @@ START_TEST(virtual_and_compressed_snapshots_are_taken)
 	free(x), free(id);
 	H5Gclose(g);
 	H5Fclose(f);
+}
+
+/* The other side of the storage check: a virtual file (SWIFT stitches a
+ * snapshot's parts so) stores no bytes of its own and is taken, as is a
+ * compressed file of zeros (a ratio near 1000:1). Guards: they passed
+ * before this work, and a first form of the storage check refused the
+ * virtual file. */
+START_TEST(virtual_and_compressed_snapshots_are_taken)
+{
+	struct h5spec sp = h5_small();
+	h5_write("src.hdf5", &sp);
+	write_virtual_file();
+	const char *const dry[] = {"--dry-run", NULL};
+	snap_scene("s.yaml", "virt.hdf5", NULL);
+	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a virtual file refused:\n%s", g_err);
+	write_zip_file();
 	snap_scene("s.yaml", "zip.hdf5", NULL);
 	ck_assert_msg(run_argv("s.yaml", dry, NULL) == 0, "a compressed file refused:\n%s", g_err);
 }
@@ -704,6 +717,45 @@ static void series_write(const char *kind, int n, int skip)
 	}
 }
 
+/* Series KIND of 3 members, the last one (KIND_002) written from sp: refused
+ * by --dry-run and the run, naming that member, WHAT (and WHAT2) and the
+ * entry's place. */
+static void refuse_last_member(const char *kind, struct h5spec sp, const char *what,
+			       const char *what2)
+{
+	char pattern[64], first[64], last[64];
+	snprintf(pattern, sizeof pattern, "%s_%%03d.hdf5", kind);
+	snprintf(first, sizeof first, "%s_000.hdf5", kind);
+	snprintf(last, sizeof last, "%s_002.hdf5", kind);
+	series_write(kind, 3, -1);
+	h5_write(last, &sp);
+	const char *text = film_scene(pattern, first);
+	const char *const needles[] = {last, what, what2 ? what2 : what,
+				       where_in("f.yaml", text, "{name: r"), NULL};
+	expect_both_refuse("f.yaml", NULL, needles);
+}
+
+/* A series whose every member keeps nothing: an empty selection. */
+static void refuse_empty_series(void)
+{
+	series_write("none", 3, -1);
+	char own[1024];
+	const char *text = own;
+	snprintf(own, sizeof own,
+		 "units: galactic\n"
+		 "simulation: {solver: none, dt: 0.5, steps_per_frame: 1}\n"
+		 "bodies:\n"
+		 "  - {name: r, model: snapshot, file: none_000.hdf5, snapshots: \"none_%%03d.hdf5\", "
+		 "region: {shape: sphere, center: [1000, 0, 0], radius: 1}}\n"
+		 "camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
+		 "render: {width: 32, height: 24}\n"
+		 "output: {frames: 3}\n");
+	write_text("f.yaml", text);
+	const char *const n6[] = {"no member keeps any particle", where_in("f.yaml", text, "{name: r"),
+				  NULL};
+	expect_both_refuse("f.yaml", NULL, n6);
+}
+
 /* A good series is taken; one with a gap, a duplicate ParticleID in its
  * last member, a Time that does not increase, a Time that overflows in
  * internal units, or a FIFO as a member is refused when the series is
@@ -723,33 +775,16 @@ START_TEST(film_series_defects_are_found_before_the_first_frame)
 				  "bodies.0.snapshots", NULL};
 	expect_both_refuse("f.yaml", NULL, n1);
 
-	series_write("dup", 3, -1);
 	struct h5spec sp = h5_small();
 	sp.time = 2, sp.dup_id = 1;
-	h5_write("dup_002.hdf5", &sp);
-	text = film_scene("dup_%03d.hdf5", "dup_000.hdf5");
-	const char *const n2[] = {"dup_002.hdf5", "ParticleID 1000 appears more than once",
-				  where_in("f.yaml", text, "{name: r"), NULL};
-	expect_both_refuse("f.yaml", NULL, n2);
-
-	series_write("back", 3, -1);
+	refuse_last_member("dup", sp, "ParticleID 1000 appears more than once", NULL);
 	sp = h5_small();
 	sp.time = 1;
-	h5_write("back_002.hdf5", &sp);
-	text = film_scene("back_%03d.hdf5", "back_000.hdf5");
-	const char *const n3[] = {"back_002.hdf5", "not after the previous file",
-				  where_in("f.yaml", text, "{name: r"), NULL};
-	expect_both_refuse("f.yaml", NULL, n3);
-
+	refuse_last_member("back", sp, "not after the previous file", NULL);
 	/* 1e307 stored, times the time unit (about 100 internal units): inf */
-	series_write("inf", 3, -1);
 	sp = h5_small();
 	sp.time = 1e307;
-	h5_write("inf_002.hdf5", &sp);
-	text = film_scene("inf_%03d.hdf5", "inf_000.hdf5");
-	const char *const n4[] = {"inf_002.hdf5", "not finite", "unit",
-				  where_in("f.yaml", text, "{name: r"), NULL};
-	expect_both_refuse("f.yaml", NULL, n4);
+	refuse_last_member("inf", sp, "not finite", "unit");
 
 	series_write("pipe", 3, 1);
 	ck_assert_int_eq(mkfifo(tpath("pipe_001.hdf5"), 0600), 0);
@@ -778,25 +813,10 @@ START_TEST(film_series_defects_are_found_before_the_first_frame)
 				  "only bodies entry", NULL};
 	expect_both_refuse("f.yaml", NULL, n8);
 
-	/* every member keeps nothing: an empty selection */
-	series_write("none", 3, -1);
-	char own[1024];
-	text = own;
-	snprintf(own, sizeof own,
-		 "units: galactic\n"
-		 "simulation: {solver: none, dt: 0.5, steps_per_frame: 1}\n"
-		 "bodies:\n"
-		 "  - {name: r, model: snapshot, file: none_000.hdf5, snapshots: \"none_%%03d.hdf5\", "
-		 "region: {shape: sphere, center: [1000, 0, 0], radius: 1}}\n"
-		 "camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
-		 "render: {width: 32, height: 24}\n"
-		 "output: {frames: 3}\n");
-	write_text("f.yaml", text);
-	const char *const n6[] = {"no member keeps any particle", where_in("f.yaml", text, "{name: r"),
-				  NULL};
-	expect_both_refuse("f.yaml", NULL, n6);
+	refuse_empty_series();
 }
 END_TEST
+
 
 /* ---- restart files -------------------------------------------------------------------------- */
 

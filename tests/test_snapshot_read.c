@@ -415,6 +415,46 @@ static const char *const h5bad_word[H5_NBAD] = {
 	"PartType1/Coordinates", "PartType2/Velocities", "PartType1/ParticleIDs", "NumPart_Total",
 	"PartType2/Coordinates", "UnitMass_in_g"};
 
+/* Group PartTypeT of f: N of the six bodies from the K-th, spoiled as BAD
+ * says. */
+static void h5_write_type(hid_t f, int t, int k, int n, enum h5bad bad)
+{
+	char gn[24];
+	snprintf(gn, sizeof gn, "PartType%d", t);
+	hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	double p[9] = {0}, v[9] = {0}, m[3] = {0};
+	memcpy(p, six_p + 3 * k, sizeof(double) * 3 * (size_t)n);
+	memcpy(v, six_v + 3 * k, sizeof(double) * 3 * (size_t)n);
+	memcpy(m, six_m + k, sizeof(double) * (size_t)n);
+	if (bad == H5_NAN && t == 2)
+		p[1] = NAN;
+	if (!(t == 1 && bad == H5_NO_COORDS)) {
+		int cols = t == 1 && bad == H5_COORDS_N2 ? 2 : 3;
+		hid_t ty = t == 1 && bad == H5_COORDS_INT ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE;
+		int ip[9] = {0};
+		for (int i = 0; i < 3 * n && ty == H5T_NATIVE_INT; i++)
+			ip[i] = (int)p[i];
+		H5Dclose(h5_dset(g, "Coordinates", ty, ty == H5T_NATIVE_INT ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE,
+				 n, cols, ty == H5T_NATIVE_INT ? (void *)ip : (void *)p));
+	}
+	H5Dclose(h5_dset(g, "Velocities", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE,
+			 t == 2 && bad == H5_ROWS ? n + 1 : n, 3, v));
+	uint64_t id[3];
+	double idd[3];
+	for (int i = 0; i < n; i++)
+		id[i] = six_id[k + i], idd[i] = (double)id[i];
+	if (t == 1 && bad == H5_IDS_FLOAT)
+		H5Dclose(h5_dset(g, "ParticleIDs", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 1, idd));
+	else
+		H5Dclose(h5_dset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, n, 1, id));
+	if (t == 2) {
+		H5Dclose(h5_dset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 1, m));
+		double hs[3] = {0.1, 0.2, 0.3};
+		H5Dclose(h5_dset(g, "SmoothingLength", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE, n, 1, hs));
+	}
+	H5Gclose(g);
+}
+
 /* Types 1 (3 particles, MassTable 0.5, no Masses), 2 (2, Masses) and 5
  * (one black hole: no Masses, MassTable 0), the six bodies' values; a
  * GADGET-4 style Parameters group when params. */
@@ -455,49 +495,13 @@ static void h5_write(const char *path, enum h5bad bad, int params, int nfiles, i
 		h5_attr(g, "ComovingIntegrationOn", &co, 1);
 		H5Gclose(g);
 	}
-	int k0 = 0;
 	for (int t = 0; t < 6; t++) {
 		int k = t == 1 ? 0 : t == 2 ? 3 : 5; /* first of the type among the six */
 		if (nfiles == 2 && part == 1 && t == 2)
 			k = 4;
-		(void)k0;
 		if (np[t] == 0 || (bad == H5_NO_GROUP && t == 1))
 			continue;
-		char gn[24];
-		snprintf(gn, sizeof gn, "PartType%d", t);
-		hid_t g = H5Gcreate2(f, gn, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-		int n = (int)np[t];
-		double p[9] = {0}, v[9] = {0}, m[3] = {0};
-		memcpy(p, six_p + 3 * k, sizeof(double) * 3 * (size_t)n);
-		memcpy(v, six_v + 3 * k, sizeof(double) * 3 * (size_t)n);
-		memcpy(m, six_m + k, sizeof(double) * (size_t)n);
-		if (bad == H5_NAN && t == 2)
-			p[1] = NAN;
-		if (!(t == 1 && bad == H5_NO_COORDS)) {
-			int cols = t == 1 && bad == H5_COORDS_N2 ? 2 : 3;
-			hid_t ty = t == 1 && bad == H5_COORDS_INT ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE;
-			int ip[9] = {0};
-			for (int i = 0; i < 3 * n && ty == H5T_NATIVE_INT; i++)
-				ip[i] = (int)p[i];
-			H5Dclose(h5_dset(g, "Coordinates", ty, ty == H5T_NATIVE_INT ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE,
-					 n, cols, ty == H5T_NATIVE_INT ? (void *)ip : (void *)p));
-		}
-		H5Dclose(h5_dset(g, "Velocities", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE,
-				 t == 2 && bad == H5_ROWS ? n + 1 : n, 3, v));
-		uint64_t id[3];
-		double idd[3];
-		for (int i = 0; i < n; i++)
-			id[i] = six_id[k + i], idd[i] = (double)id[i];
-		if (t == 1 && bad == H5_IDS_FLOAT)
-			H5Dclose(h5_dset(g, "ParticleIDs", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 1, idd));
-		else
-			H5Dclose(h5_dset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, n, 1, id));
-		if (t == 2) {
-			H5Dclose(h5_dset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 1, m));
-			double hs[3] = {0.1, 0.2, 0.3};
-			H5Dclose(h5_dset(g, "SmoothingLength", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE, n, 1, hs));
-		}
-		H5Gclose(g);
+		h5_write_type(f, t, k, (int)np[t], bad);
 	}
 	H5Fclose(f);
 }
