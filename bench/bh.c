@@ -67,7 +67,7 @@ static int scene_state(const char *path, int frames, struct sim_state *st, doubl
 	*dt = sc.simulation.dt * u.time;
 	if ((rc = sim_ic_build(&sc, st)))
 		return rc;
-	struct gpu_sim_params p = {
+	struct sim_params p = {
 		.solver = SCENE_SOLVER_BARNES_HUT,
 		.direct_kernel = SCENE_DIRECT_AUTO,
 		.softening = *eps,
@@ -188,7 +188,7 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 {
 	double f[BH_MAX_STEPS], t[BH_MAX_STEPS], sb[BH_MAX_STEPS], ss[BH_MAX_STEPS],
 		sd[BH_MAX_STEPS], sm[BH_MAX_STEPS], sw[BH_MAX_STEPS];
-	struct gpu_sim_params p = {
+	struct sim_params p = {
 		.solver = SCENE_SOLVER_BARNES_HUT,
 		.direct_kernel = SCENE_DIRECT_AUTO,
 		.softening = eps,

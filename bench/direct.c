@@ -56,7 +56,7 @@ static int time_one(struct sim_state *st, const struct direct_run *r, int steps,
 		    double *step_ms, char *desc, size_t desclen)
 {
 	double f[DIRECT_MAX_STEPS], t[DIRECT_MAX_STEPS];
-	struct gpu_sim_params p = {
+	struct sim_params p = {
 		.solver = SCENE_SOLVER_DIRECT,
 		.direct_kernel = r->kernel,
 		.softening = 0.1,

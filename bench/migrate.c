@@ -41,7 +41,7 @@ struct mg_opts {
 };
 
 /* One state, one mode (tuning reorder 0 sort, 1 migrate). */
-static int mg_one(const char *label, const struct sim_state *st0, const struct gpu_sim_params *p0,
+static int mg_one(const char *label, const struct sim_state *st0, const struct sim_params *p0,
 		  int reorder, const struct mg_opts *o)
 {
 	double rs[MG_MAX_STEPS], fs[MG_MAX_STEPS], f[MG_MAX_STEPS], t[MG_MAX_STEPS];
@@ -49,7 +49,7 @@ static int mg_one(const char *label, const struct sim_state *st0, const struct g
 	struct gpu_sim *g = NULL;
 	struct gpu_tree_profile pr, sum;
 	struct gpu_tree_tuning tu;
-	struct gpu_sim_params p = *p0;
+	struct sim_params p = *p0;
 	int rc;
 	memset(&st, 0, sizeof st);
 	memset(&sum, 0, sizeof sum);
@@ -102,7 +102,7 @@ static int mg_one(const char *label, const struct sim_state *st0, const struct g
 	return 0;
 }
 
-static int mg_both(const char *label, const struct sim_state *st, const struct gpu_sim_params *p,
+static int mg_both(const char *label, const struct sim_state *st, const struct sim_params *p,
 		   const struct mg_opts *o)
 {
 	int rc = mg_one(label, st, p, 0, o);
@@ -122,7 +122,7 @@ static int mg_scene(const struct mg_opts *o)
 	scene_units_of(sc.units, &u);
 	if ((rc = sim_ic_build(&sc, &st)))
 		return rc;
-	struct gpu_sim_params p = {
+	struct sim_params p = {
 		.solver = SCENE_SOLVER_BARNES_HUT,
 		.direct_kernel = SCENE_DIRECT_AUTO,
 		.softening = scene_softening(&sc),
@@ -163,7 +163,7 @@ static int mg_plummer(size_t n, const struct mg_opts *o)
 	if (rc)
 		return rc;
 	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 1, 0);
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
 				   .direct_kernel = SCENE_DIRECT_AUTO,
 				   .softening = 0.05,
 				   .dt = 0.01,

@@ -182,9 +182,10 @@ int dist_sim_on_gpus(const struct dist_sim *ds);
  * hashes compared on rank 0. 0 when all agree (logged), NB_ERUNTIME when
  * one differs (logged, naming it). Every rank must call. */
 int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *st);
-/* The sim_force_fn of CPU ranks (ctx: the dist_sim; dist_sim_split). */
-int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
-		   double *pot);
+/* The CPU ranks' force (struct engine_split's; ctx: the dist_sim;
+ * dist_sim_split): the solver, softening and opening of P, the engine's. */
+int dist_sim_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
+		   size_t n, double *acc, double *pot);
 const char *dist_sim_describe(const struct dist_sim *ds);
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s);
 /* Log the ranks' figures (rank 0 prints; every rank must call). */

@@ -127,11 +127,6 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 	ds->P = dist_size();
 	ds->rank = dist_rank();
 	ds->gpu = gpu;
-	ds->solver = sc->simulation.solver;
-	ds->eps = scene_softening(sc);
-	ds->theta = sc->simulation.theta;
-	ds->multipoles = sc->simulation.multipoles;
-	ds->opening = sc->simulation.opening;
 	ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
 	if (ds->every < 1)
 		ds->every = 1;
@@ -172,11 +167,11 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 #ifdef _OPENMP
 	nt = omp_get_max_threads();
 #endif
-	if (ds->solver == SCENE_SOLVER_BARNES_HUT)
+	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
 		snprintf(ds->desc, sizeof ds->desc,
 			 "cpu over %d MPI ranks (%d thread%s each, barnes-hut theta %g, replicated tree, "
 			 "Morton domains)",
-			 ds->P, nt, nt == 1 ? "" : "s", ds->theta);
+			 ds->P, nt, nt == 1 ? "" : "s", sc->simulation.theta);
 	else
 		snprintf(ds->desc, sizeof ds->desc,
 			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
@@ -209,8 +204,8 @@ static void sim_recut(struct dist_sim *ds, const double *pos)
 	ds->stats.t_rebalance += dist_sim_now() - t;
 }
 
-int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
-		   double *pot)
+int dist_sim_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
+		   size_t n, double *acc, double *pot)
 {
 	struct dist_sim *ds = ctx;
 	if (n != ds->n) {
@@ -227,9 +222,9 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 	const uint32_t *rows = ds->dom.order + c0;
 	double *mine_out = ds->packed + DIST_VALS * c0;
 	double t = dist_sim_now();
-	if (ds->solver == SCENE_SOLVER_BARNES_HUT) {
-		int err = sim_tree_accel_sel(pos, mass, n, ds->eps, ds->theta, ds->multipoles,
-					     ds->opening, ds->mine, acc, ds->pot, ds->w);
+	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
+		int err = sim_tree_accel_sel(pos, mass, n, p->softening, p->theta, p->multipoles,
+					     p->opening, ds->mine, acc, ds->pot, ds->w);
 		if (err)
 			dist_fail("barnes-hut forces failed (out of memory)");
 		for (size_t k = 0; k < c1 - c0; k++) {
@@ -242,7 +237,7 @@ int dist_sim_force(const double *pos, const double *mass, size_t n, void *ctx, d
 			o[4] = ds->w[i];
 		}
 	} else {
-		dist_direct_rows(pos, mass, n, ds->eps, rows, c1 - c0, ds->rowout);
+		dist_direct_rows(pos, mass, n, p->softening, rows, c1 - c0, ds->rowout);
 		for (size_t k = 0; k < c1 - c0; k++) {
 			double *o = mine_out + DIST_VALS * k;
 			memcpy(o, ds->rowout + 4 * k, 4 * sizeof *o);

@@ -12,10 +12,6 @@
 struct dist_sim {
 	size_t n;
 	int P, rank;
-	enum scene_solver solver;
-	double eps, theta;
-	int multipoles;
-	enum scene_opening opening;
 	struct dist_domain dom;
 	double *w;             /* n: each body's work at the last call (by index) */
 	double *packed;        /* DIST_VALS n, domain order */

@@ -28,7 +28,8 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 /* A CPU simulation split over ranks (dist/'s CPU ranks; dist/ sits above
  * the engine, so it hands its part in as callbacks, ctx theirs):
  *   force   replaces the CPU solver's force (called as the solver would
- *           be: for the first accelerations and once per step);
+ *           be: for the first accelerations and once per step, with the
+ *           engine's parameters: the ranks keep no copy of them);
  *   bodies  this rank's bodies of st (st as the engine leaves it) as a
  *           state of their own for a renderer: *sub points into buffers
  *           ctx owns (valid until the next call); h (n or NULL) gives
@@ -37,7 +38,8 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  *           ranks into rank 0's buf;
  *   desc    engine_describe's text. */
 struct engine_split {
-	sim_force_fn force;
+	int (*force)(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
+		     size_t n, double *acc, double *pot);
 	int (*bodies)(void *ctx, const struct sim_state *st, const double *h,
 		      struct sim_state *sub, const double **sub_h);
 	void (*sum)(void *ctx, float *buf, size_t n);

@@ -14,6 +14,7 @@
 
 #include "../scene/log.h"
 #include "../scene/scene.h"
+#include "params.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -188,7 +188,7 @@ START_TEST(gpu_diag_three_bodies_by_hand)
 	memcpy(st.pos, x, sizeof x);
 	memcpy(st.vel, v, sizeof v);
 	memcpy(st.mass, m, sizeof m);
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_DIRECT,
+	struct sim_params p = {.solver = SCENE_SOLVER_DIRECT,
 				   .direct_kernel = SCENE_DIRECT_AUTO,
 				   .softening = eps,
 				   .dt = 0.01,

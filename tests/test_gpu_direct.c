@@ -338,7 +338,7 @@ START_TEST(gpu_plummer_scene_keeps_energy)
 		struct sim_state st;
 		memset(&st, 0, sizeof st);
 		ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
-		struct gpu_sim_params p = {
+		struct sim_params p = {
 			.solver = SCENE_SOLVER_DIRECT,
 			.direct_kernel = ks[q],
 			.softening = sc.simulation.softening * u.length,
@@ -377,7 +377,7 @@ START_TEST(gpu_too_large_scene_is_input_error)
 	size_t free_b = 0, total_b = 0;
 	ck_assert_int_eq(gpu_device_info(NULL, 0, &free_b, &total_b), 0);
 	st.n = 2 * (total_b / 52 + 1);
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_DIRECT, .softening = 0.01, .dt = 0.001};
+	struct sim_params p = {.solver = SCENE_SOLVER_DIRECT, .softening = 0.01, .dt = 0.001};
 	ck_assert_uint_ge(gpu_sim_bytes_needed(st.n, &p), (size_t)52 * st.n);
 	struct gpu_sim *g = (struct gpu_sim *)&st; /* must be overwritten with NULL */
 	ck_assert_int_eq(gpu_sim_create(&st, &p, &g), NB_EINPUT);

@@ -539,7 +539,7 @@ START_TEST(gpu_tree_plummer_scene_conserves)
 	struct sim_state st;
 	memset(&st, 0, sizeof st);
 	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
-	struct gpu_sim_params p = {
+	struct sim_params p = {
 		.solver = SCENE_SOLVER_BARNES_HUT,
 		.direct_kernel = SCENE_DIRECT_AUTO,
 		.softening = sc.simulation.softening,
@@ -590,7 +590,7 @@ static void run_reorder(int reorder, size_t n, double vscale, double fling, int 
 	tu.reorder = reorder;
 	tu.branch_bodies = branch_bodies;
 	gpu_tree_tuning_set(&tu);
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
 				   .direct_kernel = SCENE_DIRECT_AUTO,
 				   .softening = 0.05,
 				   .dt = 0.01,
@@ -680,7 +680,7 @@ START_TEST(gpu_migrate_1m_keeps_branches_balanced)
 	tu.reorder = 1;
 	tu.branch_bodies = 1024;
 	gpu_tree_tuning_set(&tu);
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
 				   .direct_kernel = SCENE_DIRECT_AUTO,
 				   .softening = 0.05,
 				   .dt = 0.01,
@@ -765,7 +765,7 @@ START_TEST(gpu_tree_too_big_is_input_error)
 {
 	double pos[3] = {0, 0, 0}, mass[1] = {1}, acc[3];
 	(void)pos, (void)mass, (void)acc;
-	struct gpu_sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT,
 				   .direct_kernel = SCENE_DIRECT_AUTO,
 				   .softening = 0.05,
 				   .dt = 0.01,

@@ -29,30 +29,6 @@ int gpu_device_info(char *name, size_t namelen, size_t *free_bytes, size_t *tota
 
 struct gpu_ranks; /* below */
 
-struct gpu_sim_params {
-	enum scene_solver solver;
-	enum scene_direct_kernel direct_kernel;
-	double softening; /* internal units */
-	double dt;        /* internal units */
-	double theta;
-	int multipoles;
-	enum scene_opening opening; /* barnes-hut opening criterion (additive) */
-	enum scene_reorder reorder; /* barnes-hut body order between steps (additive;
-				     * zero-initialised: sort) */
-	/* Additive: individual time steps (sim/cuda/sim_levels.cu); zero: shared. */
-	enum scene_timesteps timesteps;
-	double dt_max;    /* the longest step, internal units */
-	double eta;       /* dt_i = sqrt(2 eta eps / |a_i|) */
-	int max_level;    /* finest level, 0..SIM_TS_LEVELS-1 */
-	double coarsen_margin; /* sim_ts_want_level_from's margin (0 or 1: none) */
-	double rebuild_dt; /* barnes-hut with opening bmax: the tree is rebuilt at
-			    * the ticks that end a step of the largest level not
-			    * longer than rebuild_dt (and every block end) and
-			    * refitted (moments only) at the others; 0: every tick */
-	/* Additive: over MPI ranks (struct gpu_ranks below); NULL: one process. */
-	const struct gpu_ranks *ranks;
-};
-
 /* ---- one simulation over MPI ranks, each with a GPU (additive;
  * sim/cuda/sim_ranks.cu; dist/ gives the callbacks, docs/PHYSICS.md "Over
  * MPI ranks") ----
@@ -97,12 +73,17 @@ struct gpu_sim; /* device-resident simulation; owns all device memory */
 /* How the swap of gpu_sim g goes: "nccl" or "host" (or "" for one process). */
 const char *gpu_sim_ranks_exchange(const struct gpu_sim *g);
 
-/* Estimate device bytes for n bodies with these params. */
-size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p);
+/* Estimate device bytes for n bodies with these params (sim/params.h). */
+size_t gpu_sim_bytes_needed(size_t n, const struct sim_params *p);
 /* Upload st (positions, masses, velocities), compute first accelerations.
- * Too large a scene for the card: NB_EINPUT naming bytes needed and free. */
-int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p,
+ * p is copied. Too large a scene for the card: NB_EINPUT naming bytes
+ * needed and free. */
+int gpu_sim_create(const struct sim_state *st, const struct sim_params *p,
 		   struct gpu_sim **out);
+/* gpu_sim_create on this rank of RANKS (struct gpu_ranks above; must
+ * outlive the simulation; NULL: one process, as gpu_sim_create). */
+int gpu_sim_create_ranks(const struct sim_state *st, const struct sim_params *p,
+			 const struct gpu_ranks *ranks, struct gpu_sim **out);
 /* nsteps kick-drift-kick steps on the device; potential computed on the
  * last force evaluation when need_potential. No host round trip. */
 int gpu_sim_advance(struct gpu_sim *g, int nsteps, int need_potential);

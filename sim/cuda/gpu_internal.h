@@ -81,8 +81,8 @@ enum scene_direct_kernel gpu_direct_pick(size_t n); /* what auto means for n */
 
 /* ---- tree.cu ---- */
 struct gpu_tree; /* owns the tree's device memory */
-size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p);
-int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **out);
+size_t gpu_tree_bytes_needed(size_t n, const struct sim_params *p);
+int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out);
 /* Build the octree over b and compute acc (phi in .w when need_pot). May
  * permute b's arrays into tree order (id follows). No host round trip
  * beyond a scalar or two. */

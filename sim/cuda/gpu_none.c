@@ -31,15 +31,21 @@ const char *gpu_sim_ranks_exchange(const struct gpu_sim *g)
 	return "";
 }
 
-size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
+size_t gpu_sim_bytes_needed(size_t n, const struct sim_params *p)
 {
 	(void)n, (void)p;
 	return 0;
 }
 
-int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, struct gpu_sim **out)
+int gpu_sim_create(const struct sim_state *st, const struct sim_params *p, struct gpu_sim **out)
 {
-	(void)st, (void)p;
+	return gpu_sim_create_ranks(st, p, NULL, out);
+}
+
+int gpu_sim_create_ranks(const struct sim_state *st, const struct sim_params *p,
+			 const struct gpu_ranks *ranks, struct gpu_sim **out)
+{
+	(void)st, (void)p, (void)ranks;
 	*out = NULL;
 	log_error("this build has no CUDA support (rebuild with nvcc installed, without CUDA=0)");
 	return NB_EINPUT;

@@ -36,7 +36,7 @@ extern "C" {
 
 struct gpu_sim {
 	struct gpu_bodies b;
-	struct gpu_sim_params p;
+	struct sim_params p;
 	float eps, dt;
 	enum scene_direct_kernel kernel; /* direct solver: resolved, never auto */
 	struct gpu_tree *tree;           /* barnes-hut only */
@@ -302,7 +302,7 @@ int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, l
 	return 0;
 }
 
-size_t gpu_sim_bytes_needed(size_t n, const struct gpu_sim_params *p)
+size_t gpu_sim_bytes_needed(size_t n, const struct sim_params *p)
 {
 	size_t bytes = n * (3 * sizeof(float4) + sizeof(uint32_t)) + sizeof(int);
 	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) /* levels, and the active list */
@@ -350,22 +350,18 @@ void gpu_sim_free(struct gpu_sim **gp)
 	*gp = NULL;
 }
 
-int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, struct gpu_sim **out)
+/* What gpu_sim_create refuses before it allocates anything: no GPU,
+ * individual steps over ranks, too many bodies, softening or dt that are
+ * no positive normal float, a scene too large for the free memory. */
+static int sim_create_check(size_t n, const struct sim_params *p, const struct gpu_ranks *ranks)
 {
-	int rc = 0;
 	char why[256], name[256] = "GPU";
 	size_t fr = 0, tot = 0;
-	const size_t n = st->n;
-	struct gpu_sim *g = NULL;
-	float4 *h = NULL;
-	uint32_t *hid = NULL;
-
-	*out = NULL;
 	if (!gpu_probe(why, sizeof why)) {
 		log_error("no usable GPU: %s", why);
 		return NB_EINPUT;
 	}
-	if (p->ranks && p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+	if (ranks && p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
 		log_error("simulation.timesteps: individual over MPI ranks is not written yet; use "
 			  "shared steps or one rank");
 		return NB_EINPUT;
@@ -379,7 +375,7 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 			  p->softening, p->dt);
 		return NB_EINPUT;
 	}
-	rc = gpu_device_info(name, sizeof name, &fr, &tot);
+	int rc = gpu_device_info(name, sizeof name, &fr, &tot);
 	if (rc)
 		return rc;
 	const size_t need = gpu_sim_bytes_needed(n, p);
@@ -389,15 +385,70 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 			  need, need / 1048576.0, n, name, fr, fr / 1048576.0, tot / 1048576.0);
 		return NB_EINPUT;
 	}
+	return 0;
+}
 
-	int prio_low = 0, prio_high = 0;
-	g = (struct gpu_sim *)calloc(1, sizeof *g);
-	h = (float4 *)malloc((n ? n : 1) * sizeof(float4));
-	hid = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!g || !h || !hid) {
+/* The stream and the bodies' device arrays of g, st uploaded (float4:
+ * position and mass, velocity; the slot's body id). */
+static int sim_create_bodies(struct gpu_sim *g, const struct sim_state *st)
+{
+	int rc = 0, prio_low = 0, prio_high = 0;
+	const size_t n = st->n;
+	float4 *h = (float4 *)malloc((n ? n : 1) * sizeof(float4));
+	uint32_t *hid = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!h || !hid) {
 		log_error("out of host memory staging %zu bodies for the GPU", n);
 		rc = NB_ERUNTIME;
-		goto fail;
+		goto end;
+	}
+	/* The simulation is the movie's critical path: its stream gets the
+	 * device's highest priority, the renderer's the lowest (render.cu), so
+	 * frame kernels fill the SMs the force walk leaves idle instead of
+	 * delaying it. NB_STREAM_PRIORITY=0 gives both the default priority. */
+	if (gpu_stream_priorities(&prio_low, &prio_high))
+		prio_high = 0;
+	CUDA_GOTO(cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, prio_high), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->b.pos, (n ? n : 1) * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->b.vel, (n ? n : 1) * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->b.acc, (n ? n : 1) * sizeof(float4)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->b.id, (n ? n : 1) * sizeof(uint32_t)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->d_bad, sizeof(int)), rc, end);
+	CUDA_GOTO(cudaMallocHost((void **)&g->h_bad, sizeof(int)), rc, end);
+	CUDA_GOTO(cudaEventCreateWithFlags(&g->ev_ready, cudaEventDisableTiming), rc, end);
+
+	for (size_t i = 0; i < n; i++) {
+		h[i] = make_float4((float)st->pos[3 * i], (float)st->pos[3 * i + 1], (float)st->pos[3 * i + 2],
+				   (float)st->mass[i]);
+		hid[i] = (uint32_t)i;
+	}
+	CUDA_GOTO(cudaMemcpy(g->b.pos, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	for (size_t i = 0; i < n; i++)
+		h[i] = make_float4((float)st->vel[3 * i], (float)st->vel[3 * i + 1], (float)st->vel[3 * i + 2], 0.f);
+	CUDA_GOTO(cudaMemcpy(g->b.vel, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	CUDA_GOTO(cudaMemcpy(g->b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, end);
+end:
+	free(h);
+	free(hid);
+	return rc;
+}
+
+int gpu_sim_create(const struct sim_state *st, const struct sim_params *p, struct gpu_sim **out)
+{
+	return gpu_sim_create_ranks(st, p, NULL, out);
+}
+
+int gpu_sim_create_ranks(const struct sim_state *st, const struct sim_params *p,
+			 const struct gpu_ranks *ranks, struct gpu_sim **out)
+{
+	const size_t n = st->n;
+	*out = NULL;
+	int rc = sim_create_check(n, p, ranks);
+	if (rc)
+		return rc;
+	struct gpu_sim *g = (struct gpu_sim *)calloc(1, sizeof *g);
+	if (!g) {
+		log_error("out of host memory staging %zu bodies for the GPU", n);
+		return NB_ERUNTIME;
 	}
 	g->p = *p;
 	g->eps = (float)p->softening;
@@ -411,42 +462,17 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 	else
 		snprintf(g->desc, sizeof g->desc, "direct/%s",
 			 g->kernel == SCENE_DIRECT_PAIRWISE ? "pairwise" : "gather");
-
-	/* The simulation is the movie's critical path: its stream gets the
-	 * device's highest priority, the renderer's the lowest (render.cu), so
-	 * frame kernels fill the SMs the force walk leaves idle instead of
-	 * delaying it. NB_STREAM_PRIORITY=0 gives both the default priority. */
-	if (gpu_stream_priorities(&prio_low, &prio_high))
-		prio_high = 0;
-	CUDA_GOTO(cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, prio_high), rc, fail);
-	CUDA_GOTO(cudaMalloc((void **)&g->b.pos, (n ? n : 1) * sizeof(float4)), rc, fail);
-	CUDA_GOTO(cudaMalloc((void **)&g->b.vel, (n ? n : 1) * sizeof(float4)), rc, fail);
-	CUDA_GOTO(cudaMalloc((void **)&g->b.acc, (n ? n : 1) * sizeof(float4)), rc, fail);
-	CUDA_GOTO(cudaMalloc((void **)&g->b.id, (n ? n : 1) * sizeof(uint32_t)), rc, fail);
-	CUDA_GOTO(cudaMalloc((void **)&g->d_bad, sizeof(int)), rc, fail);
-	CUDA_GOTO(cudaMallocHost((void **)&g->h_bad, sizeof(int)), rc, fail);
-	CUDA_GOTO(cudaEventCreateWithFlags(&g->ev_ready, cudaEventDisableTiming), rc, fail);
-
-	for (size_t i = 0; i < n; i++) {
-		h[i] = make_float4((float)st->pos[3 * i], (float)st->pos[3 * i + 1], (float)st->pos[3 * i + 2],
-				   (float)st->mass[i]);
-		hid[i] = (uint32_t)i;
-	}
-	CUDA_GOTO(cudaMemcpy(g->b.pos, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, fail);
-	for (size_t i = 0; i < n; i++)
-		h[i] = make_float4((float)st->vel[3 * i], (float)st->vel[3 * i + 1], (float)st->vel[3 * i + 2], 0.f);
-	CUDA_GOTO(cudaMemcpy(g->b.vel, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, fail);
-	CUDA_GOTO(cudaMemcpy(g->b.id, hid, n * sizeof(uint32_t), cudaMemcpyHostToDevice), rc, fail);
-
+	if ((rc = sim_create_bodies(g, st)))
+		goto fail;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
-		struct gpu_sim_params tp = *p;
-		if (p->ranks) /* the same slot order on every rank: the stable sort */
+		struct sim_params tp = *p;
+		if (ranks) /* the same slot order on every rank: the stable sort */
 			tp.reorder = SCENE_REORDER_SORT;
 		rc = gpu_tree_create(n, &tp, &g->tree);
 		if (rc)
 			goto fail;
 	}
-	if (p->ranks && (rc = gpu_rk_open(p->ranks, n, &g->rk)))
+	if (ranks && (rc = gpu_rk_open(ranks, n, &g->rk)))
 		goto fail;
 	/* First accelerations, with the potential: the initial energy is wanted. */
 	rc = sim_force(g, 1);
@@ -456,13 +482,9 @@ int gpu_sim_create(const struct sim_state *st, const struct gpu_sim_params *p, s
 		goto fail;
 	CUDA_GOTO(cudaStreamSynchronize(g->stream), rc, fail);
 	g->pot_valid = 1;
-	free(h);
-	free(hid);
 	*out = g;
 	return 0;
 fail:
-	free(h);
-	free(hid);
 	gpu_sim_free(&g);
 	return rc;
 }

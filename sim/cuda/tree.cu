@@ -57,7 +57,7 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 }
 
 /* enum tree_reorder for a tree made now with params p */
-static int tree_reorder_of(const struct gpu_sim_params *p)
+static int tree_reorder_of(const struct sim_params *p)
 {
 	if (g_tuning.reorder >= 0)
 		return g_tuning.reorder;
@@ -109,7 +109,7 @@ static size_t round256(size_t x)
 	return (x + 255) & ~(size_t)255;
 }
 
-size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
+size_t gpu_tree_bytes_needed(size_t n, const struct sim_params *p)
 {
 	size_t nn = n ? n : 1;
 	size_t mig = tree_reorder_of(p) != TREE_REORDER_SORT
@@ -133,10 +133,10 @@ size_t gpu_tree_bytes_needed(size_t n, const struct gpu_sim_params *p)
 		t->bytes += b_;                                                               \
 	} while (0)
 
-int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **out)
+/* What gpu_tree_create refuses before it allocates: too many bodies,
+ * parameters the walk does not take, too little free device memory. */
+static int tree_create_check(size_t n, const struct sim_params *p)
 {
-	int rc = 0;
-	*out = NULL;
 	if (n >= ((size_t)1 << 28)) {
 		log_error("barnes-hut (GPU): %zu bodies is more than the GPU tree supports (2^28)", n);
 		return NB_EINPUT;
@@ -156,12 +156,12 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 			  n, need, free_b, total_b);
 		return NB_EINPUT;
 	}
-	struct gpu_tree *t = (struct gpu_tree *)calloc(1, sizeof *t);
-	if (!t) {
-		log_error("barnes-hut (GPU): out of host memory");
-		return NB_ERUNTIME;
-	}
-	size_t nn = n ? n : 1;
+	return 0;
+}
+
+/* t's settings for n bodies (nn = n, at least 1): the tuning's and p's. */
+static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct sim_params *p)
+{
 	t->n = n;
 	t->leaf_size = g_tuning.leaf_size;
 	t->lanes = g_tuning.lanes;
@@ -184,7 +184,14 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	t->group_max = g_tuning.group_max > 0 ? g_tuning.group_max : 16 * 32 * t->lanes;
 	if (t->group_max < 32 * t->lanes)
 		t->group_max = 32 * t->lanes;
-	int dev = 0;
+	t->reorder = tree_reorder_of(p);
+}
+
+/* t's device arrays for nn bodies (t's settings made), counted in
+ * t->bytes; on failure the caller frees t. */
+static int tree_alloc(struct gpu_tree *t, size_t nn)
+{
+	int rc = 0, dev = 0;
 	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
 	CUDA_GOTO(cudaDeviceGetAttribute(&t->sm_count, cudaDevAttrMultiProcessorCount, dev), rc, fail);
 
@@ -210,7 +217,6 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
 	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
 	t->bytes += round256(t->sort_tmp_bytes);
-	t->reorder = tree_reorder_of(p);
 	if (t->reorder != TREE_REORDER_SORT) {
 		t->mig_nbr = tree_mig_branches(nn, g_tuning.branch_bodies);
 		if ((rc = tree_mig_alloc(t, nn)))
@@ -218,8 +224,25 @@ int gpu_tree_create(size_t n, const struct gpu_sim_params *p, struct gpu_tree **
 	}
 	for (int k = 0; k < 7; k++)
 		CUDA_GOTO(cudaEventCreate(&t->ev[k]), rc, fail);
-	rc = tree_walk_prepare(t);
+	return 0;
+fail:
+	return rc ? rc : NB_ERUNTIME;
+}
+
+int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
+{
+	*out = NULL;
+	int rc = tree_create_check(n, p);
 	if (rc)
+		return rc;
+	struct gpu_tree *t = (struct gpu_tree *)calloc(1, sizeof *t);
+	if (!t) {
+		log_error("barnes-hut (GPU): out of host memory");
+		return NB_ERUNTIME;
+	}
+	size_t nn = n ? n : 1;
+	tree_settings(t, n, nn, p);
+	if ((rc = tree_alloc(t, nn)) || (rc = tree_walk_prepare(t)))
 		goto fail;
 	g_prof.bytes = t->bytes;
 	g_prof.node_cap = t->node_cap;
@@ -379,6 +402,28 @@ void gpu_tree_free(struct gpu_tree **tp)
 
 /* ---- one-shot accelerations (tests, benchmarks) --------------------------- */
 
+/* The active slots' accelerations of a one-shot call (h4, hid: the
+ * device's acc and slot ids) into acc by body, the contract checked: every
+ * active slot (lev >= la) was walked, no other. 0 or NB_ERUNTIME. */
+static int tree_unpack_active(const float4 *h4, const uint32_t *hid, size_t n,
+			      const unsigned char *lev, int la, double *acc)
+{
+	for (size_t k = 0; k < n; k++) {
+		const size_t i = hid[k];
+		if ((lev[i] >= la) != !isnan(h4[k].x)) {
+			log_error("barnes-hut (GPU): body %zu (level %d, active from %d) was %s", i,
+				  (int)lev[i], la, lev[i] >= la ? "not walked" : "walked");
+			return NB_ERUNTIME;
+		}
+		if (lev[i] < la)
+			continue;
+		acc[3 * i] = h4[k].x;
+		acc[3 * i + 1] = h4[k].y;
+		acc[3 * i + 2] = h4[k].z;
+	}
+	return 0;
+}
+
 /* The one-shot call of both entry points below: lev NULL, every body
  * (acc and pot); else only the bodies with lev[i] >= la (acc), the walk
  * packing them, and the contract checked. */
@@ -394,13 +439,9 @@ static int tree_accel_once(const double *pos, const double *mass, const unsigned
 	memset(&b, 0, sizeof b);
 	if (n == 0)
 		return 0;
-	struct gpu_sim_params p;
-	memset(&p, 0, sizeof p);
-	p.solver = SCENE_SOLVER_BARNES_HUT;
-	p.softening = eps;
-	p.theta = theta;
-	p.multipoles = multipoles;
-	p.opening = SCENE_OPENING_BMAX; /* the scene default, as sim_tree_accel */
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT, .softening = eps, .theta = theta,
+			       .multipoles = multipoles,
+			       .opening = SCENE_OPENING_BMAX}; /* the scene default, as sim_tree_accel */
 	if ((rc = gpu_tree_create(n, &p, &t)))
 		return rc;
 	h4 = (float4 *)malloc(n * sizeof *h4);
@@ -431,25 +472,10 @@ static int tree_accel_once(const double *pos, const double *mass, const unsigned
 		goto end;
 	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
 	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
-	if (!lev) {
+	if (!lev)
 		gpu_unpack_acc(h4, hid, n, acc, pot);
-		goto end;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const size_t i = hid[k];
-		/* the contract, checked: every active slot written, no other */
-		if ((lev[i] >= la) != !isnan(h4[k].x)) {
-			log_error("barnes-hut (GPU): body %zu (level %d, active from %d) was %s", i,
-				  (int)lev[i], la, lev[i] >= la ? "not walked" : "walked");
-			rc = NB_ERUNTIME;
-			goto end;
-		}
-		if (lev[i] < la)
-			continue;
-		acc[3 * i] = h4[k].x;
-		acc[3 * i + 1] = h4[k].y;
-		acc[3 * i + 2] = h4[k].z;
-	}
+	else
+		rc = tree_unpack_active(h4, hid, n, lev, la, acc);
 end:
 	if (b.pos)
 		cudaFree(b.pos);

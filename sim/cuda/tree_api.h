@@ -24,7 +24,7 @@ extern "C" {
  *    (Salmon & Warren 1994; simulation.opening: bmax, the default): it
  *    bounds the multipole error by the mass's real extent.
  *  GPU_TREE_CRIT_SCENE (tuning only, the default): the criterion that
- *    gpu_sim_params.opening names; gpu_tree_accel uses bmax.
+ *    sim_params.opening names; gpu_tree_accel uses bmax.
  * The CPU twin (sim/tree.c, sim_tree_accel_ex) implements both. */
 enum gpu_tree_criterion { GPU_TREE_CRIT_SCENE = -1, GPU_TREE_CRIT_BH = 0, GPU_TREE_CRIT_BMAX = 1 };
 

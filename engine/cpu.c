@@ -1,0 +1,200 @@
+/* cpu.c - the host back end (engine_internal.h): sim/'s solver, direct or
+ * Barnes-Hut, on this process's threads. Two rows: engine_ops_cpu takes
+ * leapfrog steps of dt, engine_ops_cpu_blocks individual time steps (block
+ * steps of dt_max, sim/timestep.c). engine/film.c and engine/ranks.c reuse
+ * the ops that do not depend on the force. */
+#include <stdio.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "engine_internal.h"
+
+int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
+		     double *pot)
+{
+	struct engine *e = ctx;
+	e->force_calls++;
+	return e->force(e, pos, mass, n, acc, pot);
+}
+
+/* e->force of the host rows: the scene's solver */
+static int cpu_solver_force(struct engine *e, const double *pos, const double *mass, size_t n,
+			    double *acc, double *pot)
+{
+	const struct sim_params *p = &e->p;
+	if (p->solver == SCENE_SOLVER_BARNES_HUT)
+		return sim_tree_accel_ex(pos, mass, n, p->softening, p->theta, p->multipoles,
+					 p->opening, acc, pot);
+	return sim_direct_accel(pos, mass, n, p->softening, acc, pot);
+}
+
+/* sim_force_active_fn of individual time steps */
+static int cpu_force_active(const double *pos, const double *mass, size_t n,
+			    const unsigned char *active, void *ctx, double *acc, double *pot)
+{
+	struct engine *e = ctx;
+	const struct sim_params *p = &e->p;
+	e->force_calls++;
+	if (p->solver == SCENE_SOLVER_BARNES_HUT)
+		return sim_tree_accel_active(pos, mass, n, p->softening, p->theta, p->multipoles,
+					     p->opening, active, acc, pot);
+	return sim_direct_accel_active(pos, mass, n, p->softening, active, acc, pot);
+}
+
+int engine_cpu_first(struct engine *e)
+{
+	struct sim_state *st = e->st;
+	/* first accelerations (and potential, so frame 0's energy is known) */
+	int err = engine_cpu_force(st->pos, st->mass, st->n, e, st->acc, st->pot);
+	if (err)
+		return err;
+	long bad = sim_diag_find_nonfinite(st);
+	return bad >= 0 ? engine_report_nonfinite(e, bad) : 0;
+}
+
+static int cpu_open(struct engine *e, int backend)
+{
+	(void)backend;
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	const struct sim_params *p = &e->p;
+	if (p->solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s, %s)",
+			 nt, nt == 1 ? "" : "s", p->theta,
+			 p->multipoles >= 2 ? "quadrupole" : "monopole",
+			 p->opening == SCENE_OPENING_COM ? "com" : "bmax");
+	else
+		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
+			 nt == 1 ? "" : "s");
+	e->force = cpu_solver_force;
+	return engine_cpu_first(e);
+}
+
+static int cpu_blocks_open(struct engine *e, int backend)
+{
+	int err = cpu_open(e, backend);
+	if (err)
+		return err;
+	const struct sim_params *p = &e->p;
+	struct sim_ts_params tp = {.dt_max = p->dt_max, .eta = p->eta, .eps = p->softening,
+				   .max_level = p->max_level, .coarsen_margin = p->coarsen_margin};
+	return sim_ts_init(&e->ts, &tp, e->st);
+}
+
+int engine_cpu_advance(struct engine *e, int steps, int need_potential)
+{
+	for (int s = 0; s < steps; s++) {
+		if (sim_stop_requested())
+			return NB_EINTR; /* a signal: stop between steps, not after the frame */
+		int err = sim_leapfrog_step(e->st, e->p.dt, engine_cpu_force, e,
+					    need_potential && s == steps - 1);
+		if (err)
+			return err;
+		/* O(n) scan per step, cheap next to the force: the message can name
+		 * the exact step at which the first value went bad */
+		long bad = sim_diag_find_nonfinite(e->st);
+		if (bad >= 0)
+			return engine_report_nonfinite(e, bad);
+	}
+	return 0;
+}
+
+static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
+{
+	int blocks, err = engine_blocks_of(e, steps, &blocks);
+	if (err)
+		return err;
+	for (int b = 0; b < blocks; b++) {
+		if (sim_stop_requested())
+			return NB_EINTR;
+		err = sim_ts_block_step(&e->ts, e->st, cpu_force_active, e,
+					need_potential && b == blocks - 1);
+		if (err)
+			return err;
+		e->blocks++;
+		long bad = sim_diag_find_nonfinite(e->st);
+		if (bad >= 0)
+			return engine_report_nonfinite(e, bad);
+	}
+	e->st->step += steps;
+	return 0;
+}
+
+int engine_cpu_none(struct engine *e)
+{
+	(void)e;
+	return 0;
+}
+
+int engine_cpu_diag_queue(struct engine *e)
+{
+	sim_diag_compute(e->st, &e->diag);
+	e->diag_time = e->st->time;
+	return 0;
+}
+
+int engine_cpu_diag_take(struct engine *e, struct sim_diag *d)
+{
+	*d = e->diag;
+	return 0;
+}
+
+int engine_cpu_com(struct engine *e, double com[3])
+{
+	sim_state_com(e->st, e->sel, com, NULL, NULL);
+	return 0;
+}
+
+static int cpu_levels(struct engine *e, struct engine_ts_stats *s)
+{
+	memcpy(s->hist, e->ts.hist, sizeof s->hist);
+	s->evals = e->ts.evals;
+	s->ticks = e->ts.ticks;
+	s->rebuilds = e->ts.ticks;
+	return 0;
+}
+
+static void cpu_ts_report(struct engine *e)
+{
+	/* counted on the CPU only */
+	log_info("individual time steps: %ld level changes, %.4f per body per block",
+		 e->ts.changes, (double)e->ts.changes / (double)e->st->n / (double)e->blocks);
+}
+
+static void cpu_close(struct engine *e)
+{
+	sim_ts_free(&e->ts);
+}
+
+const struct engine_ops engine_ops_cpu = {
+	.name = "cpu",
+	.open = cpu_open,
+	.advance = engine_cpu_advance,
+	.advance_async = engine_cpu_advance,
+	.check = engine_cpu_none,
+	.sync = engine_cpu_none,
+	.diag_queue = engine_cpu_diag_queue,
+	.diag_take = engine_cpu_diag_take,
+	.com = engine_cpu_com,
+};
+
+const struct engine_ops engine_ops_cpu_blocks = {
+	.name = "cpu-blocks",
+	.blocks = 1,
+	.open = cpu_blocks_open,
+	.advance = cpu_blocks_advance,
+	.advance_async = cpu_blocks_advance,
+	.check = engine_cpu_none,
+	.sync = engine_cpu_none,
+	.diag_queue = engine_cpu_diag_queue,
+	.diag_take = engine_cpu_diag_take,
+	.com = engine_cpu_com,
+	.levels = cpu_levels,
+	.ts_report = cpu_ts_report,
+	.close = cpu_close,
+};

@@ -1,0 +1,42 @@
+/* ranks.c - the CPU ranks' back end (engine_internal.h): the host solver's
+ * steps with dist/'s force (engine_create_split), each rank computing its
+ * own bodies' forces and exchanging them, so every rank holds the same
+ * state. Shared steps only (dist_sim_create refuses individual ones). The
+ * split's bodies and sum serve the renderer (engine_split_bodies,
+ * engine_split_sum). */
+#include <stdio.h>
+
+#include "engine_internal.h"
+
+/* e->force: the split's, with the engine's parameters */
+static int ranks_force(struct engine *e, const double *pos, const double *mass, size_t n,
+		       double *acc, double *pot)
+{
+	return e->split.force(e->split.ctx, &e->p, pos, mass, n, acc, pot);
+}
+
+static int ranks_open(struct engine *e, int backend)
+{
+	(void)backend;
+	if (e->p.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
+		log_error("simulation.timesteps: individual over CPU ranks is not written (internal)");
+		return NB_EINPUT;
+	}
+	e->force = ranks_force;
+	int err = engine_cpu_first(e);
+	if (!err && e->split.desc)
+		snprintf(e->desc, sizeof e->desc, "%s", e->split.desc);
+	return err;
+}
+
+const struct engine_ops engine_ops_ranks = {
+	.name = "ranks",
+	.open = ranks_open,
+	.advance = engine_cpu_advance,
+	.advance_async = engine_cpu_advance,
+	.check = engine_cpu_none,
+	.sync = engine_cpu_none,
+	.diag_queue = engine_cpu_diag_queue,
+	.diag_take = engine_cpu_diag_take,
+	.com = engine_cpu_com,
+};
