@@ -61,18 +61,16 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 		dist += (v->cam.target[k] - v->cam.pos[k]) * (v->cam.target[k] - v->cam.pos[k]);
 	struct render_view rv;
 	render_view_make(&v->cam, w, h, &rv);
-	const enum out_fits_proj proj = v->cam.projection == SCENE_PROJ_FISHEYE ? OUT_FITS_ARC
-					: v->cam.projection == SCENE_PROJ_EQUIRECT ? OUT_FITS_CAR
-					: OUT_FITS_LINEAR;
+	const struct render_projection *row = render_projection_of(v->cam.projection);
 	struct out_fits_meta m = {
 		.frame = f,
 		.time = L->t0 + (double)(f - L->start) * sc->simulation.steps_per_frame * sc->simulation.dt,
 		.time_unit = galactic ? "Myr" : "",
 		.pixel_scale = rv.focal_px > 0 ? sqrt(dist) / rv.focal_px : 0,
 		.length_unit = galactic ? "kpc" : "",
-		.bunit = !galactic ? "" : proj == OUT_FITS_LINEAR ? "solMass kpc-2" : "solMass sr-1",
+		.bunit = !galactic ? "" : row && row->wcs ? "solMass sr-1" : "solMass kpc-2",
 		.units = galactic ? "galactic" : "nbody",
-		.proj = proj,
+		.projection = v->cam.projection,
 		.px_per_rad = rv.focal_px,
 	};
 	if ((rc = out_fits_write(sc->output.fits_dir, &m, w, h, rgb)))

@@ -13,7 +13,10 @@
  * the frame less camera.frame_margin, divided by the keys' distance,
  * clamped to camera.frame_range and smoothed by a spring on its logarithm
  * (a zoom by a factor takes as long either way; a scale that stays at a
- * bound leaves the keys' own path exactly as written). Frame f's camera depends on frames 0 .. f only. A frame
+ * bound leaves the keys' own path exactly as written). The geometry, the
+ * range and the eye's placement are render/framing.c's rule (the one
+ * render_camera_at applies unsmoothed); this file adds the springs and the
+ * GPU's statistics. Frame f's camera depends on frames 0 .. f only. A frame
  * with no drawn light keeps the previous goals. Last, the share of the
  * drawn light inside the frame (no margin) is measured for the report. */
 #include <errno.h>
@@ -138,38 +141,30 @@ static int inside_now(struct app_framing *fr, const struct render_frame_geom *g,
 	return 0;
 }
 
-static double v3_dist(const double a[3], const double b[3])
-{
-	double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
-	return sqrt(d0 * d0 + d1 * d1 + d2 * d2);
-}
-
-/* frame auto: the eye on the line from the target at the keys' distance
- * times the smoothed scale. */
+/* frame auto (render/framing.c's rule): the eye on the line from the
+ * target at the keys' distance times the smoothed scale. */
 static int auto_distance(struct app_framing *fr, struct render_camera *cam)
 {
 	const struct scene *sc = fr->sc;
-	const double d0 = v3_dist(cam->pos, cam->target); /* the keys' distance (> 0) */
+	const double d0 = render_framing_dist(cam); /* the keys' distance (> 0) */
 	fr->keys_dist = d0;
 	struct render_frame_geom g;
-	int w, h; /* an eye's picture in stereo */
-	render_eye_size(sc, &w, &h);
-	render_frame_geom_make(cam, w, h, sc->camera.frame_margin, fr->length, &g);
+	render_framing_geom(sc, cam, fr->length, &g);
 	double need;
 	int rc = need_now(fr, &g, &need);
 	if (rc)
 		return rc;
 	fr->need_raw = need;
 	if (need >= 0) {
-		double s = need / d0, lo = sc->camera.frame_range[0], hi = sc->camera.frame_range[1];
-		fr->dist_goal = log(s < lo ? lo : (s > hi ? hi : s));
+		double s;
+		render_framing_range(sc, need, d0, &s);
+		fr->dist_goal = log(s);
 		fr->have_dist = 1;
 	} else if (!fr->have_dist) {
 		fr->dist_goal = 0; /* nothing drawn yet: the keys' distance */
 	}
 	double d = d0 * exp(render_spring_step(&fr->dist, fr->dist_goal, sc->camera.smoothing));
-	for (int k = 0; k < 3; k++)
-		cam->pos[k] = cam->target[k] - d * g.fwd[k];
+	render_framing_place(cam, &g, d);
 	return 0;
 }
 
@@ -203,18 +198,19 @@ int app_framing_camera(struct app_framing *fr, int f, struct render_camera *cam)
 
 	/* the measure: the pinhole's frame (fisheye and equirect views are
 	 * not measured) */
-	if (sc->camera.projection != SCENE_PROJ_PERSPECTIVE)
+	const struct render_projection *row = render_projection_of(sc->camera.projection);
+	if (!row || !row->framed)
 		return 0;
 	struct render_frame_geom g0;
 	double in_share;
 	int w, h;
 	render_eye_size(sc, &w, &h);
 	render_frame_geom_make(cam, w, h, 0.0, fr->length, &g0);
-	if ((rc = inside_now(fr, &g0, v3_dist(cam->pos, cam->target), &in_share)))
+	if ((rc = inside_now(fr, &g0, render_framing_dist(cam), &in_share)))
 		return rc;
 	if (fr->log)
 		fprintf(fr->log, "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", fr->view, f,
-			cam->target[0], cam->target[1], cam->target[2], v3_dist(cam->pos, cam->target),
+			cam->target[0], cam->target[1], cam->target[2], render_framing_dist(cam),
 			fr->keys_dist, fr->centre_goal[0], fr->centre_goal[1], fr->centre_goal[2],
 			fr->need_raw, in_share);
 	fr->frames++;

@@ -125,16 +125,7 @@ static int cpu_queue(struct renderer *base, int f, const struct render_camera *c
 		r->render_s = log_clock_s() - t;
 		return 0;
 	}
-	double ek = render_camera_exposure(sc, f); /* exposure keys rule: auto is off */
-	if (ek > 0) {
-		double ref = render_tonemap_reference(&r->img);
-		render_tonemap_gain(sc, &r->img, ref > 0 ? ek / ref : 0.0, r->rgb16);
-	} else if (sc->render.exposure_auto) {
-		render_auto_exposure(sc, &r->img, &r->autoexp);
-		render_tonemap_gain(sc, &r->img, r->autoexp.gain, r->rgb16);
-	} else {
-		render_tonemap(sc, &r->img, r->rgb16);
-	}
+	render_tonemap_frame(sc, f, &r->img, &r->autoexp, r->rgb16); /* render/exposure.c's rule */
 	if (render_overlay_on(sc)) { /* into the 16-bit frame, before any conversion */
 		if ((rc = render_overlay_build(sc, cam, f, &r->ov)))
 			return rc;

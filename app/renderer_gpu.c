@@ -65,9 +65,8 @@ static int gpu_queue(struct renderer *base, int f, const struct render_camera *c
 	 * staging: ~16 MB a frame at 1M bodies), or out of core, in chunks */
 	int rc = r->g ? gpu_sim_render_input(r->g, &in)
 		 : r->ooc ? 0 : gpu_render_upload(r->gr, r->st, &in);
-	double ek = render_camera_exposure(r->sc, f); /* exposure keys: 0 none */
-	if (ek > 0)
-		gpu_render_set_exposure(r->gr, ek);
+	if (render_exposure_mode(r->sc) == RENDER_EXPOSURE_KEYS) /* render/exposure.c */
+		gpu_render_set_exposure(r->gr, render_exposure_at(r->sc, f));
 	if (rc == 0 && render_overlay_on(r->sc) &&
 	    ((rc = render_overlay_build(r->sc, cam, f, &r->ov)) == 0))
 		rc = gpu_render_overlay(r->gr, &r->ov, f % RENDERER_RING);

@@ -11,17 +11,7 @@
 void app_video_meta(const struct scene *sc, struct out_video_meta *meta)
 {
 	memset(meta, 0, sizeof *meta); /* flat, mono: no spherical metadata */
-	switch (sc->camera.projection) {
-	case SCENE_PROJ_EQUIRECT:
-		meta->projection = OUT_PROJECTION_EQUIRECT;
-		break;
-	case SCENE_PROJ_FISHEYE: /* no box players read (output/mp4_sphere.c) */
-		meta->projection = OUT_PROJECTION_FISHEYE;
-		break;
-	default:
-		meta->projection = OUT_PROJECTION_FLAT;
-		break;
-	}
+	meta->projection = sc->camera.projection; /* its row says the tag (output/mp4_sphere.c) */
 	/* The renderers put the left eye left (side-by-side) and on top
 	 * (top-bottom, render_eye_origin): the order st3d means. */
 	switch (sc->camera.stereo.mode) {

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../render/render.h"
 #include "../sim/sim.h"
 #include "out_internal.h"
 #include "output.h"
@@ -52,26 +53,34 @@ int out_fits_path(const char *dir, int frame, char *buf, size_t cap)
 	return 0;
 }
 
+/* The map's projection row; a value out of the table is a plane. */
+static const struct render_projection *fits_row(const struct out_fits_meta *m)
+{
+	const struct render_projection *row = render_projection_of(m->projection);
+	return row ? row : render_projection_of(SCENE_PROJ_PERSPECTIVE);
+}
+
 /* The keywords; cfitsio's status carries the first error. */
 static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h, int *st)
 {
 	double crpix1 = 0.5 * w + 0.5, crpix2 = 0.5 * h + 0.5, zero = 0, scale = m->pixel_scale;
 	int frame = m->frame;
 	double t = m->time;
-	const int ang = m->proj != OUT_FITS_LINEAR;
+	const struct render_projection *row = fits_row(m);
+	const int ang = row->wcs != NULL;
 	if (m->bunit[0])
 		fits_write_key(ff, TSTRING, "BUNIT", (void *)m->bunit,
 			       ang ? "HDR light per steradian (mass per solid angle)"
 				   : "HDR light per unit area (mass surface density)",
 			       st);
 	const char *rgb = "RGB", *deg = "deg";
-	const char *ctype[2] = {"LINEAR", "LINEAR"};
+	char lon[16] = "LINEAR", lat[16] = "LINEAR";
+	const char *ctype[2] = {lon, lat};
 	double crval[2] = {zero, zero};
-	if (m->proj == OUT_FITS_CAR) {
-		ctype[0] = "CMLN-CAR", ctype[1] = "CMLT-CAR";
-	} else if (m->proj == OUT_FITS_ARC) {
-		ctype[0] = "CMLN-ARC", ctype[1] = "CMLT-ARC";
-		crval[1] = 90; /* the view axis is the pole */
+	if (ang) { /* fisheye: CRVAL2 90, the view axis is the pole */
+		snprintf(lon, sizeof lon, "CMLN-%s", row->wcs);
+		snprintf(lat, sizeof lat, "CMLT-%s", row->wcs);
+		crval[1] = row->wcs_lat0;
 	}
 	if (ang)
 		scale = m->px_per_rad > 0 ? (180.0 / M_PI) / m->px_per_rad : 0;
@@ -92,7 +101,7 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 		fits_write_key(ff, TDOUBLE, k, a == 1 ? &crpix1 : &crpix2, "image centre", st);
 		snprintf(k, sizeof k, "CRVAL%d", a);
 		fits_write_key(ff, TDOUBLE, k, &crval[a - 1],
-			       ang && a == 2 && m->proj == OUT_FITS_ARC ? "the view axis" : NULL, st);
+			       ang && a == 2 && row->wcs_lat0 == 90 ? "the view axis" : NULL, st);
 	}
 	fits_write_key(ff, TSTRING, "CTYPE3", (void *)rgb, "planes: R, G, B light", st);
 	fits_write_key(ff, TDOUBLE, "SIMTIME", &t, "simulation time of the frame", st);
@@ -104,51 +113,17 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	fits_write_key(ff, TSTRING, "ORIGIN", (void *)origin, NULL, st);
 }
 
-/* ARC: the solid angle of the pixel [x0, x0 + 1) x [y0, y0 + 1) (pixels from
- * the centre), the Jacobian sin(theta) / theta at the 2 x 2 Gauss points
- * (exact for cubics in each direction; 0 past the antipode). */
-static double fits_arc_omega(double x0, double y0, double k)
-{
-	static const double g[2] = {0.5 - 0.5 / 1.7320508075688772, 0.5 + 0.5 / 1.7320508075688772};
-	double sum = 0;
-	for (int b = 0; b < 2; b++) {
-		for (int a = 0; a < 2; a++) {
-			const double x = x0 + g[a], y = y0 + g[b];
-			const double th = sqrt(x * x + y * y) / k;
-			sum += th < 1e-12 ? 1.0 : th < M_PI ? sin(th) / th : 0.0;
-		}
-	}
-	return sum / 4 / (k * k);
-}
-
 /* scale[j w + i] = 1 / (the solid angle of pixel (i, j), row 0 the top),
- * steradians, once per map (0 where it has none). CAR depends on the row
- * alone; ARC is symmetric about the centre (w and h are even), so one
- * quadrant is computed and mirrored. */
+ * steradians, once per map (0 where it has none): the row's pixel_sr. */
 static void fits_angular_scale(const struct out_fits_meta *m, int w, int h, float *scale)
 {
 	const double k = m->px_per_rad;
-	for (int j = 0; j < h; j++) {
-		for (int i = 0; i < w; i++) {
-			double om = 0;
-			if (!(k > 0)) {
-				om = 0;
-			} else if (m->proj == OUT_FITS_CAR) {
-				if (i > 0) {
-					scale[(size_t)j * w + i] = scale[(size_t)j * w];
-					continue;
-				}
-				om = (sin((0.5 * h - j) / k) - sin((0.5 * h - j - 1) / k)) / k;
-			} else if (i >= w / 2 || j >= h / 2) {
-				const int mi = i >= w / 2 ? w - 1 - i : i, mj = j >= h / 2 ? h - 1 - j : j;
-				scale[(size_t)j * w + i] = scale[(size_t)mj * w + mi];
-				continue;
-			} else {
-				om = fits_arc_omega(i - 0.5 * w, j - 0.5 * h, k);
-			}
-			scale[(size_t)j * w + i] = om > 0 ? (float)(1.0 / om) : 0.0f;
-		}
+	if (k > 0) {
+		fits_row(m)->pixel_sr(w, h, k, scale);
+		return;
 	}
+	for (size_t p = 0; p < (size_t)w * (size_t)h; p++)
+		scale[p] = 0.0f;
 }
 
 /* The map is built in memory (cfitsio's memory file) and written by
@@ -166,7 +141,7 @@ int out_fits_write(const char *dir, const struct out_fits_meta *meta, int w, int
 	size_t memsize = 0;
 	LONGLONG headstart = 0, datastart = 0, dataend = 0;
 	int status = 0, rc = NB_ERUNTIME;
-	const int ang = meta->proj != OUT_FITS_LINEAR;
+	const int ang = fits_row(meta)->wcs != NULL;
 	float *plane = malloc(px * sizeof *plane), *scale = ang ? malloc(px * sizeof *scale) : NULL;
 	if (!plane || (ang && !scale)) {
 		free(plane);

@@ -27,6 +27,7 @@
 
 #include "../scene/log.h"
 #include "out_internal.h"
+#include "../render/render.h"
 #include "output.h"
 
 static int sphere_fail(const char *path, const char *what, int averr)
@@ -81,18 +82,15 @@ int out_mp4_sphere_tag(struct AVFormatContext *fmt, struct AVStream *st,
 	if (!meta)
 		return 0;
 	int tagged = 0, rc = 0;
-	switch (meta->projection) {
-	case OUT_PROJECTION_FLAT:
-	case OUT_PROJECTION_FISHEYE: /* no box for it: see output.h */
-		break;
-	case OUT_PROJECTION_EQUIRECT:
+	const struct render_projection *row = render_projection_of(meta->projection);
+	if (!row) {
+		log_error("%s: unknown video projection %d (internal)", path, (int)meta->projection);
+		return NB_EINPUT;
+	}
+	if (row->mp4_equirect) { /* the others have no box: see output.h */
 		if ((rc = sphere_add_equirect(st, path)))
 			return rc;
 		tagged = 1;
-		break;
-	default:
-		log_error("%s: unknown video projection %d (internal)", path, (int)meta->projection);
-		return NB_EINPUT;
 	}
 	switch (meta->stereo) {
 	case OUT_STEREO_MONO:

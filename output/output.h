@@ -45,33 +45,31 @@ struct out_frame8 {
 
 /* What a video's picture is, for players: its projection and its stereo
  * layout. The app layer fills it (app_video_meta, app/video_meta.c); this
- * layer knows no scene key for it. Zeroed: a flat mono picture, the MP4
- * carries nothing new. In an MP4 (output/mp4_sphere.c) it becomes Google's
- * Spherical Video V2 boxes, which YouTube and VR players read:
- *   OUT_PROJECTION_EQUIRECT  sv3d (proj/equi, yaw = pitch = roll = 0, no
- *                            crop): 360 x 180 degrees, longitude across
- *                            the width, latitude +90 at row 0;
+ * layer knows no scene key for it. Zeroed: a flat mono picture (the
+ * perspective projection), the MP4 carries nothing new. In an MP4
+ * (output/mp4_sphere.c) it becomes Google's Spherical Video V2 boxes,
+ * which YouTube and VR players read:
+ *   a projection whose row says mp4_equirect (render/projection.c:
+ *                            equirectangular): sv3d (proj/equi, yaw =
+ *                            pitch = roll = 0, no crop): 360 x 180
+ *                            degrees, longitude across the width,
+ *                            latitude +90 at row 0;
  *   OUT_STEREO_TOP_BOTTOM    st3d mode 1: left eye in the top half;
  *   OUT_STEREO_SIDE_BY_SIDE  st3d mode 2: left eye in the left half;
- *   OUT_PROJECTION_FISHEYE   nothing: a fisheye domemaster has no box in
+ *   any other projection     nothing: a fisheye domemaster has no box in
  *                            that scheme (sv3d knows equirectangular and
  *                            cubemap; libavformat 59 writes only those), and
  *                            dome players take the projection from their
  *                            own settings. Its stereo layout, if any, is
  *                            still written (st3d is independent of sv3d).
- * A stereo layout with OUT_PROJECTION_FLAT writes st3d alone (a 3D film). */
-enum out_projection {
-	OUT_PROJECTION_FLAT = 0,
-	OUT_PROJECTION_EQUIRECT,
-	OUT_PROJECTION_FISHEYE,
-};
+ * A stereo layout with a flat picture writes st3d alone (a 3D film). */
 enum out_stereo {
 	OUT_STEREO_MONO = 0,
 	OUT_STEREO_SIDE_BY_SIDE,
 	OUT_STEREO_TOP_BOTTOM,
 };
 struct out_video_meta {
-	enum out_projection projection;
+	enum scene_projection projection; /* its row: render_projection_of */
 	enum out_stereo stereo;
 };
 
@@ -179,11 +177,12 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 double out_snap_bytes(size_t n, enum scene_units units);
 
 /* ---- FITS maps (output/fits.c) ---- */
-/* The map's geometry: a perspective frame is a plane (one linear pixel
+/* The map's geometry is its projection's row (render_projection_of,
+ * render/projection.c): a perspective frame is a plane (one linear pixel
  * scale at the target's distance); fisheye and equirectangular frames are
  * angular maps, written with the FITS WCS zenithal equidistant (ARC) and
- * plate carree (CAR) projections (Calabretta & Greisen 2002). */
-enum out_fits_proj { OUT_FITS_LINEAR, OUT_FITS_ARC, OUT_FITS_CAR };
+ * plate carree (CAR) projections (Calabretta & Greisen 2002): the row's
+ * wcs, wcs_lat0 and pixel_sr. */
 /* What goes into a frame's FITS header: the map's physical scale. */
 struct out_fits_meta {
 	int frame;
@@ -193,14 +192,14 @@ struct out_fits_meta {
 	const char *length_unit; /* "kpc", or "" (nbody) */
 	const char *bunit;    /* BUNIT ("solMass kpc-2", "solMass sr-1"), or "" (nbody) */
 	const char *units;    /* "galactic" or "nbody" */
-	/* Added: angular maps (zero-initialised: LINEAR) */
-	enum out_fits_proj proj;
-	double px_per_rad;    /* ARC, CAR: pixels per radian (render_view focal_px) */
+	/* Added: angular maps (zero-initialised: perspective, a plane) */
+	enum scene_projection projection;
+	double px_per_rad;    /* angular maps: pixels per radian (render_view focal_px) */
 };
 /* DIR/frame_%05d.fits of frame meta->frame: the w x h HDR image rgb
  * (render_image layout: row 0 the top, RGB interleaved), divided by each
- * pixel's area (LINEAR: pixel_scale^2; ARC, CAR: the pixel's solid angle in
- * steradians), as a float32 cube NAXIS1 = w, NAXIS2 = h, NAXIS3 = 3 (R, G,
+ * pixel's area (a plane: pixel_scale^2; an angular map: the pixel's solid
+ * angle in steradians), as a float32 cube NAXIS1 = w, NAXIS2 = h, NAXIS3 = 3 (R, G,
  * B planes), FITS row 1 the BOTTOM of the picture (as image viewers
  * expect). Written under a temporary name, renamed when complete. 0 or
  * NB_ERUNTIME (logged). */

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/morton.h"
 #include "adaptive.h"
 #include "render.h"
 
@@ -64,18 +65,6 @@ struct at_tree {
 	double *lo, *hi;     /* 3 per node, every level, leaves first */
 	double *slo, *shi;   /* 3 per run of AT_SUB sorted bodies */
 };
-
-/* The 21 low bits of v spread to every third bit. */
-static uint64_t spread3(uint64_t v)
-{
-	v &= 0x1fffff;
-	v = (v | v << 32) & 0x1f00000000ffffull;
-	v = (v | v << 16) & 0x1f0000ff0000ffull;
-	v = (v | v << 8) & 0x100f00f00f00f00full;
-	v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-	v = (v | v << 2) & 0x1249249249249249ull;
-	return v;
-}
 
 /* Stable LSD radix sort of (key, idx) pairs by key, 8 bits a pass; passes
  * whose digit is the same for every key are skipped. */
@@ -120,8 +109,12 @@ static void runs_box(const struct at_tree *t, size_t len, size_t nr, double *lo,
 	}
 }
 
-static int tree_build(struct at_tree *t, const double *pos, const unsigned char *ok, size_t n,
-		      size_t m)
+/* The m bodies with ok set, their index in t->idx and their positions in
+ * t->x, t->y, t->z, in the Morton order of their cells (sim/morton.h) in
+ * the bodies' bounding cube. 0 or NB_ERUNTIME (memory; t's arrays are
+ * freed by the caller). */
+static int tree_sort(struct at_tree *t, const double *pos, const unsigned char *ok, size_t n,
+		     size_t m)
 {
 	int rc = NB_ERUNTIME;
 	uint64_t *key = malloc(m * sizeof *key), *tkey = malloc(m * sizeof *tkey);
@@ -157,7 +150,7 @@ static int tree_build(struct at_tree *t, const double *pos, const unsigned char 
 			c[a] = u > 0 ? (uint64_t)u : 0;
 			c[a] = c[a] > (1u << AT_BITS) - 1 ? (1u << AT_BITS) - 1 : c[a];
 		}
-		key[s] = spread3(c[0]) | spread3(c[1]) << 1 | spread3(c[2]) << 2;
+		key[s] = sim_morton_key(c[0], c[1], c[2]);
 	}
 	radix_sort(key, t->idx, tkey, tidx, m);
 	for (s = 0; s < m; s++) {
@@ -166,7 +159,19 @@ static int tree_build(struct at_tree *t, const double *pos, const unsigned char 
 		t->y[s] = p[1];
 		t->z[s] = p[2];
 	}
-	/* Levels: leaves, then groups of 8 until one root. */
+	rc = 0;
+cleanup:
+	free(key);
+	free(tkey);
+	free(tidx);
+	return rc;
+}
+
+/* The boxes of t's sorted bodies: the runs of AT_SUB, the leaves of
+ * AT_LEAF, then groups of AT_FAN until one root. 0 or NB_ERUNTIME. */
+static int tree_boxes(struct at_tree *t)
+{
+	const size_t m = t->m;
 	size_t total = 0, c = (m + AT_LEAF - 1) / AT_LEAF;
 	t->nlev = 0;
 	for (;;) {
@@ -181,12 +186,12 @@ static int tree_build(struct at_tree *t, const double *pos, const unsigned char 
 	t->lo = malloc(3 * total * sizeof *t->lo);
 	t->hi = malloc(3 * total * sizeof *t->hi);
 	if (!t->lo || !t->hi)
-		goto cleanup;
+		return NB_ERUNTIME;
 	size_t nsub = (m + AT_SUB - 1) / AT_SUB;
 	t->slo = malloc(3 * nsub * sizeof *t->slo);
 	t->shi = malloc(3 * nsub * sizeof *t->shi);
 	if (!t->slo || !t->shi)
-		goto cleanup;
+		return NB_ERUNTIME;
 	runs_box(t, AT_SUB, nsub, t->slo, t->shi);
 	runs_box(t, AT_LEAF, t->count[0], t->lo, t->hi);
 	for (int lev = 1; lev < t->nlev; lev++) {
@@ -205,12 +210,14 @@ static int tree_build(struct at_tree *t, const double *pos, const unsigned char 
 			}
 		}
 	}
-	rc = 0;
-cleanup:
-	free(key);
-	free(tkey);
-	free(tidx);
-	return rc;
+	return 0;
+}
+
+static int tree_build(struct at_tree *t, const double *pos, const unsigned char *ok, size_t n,
+		      size_t m)
+{
+	int rc = tree_sort(t, pos, ok, n, m);
+	return rc ? rc : tree_boxes(t);
 }
 
 static void tree_free(struct at_tree *t)

@@ -1,7 +1,9 @@
 /* camera.c - where the camera is on a frame, and how it projects.
  *
- * render_camera_at: camera keys interpolated in frame number, plus follow and
- * orbit (render.h). render_view_make / render_view_project: the camera
+ * render_camera_at_com: camera keys interpolated in frame number, plus
+ * orbit and a given followed centre (render.h; render_camera_at, which
+ * measures the centre and frame auto's distance from the bodies, is the
+ * framing's, render/framing.c). render_view_make / render_view_project: the camera
  * model every renderer (CPU here, GPU in render/cuda/) uses; the projections'
  * formulas are in render/projection_shared.h.
  *
@@ -35,8 +37,6 @@
  * the first and after the last the exposure holds. */
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
@@ -209,48 +209,6 @@ double render_camera_exposure(const struct scene *sc, int frame)
 	return ka->exposure * pow(kb->exposure / ka->exposure, s); /* exact at exact powers */
 }
 
-/* Mass-weighted centre of the followed bodies, scene units. */
-static int follow_com(const struct scene *sc, const struct sim_state *st, double com[3])
-{
-	const char *f = sc->camera.follow;
-	if (!st) {
-		log_error("camera.follow: '%s' needs the simulation state (internal: st is NULL)", f);
-		return NB_ERUNTIME;
-	}
-	int all = strcmp(f, "all") == 0;
-	int any = all;
-	for (int c = 0; c < st->ncomp && !any; c++)
-		any = sim_component_follows(f, st->comps[c].name);
-	if (!any) {
-		char list[1024] = "";
-		size_t len = 0;
-		for (int c = 0; c < st->ncomp && len < sizeof list - 1; c++)
-			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-						c ? ", " : "", st->comps[c].name);
-		log_error("camera.follow: no component named '%s' (components: %s; or 'all')", f,
-			  list);
-		return NB_EINPUT;
-	}
-	unsigned char *sel = NULL;
-	if (!all) {
-		if (!(sel = malloc(st->n ? st->n : 1))) {
-			log_error("out of memory for the camera follow selection of %zu bodies", st->n);
-			return NB_ERUNTIME;
-		}
-		for (size_t i = 0; i < st->n; i++)
-			sel[i] = st->comp[i] < st->ncomp &&
-				 sim_component_follows(f, st->comps[st->comp[i]].name);
-	}
-	double x[3];
-	sim_state_com(st, sel, x, NULL, NULL);
-	free(sel);
-	struct sim_units u;
-	scene_units_of(sc->units, &u);
-	for (int d = 0; d < 3; d++)
-		com[d] = x[d] / u.length;
-	return 0;
-}
-
 /* Rotate p about the axis through c along unit a by angle (radians), Rodrigues. */
 static void rotate_about(double p[3], const double c[3], const double a[3], double angle)
 {
@@ -259,20 +217,6 @@ static void rotate_about(double p[3], const double c[3], const double a[3], doub
 	v3_cross(a, v, k);
 	for (int d = 0; d < 3; d++)
 		p[d] = c[d] + v[d] * cs + k[d] * sn + a[d] * kd * (1 - cs);
-}
-
-int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
-		     struct render_camera *cam)
-{
-	double com[3] = {0, 0, 0};
-	if (sc->camera.follow[0]) {
-		int rc = strcmp(sc->camera.follow, "light") == 0 ? render_framing_light_com(sc, st, com)
-								 : follow_com(sc, st, com);
-		if (rc)
-			return rc;
-	}
-	render_camera_at_com(sc, frame, com, cam);
-	return sc->camera.frame == SCENE_FRAME_AUTO ? render_framing_auto(sc, st, cam) : 0;
 }
 
 void render_camera_at_com(const struct scene *sc, int frame, const double com[3],
@@ -349,24 +293,12 @@ void render_view_make(const struct render_camera *cam, int w, int h, struct rend
 	v->pj.kind = cam->projection;
 	v->pj.w = w;
 	v->pj.h = h;
-	if (cam->projection == RENDER_PROJ_FISHEYE) {
-		/* The dome's zenith: fwd turned towards upv about right. */
-		double t = cam->dome_tilt * M_PI / 180.0, ct = cos(t), st = sin(t);
-		double f[3], u[3];
-		for (int d = 0; d < 3; d++) {
-			f[d] = ct * v->fwd[d] + st * v->upv[d];
-			u[d] = ct * v->upv[d] - st * v->fwd[d];
-		}
-		v3_copy(v->fwd, f);
-		v3_copy(v->upv, u);
-		double ap = cam->fisheye_aperture > 0 ? cam->fisheye_aperture : 180.0;
-		v->focal_px = 0.5 * w / (0.5 * ap * M_PI / 180.0);
-	} else if (cam->projection == RENDER_PROJ_EQUIRECT) {
-		v->focal_px = w / (2.0 * M_PI);
-	}
+	const struct render_projection *row = render_projection_of(cam->projection);
+	if (row && row->view) /* its focal length (fisheye: the dome's tilt too) */
+		row->view(cam, v);
 	if (cam->eye != 0 && cam->eye_separation > 0) {
 		double half = 0.5 * cam->eye_separation * (cam->eye < 0 ? -1.0 : 1.0);
-		if (cam->projection == RENDER_PROJ_EQUIRECT) {
+		if (row && row->ods) {
 			v->pj.ods = half;
 		} else {
 			for (int d = 0; d < 3; d++)

@@ -37,18 +37,6 @@ void render_diverging(double t, float rgb[3])
 		rgb[c] = (float)((1 - f) * diverging[k][c] + f * diverging[k + 1][c]);
 }
 
-void render_body_light(const struct scene *sc, const struct sim_component *c, float light[3])
-{
-	if (sc->render.color_by == SCENE_COLOR_BY_COMPONENT) {
-		render_comp_light(c, light);
-		return;
-	}
-	/* A component drawn black stays undrawn (the scenes hide dark haloes
-	 * that way), whatever its velocities. */
-	int black = c->color[0] == 0.0f && c->color[1] == 0.0f && c->color[2] == 0.0f;
-	light[0] = light[1] = light[2] = black ? 0.0f : c->brightness;
-}
-
 void render_color_by_body(const struct render_color_by *cb, const struct sim_state *st,
 			  const struct sim_units *u, size_t b, const double cam_pos[3],
 			  double col[3])

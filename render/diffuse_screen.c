@@ -101,7 +101,7 @@ int render_diffuse_layer(const struct scene *sc, const struct render_image *star
 			render_pyr_down_cell(stars->rgb, w, h, s, gw[1], 3, I, J);
 	for (size_t k = 0; k < oc[2]; k++)
 		c[k] = c1[k];
-	const int wrap = sc->camera.projection == SCENE_PROJ_EQUIRECT;
+	const int wrap = render_projection_of(sc->camera.projection)->wrap;
 	screen_pyramid(s, os, gw, gh, lmax, 3, wrap, tmp);
 	screen_pyramid(c, oc, gw, gh, lmax, 1, wrap, tmp);
 	struct render_diffuse_levels L;

@@ -1,7 +1,9 @@
 /* framing.c - the CPU twin of the framing statistics (render.h, "framing";
  * the rules in render/framing_shared.h; GPU: render/cuda/framing.cu): the light
  * centre of camera.follow: light, the distance of camera.frame: auto and
- * the share of the light inside a frame.
+ * the share of the light inside a frame; and render_camera_at, a frame's
+ * camera with follow and frame auto measured on the bodies as they are
+ * (keys and orbit from render_camera_at_com, render/camera.c).
  *
  * Every pass runs over FR_CHUNKS fixed chunks of the bodies (OpenMP over
  * chunks), each chunk into its own partial result; the partials are then
@@ -11,6 +13,7 @@
  * number of threads. Cost: five or six passes over the bodies per call
  * (range, three histogram levels, sums), ~10 ns a body each on one core. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,30 +347,111 @@ int render_framing_light_com(const struct scene *sc, const struct sim_state *st,
 	return rc;
 }
 
+/* ---- frame auto's rule, read by render_framing_auto (below, unsmoothed)
+ * and by a run's framing (app/framing.c, which smooths the scale) ---- */
+
+void render_framing_geom(const struct scene *sc, const struct render_camera *cam, double length,
+			 struct render_frame_geom *g)
+{
+	int w, h; /* an eye's picture in stereo */
+	render_eye_size(sc, &w, &h);
+	render_frame_geom_make(cam, w, h, sc->camera.frame_margin, length, g);
+}
+
+double render_framing_dist(const struct render_camera *cam)
+{
+	double d[3] = {cam->pos[0] - cam->target[0], cam->pos[1] - cam->target[1],
+		       cam->pos[2] - cam->target[2]};
+	return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+double render_framing_range(const struct scene *sc, double need, double d0, double *scale)
+{
+	const double s = need / d0, lo = sc->camera.frame_range[0], hi = sc->camera.frame_range[1];
+	*scale = s < lo ? lo : (s > hi ? hi : s);
+	const double dlo = lo * d0, dhi = hi * d0;
+	return need < dlo ? dlo : (need > dhi ? dhi : need);
+}
+
+void render_framing_place(struct render_camera *cam, const struct render_frame_geom *g,
+			  double dist)
+{
+	for (int k = 0; k < 3; k++)
+		cam->pos[k] = cam->target[k] - dist * g->fwd[k];
+}
+
 int render_framing_auto(const struct scene *sc, const struct sim_state *st,
 			struct render_camera *cam)
 {
 	float *wc;
 	struct sim_units u;
 	struct render_frame_geom g;
-	double need = -1;
+	double need = -1, scale;
 	int rc = framing_prep(sc, st, &wc, &u);
 	if (rc == 0) {
-		int w, h; /* an eye's picture in stereo */
-		render_eye_size(sc, &w, &h);
-		render_frame_geom_make(cam, w, h, sc->camera.frame_margin, u.length, &g);
+		render_framing_geom(sc, cam, u.length, &g);
 		rc = render_frame_need(st, wc, &g, sc->camera.frame_fraction, &need);
 	}
 	free(wc);
 	if (rc || need < 0)
 		return rc;
-	double d[3] = {cam->pos[0] - cam->target[0], cam->pos[1] - cam->target[1],
-		       cam->pos[2] - cam->target[2]};
-	double d0 = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-	double lo = sc->camera.frame_range[0] * d0, hi = sc->camera.frame_range[1] * d0;
 	need /= u.length;
-	need = need < lo ? lo : (need > hi ? hi : need);
-	for (int k = 0; k < 3; k++)
-		cam->pos[k] = cam->target[k] - need * g.fwd[k];
+	render_framing_place(cam, &g, render_framing_range(sc, need, render_framing_dist(cam), &scale));
 	return 0;
+}
+
+/* Mass-weighted centre of the followed bodies, scene units. */
+static int follow_com(const struct scene *sc, const struct sim_state *st, double com[3])
+{
+	const char *f = sc->camera.follow;
+	if (!st) {
+		log_error("camera.follow: '%s' needs the simulation state (internal: st is NULL)", f);
+		return NB_ERUNTIME;
+	}
+	int all = strcmp(f, "all") == 0;
+	int any = all;
+	for (int c = 0; c < st->ncomp && !any; c++)
+		any = sim_component_follows(f, st->comps[c].name);
+	if (!any) {
+		char list[1024] = "";
+		size_t len = 0;
+		for (int c = 0; c < st->ncomp && len < sizeof list - 1; c++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+						c ? ", " : "", st->comps[c].name);
+		log_error("camera.follow: no component named '%s' (components: %s; or 'all')", f,
+			  list);
+		return NB_EINPUT;
+	}
+	unsigned char *sel = NULL;
+	if (!all) {
+		if (!(sel = malloc(st->n ? st->n : 1))) {
+			log_error("out of memory for the camera follow selection of %zu bodies", st->n);
+			return NB_ERUNTIME;
+		}
+		for (size_t i = 0; i < st->n; i++)
+			sel[i] = st->comp[i] < st->ncomp &&
+				 sim_component_follows(f, st->comps[st->comp[i]].name);
+	}
+	double x[3];
+	sim_state_com(st, sel, x, NULL, NULL);
+	free(sel);
+	struct sim_units u;
+	scene_units_of(sc->units, &u);
+	for (int d = 0; d < 3; d++)
+		com[d] = x[d] / u.length;
+	return 0;
+}
+
+int render_camera_at(const struct scene *sc, int frame, const struct sim_state *st,
+		     struct render_camera *cam)
+{
+	double com[3] = {0, 0, 0};
+	if (sc->camera.follow[0]) {
+		int rc = strcmp(sc->camera.follow, "light") == 0 ? render_framing_light_com(sc, st, com)
+								 : follow_com(sc, st, com);
+		if (rc)
+			return rc;
+	}
+	render_camera_at_com(sc, frame, com, cam);
+	return sc->camera.frame == SCENE_FRAME_AUTO ? render_framing_auto(sc, st, cam) : 0;
 }

@@ -143,7 +143,7 @@ int render_glow(const struct scene *sc, struct render_image *img)
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = 1.0f;
 	return glow_pass(img, render_glow_threshold_abs(sc, ref), (float)sc->render.glow, c,
-			 sc->camera.projection == SCENE_PROJ_EQUIRECT);
+			 render_projection_of(sc->camera.projection)->wrap);
 }
 
 int render_wing(const struct scene *sc, struct render_image *img)
@@ -154,13 +154,11 @@ int render_wing(const struct scene *sc, struct render_image *img)
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = (float)render_wing_level_weight(l, sc->render.psf_wing_beta);
 	return glow_pass(img, 0.0, (float)sc->render.psf_wing, c,
-			 sc->camera.projection == SCENE_PROJ_EQUIRECT);
+			 render_projection_of(sc->camera.projection)->wrap);
 }
 
 double render_glow_threshold_abs(const struct scene *sc, double ref)
 {
 	/* auto or keyed exposure: the threshold does not move with it */
-	double exposure = sc->render.exposure_auto || render_camera_has_exposure(sc)
-				  ? 1.0 : sc->render.exposure;
-	return sc->render.glow_threshold * ref / exposure;
+	return sc->render.glow_threshold * ref / render_exposure_fixed(sc);
 }

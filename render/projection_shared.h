@@ -52,21 +52,26 @@
 
 #include <math.h>
 
+#include "../scene/scene.h"
+
 #ifdef __CUDACC__
 #define RENDER_PROJ_HD __host__ __device__
 #else
 #define RENDER_PROJ_HD
 #endif
 
-/* Kinds: the values of enum scene_projection. */
-#define RENDER_PROJ_PERSPECTIVE 0
-#define RENDER_PROJ_FISHEYE 1
-#define RENDER_PROJ_EQUIRECT 2
+/* Kinds: enum scene_projection, the one enum for the choice (the row of
+ * each, render/projection.c, holds everything else about it). The
+ * RENDER_PROJ_ names are the same values, for the GPU code that still
+ * writes them. */
+#define RENDER_PROJ_PERSPECTIVE SCENE_PROJ_PERSPECTIVE
+#define RENDER_PROJ_FISHEYE SCENE_PROJ_FISHEYE
+#define RENDER_PROJ_EQUIRECT SCENE_PROJ_EQUIRECT
 #define RENDER_PROJ_COPIES 4 /* copies of an equirect footprint (render_proj_ghost) */
 
 /* A projection as the kernels read it (render_view_make fills it). */
 struct render_proj {
-	int kind;     /* RENDER_PROJ_* */
+	int kind;     /* enum scene_projection */
 	int w, h;     /* the eye's image */
 	double focal; /* perspective: pixels per unit slope; else pixels per radian */
 	double near;  /* depth <= near is culled */
@@ -90,7 +95,7 @@ static inline RENDER_PROJ_HD int render_proj_map(const struct render_proj *p, do
 						 double cy, double cz, double *x, double *y,
 						 double *depth)
 {
-	if (p->kind == RENDER_PROJ_PERSPECTIVE) {
+	if (p->kind == SCENE_PROJ_PERSPECTIVE) {
 		*depth = cz;
 		if (!(cz > p->near) || cz <= 0)
 			return 0;
@@ -99,7 +104,7 @@ static inline RENDER_PROJ_HD int render_proj_map(const struct render_proj *p, do
 		*y = 0.5 * p->h - RENDER_PROJ_MUL(p->focal, cy) / cz;
 		return 1;
 	}
-	if (p->kind == RENDER_PROJ_FISHEYE) {
+	if (p->kind == SCENE_PROJ_FISHEYE) {
 		const double rp = sqrt(RENDER_PROJ_ADD(RENDER_PROJ_MUL(cx, cx), RENDER_PROJ_MUL(cy, cy)));
 		const double dist = sqrt(RENDER_PROJ_ADD(RENDER_PROJ_MUL(rp, rp), RENDER_PROJ_MUL(cz, cz)));
 		*depth = dist;
@@ -139,10 +144,11 @@ static inline RENDER_PROJ_HD int render_proj_map(const struct render_proj *p, do
 	return 1;
 }
 
-/* Copies of a footprint to draw: RENDER_PROJ_COPIES for equirect, else 1. */
+/* Copies of a footprint to draw: RENDER_PROJ_COPIES for equirect, else 1
+ * (the row's wrap, render/projection.c). */
 static inline RENDER_PROJ_HD int render_proj_copies(const struct render_proj *p)
 {
-	return p->kind == RENDER_PROJ_EQUIRECT ? RENDER_PROJ_COPIES : 1;
+	return p->kind == SCENE_PROJ_EQUIRECT ? RENDER_PROJ_COPIES : 1;
 }
 
 /* Centre (*gx, *gy) of copy k (0 .. render_proj_copies - 1) of a footprint
@@ -169,12 +175,13 @@ static inline RENDER_PROJ_HD void render_proj_ghost(const struct render_proj *p,
 	*gy = ay;
 }
 
-/* 1 when pixel (i, j) shows the scene: always, except for the fisheye,
+/* 1 when pixel (i, j) shows the scene: always, except for the fisheye (the
+ * row's circle, render/projection.c),
  * whose pixels with their centre beyond the circle of radius w/2 about
  * (w/2, h/2) stay 0. */
 static inline RENDER_PROJ_HD int render_proj_inside(const struct render_proj *p, int i, int j)
 {
-	if (p->kind != RENDER_PROJ_FISHEYE)
+	if (p->kind != SCENE_PROJ_FISHEYE)
 		return 1;
 	const double dx = (i + 0.5) - 0.5 * p->w, dy = (j + 0.5) - 0.5 * p->h, r = 0.5 * p->w;
 	return RENDER_PROJ_ADD(RENDER_PROJ_MUL(dx, dx), RENDER_PROJ_MUL(dy, dy)) <= r * r;

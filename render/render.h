@@ -53,10 +53,8 @@ void render_camera_at_com(const struct scene *sc, int frame, const double com[3]
 			  struct render_camera *cam);
 
 /* Exposure keys (camera.keys.*.exposure; render/camera.c): 1 if any key
- * gives one. Then the whole clip is exposed by hand: both renderers turn
- * render.exposure: auto off and use render_camera_exposure(sc, f) as
- * frame f's render.exposure (the same meaning: times the frame's reference
- * level). */
+ * gives one. Then the whole clip is exposed by hand (render_exposure_mode
+ * below, the rule every renderer reads). */
 int render_camera_has_exposure(const struct scene *sc);
 /* Frame f's exposure from the keys: geometric between the keys that give
  * one, in the earlier key's ease (render/camera.c), held outside them; 0
@@ -117,7 +115,7 @@ int render_splat_h(const struct scene *sc, const struct render_camera *cam,
 		   const struct sim_state *st, const struct sim_units *u, const double *h_by_body,
 		   struct render_image *img);
 
-/* The light per unit mass of component c, per channel: its colour times
+/* The light per unit mass of component c, per channel (render/light.c): its colour times
  * its brightness, in float (exactly the colour when brightness is 1).
  * Mode components weighs each body by mass * this (both styles; the GPU
  * uploads these values as its colours); mode density uses mass alone. */
@@ -275,13 +273,40 @@ double render_blur_span(const struct scene *sc, const struct sim_units *u);
 double render_stars_sigma(double fwhm_px); /* fwhm / (2 sqrt(2 ln 2)), fwhm clamped */
 int render_stars_radius(double sigma_px);  /* ceil(3 sigma) + 1 */
 
+/* ---- Exposure: render.exposure's precedence, the one rule (render/exposure.c) ----
+ * Camera keys with an exposure win (frame f exposed by hand at
+ * render_camera_exposure(sc, f)); else render.exposure: auto (the moving
+ * average of render_auto_exposure); else the number render.exposure. A
+ * manual exposure e is the gain e / render_tonemap_reference(img). Both
+ * renderers, the glow's threshold and render_tonemap read it here. */
+struct render_auto_state; /* below */
+enum render_exposure_mode { RENDER_EXPOSURE_NUMBER, RENDER_EXPOSURE_AUTO, RENDER_EXPOSURE_KEYS };
+enum render_exposure_mode render_exposure_mode(const struct scene *sc);
+/* Frame f's manual exposure: the keys' (KEYS) or render.exposure (NUMBER);
+ * 0 under AUTO. */
+double render_exposure_at(const struct scene *sc, int frame);
+/* The exposure a threshold is written against (render_glow_threshold_abs):
+ * render.exposure under NUMBER, else 1 (it does not follow auto or keys). */
+double render_exposure_fixed(const struct scene *sc);
+/* Frame f's gain for render_tonemap_gain: under AUTO one step of st (the
+ * renderer's, kept from frame to frame; zeroed to start) and its gain;
+ * else render_exposure_at / render_tonemap_reference(img) (0 when img is
+ * black). */
+double render_exposure_gain(const struct scene *sc, int frame, const struct render_image *img,
+			    struct render_auto_state *st);
+/* Tone map frame f of img by the rule: render_tonemap_gain with
+ * render_exposure_gain(sc, frame, img, st). */
+void render_tonemap_frame(const struct scene *sc, int frame, const struct render_image *img,
+			  struct render_auto_state *st, uint16_t *out16);
+
 /* Tone map img into 16-bit RGB (w*h*3, row 0 top): exposure, curve
  * (linear, log, asinh, filmic), colormap in density mode, gamma, background.
- * out16 must hold w*h*3 values. */
+ * out16 must hold w*h*3 values. The exposure is the rule's for frame 0 of
+ * an image alone (render_tonemap_frame with a zeroed auto state:
+ * render/exposure.c). */
 void render_tonemap(const struct scene *sc, const struct render_image *img, uint16_t *out16);
-/* The same with the level given: v = gain * value in step 1 (render_tonemap
- * takes gain = exposure / render_tonemap_reference, or with render.exposure:
- * auto, render_auto_exposure of this frame alone). */
+/* The same with the level given: v = gain * value in step 1
+ * (render/tonemap.c). */
 void render_tonemap_gain(const struct scene *sc, const struct render_image *img, double gain,
 			 uint16_t *out16);
 
@@ -427,6 +452,35 @@ struct render_view {
  * distance; equirect: omni-directional stereo, the eye circle of radius
  * separation / 2 about the camera). */
 void render_view_make(const struct render_camera *cam, int w, int h, struct render_view *v);
+/* ---- camera.projection: the projection table (render/projection.c) ----
+ * One const row per projection, indexed by enum scene_projection (the one
+ * enum for the choice). The per-body formulas, shared with the GPU, are
+ * render/projection_shared.h's; every other question a stage asks of a
+ * projection is a field of its row, zero when it does not apply. */
+struct render_projection {
+	/* the x axis is the whole circle: footprints are drawn as
+	 * RENDER_PROJ_COPIES copies (render_proj_copies), the glow's, the
+	 * wing's and the screen diffuse layer's pyramids wrap in x */
+	int wrap;
+	int circle; /* pixels beyond the circle of radius w/2 stay 0 (render_projection_mask) */
+	int ods;    /* stereo eyes on a circle (render_proj's ods); else shifted pinholes */
+	int framed; /* the pinhole's frame: the framing measure (app/framing.c) works in it */
+	/* its part of render_view_make on the basis made there: the focal
+	 * length (fisheye: the dome's tilt too); NULL: the pinhole's */
+	void (*view)(const struct render_camera *cam, struct render_view *v);
+	/* FITS maps (output/fits.c): NULL a plane (a pixel scale at the
+	 * target's distance); else the celestial WCS code, CTYPE CMLN-code /
+	 * CMLT-code, CRVAL2 = wcs_lat0 at the image centre, and pixel_sr: 1 /
+	 * each pixel's solid angle in steradians (w x h, row 0 the top) for
+	 * px_per_rad pixels per radian (> 0) */
+	const char *wcs;
+	double wcs_lat0;
+	void (*pixel_sr)(int w, int h, double px_per_rad, float *inv_sr);
+	int mp4_equirect; /* MP4: the Spherical Video V2 sv3d box, equirectangular */
+};
+/* The row of kind (enum scene_projection); NULL when kind is no row. */
+const struct render_projection *render_projection_of(int kind);
+
 /* Projection of P (scene units) onto continuous pixel coordinates: pixel
  * (col i, row j) covers [i, i+1) x [j, j+1), so the image centre is
  * (w/2, h/2). Perspective (the pinhole): x = w/2 + focal_px
@@ -521,7 +575,7 @@ struct render_color_by {
 	double lo, hi;          /* the range, scene velocity units, lo < hi */
 	float lut[RENDER_COLOR_LUT_N * 3]; /* linear RGB: map(t)^gamma, t = k / (N - 1) */
 };
-/* The light per unit mass of component c as a body's weight uses it:
+/* The light per unit mass of component c as a body's weight uses it (render/light.c):
  * render_comp_light with color_by component; else its brightness in all
  * three channels (the colour then comes from the quantity), or 0 for a
  * component coloured [0, 0, 0] (hidden, as with color_by component). */
@@ -627,6 +681,25 @@ double render_frame_inside(const struct sim_state *st, const float *w_by_comp,
 int render_framing_light_com(const struct scene *sc, const struct sim_state *st, double com[3]);
 int render_framing_auto(const struct scene *sc, const struct sim_state *st,
 			struct render_camera *cam);
+
+/* frame auto's rule (render/framing.c), one for both framings: the
+ * unsmoothed one above (render_camera_at) and a run's (app/framing.c),
+ * which smooths the log of the scale with a spring.
+ * render_framing_geom: cam's frame geometry as frame auto measures it (an
+ * eye's picture in stereo, camera.frame_margin; target times length).
+ * render_framing_dist: |pos - target| of cam (before frame auto moves
+ * the eye: the keys' distance d0).
+ * render_framing_range: need (scene units, >= 0) clamped to
+ * camera.frame_range x d0, returned; *scale gets need / d0 clamped to
+ * camera.frame_range (the same bound, the ratio a run smooths).
+ * render_framing_place: the eye on the line from cam's target, dist
+ * (scene units) back along g->fwd. */
+void render_framing_geom(const struct scene *sc, const struct render_camera *cam, double length,
+			 struct render_frame_geom *g);
+double render_framing_dist(const struct render_camera *cam);
+double render_framing_range(const struct scene *sc, double need, double d0, double *scale);
+void render_framing_place(struct render_camera *cam, const struct render_frame_geom *g,
+			  double dist);
 
 /* A critically damped spring (render/spring.c): x'' = (g - x) / tau^2 -
  * 2 x' / tau toward the goal g, advanced one frame at a time by the exact

@@ -57,9 +57,10 @@ void render_image_blit(const struct render_image *src, struct render_image *dst,
 
 void render_projection_mask(const struct render_camera *cam, struct render_image *img)
 {
-	if (cam->projection != RENDER_PROJ_FISHEYE)
+	const struct render_projection *row = render_projection_of(cam->projection);
+	if (!row || !row->circle)
 		return;
-	struct render_proj p = {.kind = RENDER_PROJ_FISHEYE, .w = img->w, .h = img->h};
+	struct render_proj p = {.kind = cam->projection, .w = img->w, .h = img->h};
 	for (int j = 0; j < img->h; j++)
 		for (int i = 0; i < img->w; i++)
 			if (!render_proj_inside(&p, i, j)) {

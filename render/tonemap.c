@@ -1,4 +1,7 @@
-/* tonemap.c - HDR image -> 16-bit RGB (row 0 top), the CPU reference.
+/* tonemap.c - HDR image -> 16-bit RGB (row 0 top), the CPU reference: the
+ * reference level and render_tonemap_gain. Which exposure a frame gets
+ * (keys, auto or the number) is render/exposure.c's rule, which calls
+ * down into this file (render_tonemap is there).
  *
  * Per pixel, in this order:
  *  1. Level: v = exposure * value / ref, where ref = render_tonemap_reference
@@ -11,7 +14,8 @@
  *     background.
  *     With render.exposure: auto the level is v = gain * value instead,
  *     gain from render_auto_exposure (render/tone_shared.h; the renderers
- *     keep its moving average across frames).
+ *     keep its moving average across frames); render_exposure_gain
+ *     (render/exposure.c) picks the gain.
  *  2. Curve, then clamp to [0, 1] (k = RENDER_CURVE_K):
  *       linear: v;  log: log1p(k v) / log1p(k);  asinh: asinh(k v) / asinh(k);
  *       filmic: render_filmic_curve(v, render.white) (render/tone_shared.h).
@@ -90,20 +94,6 @@ static uint16_t quant16(double x)
 	if (x >= 1)
 		return 65535;
 	return (uint16_t)lrint(x * 65535.0);
-}
-
-void render_tonemap(const struct scene *sc, const struct render_image *img, uint16_t *out16)
-{
-	double gain;
-	if (sc->render.exposure_auto) {
-		struct render_auto_state st = {0};
-		render_auto_exposure(sc, img, &st);
-		gain = st.gain;
-	} else {
-		double ref = render_tonemap_reference(img);
-		gain = ref > 0 ? sc->render.exposure / ref : 0.0;
-	}
-	render_tonemap_gain(sc, img, gain, out16);
 }
 
 void render_tonemap_gain(const struct scene *sc, const struct render_image *img, double gain,

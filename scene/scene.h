@@ -54,8 +54,8 @@ enum scene_model {
 };
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
-/* camera.projection (render/projection_shared.h has the formulas) and
- * camera.stereo.mode */
+/* camera.projection (render/projection_shared.h has the formulas,
+ * render/projection.c a row of the table per value) and camera.stereo.mode */
 enum scene_projection { SCENE_PROJ_PERSPECTIVE, SCENE_PROJ_FISHEYE, SCENE_PROJ_EQUIRECT };
 enum scene_stereo { SCENE_STEREO_NONE, SCENE_STEREO_SIDE_BY_SIDE, SCENE_STEREO_TOP_BOTTOM };
 /* render.diffuse_smoothing: how the diffuse layer is smoothed */

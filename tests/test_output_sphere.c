@@ -63,7 +63,7 @@ START_TEST(mp4_equirect_top_bottom_reads_back)
 {
 	make_tmpdir();
 	char sd[4096];
-	struct out_video_meta meta = {OUT_PROJECTION_EQUIRECT, OUT_STEREO_TOP_BOTTOM};
+	struct out_video_meta meta = {SCENE_PROJ_EQUIRECT, OUT_STEREO_TOP_BOTTOM};
 	write_tagged("tb.mp4", &meta, sd, sizeof sd);
 	ck_assert_msg(has_line(sd, "side_data_type=Spherical Mapping"), "side data: %s", sd);
 	ck_assert_msg(has_line(sd, "projection=equirectangular"), "side data: %s", sd);
@@ -80,7 +80,7 @@ START_TEST(mp4_equirect_mono_reads_back)
 {
 	make_tmpdir();
 	char sd[4096];
-	struct out_video_meta meta = {OUT_PROJECTION_EQUIRECT, OUT_STEREO_MONO};
+	struct out_video_meta meta = {SCENE_PROJ_EQUIRECT, OUT_STEREO_MONO};
 	write_tagged("mono.mp4", &meta, sd, sizeof sd);
 	ck_assert_msg(has_line(sd, "side_data_type=Spherical Mapping"), "side data: %s", sd);
 	ck_assert_msg(has_line(sd, "projection=equirectangular"), "side data: %s", sd);
@@ -95,7 +95,7 @@ START_TEST(mp4_untagged_has_no_side_data)
 	char sd[4096];
 	write_tagged("plain.mp4", NULL, sd, sizeof sd);
 	ck_assert_msg(sd[0] == '\0', "untagged MP4 has side data: %s", sd);
-	struct out_video_meta flat = {OUT_PROJECTION_FLAT, OUT_STEREO_MONO};
+	struct out_video_meta flat = {SCENE_PROJ_PERSPECTIVE, OUT_STEREO_MONO};
 	write_tagged("flat.mp4", &flat, sd, sizeof sd);
 	ck_assert_msg(sd[0] == '\0', "flat mono MP4 has side data: %s", sd);
 	rm_tree(g_dir);
@@ -108,10 +108,10 @@ START_TEST(mp4_fisheye_and_flat_stereo)
 {
 	make_tmpdir();
 	char sd[4096];
-	struct out_video_meta fish = {OUT_PROJECTION_FISHEYE, OUT_STEREO_MONO};
+	struct out_video_meta fish = {SCENE_PROJ_FISHEYE, OUT_STEREO_MONO};
 	write_tagged("fish.mp4", &fish, sd, sizeof sd);
 	ck_assert_msg(sd[0] == '\0', "fisheye MP4 has side data: %s", sd);
-	struct out_video_meta sbs = {OUT_PROJECTION_FLAT, OUT_STEREO_SIDE_BY_SIDE};
+	struct out_video_meta sbs = {SCENE_PROJ_PERSPECTIVE, OUT_STEREO_SIDE_BY_SIDE};
 	write_tagged("sbs.mp4", &sbs, sd, sizeof sd);
 	ck_assert_msg(has_line(sd, "type=side by side"), "side data: %s", sd);
 	ck_assert_msg(!strstr(sd, "Spherical"), "flat MP4 has spherical side data: %s", sd);
@@ -125,7 +125,7 @@ START_TEST(mp4_unknown_tag_is_input_error)
 	char path[512];
 	snprintf(path, sizeof path, "%s/bad.mp4", g_dir);
 	struct out_mp4 *m = NULL;
-	struct out_video_meta bad = {(enum out_projection)7, OUT_STEREO_MONO};
+	struct out_video_meta bad = {(enum scene_projection)7, OUT_STEREO_MONO};
 	ck_assert_int_eq(out_mp4_open_meta(&m, path, 64, 64, 30, SCENE_CODEC_H264, 23, "veryfast",
 					   &bad),
 			 NB_EINPUT);
@@ -144,7 +144,7 @@ START_TEST(writer_passes_tags_on)
 	const int w = 64, h = 32, n = 4;
 	scene_for(&sc, w, h, n);
 	snprintf(sc.output.video, sizeof sc.output.video, "%s/w.mp4", g_dir);
-	struct out_video_meta meta = {OUT_PROJECTION_EQUIRECT, OUT_STEREO_SIDE_BY_SIDE};
+	struct out_video_meta meta = {SCENE_PROJ_EQUIRECT, OUT_STEREO_SIDE_BY_SIDE};
 	struct out_writer *wr = NULL;
 	ck_assert_int_eq(out_writer_open_meta(&sc, 2, &meta, &wr), 0);
 	for (int k = 0; k < n; k++) {

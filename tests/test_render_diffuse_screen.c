@@ -201,6 +201,55 @@ START_TEST(lone_body_spreads_over_the_k_radius)
 }
 END_TEST
 
+/* The scene of lone_star_stays_a_star into s and c1: the dense field in
+ * x < 200, and the star's 5 x 5 footprint at (ci, cj) counted as one body;
+ * *e gets the star's light, *t0 the field's. */
+static void lone_star_input(struct render_image *s, float *c1, int ci, int cj, int R, double *e,
+			    double *t0)
+{
+	field(s, c1, 0.2, 57);
+	for (int j = 0; j < FH; j++)
+		for (int i = 200; i < FW; i++) {
+			for (int c = 0; c < 3; c++)
+				s->rgb[3 * ((size_t)j * FW + i) + c] = 0.0f;
+			c1[(size_t)(j / 2) * (FW / 2) + i / 2] = 0.0f;
+		}
+	*e = 0;
+	*t0 = sum_img(s);
+	for (int dy = -R; dy <= R; dy++)
+		for (int dx = -R; dx <= R; dx++) {
+			double v = exp(-(dx * dx + dy * dy) / 2.0);
+			for (int c = 0; c < 3; c++)
+				s->rgb[3 * ((size_t)(cj + dy) * FW + ci + dx) + c] = (float)v;
+			*e += 3 * (float)v;
+		}
+	c1[(size_t)(cj / 2) * (FW / 2) + ci / 2] = 1.0f;
+}
+
+/* The light of s in the star's footprint (m[0]), around it (m[1], its
+ * peak pixel m[2]) and the brightest pixel beyond reach at x >= 260 (m[3]). */
+static void lone_star_measure(const struct render_image *s, int ci, int cj, int R, int cell,
+			      double m[4])
+{
+	m[0] = m[1] = m[2] = m[3] = 0;
+	for (int j = 0; j < FH; j++)
+		for (int i = 0; i < FW; i++) {
+			double v = 0;
+			for (int c = 0; c < 3; c++)
+				v += s->rgb[3 * ((size_t)j * FW + i) + c];
+			int ax = abs(i - ci), ay = abs(j - cj);
+			if (ax <= R && ay <= R) {
+				m[0] += v;
+			} else if (ax > 5 * cell + R || ay > 5 * cell + R) {
+				if (i >= 260)
+					m[3] = fmax(m[3], v);
+			} else {
+				m[1] += v;
+				m[2] = fmax(m[2], v);
+			}
+		}
+}
+
 /* A lone star (a 5 x 5 footprint, R = 2 px, light E, one body) near the
  * centre of an FW x FH frame, dark but for a dense field (p = 0.2, w = 1)
  * in x < 200 that holds most of the light (so a global normalisation
@@ -231,42 +280,13 @@ START_TEST(lone_star_stays_a_star)
 	ck_assert_int_eq(render_image_alloc(&s, FW, FH), 0);
 	ck_assert_int_eq(render_image_alloc(&layer, FW, FH), 0);
 	float *c1 = calloc((size_t)(FW / 2) * (FH / 2), sizeof *c1);
-	field(&s, c1, 0.2, 57);
-	for (int j = 0; j < FH; j++)
-		for (int i = 200; i < FW; i++) {
-			for (int c = 0; c < 3; c++)
-				s.rgb[3 * ((size_t)j * FW + i) + c] = 0.0f;
-			c1[(size_t)(j / 2) * (FW / 2) + i / 2] = 0.0f;
-		}
-	double e = 0, t0 = sum_img(&s);
-	for (int dy = -R; dy <= R; dy++)
-		for (int dx = -R; dx <= R; dx++) {
-			double v = exp(-(dx * dx + dy * dy) / 2.0);
-			for (int c = 0; c < 3; c++)
-				s.rgb[3 * ((size_t)(cj + dy) * FW + ci + dx) + c] = (float)v;
-			e += 3 * (float)v;
-		}
-	c1[(size_t)(cj / 2) * (FW / 2) + ci / 2] = 1.0f;
+	double e, t0;
+	lone_star_input(&s, c1, ci, cj, R, &e, &t0);
 	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
 	render_diffuse_mix(d, &s, &layer);
-	double wmax = RENDER_DIFFUSE_AREA * 0.375 * 0.375 / k;
-	double in = 0, out = 0, peak = 0, far = 0;
-	for (int j = 0; j < FH; j++)
-		for (int i = 0; i < FW; i++) {
-			double v = 0;
-			for (int c = 0; c < 3; c++)
-				v += s.rgb[3 * ((size_t)j * FW + i) + c];
-			int ax = abs(i - ci), ay = abs(j - cj);
-			if (ax <= R && ay <= R) {
-				in += v;
-			} else if (ax > 5 * cell + R || ay > 5 * cell + R) {
-				if (i >= 260)
-					far = fmax(far, v);
-			} else {
-				out += v;
-				peak = fmax(peak, v);
-			}
-		}
+	double wmax = RENDER_DIFFUSE_AREA * 0.375 * 0.375 / k, m[4];
+	lone_star_measure(&s, ci, cj, R, cell, m);
+	const double in = m[0], out = m[1], peak = m[2], far = m[3];
 	double pk = alpha * wmax * e * (36.0 / 70) * (36.0 / 70) / (1 << (2 * lmax));
 	printf("lone star: kept %.5f of its light in its footprint (bound %.5f), outside %.2e (bound "
 	       "%.2e), peak outside %.2e (bound %.2e), beyond %d px %.1e\n",
