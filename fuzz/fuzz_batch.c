@@ -18,12 +18,7 @@
 static const char *empty_dir(void)
 {
 	static char dir[64];
-	if (!dir[0]) {
-		strcpy(dir, "/tmp/nb-fuzz-batch.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
-	return dir;
+	return fuzz_empty_dir(dir, "/tmp/nb-fuzz-batch.XXXXXX");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

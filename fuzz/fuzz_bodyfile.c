@@ -22,13 +22,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_quiet_stderr();
-	int fd = memfd_create("bodies.csv", 0);
-	if (fd < 0)
-		abort();
-	if (size && write(fd, data, size) != (ssize_t)size)
-		abort();
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int fd = fuzz_memfile("bodies.csv", data, size, path, sizeof path);
 
 	struct sim_units u;
 	scene_units_of(SCENE_UNITS_NBODY, &u);

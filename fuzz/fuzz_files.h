@@ -196,4 +196,17 @@ static inline void fuzz_rc(const char *what, int rc)
 	if (rc != 0 && rc != NB_EINPUT)
 		fuzz_fail(what, rc);
 }
+/* The scene of TEXT (as fuzz.yaml in dir), loaded as the program loads
+ * one; *err 0 or NB_EINPUT (anything else breaks the contract). The caller
+ * frees the scene (plain free), whatever *err. */
+static inline struct scene *fuzz_scene_load(const char *text, const char *dir, int *err)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	if (!sc)
+		abort();
+	*err = scene_load_string(text, "fuzz.yaml", dir, NULL, 0, sc);
+	fuzz_rc("scene_load_string returned neither 0 nor NB_EINPUT", *err);
+	return sc;
+}
+
 #endif

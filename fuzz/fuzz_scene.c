@@ -21,12 +21,7 @@
 static const char *empty_dir(void)
 {
 	static char dir[64];
-	if (!dir[0]) {
-		strcpy(dir, "/tmp/nb-fuzz-scene.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
-	return dir;
+	return fuzz_empty_dir(dir, "/tmp/nb-fuzz-scene.XXXXXX");
 }
 
 /* Emit sc to a malloc'd string (caller frees). */

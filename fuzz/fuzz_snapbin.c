@@ -58,13 +58,8 @@ static void fuzz_type(struct sim_snap *s, int t, size_t step)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_quiet_stderr();
-	int fd = memfd_create("snap.dat", 0);
-	if (fd < 0)
-		abort();
-	if (size && write(fd, data, size) != (ssize_t)size)
-		abort();
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int fd = fuzz_memfile("snap.dat", data, size, path, sizeof path);
 	int opened = 0;
 	for (int f = 0; f < 2; f++) {
 		struct sim_snap *s = NULL;

@@ -41,11 +41,8 @@
 static void load_scene(const char *text, const char *dir, const struct fuzz_parts *pt, int hdf5,
 		       int ball)
 {
-	struct scene *sc = calloc(1, sizeof *sc);
-	if (!sc)
-		abort();
-	int err = scene_load_string(text, "fuzz.yaml", dir, NULL, 0, sc);
-	fuzz_rc("scene_load_string returned neither 0 nor NB_EINPUT", err);
+	int err;
+	struct scene *sc = fuzz_scene_load(text, dir, &err);
 	if (err == 0) {
 		const int k = sc->nbodies - 1;
 		if (sc->bodies[k].model != SCENE_MODEL_SNAPSHOT)

@@ -51,11 +51,8 @@ static void check_frame(const struct sim_snap_series *film, const struct sim_sta
 static void play_scene(const char *text, const char *dir, const struct fuzz_parts *pt, int hdf5,
 		       int frames)
 {
-	struct scene *sc = calloc(1, sizeof *sc);
-	if (!sc)
-		abort();
-	int err = scene_load_string(text, "fuzz.yaml", dir, NULL, 0, sc);
-	fuzz_rc("scene_load_string returned neither 0 nor NB_EINPUT", err);
+	int err;
+	struct scene *sc = fuzz_scene_load(text, dir, &err);
 	if (err == 0) {
 		struct sim_units u;
 		scene_units_of(sc->units, &u);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../scene/log.h"
 
@@ -45,5 +47,32 @@ static inline void fuzz_quiet_stderr(void)
 	const char *v = getenv("FUZZ_VERBOSE");
 	if (!(v && *v == '1'))
 		log_set_level(LOG_SILENT);
+}
+
+/* The input as an in-memory file (memfd NAME, so that no disk is touched);
+ * path gets a name that opens it (/proc/self/fd/N). The descriptor; the
+ * caller closes it. */
+static inline int fuzz_memfile(const char *name, const uint8_t *data, size_t size, char *path,
+			       size_t len)
+{
+	int fd = memfd_create(name, 0);
+	if (fd < 0)
+		abort();
+	if (size && write(fd, data, size) != (ssize_t)size)
+		abort();
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* An empty directory made once per process from TEMPLATE (mkdtemp's
+ * XXXXXX), kept in buf (64 bytes, static in the caller). */
+static inline const char *fuzz_empty_dir(char buf[64], const char *template_)
+{
+	if (!buf[0]) {
+		snprintf(buf, 64, "%s", template_);
+		if (!mkdtemp(buf))
+			abort();
+	}
+	return buf;
 }
 #endif
