@@ -6,11 +6,11 @@
  * receives the reactions of rows k < i into its buffer (subtracting
  * m_k (x_i - x_k) / s^3 in order of k), then adds the sum over j > i it
  * accumulated from zero. The same expressions are written here in the same
- * order for one body at a time: no reactions, so every body is independent
+ * order for one body at a time (the pair term is sim/direct_pair.h's, as
+ * there): no reactions, so every body is independent
  * and the OpenMP loop over rows needs no buffers. Cost: ~20 flops per
  * (row, body), n per row: twice each-pair-once's n^2 / 2. */
-#include <math.h>
-
+#include "../sim/direct_pair.h"
 #include "dist.h"
 
 void dist_direct_rows(const double *pos, const double *mass, size_t n, double eps,
@@ -33,30 +33,25 @@ void dist_direct_rows(const double *pos, const double *mass, size_t n, double ep
 		/* reactions of rows k < i: ba[3 i] -= m_k dx rinv3, dx = x_i - x_k */
 		double bx = 0, by = 0, bz = 0, bp = 0;
 		for (size_t k = 0; k < i; k++) {
-			const double xk = pos[3 * k], yk = pos[3 * k + 1], zk = pos[3 * k + 2];
-			const double dx = xi - xk, dy = yi - yk, dz = zi - zk;
-			const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-			const double rinv = 1.0 / sqrt(r2);
-			const double rinv3 = rinv * rinv * rinv;
+			/* row k's pair term with body i: d = x_i - x_k */
+			double d[3], rinv;
+			const double rinv3 = sim_direct_pair(pos + 3 * i, pos[3 * k], pos[3 * k + 1],
+							     pos[3 * k + 2], eps2, d, &rinv);
 			const double mk = mass[k];
-			bx -= mk * dx * rinv3;
-			by -= mk * dy * rinv3;
-			bz -= mk * dz * rinv3;
+			bx -= mk * d[0] * rinv3;
+			by -= mk * d[1] * rinv3;
+			bz -= mk * d[2] * rinv3;
 			bp -= mk * rinv;
 		}
 		/* row i's own sum over j > i */
 		double ax = 0, ay = 0, az = 0, ph = 0;
 		for (size_t j = i + 1; j < n; j++) {
-			const double dx = pos[3 * j] - xi;
-			const double dy = pos[3 * j + 1] - yi;
-			const double dz = pos[3 * j + 2] - zi;
-			const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-			const double rinv = 1.0 / sqrt(r2);
-			const double rinv3 = rinv * rinv * rinv;
+			double d[3], rinv;
+			const double rinv3 = sim_direct_pair(pos + 3 * j, xi, yi, zi, eps2, d, &rinv);
 			const double mj = mass[j];
-			ax += mj * dx * rinv3;
-			ay += mj * dy * rinv3;
-			az += mj * dz * rinv3;
+			ax += mj * d[0] * rinv3;
+			ay += mj * d[1] * rinv3;
+			az += mj * d[2] * rinv3;
 			ph -= mj * rinv;
 		}
 		/* the buffer's += at row i, then the thread reduction's 0 + b */

@@ -15,6 +15,7 @@
 #include <omp.h>
 #endif
 
+#include "direct_pair.h"
 #include "sim.h"
 
 /* Per-thread buffers cost 4n doubles each; above this many bytes in all,
@@ -61,20 +62,17 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 			const double mi = mass[i];
 			double ax = 0, ay = 0, az = 0, ph = 0;
 			for (size_t j = i + 1; j < n; j++) {
-				const double dx = pos[3 * j] - xi;
-				const double dy = pos[3 * j + 1] - yi;
-				const double dz = pos[3 * j + 2] - zi;
-				const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-				const double rinv = 1.0 / sqrt(r2);
-				const double rinv3 = rinv * rinv * rinv;
+				double d[3], rinv;
+				const double rinv3 =
+					sim_direct_pair(pos + 3 * j, xi, yi, zi, eps2, d, &rinv);
 				const double mj = mass[j];
-				ax += mj * dx * rinv3;
-				ay += mj * dy * rinv3;
-				az += mj * dz * rinv3;
+				ax += mj * d[0] * rinv3;
+				ay += mj * d[1] * rinv3;
+				az += mj * d[2] * rinv3;
 				ph -= mj * rinv;
-				ba[3 * j] -= mi * dx * rinv3;
-				ba[3 * j + 1] -= mi * dy * rinv3;
-				ba[3 * j + 2] -= mi * dz * rinv3;
+				ba[3 * j] -= mi * d[0] * rinv3;
+				ba[3 * j + 1] -= mi * d[1] * rinv3;
+				ba[3 * j + 2] -= mi * d[2] * rinv3;
 				bp[j] -= mi * rinv;
 			}
 			ba[3 * i] += ax;
@@ -123,15 +121,11 @@ int sim_direct_accel_active(const double *pos, const double *mass, size_t n, dou
 		for (long j = 0; j < nl; j++) {
 			if (j == i)
 				continue;
-			const double dx = pos[3 * j] - xi;
-			const double dy = pos[3 * j + 1] - yi;
-			const double dz = pos[3 * j + 2] - zi;
-			const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-			const double rinv = 1.0 / sqrt(r2);
-			const double rinv3 = rinv * rinv * rinv;
-			ax += mass[j] * dx * rinv3;
-			ay += mass[j] * dy * rinv3;
-			az += mass[j] * dz * rinv3;
+			double d[3], rinv;
+			const double rinv3 = sim_direct_pair(pos + 3 * j, xi, yi, zi, eps2, d, &rinv);
+			ax += mass[j] * d[0] * rinv3;
+			ay += mass[j] * d[1] * rinv3;
+			az += mass[j] * d[2] * rinv3;
 			ph -= mass[j] * rinv;
 		}
 		acc[3 * i] = ax;
