@@ -102,7 +102,7 @@ struct gpu_render {
 	enum scene_tonemap tonemap;
 	double exposure, gamma, smoothing;
 	int exposure_auto;                /* render.exposure: auto (off with exposure keys) */
-	int exposure_keys;                /* render_camera_has_exposure: exposure set per frame */
+	double glow_exposure;             /* render_exposure_fixed: the glow threshold's exposure */
 	double white, auto_percentile, auto_target, auto_alpha; /* render_auto_* of the scene */
 	double glow, glow_threshold;      /* render.glow (render_glow.cu); 0: off */
 	double wing, wing_beta;           /* render.psf_wing, psf_wing_beta (render_glow.cu); 0: off */
