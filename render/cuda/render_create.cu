@@ -12,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gpu_render_default_params(struct gpu_render_params *p)
-{
-	memset(p, 0, sizeof *p);
-	p->outputs = GPU_RENDER_OUT_YUV420P;
-	p->slots = 3;
-	p->adaptive_every = 1;
-	p->method = GPU_RENDER_TILED;
-	p->chunk = 0;
-}
-
 static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 			   const struct gpu_render_params *p)
 {
@@ -52,7 +42,7 @@ static int gr_check_params(const struct scene *sc, const struct sim_state *st,
 	}
 	/* the stars splat keys every footprint copy of every blur sample (int) */
 	const size_t S = (size_t)render_blur_samples(sc);
-	const size_t C = sc->camera.projection == SCENE_PROJ_EQUIRECT ? 4 : 1;
+	const size_t C = render_projection_of(sc->camera.projection)->wrap ? RENDER_PROJ_COPIES : 1;
 	if (n > (size_t)INT32_MAX / (S * C)) {
 		log_error("GPU render: %zu bodies x render.motion_blur.samples %zu x %zu footprint "
 			  "copies (equirectangular: 4) is more than it supports (%d)", n, S, C,
@@ -161,7 +151,7 @@ static void gr_config_frame(struct gpu_render *gr, const struct scene *sc,
 	render_eye_size(sc, &gr->w, &gr->h); /* the frame's when mono */
 	gr->stereo = (int)sc->camera.stereo.mode;
 	gr->projection = (int)sc->camera.projection;
-	gr->nc = sc->camera.projection == SCENE_PROJ_EQUIRECT ? RENDER_PROJ_COPIES : 1;
+	gr->nc = render_projection_of(sc->camera.projection)->wrap ? RENDER_PROJ_COPIES : 1;
 	gr->outputs = p->outputs;
 	gr->nslots = p->slots;
 	gr->adaptive_every = p->adaptive_every;
@@ -190,8 +180,8 @@ static void gr_config_look(struct gpu_render *gr, const struct scene *sc)
 	gr->cmap = sc->render.colormap;
 	gr->tonemap = sc->render.tonemap;
 	gr->exposure = sc->render.exposure;
-	gr->exposure_keys = render_camera_has_exposure(sc);
-	gr->exposure_auto = sc->render.exposure_auto && !gr->exposure_keys;
+	gr->exposure_auto = render_exposure_mode(sc) == RENDER_EXPOSURE_AUTO; /* render/exposure.c */
+	gr->glow_exposure = render_exposure_fixed(sc);
 	gr->white = sc->render.white;
 	gr->glow = sc->render.glow;
 	gr->glow_threshold = sc->render.glow_threshold;
