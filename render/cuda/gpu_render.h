@@ -50,6 +50,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,8 +84,16 @@ struct gpu_render_params {
 	 * render_ooc_plan makes it from a budget). */
 	size_t chunk;
 };
-/* outputs YUV420P, 3 slots, adaptive h every frame, tiled, in core. */
-void gpu_render_default_params(struct gpu_render_params *p);
+/* outputs YUV420P, 3 slots, adaptive h every frame, tiled, in core: the
+ * defaults, written here once for the CUDA build and the CPU-only stub. */
+static inline void gpu_render_default_params(struct gpu_render_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->outputs = GPU_RENDER_OUT_YUV420P;
+	p->slots = 3;
+	p->adaptive_every = 1;
+	p->method = GPU_RENDER_TILED;
+}
 
 struct gpu_render;
 
