@@ -13,15 +13,6 @@ static int gpu_render_none(void)
 	return NB_ERUNTIME;
 }
 
-void gpu_render_default_params(struct gpu_render_params *p)
-{
-	memset(p, 0, sizeof *p);
-	p->outputs = GPU_RENDER_OUT_YUV420P;
-	p->slots = 3;
-	p->adaptive_every = 1;
-	p->method = GPU_RENDER_TILED;
-}
-
 int gpu_render_create(const struct scene *sc, const struct sim_state *st,
 		      const struct sim_units *u, const struct gpu_render_params *p,
 		      struct gpu_render **out)
