@@ -178,7 +178,7 @@ static int gw_pass(struct gpu_render *gr, double scale, float frac, const float 
 		gh[l] = render_lod_dim(h, l);
 	}
 	float *buf = gr->d_glow, *tmp = buf + nf;
-	const int wrap = gr->projection == SCENE_PROJ_EQUIRECT;
+	const int wrap = render_projection_of(gr->projection)->wrap;
 	double *sums = gr->d_glow_part + GW_BLOCKS;
 	if (gw_sum(gr, gr->d_pic, (size_t)w * h * 3, sums))
 		return NB_ERUNTIME;
@@ -214,8 +214,7 @@ int gr_glow(struct gpu_render *gr)
 	float c[RENDER_GLOW_LEVELS + 1];
 	for (int l = 0; l <= RENDER_GLOW_LEVELS; l++)
 		c[l] = 1.0f;
-	double exposure = gr->exposure_auto || gr->exposure_keys ? 1.0 : gr->exposure;
-	return gw_pass(gr, gr->glow_threshold / exposure, (float)gr->glow, c);
+	return gw_pass(gr, gr->glow_threshold / gr->glow_exposure, (float)gr->glow, c);
 }
 
 int gr_wing(struct gpu_render *gr)
