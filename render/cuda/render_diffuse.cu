@@ -139,7 +139,7 @@ static int dd_pyramid(struct gpu_render *gr, const struct dd_layout *L, float *b
 		      int nch)
 {
 	cudaStream_t st = gr->stream;
-	const int wrap = gr->projection == SCENE_PROJ_EQUIRECT;
+	const int wrap = render_projection_of(gr->projection)->wrap;
 	for (int l = 2; l <= L->lmax; l++)
 		dd_down<<<dd_grid(L->gw[l], L->gh[l]), GR_THREADS, 0, st>>>(
 			buf + off[l - 1], L->gw[l - 1], L->gh[l - 1], buf + off[l], L->gw[l], L->gh[l], nch);
@@ -175,7 +175,7 @@ int gr_diffuse_screen(struct gpu_render *gr)
 	}
 	D.lmax = L.lmax;
 	D.k = gr->neighbours;
-	D.wrap = gr->projection == SCENE_PROJ_EQUIRECT;
+	D.wrap = render_projection_of(gr->projection)->wrap;
 	dd_layer<<<dd_grid(w, h), GR_THREADS, 0, st>>>(D, gr->d_pic, gr->d_smooth, L.wb, L.ws, w, h);
 	CUDA_CHECK(cudaGetLastError());
 	const size_t nv = (size_t)w * h * 3;
