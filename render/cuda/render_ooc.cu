@@ -89,7 +89,7 @@ void gpu_render_memory(const struct scene *sc, const struct gpu_render_params *p
 	const int screen = diffuse > 0 && sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
 	const int adaptive = (!stars && sc->render.smoothing_adaptive) || (diffuse > 0 && !screen);
 	const size_t S = (size_t)render_blur_samples(sc);
-	const size_t C = sc->camera.projection == SCENE_PROJ_EQUIRECT ? RENDER_PROJ_COPIES : 1;
+	const size_t C = render_projection_of(sc->camera.projection)->wrap ? RENDER_PROJ_COPIES : 1;
 	const int vel = sc->render.color_by != SCENE_COLOR_BY_COMPONENT || S > 1;
 	const size_t img = 12 * npix; /* one float RGB picture */
 
