@@ -87,10 +87,10 @@ int gr_eye_finish(struct gpu_render *gr)
 {
 	if (gr_wing(gr) != 0 || gr_glow(gr) != 0)
 		return NB_ERUNTIME;
-	if (gr->projection == SCENE_PROJ_FISHEYE) {
+	if (render_projection_of(gr->projection)->circle) {
 		struct render_proj p;
 		memset(&p, 0, sizeof p);
-		p.kind = RENDER_PROJ_FISHEYE;
+		p.kind = gr->projection;
 		p.w = gr->w;
 		p.h = gr->h;
 		gr_mask<<<gr_blocks((size_t)gr->w * gr->h), GR_THREADS, 0, gr->stream>>>(gr->d_pic, p);
