@@ -61,12 +61,7 @@
 #endif
 
 /* Kinds: enum scene_projection, the one enum for the choice (the row of
- * each, render/projection.c, holds everything else about it). The
- * RENDER_PROJ_ names are the same values, for the GPU code that still
- * writes them. */
-#define RENDER_PROJ_PERSPECTIVE SCENE_PROJ_PERSPECTIVE
-#define RENDER_PROJ_FISHEYE SCENE_PROJ_FISHEYE
-#define RENDER_PROJ_EQUIRECT SCENE_PROJ_EQUIRECT
+ * each, render/projection.c, holds everything else about it). */
 #define RENDER_PROJ_COPIES 4 /* copies of an equirect footprint (render_proj_ghost) */
 
 /* A projection as the kernels read it (render_view_make fills it). */
