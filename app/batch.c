@@ -196,6 +196,68 @@ static int dry_run(const struct batch_file *bf, const struct batch_run *runs, in
 	return bad ? 1 : 0;
 }
 
+/* A run that fails to load because of the command line's own --set: the
+ * command line is bad, as it would be for a single scene. 1 (logged) when
+ * one does, else 0. */
+static int batch_set_is_bad(const struct batch_args *a, const struct batch_run *runs, int nruns)
+{
+	for (int i = 0; i < nruns; i++)
+		for (int k = 0; runs[i].status == BATCH_BAD_INPUT && k < a->nset; k++) {
+			size_t len = strlen(a->set[k]);
+			if (!strncmp(runs[i].message, "--set ", 6) && !strncmp(runs[i].message + 6, a->set[k], len) &&
+			    runs[i].message[6 + len] == ':') {
+				log_error("%s (run %s)", runs[i].message, runs[i].name);
+				return 1;
+			}
+		}
+	return 0;
+}
+
+/* Over MPI ranks: which runs this rank takes (owner: batch_share_select's). */
+static void batch_say_owned(const int *owner, int nruns)
+{
+	char list[1024] = "";
+	size_t len = 0;
+	int mine = 0;
+	for (int i = 0; i < nruns; i++)
+		if (owner[i] == dist_rank() && len < sizeof list - 32) {
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", mine ? "," : "", i + 1);
+			mine++;
+		}
+	log_info("batch: rank %d of %d runs %d run%s: %s", dist_rank(), dist_size(), mine,
+		 mine == 1 ? "" : "s", mine ? list : "none");
+}
+
+/* Rank 0 after the runs (rc: batch_exec's): the exit status (0, 1 when a
+ * run failed or the report could not be written, 130 when interrupted),
+ * the table on stdout and the JSON report. */
+static int batch_finish(const struct batch_file *bf, struct batch_run *runs, int nruns,
+			const struct batch_args *a, int rc, double t0)
+{
+	int status = 0;
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED &&
+		    runs[i].status != BATCH_OTHER_SHARD)
+			status = 1;
+	if (rc == NB_EINTR)
+		status = 130;
+
+	char report[SCENE_PATH_MAX + 64];
+	if (a->shard_n > 1)
+		snprintf(report, sizeof report, "%s/batch-report.shard-%d-of-%d.json", bf->output_dir,
+			 a->shard_k, a->shard_n);
+	else
+		snprintf(report, sizeof report, "%s/batch-report.json", bf->output_dir);
+	fflush(stderr);
+	batch_report_table(runs, nruns, stdout);
+	fflush(stdout);
+	if (batch_report_json(bf, runs, nruns, log_clock_s() - t0, status, report) == 0)
+		log_info("batch: report in %s", report);
+	else if (status == 0)
+		status = 1;
+	return status;
+}
+
 int app_batch_main(int argc, char **argv)
 {
 	struct batch_args a = {0};
@@ -220,17 +282,8 @@ int app_batch_main(int argc, char **argv)
 	if (batch_file_load(a.file, &bf) || batch_expand(&bf, a.set, a.nset, &runs, &nruns) ||
 	    batch_plan(&bf, runs, nruns, a.resume))
 		goto end; /* status 2: the batch is bad, nothing ran */
-	/* A run that fails to load because of the command line's own --set: the
-	 * command line is bad, as it would be for a single scene. */
-	for (int i = 0; i < nruns; i++)
-		for (int k = 0; runs[i].status == BATCH_BAD_INPUT && k < a.nset; k++) {
-			size_t len = strlen(a.set[k]);
-			if (!strncmp(runs[i].message, "--set ", 6) && !strncmp(runs[i].message + 6, a.set[k], len) &&
-			    runs[i].message[6 + len] == ':') {
-				log_error("%s (run %s)", runs[i].message, runs[i].name);
-				goto end;
-			}
-		}
+	if (batch_set_is_bad(&a, runs, nruns))
+		goto end;
 	int share = bf.share_simulation = bf.share_simulation && !a.no_share; /* the report says which */
 	int groups = batch_group(runs, nruns, share);
 	if (a.dry_run) {
@@ -261,45 +314,15 @@ int app_batch_main(int argc, char **argv)
 	batch_share_select(runs, nruns, share, a.shard_k, a.shard_n, dist_rank(), dist_size(), owner);
 	if (a.shard_n > 1)
 		log_info("batch: shard %d of %d (counted from 0)", a.shard_k, a.shard_n);
-	if (dist_size() > 1) {
-		char list[1024] = "";
-		size_t len = 0;
-		int mine = 0;
-		for (int i = 0; i < nruns; i++)
-			if (owner[i] == dist_rank() && len < sizeof list - 32) {
-				len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", mine ? "," : "", i + 1);
-				mine++;
-			}
-		log_info("batch: rank %d of %d runs %d run%s: %s", dist_rank(), dist_size(), mine,
-			 mine == 1 ? "" : "s", mine ? list : "none");
-	}
+	if (dist_size() > 1)
+		batch_say_owned(owner, nruns);
 	rc = batch_exec(&bf, runs, nruns, &opts);
 	batch_share_collect(runs, nruns, owner); /* rank 0 gets the other ranks' outcomes */
 	if (dist_rank() != 0) { /* rank 0 reports every run */
 		status = rc == NB_EINTR ? 130 : 0;
 		goto end;
 	}
-	status = 0;
-	for (int i = 0; i < nruns; i++)
-		if (runs[i].status != BATCH_OK && runs[i].status != BATCH_SKIPPED &&
-		    runs[i].status != BATCH_OTHER_SHARD)
-			status = 1;
-	if (rc == NB_EINTR)
-		status = 130;
-
-	char report[SCENE_PATH_MAX + 64];
-	if (a.shard_n > 1)
-		snprintf(report, sizeof report, "%s/batch-report.shard-%d-of-%d.json", bf.output_dir,
-			 a.shard_k, a.shard_n);
-	else
-		snprintf(report, sizeof report, "%s/batch-report.json", bf.output_dir);
-	fflush(stderr);
-	batch_report_table(runs, nruns, stdout);
-	fflush(stdout);
-	if (batch_report_json(&bf, runs, nruns, log_clock_s() - t0, status, report) == 0)
-		log_info("batch: report in %s", report);
-	else if (status == 0)
-		status = 1;
+	status = batch_finish(&bf, runs, nruns, &a, rc, t0);
 end:
 	if (echo)
 		log_release(0);

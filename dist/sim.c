@@ -86,10 +86,10 @@ long dist_sim_env_long(const char *name, long def)
 	return s && *s ? atol(s) : def;
 }
 
-int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
-		    struct dist_sim **out)
+/* What CPU or GPU ranks refuse (every rank alike, rank 0 says it once):
+ * NB_EINPUT, or 0. */
+static int sim_refuse(const struct scene *sc, const struct sim_state *st, int gpu)
 {
-	*out = NULL;
 	/* GPU ranks: rank 0 holds every body and draws them all, so dust and
 	 * the diffuse layer work there; CPU ranks each splat their own */
 	if (!gpu && render_dust_present(st)) {
@@ -119,6 +119,49 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 			log_error("%zu bodies: more than dist/ indexes (2^32)", st->n);
 		return NB_EINPUT;
 	}
+	return 0;
+}
+
+/* CPU ranks: ds's buffers (its domains made) and description. 0, or
+ * NB_ERUNTIME (out of memory; not logged, the caller frees ds). */
+static int sim_cpu_setup(struct dist_sim *ds, const struct scene *sc)
+{
+	const size_t n = ds->n;
+	const size_t n1 = n ? n : 1;
+	ds->w = malloc(n1 * sizeof *ds->w);
+	ds->packed = malloc(DIST_VALS * n1 * sizeof *ds->packed);
+	ds->pot = malloc(n1 * sizeof *ds->pot);
+	ds->rowout = malloc(4 * n1 * sizeof *ds->rowout);
+	ds->mine = malloc(n1);
+	ds->bytes = malloc(2 * (size_t)ds->P * sizeof *ds->bytes);
+	if (!ds->w || !ds->packed || !ds->pot || !ds->rowout || !ds->mine || !ds->bytes)
+		return NB_ERUNTIME;
+	ds->off = ds->bytes + ds->P;
+	for (size_t i = 0; i < n; i++)
+		ds->w[i] = 1.0;
+	int nt = 1;
+#ifdef _OPENMP
+	nt = omp_get_max_threads();
+#endif
+	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks (%d thread%s each, barnes-hut theta %g, replicated tree, "
+			 "Morton domains)",
+			 ds->P, nt, nt == 1 ? "" : "s", sc->simulation.theta);
+	else
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
+			 ds->P, nt, nt == 1 ? "" : "s");
+	return 0;
+}
+
+int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
+		    struct dist_sim **out)
+{
+	*out = NULL;
+	int rc = sim_refuse(sc, st, gpu);
+	if (rc)
+		return rc;
 	struct dist_sim *ds = calloc(1, sizeof *ds);
 	if (!ds)
 		goto oom;
@@ -149,33 +192,10 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		free(ds);
 		return NB_ERUNTIME;
 	}
-	const size_t n1 = n ? n : 1;
-	ds->w = malloc(n1 * sizeof *ds->w);
-	ds->packed = malloc(DIST_VALS * n1 * sizeof *ds->packed);
-	ds->pot = malloc(n1 * sizeof *ds->pot);
-	ds->rowout = malloc(4 * n1 * sizeof *ds->rowout);
-	ds->mine = malloc(n1);
-	ds->bytes = malloc(2 * (size_t)ds->P * sizeof *ds->bytes);
-	if (!ds->w || !ds->packed || !ds->pot || !ds->rowout || !ds->mine || !ds->bytes) {
+	if (sim_cpu_setup(ds, sc)) {
 		dist_sim_free(&ds);
 		goto oom;
 	}
-	ds->off = ds->bytes + ds->P;
-	for (size_t i = 0; i < n; i++)
-		ds->w[i] = 1.0;
-	int nt = 1;
-#ifdef _OPENMP
-	nt = omp_get_max_threads();
-#endif
-	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(ds->desc, sizeof ds->desc,
-			 "cpu over %d MPI ranks (%d thread%s each, barnes-hut theta %g, replicated tree, "
-			 "Morton domains)",
-			 ds->P, nt, nt == 1 ? "" : "s", sc->simulation.theta);
-	else
-		snprintf(ds->desc, sizeof ds->desc,
-			 "cpu over %d MPI ranks (%d thread%s each, direct in body order, Morton domains)",
-			 ds->P, nt, nt == 1 ? "" : "s");
 done:
 	*out = ds;
 	return 0;

@@ -103,56 +103,58 @@ static void mig_sort_pairs(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uin
 	}
 }
 
-int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_rebuild,
-		      uint32_t *perm, uint64_t *keys_out, struct sim_tree_mig_stats *st)
+/* Detect: the bodies whose key left their branch (m->buf, appended) and
+ * their new branches' counts (m->cnt, zeroed first). Returns how many. */
+static size_t mig_detect(struct sim_tree_mig *m, const uint64_t *keys)
+{
+	const int nbr = m->nbr;
+	size_t moved = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		uint32_t ob = m->br[i];
+		if (m->spl[ob] <= keys[i] && keys[i] < m->spl[ob + 1])
+			continue;
+		m->buf[moved++] = (uint32_t)i;
+		m->cnt[mig_branch_of(m->spl, nbr, keys[i])]++;
+	}
+	return moved;
+}
+
+/* Plan a rebuild: provisional splitters, every body a mover. They only
+ * cut the rebuild's sort into branches: the current order is not
+ * key-sorted (random at first, then out of place where bodies crossed), so
+ * these samples are not quantiles; the exact ones come after the sort
+ * (mig_quantile). 0 or NB_ERUNTIME. */
+static int mig_plan(struct sim_tree_mig *m, const uint64_t *keys)
 {
 	const size_t n = m->n;
 	const int nbr = m->nbr;
-	size_t moved = 0;
-	int rebuild = force_rebuild || !m->primed || m->rebalance;
-	m->rebalance = 0;
-	if (n == 0)
-		return 0;
+	uint64_t *s = malloc((size_t)nbr * sizeof *s);
+	if (!s) {
+		log_error("tree migration: out of memory");
+		return NB_ERUNTIME;
+	}
+	for (int j = 0; j < nbr; j++)
+		s[j] = keys[(size_t)j * n / (size_t)nbr];
+	qsort(s, (size_t)nbr, sizeof *s, mig_cmp_u64);
+	m->spl[0] = 0;
+	for (int j = 1; j < nbr; j++)
+		m->spl[j] = s[j];
+	m->spl[nbr] = UINT64_MAX;
+	free(s);
 	memset(m->cnt, 0, (size_t)nbr * sizeof *m->cnt);
-	/* detect: a stayer's key is still in its branch; a mover is appended */
-	if (!rebuild) {
-		for (size_t i = 0; i < n; i++) {
-			uint32_t ob = m->br[i];
-			if (m->spl[ob] <= keys[i] && keys[i] < m->spl[ob + 1])
-				continue;
-			m->buf[moved++] = (uint32_t)i;
-			m->cnt[mig_branch_of(m->spl, nbr, keys[i])]++;
-		}
-		if (moved > n / 4 + 1) /* the GPU's buffer capacity */
-			rebuild = 1;
+	for (size_t i = 0; i < n; i++) {
+		m->buf[i] = (uint32_t)i;
+		m->br[i] = (uint32_t)mig_branch_of(m->spl, nbr, keys[i]);
+		m->cnt[m->br[i]]++;
 	}
-	/* plan: provisional splitters, every body a mover. They only cut the
-	 * rebuild's sort into branches: the current order is not key-sorted
-	 * (random at first, then out of place where bodies crossed), so these
-	 * samples are not quantiles; the exact ones come after the sort. */
-	if (rebuild) {
-		uint64_t *s = malloc((size_t)nbr * sizeof *s);
-		if (!s) {
-			log_error("tree migration: out of memory");
-			return NB_ERUNTIME;
-		}
-		for (int j = 0; j < nbr; j++)
-			s[j] = keys[(size_t)j * n / (size_t)nbr];
-		qsort(s, (size_t)nbr, sizeof *s, mig_cmp_u64);
-		m->spl[0] = 0;
-		for (int j = 1; j < nbr; j++)
-			m->spl[j] = s[j];
-		m->spl[nbr] = UINT64_MAX;
-		free(s);
-		memset(m->cnt, 0, (size_t)nbr * sizeof *m->cnt);
-		moved = n;
-		for (size_t i = 0; i < n; i++) {
-			m->buf[i] = (uint32_t)i;
-			m->br[i] = (uint32_t)mig_branch_of(m->spl, nbr, keys[i]);
-			m->cnt[m->br[i]]++;
-		}
-	}
-	/* offsets: stayers (old size minus leavers) plus arrivals */
+	return 0;
+}
+
+/* New offsets m->noff: stayers (old size minus leavers; none on a
+ * rebuild) plus arrivals. Returns the largest branch. */
+static int mig_offsets(struct sim_tree_mig *m, size_t moved, int rebuild)
+{
+	const int nbr = m->nbr;
 	if (!rebuild) {
 		for (int b = 0; b < nbr; b++)
 			m->stay[b] = m->off[b + 1] - m->off[b];
@@ -170,7 +172,16 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 			largest = c;
 		m->fill[b] = 0;
 	}
-	/* compact: each branch's stayers in their old order */
+	return largest;
+}
+
+/* Compact each branch's stayers in their old order (not on a rebuild),
+ * insert the movers after them in buffer order, then sort each branch by
+ * key (stable) and label the positions. */
+static void mig_place(struct sim_tree_mig *m, const uint64_t *keys, size_t moved, int rebuild,
+		      uint32_t *perm, uint64_t *keys_out)
+{
+	const int nbr = m->nbr;
 	if (!rebuild) {
 		for (int b = 0; b < nbr; b++) {
 			int o = m->noff[b];
@@ -182,7 +193,6 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 			}
 		}
 	}
-	/* insert: movers after their branch's stayers, in buffer order */
 	for (size_t k = 0; k < moved; k++) {
 		uint32_t i = m->buf[k];
 		int nb = rebuild ? (int)m->br[i] : mig_branch_of(m->spl, nbr, keys[i]);
@@ -190,44 +200,75 @@ int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_re
 		keys_out[dst] = keys[i];
 		perm[dst] = i;
 	}
-	/* sort each branch by key (stable), label positions */
 	for (int b = 0; b < nbr; b++) {
 		int o = m->noff[b], c = m->noff[b + 1] - o;
 		mig_sort_pairs(keys_out + o, perm + o, (size_t)c, m->key2, m->val2);
 		for (int p = o; p < o + c; p++)
 			m->br[p] = (uint32_t)b;
 	}
-	/* quantile (rebuild): keys_out is sorted; splitter b is its key
-	 * b n / nbr, branch b starts at that key's lower bound, positions
-	 * relabelled. Every branch then holds at most ceil(n/nbr) bodies (more
-	 * only where keys coincide), as sim/cuda/tree_migrate.cu's
-	 * mig_quantile_kernel. */
-	if (rebuild) {
-		m->noff[0] = 0;
-		m->noff[nbr] = (int)n;
-		for (int b = 1; b < nbr; b++) {
-			uint64_t v = keys_out[(size_t)b * n / (size_t)nbr];
-			size_t lo = 0, hi = n;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (keys_out[mid] < v)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			m->spl[b] = v;
-			m->noff[b] = (int)lo;
+}
+
+/* Quantile (rebuild): keys_out is sorted; splitter b is its key b n / nbr,
+ * branch b starts at that key's lower bound, positions relabelled. Every
+ * branch then holds at most ceil(n/nbr) bodies (more only where keys
+ * coincide), as sim/cuda/tree_migrate.cu's mig_quantile_kernel. Returns
+ * the largest branch (also m->built_max). */
+static int mig_quantile(struct sim_tree_mig *m, const uint64_t *keys_out)
+{
+	const size_t n = m->n;
+	const int nbr = m->nbr;
+	m->noff[0] = 0;
+	m->noff[nbr] = (int)n;
+	for (int b = 1; b < nbr; b++) {
+		uint64_t v = keys_out[(size_t)b * n / (size_t)nbr];
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (keys_out[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		largest = 0;
-		for (int b = 0; b < nbr; b++) {
-			int c = m->noff[b + 1] - m->noff[b];
-			if (c > largest)
-				largest = c;
-			for (int p = m->noff[b]; p < m->noff[b + 1]; p++)
-				m->br[p] = (uint32_t)b;
-		}
-		m->built_max = largest;
+		m->spl[b] = v;
+		m->noff[b] = (int)lo;
 	}
+	int largest = 0;
+	for (int b = 0; b < nbr; b++) {
+		int c = m->noff[b + 1] - m->noff[b];
+		if (c > largest)
+			largest = c;
+		for (int p = m->noff[b]; p < m->noff[b + 1]; p++)
+			m->br[p] = (uint32_t)b;
+	}
+	m->built_max = largest;
+	return largest;
+}
+
+int sim_tree_mig_step(struct sim_tree_mig *m, const uint64_t *keys, int force_rebuild,
+		      uint32_t *perm, uint64_t *keys_out, struct sim_tree_mig_stats *st)
+{
+	const size_t n = m->n;
+	const int nbr = m->nbr;
+	size_t moved = 0;
+	int rebuild = force_rebuild || !m->primed || m->rebalance;
+	m->rebalance = 0;
+	if (n == 0)
+		return 0;
+	memset(m->cnt, 0, (size_t)nbr * sizeof *m->cnt);
+	if (!rebuild) {
+		moved = mig_detect(m, keys);
+		if (moved > n / 4 + 1) /* the GPU's buffer capacity */
+			rebuild = 1;
+	}
+	if (rebuild) {
+		if (mig_plan(m, keys))
+			return NB_ERUNTIME;
+		moved = n;
+	}
+	int largest = mig_offsets(m, moved, rebuild);
+	mig_place(m, keys, moved, rebuild, perm, keys_out);
+	if (rebuild)
+		largest = mig_quantile(m, keys_out);
 	memcpy(m->off, m->noff, ((size_t)nbr + 1) * sizeof *m->off);
 	m->primed = 1;
 	/* rebalance: a migrating step whose largest branch passed twice the
