@@ -68,6 +68,10 @@ dusty-disk|scenes/dusty-disk.yaml|--set=bodies.0.disk.count=3000 --set=bodies.0.
 dome-fisheye|scenes/dome-collision.yaml|$(small_galaxy) --set=render.width=128 --set=render.height=128 --set=output.frames=4 --set=output.fits_dir=F/fits
 vr-equirect-stereo|scenes/vr-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=256 --set=output.frames=4
 equirect-mono|scenes/vr-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=128 --set=output.frames=4 --set=camera.stereo.mode=none --set=output.fits_dir=F/fits
+plummer-exposure-keys-ease-glow|scenes/plummer.yaml|--set=bodies.0.count=2000 $SMALL --set=camera.keys.0.frame=1 --set=camera.keys.0.exposure=0.5 --set=camera.keys.0.ease=in --set=camera.keys.1.frame=3 --set=camera.keys.1.exposure=4 --set=render.glow=0.5
+collision-speed-number-glow|scenes/galaxy-collision.yaml|$(small_galaxy) $SMALL --set=render.color_by=speed --set=render.exposure=2 --set=render.glow=0.4
+sbs-perspective|scenes/galaxy-collision.yaml|$(small_galaxy) --set=render.width=256 --set=render.height=96 --set=output.frames=4 --set=camera.stereo.mode=side-by-side
+fisheye-tilt-fits|scenes/dome-collision.yaml|$(small_galaxy) --set=render.width=128 --set=render.height=128 --set=output.frames=4 --set=camera.dome_tilt=30 --set=camera.fisheye_aperture=200 --set=render.glow=0.5 --set=output.fits_dir=F/fits
 gadget2-galaxy|scenes/gadget2-galaxy.yaml|$SMALL --set=output.snapshots.every=2
 "
 
