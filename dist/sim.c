@@ -1,5 +1,5 @@
 /* sim.c - one simulation over the ranks: the force function the engine
- * calls once per step (engine_create_forced), the domains it keeps
+ * calls once per step (struct engine_split, dist_sim_split), the domains it keeps
  * balanced, and the rank's own bodies for the renderer (dist.h).
  *
  * Per force call, on every rank:

@@ -80,10 +80,7 @@ static int cpu_blocks_open(struct engine *e, int backend)
 	int err = cpu_open(e, backend);
 	if (err)
 		return err;
-	const struct sim_params *p = &e->p;
-	struct sim_ts_params tp = {.dt_max = p->dt_max, .eta = p->eta, .eps = p->softening,
-				   .max_level = p->max_level, .coarsen_margin = p->coarsen_margin};
-	return sim_ts_init(&e->ts, &tp, e->st);
+	return sim_ts_init(&e->ts, &e->p, e->st);
 }
 
 int engine_cpu_advance(struct engine *e, int steps, int need_potential)

@@ -497,16 +497,9 @@ int sim_leapfrog_step(struct sim_state *st, double dt, sim_force_fn force, void 
 #ifndef SIM_TS_LEVELS
 #define SIM_TS_LEVELS 21 /* as sim/timestep_rule.h */
 #endif
-struct sim_ts_params {
-	double dt_max;  /* the longest step, internal units */
-	double eta;     /* dt_i = sqrt(2 eta eps / |a_i|) */
-	double eps;     /* softening, internal units */
-	int max_level;  /* 0..SIM_TS_LEVELS-1 */
-	double coarsen_margin; /* >= 1 (0: 1): sim_ts_want_level_from's margin */
-};
 /* The state of the levels across blocks. Owns lev and active. */
 struct sim_ts {
-	struct sim_ts_params p;
+	struct sim_params p;         /* read: dt_max, eta, softening, max_level, coarsen_margin */
 	unsigned char *lev;          /* n: each body's level */
 	unsigned char *active;       /* n: scratch, active this tick */
 	long hist[SIM_TS_LEVELS];    /* bodies per level, as of the last block end */
@@ -520,9 +513,11 @@ struct sim_ts {
 typedef int (*sim_force_active_fn)(const double *pos, const double *mass, size_t n,
 				   const unsigned char *active, void *ctx, double *acc,
 				   double *pot);
-/* Levels from st->acc (the accelerations at st's positions). 0 or
- * NB_ERUNTIME (out of memory, logged; ts freeable). */
-int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct sim_state *st);
+/* Levels from st->acc (the accelerations at st's positions), for the
+ * parameters p (copied; its dt_max, eta, softening, max_level and
+ * coarsen_margin are read). 0 or NB_ERUNTIME (out of memory, logged; ts
+ * freeable). */
+int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st);
 void sim_ts_free(struct sim_ts *ts);
 /* One block step of dt_max (st->time advances by it; st->step is the
  * caller's). st->acc must hold a(x) on entry and holds it on return, with

@@ -24,7 +24,7 @@
 
 #define TS_PARALLEL_MIN 20000
 
-int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct sim_state *st)
+int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st)
 {
 	memset(ts, 0, sizeof *ts);
 	ts->p = *p;
@@ -39,7 +39,7 @@ int sim_ts_init(struct sim_ts *ts, const struct sim_ts_params *p, const struct s
 	for (size_t i = 0; i < st->n; i++) {
 		const double *a = st->acc + 3 * i;
 		ts->lev[i] = (unsigned char)sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-							      p->dt_max, p->eta, p->eps, p->max_level);
+							      p->dt_max, p->eta, p->softening, p->max_level);
 	}
 	sim_ts_histogram(ts->lev, st->n, ts->hist);
 	return 0;
@@ -95,7 +95,7 @@ static void ts_drift(struct sim_state *st, double h)
 int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_fn force,
 		      void *ctx, int need_potential)
 {
-	const struct sim_ts_params *p = &ts->p;
+	const struct sim_params *p = &ts->p;
 	const int plan = sim_ts_plan(ts->hist);
 	const long ticks = 1L << plan;
 	const double h = ldexp(p->dt_max, -plan);
@@ -128,7 +128,7 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 				continue;
 			const double *a = st->acc + 3 * i;
 			int want = sim_ts_want_level_from(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-							  p->dt_max, p->eta, p->eps, p->max_level,
+							  p->dt_max, p->eta, p->softening, p->max_level,
 							  lev[i], p->coarsen_margin);
 			int L2 = sim_ts_next_level(want, la, plan, end);
 			ts->changes += L2 != lev[i];

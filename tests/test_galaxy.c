@@ -553,7 +553,7 @@ static void run_isolated_disk_ex(long nd, long nb, long nh, double z0, double ep
 	every = (steps - last) / 8;
 	every -= every % per;
 	struct sim_ts ts;
-	struct sim_ts_params tp = {.dt_max = per * dt, .eta = 0.025, .eps = eps, .max_level = 10};
+	struct sim_params tp = {.dt_max = per * dt, .eta = 0.025, .softening = eps, .max_level = 10};
 	if (individual)
 		ck_assert_int_eq(sim_ts_init(&ts, &tp, &st), 0);
 	for (long s = per; s <= steps; s += per) {

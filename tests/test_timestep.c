@@ -134,7 +134,7 @@ START_TEST(eccentric_binary_individual_beats_shared)
 	binary(&st);
 	const double e0 = total_energy(&st, c.eps);
 	struct sim_ts ts;
-	struct sim_ts_params p = {.dt_max = dt_max, .eta = 0.025, .eps = c.eps, .max_level = 12};
+	struct sim_params p = {.dt_max = dt_max, .eta = 0.025, .softening = c.eps, .max_level = 12};
 	ck_assert_int_eq(sim_ts_init(&ts, &p, &st), 0);
 	int finest = 0;
 	double emax_i = 0;
@@ -194,7 +194,7 @@ static void plummer_run(int max_level, double *emax, double *dp, double *ps, dou
 	struct sim_diag d0, d;
 	sim_diag_compute(&st, &d0);
 	struct sim_ts ts;
-	struct sim_ts_params p = {.dt_max = dt_max, .eta = 0.005, .eps = c.eps, .max_level = max_level};
+	struct sim_params p = {.dt_max = dt_max, .eta = 0.005, .softening = c.eps, .max_level = max_level};
 	ck_assert_int_eq(sim_ts_init(&ts, &p, &st), 0);
 	const long blocks = (long)ceil(10 * 2 * sqrt(2.0) / dt_max);
 	*emax = 0;
