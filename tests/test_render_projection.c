@@ -1,6 +1,6 @@
 /* test_render_projection.c - camera.projection and camera.stereo on the CPU
- * (render/projection_shared.h, render/camera.c, render/stereo.c, the
- * splats' wrap-around copies) against the formulas in docs/scenes.md, and
+ * (render/projection_shared.h, the table's rows in render/projection.c,
+ * render/camera.c, render/stereo.c, the splats' wrap-around copies) against the formulas in docs/scenes.md, and
  * the loader's refusals (scene/scene.c check_projection), in the library
  * and from the program (exit status 2, file:line:col and key).
  *
@@ -578,6 +578,49 @@ START_TEST(program_exits_2_on_bad_projection)
 }
 END_TEST
 
+/* The projection table (render/projection.c): every value of enum
+ * scene_projection has a row and nothing beyond does; a row's wrap and
+ * circle say what the shared formulas do (render_proj_copies: 4 copies of
+ * a footprint across the seam; render_proj_inside: the corner of a square
+ * frame outside the dome's circle); an angular FITS map (wcs) has its
+ * pixels' solid angles, and they add up to the sphere the frame shows:
+ * 4 pi for the equirectangular frame, 2 pi inside the 180-degree dome's
+ * circle (within 0.5 %: the circle's edge cuts pixels). */
+START_TEST(projection_rows_agree_with_formulas)
+{
+	const int kinds[] = {SCENE_PROJ_PERSPECTIVE, SCENE_PROJ_FISHEYE, SCENE_PROJ_EQUIRECT};
+	ck_assert_ptr_null(render_projection_of(-1));
+	ck_assert_ptr_null(render_projection_of(3));
+	for (int k = 0; k < 3; k++) {
+		const struct render_projection *row = render_projection_of(kinds[k]);
+		ck_assert_ptr_nonnull(row);
+		const int w = row->wrap ? 128 : 64, h = 64;
+		struct render_camera c = cam_at_origin(kinds[k]);
+		struct render_view v;
+		render_view_make(&c, w, h, &v);
+		ck_assert_int_eq(render_proj_copies(&v.pj), row->wrap ? RENDER_PROJ_COPIES : 1);
+		ck_assert_int_eq(render_proj_inside(&v.pj, 0, 0), !row->circle);
+		ck_assert_int_eq(row->wcs != NULL, row->pixel_sr != NULL);
+		ck_assert_int_eq(row->framed, kinds[k] == SCENE_PROJ_PERSPECTIVE);
+		if (!row->wcs)
+			continue;
+		float *inv = malloc((size_t)w * h * sizeof *inv);
+		ck_assert_ptr_nonnull(inv);
+		row->pixel_sr(w, h, v.focal_px, inv);
+		double sr = 0;
+		for (int j = 0; j < h; j++)
+			for (int i = 0; i < w; i++)
+				if (render_proj_inside(&v.pj, i, j) && inv[(size_t)j * w + i] > 0)
+					sr += 1.0 / inv[(size_t)j * w + i];
+		const double want = row->circle ? 2 * M_PI : 4 * M_PI;
+		printf("projection %d: pixels' solid angles add to %.5f sr (the frame shows %.5f)\n",
+		       kinds[k], sr, want);
+		ck_assert_double_le(fabs(sr - want), 5e-3 * want);
+		free(inv);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("render_projection");
@@ -595,6 +638,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, ods_stereo_disparity);
 	tcase_add_test(tc, stereo_eye_layout);
 	tcase_add_test(tc, perspective_is_the_old_pinhole);
+	tcase_add_test(tc, projection_rows_agree_with_formulas);
 	tcase_add_test(tc, bad_projection_input_refused_at_load);
 	tcase_add_test(tc, dust_with_equirect_refused);
 	tcase_add_test(tc, program_exits_2_on_bad_projection);
