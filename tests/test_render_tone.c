@@ -331,6 +331,55 @@ START_TEST(keys_exposure_auto_and_filmic)
 }
 END_TEST
 
+/* render.exposure's precedence (render/exposure.c), written from the rule:
+ * keys with an exposure win over auto, auto over the number. Under keys a
+ * frame's exposure is the keys' (2 at frame 0, 8 at frame 2, linear ease:
+ * 4 at frame 1, the geometric mean), under the number render.exposure,
+ * under auto none (0); the glow's threshold exposure is the number alone,
+ * else 1. A manual exposure e gives the gain e / reference; auto gives its
+ * state's gain, the state stepped once. */
+START_TEST(exposure_precedence_is_one_rule)
+{
+	struct scene *sc = render_test_scene(8, 8, SCENE_KERNEL_CUBIC, 1);
+	struct render_image img;
+	ck_assert_int_eq(render_image_alloc(&img, 8, 8), 0);
+	for (size_t i = 0; i < 8 * 8 * 3; i++)
+		img.rgb[i] = (float)(1 + i % 5);
+	const double ref = render_tonemap_reference(&img);
+	struct render_auto_state st = {0};
+	sc->render.exposure = 3;
+	ck_assert_int_eq(render_exposure_mode(sc), RENDER_EXPOSURE_NUMBER);
+	ck_assert_double_eq(render_exposure_at(sc, 5), 3.0);
+	ck_assert_double_eq(render_exposure_fixed(sc), 3.0);
+	ck_assert_double_eq(render_exposure_gain(sc, 5, &img, &st), 3.0 / ref);
+	ck_assert_int_eq(st.frames, 0);
+	sc->render.exposure_auto = 1;
+	ck_assert_int_eq(render_exposure_mode(sc), RENDER_EXPOSURE_AUTO);
+	ck_assert_double_eq(render_exposure_at(sc, 5), 0.0);
+	ck_assert_double_eq(render_exposure_fixed(sc), 1.0);
+	const double g = render_exposure_gain(sc, 5, &img, &st);
+	ck_assert_int_eq(st.frames, 1);
+	ck_assert_double_eq(g, st.gain);
+	ck_assert_double_gt(g, 0.0);
+	sc->camera.nkeys = 2;
+	sc->camera.keys[0].frame = 0;
+	sc->camera.keys[0].exposure = 2;
+	sc->camera.keys[0].has_exposure = 1;
+	sc->camera.keys[1].frame = 2;
+	sc->camera.keys[1].exposure = 8;
+	sc->camera.keys[1].has_exposure = 1;
+	ck_assert_int_eq(render_exposure_mode(sc), RENDER_EXPOSURE_KEYS);
+	ck_assert_double_eq(render_exposure_at(sc, 0), 2.0);
+	ck_assert_double_eq_tol(render_exposure_at(sc, 1), 4.0, 1e-12);
+	ck_assert_double_eq(render_exposure_at(sc, 7), 8.0);
+	ck_assert_double_eq(render_exposure_fixed(sc), 1.0);
+	ck_assert_double_eq(render_exposure_gain(sc, 2, &img, &st), 8.0 / ref);
+	ck_assert_int_eq(st.frames, 1); /* auto is not stepped under keys */
+	render_image_free(&img);
+	free(sc);
+}
+END_TEST
+
 /* Exposure keys, end to end by the program (NB_BIN) on
  * tests/data/plummer-small.yaml (CPU backend, glow off: its threshold
  * counts a keyed exposure as 1, a fixed one as itself): keys 1 at frame 0
@@ -395,6 +444,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, auto_exposure_sets_percentile_to_target);
 	tcase_add_test(tc, auto_exposure_converges_without_flicker);
 	tcase_add_test(tc, keys_exposure_auto_and_filmic);
+	tcase_add_test(tc, exposure_precedence_is_one_rule);
 	tcase_add_test(tc, exposure_keys_equal_manual_exposure_end_to_end);
 	suite_add_tcase(s, tc);
 	return s;
