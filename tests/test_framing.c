@@ -360,6 +360,39 @@ START_TEST(camera_at_frames_the_light)
 }
 END_TEST
 
+/* frame auto's rule, the one both framings read (render/framing.c): the
+ * need clamped to camera.frame_range x the keys' distance (and its ratio,
+ * which a run smooths, clamped to the same bounds), the eye put that far
+ * back from the target along the frame's forward axis. Keys' distance 10,
+ * range [0.5, 4]: a need of 20 stays 20 (scale 2), 2 becomes 5 (0.5), 90
+ * becomes 40 (4). */
+START_TEST(frame_auto_rule_clamps_and_places)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	ck_assert_ptr_nonnull(sc);
+	sc->render.width = sc->render.height = 64;
+	sc->camera.frame_range[0] = 0.5;
+	sc->camera.frame_range[1] = 4;
+	struct render_camera cam = {.pos = {0, -10, 0}, .target = {0, 0, 0}, .up = {0, 0, 1}, .fov = 60};
+	const double d0 = render_framing_dist(&cam);
+	ck_assert_double_eq(d0, 10.0);
+	const double need[3] = {20, 2, 90}, dist[3] = {20, 5, 40}, scale[3] = {2, 0.5, 4};
+	for (int k = 0; k < 3; k++) {
+		double s;
+		ck_assert_double_eq(render_framing_range(sc, need[k], d0, &s), dist[k]);
+		ck_assert_double_eq(s, scale[k]);
+	}
+	struct render_frame_geom g;
+	render_framing_geom(sc, &cam, 1.0, &g);
+	ck_assert_double_eq_tol(g.fwd[1], 1.0, 1e-15);
+	render_framing_place(&cam, &g, 40);
+	ck_assert_double_eq_tol(cam.pos[1], -40.0, 1e-12);
+	ck_assert_double_eq_tol(fabs(cam.pos[0]) + fabs(cam.pos[2]), 0.0, 1e-12);
+	ck_assert_double_eq_tol(render_framing_dist(&cam), 40.0, 1e-12);
+	free(sc);
+}
+END_TEST
+
 /* The program: follow light + frame auto reports the share in view. */
 START_TEST(program_reports_light_in_view)
 {
@@ -398,6 +431,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("cpu");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, light_centre_is_the_bright_cluster);
+	tcase_add_test(tc, frame_auto_rule_clamps_and_places);
 	tcase_add_test(tc, outlier_does_not_move_the_light_centre);
 	tcase_add_test(tc, statistics_do_not_depend_on_threads);
 	tcase_add_test(tc, spring_step_is_critically_damped);
