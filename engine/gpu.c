@@ -37,35 +37,39 @@ static int gpu_open(struct engine *e, int backend)
 	size_t fr = 0, tot = 0;
 	if (gpu_device_info(name, sizeof name, &fr, &tot) != 0)
 		snprintf(name, sizeof name, "GPU");
+	int len; /* a description too long for e->desc is cut */
 	if (e->ranks)
-		snprintf(e->desc, sizeof e->desc,
-			 "cuda over %d MPI ranks (%s each, %s, replicated state, Morton "
-			 "stretches, accelerations swapped through %s)",
-			 e->ranks->P, name, gpu_sim_describe(e->gpu), gpu_sim_ranks_exchange(e->gpu));
+		len = snprintf(e->desc, sizeof e->desc,
+			       "cuda over %d MPI ranks (%s each, %s, replicated state, Morton "
+			       "stretches, accelerations swapped through %s)",
+			       e->ranks->P, name, gpu_sim_describe(e->gpu),
+			       gpu_sim_ranks_exchange(e->gpu));
 	else
-		snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name, gpu_sim_describe(e->gpu));
+		len = snprintf(e->desc, sizeof e->desc, "cuda (%s, %s)", name,
+			       gpu_sim_describe(e->gpu));
 	e->draw_gpu = 1;
+	return len < 0 ? NB_ERUNTIME : 0;
+}
+
+/* After `steps` steps of dt were taken or queued (err: that call's): the
+ * host's clock of the device state follows them. */
+static int gpu_stepped(struct engine *e, int steps, int err)
+{
+	if (err)
+		return err;
+	e->step += steps;
+	e->time += steps * e->p.dt;
 	return 0;
 }
 
 static int gpu_advance(struct engine *e, int steps, int need_potential)
 {
-	int err = gpu_sim_advance(e->gpu, steps, need_potential);
-	if (err)
-		return err;
-	e->step += steps;
-	e->time += steps * e->p.dt;
-	return 0;
+	return gpu_stepped(e, steps, gpu_sim_advance(e->gpu, steps, need_potential));
 }
 
 static int gpu_advance_async(struct engine *e, int steps, int need_potential)
 {
-	int err = gpu_sim_advance_async(e->gpu, steps, need_potential);
-	if (err)
-		return err;
-	e->step += steps;
-	e->time += steps * e->p.dt;
-	return 0;
+	return gpu_stepped(e, steps, gpu_sim_advance_async(e->gpu, steps, need_potential));
 }
 
 static int gpu_blocks_advance_async(struct engine *e, int steps, int need_potential)
