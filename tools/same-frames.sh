@@ -85,16 +85,19 @@ outputs() {
 # the version).
 quiet_log() {
 	sed -E 's/[0-9]+(\.[0-9]+)?( ?(s|ms|us|min|h|%|fps|steps\/s|frames\/s|Mbody-steps\/s|GB\/s|MiB\/s|bodies\/s))\b/T\2/g; s/ETA [^ ]*/ETA T/g; s/(nbody-render )[^ ]+/\1V/g; s/[0-9]+:[0-9]+:[0-9]+/T/g' "$1" |
-		grep -v -E '^\s*$|took|elapsed|wall|throughput|rate'
+		grep -v -E '^\s*$|took|elapsed|wall|throughput|rate|frame [0-9]+/[0-9]+'
 }
 
 # An HDF5 file's groups, attributes and datasets (names, types, shapes and
-# the raw bytes as hex), without the times HDF5 stamps on object headers.
+# the raw bytes as hex), without the times HDF5 stamps on object headers and
+# without Header/Code (the writing program's version).
 h5_content() {
 	/usr/bin/python3 - "$1" <<'PY'
 import sys, h5py, hashlib
 def show(name, obj):
     for k in sorted(obj.attrs):
+        if k == "Code":  # the writing program's version
+            continue
         v = obj.attrs[k]
         print(name, "@", k, repr(v))
     if isinstance(obj, h5py.Dataset):
