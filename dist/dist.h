@@ -186,7 +186,6 @@ int dist_sim_check_replicas(const struct dist_sim *ds, const struct sim_state *s
  * dist_sim_split): the solver, softening and opening of P, the engine's. */
 int dist_sim_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
 		   size_t n, double *acc, double *pot);
-const char *dist_sim_describe(const struct dist_sim *ds);
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s);
 /* Log the ranks' figures (rank 0 prints; every rank must call). */
 void dist_sim_report(const struct dist_sim *ds);

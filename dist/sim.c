@@ -33,11 +33,6 @@
 #include "dist.h"
 #include "sim_internal.h"
 
-const char *dist_sim_describe(const struct dist_sim *ds)
-{
-	return ds->desc;
-}
-
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s)
 {
 	*s = ds->stats;

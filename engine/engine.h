@@ -1,6 +1,10 @@
 /* engine.h - the solver for one run: picks the backend (the CPU code of
  * sim/ or the CUDA code of sim/cuda/ and render/cuda/), owns the GPU simulation when there is
- * one, and advances the state by leapfrog steps of the scene's dt.
+ * one, and advances the state by leapfrog steps of the scene's dt. Each
+ * back end (host, device, film, CPU ranks; shared or individual steps) is
+ * one row of struct engine_ops in a file of its own (engine_internal.h);
+ * the parameters are one struct sim_params (sim/params.h) made from the
+ * scene at engine_create.
  *
  * It is its own layer because it is the one place that sees both sim/ and
  * sim/cuda/ and render/cuda/ (see docs/DESIGN.md): the simulation and the kernels never see
