@@ -23,6 +23,10 @@
 #                     CPU-only build; tools/check-names.sh)
 #   make check-keys   docs/scenes.md's key reference is --list-keys --markdown's
 #                     (tools/check-keys.sh)
+#   make check-rules  no host function over 80 lines in any folder
+#                     (tools/long-functions.py) and no call circle between
+#                     the files of a folder (tools/circles.py over a CPU-only
+#                     build's objects; docs/DESIGN.md)
 #
 # On a machine without the packages, `make test` and `make demo` first run
 # `make deps`, then a second make: that one reads the packages' pkg-config
@@ -104,7 +108,7 @@ BENCH := $(BUILD)/nbody-bench
 
 .PHONY: mpi-test-bin all test test-run demo demo-run bench deps check-long check-sanitize check-fresh check-long-run \
 	check-hostile check-hostile-run \
-	check-layers check-names check-keys \
+	check-layers check-names check-keys check-rules \
 	fuzz fuzz-build fuzz-run fuzz-replay clean info pkgs-present
 all: info pkgs-present $(BIN)
 
@@ -217,6 +221,18 @@ check-layers:
 # (tools/check-keys.sh; docs/scenes.md, "Every key").
 check-keys: pkgs-present $(BIN)
 	@./tools/check-keys.sh $(BIN)
+
+# The rules that check themselves (docs/DESIGN.md): function length over
+# every folder, and call circles inside each folder of a CPU-only build
+# (BUILD-cpu when CUDA is on, as check-names).
+ifeq ($(CUDA),1)
+check-rules:
+	@$(MAKE) --no-print-directory CUDA=0 BUILD=$(BUILD)-cpu check-rules
+else
+check-rules: pkgs-present $(LIB_OBJ) $(APP_OBJ)
+	@python3 tools/long-functions.py && echo "check-rules: no host function over 80 lines"
+	@python3 tools/circles.py $(BUILD)
+endif
 
 # Exported names by folder, read with nm from a CPU-only build's objects
 # (BUILD-cpu when CUDA is on; needs the packages: run after make deps).
