@@ -1,6 +1,7 @@
 /* common.c - what the back ends share (engine_internal.h): the message
- * for a non-finite value and individual steps' block count. Apart from
- * engine.c, which picks the rows, so that no row calls back into it. */
+ * for a non-finite value, individual steps' block count, and the ops of a
+ * state on the host that a row leaves NULL. Apart from engine.c, which
+ * picks the rows, so that no row calls back into it. */
 #include "engine_internal.h"
 
 int engine_report_nonfinite(const struct engine *e, long i)
@@ -27,5 +28,24 @@ int engine_blocks_of(const struct engine *e, int steps, int *blocks)
 		return NB_ERUNTIME;
 	}
 	*blocks = (int)(num / spf);
+	return 0;
+}
+
+int engine_host_diag_queue(struct engine *e)
+{
+	sim_diag_compute(e->st, &e->diag);
+	e->diag_time = e->st->time;
+	return 0;
+}
+
+int engine_host_diag_take(struct engine *e, struct sim_diag *d)
+{
+	*d = e->diag;
+	return 0;
+}
+
+int engine_host_com(struct engine *e, double com[3])
+{
+	sim_state_com(e->st, e->sel, com, NULL, NULL);
 	return 0;
 }

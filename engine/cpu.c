@@ -1,8 +1,9 @@
 /* cpu.c - the host back end (engine_internal.h): sim/'s solver, direct or
  * Barnes-Hut, on this process's threads. Two rows: engine_ops_cpu takes
  * leapfrog steps of dt, engine_ops_cpu_blocks individual time steps (block
- * steps of dt_max, sim/timestep.c). engine/film.c and engine/ranks.c reuse
- * the ops that do not depend on the force. */
+ * steps of dt_max, sim/timestep.c). engine/ranks.c reuses the steps with
+ * its own force. The state is on the host: the ops a row leaves NULL are
+ * the host's (engine/common.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -122,31 +123,6 @@ static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
 	return 0;
 }
 
-int engine_cpu_none(struct engine *e)
-{
-	(void)e;
-	return 0;
-}
-
-int engine_cpu_diag_queue(struct engine *e)
-{
-	sim_diag_compute(e->st, &e->diag);
-	e->diag_time = e->st->time;
-	return 0;
-}
-
-int engine_cpu_diag_take(struct engine *e, struct sim_diag *d)
-{
-	*d = e->diag;
-	return 0;
-}
-
-int engine_cpu_com(struct engine *e, double com[3])
-{
-	sim_state_com(e->st, e->sel, com, NULL, NULL);
-	return 0;
-}
-
 static int cpu_levels(struct engine *e, struct engine_ts_stats *s)
 {
 	memcpy(s->hist, e->ts.hist, sizeof s->hist);
@@ -172,12 +148,6 @@ const struct engine_ops engine_ops_cpu = {
 	.name = "cpu",
 	.open = cpu_open,
 	.advance = engine_cpu_advance,
-	.advance_async = engine_cpu_advance,
-	.check = engine_cpu_none,
-	.sync = engine_cpu_none,
-	.diag_queue = engine_cpu_diag_queue,
-	.diag_take = engine_cpu_diag_take,
-	.com = engine_cpu_com,
 };
 
 const struct engine_ops engine_ops_cpu_blocks = {
@@ -185,12 +155,6 @@ const struct engine_ops engine_ops_cpu_blocks = {
 	.blocks = 1,
 	.open = cpu_blocks_open,
 	.advance = cpu_blocks_advance,
-	.advance_async = cpu_blocks_advance,
-	.check = engine_cpu_none,
-	.sync = engine_cpu_none,
-	.diag_queue = engine_cpu_diag_queue,
-	.diag_take = engine_cpu_diag_take,
-	.com = engine_cpu_com,
 	.levels = cpu_levels,
 	.ts_report = cpu_ts_report,
 	.close = cpu_close,

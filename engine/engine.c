@@ -184,17 +184,21 @@ int engine_advance(struct engine *e, int steps, int need_potential)
 
 int engine_advance_async(struct engine *e, int steps, int need_potential)
 {
-	return steps <= 0 ? 0 : e->ops->advance_async(e, steps, need_potential);
+	if (steps <= 0)
+		return 0;
+	if (!e->ops->advance_async) /* a host row: the steps are taken now */
+		return e->ops->advance(e, steps, need_potential);
+	return e->ops->advance_async(e, steps, need_potential);
 }
 
 int engine_check(struct engine *e)
 {
-	return e->ops->check(e);
+	return e->ops->check ? e->ops->check(e) : 0;
 }
 
 int engine_sync(struct engine *e)
 {
-	return e->ops->sync(e);
+	return e->ops->sync ? e->ops->sync(e) : 0;
 }
 
 struct gpu_sim *engine_gpu(struct engine *e)
@@ -244,7 +248,7 @@ int engine_diag_queue(struct engine *e)
 		log_error("engine_diag_queue: the last diagnostics were not taken (internal)");
 		return NB_ERUNTIME;
 	}
-	int err = e->ops->diag_queue(e);
+	int err = e->ops->diag_queue ? e->ops->diag_queue(e) : engine_host_diag_queue(e);
 	if (err)
 		return err;
 	e->diag_queued = 1;
@@ -258,7 +262,7 @@ int engine_diag_take(struct engine *e, struct sim_diag *d, double *time)
 		return NB_ERUNTIME;
 	}
 	e->diag_queued = 0;
-	int err = e->ops->diag_take(e, d);
+	int err = e->ops->diag_take ? e->ops->diag_take(e, d) : engine_host_diag_take(e, d);
 	if (err)
 		return err;
 	*time = e->diag_time;
@@ -305,7 +309,7 @@ int engine_com(struct engine *e, const char *follow, double com[3])
 	int rc = 0;
 	if (strcmp(e->sel_follow, follow) != 0 && (rc = engine_select(e, follow)))
 		return rc;
-	return e->ops->com(e, com);
+	return e->ops->com ? e->ops->com(e, com) : engine_host_com(e, com);
 }
 
 void engine_free(struct engine **e)

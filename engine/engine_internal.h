@@ -20,6 +20,11 @@
 #include "../sim/sim.h"
 #include "engine.h"
 
+/* A row names its open and advance; every other op may be NULL, which
+ * means the state is on the host: advance_async is advance, check and sync
+ * do nothing, the diagnostics and the centre of mass are computed from
+ * e->st (engine/common.c's engine_host_*), select, levels, ts_report and
+ * close have nothing to do. (FFmpeg's optional callbacks, the same way.) */
 struct engine_ops {
 	const char *name;
 	int blocks; /* 1: individual time steps (engine_ts_stats reads levels) */
@@ -36,15 +41,15 @@ struct engine_ops {
 	/* the diagnostics of the current state: queue (sets e->diag_time), take */
 	int (*diag_queue)(struct engine *e);
 	int (*diag_take)(struct engine *e, struct sim_diag *d);
-	/* e->sel changed (NULL: every body); NULL op: nothing to do */
+	/* e->sel changed (NULL: every body) */
 	int (*select)(struct engine *e);
 	int (*com)(struct engine *e, double com[3]);
 	/* blocks rows: the level histogram and the evaluation counts into s */
 	int (*levels)(struct engine *e, struct engine_ts_stats *s);
 	/* blocks rows: log what the back end counts beyond engine_ts_report's
-	 * line; NULL: nothing */
+	 * line */
 	void (*ts_report)(struct engine *e);
-	/* free what open made; NULL: nothing */
+	/* free what open made */
 	void (*close)(struct engine *e);
 };
 
@@ -90,13 +95,14 @@ int engine_blocks_of(const struct engine *e, int steps, int *blocks);
  * calls e->force. */
 int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx, double *acc,
 		     double *pot);
-/* The host rows' shared ops (engine/cpu.c), which film.c and ranks.c reuse. */
+/* (engine/common.c) The ops of a state on the host, for a row's NULL. */
+int engine_host_diag_queue(struct engine *e);
+int engine_host_diag_take(struct engine *e, struct sim_diag *d);
+int engine_host_com(struct engine *e, double com[3]);
+/* (engine/cpu.c) Leapfrog steps of dt on the host through e->force. */
 int engine_cpu_advance(struct engine *e, int steps, int need_potential);
-int engine_cpu_none(struct engine *e);
-int engine_cpu_diag_queue(struct engine *e);
-int engine_cpu_diag_take(struct engine *e, struct sim_diag *d);
-int engine_cpu_com(struct engine *e, double com[3]);
-/* The first accelerations and potentials of e->st through e->force, checked. */
+/* (engine/cpu.c) The first accelerations and potentials of e->st through
+ * e->force, checked. */
 int engine_cpu_first(struct engine *e);
 
 #endif

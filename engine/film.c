@@ -48,7 +48,7 @@ static int film_advance(struct engine *e, int steps, int need_potential)
 
 static int film_diag_queue(struct engine *e)
 {
-	engine_cpu_diag_queue(e);
+	engine_host_diag_queue(e);
 	e->diag.potential = e->diag.total = NAN; /* no forces: no potential energy */
 	return 0;
 }
@@ -58,10 +58,5 @@ const struct engine_ops engine_ops_film = {
 	.film = 1,
 	.open = film_open,
 	.advance = film_advance,
-	.advance_async = film_advance,
-	.check = engine_cpu_none,
-	.sync = engine_cpu_none,
 	.diag_queue = film_diag_queue,
-	.diag_take = engine_cpu_diag_take,
-	.com = engine_cpu_com,
 };

@@ -33,10 +33,4 @@ const struct engine_ops engine_ops_ranks = {
 	.name = "ranks",
 	.open = ranks_open,
 	.advance = engine_cpu_advance,
-	.advance_async = engine_cpu_advance,
-	.check = engine_cpu_none,
-	.sync = engine_cpu_none,
-	.diag_queue = engine_cpu_diag_queue,
-	.diag_take = engine_cpu_diag_take,
-	.com = engine_cpu_com,
 };
