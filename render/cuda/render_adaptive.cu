@@ -205,8 +205,7 @@ __global__ void ad_keys(const float4 *pos, int n, struct ad_drawn_args da, const
 	if (s < n) {
 		const float4 p = pos[s];
 		good = ad_drawn(da, s, p);
-		code[s] = good ? gpu_morton_spread(ad_cell(p.x, grid, 0)) | gpu_morton_spread(ad_cell(p.y, grid, 1)) << 1 |
-					 gpu_morton_spread(ad_cell(p.z, grid, 2)) << 2
+		code[s] = good ? sim_morton_key(ad_cell(p.x, grid, 0), ad_cell(p.y, grid, 1), ad_cell(p.z, grid, 2))
 			       : AD_BAD;
 		slot[s] = (uint32_t)s;
 	}

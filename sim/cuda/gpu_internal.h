@@ -137,13 +137,6 @@ int gpu_levels_histogram(const struct gpu_bodies *b, int *hist, cudaStream_t s);
 int gpu_levels_active_list(const struct gpu_bodies *b, int la, int *list, int *count,
 			   cudaStream_t s);
 
-/* One axis of a 63-bit Morton key (sim/morton.h's sim_morton_spread),
- * under the name render/cuda/render_adaptive.cu still calls. */
-__device__ __forceinline__ unsigned long long gpu_morton_spread(unsigned int v)
-{
-	return sim_morton_spread(v);
-}
-
 /* Accelerations (x, y, z) and potentials (w) downloaded as n float4 into
  * double arrays: slot k goes to body id[k] (id NULL: body k). pot may be
  * NULL. The one-shot force calls' unpack (gpu_direct_accel, the tree's). */

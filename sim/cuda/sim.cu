@@ -402,7 +402,7 @@ static int sim_create_bodies(struct gpu_sim *g, const struct sim_state *st)
 		goto end;
 	}
 	/* The simulation is the movie's critical path: its stream gets the
-	 * device's highest priority, the renderer's the lowest (render.cu), so
+	 * device's highest priority, the renderer's the lowest (render/cuda/render_create.cu), so
 	 * frame kernels fill the SMs the force walk leaves idle instead of
 	 * delaying it. NB_STREAM_PRIORITY=0 gives both the default priority. */
 	if (gpu_stream_priorities(&prio_low, &prio_high))
