@@ -52,6 +52,14 @@ enum scene_model {
 	SCENE_MODEL_FILE,
 	SCENE_MODEL_SNAPSHOT,
 };
+/* bodies.*.columns (model: file): the quantities a body table's columns
+ * can hold, in the order of scene_body.columns (sim/table.c) */
+enum scene_column {
+	SCENE_COL_X, SCENE_COL_Y, SCENE_COL_Z,
+	SCENE_COL_VX, SCENE_COL_VY, SCENE_COL_VZ,
+	SCENE_COL_MASS,
+	SCENE_NCOL
+};
 enum scene_kernel { SCENE_KERNEL_CUBIC, SCENE_KERNEL_GAUSSIAN };
 enum scene_style { SCENE_STYLE_SMOOTH, SCENE_STYLE_STARS };
 /* camera.projection (render/projection_shared.h has the formulas,
@@ -161,6 +169,9 @@ struct scene_body {
 	double brightness;         /* light per unit mass, >= 0 (default 1) */
 	char file[SCENE_PATH_MAX]; /* model: file - state CSV; model: snapshot - the snapshot (its
 				    * first file); relative to the scene file, stored absolute */
+	/* model: file - the column of each enum scene_column: "" its default
+	 * (the column of that name), a header name, or a position "1", "2".. */
+	char columns[SCENE_NCOL][SCENE_NAME_MAX];
 	/* model: disk-galaxy */
 	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
 	double position_angle;     /* degrees: rotation of the tilted disk about +z */

@@ -57,6 +57,11 @@ static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom",
 static const char *const snap_format_names[] = {"hdf5", NULL};
 
 #define SNAP SMODEL(SCENE_MODEL_SNAPSHOT)
+/* bodies.*.columns.Q: the column of quantity I of a body table (sim/table.c) */
+#define COLKEY(q, i, what)                                                                       \
+	{.path = "bodies.*.columns." q, .type = SKEY_STRING, BD(columns[i]), .def = "\"\"",          \
+	 .models = SMODEL(SCENE_MODEL_FILE), .type_doc = "column name, or position from 1",        \
+	 .help = what}
 /* bodies.*.types.NAME: particle type T of a snapshot (docs/snapshots.md) */
 #define SNAPTYPE(name, t, what, dload, ddraw, dcolor, dbright)                                   \
 	{.path = "bodies.*.types." name, .type = SKEY_MAP, .type_doc = "map", .models = SNAP,        \
@@ -172,9 +177,25 @@ const struct scene_key scene_schema[] = {
 	 .help = "truncation radius in units of scale (default 20 for plummer, 50 for hernquist)"},
 	{.path = "bodies.*.file", .type = SKEY_STRING, BD(file), .def = "\"\"",
 	 .models = SMODEL(SCENE_MODEL_FILE) | SNAP, .type_doc = "path",
-	 .help = "model file: state CSV (id,component,mass,x,y,z,vx,vy,vz); model snapshot: the "
+	 .help = "model file: a body table, CSV or whitespace-separated (the state CSV "
+		 "id,component,mass,x,y,z,vx,vy,vz, or any with x, y, z columns: bodies.*.columns); "
+		 "model snapshot: the "
 		 "snapshot (its first file, snap.0.hdf5, for a multi-file one); relative to the scene "
 		 "file; required"},
+	{.path = "bodies.*.columns", .type = SKEY_MAP, .type_doc = "map",
+	 .models = SMODEL(SCENE_MODEL_FILE),
+	 .help = "file: which column of the table holds each quantity, by header name or by "
+		 "position (1 = the first), e.g. {x: pos_x, mass: 7}; the file may be CSV or "
+		 "whitespace-separated with # comments",
+	 .see = "#Body tables"},
+	COLKEY("x", SCENE_COL_X, "position x; \"\": the column named x (required)"),
+	COLKEY("y", SCENE_COL_Y, "position y; \"\": the column named y (required)"),
+	COLKEY("z", SCENE_COL_Z, "position z; \"\": the column named z (required)"),
+	COLKEY("vx", SCENE_COL_VX, "velocity x; \"\": the column named vx, else every velocity 0"),
+	COLKEY("vy", SCENE_COL_VY, "velocity y; \"\": the column named vy, else every velocity 0"),
+	COLKEY("vz", SCENE_COL_VZ, "velocity z; \"\": the column named vz, else every velocity 0"),
+	COLKEY("mass", SCENE_COL_MASS,
+	       "mass; \"\": the column named mass, else 1 each (scene mass units)"),
 	{.path = "bodies.*.format", .type = SKEY_ENUM, BD(snap.format), .names = snap_in_format_names,
 	 .def = "auto", .models = SNAP, .type_doc = "auto | gadget-hdf5 | gadget1 | gadget2",
 	 .help = "snapshot format; auto: from the file's first bytes (HDF5 signature, or the "
