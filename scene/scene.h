@@ -172,6 +172,7 @@ struct scene_body {
 	/* model: file - the column of each enum scene_column: "" its default
 	 * (the column of that name), a header name, or a position "1", "2".. */
 	char columns[SCENE_NCOL][SCENE_NAME_MAX];
+	char source[SCENE_PATH_MAX]; /* where file comes from (free text), said when it is missing */
 	/* model: disk-galaxy */
 	double inclination;        /* degrees: tilt of the disk's spin axis from +z */
 	double position_angle;     /* degrees: rotation of the tilted disk about +z */

@@ -182,6 +182,11 @@ const struct scene_key scene_schema[] = {
 		 "model snapshot: the "
 		 "snapshot (its first file, snap.0.hdf5, for a multi-file one); relative to the scene "
 		 "file; required"},
+	{.path = "bodies.*.source", .type = SKEY_STRING, BD(source), .def = "\"\"",
+	 .models = SMODEL(SCENE_MODEL_FILE) | SNAP, .type_doc = "text",
+	 .help = "where the file comes from, for a file not shipped with the scene (e.g. the "
+		 "archive and the path in it, and where to put it); the error says it when the file "
+		 "is missing"},
 	{.path = "bodies.*.columns", .type = SKEY_MAP, .type_doc = "map",
 	 .models = SMODEL(SCENE_MODEL_FILE),
 	 .help = "file: which column of the table holds each quantity, by header name or by "
