@@ -1,6 +1,7 @@
 /* snap_hdf5.c - GADGET-style HDF5 snapshots (GADGET-3/4, AREPO, GIZMO,
  * SWIFT) through libhdf5 (serial): the Header group's attributes, the
- * PartType0..5 groups' Coordinates, Velocities, ParticleIDs, Masses and
+ * PartType0..5 groups' Coordinates, Velocities, ParticleIDs, Masses (or
+ * SWIFT's DynamicalMasses, where its black holes keep theirs) and
  * SmoothingLength datasets, the code units where the file gives them
  * (SWIFT's Units group; GADGET-4's Parameters group; older AREPO and GIZMO
  * write them as Header attributes), and SWIFT's per-dataset scale-factor
@@ -34,9 +35,16 @@ static void h5_quiet(void)
 	}
 }
 
-/* The row's state: the open file. */
+/* Where a type's masses are, first found: GADGET's Masses, then SWIFT's
+ * DynamicalMasses (its black holes, PartType5, keep their gravitating mass
+ * there; SubgridMasses is the accretion model's and is not read). */
+static const char *const h5_mass_names[] = {"Masses", "DynamicalMasses"};
+#define H5_NMASS_NAMES (int)(sizeof h5_mass_names / sizeof h5_mass_names[0])
+
+/* The row's state: the open file and each type's masses dataset. */
 struct h5_state {
 	hid_t f; /* 0 until open: H5Fopen never returns 0 */
+	const char *mass[SIM_SNAP_NTYPES]; /* h5_mass_names row, or NULL: none */
 };
 
 static hid_t h5_file(const struct sim_snap *s)
@@ -316,9 +324,14 @@ static int h5_types(struct sim_snap *s)
 		    (err = h5_check_dataset(s, t, "Velocities", 3, 0, 1)) < 0 ||
 		    (err = h5_check_dataset(s, t, "ParticleIDs", 1, 1, 1)) < 0)
 			return err;
-		if ((err = h5_check_dataset(s, t, "Masses", 1, 0, 0)) < 0)
-			return err;
-		s->h.has_mass[t] = err == 1;
+		struct h5_state *hs = s->priv;
+		hs->mass[t] = NULL;
+		for (int k = 0; k < H5_NMASS_NAMES && !hs->mass[t]; k++) {
+			if ((err = h5_check_dataset(s, t, h5_mass_names[k], 1, 0, 0)) < 0)
+				return err;
+			hs->mass[t] = err == 1 ? h5_mass_names[k] : NULL;
+		}
+		s->h.has_mass[t] = hs->mass[t] != NULL;
 		if ((err = h5_check_dataset(s, t, "SmoothingLength", 1, 0, 0)) < 0)
 			return err;
 		s->h.has_hsml[t] = err == 1;
@@ -326,7 +339,7 @@ static int h5_types(struct sim_snap *s)
 		int ok = h5_exponents(s, t, "Coordinates", &a[0], &h[0]) &&
 			 h5_exponents(s, t, "Velocities", &a[1], &h[1]);
 		if (ok && s->h.has_mass[t])
-			ok = h5_exponents(s, t, "Masses", &a[2], &h[2]);
+			ok = h5_exponents(s, t, hs->mass[t], &a[2], &h[2]);
 		else
 			a[2] = h[2] = 0; /* MassTable masses: SWIFT's have no h either */
 		if (ok && !any)
@@ -511,17 +524,21 @@ static int h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t
 		return err;
 	if (id && (err = h5_rows(s, t, "ParticleIDs", first, n, 1, H5T_NATIVE_UINT64, id)))
 		return err;
-	if (mass && (err = h5_rows(s, t, "Masses", first, n, 1, H5T_NATIVE_DOUBLE, mass)))
+	const char *mn = ((const struct h5_state *)s->priv)->mass[t];
+	if (mass && mn && (err = h5_rows(s, t, mn, first, n, 1, H5T_NATIVE_DOUBLE, mass)))
 		return err;
 	if (hsml)
 		err = h5_rows(s, t, "SmoothingLength", first, n, 1, H5T_NATIVE_DOUBLE, hsml);
 	return err;
 }
 
+/* Without the file at hand (the row's data_name has none), a black hole's
+ * masses are named by both the names they may have. */
 static void h5_data_name(int type, int data, char *out, size_t len)
 {
 	static const char *const names[3] = {"Coordinates", "Velocities", "Masses"};
-	snprintf(out, len, "PartType%d/%s", type, names[data]);
+	snprintf(out, len, "PartType%d/%s", type,
+		 data == SIM_SNAP_DATA_MASS && type == 5 ? "Masses (or SWIFT's DynamicalMasses)" : names[data]);
 }
 
 const struct sim_snap_format sim_snap_fmt_gadget_hdf5 = {

@@ -720,6 +720,78 @@ START_TEST(swift_units_group_and_exponents_are_applied)
 }
 END_TEST
 
+/* A SWIFT-like file: gas (type 0) with Masses, and two black holes (type
+ * 5) with SWIFT's DynamicalMasses (and SubgridMasses, which are not the
+ * gravitating mass) but no Masses; MassTable 0. The black holes' masses
+ * are the DynamicalMasses, not 0 (issue 29: they were read as 0). */
+START_TEST(swift_black_holes_take_their_dynamical_masses)
+{
+	hid_t f = H5Fcreate(tpath("swiftbh.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	unsigned np[6] = {1, 0, 0, 0, 0, 2};
+	h5_attr_counts(h, "NumPart_ThisFile", np);
+	h5_attr_counts(h, "NumPart_Total", np);
+	double mt[6] = {0}, t = 0.1, z = 0, box[3] = {10, 10, 10};
+	h5_attr(h, "MassTable", mt, 6);
+	h5_attr(h, "Time", &t, 1);
+	h5_attr(h, "Redshift", &z, 1);
+	h5_attr(h, "BoxSize", box, 3);
+	H5Gclose(h);
+	hid_t u = H5Gcreate2(f, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	double L = KPC_CM, M = 1e10 * MSUN_G, T = KPC_CM / 1e5; /* kpc, 1e10 M_sun, km/s */
+	h5_attr(u, "Unit length in cgs (U_L)", &L, 1);
+	h5_attr(u, "Unit mass in cgs (U_M)", &M, 1);
+	h5_attr(u, "Unit time in cgs (U_t)", &T, 1);
+	H5Gclose(u);
+	const double p[9] = {1, 2, 3, -1, -2, -3, 4, 5, 6}, v[6] = {0}, gm = 0.25, dyn[2] = {0.5, 0.125},
+		     sub[2] = {0.01, 0.02};
+	const uint64_t ids[2] = {7, 9}, gid = 3;
+	for (int t5 = 0; t5 < 2; t5++) {
+		hid_t g = H5Gcreate2(f, t5 ? "PartType5" : "PartType0", H5P_DEFAULT, H5P_DEFAULT,
+				     H5P_DEFAULT);
+		const int n = t5 ? 2 : 1;
+		H5Dclose(h5_dset(g, "Coordinates", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 3,
+				 t5 ? p + 3 : p));
+		H5Dclose(h5_dset(g, "Velocities", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, n, 3, v));
+		H5Dclose(h5_dset(g, "ParticleIDs", H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, n, 1,
+				 t5 ? ids : &gid));
+		if (t5) {
+			H5Dclose(h5_dset(g, "DynamicalMasses", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE, 2,
+					 1, dyn));
+			H5Dclose(h5_dset(g, "SubgridMasses", H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE, 2, 1,
+					 sub));
+		} else {
+			H5Dclose(h5_dset(g, "Masses", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, 1, 1, &gm));
+		}
+		H5Gclose(g);
+	}
+	H5Fclose(f);
+	int err;
+	struct sim_snap *s = snap_open_msg(tpath("swiftbh.hdf5"), NULL, &err);
+	ck_assert_msg(err == 0, "%s", msg);
+	ck_assert(sim_snap_header(s)->has_mass[5] && sim_snap_header(s)->has_mass[0]);
+	uint64_t id[2];
+	double m[2] = {-1, -1}, x[6];
+	ck_assert_int_eq(sim_snap_read(s, 5, 0, 2, id, x, NULL, m, NULL), 0);
+	ck_assert(m[0] == 0.5 && m[1] == 0.125 && id[1] == 9 && x[0] == -1 && x[3] == 4);
+	sim_snap_close(&s);
+	/* through a scene: 1e10 M_sun units, so 5e9 and 1.25e9 M_sun */
+	struct scene sc;
+	struct sim_state st;
+	int rc = build("units: galactic\nbodies: [{name: s, model: snapshot, file: swiftbh.hdf5}]\n",
+		       &sc, &st);
+	ck_assert_msg(rc == 0, "%s", msg);
+	ck_assert_uint_eq(st.n, 3);
+	double xx[3], vv[3], mm[3];
+	for (size_t i = 0; i < 3; i++)
+		scene_pos(&sc, &st, i, xx, vv, &mm[i]);
+	ck_assert_close(mm[0], 0.25e10, 0, 1e-12);
+	ck_assert_close(mm[1], 0.5e10, 0, 1e-12);
+	ck_assert_close(mm[2], 0.125e10, 0, 1e-12);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* ---- region and subsample ------------------------------------------------ */
 
 /* n bodies of type 2 at x = id / 8 (y = z = 0), in the order of perm. */
@@ -1199,6 +1271,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, gadget4_parameters_units_a_and_h_are_applied);
 	tcase_add_test(tc, gadget4_file_written_by_h5py_loads_with_its_units);
 	tcase_add_test(tc, swift_units_group_and_exponents_are_applied);
+	tcase_add_test(tc, swift_black_holes_take_their_dynamical_masses);
 	tcase_add_test(tc, subsample_keeps_the_same_ids_in_any_order_and_region_cuts_exactly);
 	tcase_add_test(tc, reads_past_one_chunk_and_skips_types_not_loaded);
 	tcase_add_test(tc, bad_binary_files_name_the_file_and_block);
