@@ -1,7 +1,8 @@
 /* main.c - nbody-render: a scene file in, a movie of gravitating stars out.
  *
  *   nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]
- *                [--restart SNAPSHOT] [--dry-run] [--quiet] [--version] [--help]
+ *                [--restart SNAPSHOT] [--dry-run] [--frames N] [--fps N]
+ *                [--quiet] [--version] [--help]
  *   nbody-render --list-keys [--markdown]
  *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume] [--no-share]
  *
@@ -20,6 +21,7 @@
 #include "../dist/dist.h"
 #include "../sim/cuda/gpu.h"
 #include "app.h"
+#include "habits.h"
 
 #ifndef NB_VERSION
 #define NB_VERSION "unknown"
@@ -27,7 +29,8 @@
 
 static const char usage[] =
 	"usage: nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]\n"
-	"                    [--restart SNAPSHOT] [--dry-run] [--quiet] [--version] [--help]\n"
+	"                    [--restart SNAPSHOT] [--dry-run] [--frames N] [--fps N]\n"
+	"                    [--quiet] [--version] [--help]\n"
 	"       nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
 	"                          [--no-share]\n";
 
@@ -57,6 +60,11 @@ static const char help[] =
 	"  --dry-run         print the resolved scene (every key, defaults included,\n"
 	"                    as YAML you can save and rerun) with an estimate of\n"
 	"                    memory and work, then exit\n"
+	"  --frames N        the same as --set output.frames=N\n"
+	"  --fps N           the same as --set output.fps=N\n"
+	"                    (options of ffmpeg and other programs, such as -o FILE,\n"
+	"                    -r N, -s WxH, -frames:v N, -crf N, are refused with the\n"
+	"                    exact --set that does what they do)\n"
 	"  --quiet           print nothing but errors\n"
 	"  --version         print the version and exit\n"
 	"  --list-keys       print every scene key with its type, default and meaning,\n"
@@ -78,7 +86,9 @@ static const char help[] =
 struct cli {
 	const char *scene;
 	const char **sets;
-	int nsets;
+	const char **froms; /* froms[i]: the alias that made sets[i] ("--frames 10"), or NULL */
+	char **owned;       /* the alias strings made here, freed by cli_free */
+	int nsets, nowned;
 	int backend; /* -1: scene's */
 	int dry_run, quiet;
 	int list_keys, markdown; /* --list-keys [--markdown] */
@@ -107,12 +117,57 @@ static int cli_finish(const struct cli *c)
 	return 0;
 }
 
+/* argv[*i] is an option this program does not have. A habit of another
+ * tool (app/habits.h) that is an alias becomes its --set (its value taken,
+ * *i moved past it); any other is refused, with the exact --set that does
+ * what it does where the table knows it. 0 or NB_EINPUT. */
+static int cli_habit(int argc, char **argv, int *i, struct cli *c)
+{
+	const char *a = argv[*i], *v = NULL;
+	const struct app_habit *h = app_habit_find(a, &v);
+	if (!h) {
+		if (a[1] == '-' && strchr(a, '.') && strchr(a, '=')) /* --render.width=1920 */
+			log_error("unknown option '%s': use --set %s", a, a + 2);
+		else
+			log_error("unknown option '%s' (see --help)", a);
+		return NB_EINPUT;
+	}
+	if (h->value && !v && *i + 1 < argc && (argv[*i + 1][0] != '-' || !h->alias))
+		v = argv[++*i];
+	if (!h->alias)
+		return app_habit_refuse(h, v);
+	char kv[SCENE_PATH_MAX + 64], from[SCENE_PATH_MAX + 64];
+	if (app_habit_set(h, v, kv, sizeof kv))
+		return NB_EINPUT;
+	snprintf(from, sizeof from, "%s %s", h->opt, v);
+	char *own = malloc(strlen(kv) + strlen(from) + 2);
+	if (!own)
+		return NB_ERUNTIME;
+	strcpy(own, kv);
+	strcpy(own + strlen(kv) + 1, from);
+	c->owned[c->nowned++] = own;
+	c->froms[c->nsets] = own + strlen(kv) + 1;
+	c->sets[c->nsets++] = own;
+	return 0;
+}
+
+static void cli_free(struct cli *c)
+{
+	for (int i = 0; i < c->nowned; i++)
+		free(c->owned[i]);
+	free(c->owned);
+	free(c->froms);
+	free(c->sets);
+}
+
 /* Returns 0, 1 (handled: --help/--version/--list-keys, exit 0) or NB_EINPUT. */
 static int cli_parse(int argc, char **argv, struct cli *c)
 {
 	c->sets = calloc((size_t)argc, sizeof *c->sets);
+	c->froms = calloc((size_t)argc, sizeof *c->froms);
+	c->owned = calloc((size_t)argc, sizeof *c->owned);
 	c->backend = -1;
-	if (!c->sets)
+	if (!c->sets || !c->froms || !c->owned)
 		return NB_ERUNTIME;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -161,8 +216,9 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 			}
 			c->restart = p;
 		} else if (a[0] == '-' && a[1]) {
-			log_error("unknown option '%s' (see --help)", a);
-			return NB_EINPUT;
+			int rc = cli_habit(argc, argv, &i, c);
+			if (rc)
+				return rc;
 		} else if (!c->scene) {
 			c->scene = a;
 		} else {
@@ -245,7 +301,7 @@ int main(int argc, char **argv)
 		goto end;
 	/* rank 0 speaks for the run; the others only report errors */
 	log_set_level(cli.quiet || dist_rank() != 0 ? LOG_QUIET : LOG_NORMAL);
-	rc = scene_load(cli.scene, cli.sets, cli.nsets, &sc);
+	rc = scene_load_from(cli.scene, cli.sets, cli.froms, cli.nsets, &sc);
 	if (rc)
 		goto end;
 	rc = app_preflight(&sc, cli.backend); /* the same refusals in both modes */
@@ -284,6 +340,6 @@ end:
 			  errno ? strerror(errno) : "write error");
 		rc = NB_ERUNTIME;
 	}
-	free(cli.sets);
+	cli_free(&cli);
 	return dist_finish(log_exit_status(rc));
 }
