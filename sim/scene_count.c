@@ -13,8 +13,14 @@
 
 #include "../scene/log.h"
 #include "sim.h"
+#include "table.h"
 
 #define SIM_ACC_MAX 1e30 /* as scene/scene.c's SCENE_ACC_MAX */
+
+/* bodies.K.KEY of each enum scene_column, for a body table's refusal */
+static const char *const count_column_key[SCENE_NCOL] = {
+	"columns.x", "columns.y", "columns.z", "columns.vx", "columns.vy", "columns.vz",
+	"columns.mass"};
 
 /* Place a reader's refusal (already logged) at entry k's key. */
 static int count_refused(const struct scene *sc, int k, const char *key, const char *path,
@@ -79,9 +85,12 @@ long sim_scene_body_count(const struct scene *sc)
 			size_t rows = 0;
 			scene_units_of(sc->units, &u);
 			double lg = 0;
-			int err = sim_state_csv_count(b->file, &rows, &lg);
+			int bad = -1;
+			int err = sim_table_read(b->file, (const char(*)[SCENE_NAME_MAX])b->columns,
+						 NULL, NULL, 0, &rows, &lg, &bad);
 			if (err == NB_EINPUT)
-				count_refused(sc, i, "file", b->file, "the state CSV");
+				count_refused(sc, i, bad >= 0 ? count_column_key[bad] : "file", b->file,
+					      "the body table");
 			if (err)
 				return -1; /* logged by the reader, with file:line */
 			/* as the scene's own masses (scene_load's force check): the

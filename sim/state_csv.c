@@ -21,8 +21,9 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "table.h"
 
-#define CSV_HEADER "id,component,mass,x,y,z,vx,vy,vz"
+#define CSV_HEADER SIM_CSV_HEADER
 #define CSV_NCOL 9
 #define CSV_DIGITS "0123456789"
 /* component: what sim_component.name can hold (NAME.disk and the like) */
@@ -44,8 +45,7 @@ struct csv_reader {
 	long double mass; /* the bodies' total mass so far, scene units (no overflow) */
 };
 
-/* s for a message: at most 40 bytes, bytes outside printable ASCII as \xNN. */
-static const char *csv_show(const char *s, char *out, size_t len)
+const char *sim_csv_show(const char *s, char *out, size_t len)
 {
 	size_t o = 0;
 	for (size_t i = 0; s[i] && o + 8 < len; i++) {
@@ -63,43 +63,46 @@ static const char *csv_show(const char *s, char *out, size_t len)
 	return out;
 }
 
-/* Read the next line into r->buf without its end ("\n", or "\r\n").
- * 1: a line; 0: end of file; NB_EINPUT (NUL byte, line too long) or
- * NB_ERUNTIME (read error), logged. */
-static int csv_next_line(struct csv_reader *r)
+int sim_csv_line(FILE *f, const char *name, long *line, char *buf)
 {
-	const long ln = r->line + 1;
+	const long ln = *line + 1;
 	size_t n = 0;
 	int c;
-	while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {
+	while ((c = getc_unlocked(f)) != EOF && c != '\n') {
 		if (c == '\0') {
-			log_error("%s:%ld: byte %zu of the line is a NUL byte; expected text", r->name,
-				  ln, n + 1);
+			log_error("%s:%ld: byte %zu of the line is a NUL byte; expected text", name, ln,
+				  n + 1);
 			return NB_EINPUT;
 		}
 		if (n == SIM_CSV_LINE_MAX + 1) {
-			log_error("%s:%ld: expected a line of at most %d bytes, got a longer one",
-				  r->name, ln, SIM_CSV_LINE_MAX);
+			log_error("%s:%ld: expected a line of at most %d bytes, got a longer one", name,
+				  ln, SIM_CSV_LINE_MAX);
 			return NB_EINPUT;
 		}
-		r->buf[n++] = (char)c;
+		buf[n++] = (char)c;
 	}
-	if (c == EOF && ferror(r->f)) {
-		log_error("%s:%ld: read error: %s", r->name, ln, strerror(errno));
+	if (c == EOF && ferror(f)) {
+		log_error("%s:%ld: read error: %s", name, ln, strerror(errno));
 		return NB_ERUNTIME;
 	}
 	if (c == EOF && n == 0)
 		return 0;
-	if (n > 0 && r->buf[n - 1] == '\r')
+	if (n > 0 && buf[n - 1] == '\r')
 		n--; /* CRLF line ends are accepted */
 	if (n > SIM_CSV_LINE_MAX) {
-		log_error("%s:%ld: expected a line of at most %d bytes, got a longer one", r->name,
-			  ln, SIM_CSV_LINE_MAX);
+		log_error("%s:%ld: expected a line of at most %d bytes, got a longer one", name, ln,
+			  SIM_CSV_LINE_MAX);
 		return NB_EINPUT;
 	}
-	r->buf[n] = '\0';
-	r->line = ln;
+	buf[n] = '\0';
+	*line = ln;
 	return 1;
+}
+
+/* The next line into r->buf (sim_csv_line). */
+static int csv_next_line(struct csv_reader *r)
+{
+	return sim_csv_line(r->f, r->name, &r->line, r->buf);
 }
 
 /* Split line (modified in place) at commas. Returns how many fields it has;
@@ -119,10 +122,7 @@ static int csv_split(char *line, char *fields[CSV_NCOL])
 	return nf;
 }
 
-/* A decimal number as %g writes it: [+-]digits[.digits][(e|E)[+-]digits],
- * with digits on at least one side of the point. No blanks, no hex, no
- * nan or inf. */
-static int csv_is_decimal(const char *s)
+int sim_csv_is_decimal(const char *s)
 {
 	if (*s == '+' || *s == '-')
 		s++;
@@ -151,19 +151,19 @@ static int csv_is_decimal(const char *s)
 static int csv_number(const struct csv_reader *r, int c, const char *f, double *out)
 {
 	char shown[200];
-	if (!csv_is_decimal(f)) {
+	if (!sim_csv_is_decimal(f)) {
 		/* say "finite" for nan and inf, which strtod would take */
 		char *end = NULL;
 		double w = strtod(f, &end);
 		int nonfinite = *f && *end == '\0' && !isfinite(w);
 		log_error("%s:%ld: column '%s': expected a %s number, got '%s'", r->name, r->line,
-			  csv_cols[c], nonfinite ? "finite" : "decimal", csv_show(f, shown, sizeof shown));
+			  csv_cols[c], nonfinite ? "finite" : "decimal", sim_csv_show(f, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	double v = strtod(f, NULL);
 	if (!isfinite(v)) {
 		log_error("%s:%ld: column '%s': expected a finite number (|x| < 1.8e308), got '%s'",
-			  r->name, r->line, csv_cols[c], csv_show(f, shown, sizeof shown));
+			  r->name, r->line, csv_cols[c], sim_csv_show(f, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	*out = v;
@@ -183,7 +183,7 @@ static int csv_id(const struct csv_reader *r, const char *f, uint32_t *out)
 	}
 	if (!ok) {
 		log_error("%s:%ld: column 'id': expected an integer in [0, %u], got '%s'", r->name,
-			  r->line, UINT32_MAX, csv_show(f, shown, sizeof shown));
+			  r->line, UINT32_MAX, sim_csv_show(f, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	*out = (uint32_t)v;
@@ -198,7 +198,7 @@ static int csv_component(const struct csv_reader *r, const char *f)
 	if (n == 0 || n > CSV_COMP_MAX || strspn(f, CSV_COMP_CHARS) != n) {
 		log_error("%s:%ld: column 'component': expected a name of 1 to %d characters "
 			  "A-Z a-z 0-9 _ . -, got '%s'",
-			  r->name, r->line, CSV_COMP_MAX, csv_show(f, shown, sizeof shown));
+			  r->name, r->line, CSV_COMP_MAX, sim_csv_show(f, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	return 0;
@@ -327,7 +327,7 @@ static int csv_read_lines(struct csv_reader *r, size_t max_bodies, const struct 
 	}
 	if (strcmp(r->buf, CSV_HEADER) != 0) {
 		log_error("%s:1: expected the header line '%s', got '%s'", r->name, CSV_HEADER,
-			  csv_show(r->buf, shown, sizeof shown));
+			  sim_csv_show(r->buf, shown, sizeof shown));
 		return NB_EINPUT;
 	}
 	size_t nb = 0;
