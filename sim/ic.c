@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "table.h"
 
 /* Where entry k's state file is: the loader stores it absolute; a relative
  * path (a scene built in code) is taken relative to the scene directory. */
@@ -50,7 +51,8 @@ static int ic_entry_size(const struct scene *sc, int k, const struct sim_units *
 		char path[2 * SCENE_PATH_MAX + 2];
 		ic_file_path(sc, b, path, sizeof path);
 		*ncomp = 1;
-		return sim_state_read_csv(path, u, NULL, 0, n);
+		return sim_table_read(path, (const char(*)[SCENE_NAME_MAX])b->columns, u, NULL, 0, n,
+				      NULL, NULL);
 	}
 	default:
 		if (b->count < 1) {
@@ -101,7 +103,8 @@ static int ic_one_component(const struct scene *sc, int k, const struct sim_unit
 		char path[2 * SCENE_PATH_MAX + 2];
 		size_t got = 0;
 		ic_file_path(sc, b, path, sizeof path);
-		int err = sim_state_read_csv(path, u, st, first, &got);
+		int err = sim_table_read(path, (const char(*)[SCENE_NAME_MAX])b->columns, u, st,
+					 first, &got, NULL, NULL);
 		if (err)
 			return err;
 		if (got != n) {
