@@ -8,6 +8,7 @@
  * Run: make CUDA=0 BUILD=build-cpu build-cpu/tests/test_bodyfile &&
  *      NB_BIN=build-cpu/nbody-render build-cpu/tests/test_bodyfile */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "check_main.h"
 #include "sim/sim.h"
+#include "sim/table.h"
 
 #define HDR "id,component,mass,x,y,z,vx,vy,vz\n"
 
@@ -394,6 +396,177 @@ START_TEST(special_files_are_named_and_never_block)
 }
 END_TEST
 
+/* ---- body tables (sim/table.c) ---- */
+
+/* A column map from "x=3,mass=m" (quantities in enum scene_column order). */
+static const char (*table_map(const char *spec))[SCENE_NAME_MAX]
+{
+	static const char *const qty[SCENE_NCOL] = {"x", "y", "z", "vx", "vy", "vz", "mass"};
+	static char cols[SCENE_NCOL][SCENE_NAME_MAX];
+	memset(cols, 0, sizeof cols);
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", spec);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		ck_assert_ptr_nonnull(eq);
+		*eq = '\0';
+		int q = 0;
+		while (q < SCENE_NCOL && strcmp(qty[q], t) != 0)
+			q++;
+		ck_assert_int_lt(q, SCENE_NCOL);
+		snprintf(cols[q], sizeof cols[q], "%s", eq + 1);
+	}
+	return (const char(*)[SCENE_NAME_MAX])cols;
+}
+
+/* Read table text with map spec; compare every body exactly, and the
+ * count pass's total mass; the memory reader agrees. */
+static void expect_table(const char *name, const char *text, const char *spec,
+			 const struct body *want, size_t nw)
+{
+	struct sim_units u;
+	scene_units_of(SCENE_UNITS_NBODY, &u);
+	const char *path = write_bytes(name, text, strlen(text));
+	size_t n = 0;
+	double lg = 0, total = 0;
+	int bad = 7;
+	cap_begin();
+	int rc = sim_table_read(path, table_map(spec), NULL, NULL, 0, &n, &lg, &bad);
+	cap_end();
+	ck_assert_msg(rc == 0, "%s: rc %d: %s", name, rc, msg);
+	ck_assert_uint_eq(n, nw);
+	ck_assert_int_eq(bad, -1);
+	for (size_t i = 0; i < nw; i++)
+		total += want[i].m;
+	ck_assert_msg(fabs(lg - log10(total)) < 1e-12, "%s: lg mass %g, want log10(%g)", name, lg,
+		      total);
+	struct sim_state st;
+	ck_assert_int_eq(sim_state_alloc(&st, n + 1, 1), 0);
+	ck_assert_int_eq(sim_table_read(path, table_map(spec), &u, &st, 1, &n, NULL, NULL), 0);
+	ck_assert_uint_eq(n, nw);
+	for (size_t i = 0; i < nw; i++) {
+		ck_assert_msg(st.mass[1 + i] == want[i].m * u.mass, "%s body %zu mass %.17g", name, i,
+			      st.mass[1 + i]);
+		for (int a = 0; a < 3; a++) {
+			ck_assert_msg(st.pos[3 * (1 + i) + a] == want[i].x[a] * u.length,
+				      "%s body %zu x%d %g", name, i, a, st.pos[3 * (1 + i) + a]);
+			ck_assert_msg(st.vel[3 * (1 + i) + a] == want[i].v[a] * u.velocity,
+				      "%s body %zu v%d %g", name, i, a, st.vel[3 * (1 + i) + a]);
+		}
+	}
+	ck_assert(st.mass[0] == 0); /* first = 1: left alone */
+	ck_assert_int_eq(sim_table_read_mem(name, text, strlen(text), table_map(spec),
+					    SIM_CSV_MAX_BODIES, NULL, NULL, 0, &n),
+			 0);
+	ck_assert_uint_eq(n, nw);
+	sim_state_free(&st);
+}
+
+START_TEST(tables_with_other_columns_are_read)
+{
+	static const struct body three[3] = {
+		{1, {0, 0, 0}, {0, 0, 0}}, {2, {1, 0, 0}, {0, 0, 0}}, {3.5, {0, -1, 2e-3}, {0, 0, 0}}};
+	static const struct body unit[2] = {{1, {1, 2, 3}, {0, 0, 0}}, {1, {4, 5, 6}, {0, 0, 0}}};
+	static const struct body moving[2] = {{0.5, {1, 2, 3}, {-1, 0.25, 9}},
+					      {2, {4, 5, 6}, {7, 8, 1e-3}}};
+	/* SPLASH-style ascii: comments anywhere, blanks and tabs, the last
+	 * comment before the rows names the columns (numpy.savetxt's header) */
+	expect_table("splash.txt",
+		     "# SPLASH-style dump, t = 0\n#  x   y   z   m   h\n"
+		     "  0 0 0 1 0.1\n1\t0  0   2 0.2\r\n\n# a comment among the rows\n"
+		     "0 -1 2e-3 3.5 0.3\n\n",
+		     "mass=m", three, 3);
+	/* CSV with x,y,z,mass only (spaces after the commas) */
+	expect_table("xyzm.csv", "x, y, z, mass\n0,0,0,1\n1, 0, 0 ,2\n0,-1,2e-3,3.5\n", "", three,
+		     3);
+	/* by name, whatever the case; the velocity columns by their default names */
+	expect_table("names.csv",
+		     "ID,Pos_X,Pos_Y,Pos_Z,VX,VY,VZ,M,comment\n"
+		     "7,1,2,3,-1,.25,9,0.5,first\n8,4,5,6,7,8,1e-3,2,second\n",
+		     "x=pos_x,y=POS_Y,z=Pos_Z,mass=m", moving, 2);
+	/* by position, without a header: no mass column means 1 each */
+	expect_table("pos.txt", "9 3 1 2\n9 6 4 5\n", "x=3,y=4,z=2", unit, 2);
+	/* a state CSV's header with a map: read as a table (its columns by name) */
+	expect_table("state.csv", HDR "0,a,0.5,1,2,3,-1,.25,9\n1,b,2,4,5,6,7,8,1e-3\n", "vx=7",
+		     moving, 2);
+}
+END_TEST
+
+/* Each bad table: NB_EINPUT, one message with path:line and want, and the
+ * map entry the refusal is about. */
+START_TEST(table_errors_name_line_and_column)
+{
+	static const struct {
+		const char *text, *spec, *want;
+		int bad;
+	} cases[] = {
+		{"x,y,z,mass\n0,0,0,1\n0,0,abc,1\n", "",
+		 ":3: column 3 'z' (z): expected a decimal number, got 'abc'", -1},
+		{"# x y z m\n0 0 0 1\n0 0 0 -1\n", "mass=m", ":3: column 4 'm' (mass): expected a mass > 0, got '-1'", -1},
+		{"1 2 3 4\n1 2 3 nan\n", "x=1,y=2,z=3,mass=4", ":2: column 4 (mass): expected a decimal number, got 'nan'", -1},
+		{"x y z\n0 0 0\n0 0 2e15\n", "", ":3: column 3 'z' (z): expected a number in [-1e15, 1e15]", -1},
+		{"x,y,z,mass\n0,0,0,1\n0,0,0\n", "",
+		 ":3: expected 4 fields (as line 1), got 3: it lacks column 4 'mass' (mass)", -1},
+		{"x,y,z,mass\n0,0,0,1\n0,0,0,1,5\n", "", ":3: expected 4 fields (as line 1), got 5", -1},
+		{"x,y,z\n0,0,0\n", "mass=m", ":1: columns.mass: expected a column of the header, got 'm' (the header has: x, y, z)", SCENE_COL_MASS},
+		{"a b c\n0 0 0\n", "", ":1: no column for x: the header has none named 'x' (it has: a, b, c)", SCENE_COL_X},
+		{"# run 3\n0 0 0\n", "", ":2: no column for x: no header line names the columns (line 2 holds only numbers)", SCENE_COL_X},
+		{"0 0 0\n", "x=1,y=2,z=4", ":1: columns.z: expected a position in [1, 3] (the rows have 3 fields), got 4", SCENE_COL_Z},
+		{"0 0 0\n", "x=0", ":1: columns.x: expected a position in [1, 3]", SCENE_COL_X},
+		{"0 0 0\n", "x=1,y=2,z=pos_z", ":1: columns.z: 'pos_z' names a column, but no header line names the columns (line 1 holds only numbers)", SCENE_COL_Z},
+		{"x,y,z,m\n0,0,0,1\n", "y=x", ":1: columns.y: column 1 'x' (y) is already the column of x", SCENE_COL_Y},
+		{"x,y,z,vx,vy\n0,0,0,1,1\n", "", ":1: no column for vz, but column 4 'vx' (vx) gives vx: give all three velocities or none", SCENE_COL_VZ},
+		{"# only comments\n\n", "", ": no bodies: the file holds only blank lines and comments", -1},
+		{"# x y z\nx y z\n", "", ": no bodies: the file has only the header line 2", -1},
+		/* a state CSV keeps its own rules with the default map */
+		{HDR "0,a,1,0,0,0,0,0,0\n0,a,1,0,0,0,0,0,0\n", "", ":3: column 'id': expected an id not used before", -1},
+		{HDR "0,a,1,0,0,0,0,0,0\n\n1,a,1,0,0,0,0,0,0\n", "", ":4: expected only blank lines after the blank line 3", -1},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const char *path = write_bytes("bad.tab", cases[c].text, strlen(cases[c].text));
+		size_t n = 99;
+		int bad = 99;
+		cap_begin();
+		int rc = sim_table_read(path, table_map(cases[c].spec), NULL, NULL, 0, &n, NULL, &bad);
+		cap_end();
+		ck_assert_msg(rc == NB_EINPUT, "case %zu: rc %d, message '%s'", c, rc, msg);
+		ck_assert_msg(strstr(msg, path) && strstr(msg, cases[c].want),
+			      "case %zu: message '%s' lacks '%s'", c, msg, cases[c].want);
+		ck_assert_msg(count_errors(msg) == 1, "case %zu: not one message: '%s'", c, msg);
+		ck_assert_uint_eq(n, 0);
+		ck_assert_msg(bad == cases[c].bad, "case %zu: bad column %d, want %d", c, bad, cases[c].bad);
+	}
+}
+END_TEST
+
+/* A state CSV read as a table (default map) gives the state CSV reader's
+ * bodies exactly; its count pass its total mass. */
+START_TEST(state_csv_reads_the_same_as_a_table)
+{
+	static const char text[] = HDR "0,a,0.25,1,-2,3e-3,.5,-0,1E+10\n1,b,2.5e-7,-2.5E2,5.,+5,3,1e-310,-1.25\n";
+	const char *path = write_bytes("same.csv", text, sizeof text - 1);
+	struct sim_units u;
+	scene_units_of(SCENE_UNITS_GALACTIC, &u);
+	struct sim_state a, b;
+	size_t na = 0, nb = 0;
+	double lg = 0;
+	ck_assert_int_eq(sim_state_alloc(&a, 2, 1), 0);
+	ck_assert_int_eq(sim_state_alloc(&b, 2, 1), 0);
+	ck_assert_int_eq(sim_state_read_csv(path, &u, &a, 0, &na), 0);
+	ck_assert_int_eq(sim_table_read(path, table_map(""), &u, &b, 0, &nb, NULL, NULL), 0);
+	ck_assert_uint_eq(na, 2);
+	ck_assert_uint_eq(nb, 2);
+	ck_assert_int_eq(memcmp(a.pos, b.pos, 6 * sizeof *a.pos), 0);
+	ck_assert_int_eq(memcmp(a.vel, b.vel, 6 * sizeof *a.vel), 0);
+	ck_assert_int_eq(memcmp(a.mass, b.mass, 2 * sizeof *a.mass), 0);
+	ck_assert_int_eq(sim_table_read(path, NULL, NULL, NULL, 0, &nb, &lg, NULL), 0);
+	ck_assert(fabs(lg - log10(0.25 + 2.5e-7)) < 1e-12);
+	sim_state_free(&a);
+	sim_state_free(&b);
+}
+END_TEST
+
 /* Through a scene: the error is at the file: key (t.yaml:1:39). */
 START_TEST(scene_names_bad_body_file_at_its_key)
 {
@@ -487,6 +660,48 @@ START_TEST(dry_run_refuses_what_the_run_refuses)
 }
 END_TEST
 
+/* A body table through the CLI: the dry run and the run refuse the same
+ * table errors, a column map's at its key; a good table runs. */
+START_TEST(dry_run_refuses_the_tables_the_run_refuses)
+{
+	static const struct {
+		const char *text, *want, *at;
+	} cases[] = {
+		{"# x y z m\n0 0 0 1\n0 0 0 one\n", "b.txt:3: column 4 'm' (mass): expected a decimal number, got 'one'",
+		 "bodies.0.file: the body table"},
+		{"# x y z w\n0 0 0 1\n", "b.txt:1: columns.mass: expected a column of the header, got 'm'",
+		 "bodies.0.columns.mass: the body table"},
+		{"# x y z m\n0 0 0 1\n0 0\n", "b.txt:3: expected 4 fields (as line 2), got 2: it lacks column 3 'z' (z)",
+		 "bodies.0.file: the body table"},
+	};
+	static const char scene[] = "bodies:\n  - name: a\n    model: file\n    file: b.txt\n"
+				    "    columns: {mass: m}\n"
+				    "output: {frames: 2}\nrender: {width: 32, height: 32}\n"
+				    "simulation: {backend: cpu}\n";
+	write_bytes("s.yaml", scene, strlen(scene));
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		write_bytes("b.txt", cases[c].text, strlen(cases[c].text));
+		for (int dry = 1; dry >= 0; dry--) {
+			int rc = run_cli(dry ? "--dry-run" : "--quiet");
+			ck_assert_msg(rc == 2, "case %zu dry %d: exit %d, stderr '%s'", c, dry, rc, msg);
+			ck_assert_msg(strstr(msg, cases[c].want) && strstr(msg, cases[c].at),
+				      "case %zu dry %d: '%s' lacks '%s' or '%s'", c, dry, msg,
+				      cases[c].want, cases[c].at);
+		}
+	}
+	static const char good[] = "# x y z m\n0 0 0 1\n1 0 0 2\n0 1 0 3\n";
+	write_bytes("b.txt", good, strlen(good));
+	ck_assert_msg(run_cli("--dry-run") == 0, "%s", msg);
+	char out[256];
+	snprintf(out, sizeof out, "grep -qx '# bodies: 3' '%s/cli.out'", tmpdir);
+	ck_assert_int_eq(system(out), 0);
+	ck_assert_msg(run_cli("--quiet --set output.final_state=f.csv") == 0, "%s", msg);
+	/* the run kept the masses and positions (the state CSV writes %.9g) */
+	snprintf(out, sizeof out, "grep -q '^2,a,3,' '%s/f.csv'", tmpdir);
+	ck_assert_msg(system(out) == 0, "f.csv lacks body 2 with mass 3");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("bodyfile");
@@ -499,10 +714,14 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, any_bytes_give_an_answer);
 	tcase_add_test(tc, special_files_are_named_and_never_block);
 	tcase_add_test(tc, scene_names_bad_body_file_at_its_key);
+	tcase_add_test(tc, tables_with_other_columns_are_read);
+	tcase_add_test(tc, table_errors_name_line_and_column);
+	tcase_add_test(tc, state_csv_reads_the_same_as_a_table);
 	suite_add_tcase(s, tc);
 	TCase *tcli = tcase_create("cli");
 	tcase_add_checked_fixture(tcli, make_tmpdir, remove_tmpdir);
 	tcase_add_test(tcli, dry_run_refuses_what_the_run_refuses);
+	tcase_add_test(tcli, dry_run_refuses_the_tables_the_run_refuses);
 	suite_add_tcase(s, tcli);
 	return s;
 }
