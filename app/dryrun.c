@@ -1,6 +1,7 @@
 /* dryrun.c - --dry-run: the resolved scene as YAML (loadable again), then
  * an estimate of memory and work as YAML comments, so the whole output can
- * be saved and rerun. */
+ * be saved and rerun, ending with the expected wall time per stage on this
+ * machine (app/estimate.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"
+#include "estimate.h"
 #include "outputs.h"
 #include "../sim/timestep_rule.h"
 
@@ -36,18 +38,6 @@ static void report_files(const struct scene *sc, long n, int gpu, FILE *f)
 			sc->output.frames, sc->output.fits_dir, sc->render.width, sc->render.height, b,
 			all, gpu ? " (GPU: one HDR download per frame)" : "");
 	}
-}
-
-/* Force interactions per step: exact for direct (each pair once); for the
- * tree a rough model, interactions per body ~ 60 log2(N) / theta^2 (close to
- * the ~5,500 per body Ryoanji reports at N = 1M, theta = 0.6). */
-static double interactions_per_step(const struct scene *sc, double n)
-{
-	if (sc->simulation.solver == SCENE_SOLVER_DIRECT || n < 2)
-		return n * (n - 1) / 2;
-	double th = sc->simulation.theta > 0.05 ? sc->simulation.theta : 0.05;
-	double per = 60 * log2(n) / (th * th);
-	return n * (per < n ? per : n);
 }
 
 /* The galaxy report is a plain table; print it as YAML comments so the
@@ -196,8 +186,8 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 	fprintf(f, "# bodies: %ld\n", n);
 	fprintf(f, "# steps: %.0f (%d frames x %d steps/frame)\n", steps, sc->output.frames,
 		sc->simulation.steps_per_frame);
-	fprintf(f, "# force interactions: %.3g per step, %.3g in all%s\n", interactions_per_step(sc, (double)n),
-		interactions_per_step(sc, (double)n) * (steps + 1),
+	fprintf(f, "# force interactions: %.3g per step, %.3g in all%s\n", app_estimate_interactions(sc, (double)n),
+		app_estimate_interactions(sc, (double)n) * (steps + 1),
 		sc->simulation.solver == SCENE_SOLVER_DIRECT ? " (each pair once)" : " (rough tree model)");
 	fprintf(f, "# host memory: %s needed (bodies, tree, frame buffers, a snapshot or map built in memory), %s available\n", hb, ab);
 	fprintf(f, "# pixels splatted: %.3g (%d frames of %dx%d)\n", px * sc->output.frames, sc->output.frames,
@@ -228,5 +218,6 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			break;
 		}
 	}
-	return 0;
+	char why[256];
+	return app_estimate_print(sc, n, backend != SCENE_BACKEND_CPU && gpu_probe(why, sizeof why), f);
 }

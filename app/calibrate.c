@@ -1,0 +1,174 @@
+/* calibrate.c - measure this machine's rates (estimate.h) with a few
+ * seconds of the program's own work, in memory: the initial conditions of a
+ * Plummer sphere and of a disk galaxy, one tree force evaluation, one
+ * direct sum, and frames splatted, glowed and tone mapped at two sizes
+ * (their difference parts the cost per pixel from the cost per body).
+ * Nothing is written. Each timing is the best of a few, so a busy machine
+ * reads closer to its idle speed; the estimate is a floor on a busy one.
+ *
+ * Try: rm -f ~/.cache/nbody-render/rates; nbody-render scenes/plummer.yaml --dry-run */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../render/render.h"
+#include "app.h"
+#include "estimate.h"
+
+#define CAL_N 20000    /* bodies of the sphere */
+#define CAL_DIRECT 2500 /* bodies of the direct sum */
+/* A run's frame costs more than the calibration's splat, glow and tone
+ * map (auto exposure's histogram, the PSF wing, the 16-bit frame handed to
+ * the writer, the caches a real run shares with the simulation): twice,
+ * measured on the development machine (docs/BENCHMARKS.md, issue 29). */
+#define CAL_FRAME_FACTOR 2.0
+#define CAL_DISK "{count: 8000, mass: 5e10, scale: 3.5, scale_height: 0.35, toomre_q: 1.5}"
+
+static const char cal_sphere[] =
+	"units: nbody\nseed: 1\n"
+	"simulation: {solver: barnes-hut, theta: 0.5, multipoles: 2, softening: 0.02, dt: 0.005}\n"
+	"bodies:\n  - {name: c, model: plummer, count: 20000, mass: 1, scale: 1}\n"
+	"camera: {fov: 35, keys: [{frame: 0, position: [0, -9, 3.5], target: [0, 0, 0]}]}\n"
+	"output: {frames: 2}\n";
+static const char cal_disk[] =
+	"units: galactic\nseed: 1\nsimulation: {softening: 0.1, dt: 0.5}\n"
+	"bodies:\n  - name: g\n    model: disk-galaxy\n    disk: " CAL_DISK "\n"
+	"    bulge: {count: 2000, mass: 1e10, scale: 0.7}\n"
+	"    halo: {count: 8000, mass: 4e11, scale: 15}\n"
+	"output: {frames: 2}\n";
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds per body to build sc's bodies (best of reps). */
+static int time_build(const struct scene *sc, int reps, struct sim_state *keep, double *per)
+{
+	double best = 1e30;
+	for (int i = 0; i < reps; i++) {
+		struct sim_state st;
+		memset(&st, 0, sizeof st);
+		double t0 = now();
+		if (sim_ic_build(sc, &st))
+			return NB_ERUNTIME;
+		double t = now() - t0;
+		best = t < best ? t : best;
+		*per = best / (double)st.n;
+		if (keep && i == reps - 1)
+			*keep = st;
+		else
+			sim_state_free(&st);
+	}
+	return 0;
+}
+
+/* One frame of sc at w x h: clear, splat (the default look: stars with the
+ * screen diffuse layer when render.diffuse > 0), glow, tone map. Best of 3. */
+static int time_frame(const struct scene *sc, const struct sim_state *st, int w, int h, double *s)
+{
+	struct scene c = *sc;
+	c.render.width = w, c.render.height = h;
+	struct render_image img = {0}, smooth = {0};
+	struct render_camera cam;
+	struct sim_units u;
+	scene_units_of(c.units, &u);
+	uint16_t *out = malloc((size_t)w * h * 3 * sizeof *out);
+	int rc = !out || render_image_alloc(&img, w, h) || render_image_alloc(&smooth, w, h) ||
+		 render_camera_at(&c, 0, st, &cam) ? NB_ERUNTIME : 0;
+	*s = 1e30;
+	for (int i = 0; !rc && i < 3; i++) {
+		struct render_auto_state as = {0};
+		double t0 = now();
+		render_image_clear(&img);
+		rc = c.render.diffuse > 0
+			? render_stars_diffuse_screen_c(&c, &cam, st, &u, NULL, &img, &smooth)
+			: render_stars_splat_c(&c, &cam, st, &u, NULL, &img);
+		rc = rc ? rc : render_glow(&c, &img);
+		if (!rc)
+			render_tonemap_frame(&c, 0, &img, &as, out);
+		double t = now() - t0;
+		*s = t < *s ? t : *s;
+	}
+	free(out);
+	render_image_free(&img);
+	render_image_free(&smooth);
+	return rc;
+}
+
+/* Forces: the tree over the sphere (per modelled interaction), the direct
+ * sum over its first CAL_DIRECT bodies (per pair). Best of 2 each. */
+static int time_forces(const struct scene *sc, const struct sim_state *st, struct app_rates *r)
+{
+	double eps = scene_softening(sc), bt = 1e30, bd = 1e30;
+	for (int i = 0; i < 2; i++) {
+		double t0 = now();
+		if (sim_tree_accel(st->pos, st->mass, st->n, eps, sc->simulation.theta,
+				   sc->simulation.multipoles, st->acc, NULL))
+			return NB_ERUNTIME;
+		double t1 = now();
+		if (sim_direct_accel(st->pos, st->mass, CAL_DIRECT, eps, st->acc, NULL))
+			return NB_ERUNTIME;
+		double t2 = now();
+		bt = t1 - t0 < bt ? t1 - t0 : bt;
+		bd = t2 - t1 < bd ? t2 - t1 : bd;
+	}
+	r->tree_inter = bt / app_estimate_interactions(sc, (double)st->n);
+	r->direct_pair = bd / (CAL_DIRECT * (CAL_DIRECT - 1) / 2.0);
+	return 0;
+}
+
+/* The frame rates from two sizes: t = px a + n b at 320x180 and 1280x720. */
+static int time_frames(const struct scene *sc, const struct sim_state *st, struct app_rates *r)
+{
+	double ts, tl;
+	const double ps = 320.0 * 180, pl = 1280.0 * 720, n = (double)st->n;
+	int rc = time_frame(sc, st, 320, 180, &ts);
+	rc = rc ? rc : time_frame(sc, st, 1280, 720, &tl);
+	if (rc)
+		return rc;
+	r->frame_px = (tl - ts) / (pl - ps);
+	if (r->frame_px < 1e-10)
+		r->frame_px = 1e-10;
+	r->frame_body = (ts - ps * r->frame_px) / n;
+	if (r->frame_body < 0.05 * ts / n) /* the small frame is mostly bodies */
+		r->frame_body = 0.05 * ts / n;
+	r->frame_px *= CAL_FRAME_FACTOR;
+	r->frame_body *= CAL_FRAME_FACTOR;
+	return 0;
+}
+
+int app_calibrate(struct app_rates *r, double *wall_s)
+{
+	struct scene *sc = calloc(2, sizeof *sc);
+	struct sim_state st;
+	memset(&st, 0, sizeof st);
+	const double t0 = now();
+	const struct app_rates *ref = &app_rates_reference;
+	int rc = sc ? 0 : NB_ERUNTIME;
+	rc = rc ? rc : scene_load_string(cal_sphere, "calibration", ".", NULL, 0, &sc[0]);
+	rc = rc ? rc : scene_load_string(cal_disk, "calibration", ".", NULL, 0, &sc[1]);
+	rc = rc ? rc : time_build(&sc[1], 1, NULL, &r->create_disk);
+	rc = rc ? rc : time_build(&sc[0], 2, &st, &r->create_body);
+	rc = rc ? rc : time_forces(&sc[0], &st, r);
+	rc = rc ? rc : time_frames(&sc[0], &st, r);
+	if (rc) {
+		log_error("calibration of this machine's rates failed: %s",
+			  rc == NB_EINPUT ? "its scene was refused" : "out of memory");
+		goto end;
+	}
+	/* the rates not measured: the reference's, scaled by this machine's
+	 * speed on a standard frame (640x360, CAL_N bodies) against the reference's */
+	const double px = 640.0 * 360, speed = (r->frame_px * px + r->frame_body * CAL_N) /
+					      (ref->frame_px * px + ref->frame_body * CAL_N);
+	r->encode_px = ref->encode_px * speed;
+	r->png_px = ref->png_px * speed;
+	r->file_byte = ref->file_byte * speed;
+	*wall_s = now() - t0;
+end:
+	sim_state_free(&st);
+	free(sc);
+	return rc;
+}
