@@ -268,7 +268,9 @@ static int tab_map(struct tab_reader *r, const char (*cols)[SCENE_NAME_MAX])
 	for (int q = SCENE_COL_VX; nv > 0 && nv < 3 && q <= SCENE_COL_VZ; q++) {
 		if (r->col[q] >= 0)
 			continue;
-		int has = r->col[SCENE_COL_VX] >= 0 ? SCENE_COL_VX : SCENE_COL_VY;
+		int has = SCENE_COL_VX; /* the first velocity that has a column */
+		while (r->col[has] < 0)
+			has++;
 		r->bad_col = q;
 		log_error("%s:%ld: no column for %s, but %s gives %s: give all three velocities or "
 			  "none (none: every velocity 0)",

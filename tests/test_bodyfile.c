@@ -517,6 +517,7 @@ START_TEST(table_errors_name_line_and_column)
 		{"0 0 0\n", "x=1,y=2,z=pos_z", ":1: columns.z: 'pos_z' names a column, but no header line names the columns (line 1 holds only numbers)", SCENE_COL_Z},
 		{"x,y,z,m\n0,0,0,1\n", "y=x", ":1: columns.y: column 1 'x' (y) is already the column of x", SCENE_COL_Y},
 		{"x,y,z,vx,vy\n0,0,0,1,1\n", "", ":1: no column for vz, but column 4 'vx' (vx) gives vx: give all three velocities or none", SCENE_COL_VZ},
+		{"x,y,z,vz\n0,0,0,1\n", "", ":1: no column for vx, but column 4 'vz' (vz) gives vz", SCENE_COL_VX},
 		{"# only comments\n\n", "", ": no bodies: the file holds only blank lines and comments", -1},
 		{"# x y z\nx y z\n", "", ": no bodies: the file has only the header line 2", -1},
 		/* a state CSV keeps its own rules with the default map */
