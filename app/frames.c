@@ -61,14 +61,14 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 		dist += (v->cam.target[k] - v->cam.pos[k]) * (v->cam.target[k] - v->cam.pos[k]);
 	struct render_view rv;
 	render_view_make(&v->cam, w, h, &rv);
-	const struct render_projection *row = render_projection_of(v->cam.projection);
 	struct out_fits_meta m = {
 		.frame = f,
 		.time = L->t0 + (double)(f - L->start) * sc->simulation.steps_per_frame * sc->simulation.dt,
 		.time_unit = galactic ? "Myr" : "",
 		.pixel_scale = rv.focal_px > 0 ? sqrt(dist) / rv.focal_px : 0,
 		.length_unit = galactic ? "kpc" : "",
-		.bunit = !galactic ? "" : row && row->wcs ? "solMass sr-1" : "solMass kpc-2",
+		.density = sc->render.mode == SCENE_COLOR_DENSITY,
+		.cam = &v->cam,
 		.units = galactic ? "galactic" : "nbody",
 		.projection = v->cam.projection,
 		.px_per_rad = rv.focal_px,
@@ -97,8 +97,12 @@ static int write_snapshots(struct frame_loop *L, int f)
 		char path[SCENE_PATH_MAX + 32];
 		const char *backend = engine_gpu(L->eng) ? "cuda" : "cpu";
 		int vrc = out_snap_path(v->sc->output.snapshots.dir, num, path, sizeof path);
+		/* the camera frame f was drawn with (queue_frame); a view that
+		 * draws nothing: the scene's camera from the synced state */
+		struct render_camera cam = v->cam;
+		int have_cam = v->r != NULL || render_camera_at(v->sc, f, L->st, &cam) == 0;
 		if (vrc == 0)
-			vrc = out_snap_write(path, v->sc, L->st, f, backend);
+			vrc = out_snap_write(path, v->sc, L->st, f, backend, have_cam ? &cam : NULL);
 		if (vrc) {
 			app_view_fail(v, vrc);
 			continue;
@@ -307,7 +311,7 @@ int app_run_frames(struct run_view *v, int nv, struct sim_state *st, struct engi
 			 L.t_wait_sim, L.t_stats, L.t_push);
 	if (rc == 0 || rc == NB_EINTR)
 		engine_ts_report(eng);
-	if (L.t_files > 0)
+	if (L.t_files >= 0.05) /* a line only when it is worth a tenth of a second */
 		log_info("snapshots and FITS maps: %.1f s on the main thread", L.t_files);
 	return rc;
 }

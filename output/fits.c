@@ -10,10 +10,11 @@
  * mass surface density (M_sun / kpc^2 in galactic scenes), and its sum
  * times CDELT1 x CDELT2 is the mass in view.
  *
- * Header: BUNIT, CTYPE1/2 = 'LINEAR', CUNIT1/2, CDELT1/2 (the pixel scale
- * at the target's distance), CRPIX1/2 at the image centre, CRVAL1/2 = 0
- * (offsets from the target), CTYPE3 = 'RGB' (planes R, G, B), TIMESYS-free
- * simulation time SIMTIME with TIMEUNIT, FRAME, UNITSYS.
+ * Header: BUNIT and BTYPE (what the planes hold: fits_bunit), CTYPE1/2 =
+ * 'LINEAR', CUNIT1/2, CDELT1/2 (the pixel scale at the target's distance),
+ * CRPIX1/2 at the image centre, CRVAL1/2 = 0 (offsets from the target),
+ * CTYPE3 = 'RGB' (planes R, G, B), TIMESYS-free simulation time SIMTIME
+ * with TIMEUNIT, FRAME, UNITSYS, and the frame's camera (CAM*: fits_camera).
  *
  * Angular maps (camera.projection fisheye or equirectangular): the pixels
  * are directions, so the map is light (mass) per steradian, each pixel
@@ -60,6 +61,73 @@ static const struct render_projection *fits_row(const struct out_fits_meta *m)
 	return row ? row : render_projection_of(SCENE_PROJ_PERSPECTIVE);
 }
 
+/* BUNIT and BTYPE: what the planes hold. render.mode: density weighs
+ * each body by its mass alone, so the planes are a mass surface density
+ * (solMass kpc-2; angular maps solMass sr-1); nbody scenes have no
+ * physical mass or length, so no BUNIT. Any other mode (components, and
+ * render.color_by) weighs mass x colour x brightness (x the colormap's
+ * colour): light in the scene's own arbitrary unit, the light of 1 M_sun
+ * (1 mass unit) of a component of colour x brightness 1, per kpc^2 or per
+ * sr; FITS has no such unit, so BUNIT says 'relative' and BTYPE 'light'. */
+static void fits_bunit(fitsfile *ff, const struct out_fits_meta *m, int ang, int *st)
+{
+	const int galactic = m->length_unit[0] != 0;
+	const char *unit = !m->density ? "relative"
+			   : !galactic ? NULL
+			   : ang ? "solMass sr-1" : "solMass kpc-2";
+	const char *what = !m->density ? "light"
+			   : ang ? "mass per solid angle" : "mass surface density";
+	if (unit)
+		fits_write_key(ff, TSTRING, "BUNIT", (void *)unit,
+			       !m->density ? (ang ? "light/sr: 1 Msun x colour x brightness = 1"
+						  : "light/area: 1 Msun x colour x brightness = 1")
+			       : ang ? "mass per steradian" : "mass per unit area at the target",
+			       st);
+	fits_write_key(ff, TSTRING, "BTYPE", (void *)what,
+		       !m->density ? "mass x colour x brightness per pixel area" : "render.mode: density",
+		       st);
+}
+
+static const char *fits_projection_name(int p)
+{
+	static const char *const names[] = {"perspective", "fisheye", "equirectangular"};
+	return p >= 0 && p < 3 ? names[p] : "perspective";
+}
+
+/* The frame's camera (scene length units, as the scene's keys): CAMPOSn
+ * the eye, CAMTGTn the target, CAMUPn the up vector (n = X, Y, Z), CAMFOV
+ * the vertical field of view, CAMPROJ the projection, fisheye's CAMAPER
+ * and CAMTILT; a stereo eye's CAMEYE. */
+static void fits_camera(fitsfile *ff, const struct out_fits_meta *m, int *st)
+{
+	const struct render_camera *c = m->cam;
+	static const char *const key[3] = {"CAMPOS", "CAMTGT", "CAMUP"};
+	static const char *const what[3] = {"camera position", "camera target", "camera up vector"};
+	const double *v[3] = {c->pos, c->target, c->up};
+	for (int q = 0; q < 3; q++)
+		for (int a = 0; a < 3; a++) {
+			char k[16], com[80];
+			snprintf(k, sizeof k, "%s%c", key[q], 'X' + a);
+			snprintf(com, sizeof com, "%s %c%s%s", what[q], 'x' + a,
+				 q < 2 && m->length_unit[0] ? ", " : "", q < 2 ? m->length_unit : "");
+			double x = v[q][a];
+			fits_write_key(ff, TDOUBLE, k, &x, com, st);
+		}
+	double fov = c->fov;
+	fits_write_key(ff, TDOUBLE, "CAMFOV", &fov, "vertical field of view, deg", st);
+	fits_write_key(ff, TSTRING, "CAMPROJ", (void *)fits_projection_name(c->projection),
+		       "camera projection", st);
+	if (c->projection == SCENE_PROJ_FISHEYE) {
+		double ap = c->fisheye_aperture > 0 ? c->fisheye_aperture : 180, tilt = c->dome_tilt;
+		fits_write_key(ff, TDOUBLE, "CAMAPER", &ap, "fisheye aperture, deg", st);
+		fits_write_key(ff, TDOUBLE, "CAMTILT", &tilt, "dome tilt, deg", st);
+	}
+	if (c->eye) {
+		int eye = c->eye;
+		fits_write_key(ff, TINT, "CAMEYE", &eye, "stereo eye: -1 left, +1 right", st);
+	}
+}
+
 /* The keywords; cfitsio's status carries the first error. */
 static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h, int *st)
 {
@@ -68,11 +136,7 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	double t = m->time;
 	const struct render_projection *row = fits_row(m);
 	const int ang = row->wcs != NULL;
-	if (m->bunit[0])
-		fits_write_key(ff, TSTRING, "BUNIT", (void *)m->bunit,
-			       ang ? "HDR light per steradian (mass per solid angle)"
-				   : "HDR light per unit area (mass surface density)",
-			       st);
+	fits_bunit(ff, m, ang, st);
 	const char *rgb = "RGB", *deg = "deg";
 	char lon[16] = "LINEAR", lat[16] = "LINEAR";
 	const char *ctype[2] = {lon, lat};
@@ -111,6 +175,8 @@ static void fits_keys(fitsfile *ff, const struct out_fits_meta *m, int w, int h,
 	fits_write_key(ff, TSTRING, "UNITSYS", (void *)m->units, "scene units (nbody: G = 1)", st);
 	const char *origin = "nbody-render";
 	fits_write_key(ff, TSTRING, "ORIGIN", (void *)origin, NULL, st);
+	if (m->cam)
+		fits_camera(ff, m, st);
 }
 
 /* scale[j w + i] = 1 / (the solid angle of pixel (i, j), row 0 the top),

@@ -168,11 +168,13 @@ int out_snap_part_type(const char *component);
 /* Write st (internal units, host values current) as frame `frame` of sc to
  * PATH (a GADGET-style HDF5 snapshot, double precision; sim/snap_format.h),
  * under a temporary name renamed into place when complete; backend names
- * who computed it ("cpu", "cuda"). 0 or NB_ERUNTIME (logged; nothing
- * left at PATH or at the temporary name). */
+ * who computed it ("cpu", "cuda"); cam, frame `frame`'s camera (scene
+ * units), is written as the /Camera group (NULL: none). 0 or NB_ERUNTIME
+ * (logged; nothing left at PATH or at the temporary name). */
 struct sim_state;
+struct render_camera;
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
-		   int frame, const char *backend);
+		   int frame, const char *backend, const struct render_camera *cam);
 /* Bytes of one snapshot of n bodies (estimate, for --dry-run). */
 double out_snap_bytes(size_t n, enum scene_units units);
 
@@ -190,7 +192,8 @@ struct out_fits_meta {
 	const char *time_unit;/* "Myr", or "" (nbody) */
 	double pixel_scale;   /* LINEAR: scene length per pixel at the camera's target distance */
 	const char *length_unit; /* "kpc", or "" (nbody) */
-	const char *bunit;    /* BUNIT ("solMass kpc-2", "solMass sr-1"), or "" (nbody) */
+	int density;          /* render.mode: density (the planes hold mass; else light): BUNIT */
+	const struct render_camera *cam; /* the frame's camera (scene units): CAM* keys; NULL none */
 	const char *units;    /* "galactic" or "nbody" */
 	/* Added: angular maps (zero-initialised: perspective, a plane) */
 	enum scene_projection projection;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../render/render.h"
 #include "../sim/snap_format.h"
 #include "out_internal.h"
 #include "output.h"
@@ -237,6 +238,35 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 	return bad ? -1 : 0;
 }
 
+/* /Camera: the camera frame `frame` was drawn with, in the stored length
+ * unit (the same frame as Coordinates) and degrees: Position, Target, Up
+ * (3 each), FieldOfView (vertical), Projection ("perspective", "fisheye",
+ * "equirectangular"), FisheyeAperture and DomeTilt (as the scene's keys;
+ * used by fisheye), Eye (0 mono, -1 / +1 a stereo eye). */
+static int write_camera(hid_t f, const struct render_camera *c, const struct sim_units *u,
+			const struct snap_units *su)
+{
+	static const char *const proj[] = {"perspective", "fisheye", "equirectangular"};
+	hid_t g = H5Gcreate2(f, "Camera", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g < 0)
+		return -1;
+	double x[3][3];
+	const double *src[3] = {c->pos, c->target, c->up};
+	for (int q = 0; q < 3; q++)
+		for (int a = 0; a < 3; a++) /* scene units -> internal -> stored */
+			x[q][a] = q < 2 ? src[q][a] * u->length / su->length : src[q][a];
+	int bad = attr_array(g, "Position", H5T_NATIVE_DOUBLE, x[0], 3) ||
+		  attr_array(g, "Target", H5T_NATIVE_DOUBLE, x[1], 3) ||
+		  attr_array(g, "Up", H5T_NATIVE_DOUBLE, x[2], 3) ||
+		  attr_f64(g, "FieldOfView", c->fov) ||
+		  attr_str(g, "Projection",
+			   c->projection >= 0 && c->projection < 3 ? proj[c->projection] : proj[0]) ||
+		  attr_f64(g, "FisheyeAperture", c->fisheye_aperture > 0 ? c->fisheye_aperture : 180) ||
+		  attr_f64(g, "DomeTilt", c->dome_tilt) || attr_i32(g, "Eye", c->eye);
+	H5Gclose(g);
+	return bad ? -1 : 0;
+}
+
 static const char *solver_name(enum scene_solver s)
 {
 	return s == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : s == SCENE_SOLVER_NONE ? "none" : "direct";
@@ -443,7 +473,7 @@ static hid_t snap_mem_create(const char *path, const char *tmp, struct snap_imag
 }
 
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
-		   int frame, const char *backend)
+		   int frame, const char *backend, const struct render_camera *cam)
 {
 	char tmp[SCENE_PATH_MAX + 64];
 	struct snap_units su;
@@ -480,7 +510,8 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
 		if (count[t])
 			bad = write_type(f, st, type_of, t, count[t], &su, buf, ids);
-	bad = bad || write_own(f, sc, st, frame, backend, &su, text);
+	bad = bad || write_own(f, sc, st, frame, backend, &su, text) ||
+	      (cam && write_camera(f, cam, &u, &su));
 	if (H5Fclose(f) < 0)
 		bad = 1;
 	f = -1;

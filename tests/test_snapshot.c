@@ -527,6 +527,121 @@ START_TEST(astropy_reads_angular_fits_maps)
 }
 END_TEST
 
+/* ---- what FITS maps and snapshots say (issue 29) ---- */
+
+/* A camera that moves: keys at frames 0 and 2 (a key frame holds exactly
+ * its key's values), fov 30, up +z. Maps and snapshots of frame 2. */
+static void cam_scene(void)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/cam.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("units: galactic\n"
+	      "simulation: {solver: direct, softening: 0.1, dt: 0.5, steps_per_frame: 1}\n"
+	      "bodies: [{name: c, model: plummer, count: 200, mass: 1e9, scale: 1, rmax: 5}]\n"
+	      "camera: {fov: 30, up: [0, 0, 1], keys: [{frame: 0, position: [0, -200, 0], target: [0, 0, 0]},\n"
+	      "  {frame: 2, position: [50, -150, 20], target: [1, 2, 3]}]}\n"
+	      "render: {width: 64, height: 48, glow: 0, psf_wing: 0, diffuse: 0}\n"
+	      "output: {frames: 3}\n",
+	      f);
+	fclose(f);
+	g_file = "cam.yaml";
+}
+
+/* FITS map DIR/frame_00002.fits read by astropy: BUNIT ('-' when absent),
+ * BTYPE, CAMPOS, CAMTGT, CAMUP, CAMFOV, CAMPROJ; into out. */
+static void fits_says(const char *dir, char *out, size_t cap)
+{
+	char script[2048];
+	snprintf(script, sizeof script,
+		 "from astropy.io import fits\n"
+		 "H = fits.open('%s/frame_00002.fits')[0].header\n"
+		 "w = lambda s: str(s).replace(' ', '_')\n"
+		 "print(w(H.get('BUNIT', '-')), w(H['BTYPE']),\n"
+		 "      *[H['CAM%%s%%s' %% (q, a)] for q in ('POS', 'TGT', 'UP') for a in 'XYZ'],\n"
+		 "      H['CAMFOV'], H['CAMPROJ'])\n",
+		 dir);
+	int rc = py(script, out, cap);
+	ck_assert_msg(rc == 0, "astropy failed: %s", slurp("py.log"));
+	printf("astropy %s: %s", dir, out);
+}
+
+/* The camera keys of cam_scene's frame 2, as printed by fits_says or
+ * h5py (9 numbers, fov, projection) after two words. */
+static void camera_is_frame_2(const char *out, int words)
+{
+	double v[10];
+	char w[3][64], proj[32];
+	const char *fmt = words ? "%63s %63s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %31s"
+				: "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %31s";
+	int n = words ? sscanf(out, fmt, w[0], w[1], &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			       &v[6], &v[7], &v[8], &v[9], proj)
+		      : sscanf(out, fmt, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+			       &v[8], &v[9], proj);
+	ck_assert_msg(n == (words ? 13 : 11), "printed: %s", out);
+	const double want[10] = {50, -150, 20, 1, 2, 3, 0, 0, 1, 30};
+	for (int i = 0; i < 10; i++)
+		ck_assert_close(v[i], want[i], 0, 1e-12);
+	ck_assert_str_eq(proj, "perspective");
+}
+
+START_TEST(fits_bunit_and_camera_tell_the_truth)
+{
+	cam_scene();
+	ck_assert_int_eq(run("output.fits_dir=light", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=2", NULL),
+			 0);
+	ck_assert_int_eq(run("output.fits_dir=mass", "render.mode=density", NULL), 0);
+	ck_assert_int_eq(run("output.fits_dir=speed", "render.color_by=speed", NULL), 0);
+	char out[4096], a[64], b[64];
+	/* components (the default): light, not a mass surface density */
+	fits_says("light", out, sizeof out);
+	ck_assert(sscanf(out, "%63s %63s", a, b) == 2);
+	ck_assert_str_eq(a, "relative");
+	ck_assert_str_eq(b, "light");
+	camera_is_frame_2(out, 1);
+	fits_says("speed", out, sizeof out);
+	ck_assert(sscanf(out, "%63s %63s", a, b) == 2);
+	ck_assert_str_eq(a, "relative");
+	ck_assert_str_eq(b, "light");
+	fits_says("mass", out, sizeof out);
+	ck_assert(sscanf(out, "%63s %63s", a, b) == 2);
+	ck_assert_str_eq(a, "solMass_kpc-2");
+	ck_assert_str_eq(b, "mass_surface_density");
+	camera_is_frame_2(out, 1);
+}
+END_TEST
+
+/* /Camera of snapshot 1 (frame 2), by h5py: Position, Target, Up (in the
+ * snapshot's frame: minus CoordinateOffset), FieldOfView, Projection;
+ * also from a run that draws nothing (the camera computed for the
+ * snapshot alone). */
+START_TEST(snapshot_camera_is_the_frames)
+{
+	cam_scene();
+	ck_assert_int_eq(run("output.fits_dir=light", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=2", NULL),
+			 0);
+	ck_assert_int_eq(run("output.snapshots.dir=bare", "output.snapshots.every=2", NULL), 0);
+	const char *dirs[2] = {"snaps", "bare"};
+	for (int k = 0; k < 2; k++) {
+		char script[2048], out[4096];
+		snprintf(script, sizeof script,
+			 "import h5py, numpy as np\n"
+			 "f = h5py.File('%s/snap_001.hdf5', 'r')\n"
+			 "c = f['Camera'].attrs\n"
+			 "o = f['NbodyRender'].attrs.get('CoordinateOffset', np.zeros(3))\n"
+			 "print(*(c['Position'] - o), *(c['Target'] - o), *c['Up'], c['FieldOfView'],\n"
+			 "      c['Projection'].decode(), f['NbodyRender'].attrs['Frame'])\n",
+			 dirs[k]);
+		ck_assert_msg(py(script, out, sizeof out) == 0, "h5py failed: %s", slurp("py.log"));
+		printf("h5py %s: %s", dirs[k], out);
+		camera_is_frame_2(out, 0);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -542,10 +657,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);
 	tcase_add_test(tc, interrupted_run_keeps_snapshots_for_restart);
 	suite_add_tcase(s, tc);
-	const char *mods[] = {"h5py", "yt", "astropy", "astropy"};
+	const char *mods[] = {"h5py", "yt", "astropy", "astropy", "astropy", "h5py"};
 	const TTest *tests[] = {h5py_reads_the_state, yt_reads_the_state_with_units,
-				astropy_reads_the_fits_map, astropy_reads_angular_fits_maps};
-	for (int i = 0; i < 4; i++) {
+				astropy_reads_the_fits_map, astropy_reads_angular_fits_maps,
+				fits_bunit_and_camera_tell_the_truth, snapshot_camera_is_the_frames};
+	for (int i = 0; i < 6; i++) {
 		if (!has_module(mods[i])) {
 			printf("SKIP: %s: %s does not import %s (Debian: python3-%s; not run, not "
 			       "counted)\n",
