@@ -15,6 +15,7 @@
 #include "../dist/dist.h"
 #include "../output/output.h"
 #include "batch.h"
+#include "estimate.h"
 #include "progress.h"
 
 static void usage(FILE *f)
@@ -149,8 +150,11 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 static int dry_run(const struct batch_file *bf, const struct batch_run *runs, int nruns, int groups,
 		   int share)
 {
-	double total = 0;
+	double total = 0, total_s = 0;
 	int bad = 0, todo = 0;
+	struct app_rates rates; /* the expected wall time (app/estimate.c) */
+	struct app_rates_info rinfo;
+	int timed = app_rates_get(&rates, &rinfo) == 0;
 	for (int i = 0; i < nruns; i++)
 		todo += runs[i].group >= 0;
 	printf("# batch %s: %d run%s into %s/\n", bf->path, nruns, nruns == 1 ? "" : "s", bf->output_dir);
@@ -190,7 +194,12 @@ static int dry_run(const struct batch_file *bf, const struct batch_run *runs, in
 		if (r->group >= 0)
 			printf("    simulation: {group: %d, runs: %d}  # group: the run that simulates for it\n",
 			       r->group + 1, r->group_size);
+		double s = timed && r->status != BATCH_SKIPPED ? app_estimate_batch_run(r, &rates) : -1;
+		if (s >= 0)
+			printf("    expected_s: %.1f  # wall time on this machine, alone\n", s), total_s += s;
 	}
+	if (timed)
+		app_estimate_batch_print(total_s, &rinfo, stdout);
 	printf("# total work: %.4g body-steps (bodies x steps; a direct-sum step costs ~bodies^2)\n", total);
 	fflush(stdout);
 	return bad ? 1 : 0;

@@ -23,6 +23,7 @@
 #include "../output/output.h"
 #include "../render/render.h"
 #include "app.h"
+#include "batch.h"
 #include "estimate.h"
 
 /* Rough tree model: interactions per body ~ 60 log2(N) / theta^2 (close
@@ -181,4 +182,29 @@ void app_estimate_warn(const struct scene *sc, int backend_cli)
 		snprintf(b, sizeof b, "%.1f h", e.total_s / 3600);
 	log_info("expected about %s on this machine%s; --dry-run for the stages", b,
 		 have ? "" : " (reference rates: --dry-run measures this machine's)");
+}
+
+double app_estimate_batch_run(const struct batch_run *r, const struct app_rates *rates)
+{
+	struct scene *sc = malloc(sizeof *sc);
+	char msg[1024];
+	if (!sc || !r->loaded || batch_scene_load(r, sc, msg, sizeof msg)) {
+		free(sc);
+		return -1;
+	}
+	struct app_estimate e;
+	app_estimate_compute(sc, r->bodies, rates, &e);
+	free(sc);
+	if (r->group >= 0 && r->group != r->index) /* simulated by its group's run */
+		e.total_s -= e.stage_s[APP_STAGE_CREATE] + e.stage_s[APP_STAGE_SIM];
+	return e.total_s;
+}
+
+void app_estimate_batch_print(double total_s, const struct app_rates_info *info, FILE *f)
+{
+	char b[32], line[1600];
+	format_s(total_s, b, sizeof b);
+	app_rates_describe(info, line, sizeof line);
+	fprintf(f, "# expected wall time: %s in all (%.4g s; the runs one at a time, each run's "
+		"expected_s above)\n# time: %s\n", b, total_s, line);
 }

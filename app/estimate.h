@@ -125,4 +125,13 @@ int app_estimate_print(const struct scene *sc, long n, int gpu, FILE *f);
 #define APP_ESTIMATE_WARN_S 180.0
 void app_estimate_warn(const struct scene *sc, int backend_cli);
 
+/* A batch run's expected seconds (its scene loaded again with its
+ * overrides): a run whose simulation another run of its group makes
+ * (batch_group) costs its frames and outputs only. -1 when it does not
+ * load. */
+struct batch_run;
+double app_estimate_batch_run(const struct batch_run *r, const struct app_rates *rates);
+/* The batch dry run's closing lines: the total and where the rates came from. */
+void app_estimate_batch_print(double total_s, const struct app_rates_info *info, FILE *f);
+
 #endif

@@ -207,6 +207,26 @@ START_TEST(bad_rates_file_refused)
 }
 END_TEST
 
+/* The batch dry run: expected_s per run that loads, and the total is
+ * their sum (the bad run has none). */
+START_TEST(batch_dry_run_total_is_the_sum)
+{
+	char env[256];
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates(env + strlen("NB_RATES_FILE="));
+	run(env, "batch tests/data/batch-small.yaml --dry-run");
+	double sum = 0;
+	int runs = 0;
+	for (const char *p = g_out; (p = strstr(p, "expected_s: ")); p++, runs++)
+		sum += strtod(p + strlen("expected_s: "), NULL);
+	const char *t = strstr(g_out, "# expected wall time: ");
+	ck_assert_msg(t && strchr(t, '('), "no total in:\n%s", g_out);
+	ck_assert_int_eq(runs, 2);
+	ck_assert(sum > 0);
+	ck_assert_close(strtod(strchr(t, '(') + 1, NULL), sum, 0.11, 1e-3);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -218,6 +238,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, cache_written_whole_and_read_back);
 	tcase_add_test(tc, unwritable_cache_dir_measures);
 	tcase_add_test(tc, bad_rates_file_refused);
+	tcase_add_test(tc, batch_dry_run_total_is_the_sum);
 	suite_add_tcase(s, tc);
 	return s;
 }
