@@ -21,6 +21,7 @@
 #include "../dist/dist.h"
 #include "../sim/cuda/gpu.h"
 #include "app.h"
+#include "estimate.h"
 #include "habits.h"
 
 #ifndef NB_VERSION
@@ -327,6 +328,7 @@ int main(int argc, char **argv)
 		goto end;
 	}
 	dist_run_over_ranks(); /* over MPI ranks: rank 0 ends the run (dist.h) */
+	app_estimate_warn(&sc, cli.backend); /* "expected about 12 min": over 3 min */
 	app_signals_install();
 	rc = app_run_restart(&sc, cli.backend, cli.restart, restart_frame, &res);
 end:
