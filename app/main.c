@@ -1,7 +1,7 @@
 /* main.c - nbody-render: a scene file in, a movie of gravitating stars out.
  *
  *   nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]
- *                [--restart SNAPSHOT] [--dry-run] [--frames N] [--fps N]
+ *                [--restart SNAPSHOT] [--dry-run] [--strict] [--frames N] [--fps N]
  *                [--quiet] [--version] [--help]
  *   nbody-render --list-keys [--markdown]
  *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume] [--no-share]
@@ -30,7 +30,7 @@
 
 static const char usage[] =
 	"usage: nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]\n"
-	"                    [--restart SNAPSHOT] [--dry-run] [--frames N] [--fps N]\n"
+	"                    [--restart SNAPSHOT] [--dry-run] [--strict] [--frames N] [--fps N]\n"
 	"                    [--quiet] [--version] [--help]\n"
 	"       nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
 	"                          [--no-share]\n";
@@ -61,6 +61,10 @@ static const char help[] =
 	"  --dry-run         print the resolved scene (every key, defaults included,\n"
 	"                    as YAML you can save and rerun) with an estimate of\n"
 	"                    memory and work, then exit\n"
+	"  --strict          warnings about the scene are errors (exit 2 before any work,\n"
+	"                    --dry-run too): keys that do nothing with the chosen\n"
+	"                    render.style, simulation.solver or camera.projection, and\n"
+	"                    camera keys after the last frame; each warning names the key\n"
 	"  --frames N        the same as --set output.frames=N\n"
 	"  --fps N           the same as --set output.fps=N\n"
 	"                    (options of ffmpeg and other programs, such as -o FILE,\n"
@@ -90,6 +94,7 @@ struct cli {
 	const char **froms; /* froms[i]: the alias that made sets[i] ("--frames 10"), or NULL */
 	char **owned;       /* the alias strings made here, freed by cli_free */
 	int nsets, nowned;
+	int strict;         /* --strict: warnings about the scene are errors */
 	int backend; /* -1: scene's */
 	int dry_run, quiet;
 	int list_keys, markdown; /* --list-keys [--markdown] */
@@ -216,6 +221,8 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 				return NB_EINPUT;
 			}
 			c->restart = p;
+		} else if (strcmp(a, "--strict") == 0) {
+			c->strict = 1;
 		} else if (a[0] == '-' && a[1]) {
 			int rc = cli_habit(argc, argv, &i, c);
 			if (rc)
@@ -302,6 +309,7 @@ int main(int argc, char **argv)
 		goto end;
 	/* rank 0 speaks for the run; the others only report errors */
 	log_set_level(cli.quiet || dist_rank() != 0 ? LOG_QUIET : LOG_NORMAL);
+	scene_strict_set(cli.strict);
 	rc = scene_load_from(cli.scene, cli.sets, cli.froms, cli.nsets, &sc);
 	if (rc)
 		goto end;

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "scene_schema.h"
+#include "scene_warn.h"
 #include "yaml_tree.h"
 
 #define SCENE_FILE_MAX (16u << 20) /* a scene is text; refuse anything larger */
@@ -30,6 +31,7 @@ struct load_ctx {
 	struct ynode *root;
 	const struct ynode *seen[SCHEMA_MAX]; /* value node of each key, by schema index */
 	const struct ynode *key_node[SCENE_MAX_KEYS];
+	const struct ynode *key_fov[SCENE_MAX_KEYS]; /* its fov, if given (scene_warn_unused) */
 	const struct ynode *body_placed[SCENE_MAX_BODIES]; /* its position or velocity, if given */
 	const struct ynode *body_mass[SCENE_MAX_BODIES];   /* its mass, or the entry */
 	const struct ynode *body_dust[SCENE_MAX_BODIES];   /* its dust.mass_fraction, if given */
@@ -265,6 +267,7 @@ static int walk_list(struct load_ctx *c, const struct scene_key *k, const struct
 			if (walk_map(c, item, inorm, ipath, NULL, ck))
 				return NB_EINPUT;
 			c->key_node[i] = c->seen[key_index(scene_schema_find("camera.keys.*.frame"))];
+			c->key_fov[i] = c->seen[key_index(scene_schema_find("camera.keys.*.fov"))];
 			c->sc->camera.nkeys = i + 1;
 			if (i > 0 && ck->frame <= c->sc->camera.keys[i - 1].frame) {
 				char fp[300];
@@ -908,7 +911,9 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, char **la
 	sc->units = units; /* the defaults pass wrote units' own default */
 	if ((err = walk_map(c, c->root, "", "", NULL, NULL)))
 		return err;
-	return cross_checks(c);
+	if ((err = cross_checks(c)))
+		return err;
+	return scene_warn_unused(sc, c->ec.name, c->key_node, c->key_fov);
 }
 
 static void err_labels_free(char **labels, int n)

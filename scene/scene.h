@@ -376,6 +376,14 @@ double scene_softening(const struct scene *sc);
 int scene_load(const char *path, const char *const *overrides, int noverrides,
 		   struct scene *sc);
 
+/* Warnings about the scene (keys the user set that its render.style,
+ * simulation.solver, camera.projection... leave unused; camera keys at or
+ * after output.frames; scene/scene_warn.c) are errors from now on when
+ * STRICT is non-zero: the load then fails (NB_EINPUT) at the first, after
+ * logging it as an error. Default 0: each is logged as a warning. Set once,
+ * before loading (main's --strict). */
+void scene_strict_set(int strict);
+
 /* Same, where froms[i] (froms or froms[i] may be NULL: "--set") says where
  * override i came from, e.g. "batch.yaml:4:12: runs.0.sweep": its messages
  * then read "batch.yaml:4:12: runs.0.sweep: key.path=value: key.path: ...". */

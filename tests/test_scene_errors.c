@@ -647,6 +647,166 @@ START_TEST(bad_colormap_files_name_file_and_line)
 }
 END_TEST
 
+/* ---- keys that do nothing (scene/scene_warn.c) ---- */
+
+/* The load succeeded with exactly one warning line, naming PLACE and KEY
+ * and holding FRAG. */
+static void expect_warning(int err, const char *place, const char *key, const char *frag)
+{
+	ck_assert_msg(err == 0, "expected a load, got %d; stderr: %s", err, g_err);
+	ck_assert_msg(count_lines_with(g_err, "warning:") == 1, "expected one warning, got: %s", g_err);
+	char head[300];
+	snprintf(head, sizeof head, "%s: %s: ", place, key);
+	ck_assert_msg(strstr(g_err, head), "warning lacks '%s': %s", head, g_err);
+	ck_assert_msg(strstr(g_err, frag), "warning lacks '%s': %s", frag, g_err);
+}
+
+/* Each row of the table fires on a --set of its key where the scene's
+ * choice leaves it unused, and names the choice. The cases are written
+ * from the renderer's and the engine's code, not from the table. */
+START_TEST(keys_that_do_nothing_warn)
+{
+	static const struct {
+		const char *set, *extra, *key, *frag;
+	} cases[] = {
+		{"render.smoothing=adaptive", NULL, "render.smoothing", "with render.style: stars"},
+		{"render.kernel=gaussian", NULL, "render.kernel", "with render.style: stars"},
+		{"render.neighbours=16", NULL, "render.neighbours", "no neighbour count is used"},
+		{"render.adaptive_every=2", NULL, "render.adaptive_every", "no adaptive smoothing"},
+		{"render.h_cap=3", NULL, "render.h_cap", "no adaptive smoothing"},
+		{"render.psf_fwhm=2", "render.style=smooth", "render.psf_fwhm", "with render.style: smooth"},
+		{"render.diffuse=0.5", "render.style=smooth", "render.diffuse", "with render.style: smooth"},
+		{"render.diffuse_smoothing=adaptive", NULL, "render.diffuse_smoothing", "render.diffuse is 0"},
+		{"render.dust_slabs=8", NULL, "render.dust_slabs", "no body entry has dust"},
+		{"render.motion_blur.shutter=0.3", NULL, "render.motion_blur.shutter", "samples is 1"},
+		{"render.psf_wing_beta=2", NULL, "render.psf_wing_beta", "render.psf_wing is 0"},
+		{"render.glow_threshold=2", "render.glow=0", "render.glow_threshold", "render.glow is 0"},
+		{"render.white=4", "render.tonemap=asinh", "render.white", "with render.tonemap: asinh"},
+		{"render.auto_percentile=90", "render.exposure=2", "render.auto_percentile", "fixed"},
+		{"render.auto_smoothing=3", "render.exposure=2", "render.auto_smoothing", "fixed"},
+		{"render.color_range=[0,1]", NULL, "render.color_range", "with render.color_by: component"},
+		{"simulation.theta=0.3", NULL, "simulation.theta", "with simulation.solver: direct"},
+		{"simulation.multipoles=1", NULL, "simulation.multipoles", "with simulation.solver: direct"},
+		{"simulation.opening=com", NULL, "simulation.opening", "with simulation.solver: direct"},
+		{"simulation.reorder=migrate", "simulation.solver=none", "simulation.reorder",
+		 "with simulation.solver: none"},
+		{"simulation.direct_kernel=gather", "simulation.solver=barnes-hut",
+		 "simulation.direct_kernel", "with simulation.solver: barnes-hut"},
+		{"simulation.timesteps=individual", "simulation.solver=none", "simulation.timesteps",
+		 "film mode takes no steps"},
+		{"simulation.eta=0.1", NULL, "simulation.eta", "with simulation.timesteps: shared"},
+		{"simulation.blocks_per_frame=2", NULL, "simulation.blocks_per_frame", "shared"},
+		{"simulation.max_level=4", NULL, "simulation.max_level", "shared"},
+		{"simulation.coarsen_margin=2", NULL, "simulation.coarsen_margin", "shared"},
+		{"camera.fisheye_aperture=200", NULL, "camera.fisheye_aperture",
+		 "with camera.projection: perspective"},
+		{"camera.dome_tilt=20", NULL, "camera.dome_tilt", "with camera.projection: perspective"},
+		{"camera.stereo.convergence=5", NULL, "camera.stereo.convergence",
+		 "with camera.stereo.mode: none"},
+		{"camera.stereo.eye_separation=0.1", NULL, "camera.stereo.eye_separation",
+		 "with camera.stereo.mode: none"},
+		{"camera.frame_fraction=0.9", NULL, "camera.frame_fraction", "with camera.frame: keys"},
+		{"camera.frame_margin=0.1", NULL, "camera.frame_margin", "with camera.frame: keys"},
+		{"camera.frame_range=[1,4]", NULL, "camera.frame_range", "with camera.frame: keys"},
+		{"output.crf=18", NULL, "output.crf", "output.video is \"\""},
+		{"output.codec=h265", NULL, "output.codec", "output.video is \"\""},
+		{"output.preset=slow", NULL, "output.preset", "output.video is \"\""},
+		{"output.png_depth=16", NULL, "output.png_depth", "output.png_dir is \"\""},
+		{"output.snapshots.every=3", NULL, "output.snapshots.every", "snapshots.dir is \"\""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *ov[2] = {cases[i].set, cases[i].extra};
+		int err = load_str(MIN, ov, cases[i].extra ? 2 : 1, &g_sc);
+		char place[200];
+		snprintf(place, sizeof place, "--set %s", cases[i].set);
+		expect_warning(err, place, cases[i].key, cases[i].frag);
+		ck_assert_msg(strstr(g_err, "does nothing"), "%s: %s", cases[i].set, g_err);
+	}
+	/* the same keys where their choice uses them: silent */
+	static const char *const used[][2] = {
+		{"render.smoothing=adaptive", "render.style=smooth"},
+		{"render.neighbours=16", "render.diffuse=0.5"},
+		{"render.kernel=gaussian", "render.style=smooth"},
+		{"render.psf_fwhm=2", "render.style=stars"},
+		{"simulation.theta=0.3", "simulation.solver=barnes-hut"},
+		{"camera.stereo.convergence=5", "camera.stereo.mode=side-by-side"},
+		{"render.white=4", "render.tonemap=filmic"},
+		{"output.crf=18", "output.video=/tmp/x.mp4"},
+	};
+	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++) {
+		int err = load_str(MIN, used[i], 2, &g_sc);
+		ck_assert_msg(err == 0 && !strstr(g_err, "warning"), "%s with %s: %d %s", used[i][0],
+			      used[i][1], err, g_err);
+	}
+}
+END_TEST
+
+/* A key from the file is placed at its line:col; a fisheye or
+ * equirectangular camera ignores fov, a key's too; keys at or after
+ * output.frames warn, the others do not; defaults never warn. */
+START_TEST(unused_keys_name_file_line_col)
+{
+	const char *text = "bodies: [{name: a, model: plummer}]\n"
+			   "render: {width: 64, height: 64, style: smooth, psf_fwhm: 2}\n";
+	expect_warning(load_str(text, NULL, 0, &g_sc), "t.yaml:2:58", "render.psf_fwhm", "style: smooth");
+	text = "bodies: [{name: a, model: plummer}]\n"
+	       "render: {width: 64, height: 64}\n"
+	       "camera:\n"
+	       "  projection: fisheye\n"
+	       "  keys:\n"
+	       "    - {frame: 0, fov: 30}\n";
+	expect_warning(load_str(text, NULL, 0, &g_sc), "t.yaml:6:23", "camera.keys.0.fov",
+		       "with camera.projection: fisheye");
+	text = "bodies: [{name: a, model: plummer}]\n"
+	       "output: {frames: 10}\n"
+	       "camera:\n"
+	       "  keys:\n"
+	       "    - {frame: 0}\n"
+	       "    - {frame: 9}\n"
+	       "    - {frame: 10}\n";
+	expect_warning(load_str(text, NULL, 0, &g_sc), "t.yaml:7:15", "camera.keys.2.frame",
+		       "frame 10 is after the last frame, 9 (output.frames: 10)");
+	const char *ov[] = {"output.frames=20"};
+	ck_assert_int_eq(load_str(text, ov, 1, &g_sc), 0);
+	ck_assert_msg(!strstr(g_err, "warning"), "20 frames reach frame 10: %s", g_err);
+	ck_assert_int_eq(load_str(MIN, NULL, 0, &g_sc), 0);
+	ck_assert_msg(!strstr(g_err, "warning"), "defaults warned: %s", g_err);
+}
+END_TEST
+
+/* Under --strict (scene_strict_set) the first warning is the one error
+ * message and the load fails with NB_EINPUT. */
+START_TEST(strict_makes_unused_keys_errors)
+{
+	const char *ov[] = {"render.kernel=gaussian", "simulation.theta=0.3"};
+	scene_strict_set(1);
+	int err = load_str(MIN, ov, 2, &g_sc);
+	scene_strict_set(0);
+	EXPECT_ERROR(err, "--set render.kernel=gaussian: render.kernel: does nothing",
+		     "(an error under --strict)");
+	ck_assert_msg(!strstr(g_err, "warning"), "%s", g_err);
+	ck_assert_int_eq(load_str(MIN, ov, 2, &g_sc), 0);
+	ck_assert_int_eq(count_lines_with(g_err, "warning:"), 2);
+}
+END_TEST
+
+/* The shipped scenes set no key that does nothing. */
+START_TEST(shipped_scenes_set_no_unused_key)
+{
+	static const char *const files[] = {
+		"scenes/antennae.yaml", "scenes/dome-collision.yaml", "scenes/dusty-disk.yaml",
+		"scenes/galaxy-collision.yaml", "scenes/isolated-disk.yaml", "scenes/mice.yaml",
+		"scenes/minor-merger.yaml", "scenes/plummer.yaml", "scenes/two-clusters.yaml",
+		"scenes/vr-collision.yaml",
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		int err = load_file(files[i], NULL, 0, &g_sc);
+		ck_assert_msg(err == 0, "%s: %s", files[i], g_err);
+		ck_assert_msg(!strstr(g_err, "warning"), "%s: %s", files[i], g_err);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("scene_errors");
@@ -665,6 +825,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, colour_keys_refuse_bad_input);
 	tcase_add_test(tc, bad_colormap_files_name_file_and_line);
 	tcase_add_test(tc, gpu_memory_key_takes_sizes_and_refuses_the_rest);
+	tcase_add_test(tc, keys_that_do_nothing_warn);
+	tcase_add_test(tc, unused_keys_name_file_line_col);
+	tcase_add_test(tc, strict_makes_unused_keys_errors);
+	tcase_add_test(tc, shipped_scenes_set_no_unused_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
