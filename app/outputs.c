@@ -34,7 +34,9 @@ static int member_per_frame(const struct scene *sc, int f)
 const struct app_out_kind app_outputs[APP_OUTPUTS_MAX] = {
 	[APP_OUT_VIDEO] = {.key = "output.video", .shape = APP_OUT_FILE, .field = FIELD(video),
 			   .batch_name = "video.mp4", .fate = APP_OUT_KEEP_ON_INTR, .from_frames = 1,
-			   .problem = batch_whole_video, .what = "the video (MP4)"},
+			   .problem = batch_whole_video,
+			   /* the dry run names the container and codec: out_video_what */
+			   .what = "the video (MP4, Matroska, QuickTime, WebM or GIF, by its name)"},
 	[APP_OUT_PNG] = {.key = "output.png_dir", .shape = APP_OUT_SEQ, .field = FIELD(png_dir),
 			 .batch_name = "png_dir", .prefix = "frame_", .suffix = ".png", .width = 5,
 			 .member_of_frame = member_per_frame, .fate = APP_OUT_REMOVE, .from_frames = 1,
@@ -340,7 +342,10 @@ void app_outputs_list(const struct scene *sc, FILE *f)
 		if (!app_out_path(sc, i, path)[0])
 			continue;
 		if (k->shape == APP_OUT_FILE) {
-			fprintf(f, "#   %-22s %s: %s\n", k->key, path, k->what);
+			char what[96];
+			fprintf(f, "#   %-22s %s: %s\n", k->key, path,
+				i == APP_OUT_VIDEO ? out_video_what(path, sc->output.codec, what, sizeof what)
+						   : k->what);
 			continue;
 		}
 		int count = 0;

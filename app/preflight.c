@@ -2,7 +2,8 @@
  * anything, shared by the real run and --dry-run (main.c calls it for both)
  * so that a dry run refuses exactly what the run would refuse at start:
  * memory (host, and GPU when the CUDA backend runs), a CUDA backend with no
- * GPU, and output paths that cannot be created. Each refusal is NB_EINPUT
+ * GPU, output paths that cannot be created, and a video whose name no
+ * container has or whose encoder this build lacks. Each refusal is NB_EINPUT
  * with the key's file:line:col or --set origin (scene_fail_key). */
 #include <errno.h>
 #include <stdio.h>
@@ -172,6 +173,17 @@ static int check_outputs(const struct scene *sc)
 	return 0;
 }
 
+/* output.video: its extension names a container of output/video_formats.c
+ * and this build has an encoder for it (out_video_choose, which the
+ * writer asks again when it opens the file). */
+static int check_video(const struct scene *sc)
+{
+	struct out_video_choice ch;
+	if (!sc->output.video[0] || !out_video_choose(sc->output.video, sc->output.codec, &ch))
+		return 0;
+	return scene_fail_key(sc, ch.key, -1, "'%s': %s", sc->output.video, ch.why);
+}
+
 int app_preflight(const struct scene *sc, int backend_cli)
 {
 	if (sim_inputs_check(sc)) /* every input file, before any work (sim/scene_count.c) */
@@ -183,6 +195,8 @@ int app_preflight(const struct scene *sc, int backend_cli)
 	 * then paths whose directories cannot be made */
 	struct app_view one = {.sc = sc};
 	int rc = app_outputs_check(&one, 0);
+	if (!rc)
+		rc = check_video(sc);
 	if (!rc)
 		rc = check_outputs(sc);
 	if (!rc)

@@ -75,6 +75,32 @@ struct out_video_meta;
 int out_mp4_sphere_tag(struct AVFormatContext *fmt, struct AVStream *st,
 		       const struct out_video_meta *meta, const char *path);
 
+/* video_formats.c: the video containers, one row per file extension, and
+ * the encoders they use (what output.crf and output.preset mean to each,
+ * and the options fixed for it). output/mp4.c reads them; output.h has the
+ * public side (out_video_choose, out_video_what, out_video_accepted). */
+#define OUT_VENC_MAX 3
+struct out_vencoder {
+	const char *name;  /* libavcodec's: "libx264" */
+	const char *label; /* for messages and --dry-run: "H.264" */
+	int crf, preset;   /* 1: output.crf / output.preset are its private options */
+	const char *opts;  /* fixed options "k=v:k=v" for avcodec_open2, or NULL */
+	unsigned tag;      /* the stream's codec tag, 0: the muxer's default */
+};
+struct out_vformat {
+	const char *ext;   /* ".mp4", matched without regard to case */
+	const char *muxer; /* libavformat's name: the temporary name has no extension */
+	const char *name;  /* "MP4" */
+	/* NULL first: output.codec picks (libx264, libx265); else the first
+	 * of these that this build has */
+	const struct out_vencoder *encoders[OUT_VENC_MAX];
+	int rgb8;          /* 1: RGB 3-3-2 frames (a fixed 256-colour palette), not yuv420p */
+	const char *header_opts; /* muxer options for avformat_write_header, or NULL */
+	int tags;          /* 1: BT.709 colour tags and the spherical/stereo side data */
+};
+/* The row of PATH's extension, or NULL. */
+const struct out_vformat *out_vformat_of(const char *path);
+
 /* 16-bit to 8-bit with rounding: (v*255 + 32767) / 65535. */
 static inline uint8_t out_to8(uint16_t v)
 {

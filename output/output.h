@@ -73,11 +73,37 @@ struct out_video_meta {
 	enum out_stereo stereo;
 };
 
+/* ---- video containers (output/video_formats.c) ----
+ * output.video's extension picks the container: .mp4 (MP4), .mkv
+ * (Matroska), .mov (QuickTime): H.264 or H.265 as output.codec says;
+ * .webm (WebM): VP9 (libvpx-vp9), else AV1 (libsvtav1, then libaom-av1),
+ * whichever this build of FFmpeg has first, output.crf as that encoder's
+ * crf, output.preset not used; .gif: 256 fixed colours (RGB 3-3-2 through
+ * swscale's dither), output.crf and output.preset not used. output.codec
+ * h265 with .webm or .gif is refused. Case does not matter (".MP4"). */
+struct out_vformat;
+struct out_vencoder;
+struct out_video_choice {
+	const struct out_vformat *format;  /* NULL: no container has the extension */
+	const struct out_vencoder *enc;    /* the encoder (NULL when refused) */
+	const char *key;                   /* refused: the key to blame ("output.video", "output.codec") */
+	char why[512];                     /* refused: why, with the accepted names or the missing encoders */
+};
+/* Choose PATH's container and encoder for CODEC in this build: 0, or
+ * NB_EINPUT with ch->key and ch->why set (nothing logged). */
+int out_video_choose(const char *path, enum scene_codec codec, struct out_video_choice *ch);
+/* "the video (WebM, VP9)" for PATH and CODEC into buf; returns buf. */
+const char *out_video_what(const char *path, enum scene_codec codec, char *buf, size_t n);
+/* The accepted extensions: ".mp4, .mkv, .mov, .webm, .gif". */
+const char *out_video_accepted(void);
+
 /* ---- low-level writers (each usable alone; used by tests and bench) ---- */
 struct out_mp4;
-/* Open PATH (written to a temp name) for w x h at fps. codec h264 (libx264)
- * or h265 (libx265 if the build has it, else NB_EINPUT saying so); crf,
- * preset; yuv420p, BT.709 tags, +faststart. Odd w or h: NB_EINPUT. */
+/* Open PATH (written to a temp name) for w x h at fps, in the container
+ * its extension names (out_video_choose: an unknown one, or a missing
+ * encoder, is NB_EINPUT saying so). MP4: codec h264 (libx264) or h265
+ * (libx265); crf, preset; yuv420p, BT.709 tags, +faststart. Odd w or h:
+ * NB_EINPUT. The names out_mp4_* stay: MP4 was the first container. */
 int out_mp4_open(struct out_mp4 **m, const char *path, int w, int h, int fps,
 		 enum scene_codec codec, int crf, const char *preset);
 /* The same, tagged with meta (NULL or zeroed: exactly out_mp4_open).

@@ -1,0 +1,259 @@
+/* test_output_formats.c - output.video follows the file name through
+ * libav's muxers (output/video_formats.c): each container writes a file
+ * that libavformat opens as that format, with the expected codec, every
+ * frame and the F picture's colours where they belong; an unknown
+ * extension, or h265 with a container that does not take it, is refused
+ * with exit 2 before any work (--dry-run too), naming the accepted names;
+ * the dry run says which container and codec a run writes.
+ *
+ *   make CUDA=0 BUILD=/tmp/b /tmp/b/nbody-render /tmp/b/tests/test_output_formats
+ *   NB_BIN=/tmp/b/nbody-render /tmp/b/tests/test_output_formats   (from the repository root) */
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <sys/wait.h>
+
+#include "../render/yuv.h"
+#include "test_output_util.h"
+
+/* The encoder a .webm file must get: the first of these this build has. */
+static enum AVCodecID webm_codec(const char **label)
+{
+	static const struct {
+		const char *enc, *label;
+		enum AVCodecID id;
+	} order[] = {{"libvpx-vp9", "VP9", AV_CODEC_ID_VP9},
+		     {"libsvtav1", "AV1", AV_CODEC_ID_AV1},
+		     {"libaom-av1", "AV1", AV_CODEC_ID_AV1}};
+	for (int i = 0; i < 3; i++)
+		if (avcodec_find_encoder_by_name(order[i].enc)) {
+			*label = order[i].label;
+			return order[i].id;
+		}
+	*label = NULL;
+	return AV_CODEC_ID_NONE;
+}
+
+/* Open PATH with libavformat: its demuxer's name into fmt, the video
+ * stream's codec; returns the number of video packets (one per frame). */
+static int probe_packets(const char *path, char *fmt, size_t n, enum AVCodecID *codec)
+{
+	AVFormatContext *ic = NULL;
+	ck_assert_int_eq(avformat_open_input(&ic, path, NULL, NULL), 0);
+	ck_assert_int_ge(avformat_find_stream_info(ic, NULL), 0);
+	snprintf(fmt, n, "%s", ic->iformat->name);
+	int vs = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+	ck_assert_int_ge(vs, 0);
+	*codec = ic->streams[vs]->codecpar->codec_id;
+	AVPacket *pkt = av_packet_alloc();
+	int count = 0;
+	while (av_read_frame(ic, pkt) >= 0) {
+		count += pkt->stream_index == vs;
+		av_packet_unref(pkt);
+	}
+	av_packet_free(&pkt);
+	avformat_close_input(&ic);
+	return count;
+}
+
+/* The F picture decoded from the first frame of PATH. */
+static void assert_f_picture(const char *path, int w, int h)
+{
+	uint8_t *rgb = decode_raw(path, 1, "rgb24", (size_t)w * h * 3);
+	assert_colour(rgb, w, f_bar(w, h), 255, 0, 0, "red bar");
+	assert_colour(rgb, w, f_top(w, h), 0, 255, 0, "green arm");
+	assert_colour(rgb, w, f_mid(w, h), 0, 0, 255, "blue arm");
+	assert_colour(rgb, w, (struct rect){w * 11 / 16, h * 7 / 16, w * 15 / 16, h * 15 / 16}, 0,
+		      0, 0, "background");
+	free(rgb);
+}
+
+/* Write FRAMES frames of the F picture to DIR/a.EXT, through the YUV
+ * planes (yuv != 0, as the GPU hands them) or 16-bit RGB. */
+static void write_f(const char *path, int w, int h, int frames, int yuv)
+{
+	struct out_mp4 *m = NULL;
+	ck_assert_int_eq(out_mp4_open(&m, path, w, h, 10, SCENE_CODEC_H264, 12, "veryfast"), 0);
+	uint16_t *img = make_f(w, h);
+	uint8_t *planes = malloc((size_t)w * h * 3 / 2);
+	ck_assert_ptr_nonnull(planes);
+	render_rgb16_to_yuv420p(img, w, h, planes, planes + w * h, planes + w * h * 5 / 4);
+	for (int i = 0; i < frames; i++)
+		ck_assert_int_eq(yuv ? out_mp4_write_yuv(m, planes, planes + w * h,
+							 planes + w * h * 5 / 4)
+				     : out_mp4_write(m, img),
+				 0);
+	ck_assert_int_eq(out_mp4_close(&m, 1), 0);
+	free(planes);
+	free(img);
+}
+
+static const struct {
+	const char *ext, *demuxer;
+	enum AVCodecID codec; /* NONE: the WebM's, webm_codec */
+} containers[] = {
+	{"mp4", "mov,mp4,m4a,3gp,3g2,mj2", AV_CODEC_ID_H264},
+	{"mkv", "matroska,webm", AV_CODEC_ID_H264},
+	{"MOV", "mov,mp4,m4a,3gp,3g2,mj2", AV_CODEC_ID_H264},
+	{"webm", "matroska,webm", AV_CODEC_ID_NONE},
+	{"gif", "gif", AV_CODEC_ID_GIF},
+};
+
+static void container_case(int i, int yuv)
+{
+	const char *label;
+	enum AVCodecID want = containers[i].codec ? containers[i].codec : webm_codec(&label);
+	if (want == AV_CODEC_ID_NONE)
+		return; /* no WebM encoder here: webm_refused_without_an_encoder's case */
+	make_tmpdir();
+	char path[512], fmt[64];
+	const int w = 96, h = 64, frames = 7;
+	snprintf(path, sizeof path, "%s/a.%s", g_dir, containers[i].ext);
+	write_f(path, w, h, frames, yuv);
+	enum AVCodecID got;
+	ck_assert_int_eq(probe_packets(path, fmt, sizeof fmt, &got), frames);
+	ck_assert_str_eq(fmt, containers[i].demuxer);
+	ck_assert_msg(got == want, "%s: codec %s, expected %s", path, avcodec_get_name(got),
+		      avcodec_get_name(want));
+	assert_f_picture(path, w, h);
+	assert_decodes_clean(path);
+	ck_assert_int_eq(count_files(g_dir, "partial"), 0);
+	rm_tree(g_dir);
+}
+
+START_TEST(each_container_has_its_format_codec_and_frames) { container_case(_i, 0); }
+END_TEST
+
+START_TEST(each_container_takes_yuv_planes) { container_case(_i, 1); }
+END_TEST
+
+START_TEST(unknown_extension_is_input_error_and_writes_nothing)
+{
+	make_tmpdir();
+	static const char *const names[] = {"a.avi", "a", "a.mp4.part", "dir.mp4/a"};
+	for (int i = 0; i < 4; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
+		struct out_mp4 *m = NULL;
+		ck_assert_int_eq(out_mp4_open(&m, path, 64, 48, 10, SCENE_CODEC_H264, 20, "veryfast"),
+				 NB_EINPUT);
+		ck_assert_ptr_null(m);
+		struct out_video_choice ch;
+		ck_assert_int_eq(out_video_choose(path, SCENE_CODEC_H264, &ch), NB_EINPUT);
+		ck_assert_str_eq(ch.key, "output.video");
+		ck_assert_ptr_nonnull(strstr(ch.why, "accepted: .mp4, .mkv, .mov, .webm, .gif"));
+	}
+	ck_assert_int_eq(count_files(g_dir, ""), 2); /* . and .. */
+	rm_tree(g_dir);
+}
+END_TEST
+
+static char g_out[16384], g_err[8192];
+
+/* Run the program on scenes/plummer.yaml with ARGS (and --dry-run when
+ * DRY); stdout in g_out, stderr in g_err; the exit status. */
+static int run(const char *args, int dry)
+{
+	char cmd[2048], of[] = "/tmp/nb_fmt_outXXXXXX", ef[] = "/tmp/nb_fmt_errXXXXXX";
+	int fo = mkstemp(of), fe = mkstemp(ef);
+	ck_assert(fo >= 0 && fe >= 0);
+	close(fo);
+	close(fe);
+	snprintf(cmd, sizeof cmd, "'%s' scenes/plummer.yaml %s %s >'%s' 2>'%s'", nb_bin(), args,
+		 dry ? "--dry-run" : "", of, ef);
+	int ws = system(cmd);
+	char *bufs[2] = {g_out, g_err};
+	const char *names[2] = {of, ef};
+	size_t lens[2] = {sizeof g_out, sizeof g_err};
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(names[i], "rb");
+		ck_assert_ptr_nonnull(f);
+		size_t n = fread(bufs[i], 1, lens[i] - 1, f);
+		bufs[i][n] = '\0';
+		fclose(f);
+		remove(names[i]);
+	}
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+START_TEST(program_refuses_unknown_extension_before_any_work)
+{
+	make_tmpdir();
+	char args[1024];
+	for (int dry = 1; dry >= 0; dry--) {
+		snprintf(args, sizeof args,
+			 "--set output.video=%s/clip.avi --set output.stats=%s/s.csv "
+			 "--set bodies.0.count=200 --set output.frames=2",
+			 g_dir, g_dir);
+		ck_assert_int_eq(run(args, dry), 2);
+		ck_assert_msg(strstr(g_err, "output.video: '") &&
+				      strstr(g_err, "clip.avi': no video container is named by this "
+						    "file's extension; accepted: .mp4, .mkv, .mov, .webm, .gif"),
+			      "stderr: %s", g_err);
+		ck_assert_int_eq(count_files(g_dir, ""), 2); /* nothing written: . and .. */
+	}
+	rm_tree(g_dir);
+}
+END_TEST
+
+START_TEST(program_refuses_h265_for_webm_and_gif)
+{
+	static const char *const exts[] = {"webm", "gif"};
+	for (int i = 0; i < 2; i++) {
+		char args[256];
+		snprintf(args, sizeof args, "--set output.video=/tmp/nb-fmt-x.%s --set output.codec=h265",
+			 exts[i]);
+		ck_assert_int_eq(run(args, 1), 2);
+		ck_assert_msg(strstr(g_err, "--set output.codec=h265: output.codec: ") &&
+				      strstr(g_err, "h265 applies to .mp4, .mkv and .mov only"),
+			      "stderr: %s", g_err);
+	}
+}
+END_TEST
+
+START_TEST(dry_run_names_container_and_codec)
+{
+	const char *vp = NULL;
+	webm_codec(&vp);
+	char webm[64];
+	snprintf(webm, sizeof webm, "the video (WebM, %s)", vp ? vp : "?");
+	const struct {
+		const char *set, *what;
+	} cases[] = {
+		{"--set output.video=o/v.mp4", "o/v.mp4: the video (MP4, H.264)"},
+		{"--set output.video=o/v.mp4 --set output.codec=h265", "o/v.mp4: the video (MP4, H.265)"},
+		{"--set output.video=o/v.mkv", "o/v.mkv: the video (Matroska, H.264)"},
+		{"--set output.video=o/v.mov", "o/v.mov: the video (QuickTime, H.264)"},
+		{"--set output.video=o/v.webm", webm},
+		{"--set output.video=o/v.gif", "o/v.gif: the video (GIF, 256 fixed colours)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (i == 4 && !vp)
+			continue;
+		ck_assert_int_eq(run(cases[i].set, 1), 0);
+		const char *list = strstr(g_out, "# outputs");
+		ck_assert_msg(strstr(g_out, cases[i].what), "%s: no '%s' in:\n%.600s", cases[i].set,
+			      cases[i].what, list ? list : g_out);
+	}
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("output_formats");
+	TCase *tc = tcase_create("output_formats");
+	/* libav's encoders run here: third-party code raises FP flags by design */
+	tcase_add_checked_fixture(tc, nb_untrap_fpe, NULL);
+	tcase_set_timeout(tc, 120);
+	log_set_level(LOG_QUIET);
+	int n = (int)(sizeof containers / sizeof containers[0]);
+	tcase_add_loop_test(tc, each_container_has_its_format_codec_and_frames, 0, n);
+	tcase_add_loop_test(tc, each_container_takes_yuv_planes, 0, n);
+	tcase_add_test(tc, unknown_extension_is_input_error_and_writes_nothing);
+	tcase_add_test(tc, program_refuses_unknown_extension_before_any_work);
+	tcase_add_test(tc, program_refuses_h265_for_webm_and_gif);
+	tcase_add_test(tc, dry_run_names_container_and_codec);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
