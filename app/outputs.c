@@ -356,3 +356,65 @@ void app_outputs_list(const struct scene *sc, FILE *f)
 			k->suffix, k->what, count);
 	}
 }
+
+void app_out_size_text(long long bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+	if (bytes < 1024) {
+		snprintf(buf, len, "%lld byte%s", bytes, bytes == 1 ? "" : "s");
+		return;
+	}
+	double v = (double)bytes / 1024;
+	int u = 0;
+	while (v >= 1024 && u < 3)
+		v /= 1024, u++;
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+/* Size of PATH when it is a regular file, else -1. */
+static long long regular_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? (long long)sb.st_size : -1;
+}
+
+int app_out_written(const struct scene *sc, int i, int first, int last, char *buf, size_t len,
+		    long long *bytes)
+{
+	const struct app_out_kind *k = &app_outputs[i];
+	char path[SCENE_PATH_MAX], member[SCENE_PATH_MAX + 64], size[32];
+	buf[0] = '\0';
+	*bytes = 0;
+	if (!app_out_path(sc, i, path)[0])
+		return 0;
+	if (k->shape == APP_OUT_FILE) {
+		long long b = regular_size(path);
+		if (b < 0)
+			return 0;
+		*bytes = b;
+		app_out_size_text(b, size, sizeof size);
+		snprintf(buf, len, "%s, %s", path, size);
+		return 1;
+	}
+	int count = 0, lo = -1, hi = -1;
+	for (int n = first; n >= 0 && n <= last; n++) {
+		snprintf(member, sizeof member, "%s/%s%0*d%s", path, k->prefix, k->width, n, k->suffix);
+		long long b = regular_size(member);
+		if (b < 0)
+			continue;
+		*bytes += b;
+		count++;
+		hi = n;
+		if (lo < 0)
+			lo = n;
+	}
+	if (!count)
+		return 0;
+	app_out_size_text(*bytes, size, sizeof size);
+	if (count == 1)
+		snprintf(buf, len, "%s/%s%0*d%s, %s", path, k->prefix, k->width, lo, k->suffix, size);
+	else
+		snprintf(buf, len, "%s/%s%0*d%s .. %s%0*d%s, %d files, %s", path, k->prefix, k->width,
+			 lo, k->suffix, k->prefix, k->width, hi, k->suffix, count, size);
+	return 1;
+}

@@ -127,5 +127,14 @@ int app_outputs_place(struct scene *sc, const char *dir, char *msg, size_t msgle
 /* --dry-run: one comment line per row that sc writes (key, path, shape,
  * the member range for sequences) on f. */
 void app_outputs_list(const struct scene *sc, FILE *f);
+/* The end of a run: what row i of sc holds now, as one line into buf
+ * (len > 0): a FILE's path and size ("o/v.mp4, 8.9 KiB"), or the members
+ * first..last of a SEQ that are regular files ("o/png/frame_00000.png ..
+ * frame_00004.png, 5 files, 56.0 KiB"). *bytes gets the size. 1 when
+ * something of it is there, else 0 (buf ""). */
+int app_out_written(const struct scene *sc, int i, int first, int last, char *buf, size_t len,
+		    long long *bytes);
+/* bytes as text: "750 bytes", "8.9 KiB", "412.3 MiB", "1.2 GiB" (1024s). */
+void app_out_size_text(long long bytes, char *buf, size_t len);
 
 #endif

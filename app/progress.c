@@ -41,10 +41,12 @@ void app_progress_update(struct app_progress *p, int done)
 	double fps = el > 0 ? done / el : 0;
 	/* Frame 0 is the initial state: steps are taken from frame 1 on. */
 	double steps = (double)(done > 0 ? done - 1 : 0) * p->steps_per_frame;
-	char eta[32];
+	char eta[32], rate[48] = "";
 	fmt_eta(fps > 0 ? (p->total_frames - done) / fps : -1, eta, sizeof eta);
-	fprintf(stderr, "%sframe %d/%d  %.1f steps/s  %.2f frames/s  ETA %s%s", p->tty ? "\r" : "",
-		done, p->total_frames, el > 0 ? steps / el : 0.0, fps, eta, p->tty ? "\033[K" : "\n");
+	if (steps > 0 && el > 0) /* frame 1 took no steps: no rate to say */
+		snprintf(rate, sizeof rate, "  %.1f steps/s", steps / el);
+	fprintf(stderr, "%sframe %d/%d%s  %.2f frames/s  ETA %s%s", p->tty ? "\r" : "", done,
+		p->total_frames, rate, fps, eta, p->tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
 

@@ -86,6 +86,72 @@ static void view_remove_outputs(struct run_view *v)
 	}
 }
 
+/* A time as text: tenths of a second, one significant digit below 0.05 s
+ * (what ran is not "0.0 s"; always plain seconds, so that
+ * tools/same-frames.sh's pattern for times reads every one alike). */
+static void stage_time(double s, char *buf, size_t len)
+{
+	int decimals = 1;
+	for (double lim = 0.05; decimals < 9 && s < lim; lim /= 10)
+		decimals++;
+	snprintf(buf, len, "%.*f s", decimals, s);
+}
+
+/* "done: N frames in X s (...)": the stages this view ran, each with its
+ * time; a stage it had no output for (no video: no encoding; no PNG
+ * frames) is not named. */
+static void view_say_done(const struct run_view *v, const char *who)
+{
+	const struct app_result *res = v->res;
+	const struct scene *sc = v->sc;
+	char stages[512], t[32];
+	size_t n = 0;
+	stage_time(res->sim_s, t, sizeof t);
+	n += (size_t)snprintf(stages + n, sizeof stages - n, "simulation %s", t);
+	if (app_outputs_want_frames(sc)) {
+		stage_time(res->render_s, t, sizeof t);
+		n += (size_t)snprintf(stages + n, sizeof stages - n, ", rendering %s", t);
+	}
+	if (sc->output.video[0]) {
+		stage_time(res->encode_s, t, sizeof t);
+		n += (size_t)snprintf(stages + n, sizeof stages - n, ", encoding %s on its own thread", t);
+	}
+	if (sc->output.png_dir[0]) {
+		stage_time(res->png_s, t, sizeof t);
+		snprintf(stages + n, sizeof stages - n, ", PNG frames %s of CPU on the PNG threads", t);
+	}
+	stage_time(res->wall_s, t, sizeof t);
+	log_info("%sdone: %d frames in %s (%s)", who, res->frames_done, t, stages);
+}
+
+/* The end of a run: every row of the outputs table this view put in place
+ * (after an interrupt: what it keeps), each with its path and size as it
+ * is on disk now, and their total. */
+static void view_list_outputs(const struct run_view *v, const char *who)
+{
+	char line[APP_OUTPUTS_MAX][2 * SCENE_PATH_MAX + 64], size[32];
+	long long total = 0, bytes;
+	int count = 0;
+	for (int i = 0; i < app_outputs_n; i++) {
+		const struct run_placed *p = &v->out[i];
+		int there = app_outputs[i].shape == APP_OUT_FILE
+				    ? p->placed
+				    : p->first >= 0 && p->last >= p->first;
+		if (there && app_out_written(v->sc, i, p->first, p->last, line[count],
+					     sizeof line[count], &bytes)) {
+			total += bytes;
+			count++;
+		}
+	}
+	if (!count)
+		return;
+	app_out_size_text(total, size, sizeof size);
+	log_info("%s%s %d output%s, %s in all:", who, v->rc == NB_EINTR ? "kept" : "wrote", count,
+		 count == 1 ? "" : "s", size);
+	for (int i = 0; i < count; i++)
+		log_info("%s  %s", who, line[i]);
+}
+
 /* Finish view v after the frames (rc: how the simulation ended): close its
  * outputs, keep them when all went well, store its resolved scene last;
  * when anything failed, remove what it put in place. */
@@ -100,6 +166,9 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		int wrc = out_writer_close(&v->w, v->rc == 0, v->rc == NB_EINTR);
 		if (v->rc == 0)
 			v->rc = wrc;
+		/* interrupted, the writer finishes the video with the frames so far */
+		if (v->rc == NB_EINTR && wrc == 0 && res->frames_done > 0)
+			app_view_placed(v, APP_OUT_VIDEO, -1);
 		if (v->rc == 0) { /* the writer closed well: its files are in place */
 			app_view_placed(v, APP_OUT_VIDEO, -1);
 			app_view_placed(v, APP_OUT_PREVIEW, -1);
@@ -133,6 +202,8 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		app_resolved_scene_path(v->sc, res->resolved_scene);
 		if (res->resolved_scene[0])
 			v->rc = write_resolved_scene(v->sc, res->resolved_scene);
+		if (res->resolved_scene[0] && v->rc == 0)
+			app_view_placed(v, APP_OUT_RESOLVED, -1);
 	}
 	if (v->rc != 0)
 		view_remove_outputs(v);
@@ -149,13 +220,10 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 	if (v->rc == NB_EINTR)
 		log_info("%sinterrupted after %d of %d frames; the video holds the frames made so far", who,
 			 res->frames_done, res->frames_total);
-	if ((v->rc == 0 || v->rc == NB_EINTR) && res->png_s > 0)
-		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread, PNG frames %.1f s of CPU on the PNG threads)",
-			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s,
-			 res->png_s);
-	else if (v->rc == 0 || v->rc == NB_EINTR)
-		log_info("%sdone: %d frames in %.1f s (simulation %.1f s, rendering %.1f s, encoding %.1f s on its own thread)",
-			 who, res->frames_done, res->wall_s, res->sim_s, res->render_s, res->encode_s);
+	if (v->rc == 0 || v->rc == NB_EINTR) {
+		view_say_done(v, who);
+		view_list_outputs(v, who);
+	}
 	renderer_free(&v->r);
 }
 

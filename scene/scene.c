@@ -212,9 +212,8 @@ static int body_checks(struct load_ctx *c, const struct ynode *m, const char *pa
 		else
 			snprintf(joined, sizeof(joined), "%s/%s", c->sc->dir, b->file);
 		if (!realpath(joined, real))
-			return scene_fail(&c->ec, fn, p, "cannot open '%s': %s%s%s", joined,
-					  strerror(errno), b->source[0] ? "; it comes from " : "",
-					  b->source);
+			return scene_fail(&c->ec, fn, p, "cannot open '%s': %s%s%s", joined, strerror(errno),
+					  b->source[0] ? "; it comes from " : "", b->source);
 		char why[300];
 		int fd = scene_infile_open(real, why, sizeof(why));
 		if (fd < 0)

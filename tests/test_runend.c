@@ -123,6 +123,124 @@ START_TEST(missing_example_file_says_where_it_comes_from)
 }
 END_TEST
 
+static const char *small_scene =
+	"units: nbody\nseed: 3\n"
+	"simulation: {solver: direct, softening: 0.05, dt: 0.001, steps_per_frame: 2, backend: cpu}\n"
+	"bodies:\n  - {name: c, model: plummer, count: 200}\n"
+	"camera: {keys: [{frame: 0, position: [0, -8, 3], target: [0, 0, 0]}]}\n"
+	"render: {width: 64, height: 36}\n"
+	"output: {frames: 4}\n";
+
+/* Size of DIR/NAME, a regular file; -1 if it is none. */
+static long long size_of(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	FMT(path, "%s/%s", dir, name);
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? (long long)sb.st_size : -1;
+}
+
+/* "N bytes" or "X.Y KiB/MiB/GiB" at S: the size it says holds bytes (within
+ * the rounding of one decimal). */
+static void assert_size_text(const char *s, long long bytes, const char *line)
+{
+	double v = 0;
+	char unit[8] = "";
+	ck_assert_msg(sscanf(s, "%lf %7s", &v, unit) == 2, "no size in '%s'", line);
+	double scale = !strncmp(unit, "byte", 4) ? 1 : !strcmp(unit, "KiB") ? 1024
+		       : !strcmp(unit, "MiB") ? 1048576.0 : !strcmp(unit, "GiB") ? 1073741824.0 : 0;
+	ck_assert_msg(scale > 0, "unknown unit '%s' in '%s'", unit, line);
+	if (scale == 1)
+		ck_assert_msg((long long)v == bytes, "'%s': %lld bytes on disk", line, bytes);
+	else
+		ck_assert_msg(fabs(v * scale - (double)bytes) <= 0.05 * scale + 1e-9 && v < 1024,
+			      "'%s': %lld bytes on disk", line, bytes);
+}
+
+/* The line of LOG that starts with "  PREFIX": its text after the prefix. */
+static const char *listed(const char *log, const char *prefix)
+{
+	char needle[PATH_MAX];
+	FMT(needle, "\n  %s", prefix);
+	const char *at = strstr(log, needle);
+	ck_assert_msg(at != NULL, "no line '  %s' in: %s", prefix, log);
+	return at + strlen(needle);
+}
+
+/* Every output a run wrote is listed once at its end, with the size stat
+ * gives (a sequence: its first and last member, the count, the sum), and
+ * the total; the "done:" line names only the stages that ran, none as
+ * "0.0 s"; --quiet prints none of it. */
+START_TEST(run_end_lists_every_output_with_its_size)
+{
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	write_file(dir, "s.yaml", small_scene);
+	ck_assert_int_eq(run_in(dir, "s.yaml --set output.video=o/v.mp4 --set output.png_dir=o/png "
+				     "--set output.stats=o/s.csv --set output.initial_state=o/i.csv "
+				     "--set output.final_state=o/f.csv --set output.preview=o/p.jpg "
+				     "--set output.snapshots.dir=o/snap --set output.snapshots.every=2"),
+			 0);
+	char *log = slurp(dir, "log");
+	const char *files[] = {"o/v.mp4", "o/p.jpg", "o/s.csv", "o/i.csv", "o/f.csv",
+			       "o/v.scene.yaml"};
+	long long total = 0;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		long long b = size_of(dir, files[i]);
+		char prefix[64];
+		ck_assert_msg(b > 0, "%s not written", files[i]);
+		FMT(prefix, "%s, ", files[i]);
+		assert_size_text(listed(log, prefix), b, files[i]);
+		total += b;
+	}
+	long long png = 0, snap = 0;
+	for (int f = 0; f < 4; f++) {
+		char name[64];
+		FMT(name, "o/png/frame_%05d.png", f);
+		ck_assert_int_gt(size_of(dir, name), 0);
+		png += size_of(dir, name);
+	}
+	/* every 2 frames: frames 0 and 2, and the last, 3 */
+	for (int n = 0; n < 3; n++) {
+		char name[64];
+		FMT(name, "o/snap/snap_%03d.hdf5", n);
+		ck_assert_int_gt(size_of(dir, name), 0);
+		snap += size_of(dir, name);
+	}
+	ck_assert_int_lt(size_of(dir, "o/snap/snap_003.hdf5"), 0);
+	assert_size_text(listed(log, "o/png/frame_00000.png .. frame_00003.png, 4 files, "), png,
+			 "png");
+	assert_size_text(listed(log, "o/snap/snap_000.hdf5 .. snap_002.hdf5, 3 files, "), snap,
+			 "snapshots");
+	total += png + snap;
+	const char *head = strstr(log, "wrote 8 outputs, ");
+	ck_assert_msg(head != NULL, "no 'wrote 8 outputs' in: %s", log);
+	assert_size_text(head + strlen("wrote 8 outputs, "), total, "the total");
+	ck_assert_msg(strstr(log, "done: 4 frames in ") && !strstr(log, " 0.0 s") &&
+			      !strstr(log, "main thread"),
+		      "a stage of no time, or no done line, in: %s", log);
+	free(log);
+
+	/* statistics only: no rendering, encoding or PNG stage is named */
+	ck_assert_int_eq(run_in(dir, "s.yaml --set output.stats=o2/s.csv"), 0);
+	log = slurp(dir, "log");
+	ck_assert_msg(strstr(log, "done: 4 frames in ") && !strstr(log, "rendering") &&
+			      !strstr(log, "encoding") && !strstr(log, "PNG") && !strstr(log, " 0.0 s"),
+		      "a stage that did not run is named in: %s", log);
+	ck_assert_msg(strstr(log, "wrote 2 outputs, ") && strstr(log, "\n  o2/s.csv, ") &&
+			      strstr(log, "\n  o2/s.scene.yaml, "),
+		      "the statistics run's outputs are not listed in: %s", log);
+	free(log);
+
+	ck_assert_int_eq(run_in(dir, "s.yaml --set output.stats=o3/s.csv --quiet"), 0);
+	log = slurp(dir, "log");
+	ck_assert_msg(log[0] == '\0', "--quiet printed: %s", log);
+	ck_assert_int_gt(size_of(dir, "o3/s.csv"), 0);
+	free(log);
+	remove_tree(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("runend");
@@ -130,6 +248,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, missing_example_file_says_where_it_comes_from);
+	tcase_add_test(tc, run_end_lists_every_output_with_its_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
