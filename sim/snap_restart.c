@@ -246,6 +246,13 @@ static int check_layout(hid_t f, const char *path, const struct snap_head *h,
 				return rc;
 		}
 	}
+	/* exact positions, where the writer offset Coordinates into a box */
+	if (H5Lexists(f, SNAP_GROUP_OWN "/InternalCoordinates", H5P_DEFAULT) > 0) {
+		int rc = dset_layout(f, path, fsize, SNAP_GROUP_OWN "/InternalCoordinates",
+				     (size_t)h->nbodies, 3, 0);
+		if (rc)
+			return rc;
+	}
 	if (su->velocity != 1.0)
 		return dset_layout(f, path, fsize, SNAP_GROUP_OWN "/InternalVelocities",
 				   (size_t)h->nbodies, 3, 0);
@@ -308,6 +315,9 @@ static int check_values(hid_t f, const char *path, const struct snap_head *h,
 	if (rc == 0 && su->velocity != 1.0)
 		rc = check_range(f, path, SNAP_GROUP_OWN "/InternalVelocities", (size_t)h->nbodies,
 				 SIM_CSV_XMAX * su->velocity);
+	if (rc == 0 && H5Lexists(f, SNAP_GROUP_OWN "/InternalCoordinates", H5P_DEFAULT) > 0)
+		rc = check_range(f, path, SNAP_GROUP_OWN "/InternalCoordinates", (size_t)h->nbodies,
+				 SIM_CSV_XMAX * su->length);
 	return rc;
 }
 
@@ -590,6 +600,14 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	if (rc == 0 && su.velocity != 1.0 &&
 	    dset_read(f, SNAP_GROUP_OWN "/InternalVelocities", st->vel, st->n, 3)) {
 		log_error("%s: --restart: /%s/InternalVelocities is missing or not %zu x 3", path,
+			  SNAP_GROUP_OWN, st->n);
+		rc = NB_EINPUT;
+	}
+	/* exact positions where Coordinates were offset into a box
+	 * (output/snap_write.c); checked by check_layout and check_values */
+	if (rc == 0 && H5Lexists(f, SNAP_GROUP_OWN "/InternalCoordinates", H5P_DEFAULT) > 0 &&
+	    dset_read(f, SNAP_GROUP_OWN "/InternalCoordinates", st->pos, st->n, 3)) {
+		log_error("%s: --restart: /%s/InternalCoordinates is not %zu x 3", path,
 			  SNAP_GROUP_OWN, st->n);
 		rc = NB_EINPUT;
 	}
