@@ -13,6 +13,7 @@
  * Try: --set output.snapshots.dir=out/snaps --set output.snapshots.every=10,
  * then python3 -c "import yt; print(yt.load('out/snaps/snap_000.hdf5'))". */
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +143,7 @@ static int dset_u32(hid_t loc, const char *name, const uint32_t *v, hsize_t n)
 /* ---- the groups ---- */
 
 static int write_header(hid_t f, const struct sim_state *st, const unsigned *count,
-			const struct snap_units *su, const struct sim_units *u)
+			const struct snap_units *su, const struct sim_units *u, double box)
 {
 	hid_t g = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g < 0)
@@ -154,7 +155,7 @@ static int write_header(hid_t f, const struct sim_state *st, const unsigned *cou
 		  attr_array(g, "NumPart_Total_HighWord", H5T_NATIVE_UINT, high, SNAP_NTYPES) ||
 		  attr_array(g, "MassTable", H5T_NATIVE_DOUBLE, masstab, SNAP_NTYPES) ||
 		  attr_f64(g, "Time", st->time / su->time) || attr_f64(g, "Redshift", 0.0) ||
-		  attr_f64(g, "BoxSize", 0.0) || attr_i32(g, "NumFilesPerSnapshot", 1) ||
+		  attr_f64(g, "BoxSize", box) || attr_i32(g, "NumFilesPerSnapshot", 1) ||
 		  attr_f64(g, "Omega0", 0.0) || attr_f64(g, "OmegaLambda", 0.0) ||
 		  attr_f64(g, "HubbleParam", 1.0) || attr_i32(g, "Flag_Sfr", 0) ||
 		  attr_i32(g, "Flag_Cooling", 0) || attr_i32(g, "Flag_StellarAge", 0) ||
@@ -165,6 +166,26 @@ static int write_header(hid_t f, const struct sim_state *st, const unsigned *cou
 		  attr_str(g, "SceneTimeUnit", su->time_name);
 	H5Gclose(g);
 	return bad ? -1 : 0;
+}
+
+/* The box of a run that has none (no periodic run exists here): GADGET
+ * readers (yt among them) take the domain as [0, BoxSize]^3, and yt can
+ * neither plot a BoxSize of 0 nor place bodies outside the box (it wraps
+ * them, periodically). So the snapshot is written in a cube about the
+ * scene's origin: BoxSize L is the smallest power of two at least 2.5 x
+ * the largest |coordinate| of any body (stored unit; a margin of 25 %
+ * beyond the farthest body on every side), and every stored coordinate is
+ * the scene's plus L / 2 (NbodyRender/CoordinateOffset). A power of two
+ * keeps L / 2 exact; the exact positions stay in InternalCoordinates. */
+static double snap_box(const struct sim_state *st, const struct snap_units *su)
+{
+	double m = 0;
+	for (size_t i = 0; i < 3 * st->n; i++)
+		m = fmax(m, fabs(st->pos[i] / su->length));
+	double L = 0x1p-20;
+	while (L < 2.5 * m && L < 0x1p100)
+		L *= 2;
+	return L;
 }
 
 /* SWIFT's names and the OWLS/GADGET names, in /Units; GADGET-4's in
@@ -196,7 +217,8 @@ static int write_units(hid_t f, const struct snap_units *su)
 /* PartType t: its bodies in body order, in the stored units. buf holds
  * 3 n doubles. */
 static int write_type(hid_t f, const struct sim_state *st, const int *type_of, int t,
-		      unsigned count, const struct snap_units *su, double *buf, uint32_t *ids)
+		      unsigned count, const struct snap_units *su, double off, double *buf,
+		      uint32_t *ids)
 {
 	char name[16];
 	snprintf(name, sizeof name, "PartType%d", t);
@@ -214,7 +236,7 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 	bad = bad || attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, nn);
 	free(names);
 	const double *src[2] = {st->pos, st->vel};
-	const double fac[2] = {su->length, su->velocity};
+	const double fac[2] = {su->length, su->velocity}, add[2] = {off, 0};
 	const char *dname[2] = {"Coordinates", "Velocities"};
 	for (int q = 0; q < 2 && !bad; q++) {
 		size_t k = 0;
@@ -222,7 +244,7 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 			if (type_of[st->comp[i]] != t)
 				continue;
 			for (int d = 0; d < 3; d++)
-				buf[3 * k + d] = src[q][3 * i + d] / fac[q];
+				buf[3 * k + d] = src[q][3 * i + d] / fac[q] + add[q];
 			k++;
 		}
 		bad = dset_f64(g, dname[q], buf, count, 3);
@@ -239,12 +261,12 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 }
 
 /* /Camera: the camera frame `frame` was drawn with, in the stored length
- * unit (the same frame as Coordinates) and degrees: Position, Target, Up
+ * unit, in the same frame as Coordinates (CoordinateOffset added), and degrees: Position, Target, Up
  * (3 each), FieldOfView (vertical), Projection ("perspective", "fisheye",
  * "equirectangular"), FisheyeAperture and DomeTilt (as the scene's keys;
  * used by fisheye), Eye (0 mono, -1 / +1 a stereo eye). */
 static int write_camera(hid_t f, const struct render_camera *c, const struct sim_units *u,
-			const struct snap_units *su)
+			const struct snap_units *su, double off)
 {
 	static const char *const proj[] = {"perspective", "fisheye", "equirectangular"};
 	hid_t g = H5Gcreate2(f, "Camera", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -254,7 +276,7 @@ static int write_camera(hid_t f, const struct render_camera *c, const struct sim
 	const double *src[3] = {c->pos, c->target, c->up};
 	for (int q = 0; q < 3; q++)
 		for (int a = 0; a < 3; a++) /* scene units -> internal -> stored */
-			x[q][a] = q < 2 ? src[q][a] * u->length / su->length : src[q][a];
+			x[q][a] = q < 2 ? src[q][a] * u->length / su->length + off : src[q][a];
 	int bad = attr_array(g, "Position", H5T_NATIVE_DOUBLE, x[0], 3) ||
 		  attr_array(g, "Target", H5T_NATIVE_DOUBLE, x[1], 3) ||
 		  attr_array(g, "Up", H5T_NATIVE_DOUBLE, x[2], 3) ||
@@ -279,8 +301,10 @@ static const char *opening_name(enum scene_opening o)
 
 /* /NbodyRender: what a restart needs and checks (sim/snap_restart.c). */
 static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st, int frame,
-		     const char *backend, const struct snap_units *su, const char *scene_text)
+		     const char *backend, const struct snap_units *su, const char *scene_text,
+		     double off)
 {
+	const double offs[3] = {off, off, off};
 	struct sim_units u;
 	scene_units_of(sc->units, &u);
 	/* attributes past 64 KiB (a long scene) need dense storage */
@@ -323,13 +347,17 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	      attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, (hsize_t)nc) ||
 	      attr_array(g, "ComponentCounts", H5T_NATIVE_LLONG, counts, (hsize_t)nc) ||
 	      attr_array(g, "ComponentPartTypes", H5T_NATIVE_INT, types, (hsize_t)nc) ||
-	      attr_str(g, "Scene", scene_text);
+	      attr_str(g, "Scene", scene_text) ||
+	      attr_array(g, "CoordinateOffset", H5T_NATIVE_DOUBLE, offs, 3);
 	free(names);
 	free(counts);
 	free(types);
 	/* velocities in km/s are not the internal values bit for bit: keep those */
 	if (!bad && su->velocity != 1.0)
 		bad = dset_f64(g, "InternalVelocities", st->vel, st->n, 3);
+	/* Coordinates are offset into the box (snap_box): keep the exact ones */
+	if (!bad)
+		bad = dset_f64(g, "InternalCoordinates", st->pos, st->n, 3);
 	H5Gclose(g);
 	return bad ? -1 : 0;
 }
@@ -506,12 +534,13 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 
 	if ((f = snap_mem_create(path, tmp, &im, &fapl)) < 0)
 		goto end;
-	bad = write_header(f, st, count, &su, &u) || write_units(f, &su);
+	const double box = snap_box(st, &su), off = 0.5 * box;
+	bad = write_header(f, st, count, &su, &u, box) || write_units(f, &su);
 	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
 		if (count[t])
-			bad = write_type(f, st, type_of, t, count[t], &su, buf, ids);
-	bad = bad || write_own(f, sc, st, frame, backend, &su, text) ||
-	      (cam && write_camera(f, cam, &u, &su));
+			bad = write_type(f, st, type_of, t, count[t], &su, off, buf, ids);
+	bad = bad || write_own(f, sc, st, frame, backend, &su, text, off) ||
+	      (cam && write_camera(f, cam, &u, &su, off));
 	if (H5Fclose(f) < 0)
 		bad = 1;
 	f = -1;
@@ -550,7 +579,8 @@ double out_snap_bytes(size_t n, enum scene_units units)
 	struct snap_units su;
 	snap_units_of(units, &su);
 	/* Coordinates, Velocities, Masses (double), ParticleIDs (uint32), the
-	 * exact velocities when km/s are stored, ~64 KiB of header and scene */
-	double per = 7 * 8 + 4 + (su.velocity != 1.0 ? 24 : 0);
+	 * exact positions, the exact velocities when km/s are stored, ~64 KiB
+	 * of header and scene */
+	double per = 7 * 8 + 4 + 24 + (su.velocity != 1.0 ? 24 : 0);
 	return per * (double)n + 65536.0;
 }

@@ -45,6 +45,7 @@ static const char *const h5_mass_names[] = {"Masses", "DynamicalMasses"};
 struct h5_state {
 	hid_t f; /* 0 until open: H5Fopen never returns 0 */
 	const char *mass[SIM_SNAP_NTYPES]; /* h5_mass_names row, or NULL: none */
+	double off[3]; /* our own snapshots' NbodyRender/CoordinateOffset, else 0 */
 };
 
 static hid_t h5_file(const struct sim_snap *s)
@@ -468,7 +469,26 @@ static int h5_open(struct sim_snap *s)
 		log_error("%s: cannot be opened as an HDF5 file (not HDF5, or damaged)", s->path);
 		return NB_EINPUT;
 	}
-	((struct h5_state *)s->priv)->f = f;
+	struct h5_state *hs = s->priv;
+	hs->f = f;
+	/* Our own snapshots store positions offset into their box
+	 * (output/snap_write.c): the scene's frame is read back. */
+	const char *own = "NbodyRender", *oa = "CoordinateOffset";
+	hs->off[0] = hs->off[1] = hs->off[2] = 0;
+	if (H5Lexists(f, own, H5P_DEFAULT) > 0 && H5Aexists_by_name(f, own, oa, H5P_DEFAULT) > 0) {
+		hid_t a = H5Aopen_by_name(f, own, oa, H5P_DEFAULT, H5P_DEFAULT);
+		hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+		int ok = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 3 &&
+			 H5Aread(a, H5T_NATIVE_DOUBLE, hs->off) >= 0;
+		if (sp >= 0)
+			H5Sclose(sp);
+		if (a >= 0)
+			H5Aclose(a);
+		if (!ok || !isfinite(hs->off[0] + hs->off[1] + hs->off[2])) {
+			log_error("%s: %s/%s: expected 3 finite numbers", s->path, own, oa);
+			return NB_EINPUT;
+		}
+	}
 	return h5_header(s);
 }
 
@@ -520,6 +540,9 @@ static int h5_read(struct sim_snap *s, int t, uint64_t first, size_t n, uint64_t
 		return 0;
 	if (pos && (err = h5_rows(s, t, "Coordinates", first, n, 3, H5T_NATIVE_DOUBLE, pos)))
 		return err;
+	const double *off = ((const struct h5_state *)s->priv)->off;
+	for (size_t i = 0; pos && i < 3 * n; i++)
+		pos[i] -= off[i % 3];
 	if (vel && (err = h5_rows(s, t, "Velocities", first, n, 3, H5T_NATIVE_DOUBLE, vel)))
 		return err;
 	if (id && (err = h5_rows(s, t, "ParticleIDs", first, n, 1, H5T_NATIVE_UINT64, id)))

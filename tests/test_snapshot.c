@@ -88,7 +88,7 @@ static void snaps_bit_identical(const char *a, const char *b)
 {
 	const char *sets[] = {"PartType1/Coordinates", "PartType2/Coordinates",
 			      "PartType3/Coordinates", "PartType4/Coordinates",
-			      "NbodyRender/InternalVelocities"};
+			      "NbodyRender/InternalVelocities", "NbodyRender/InternalCoordinates"};
 	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
 		size_t na, nb;
 		double *x = h5_doubles(a, sets[i], &na), *y = h5_doubles(b, sets[i], &nb);
@@ -299,7 +299,8 @@ START_TEST(h5py_reads_the_state)
 		   "m = sum(f['PartType%d/Masses' % t][:].sum() for t in range(6) if n[t])\n"
 		   "t = [t for t in range(6) if n[t] and 217 in f['PartType%d/ParticleIDs' % t][:]][0]\n"
 		   "k = list(f['PartType%d/ParticleIDs' % t][:]).index(217)\n"
-		   "x = f['PartType%d/Coordinates' % t][k]; v = f['PartType%d/Velocities' % t][k]\n"
+		   "x = f['PartType%d/Coordinates' % t][k] - f['NbodyRender'].attrs['CoordinateOffset']\n"
+		   "v = f['PartType%d/Velocities' % t][k]\n"
 		   "u = f['Units'].attrs\n"
 		   "print(*n, m, t, *x, *v, h['Time'], h['Time_SceneUnits'],\n"
 		   "      u['Unit length in cgs (U_L)'], u['Unit mass in cgs (U_M)'],\n"
@@ -354,7 +355,8 @@ START_TEST(yt_reads_the_state_with_units)
 		    "ad = ds.all_data()\n"
 		    "ids = ad['all', 'particle_index'].v\n"
 		    "k = int(np.where(ids == 5)[0][0])\n"
-		    "x = ad['all', 'particle_position'][k].to('kpc').v\n"
+		    "off = ds.arr(ds.parameters['BoxSize'] / 2, 'code_length')\n"
+		    "x = (ad['all', 'particle_position'][k] - off).to('kpc').v\n"
 		    "v = ad['all', 'particle_velocity'][k].to('km/s').v\n"
 		    "print(type(ds).__name__, len(ids), ad['all', 'particle_mass'].sum().to('Msun').v,\n"
 		    "      *x, *v, ds.current_time.to('Myr').v)\n",
@@ -527,6 +529,61 @@ START_TEST(astropy_reads_angular_fits_maps)
 }
 END_TEST
 
+/* yt plots a snapshot as it is (issue 29): BoxSize holds every body (the
+ * positions offset by BoxSize / 2 into the box), and ParticleProjectionPlot
+ * with no options draws all the mass, centred where the bodies are: the
+ * plot's buffer (mass per pixel; empty pixels NaN) holds the total mass, and its
+ * mass-weighted centre is the bodies' centre of mass projected on the
+ * domain (from the final state CSV, independent of yt), within a pixel. */
+START_TEST(yt_plots_the_snapshot_without_options)
+{
+	ck_assert_int_eq(run("output.final_state=fin.csv", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=3", NULL),
+			 0);
+	double com[3] = {0}, mtot = 0;
+	char path[PATH_MAX], line[1024];
+	snprintf(path, sizeof path, "%s/fin.csv", g_dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
+	int n = 0;
+	for (double m, x[3]; fgets(line, sizeof line, f); n++) {
+		ck_assert(sscanf(line, "%*u,%*[^,],%lf,%lf,%lf,%lf", &m, &x[0], &x[1], &x[2]) == 4);
+		mtot += m;
+		for (int d = 0; d < 3; d++)
+			com[d] += m * x[d];
+	}
+	fclose(f);
+	ck_assert_int_eq(n, 460);
+	char out[4096];
+	int rc = py("import yt, numpy as np\n"
+		    "yt.set_log_level(50)\n"
+		    "ds = yt.load('snaps/snap_003.hdf5')\n"
+		    "p = yt.ParticleProjectionPlot(ds, 'z', ('all', 'particle_mass'))\n"
+		    "p.save('proj.png')\n"
+		    "b = p.frb[('all', 'particle_mass')]\n"
+		    "a = np.nan_to_num(np.asarray(b.to('Msun').v, 'f8')); ny, nx = a.shape\n"
+		    "(x0, x1), (y0, y1) = [(float(e[0].to('kpc')), float(e[1].to('kpc'))) for e in (p.xlim, p.ylim)]\n"
+		    "j, i = np.mgrid[0:ny, 0:nx]\n"
+		    "cx = x0 + (i + 0.5).ravel() @ a.ravel() / a.sum() * (x1 - x0) / nx\n"
+		    "cy = y0 + (j + 0.5).ravel() @ a.ravel() / a.sum() * (y1 - y0) / ny\n"
+		    "print(ds.parameters['BoxSize'], a.sum(), cx, cy, (x1 - x0) / nx,\n"
+		    "      float(ds.domain_left_edge[0]), float(ds.domain_right_edge[0]))\n",
+		    out, sizeof out);
+	ck_assert_msg(rc == 0, "yt failed: %s", slurp("py.log"));
+	printf("yt plot: %s", out);
+	double box, msum, cx, cy, pix, le, re;
+	ck_assert_msg(sscanf(out, "%lf %lf %lf %lf %lf %lf %lf", &box, &msum, &cx, &cy, &pix, &le,
+			     &re) == 7,
+		      "yt printed: %s", out);
+	ck_assert(exists("proj.png"));
+	ck_assert_msg(box > 0 && le == 0 && re == box, "BoxSize %g, domain [%g, %g]", box, le, re);
+	ck_assert_close(msum, mtot, 0, 1e-3); /* all the mass in the plot */
+	ck_assert_close(cx, com[0] / mtot + box / 2, pix, 0);
+	ck_assert_close(cy, com[1] / mtot + box / 2, pix, 0);
+}
+END_TEST
+
 /* ---- what FITS maps and snapshots say (issue 29) ---- */
 
 /* A camera that moves: keys at frames 0 and 2 (a key frame holds exactly
@@ -657,11 +714,12 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);
 	tcase_add_test(tc, interrupted_run_keeps_snapshots_for_restart);
 	suite_add_tcase(s, tc);
-	const char *mods[] = {"h5py", "yt", "astropy", "astropy", "astropy", "h5py"};
+	const char *mods[] = {"h5py", "yt", "astropy", "astropy", "astropy", "h5py", "yt"};
 	const TTest *tests[] = {h5py_reads_the_state, yt_reads_the_state_with_units,
 				astropy_reads_the_fits_map, astropy_reads_angular_fits_maps,
-				fits_bunit_and_camera_tell_the_truth, snapshot_camera_is_the_frames};
-	for (int i = 0; i < 6; i++) {
+				fits_bunit_and_camera_tell_the_truth, snapshot_camera_is_the_frames,
+				yt_plots_the_snapshot_without_options};
+	for (int i = 0; i < 7; i++) {
 		if (!has_module(mods[i])) {
 			printf("SKIP: %s: %s does not import %s (Debian: python3-%s; not run, not "
 			       "counted)\n",
