@@ -593,7 +593,10 @@ const struct scene_key scene_schema[] = {
 	{.path = "output.fps", .type = SKEY_INT, SC(output.fps), .lo = 1, .hi = 240, .def = "30",
 	 .type_doc = "integer in [1, 240]", .help = "frames per second of the video"},
 	{.path = "output.video", .type = SKEY_STRING, SC(output.video), .def = "\"\"",
-	 .type_doc = "path", .help = "MP4 file (relative to the working directory)"},
+	 .type_doc = "path ending .mp4/.mkv/.mov/.webm/.gif",
+	 .help = "the video (relative to the working directory); its extension picks the container: "
+		 ".mp4, .mkv, .mov (H.264 or H.265, output.codec), .webm (VP9, else AV1: the first "
+		 "this FFmpeg has), .gif (256 fixed colours, RGB 3-3-2); any other name is refused"},
 	{.path = "output.png_dir", .type = SKEY_STRING, SC(output.png_dir), .def = "\"\"",
 	 .type_doc = "path", .help = "directory for one PNG per frame"},
 	{.path = "output.stats", .type = SKEY_STRING, SC(output.stats), .def = "\"\"",
@@ -608,11 +611,14 @@ const struct scene_key scene_schema[] = {
 	 .names = preview_names, .def = "last", .type_doc = "none | last | sheet",
 	 .help = "last: the last frame; sheet: a contact sheet of frames (none when preview is \"\")"},
 	{.path = "output.codec", .type = SKEY_ENUM, SC(output.codec), .names = codec_names,
-	 .def = "h264", .type_doc = "h264 | h265", .help = "video codec"},
+	 .def = "h264", .type_doc = "h264 | h265",
+	 .help = "video codec of .mp4, .mkv and .mov; .webm and .gif have their own (h265 with them "
+		 "is refused)"},
 	{.path = "output.crf", .type = SKEY_INT, SC(output.crf), .lo = 0, .hi = 51, .def = "20",
-	 .type_doc = "integer in [0, 51]", .help = "constant rate factor: lower is better and larger"},
+	 .type_doc = "integer in [0, 51]", .help = "constant rate factor: lower is better and larger (.webm: the VP9/AV1 crf, "
+		 "on its own scale; .gif: unused)"},
 	{.path = "output.preset", .type = SKEY_WORD, SC(output.preset), .names = preset_names,
-	 .def = "veryfast", .type_doc = "ultrafast ... placebo", .help = "x264/x265 speed preset"},
+	 .def = "veryfast", .type_doc = "ultrafast ... placebo", .help = "x264/x265 speed preset (.webm and .gif: unused)"},
 	{.path = "output.png_depth", .type = SKEY_INT, SC(output.png_depth), .lo = 8, .hi = 16,
 	 .names = depth_names, .def = "8", .type_doc = "8 | 16", .help = "bits per PNG channel"},
 	{.path = "output.resolved_scene", .type = SKEY_STRING, SC(output.resolved_scene),
