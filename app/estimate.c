@@ -26,17 +26,6 @@
 #include "batch.h"
 #include "estimate.h"
 
-/* Rough tree model: interactions per body ~ 60 log2(N) / theta^2 (close
- * to the ~5,500 per body Ryoanji reports at N = 1M, theta = 0.6). */
-double app_estimate_interactions(const struct scene *sc, double n)
-{
-	if (sc->simulation.solver == SCENE_SOLVER_DIRECT || n < 2)
-		return n * (n - 1) / 2;
-	double th = sc->simulation.theta > 0.05 ? sc->simulation.theta : 0.05;
-	double per = 60 * log2(n) / (th * th);
-	return n * (per < n ? per : n);
-}
-
 /* Bodies of disk galaxies (created at create_disk), at most n. */
 static double disk_bodies(const struct scene *sc, long n)
 {

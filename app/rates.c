@@ -24,21 +24,6 @@
 #define NB_VERSION "unknown"
 #endif
 
-/* Measured on the development machine (2 shared cores, busy; docs/
- * BENCHMARKS.md, issue 29): the calibration's figures there, and encode,
- * PNG and file rates from real runs (the writer's busy time per pixel). */
-const struct app_rates app_rates_reference = {
-	.create_body = 1.8e-6,
-	.create_disk = 5.4e-5,
-	.direct_pair = 9.2e-9,
-	.tree_inter = 5.9e-9,
-	.frame_px = 6.9e-7,
-	.frame_body = 2.6e-6,
-	.encode_px = 5.8e-8,
-	.png_px = 7.5e-7,
-	.file_byte = 3.2e-8,
-};
-
 /* The rates' names in the file, in struct order. */
 #define RATE(x) {#x, offsetof(struct app_rates, x)}
 static const struct {

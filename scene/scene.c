@@ -699,13 +699,6 @@ static int check_framing(struct load_ctx *c)
 	return 0;
 }
 
-long scene_dust_count(const struct scene_body *b)
-{
-	if (b->model != SCENE_MODEL_DISK_GALAXY || !(b->dust.mass_fraction > 0) || b->disk.count <= 0)
-		return 0;
-	return (long)floor(b->dust.mass_fraction * (double)b->disk.count + 0.5);
-}
-
 /* Dust (bodies.*.dust): drawn only by render.style: stars in components
  * mode (render/dust.c), and at least one dust body. */
 static int check_dust(struct load_ctx *c)
