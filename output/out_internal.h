@@ -97,6 +97,11 @@ struct out_vformat {
 	int rgb8;          /* 1: RGB 3-3-2 frames (a fixed 256-colour palette), not yuv420p */
 	const char *header_opts; /* muxer options for avformat_write_header, or NULL */
 	int tags;          /* 1: BT.709 colour tags and the spherical/stereo side data */
+	/* --resume: NULL when head (the file's first n bytes), its last byte
+	 * and its size say the file is whole, else why; NULL here: MP4 boxes,
+	 * checked by the caller (out_video_whole) */
+	const char *(*problem)(const unsigned char *head, size_t n, unsigned char last,
+			       long long size);
 };
 /* The row of PATH's extension, or NULL. */
 const struct out_vformat *out_vformat_of(const char *path);

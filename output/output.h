@@ -96,6 +96,12 @@ int out_video_choose(const char *path, enum scene_codec codec, struct out_video_
 const char *out_video_what(const char *path, enum scene_codec codec, char *buf, size_t n);
 /* The accepted extensions: ".mp4, .mkv, .mov, .webm, .gif". */
 const char *out_video_accepted(void);
+/* --resume: does PATH hold a whole video of its container? 1 when the
+ * container has a check of its own (Matroska and WebM: the Segment ends at
+ * the end of the file; GIF: signature and trailer), with *why NULL (whole)
+ * or the reason ("is truncated ..."); 0 for MP4 and QuickTime, whose boxes
+ * the caller walks (app/batch_verify.c). Reads only the file structure. */
+int out_video_whole(const char *path, const char **why);
 
 /* ---- low-level writers (each usable alone; used by tests and bench) ---- */
 struct out_mp4;

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "../scene/log.h"
@@ -33,15 +34,70 @@ static const struct out_vencoder enc_aom = {"libaom-av1", "AV1", 1, 0,
 					    "b=0:cpu-used=6:row-mt=1", 0};
 static const struct out_vencoder enc_gif = {"gif", "GIF, 256 fixed colours", 0, 0, NULL, 0};
 
+/* An EBML variable-length integer at b (n bytes there): its length in
+ * bytes (0: none), its value in *v without the length marker (keep: with
+ * it, as element IDs are written), *unknown when every value bit is 1. */
+static int ebml_vint(const unsigned char *b, size_t n, int keep, unsigned long long *v,
+		     int *unknown)
+{
+	int len = 1;
+	while (len <= 8 && !(b[0] & (0x80 >> (len - 1))))
+		len++;
+	if (len > 8 || (size_t)len > n)
+		return 0;
+	unsigned long long mask = 0x80ull >> (len - 1);
+	*v = keep ? b[0] : b[0] & (mask - 1);
+	int ones = (b[0] & (mask - 1)) == mask - 1;
+	for (int i = 1; i < len; i++) {
+		*v = *v << 8 | b[i];
+		ones &= b[i] == 0xff;
+	}
+	*unknown = ones;
+	return len;
+}
+
+/* Matroska and WebM: the EBML header, then the Segment, whose size (the
+ * muxer writes it with the trailer) reaches exactly the end of the file. */
+static const char *ebml_problem(const unsigned char *head, size_t n, unsigned char last,
+				long long size)
+{
+	(void)last;
+	unsigned long long id, len;
+	int unk, a, b, c;
+	if ((a = ebml_vint(head, n, 1, &id, &unk)) == 0 || id != 0x1A45DFA3)
+		return "does not start as a Matroska file (not the file the run writes)";
+	if ((b = ebml_vint(head + a, n - a, 0, &len, &unk)) == 0 || len > n - a - b)
+		return "is truncated (its Matroska header is cut off)";
+	size_t off = (size_t)a + b + len;
+	if ((c = ebml_vint(head + off, n - off, 1, &id, &unk)) == 0 || id != 0x18538067)
+		return "is not a whole Matroska file (no Segment after the header)";
+	off += c;
+	if ((c = ebml_vint(head + off, n - off, 0, &len, &unk)) == 0 || unk ||
+	    (long long)(off + c + len) != size)
+		return "is truncated (its Matroska Segment does not end at the end of the file)";
+	return NULL;
+}
+
+/* GIF: the signature, and the trailer byte 0x3B last. */
+static const char *gif_problem(const unsigned char *head, size_t n, unsigned char last,
+			       long long size)
+{
+	(void)size;
+	if (n < 7 || (memcmp(head, "GIF89a", 6) && memcmp(head, "GIF87a", 6)))
+		return "does not start as a GIF (not the file the run writes)";
+	return last == 0x3B ? NULL : "is truncated (no GIF trailer at its end)";
+}
+
 /* Columns: extension, muxer, container's name, encoders (NULL first:
  * output.codec picks), 256-colour frames, muxer options, BT.709 and
- * spherical/stereo tags. */
+ * spherical/stereo tags, the --resume check (NULL: MP4 boxes, the
+ * caller's). */
 static const struct out_vformat out_vformats[] = {
-	{".mp4", "mp4", "MP4", {NULL}, 0, "movflags=+faststart", 1},
-	{".mkv", "matroska", "Matroska", {NULL}, 0, NULL, 1},
-	{".mov", "mov", "QuickTime", {NULL}, 0, "movflags=+faststart", 1},
-	{".webm", "webm", "WebM", {&enc_vp9, &enc_svtav1, &enc_aom}, 0, NULL, 1},
-	{".gif", "gif", "GIF", {&enc_gif}, 1, NULL, 0},
+	{".mp4", "mp4", "MP4", {NULL}, 0, "movflags=+faststart", 1, NULL},
+	{".mkv", "matroska", "Matroska", {NULL}, 0, NULL, 1, ebml_problem},
+	{".mov", "mov", "QuickTime", {NULL}, 0, "movflags=+faststart", 1, NULL},
+	{".webm", "webm", "WebM", {&enc_vp9, &enc_svtav1, &enc_aom}, 0, NULL, 1, ebml_problem},
+	{".gif", "gif", "GIF", {&enc_gif}, 1, NULL, 0, gif_problem},
 };
 #define NFORMATS ((int)(sizeof out_vformats / sizeof out_vformats[0]))
 
@@ -129,4 +185,39 @@ const char *out_video_what(const char *path, enum scene_codec codec, char *buf, 
 	else
 		snprintf(buf, n, "the video (%s, %s)", ch.format->name, ch.enc->label);
 	return buf;
+}
+
+int out_video_whole(const char *path, const char **why)
+{
+	const struct out_vformat *f = out_vformat_of(path);
+	if (!f || !f->problem)
+		return 0;
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*why = "is missing";
+		return 1;
+	}
+	if (st.st_size == 0) {
+		*why = "is empty";
+		return 1;
+	}
+	/* The Matroska header and the Segment's size lie in the first bytes;
+	 * a GIF's trailer is the last one: read both ends. */
+	unsigned char buf[256];
+	size_t n = st.st_size < (off_t)sizeof buf ? (size_t)st.st_size : sizeof buf;
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		*why = "cannot be read";
+		return 1;
+	}
+	int ok = fread(buf, 1, n, fp) == n;
+	unsigned char last = 0;
+	ok = ok && fseeko(fp, -1, SEEK_END) == 0 && fread(&last, 1, 1, fp) == 1;
+	fclose(fp);
+	if (!ok) {
+		*why = "cannot be read";
+		return 1;
+	}
+	*why = f->problem(buf, n, last, (long long)st.st_size);
+	return 1;
 }

@@ -126,6 +126,43 @@ END_TEST
 START_TEST(each_container_takes_yuv_planes) { container_case(_i, 1); }
 END_TEST
 
+/* --resume's check (out_video_whole): the written Matroska, WebM and GIF
+ * are whole; cut short by one byte or by half, each is not; MP4 and
+ * QuickTime are left to the box walk (0). */
+START_TEST(whole_video_check_finds_a_cut_file)
+{
+	const char *why = "unset", *label;
+	make_tmpdir();
+	char path[512];
+	static const char *const own[] = {"mkv", "webm", "gif"};
+	for (int i = 0; i < 3; i++) {
+		if (i == 1 && webm_codec(&label) == AV_CODEC_ID_NONE)
+			continue;
+		snprintf(path, sizeof path, "%s/w.%s", g_dir, own[i]);
+		write_f(path, 64, 48, 4, 0);
+		ck_assert_int_eq(out_video_whole(path, &why), 1);
+		ck_assert_msg(why == NULL, "%s: %s", path, why);
+		struct stat sb;
+		ck_assert_int_eq(stat(path, &sb), 0);
+		for (int cut = 0; cut < 2; cut++) {
+			ck_assert_int_eq(truncate(path, cut ? sb.st_size / 2 : sb.st_size - 1), 0);
+			ck_assert_int_eq(out_video_whole(path, &why), 1);
+			ck_assert_msg(why && strstr(why, "truncated"), "%s cut: %s", path,
+				      why ? why : "whole");
+			stat(path, &sb);
+		}
+	}
+	snprintf(path, sizeof path, "%s/none.mkv", g_dir);
+	ck_assert_int_eq(out_video_whole(path, &why), 1);
+	ck_assert_str_eq(why, "is missing");
+	snprintf(path, sizeof path, "%s/w.mp4", g_dir);
+	ck_assert_int_eq(out_video_whole(path, &why), 0);
+	snprintf(path, sizeof path, "%s/w.MOV", g_dir);
+	ck_assert_int_eq(out_video_whole(path, &why), 0);
+	rm_tree(g_dir);
+}
+END_TEST
+
 START_TEST(unknown_extension_is_input_error_and_writes_nothing)
 {
 	make_tmpdir();
@@ -248,6 +285,7 @@ static Suite *make_suite(void)
 	int n = (int)(sizeof containers / sizeof containers[0]);
 	tcase_add_loop_test(tc, each_container_has_its_format_codec_and_frames, 0, n);
 	tcase_add_loop_test(tc, each_container_takes_yuv_planes, 0, n);
+	tcase_add_test(tc, whole_video_check_finds_a_cut_file);
 	tcase_add_test(tc, unknown_extension_is_input_error_and_writes_nothing);
 	tcase_add_test(tc, program_refuses_unknown_extension_before_any_work);
 	tcase_add_test(tc, program_refuses_h265_for_webm_and_gif);
