@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../output/output.h"
 #include "batch.h"
 
 /* Size of PATH if it is a regular file, else -1. */
@@ -197,6 +198,9 @@ const char *batch_whole_video(const struct app_out_kind *k, const struct scene *
 			      const char *path, char *which, size_t n)
 {
 	(void)k, (void)sc, (void)which, (void)n;
+	const char *why;
+	if (out_video_whole(path, &why)) /* Matroska, WebM, GIF (output/video_formats.c) */
+		return why;
 	return mp4_problem(path);
 }
 
