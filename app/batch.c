@@ -1,8 +1,9 @@
 /* batch.c - `nbody-render batch BATCH.yaml [--set K=V]... [--jobs N]
- * [--dry-run] [--resume] [--no-share] [--quiet]`: many scenes in one command.
+ * [--dry-run] [--resume] [--no-share] [--strict] [--quiet]`: many scenes
+ * in one command.
  *
  *   parse batch file -> expand sweeps -> plan (load scenes, names, resume)
- *   -> group (runs differing only in view keys share a simulation)
+ *   -> each run's warnings said once (--strict: errors, exit 2) -> group (runs differing only in view keys share a simulation)
  *   -> dry-run listing, or run (forked children) -> table + batch-report.json
  *
  * Exit status: 0 every run ok (or skipped), 1 a run failed, 2 the batch file
@@ -21,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
-	      "                          [--no-share] [--backend auto|cuda|cpu] [--quiet]\n"
+	      "                          [--no-share] [--backend auto|cuda|cpu] [--strict] [--quiet]\n"
 	      "  --set KEY=VALUE  override a scene key in every run (applied last)\n"
 	      "  --jobs N         run N runs at a time, 1 to 256 (default 1; GPU runs one per device)\n"
 	      "  --dry-run        list every run with its overrides and work; run nothing\n"
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 	      "                   SLURM_ARRAY_TASK_ID - _MIN of SLURM_ARRAY_TASK_COUNT, else all)\n"
 	      "  under mpirun     the runs are spread over the ranks, one at a time each (--jobs\n"
 	      "                   per rank); rank 0 writes the table and the report\n"
+	      "  --strict         a run's warnings about its scene are errors (exit 2 before any\n"
+	      "                   run starts; the dry run too)\n"
 	      "  --quiet          only errors and the final table\n"
 	      "See docs/batch.md for the batch file.\n",
 	      f);
@@ -42,7 +45,7 @@ struct batch_args {
 	const char *file;
 	const char **set;
 	int nset;
-	int jobs, dry_run, resume, quiet, no_share;
+	int jobs, dry_run, resume, quiet, no_share, strict;
 	int shard_k, shard_n; /* share shard_k of shard_n (1: the whole batch) */
 	int shard_cli;        /* --shard given */
 	int backend; /* -1: each scene's own */
@@ -120,6 +123,8 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
 			a->resume = 1;
 		} else if (!strcmp(arg, "--no-share")) {
 			a->no_share = 1;
+		} else if (!strcmp(arg, "--strict")) {
+			a->strict = 1;
 		} else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
 			a->quiet = 1;
 		} else if (arg[0] == '-' && arg[1]) {
@@ -222,6 +227,32 @@ static int batch_set_is_bad(const struct batch_args *a, const struct batch_run *
 	return 0;
 }
 
+/* Say the loader's warnings of each run (warn: batch_plan's) with the
+ * run's name, as its errors are: "run k/M NAME: FILE:LINE:COL: KEY: ...".
+ * ONLY: the runs of that status (-1: every run). Strict: each is said as
+ * an error instead, and the result is NB_EINPUT (the batch is refused
+ * before any run starts); else 0. */
+static int batch_say_warnings(const struct batch_run *runs, int nruns, char *const *warn, int only,
+			      int strict)
+{
+	int rc = 0;
+	for (int i = 0; warn && i < nruns; i++) {
+		if (!warn[i] || (only >= 0 && (int)runs[i].status != only))
+			continue;
+		for (const char *l = warn[i]; *l;) {
+			const int len = (int)strcspn(l, "\n");
+			if (strict)
+				log_error("run %d/%d %s: %.*s (an error under --strict)", i + 1, nruns,
+					  runs[i].name, len, l);
+			else
+				log_warn("run %d/%d %s: %.*s", i + 1, nruns, runs[i].name, len, l);
+			l += len + (l[len] == '\n');
+		}
+		rc = strict ? NB_EINPUT : 0;
+	}
+	return rc;
+}
+
 /* Over MPI ranks: which runs this rank takes (owner: batch_share_select's). */
 static void batch_say_owned(const int *owner, int nruns)
 {
@@ -267,12 +298,38 @@ static int batch_finish(const struct batch_file *bf, struct batch_run *runs, int
 	return status;
 }
 
+/* Read, expand and plan the batch (*warn: each run's loader warnings,
+ * batch_plan's; the caller frees them). --strict: a warning of any run (of
+ * any shard) refuses the batch, in the dry run as in the run; else the dry
+ * run says them all here, and a run says its own shard's once, before they
+ * start (app_batch_main). 0, or the exit status: 2 the batch is bad, 1 out
+ * of memory. */
+static int batch_prepare(const struct batch_args *a, struct batch_file *bf, struct batch_run **runs,
+			 int *nruns, char ***warn)
+{
+	if (batch_file_load(a->file, bf) || batch_expand(bf, a->set, a->nset, runs, nruns))
+		return 2;
+	*warn = calloc((size_t)(*nruns ? *nruns : 1), sizeof **warn);
+	if (!*warn) {
+		log_error("out of memory planning the batch");
+		return 1;
+	}
+	if (batch_plan(bf, *runs, *nruns, a->resume, *warn) || batch_set_is_bad(a, *runs, *nruns))
+		return 2;
+	if (a->strict && batch_say_warnings(*runs, *nruns, *warn, -1, 1))
+		return 2;
+	if (a->dry_run)
+		batch_say_warnings(*runs, *nruns, *warn, -1, 0);
+	return 0;
+}
+
 int app_batch_main(int argc, char **argv)
 {
 	struct batch_args a = {0};
 	struct batch_file bf;
 	struct batch_run *runs = NULL;
 	int nruns = 0, status = 2, rc, *owner = NULL, echo = 0;
+	char **warn = NULL; /* each run's loader warnings (batch_plan) */
 	double t0 = log_clock_s();
 
 	memset(&bf, 0, sizeof bf);
@@ -288,11 +345,9 @@ int app_batch_main(int argc, char **argv)
 	echo = dist_size() > 1 && dist_rank() != 0;
 	if (echo)
 		log_hold();
-	if (batch_file_load(a.file, &bf) || batch_expand(&bf, a.set, a.nset, &runs, &nruns) ||
-	    batch_plan(&bf, runs, nruns, a.resume))
-		goto end; /* status 2: the batch is bad, nothing ran */
-	if (batch_set_is_bad(&a, runs, nruns))
-		goto end;
+	if ((status = batch_prepare(&a, &bf, &runs, &nruns, &warn)))
+		goto end; /* 2: the batch is bad, nothing ran */
+	status = 2;
 	int share = bf.share_simulation = bf.share_simulation && !a.no_share; /* the report says which */
 	int groups = batch_group(runs, nruns, share);
 	if (a.dry_run) {
@@ -325,6 +380,8 @@ int app_batch_main(int argc, char **argv)
 		log_info("batch: shard %d of %d (counted from 0)", a.shard_k, a.shard_n);
 	if (dist_size() > 1)
 		batch_say_owned(owner, nruns);
+	if (dist_rank() == 0) /* rank 0 speaks for the batch */
+		batch_say_warnings(runs, nruns, warn, BATCH_PENDING, 0);
 	rc = batch_exec(&bf, runs, nruns, &opts);
 	batch_share_collect(runs, nruns, owner); /* rank 0 gets the other ranks' outcomes */
 	if (dist_rank() != 0) { /* rank 0 reports every run */
@@ -336,6 +393,9 @@ end:
 	if (echo)
 		log_release(0);
 	free(owner);
+	for (int i = 0; warn && i < nruns; i++)
+		free(warn[i]);
+	free(warn);
 	batch_runs_free(runs, nruns);
 	batch_file_free(&bf);
 	free(a.set);

@@ -156,15 +156,22 @@ int batch_check_names(const struct batch_file *bf, const struct batch_run *runs,
 
 /* ---- batch_scene.c ---- */
 /* Load RUN's scene with its overrides into *sc. On failure returns NB_EINPUT
- * or NB_ERUNTIME with the loader's message in msg (not printed). */
+ * or NB_ERUNTIME with the loader's message in msg (not printed; nor are
+ * its warnings: batch_plan's are the ones said). */
 int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, size_t msglen);
 /* Plan every run: load its scene, fill pending names, place outputs, fill
  * the resolved-scene facts; a run whose scene does not load gets
  * BATCH_BAD_INPUT with the message. With resume, a run whose outputs are
  * complete (all present and the resolved-scene file equal to what it would
- * write now) gets BATCH_SKIPPED. Returns 0 or NB_EINPUT (bad name: the
- * batch itself is bad; logged). */
-int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume);
+ * write now) gets BATCH_SKIPPED. warn: NULL, or nruns pointers, each NULL
+ * on entry: run i's loader warnings (keys that do nothing, scene_warn.c)
+ * go to warn[i], one a line without "nbody-render: warning: ", malloc'd
+ * (NULL: none); the caller frees them. Nothing is printed for them here:
+ * the planning is the one place a run's scene warns (the run's own process
+ * reloads it silently), and batch.c says them once. Returns 0 or
+ * NB_EINPUT (bad name: the batch itself is bad; logged). */
+int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume,
+	       char **warn);
 /* 1 if sc's outputs are complete on disk: its resolved-scene file (the
  * run's completion mark, written last) is present and byte-equal to what
  * this run would write now, and every output is whole (app_outputs_whole).

@@ -11,13 +11,32 @@
 
 #include "batch.h"
 
+/* Append LINE and a newline to the malloc'd text *all (NULL: empty). On
+ * out of memory the line is lost (a warning, never the run's outcome). */
+static void append_line(char **all, const char *line)
+{
+	size_t have = *all ? strlen(*all) : 0, n = strlen(line);
+	char *grown = realloc(*all, have + n + 2);
+	if (!grown)
+		return;
+	memcpy(grown + have, line, n);
+	grown[have + n] = '\n';
+	grown[have + n + 1] = '\0';
+	*all = grown;
+}
+
 /* Run fn(arg) with stderr going to a temporary file; the first error line
- * (without "nbody-render: error: ") ends up in msg. The loader logs its one
- * message itself; the batch reports it per run instead. */
-static int captured(int (*fn)(void *), void *arg, char *msg, size_t msglen)
+ * (without "nbody-render: error: ") ends up in msg, and with warn the
+ * warning lines (without "nbody-render: warning: ") in *warn, one a line
+ * (malloc'd, NULL when none; the caller frees it). The loader logs its
+ * messages itself; the batch reports them per run instead. Warnings are
+ * kept under --quiet too (--strict needs them): the level is raised to
+ * normal while fn runs. */
+static int captured(int (*fn)(void *), void *arg, char *msg, size_t msglen, char **warn)
 {
 	FILE *tmp = tmpfile();
 	int saved = -1, rc;
+	const enum log_level level = log_get_level();
 	if (msg && msglen)
 		msg[0] = '\0';
 	fflush(stderr);
@@ -30,21 +49,27 @@ static int captured(int (*fn)(void *), void *arg, char *msg, size_t msglen)
 			fclose(tmp);
 		return fn(arg);
 	}
+	if (level == LOG_QUIET)
+		log_set_level(LOG_NORMAL);
 	rc = fn(arg);
+	log_set_level(level);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
 	rewind(tmp);
-	char line[1024], first[1024] = "";
+	char line[4096], first[1024] = "";
 	int have_error = 0;
 	while (fgets(line, sizeof line, tmp)) {
 		line[strcspn(line, "\n")] = '\0';
 		const char *e = strstr(line, "error: ");
-		if (e && !have_error) {
+		const char *w = strncmp(line, "nbody-render: warning: ", 23) ? NULL : line + 23;
+		if (w && warn)
+			append_line(warn, w);
+		else if (e && !have_error) {
 			snprintf(first, sizeof first, "%s", e + 7);
 			have_error = 1;
-		} else if (!first[0]) {
-			snprintf(first, sizeof first, "%s", line);
+		} else if (!first[0] && !w) {
+			snprintf(first, sizeof first, "%.1000s", line);
 		}
 	}
 	fclose(tmp);
@@ -91,7 +116,7 @@ end:
 int batch_scene_load(const struct batch_run *run, struct scene *sc, char *msg, size_t msglen)
 {
 	struct load_args a = {run, sc, 0};
-	return captured(load_fn, &a, msg, msglen);
+	return captured(load_fn, &a, msg, msglen, NULL);
 }
 
 static char *emit_to_memory(const struct scene *sc, size_t *len)
@@ -158,9 +183,10 @@ static int body_count_fn(void *p)
 }
 
 static void plan_one(const struct batch_file *bf, struct batch_run *r, struct scene *sc, int resume,
-		     int *bad_name)
+		     int *bad_name, char **warn)
 {
-	int rc = batch_scene_load(r, sc, r->message, sizeof r->message);
+	struct load_args la = {r, sc, 0};
+	int rc = captured(load_fn, &la, r->message, sizeof r->message, warn);
 	if (rc) {
 		r->status = BATCH_BAD_INPUT;
 		r->exit_code = log_exit_status(rc);
@@ -191,7 +217,7 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 		return;
 	}
 	struct load_args a = {r, sc, 0};
-	if (captured(body_count_fn, &a, r->message, sizeof r->message)) {
+	if (captured(body_count_fn, &a, r->message, sizeof r->message, NULL)) {
 		r->status = BATCH_BAD_INPUT;
 		r->exit_code = 2;
 		return;
@@ -221,7 +247,8 @@ static void plan_one(const struct batch_file *bf, struct batch_run *r, struct sc
 	}
 }
 
-int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume)
+int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, int resume,
+	       char **warn)
 {
 	struct scene *sc = malloc(sizeof *sc);
 	int bad_name = 0;
@@ -230,7 +257,7 @@ int batch_plan(const struct batch_file *bf, struct batch_run *runs, int nruns, i
 		return NB_ERUNTIME;
 	}
 	for (int i = 0; i < nruns && !bad_name; i++)
-		plan_one(bf, &runs[i], sc, resume, &bad_name);
+		plan_one(bf, &runs[i], sc, resume, &bad_name, warn ? &warn[i] : NULL);
 	free(sc);
 	if (bad_name)
 		return NB_EINPUT;
