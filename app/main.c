@@ -2,7 +2,7 @@
  *
  *   nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]
  *                [--restart SNAPSHOT] [--dry-run] [--strict] [--frames N] [--fps N]
- *                [--quiet] [--version] [--help]
+ *                [--preview TIME] [--quiet] [--version] [--help]
  *   nbody-render --list-keys [--markdown]
  *   nbody-render batch BATCH.yaml [--set ...] [--jobs N] [--dry-run] [--resume] [--no-share]
  *
@@ -23,6 +23,7 @@
 #include "app.h"
 #include "estimate.h"
 #include "habits.h"
+#include "preview_fit.h"
 
 #ifndef NB_VERSION
 #define NB_VERSION "unknown"
@@ -31,7 +32,7 @@
 static const char usage[] =
 	"usage: nbody-render SCENE.yaml [--set KEY=VALUE]... [--backend auto|cuda|cpu]\n"
 	"                    [--restart SNAPSHOT] [--dry-run] [--strict] [--frames N] [--fps N]\n"
-	"                    [--quiet] [--version] [--help]\n"
+	"                    [--preview TIME] [--quiet] [--version] [--help]\n"
 	"       nbody-render batch BATCH.yaml [--set KEY=VALUE]... [--jobs N] [--dry-run] [--resume]\n"
 	"                          [--no-share]\n";
 
@@ -70,6 +71,13 @@ static const char help[] =
 	"                    (options of ffmpeg and other programs, such as -o FILE,\n"
 	"                    -r N, -s WxH, -frames:v N, -crf N, are refused with the\n"
 	"                    exact --set that does what they do)\n"
+	"  --preview TIME    shrink the scene to fit TIME on this machine (60s, 2m, 90):\n"
+	"                    fewer bodies (each component's mass kept), a smaller frame,\n"
+	"                    fewer frames (the simulated time kept), camera keys and\n"
+	"                    snapshot times rescaled; prints the --set list it applied;\n"
+	"                    refused (exit 2) under the least it can shrink to. With\n"
+	"                    --dry-run: the shrunk scene and its estimate. Not for batch\n"
+	"                    runs or --restart\n"
 	"  --quiet           print nothing but errors\n"
 	"  --version         print the version and exit\n"
 	"  --list-keys       print every scene key with its type, default and meaning,\n"
@@ -99,6 +107,8 @@ struct cli {
 	int dry_run, quiet;
 	int list_keys, markdown; /* --list-keys [--markdown] */
 	const char *restart; /* --restart SNAPSHOT, or NULL */
+	const char *preview; /* --preview TIME, or NULL; its seconds: */
+	double budget_s;
 };
 
 /* After the options: --list-keys prints the key reference (1: handled,
@@ -221,6 +231,10 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 				return NB_EINPUT;
 			}
 			c->restart = p;
+		} else if (strcmp(a, "--preview") == 0 || strncmp(a, "--preview=", 10) == 0) {
+			c->preview = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+			if (app_preview_parse(c->preview, &c->budget_s))
+				return NB_EINPUT;
 		} else if (strcmp(a, "--strict") == 0) {
 			c->strict = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -274,6 +288,29 @@ static int checks_agreed(int rc, int held)
 	return all;
 }
 
+/* The scene with the user's overrides; with --preview, loaded again with
+ * the fit's after them (app/preview_fit.h). 0 or the error (logged). */
+static int cli_load(const struct cli *c, struct scene *sc)
+{
+	struct app_preview p;
+	enum log_level level = log_get_level();
+	if (c->preview) /* its warnings are said by the second load */
+		log_set_level(LOG_QUIET);
+	int rc = scene_load_from(c->scene, c->sets, c->froms, c->nsets, sc);
+	log_set_level(level);
+	if (rc || !c->preview)
+		return rc;
+	if (c->restart) {
+		log_error("--preview changes the simulation, --restart needs the same one: use one of them");
+		return NB_EINPUT;
+	}
+	rc = app_preview_fit(sc, c->budget_s, c->preview, c->sets, c->froms, c->nsets, &p);
+	if (rc == 0)
+		rc = scene_load_from(c->scene, p.sets, p.froms, p.nsets, sc);
+	app_preview_free(&p);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	stdio_guard();
@@ -310,7 +347,7 @@ int main(int argc, char **argv)
 	/* rank 0 speaks for the run; the others only report errors */
 	log_set_level(cli.quiet || dist_rank() != 0 ? LOG_QUIET : LOG_NORMAL);
 	scene_strict_set(cli.strict);
-	rc = scene_load_from(cli.scene, cli.sets, cli.froms, cli.nsets, &sc);
+	rc = cli_load(&cli, &sc);
 	if (rc)
 		goto end;
 	rc = app_preflight(&sc, cli.backend); /* the same refusals in both modes */

@@ -1,0 +1,277 @@
+/* test_preview.c - --preview TIME (app/preview_fit.c): the shrunk scene's
+ * estimate is within the budget (+-30 %) for plummer and galaxy-collision at
+ * injected rates (NB_RATES_FILE: deterministic, no calibration); each
+ * component's total mass is unchanged in a real run's initial state; the
+ * camera keys are rescaled (first and last kept); the printed --set list,
+ * given back, resolves the same scene; a scene that fits is left as it is;
+ * too small a budget is refused (exit 2, nothing written) naming a minimum
+ * that is itself accepted. No timed assertions.
+ *
+ *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_preview &&
+ *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_preview
+ * (run from the repository root: it reads scenes/). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+
+static char g_dir[64];
+static char g_out[131072]; /* stdout of the last run */
+static char g_err[65536];  /* its stderr */
+static char g_env[160];
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+static void setup(void)
+{
+	snprintf(g_dir, sizeof g_dir, "/tmp/nb-preview-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(g_dir));
+	snprintf(g_env, sizeof g_env, "NB_RATES_FILE=%s/rates", g_dir);
+	FILE *f = fopen(g_env + strlen("NB_RATES_FILE="), "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("key: test\nmeasured: 0\ncalibration_s: 1\ncreate_body: 1e-6\ncreate_disk: 1e-5\n"
+	      "direct_pair: 1e-8\ntree_inter: 2e-9\nframe_px: 1e-7\nframe_body: 1e-6\n"
+	      "encode_px: 5e-8\npng_px: 2e-7\nfile_byte: 1e-8\n", f);
+	fclose(f);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", g_dir);
+}
+
+/* Run "NB_BIN ARGS" at the injected rates: stdout into g_out, stderr into
+ * g_err; the exit status. */
+static int run(const char *args)
+{
+	char cmd[8192], o[128], e[128];
+	snprintf(o, sizeof o, "%s/out.txt", g_dir);
+	snprintf(e, sizeof e, "%s/err.txt", g_dir);
+	snprintf(cmd, sizeof cmd, "env %s %s %s > %s 2> %s", g_env, nb_bin(), args, o, e);
+	int st = system(cmd);
+	slurp(o, g_out, sizeof g_out);
+	slurp(e, g_err, sizeof g_err);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The dry run's total: "# time in all ... (N s)". */
+static double total_s(void)
+{
+	const char *p = strstr(g_out, "# time in all");
+	ck_assert_msg(p != NULL, "no total in:\n%s", g_out);
+	return strtod(strchr(p, '(') + 1, NULL);
+}
+
+/* The --set list the fit printed (the line after its summary), into buf. */
+static void set_list(char *buf, size_t len)
+{
+	const char *p = strstr(g_err, "to reuse them:\n  ");
+	ck_assert_msg(p != NULL, "no --set list in:\n%s", g_err);
+	p += strlen("to reuse them:\n  ");
+	size_t n = strcspn(p, "\n");
+	ck_assert_uint_lt(n, len);
+	memcpy(buf, p, n);
+	buf[n] = 0;
+}
+
+/* The value of override KEY= in the printed list; -1 when absent. */
+static long set_value(const char *key)
+{
+	char pat[128];
+	snprintf(pat, sizeof pat, "--set %s=", key);
+	const char *p = strstr(g_err, pat);
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* The camera keys' frames of the dry run's YAML ("    - frame: N"). */
+static int key_frames(int *fr, int max)
+{
+	int n = 0;
+	for (const char *p = g_out; (p = strstr(p, "    - frame: ")) && n < max; p++)
+		fr[n++] = atoi(p + strlen("    - frame: "));
+	return n;
+}
+
+/* The dry run's lines, less the one that reads the free memory now. */
+static void stable_lines(const char *in, char *out, size_t len)
+{
+	size_t k = 0;
+	for (const char *p = in; *p;) {
+		size_t n = strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0);
+		if (!(n > 14 && strncmp(p, "# host memory:", 14) == 0) && k + n < len) {
+			memcpy(out + k, p, n);
+			k += n;
+		}
+		p += n;
+	}
+	out[k] = 0;
+}
+
+#define QUIET_OUTS "--set output.video=%s/v.mp4 --set output.png_dir= --set output.stats= " \
+	"--set output.preview="
+
+START_TEST(plummer_fits_budget)
+{
+	char args[1024];
+	snprintf(args, sizeof args, "scenes/plummer.yaml --dry-run --preview 60s");
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_msg(fabs(total_s() - 60) <= 18, "estimate %g s for 60 s", total_s());
+	ck_assert_int_lt(set_value("bodies.0.count"), 20000);
+	ck_assert_int_lt(set_value("output.frames"), 240);
+	/* the simulated time is kept: (frames - 1) x steps_per_frame */
+	long fr = set_value("output.frames"), spf = set_value("simulation.steps_per_frame");
+	ck_assert_msg(labs((fr - 1) * spf - 239 * 4) <= fr, "%ld x %ld steps", fr - 1, spf);
+	/* aspect kept, even sizes */
+	long w = set_value("render.width"), h = set_value("render.height");
+	ck_assert(w % 2 == 0 && h % 2 == 0 && w < 1280);
+	ck_assert_msg(fabs((double)w / h - 1280.0 / 720) < 0.02, "%ld x %ld", w, h);
+	snprintf(args, sizeof args, "scenes/plummer.yaml --dry-run --preview 2m");
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_msg(fabs(total_s() - 120) <= 36, "estimate %g s for 2m", total_s());
+}
+END_TEST
+
+/* galaxy-collision: six components; keys at 0, 115, 260, 400, 599 of 600. */
+START_TEST(galaxy_fits_budget_and_keys_rescaled)
+{
+	int before[16], after[16];
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run"), 0);
+	int nk = key_frames(before, 16);
+	ck_assert_int_eq(nk, 5);
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run --preview 90"), 0);
+	ck_assert_msg(fabs(total_s() - 90) <= 27, "estimate %g s for 90 s", total_s());
+	ck_assert_int_eq(key_frames(after, 16), nk);
+	long fr = set_value("output.frames");
+	ck_assert(fr > 2 && fr < 600);
+	ck_assert_int_eq(after[0], 0);
+	ck_assert_int_eq(after[nk - 1], fr - 1); /* the last frame to the last frame */
+	for (int i = 1; i < nk - 1; i++) {
+		double want = before[i] * (double)(fr - 1) / 599;
+		ck_assert_msg(fabs(after[i] - want) <= 0.5 + 1e-9, "key %d at %d, want %g", i, after[i],
+			      want);
+	}
+	ck_assert_int_lt(set_value("bodies.0.disk.count"), 200000);
+	ck_assert_int_lt(set_value("bodies.1.halo.count"), 250000);
+	ck_assert_ptr_null(strstr(g_err, "mass="));
+}
+END_TEST
+
+/* A real run of the shrunk scene: every component's total mass as the
+ * scene gives it (disk 5e10, bulge 1e10, halo 4e11 M_sun), with fewer bodies. */
+START_TEST(galaxy_masses_kept)
+{
+	char args[1024], path[128];
+	snprintf(path, sizeof path, "%s/init.csv", g_dir);
+	snprintf(args, sizeof args, "scenes/galaxy-collision.yaml --preview 4 " QUIET_OUTS
+		 " --set output.video= --set output.initial_state=%s --set output.resolved_scene=%s/r.yaml",
+		 g_dir, path, g_dir);
+	ck_assert_int_eq(run(args), 0);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	static const char *const comp[3] = {".disk,", ".bulge,", ".halo,"};
+	const double want[3] = {5e10, 1e10, 4e11};
+	double sum[2][3] = {{0}};
+	long count = 0;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		char *c = strchr(line, ',');
+		if (!c || !strchr(c + 1, ',') || line[0] == 'i')
+			continue;
+		int g = strncmp(c + 1, "twin.", 5) == 0;
+		for (int k = 0; k < 3; k++)
+			if (strstr(c, comp[k]) && strstr(c, comp[k]) < strchr(c + 1, ',') + 1)
+				sum[g][k] += strtod(strchr(c + 1, ',') + 1, NULL);
+		count++;
+	}
+	fclose(f);
+	ck_assert_int_lt(count, 5000);
+	ck_assert_int_ge(count, 600);
+	for (int g = 0; g < 2; g++)
+		for (int k = 0; k < 3; k++)
+			ck_assert_close(sum[g][k], want[k], 0, 1e-6);
+}
+END_TEST
+
+/* The printed list, given back as --set options: the same resolved scene. */
+START_TEST(printed_list_resolves_the_same)
+{
+	static char a[131072], b[131072];
+	char list[8192], args[10240];
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run --preview 45s"), 0);
+	set_list(list, sizeof list);
+	stable_lines(g_out, a, sizeof a);
+	snprintf(args, sizeof args, "scenes/galaxy-collision.yaml --dry-run %s", list);
+	ck_assert_int_eq(run(args), 0);
+	stable_lines(g_out, b, sizeof b);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_null(strstr(g_err, "--preview"));
+}
+END_TEST
+
+START_TEST(fitting_scene_left_as_it_is)
+{
+	static char a[131072], b[131072];
+	ck_assert_int_eq(run("scenes/plummer.yaml --dry-run"), 0);
+	stable_lines(g_out, a, sizeof a);
+	ck_assert_int_eq(run("scenes/plummer.yaml --dry-run --preview 1h"), 0);
+	stable_lines(g_out, b, sizeof b);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(strstr(g_err, "already fits"));
+}
+END_TEST
+
+/* Under the least scene: exit 2 before any work, naming the minimum; that
+ * minimum is accepted and fits. */
+START_TEST(too_small_budget_names_minimum)
+{
+	char args[1024], path[128];
+	snprintf(args, sizeof args, "scenes/galaxy-collision.yaml --preview 0.5s " QUIET_OUTS, g_dir);
+	ck_assert_int_eq(run(args), 2);
+	const char *p = strstr(g_err, "the minimum is --preview ");
+	ck_assert_msg(p != NULL, "no minimum in:\n%s", g_err);
+	double least = strtod(p + strlen("the minimum is --preview "), NULL);
+	ck_assert(least > 0.5);
+	snprintf(path, sizeof path, "%s/v.mp4", g_dir);
+	ck_assert_int_ne(access(path, F_OK), 0); /* nothing written */
+	snprintf(args, sizeof args, "scenes/galaxy-collision.yaml --dry-run --preview %gs", least);
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_msg(total_s() <= least * 1.3, "estimate %g s for %g s", total_s(), least);
+	ck_assert_int_eq(run("scenes/plummer.yaml --dry-run --preview 5x"), 2);
+	ck_assert_ptr_nonnull(strstr(g_err, "--preview: expected a time"));
+	ck_assert_int_eq(run("scenes/plummer.yaml --dry-run --preview 0"), 2);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("preview");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, plummer_fits_budget);
+	tcase_add_test(tc, galaxy_fits_budget_and_keys_rescaled);
+	tcase_add_test(tc, galaxy_masses_kept);
+	tcase_add_test(tc, printed_list_resolves_the_same);
+	tcase_add_test(tc, fitting_scene_left_as_it_is);
+	tcase_add_test(tc, too_small_budget_names_minimum);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
