@@ -49,7 +49,8 @@ struct fit {
 	const struct scene *o;
 	struct scene *w;
 	const struct app_rates *r;
-	long n_fixed; /* bodies no factor changes (files, snapshots) */
+	long n_fixed; /* bodies no factor changes (files) */
+	long snap_n[SCENE_MAX_BODIES]; /* a snapshot entry's bodies at its own subsample */
 };
 
 static long scaled_count(long c, double b)
@@ -102,21 +103,35 @@ static void shrink_frames(struct fit *f, double g)
 	w->render.height = scaled_side(o->render.height, l);
 }
 
+/* A snapshot entry: subsample x b, at least PREVIEW_MIN_BODIES of its
+ * bodies kept (its particles carry 1/subsample of their mass: the totals
+ * are kept). Its expected bodies. */
+static double shrink_snapshot(struct fit *f, int k, double b)
+{
+	double n = (double)f->snap_n[k], lo = n > PREVIEW_MIN_BODIES ? PREVIEW_MIN_BODIES / n : 1;
+	b = b < lo ? lo : b > 1 ? 1 : b;
+	f->w->bodies[k].snap.subsample = f->o->bodies[k].snap.subsample * b;
+	return n * b;
+}
+
 /* The estimate of o shrunk by (g, b), in seconds. */
 static double fit_total(struct fit *f, double g, double b)
 {
+	double snap = 0;
 	shrink_frames(f, g);
 	for (int k = 0; k < f->o->nbodies; k++) {
 		const struct scene_body *ob = &f->o->bodies[k];
 		struct scene_body *wb = &f->w->bodies[k];
 		if (ob->model == SCENE_MODEL_PLUMMER || ob->model == SCENE_MODEL_HERNQUIST)
 			wb->count = scaled_count(ob->count, b);
+		if (ob->model == SCENE_MODEL_SNAPSHOT)
+			snap += shrink_snapshot(f, k, b);
 		wb->disk.count = scaled_count(ob->disk.count, b);
 		wb->bulge.count = scaled_count(ob->bulge.count, b);
 		wb->halo.count = scaled_count(ob->halo.count, b);
 	}
 	struct app_estimate e;
-	app_estimate_compute(f->w, f->n_fixed + shrinkable(f->w), f->r, &e);
+	app_estimate_compute(f->w, f->n_fixed + shrinkable(f->w) + lround(snap), f->r, &e);
 	return e.total_s;
 }
 
@@ -164,6 +179,12 @@ static int emit_bodies(const struct scene *o, const struct scene *w, struct app_
 		snprintf(key, sizeof key, "bodies.%d.count", k);
 		if (ob->model == SCENE_MODEL_PLUMMER || ob->model == SCENE_MODEL_HERNQUIST)
 			rc = add_long(p, key, ob->count, wb->count);
+		if (ob->model == SCENE_MODEL_SNAPSHOT && wb->snap.subsample != ob->snap.subsample) {
+			char v[32];
+			snprintf(key, sizeof key, "bodies.%d.subsample", k);
+			snprintf(v, sizeof v, "%.6g", wb->snap.subsample);
+			rc = add_set(p, key, v);
+		}
 		const long was[3] = {ob->disk.count, ob->bulge.count, ob->halo.count};
 		const long now[3] = {wb->disk.count, wb->bulge.count, wb->halo.count};
 		for (int i = 0; i < 3 && !rc && ob->model == SCENE_MODEL_DISK_GALAXY; i++) {
@@ -279,6 +300,24 @@ static int say_fit(const struct app_preview *p, double before, double after)
 	return 0;
 }
 
+/* Each snapshot entry's bodies (its file read as the run would count it,
+ * through a scene of that entry alone), taken out of n_fixed. */
+static int count_snapshots(struct fit *f)
+{
+	for (int k = 0; k < f->o->nbodies; k++) {
+		if (f->o->bodies[k].model != SCENE_MODEL_SNAPSHOT)
+			continue;
+		f->w->nbodies = 1;
+		f->w->bodies[0] = f->o->bodies[k];
+		f->snap_n[k] = sim_scene_body_count(f->w);
+		if (f->snap_n[k] < 0)
+			return NB_EINPUT;
+		f->n_fixed -= f->snap_n[k];
+	}
+	*f->w = *f->o;
+	return 0;
+}
+
 /* The factors (g, b) that fit budget (preview_fit.c's header). */
 static void choose(struct fit *f, double s, double budget, double *g, double *b)
 {
@@ -314,6 +353,8 @@ int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 		goto cleanup;
 	}
 	*f.w = *sc;
+	if ((rc = count_snapshots(&f)) != 0)
+		goto cleanup;
 	double before = fit_total(&f, 1, 1), least = fit_total(&f, 0, 0), g = 1, b = 1;
 	if (before <= budget_s) {
 		log_info("%s: the scene already fits (expected %.1f s on this machine): left as it is",

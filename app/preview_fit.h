@@ -8,7 +8,10 @@
  * back as --set options for the same scene. What it changes: fewer frames
  * (steps_per_frame raised in proportion, so the simulated time is kept), a
  * smaller frame (aspect kept, even sizes), fewer bodies (each component's
- * total mass is a scene key, so it is unchanged: each body weighs more),
+ * total mass is a scene key, so it is unchanged: each body weighs more; a
+ * snapshot entry's bodies.*.subsample is lowered, which keeps its total
+ * on average: the share kept by ID hash varies as 1/sqrt(kept); a body
+ * table's rows are kept),
  * and the keys counted in frames rescaled so the last frame maps to the
  * last frame: camera keys (with their exposures), output.snapshots.every,
  * the smoothings of auto framing and auto exposure.

@@ -208,6 +208,49 @@ START_TEST(galaxy_masses_kept)
 }
 END_TEST
 
+/* A snapshot entry (written by a 3000-body plummer run): bodies.0.subsample
+ * lowered; its kept particles carry 1/subsample of their mass, so the total
+ * (1) is kept within the hash's scatter (1/sqrt(kept) ~ 4 %: 15 % allowed). */
+START_TEST(snapshot_subsampled)
+{
+	char args[2048], path[160];
+	snprintf(args, sizeof args, "scenes/plummer.yaml -q --set bodies.0.count=3000 "
+		 "--set output.frames=1 --set render.width=64 --set render.height=36 " QUIET_OUTS
+		 " --set output.video= --set output.snapshots.dir=%s/s --set output.resolved_scene=%s/r0.yaml",
+		 g_dir, g_dir, g_dir);
+	ck_assert_int_eq(run(args), 0);
+	snprintf(path, sizeof path, "%s/snap.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("units: nbody\nsimulation: {softening: 0.02, dt: 0.005, steps_per_frame: 4}\n"
+	      "bodies:\n  - {name: cl, model: snapshot, file: s/snap_000.hdf5}\n"
+	      "camera: {keys: [{frame: 0, position: [0, -9, 3.5], target: [0, 0, 0]}]}\n"
+	      "render: {width: 640, height: 360}\noutput: {frames: 60, video: \"\"}\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "%s --preview 1s --set output.initial_state=%s/i.csv "
+		 "--set output.resolved_scene=%s/r.yaml", path, g_dir, g_dir);
+	ck_assert_int_eq(run(args), 0);
+	ck_assert_ptr_nonnull(strstr(g_err, "--set bodies.0.subsample=0."));
+	snprintf(path, sizeof path, "%s/i.csv", g_dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[512];
+	double mass = 0;
+	long n = 0;
+	while (fgets(line, sizeof line, f)) {
+		char *c = strchr(line, ',');
+		if (line[0] != 'i' && c && (c = strchr(c + 1, ',')) != NULL) {
+			mass += strtod(c + 1, NULL);
+			n++;
+		}
+	}
+	fclose(f);
+	ck_assert_int_lt(n, 2000);
+	ck_assert_int_ge(n, 100);
+	ck_assert_close(mass, 1.0, 0, 0.15);
+}
+END_TEST
+
 /* The printed list, given back as --set options: the same resolved scene. */
 START_TEST(printed_list_resolves_the_same)
 {
@@ -267,6 +310,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, plummer_fits_budget);
 	tcase_add_test(tc, galaxy_fits_budget_and_keys_rescaled);
 	tcase_add_test(tc, galaxy_masses_kept);
+	tcase_add_test(tc, snapshot_subsampled);
 	tcase_add_test(tc, printed_list_resolves_the_same);
 	tcase_add_test(tc, fitting_scene_left_as_it_is);
 	tcase_add_test(tc, too_small_budget_names_minimum);
