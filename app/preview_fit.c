@@ -62,10 +62,13 @@ static long scaled_count(long c, double b)
 	return v < lo ? lo : v > c ? c : v;
 }
 
-/* An even side of at least 16 pixels, x l, never above the scene's. */
+/* A side of at least 16 pixels, x l, never above the scene's, and a
+ * multiple of 4: even for YUV 4:2:0, and two even halves for a stereo
+ * pair (top-bottom: the height, side-by-side: the width), which the scene
+ * loader requires (a 786 x 786 top-bottom frame is refused). */
 static int scaled_side(int side, double l)
 {
-	int v = 2 * (int)lround(side * l / 2);
+	int v = 4 * (int)lround(side * l / 4);
 	return v < 16 ? 16 : v > side ? side : v;
 }
 
