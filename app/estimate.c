@@ -78,19 +78,6 @@ void app_estimate_compute(const struct scene *sc, long n, const struct app_rates
 		e->total_s += e->stage_s[s];
 }
 
-/* "0.4 s", "3m05s", "1h02m" */
-static void format_s(double s, char *buf, size_t len)
-{
-	if (!isfinite(s) || s < 0)
-		snprintf(buf, len, "?");
-	else if (s < 60)
-		snprintf(buf, len, "%.1f s", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-	else
-		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
 void app_rates_describe(const struct app_rates_info *info, char *buf, size_t len)
 {
 	char age[32] = "at an unknown time";
@@ -136,10 +123,10 @@ int app_estimate_print(const struct scene *sc, long n, int gpu, FILE *f)
 	char b[32], line[1024];
 	fprintf(f, "\n# --- expected wall time on this machine ---\n");
 	for (int s = 0; s < APP_NSTAGES; s++) {
-		format_s(e.stage_s[s], b, sizeof b);
+		batch_format_duration(e.stage_s[s], b, sizeof b);
 		fprintf(f, "# time %-28s %9s\n", name[s], b);
 	}
-	format_s(e.total_s, b, sizeof b);
+	batch_format_duration(e.total_s, b, sizeof b);
 	fprintf(f, "# time %-28s %9s (%.4g s)\n", "in all", b, e.total_s);
 	app_rates_describe(&info, line, sizeof line);
 	fprintf(f, "# time: %s; encoding, PNG and files: reference rates scaled by this machine's "
@@ -192,7 +179,7 @@ double app_estimate_batch_run(const struct batch_run *r, const struct app_rates 
 void app_estimate_batch_print(double total_s, const struct app_rates_info *info, FILE *f)
 {
 	char b[32], line[1600];
-	format_s(total_s, b, sizeof b);
+	batch_format_duration(total_s, b, sizeof b);
 	app_rates_describe(info, line, sizeof line);
 	fprintf(f, "# expected wall time: %s in all (%.4g s; the runs one at a time, each run's "
 		"expected_s above)\n# time: %s\n", b, total_s, line);
