@@ -28,7 +28,10 @@ extern "C" {
 #define SCENE_MAX_BODIES 64 /* entries in bodies: */
 #define SCENE_MAX_KEYS 256  /* entries in camera.keys: */
 
-enum scene_units { SCENE_UNITS_NBODY, SCENE_UNITS_GALACTIC };
+/* units: snapshot = the code units of the scene's first snapshot entry
+ * (its header's or bodies.*.units.*, else GADGET's defaults): lengths,
+ * masses, velocities and times as that file's code writes them. */
+enum scene_units { SCENE_UNITS_NBODY, SCENE_UNITS_GALACTIC, SCENE_UNITS_SNAPSHOT };
 /* none: film mode, no forces (docs/snapshots.md, "Filming a snapshot series") */
 enum scene_solver { SCENE_SOLVER_DIRECT, SCENE_SOLVER_BARNES_HUT, SCENE_SOLVER_NONE };
 enum scene_backend { SCENE_BACKEND_AUTO, SCENE_BACKEND_CUDA, SCENE_BACKEND_CPU };
@@ -45,6 +48,14 @@ enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
 /* simulation.timesteps: shared (every body takes dt) or individual (block
  * steps dt_max / 2^L per body, sim/timestep.c; docs/PHYSICS.md). */
 enum scene_timesteps { SCENE_TIMESTEPS_SHARED, SCENE_TIMESTEPS_INDIVIDUAL };
+/* simulation.softening_kernel: the force law inside the softening length
+ * (sim/soften.h): plummer 1/(r^2 + eps^2)^(3/2); spline GADGET's cubic
+ * spline, exactly Newtonian beyond h = 2.8 eps (eps the Plummer-equivalent
+ * length). */
+enum scene_soft_kernel { SCENE_SOFT_PLUMMER, SCENE_SOFT_SPLINE };
+/* simulation.accuracy: a preset of theta, multipoles, softening and step
+ * (scene/scene_accuracy.c has the rows and docs/BENCHMARKS.md their cost) */
+enum scene_accuracy { SCENE_ACCURACY_DEFAULT, SCENE_ACCURACY_DRAFT, SCENE_ACCURACY_FINE };
 enum scene_model {
 	SCENE_MODEL_PLUMMER,
 	SCENE_MODEL_HERNQUIST,
@@ -112,6 +123,7 @@ struct scene_part {
 	double young_fraction;   /* [0, 1], default 0 (none) */
 	float young_color[3];    /* linear RGB */
 	double young_brightness; /* >= 0 */
+	double softening;        /* > 0: this part's softening length; 0: the entry's */
 };
 
 /* Dust of a disk galaxy (bodies.*.dust; sim/galaxy.c builds it, render/dust.c
@@ -137,6 +149,7 @@ struct scene_snap_type {
 	int draw;          /* 0: read and simulated, drawn with no light (brightness 0) */
 	float color[3];    /* linear RGB */
 	double brightness; /* light per unit mass, >= 0 */
+	double softening;  /* > 0: this type's softening length (scene length units); 0: the entry's */
 };
 struct scene_snapshot {
 	enum scene_snap_in_format format;
@@ -167,6 +180,7 @@ struct scene_body {
 	double velocity[3];        /* bulk velocity */
 	float color[3];            /* linear RGB, default [1,1,1] */
 	double brightness;         /* light per unit mass, >= 0 (default 1) */
+	double softening;          /* > 0: this entry's softening length; 0: simulation.softening */
 	char file[SCENE_PATH_MAX]; /* model: file - state CSV; model: snapshot - the snapshot (its
 				    * first file); relative to the scene file, stored absolute */
 	/* model: file - the column of each enum scene_column: "" its default
@@ -212,7 +226,9 @@ struct scene {
 		int multipoles;        /* 1 monopole, 2 quadrupole */
 		enum scene_opening opening; /* barnes-hut opening criterion */
 		enum scene_reorder reorder; /* GPU tree body order between steps */
-		double softening;      /* > 0, length units */
+		double softening;      /* > 0, length units: every body's unless its entry, part or type says */
+		enum scene_soft_kernel softening_kernel; /* plummer | spline */
+		enum scene_accuracy accuracy; /* preset applied at load (scene/scene_accuracy.c) */
 		double dt;             /* > 0, time units */
 		int steps_per_frame;   /* >= 1 */
 		double max_energy_error; /* [0, 1e6]: |E - E0| / |E0| that stops a run; 0 = never */

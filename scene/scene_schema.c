@@ -20,13 +20,15 @@
 #define MAPKEY2(p, m, doc) {.path = p, .type = SKEY_MAP, .type_doc = "map", .models = m, .help = doc}
 #define MAPSEE(p, doc, s) {.path = p, .type = SKEY_MAP, .type_doc = "map", .help = doc, .see = s}
 
-static const char *const units_names[] = {"nbody", "galactic", NULL};
+static const char *const units_names[] = {"nbody", "galactic", "snapshot", NULL};
 static const char *const solver_names[] = {"direct", "barnes-hut", "none", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "cpu", NULL};
 static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 static const char *const reorder_names[] = {"sort", "migrate", NULL};
 static const char *const timesteps_names[] = {"shared", "individual", NULL};
+static const char *const soft_kernel_names[] = {"plummer", "spline", NULL};
+static const char *const accuracy_names[] = {"default", "draft", "fine", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", "snapshot", NULL};
 static const char *const snap_in_format_names[] = {"auto", "gadget-hdf5", "gadget1", "gadget2", NULL};
 static const char *const region_names[] = {"none", "box", "sphere", NULL};
@@ -57,6 +59,10 @@ static const char *const stereo_names[] = {"none", "side-by-side", "top-bottom",
 static const char *const snap_format_names[] = {"hdf5", NULL};
 
 #define SNAP SMODEL(SCENE_MODEL_SNAPSHOT)
+/* help of the softening keys below simulation.softening */
+#define SOFT_HELP(whose, fallback)                                                              \
+	"softening length of " whose " bodies (length units); 0: " fallback ". A pair of bodies "  \
+	"is softened by the larger of their two lengths (GADGET's rule)"
 /* bodies.*.columns.Q: the column of quantity I of a body table (sim/table.c) */
 #define COLKEY(q, i, what)                                                                       \
 	{.path = "bodies.*.columns." q, .type = SKEY_STRING, BD(columns[i]), .def = "\"\"",          \
@@ -77,7 +83,10 @@ static const char *const snap_format_names[] = {"hdf5", NULL};
 	 .help = "linear RGB colour of this type"},                                                  \
 	{.path = "bodies.*.types." name ".brightness", .type = SKEY_DOUBLE,                         \
 	 BD(snap.types[t].brightness), .lo = 0, .hi = 1e6, .def = dbright, .models = SNAP,          \
-	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of this type"}
+	 .type_doc = "number in [0, 1e6]", .help = "light per unit mass of this type"},              \
+	{.path = "bodies.*.types." name ".softening", .type = SKEY_DOUBLE,                          \
+	 BD(snap.types[t].softening), .lo = 0, .hi = H, .def = "0", .models = SNAP,                 \
+	 .type_doc = "number >= 0", .help = SOFT_HELP("this type's", "the entry's")}
 
 #define PART(part, pth, dcount, dmass, gmass, dscale, gscale, what)                        \
 	{.path = "bodies.*." #part, .type = SKEY_MAP, .type_doc = "map",                        \
@@ -90,12 +99,16 @@ static const char *const snap_format_names[] = {"hdf5", NULL};
 	 .type_doc = "number >= 0", .help = "total mass of this part"},                         \
 	{.path = "bodies.*." #part ".scale", .type = SKEY_DOUBLE, BD(part.scale), .lo = 0, .hi = H, \
 	 .flags = SKEY_LO_OPEN, .def = dscale, .def_galactic = gscale,                           \
-	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number > 0", .help = pth}
+	 .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number > 0", .help = pth},        \
+	{.path = "bodies.*." #part ".softening", .type = SKEY_DOUBLE, BD(part.softening), .lo = 0,  \
+	 .hi = H, .def = "0", .models = SMODEL(SCENE_MODEL_DISK_GALAXY), .type_doc = "number >= 0", \
+	 .help = SOFT_HELP("this part's", "the entry's")}
 
 const struct scene_key scene_schema[] = {
 	{.path = "units", .type = SKEY_ENUM, SC(units), .names = units_names, .def = "nbody",
-	 .type_doc = "nbody | galactic",
-	 .help = "nbody: G = 1; galactic: lengths in kpc, velocities in km/s, masses in M_sun, times in Myr"},
+	 .type_doc = "nbody | galactic | snapshot",
+	 .help = "nbody: G = 1; galactic: lengths in kpc, velocities in km/s, masses in M_sun, times in Myr; snapshot: the code units of the first snapshot entry (GADGET's: kpc, 1e10 M_sun, km/s, and kpc/(km/s) = 977.79 Myr for time), so that dt: 0.001 is what a GADGET parameter file says",
+	 .see = "snapshots.md#Units"},
 	{.path = "seed", .type = SKEY_U64, SC(seed), .lo = 0, .hi = H, .def = "1",
 	 .type_doc = "integer >= 0", .help = "random seed: the same seed gives the same initial state"},
 
@@ -118,7 +131,23 @@ const struct scene_key scene_schema[] = {
 	 .see = "PHYSICS.md#Body order between steps (simulation.reorder)"},
 	{.path = "simulation.softening", .type = SKEY_DOUBLE, SC(simulation.softening), .lo = 0,
 	 .hi = H, .flags = SKEY_LO_OPEN, .def = "0.01", .def_galactic = "0.1",
-	 .type_doc = "number > 0", .help = "Plummer softening length eps"},
+	 .type_doc = "number > 0",
+	 .help = "softening length eps of every body whose entry (bodies.*.softening), part or "
+		 "type does not give its own; a pair takes the larger of its two lengths",
+	 .see = "PHYSICS.md#Softening"},
+	{.path = "simulation.softening_kernel", .type = SKEY_ENUM, SC(simulation.softening_kernel),
+	 .names = soft_kernel_names, .def = "plummer", .type_doc = "plummer | spline",
+	 .help = "force law inside the softening length: plummer 1/(r^2 + eps^2)^(3/2); spline "
+		 "GADGET's cubic spline with Plummer-equivalent eps, exactly Newtonian beyond 2.8 eps "
+		 "(what GADGET, AREPO and SWIFT use: continue their snapshots with it). The same eps "
+		 "is not the same run under the two kernels",
+	 .see = "PHYSICS.md#Softening"},
+	{.path = "simulation.accuracy", .type = SKEY_ENUM, SC(simulation.accuracy),
+	 .names = accuracy_names, .def = "default", .type_doc = "default | draft | fine",
+	 .help = "a preset of theta, multipoles, softening and time step together (draft: "
+		 "faster, coarser; fine: slower, more accurate); keys given explicitly win. Measured "
+		 "energy error and time of each: docs/BENCHMARKS.md",
+	 .see = "PHYSICS.md#Accuracy presets"},
 	{.path = "simulation.dt", .type = SKEY_DOUBLE, SC(simulation.dt), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .def = "0.001", .def_galactic = "0.5", .type_doc = "number > 0",
 	 .help = "time step (leapfrog, kick-drift-kick)"},
@@ -259,6 +288,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "bodies.*.color", .type = SKEY_COLOR, BD(color), .lo = 0, .hi = 1e6,
 	 .def = "[1, 1, 1]", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
 	 .type_doc = "[r, g, b], each in [0, 1e6]", .help = "linear RGB colour of the entry's bodies"},
+	{.path = "bodies.*.softening", .type = SKEY_DOUBLE, BD(softening), .lo = 0, .hi = H,
+	 .def = "0", .models = SMODEL_ALL, .type_doc = "number >= 0",
+	 .help = SOFT_HELP("this entry's", "simulation.softening")},
 	{.path = "bodies.*.brightness", .type = SKEY_DOUBLE, BD(brightness), .lo = 0, .hi = 1e6,
 	 .def = "1", .models = SMODEL_SPHERES | SMODEL(SCENE_MODEL_FILE),
 	 .type_doc = "number in [0, 1e6]",
