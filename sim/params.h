@@ -12,7 +12,13 @@
 struct sim_params {
 	enum scene_solver solver;
 	enum scene_direct_kernel direct_kernel;
-	double softening;           /* internal units */
+	double softening;           /* internal units: simulation.softening, every body's
+				     * unless soft_mixed */
+	enum scene_soft_kernel soft_kernel; /* plummer | spline (sim/soften.h; zero: plummer) */
+	int soft_mixed;             /* 1: bodies differ in softening, each body's length is
+				     * its component's (sim_component.softening) and a pair
+				     * takes the larger (sim_soft_pair); 0: every body has
+				     * softening, the path (and the frames) of one length */
 	double dt;                  /* internal units */
 	double theta;
 	int multipoles;

@@ -33,6 +33,10 @@ struct sim_component {
 	 * component; a body of mass m (scene units) blocks area kappa m (scene
 	 * length^2); dust_z its layer's sech^2 height (scene length). 0: not dust. */
 	double kappa, dust_z;
+	/* softening length of the component's bodies, internal units (> 0):
+	 * its type's, part's or entry's, else simulation.softening (set at
+	 * creation; sim_state_alloc: 0 until then) */
+	double softening;
 };
 
 /* All bodies. Owns every array (freed by sim_state_free). Vectors are xyz
