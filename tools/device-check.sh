@@ -35,6 +35,12 @@
 #   scale       issue 20: strong and weak scaling over the host's GPUs
 #   movie       issue 20: the default scene at MOVIE_N million, 1/2/4 GPUs
 #   batch4      issue 20: the sweep, mpirun batch beside --jobs
+#   estimate    issue 29: every shipped scene as written, --dry-run's "time in
+#               all" against the run's wall time, after a fresh calibration
+#               (batches too, each capped at EST_CAP s; gadget2-galaxy when
+#               device-stage.sh packed GADGET-2's example: NB_STAGE_DATA=1); EST_ONLY: names
+#   presets     issue 30: the default scene under each simulation.accuracy
+#               preset: wall time, max |dE/E0|, frames 115 260 400
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
@@ -80,6 +86,12 @@ mpi_setup() {
 	echo "nccl: ${nccl:-none}; GPUs: $(nvidia-smi -L | wc -l); libmpi: $(LD_LIBRARY_PATH=$LD_LIBRARY_PATH ldd /tmp/nb/mpi/bin/nbody-render | grep libmpi)"
 }
 cd /tmp/nb
+# GADGET-2's example, where scenes/gadget2-galaxy.yaml looks for it
+# (../../shared/data from scenes/), when device-stage.sh packed it
+if [ -f data/galaxy_littleendian.dat ]; then
+	mkdir -p /tmp/shared/data/gadget2-ics
+	cp data/galaxy_littleendian.dat /tmp/shared/data/gadget2-ics/
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$L/gpu.txt"
 for step in "$@"; do
 	echo "=== $step $(date -u +%H:%M:%S)"
@@ -171,6 +183,49 @@ for step in "$@"; do
 		done
 		sh tests/gpu_tree_sanitize.sh build >"$L/tree-sanitize.log" 2>&1
 		tail -2 "$L/tree-sanitize.log" ;;
+	estimate)
+		rm -f "$L/estimate.txt"
+		build/nbody-render scenes/galaxy-collision.yaml --calibrate >"$L/calibrate.log" 2>&1
+		tail -3 "$L/calibrate.log"
+		for s in scenes/*.yaml; do
+			name=$(basename "$s" .yaml)
+			[ -n "${EST_ONLY:-}" ] && ! echo " $EST_ONLY " | grep -q " $name " && continue
+			extra=""
+			if [ "$name" = gadget2-galaxy ]; then
+				[ -f /tmp/shared/data/gadget2-ics/galaxy_littleendian.dat ] || continue
+			fi
+			cmd="build/nbody-render"
+			grep -q '^runs:' "$s" && cmd="build/nbody-render batch"
+			rm -rf out
+			pred=$($cmd "$s" --dry-run $extra 2>&1 | tee "$L/est-$name-dry.log" |
+				grep "time in all" | tail -1 | sed 's/.*(\([0-9.]*\) s).*/\1/')
+			t0=$(date +%s.%N)
+			timeout ${EST_CAP:-150} $cmd "$s" $extra >"$L/est-$name.log" 2>&1
+			rc=$?
+			t1=$(date +%s.%N)
+			act=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
+			echo "$name predicted ${pred:-?} s actual $act s rc $rc" | tee -a "$L/estimate.txt"
+			mkdir -p "$L/frames"
+			f=$(ls out/*/frames/*.png out/*/*/frame_*.png 2>/dev/null | sort | sed -n '100p')
+			[ -n "$f" ] && cp "$f" "$L/frames/est-$name.png"
+		done
+		rm -rf out ;;
+	presets)
+		for a in default draft fine; do
+			d=/tmp/pre-$a
+			/usr/bin/time -f "$a: %e s wall" build/nbody-render scenes/galaxy-collision.yaml \
+				--set simulation.accuracy=$a --set output.stats=$d/stats.csv \
+				--set output.video=$d/m.mp4 --set output.png_dir=$d/frames \
+				--set output.preview= >"$L/preset-$a.log" 2>&1
+			tail -1 "$L/preset-$a.log"
+			grep -h "accuracy\|force evaluations\|done:" "$L/preset-$a.log" | tail -3
+			awk -F, 'NR==2{e0=$5} NR>1{d=($5-e0)/e0; if(d<0)d=-d; if(d>x)x=d} END{printf "  max |dE/E0| %.3g\n", x}' $d/stats.csv
+			mkdir -p "$L/frames"
+			for f in 00115 00260 00400; do
+				cp $d/frames/frame_$f.png "$L/frames/preset-$a-$f.png" 2>/dev/null
+			done
+			rm -rf $d/frames
+		done ;;
 	steps)
 		# the default scene with individual time steps (issue 18): wall time,
 		# force evaluations per body per frame (the run's last lines) and

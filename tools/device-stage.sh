@@ -22,7 +22,13 @@ for f in build/nbody-render build/nbody-bench $(for t in $TESTS; do ls build/tes
 	strip -o .dev/pack/$f $f
 done
 cp -r scenes tests tools .dev/pack/ 2>/dev/null
-rm -rf .dev/pack/tests/*.c .dev/pack/tests/*.h
+rm -rf .dev/pack/tests/*.c .dev/pack/tests/*.h .dev/pack/data
+# NB_STAGE_DATA=1: GADGET-2's example (read in place here, packed only for
+# the device's run of scenes/gadget2-galaxy.yaml; never in the repository)
+if [ -n "${NB_STAGE_DATA:-}" ] && [ -f ../shared/data/gadget2-ics/galaxy_littleendian.dat ]; then
+	mkdir -p .dev/pack/data
+	cp ../shared/data/gadget2-ics/galaxy_littleendian.dat .dev/pack/data/
+fi
 tar -cJf .dev/nb.tar.xz -C .dev/pack .
 "$STAGE" .dev/rt build/nbody-render build/nbody-bench build/tests/test_* >/dev/null
 ls -l .dev/*.tar.xz
