@@ -80,6 +80,17 @@ __device__ __forceinline__ float sim_soft_pairf(float ei, float ej)
 	return fmaxf(ei, ej);
 }
 
+__device__ __forceinline__ float sim_soft_plummerf(float r2, float eps)
+{
+	const float s = rsqrtf(fmaf(eps, eps, r2));
+	return s * s * s;
+}
+
+__device__ __forceinline__ float sim_soft_plummer_phif(float r2, float eps)
+{
+	return -rsqrtf(fmaf(eps, eps, r2));
+}
+
 __device__ __forceinline__ float sim_soft_splinef(float r2, float eps)
 {
 	const float h = (float)SIM_SOFT_SPLINE_H * eps;
