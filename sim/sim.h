@@ -390,6 +390,37 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
 			    const unsigned char *active, double *acc, double *pot);
 
+/* The softening of one force call (docs/PHYSICS.md "Softening"): the
+ * kernel (sim/soften.h) and each body's Plummer-equivalent length, each[i]
+ * (n, the force call's body order) when each != NULL, else eps for every
+ * body. A pair takes the larger of its two lengths (sim_soft_pair). With
+ * kernel plummer and each == NULL, the _soft functions below give bit for
+ * bit the results of the plain ones with eps. */
+struct sim_soft {
+	enum scene_soft_kernel kernel;
+	double eps;
+	const double *each;
+};
+/* (sim/soften_assign.c) each[i] = the softening of body i's component
+ * (st->comps[st->comp[i]].softening), i < st->n. */
+void sim_soft_each(const struct sim_state *st, double *each);
+/* *s for a force call on st's bodies under p: p's kernel and softening,
+ * and, when p->soft_mixed, each from sim_soft_each in an array *owned
+ * (the caller frees it; NULL otherwise). 0 or NB_ERUNTIME (logged). */
+int sim_soft_of(const struct sim_params *p, const struct sim_state *st, struct sim_soft *s,
+		double **owned);
+/* sim_direct_accel, sim_direct_accel_active and sim_tree_accel_sel with the
+ * softening s. */
+int sim_direct_accel_soft(const double *pos, const double *mass, size_t n,
+			  const struct sim_soft *s, double *acc, double *pot);
+int sim_direct_accel_active_soft(const double *pos, const double *mass, size_t n,
+				 const struct sim_soft *s, const unsigned char *active,
+				 double *acc, double *pot);
+int sim_tree_accel_soft(const double *pos, const double *mass, size_t n,
+			const struct sim_soft *s, double theta, int multipoles,
+			enum scene_opening opening, const unsigned char *active, double *acc,
+			double *pot, double *work);
+
 /* Barnes-Hut octree. d is the distance from a cell's centre of mass to the
  * body (conservatively: to the box of the bodies walking together).
  * opening SCENE_OPENING_BMAX accepts a cell when bmax < theta d and
