@@ -146,6 +146,13 @@ void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
  * incomplete, and the caller must check sim_stop_requested() itself. */
 void dist_direct_rows(const double *pos, const double *mass, size_t n, double eps,
 		      const uint32_t *rows, size_t nrows, double *out);
+/* dist_direct_rows with the softening s (sim.h's struct sim_soft: kernel
+ * and each body's length), in the same order, so bit for bit
+ * sim_direct_accel_soft on one thread; plummer without each: exactly
+ * dist_direct_rows. */
+void dist_direct_rows_soft(const double *pos, const double *mass, size_t n,
+			   const struct sim_soft *s, const uint32_t *rows, size_t nrows,
+			   double *out);
 
 /* ---- one simulation over the ranks (dist/sim.c) --------------------------- */
 struct dist_sim;
