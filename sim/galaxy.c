@@ -27,6 +27,7 @@
 
 #include "galaxy_potential.h"
 #include "sim.h"
+#include "soften_assign.h"
 
 /* Draws per mirror pair: pair p of a part uses counters [p * DRAWS, (p+1) * DRAWS). */
 #define DRAWS 256
@@ -300,8 +301,12 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 			 : parts[kind]->count > 0 ? parts[kind]->count : 0;
 		if (kind == P_DISK)
 			cnt -= nyoung + ndust;
-		if (st->comps && comp0 + j < st->ncomp)
+		if (st->comps && comp0 + j < st->ncomp) {
 			name_part(&st->comps[comp0 + j], b, kind, ndust, at, cnt);
+			/* the young stars and the dust are the disk's bodies */
+			st->comps[comp0 + j].softening =
+				sim_soft_length(sc, b, parts[kind < P_YOUNG ? kind : P_DISK]->softening);
+		}
 		if (cnt == 0)
 			continue;
 		sample_part(kind, &m, df, b, u, st, at, cnt, sc->seed, part_stream(stream_base, j));

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "soften_assign.h"
 #include "table.h"
 
 /* Where entry k's state file is: the loader stores it absolute; a relative
@@ -90,6 +91,7 @@ static int ic_one_component(const struct scene *sc, int k, const struct sim_unit
 	snprintf(cp->name, sizeof cp->name, "%s", b->name);
 	memcpy(cp->color, b->color, sizeof cp->color);
 	cp->brightness = (float)b->brightness;
+	cp->softening = sim_soft_length(sc, b, 0);
 	cp->first = first;
 	cp->count = n;
 	for (size_t i = first; i < first + n; i++)
@@ -179,6 +181,9 @@ int sim_ic_build(const struct scene *sc, struct sim_state *st)
 		first += sizes[k];
 		c += ncomps[k];
 	}
+	for (int j = 0; j < st->ncomp; j++) /* a component no row above named */
+		if (!(st->comps[j].softening > 0))
+			st->comps[j].softening = scene_softening(sc);
 	for (size_t i = 0; i < total; i++)
 		st->id[i] = (uint32_t)i;
 	st->time = 0;

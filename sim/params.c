@@ -1,5 +1,6 @@
 /* params.c - struct sim_params from the scene (params.h). */
 #include "sim.h"
+#include "soften_assign.h"
 
 double sim_params_dt_max_scene(const struct scene *sc)
 {
@@ -15,6 +16,8 @@ void sim_params_of(const struct scene *sc, struct sim_params *p)
 		.solver = sc->simulation.solver,
 		.direct_kernel = sc->simulation.direct_kernel,
 		.softening = scene_softening(sc),
+		.soft_kernel = sc->simulation.softening_kernel,
+		.soft_mixed = sim_soft_scene_mixed(sc),
 		.dt = sc->simulation.dt * u.time,
 		.theta = sc->simulation.theta,
 		.multipoles = sc->simulation.multipoles,
