@@ -27,6 +27,7 @@
 
 #include "../scene/scene_schema.h"
 #include "snap_internal.h"
+#include "soften_assign.h"
 
 #define SNAP_CHUNK 65536
 #define SNAP_GADGET_L_CM 3.085678e21 /* GADGET's default code units */
@@ -421,6 +422,7 @@ static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 				 sim_snap_type_names[t]);
 			memcpy(cp->color, ty->color, sizeof cp->color);
 			cp->brightness = ty->draw ? (float)ty->brightness : 0.0f;
+			cp->softening = sim_soft_length(p->sc, &p->sc->bodies[p->k], ty->softening);
 			cp->first = first;
 			cp->count = p->at - first;
 			for (size_t b = first; b < p->at; b++)
