@@ -18,6 +18,8 @@ struct dist_sim {
 	double *pot;           /* n: potentials when the caller wants none */
 	double *rowout;        /* 4 per own body (direct) */
 	unsigned char *mine;   /* n */
+	double *eps;           /* n: each body's softening (sim_soft_each) when the
+				* scene's lengths differ (soft_mixed), else NULL */
 	size_t *bytes, *off;   /* P each: the exchange's blocks */
 	long calls;
 	int every;             /* recut every this many calls */
