@@ -10,7 +10,11 @@
 
 /* Warn (log_warn) about every key of SC that the file or a --set gave and
  * that the scene's choices leave unused (render.style, simulation.solver,
- * camera.projection, ...), and about camera keys at or after output.frames.
+ * camera.projection, ...), unless it holds its row's "off" value
+ * (render.diffuse: 0); about each body entry's softening (entry, part,
+ * snapshot type) above 0 in film mode; and, unless the run is a still
+ * (a preview of its last frame and no video, PNG or FITS frames or
+ * snapshots), about camera keys at or after output.frames.
  * NAME is the scene's name for messages; key_frame[i] and key_fov[i] are
  * the nodes of camera key i's frame and fov (NULL: not given). Returns 0;
  * under scene_strict_set(1) the first such warning is logged as an error
