@@ -80,7 +80,11 @@ struct out_video_meta {
  * whichever this build of FFmpeg has first, output.crf as that encoder's
  * crf, output.preset not used; .gif: 256 fixed colours (RGB 3-3-2 through
  * swscale's dither), output.crf and output.preset not used. output.codec
- * h265 with .webm or .gif is refused. Case does not matter (".MP4"). */
+ * h265 with .webm or .gif is refused. Case does not matter (".MP4").
+ * A refusal for a missing encoder lists the containers that would work in
+ * this build, with their codecs. For tests, the environment variable
+ * NB_HIDE_ENCODERS ("libvpx-vp9,libsvtav1": libavcodec names, comma-
+ * separated) hides encoders as if this build lacked them. */
 struct out_vformat;
 struct out_vencoder;
 struct out_video_choice {

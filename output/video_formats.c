@@ -8,10 +8,17 @@
  * Which encoder: a row whose codec is "by key" takes output.codec (h264:
  * libx264, h265: libx265); any other row takes the first of its encoders
  * that this build of libavcodec has (avcodec_find_encoder_by_name, at run
- * time), and refuses h265, which names an encoder it will not use. */
+ * time), and refuses h265, which names an encoder it will not use. A
+ * refusal for a missing encoder lists what would work in this build.
+ *
+ * For tests: NB_HIDE_ENCODERS="libvpx-vp9,libsvtav1" hides the named
+ * encoders (comma-separated libavcodec names) as if this build lacked
+ * them, so that the fallback and the refusal can be tested on a machine
+ * that has every encoder. */
 #include <libavcodec/avcodec.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <strings.h>
@@ -122,6 +129,50 @@ const struct out_vformat *out_vformat_of(const char *path)
 	return NULL;
 }
 
+/* 1 when this build of libavcodec has encoder NAME and NB_HIDE_ENCODERS
+ * (for tests) does not hide it. */
+static int encoder_here(const char *name)
+{
+	const char *hide = getenv("NB_HIDE_ENCODERS");
+	const size_t n = strlen(name);
+	for (const char *p = hide; p && *p;) {
+		const size_t len = strcspn(p, ",");
+		if (len == n && strncmp(p, name, n) == 0)
+			return 0;
+		p += len + (p[len] == ',');
+	}
+	return avcodec_find_encoder_by_name(name) != NULL;
+}
+
+/* What would work in this build, into buf: each container with the
+ * encoders it has here, "; what works here: .mp4 (H.264, H.265), ...,
+ * .gif (GIF, 256 fixed colours)", or "; no container works in this
+ * build" when none does. */
+static void what_works(char *buf, size_t n)
+{
+	static const struct out_vencoder *const by_key[] = {&enc_x264, &enc_x265, NULL};
+	size_t len = strlen(buf);
+	int any = 0;
+	for (int i = 0; i < NFORMATS; i++) {
+		const struct out_vformat *f = &out_vformats[i];
+		const struct out_vencoder *const *e = f->encoders[0] ? f->encoders : by_key;
+		const char *said = NULL; /* the last label listed for this row */
+		for (int j = 0; j < OUT_VENC_MAX && e[j]; j++) {
+			if (!encoder_here(e[j]->name) || (said && strcmp(said, e[j]->label) == 0))
+				continue;
+			len += snprintf(buf + len, n - len, "%s%s%s%s",
+					said ? ", " : any ? "), " : "; what works here: ",
+					said ? "" : f->ext, said ? "" : " (", e[j]->label);
+			said = e[j]->label;
+			any = 1;
+			if (len >= n)
+				return;
+		}
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, "%s", any ? ")" : "; no container works in this build");
+}
+
 /* The encoders a row may use, as "a, b or c". */
 static void encoder_names(const struct out_vformat *f, char *buf, size_t n)
 {
@@ -147,11 +198,13 @@ int out_video_choose(const char *path, enum scene_codec codec, struct out_video_
 	}
 	if (!f->encoders[0]) {
 		ch->enc = codec == SCENE_CODEC_H265 ? &enc_x265 : &enc_x264;
-		if (avcodec_find_encoder_by_name(ch->enc->name))
+		if (encoder_here(ch->enc->name))
 			return 0;
 		ch->key = "output.codec";
 		snprintf(ch->why, sizeof ch->why, "%s: this build of FFmpeg has no %s encoder",
 			 codec == SCENE_CODEC_H265 ? "h265" : "h264", ch->enc->name);
+		ch->enc = NULL;
+		what_works(ch->why, sizeof ch->why);
 		return NB_EINPUT;
 	}
 	char names[128];
@@ -165,13 +218,14 @@ int out_video_choose(const char *path, enum scene_codec codec, struct out_video_
 		return NB_EINPUT;
 	}
 	for (int i = 0; i < OUT_VENC_MAX && f->encoders[i]; i++)
-		if (avcodec_find_encoder_by_name(f->encoders[i]->name)) {
+		if (encoder_here(f->encoders[i]->name)) {
 			ch->enc = f->encoders[i];
 			return 0;
 		}
 	snprintf(ch->why, sizeof ch->why,
 		 "this build of FFmpeg has no encoder for a %s video (it needs %s)", f->name,
 		 names);
+	what_works(ch->why, sizeof ch->why);
 	return NB_EINPUT;
 }
 

@@ -4,7 +4,10 @@
  * frame and the F picture's colours where they belong; an unknown
  * extension, or h265 with a container that does not take it, is refused
  * with exit 2 before any work (--dry-run too), naming the accepted names;
- * the dry run says which container and codec a run writes.
+ * the dry run says which container and codec a run writes. With encoders
+ * hidden (NB_HIDE_ENCODERS, for tests), a .webm takes the next encoder
+ * this build has, and with none left it is refused before any work (the
+ * dry run too) with the containers that would work.
  *
  *   make CUDA=0 BUILD=/tmp/b /tmp/b/nbody-render /tmp/b/tests/test_output_formats
  *   NB_BIN=/tmp/b/nbody-render /tmp/b/tests/test_output_formats   (from the repository root) */
@@ -15,8 +18,19 @@
 #include "../render/yuv.h"
 #include "test_output_util.h"
 
-/* The encoder a .webm file must get: the first of these this build has. */
-static enum AVCodecID webm_codec(const char **label)
+/* 1 when encoder NAME is one of the comma-separated names in HIDDEN. */
+static int hidden_in(const char *hidden, const char *name)
+{
+	char list[256];
+	snprintf(list, sizeof list, ",%s,", hidden ? hidden : "");
+	char item[64];
+	snprintf(item, sizeof item, ",%s,", name);
+	return strstr(list, item) != NULL;
+}
+
+/* The encoder a .webm file must get: the first of these this build has
+ * and HIDDEN (NB_HIDE_ENCODERS's list) does not name. */
+static enum AVCodecID webm_codec_hiding(const char *hidden, const char **label)
 {
 	static const struct {
 		const char *enc, *label;
@@ -25,13 +39,15 @@ static enum AVCodecID webm_codec(const char **label)
 		     {"libsvtav1", "AV1", AV_CODEC_ID_AV1},
 		     {"libaom-av1", "AV1", AV_CODEC_ID_AV1}};
 	for (int i = 0; i < 3; i++)
-		if (avcodec_find_encoder_by_name(order[i].enc)) {
+		if (avcodec_find_encoder_by_name(order[i].enc) && !hidden_in(hidden, order[i].enc)) {
 			*label = order[i].label;
 			return order[i].id;
 		}
 	*label = NULL;
 	return AV_CODEC_ID_NONE;
 }
+
+static enum AVCodecID webm_codec(const char **label) { return webm_codec_hiding(NULL, label); }
 
 /* Open PATH with libavformat: its demuxer's name into fmt, the video
  * stream's codec; returns the number of video packets (one per frame). */
@@ -212,23 +228,29 @@ static int run(const char *args, int dry)
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
 
-START_TEST(program_refuses_unknown_extension_before_any_work)
+/* A run writing video NAME (in a new directory, with a stats file) and
+ * its dry run: both exit 2 with WANT in stderr, and nothing is written. */
+static void refused_before_any_work(const char *name, const char *want)
 {
 	make_tmpdir();
 	char args[1024];
 	for (int dry = 1; dry >= 0; dry--) {
 		snprintf(args, sizeof args,
-			 "--set output.video=%s/clip.avi --set output.stats=%s/s.csv "
+			 "--set output.video=%s/%s --set output.stats=%s/s.csv "
 			 "--set bodies.0.count=200 --set output.frames=2",
-			 g_dir, g_dir);
+			 g_dir, name, g_dir);
 		ck_assert_int_eq(run(args, dry), 2);
-		ck_assert_msg(strstr(g_err, "output.video: '") &&
-				      strstr(g_err, "clip.avi': no video container is named by this "
-						    "file's extension; accepted: .mp4, .mkv, .mov, .webm, .gif"),
-			      "stderr: %s", g_err);
+		ck_assert_msg(strstr(g_err, want), "stderr lacks '%s': %s", want, g_err);
 		ck_assert_int_eq(count_files(g_dir, ""), 2); /* nothing written: . and .. */
 	}
 	rm_tree(g_dir);
+}
+
+START_TEST(program_refuses_unknown_extension_before_any_work)
+{
+	refused_before_any_work("clip.avi", "clip.avi': no video container is named by this "
+					    "file's extension; accepted: .mp4, .mkv, .mov, .webm, .gif");
+	ck_assert_ptr_nonnull(strstr(g_err, "output.video: '"));
 }
 END_TEST
 
@@ -274,6 +296,129 @@ START_TEST(dry_run_names_container_and_codec)
 }
 END_TEST
 
+/* A .webm with encoders hidden takes the next one this build has, as
+ * webm_codec_hiding finds it from libavcodec alone; the first case writes
+ * the file and libavformat reads the expected codec and every frame. */
+START_TEST(webm_takes_the_next_encoder_when_one_is_hidden)
+{
+	static const char *const hides[] = {"libvpx-vp9", "libsvtav1", "libvpx-vp9,libsvtav1"};
+	for (int i = 0; i < 3; i++) {
+		setenv("NB_HIDE_ENCODERS", hides[i], 1);
+		const char *label;
+		enum AVCodecID want = webm_codec_hiding(hides[i], &label);
+		struct out_video_choice ch;
+		int err = out_video_choose("a.webm", SCENE_CODEC_H264, &ch);
+		if (want == AV_CODEC_ID_NONE) {
+			ck_assert_int_eq(err, NB_EINPUT); /* this build has no other: refused */
+			continue;
+		}
+		char what[128], expect[128];
+		snprintf(expect, sizeof expect, "the video (WebM, %s)", label);
+		ck_assert_msg(err == 0 && strcmp(out_video_what("a.webm", SCENE_CODEC_H264, what,
+								  sizeof what),
+						 expect) == 0,
+			      "hiding %s: %d '%s', expected '%s'", hides[i], err, what, expect);
+		if (i > 0)
+			continue;
+		make_tmpdir();
+		char path[512], fmt[64];
+		snprintf(path, sizeof path, "%s/a.webm", g_dir);
+		write_f(path, 96, 64, 5, 0);
+		enum AVCodecID got;
+		ck_assert_int_eq(probe_packets(path, fmt, sizeof fmt, &got), 5);
+		ck_assert_msg(got == want, "hiding %s: codec %s, expected %s", hides[i],
+			      avcodec_get_name(got), avcodec_get_name(want));
+		rm_tree(g_dir);
+	}
+	unsetenv("NB_HIDE_ENCODERS");
+}
+END_TEST
+
+/* "; what works here: .mp4 (H.264, H.265), ..." as this build has the
+ * encoders (libavcodec asked directly) less those HIDDEN names. */
+static void expected_works(const char *hidden, char *buf, size_t n)
+{
+	static const struct {
+		const char *ext, *enc[3], *label[3];
+	} rows[] = {
+		{".mp4", {"libx264", "libx265"}, {"H.264", "H.265"}},
+		{".mkv", {"libx264", "libx265"}, {"H.264", "H.265"}},
+		{".mov", {"libx264", "libx265"}, {"H.264", "H.265"}},
+		{".webm", {"libvpx-vp9", "libsvtav1", "libaom-av1"}, {"VP9", "AV1", "AV1"}},
+		{".gif", {"gif"}, {"GIF, 256 fixed colours"}},
+	};
+	snprintf(buf, n, "; what works here: ");
+	for (int i = 0; i < 5; i++) {
+		const char *last = NULL;
+		for (int j = 0; j < 3 && rows[i].enc[j]; j++) {
+			if (!avcodec_find_encoder_by_name(rows[i].enc[j]) || hidden_in(hidden, rows[i].enc[j]) ||
+			    (last && strcmp(last, rows[i].label[j]) == 0))
+				continue;
+			snprintf(buf + strlen(buf), n - strlen(buf), "%s%s%s", last ? ", " : rows[i].ext,
+				 last ? "" : " (", rows[i].label[j]);
+			last = rows[i].label[j];
+		}
+		if (last)
+			snprintf(buf + strlen(buf), n - strlen(buf), "), ");
+	}
+	buf[strlen(buf) - 2] = '\0'; /* the last ", " */
+}
+
+/* With every WebM encoder hidden a .webm is refused, naming the encoders
+ * it needs and what works here; opening writes nothing. Hiding libx264 refuses
+ * an H.264 .mp4 the same way, blaming output.codec. */
+START_TEST(webm_refused_without_an_encoder)
+{
+	const char *all = "libvpx-vp9,libsvtav1,libaom-av1";
+	char want[512];
+	setenv("NB_HIDE_ENCODERS", all, 1);
+	expected_works(all, want, sizeof want);
+	struct out_video_choice ch;
+	ck_assert_int_eq(out_video_choose("a.webm", SCENE_CODEC_H264, &ch), NB_EINPUT);
+	ck_assert_str_eq(ch.key, "output.video");
+	ck_assert_ptr_null(ch.enc);
+	ck_assert_msg(strstr(ch.why, "no encoder for a WebM video (it needs libvpx-vp9, libsvtav1 or "
+				     "libaom-av1)") && strstr(ch.why, want),
+		      "'%s' lacks '%s'", ch.why, want);
+	ck_assert_ptr_null(strstr(ch.why, ".webm ("));
+	make_tmpdir();
+	char path[512];
+	snprintf(path, sizeof path, "%s/a.webm", g_dir);
+	struct out_mp4 *m = NULL;
+	ck_assert_int_eq(out_mp4_open(&m, path, 64, 48, 10, SCENE_CODEC_H264, 20, "veryfast"), NB_EINPUT);
+	ck_assert_ptr_null(m);
+	ck_assert_int_eq(count_files(g_dir, ""), 2); /* . and .. */
+	rm_tree(g_dir);
+
+	setenv("NB_HIDE_ENCODERS", "libx264", 1);
+	expected_works("libx264", want, sizeof want);
+	ck_assert_int_eq(out_video_choose("a.mp4", SCENE_CODEC_H264, &ch), NB_EINPUT);
+	ck_assert_str_eq(ch.key, "output.codec");
+	ck_assert_msg(strstr(ch.why, "h264: this build of FFmpeg has no libx264 encoder") &&
+			      strstr(ch.why, want) && !strstr(ch.why, "H.264"),
+		      "'%s' lacks '%s'", ch.why, want);
+	unsetenv("NB_HIDE_ENCODERS");
+}
+END_TEST
+
+/* The program: exit 2 before any work, the dry run too, and the dry run
+ * names the encoder a .webm falls back to. */
+START_TEST(program_refuses_webm_without_an_encoder_before_any_work)
+{
+	setenv("NB_HIDE_ENCODERS", "libvpx-vp9,libsvtav1,libaom-av1", 1);
+	refused_before_any_work("clip.webm", "clip.webm': this build of FFmpeg has no encoder for a "
+					     "WebM video (it needs libvpx-vp9, libsvtav1 or "
+					     "libaom-av1); what works here: .mp4 (");
+	const char *label;
+	if (webm_codec_hiding("libvpx-vp9", &label) != AV_CODEC_ID_NONE) {
+		setenv("NB_HIDE_ENCODERS", "libvpx-vp9", 1);
+		ck_assert_int_eq(run("--set output.video=o/v.webm", 1), 0);
+		ck_assert_msg(strstr(g_out, "o/v.webm: the video (WebM, AV1)"), "%.2000s", g_out);
+	}
+	unsetenv("NB_HIDE_ENCODERS");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("output_formats");
@@ -290,6 +435,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, program_refuses_unknown_extension_before_any_work);
 	tcase_add_test(tc, program_refuses_h265_for_webm_and_gif);
 	tcase_add_test(tc, dry_run_names_container_and_codec);
+	tcase_add_test(tc, webm_takes_the_next_encoder_when_one_is_hidden);
+	tcase_add_test(tc, webm_refused_without_an_encoder);
+	tcase_add_test(tc, program_refuses_webm_without_an_encoder_before_any_work);
 	suite_add_tcase(s, tc);
 	return s;
 }
