@@ -61,3 +61,64 @@ void dist_direct_rows(const double *pos, const double *mass, size_t n, double ep
 		out[4 * r + 3] = 0.0 + (bp + ph);
 	}
 }
+
+/* Body i's row with the softening s, in dist_direct_rows' order (the
+ * reactions of rows k < i, then its own sum over j > i), the terms
+ * sim/direct.c's direct_row_soft writes: out[0..3] = ax ay az phi. */
+static void direct_row_soft(const double *pos, const double *mass, size_t n, size_t i,
+			    const struct sim_soft *s, double out[4])
+{
+	const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+	const double ei = s->each ? s->each[i] : s->eps;
+	const int spline = s->kernel == SCENE_SOFT_SPLINE;
+	double bx = 0, by = 0, bz = 0, bp = 0;
+	for (size_t k = 0; k < i; k++) {
+		double d[3], phi;
+		const double e = s->each ? sim_soft_pair(s->each[k], ei) : ei;
+		const double f = sim_direct_pair_soft(pos + 3 * i, pos[3 * k], pos[3 * k + 1],
+						      pos[3 * k + 2], e, spline, d, &phi);
+		const double mk = mass[k];
+		bx -= mk * d[0] * f;
+		by -= mk * d[1] * f;
+		bz -= mk * d[2] * f;
+		bp += mk * phi;
+	}
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	for (size_t j = i + 1; j < n; j++) {
+		double d[3], phi;
+		const double e = s->each ? sim_soft_pair(ei, s->each[j]) : ei;
+		const double f = sim_direct_pair_soft(pos + 3 * j, xi, yi, zi, e, spline, d, &phi);
+		const double mj = mass[j];
+		ax += mj * d[0] * f;
+		ay += mj * d[1] * f;
+		az += mj * d[2] * f;
+		ph += mj * phi;
+	}
+	out[0] = 0.0 + (bx + ax);
+	out[1] = 0.0 + (by + ay);
+	out[2] = 0.0 + (bz + az);
+	out[3] = 0.0 + (bp + ph);
+}
+
+void dist_direct_rows_soft(const double *pos, const double *mass, size_t n,
+			   const struct sim_soft *s, const uint32_t *rows, size_t nrows,
+			   double *out)
+{
+	if (!s->each && s->kernel == SCENE_SOFT_PLUMMER) {
+		dist_direct_rows(pos, mass, n, s->eps, rows, nrows, out);
+		return;
+	}
+	int stopped = 0; /* as dist_direct_rows */
+#pragma omp parallel for schedule(dynamic, 8) if (nrows >= 64)
+	for (size_t r = 0; r < nrows; r++) {
+		int seen;
+#pragma omp atomic read
+		seen = stopped;
+		if (seen || (r % 64 == 0 && sim_stop_requested())) {
+#pragma omp atomic write
+			stopped = 1;
+			continue;
+		}
+		direct_row_soft(pos, mass, n, rows[r], s, out + 4 * r);
+	}
+}

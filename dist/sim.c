@@ -58,6 +58,7 @@ void dist_sim_free(struct dist_sim **pds)
 	dist_domain_free(&ds->dom);
 	free(ds->w);
 	free(ds->packed);
+	free(ds->eps);
 	free(ds->pot);
 	free(ds->rowout);
 	free(ds->mine);
@@ -191,6 +192,15 @@ int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		dist_sim_free(&ds);
 		goto oom;
 	}
+	struct sim_params p;
+	sim_params_of(sc, &p);
+	if (p.soft_mixed) { /* body order is fixed: every rank holds every body */
+		if (!(ds->eps = malloc((n ? n : 1) * sizeof *ds->eps))) {
+			dist_sim_free(&ds);
+			goto oom;
+		}
+		sim_soft_each(st, ds->eps);
+	}
 done:
 	*out = ds;
 	return 0;
@@ -219,6 +229,39 @@ static void sim_recut(struct dist_sim *ds, const double *pos)
 	ds->stats.t_rebalance += dist_sim_now() - t;
 }
 
+/* Step 2: the forces of this rank's bodies rows[0..nrows) (their work
+ * too) into mine_out, DIST_VALS each, with the scene's softening (each
+ * body's length when they differ: ds->eps). */
+static void sim_own_forces(struct dist_sim *ds, const struct sim_params *p, const double *pos,
+			   const double *mass, double *acc, const uint32_t *rows, size_t nrows,
+			   double *mine_out)
+{
+	const size_t n = ds->n;
+	const struct sim_soft soft = {.kernel = p->soft_kernel, .eps = p->softening, .each = ds->eps};
+	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
+		int err = sim_tree_accel_soft(pos, mass, n, &soft, p->theta, p->multipoles,
+					      p->opening, ds->mine, acc, ds->pot, ds->w);
+		if (err)
+			dist_fail("barnes-hut forces failed (out of memory)");
+		for (size_t k = 0; k < nrows; k++) {
+			const size_t i = rows[k];
+			double *o = mine_out + DIST_VALS * k;
+			o[0] = acc[3 * i];
+			o[1] = acc[3 * i + 1];
+			o[2] = acc[3 * i + 2];
+			o[3] = ds->pot[i];
+			o[4] = ds->w[i];
+		}
+	} else {
+		dist_direct_rows_soft(pos, mass, n, &soft, rows, nrows, ds->rowout);
+		for (size_t k = 0; k < nrows; k++) {
+			double *o = mine_out + DIST_VALS * k;
+			memcpy(o, ds->rowout + 4 * k, 4 * sizeof *o);
+			o[4] = n > 0 ? (double)(n - 1) : 0;
+		}
+	}
+}
+
 int dist_sim_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
 		   size_t n, double *acc, double *pot)
 {
@@ -237,28 +280,7 @@ int dist_sim_force(void *ctx, const struct sim_params *p, const double *pos, con
 	const uint32_t *rows = ds->dom.order + c0;
 	double *mine_out = ds->packed + DIST_VALS * c0;
 	double t = dist_sim_now();
-	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
-		int err = sim_tree_accel_sel(pos, mass, n, p->softening, p->theta, p->multipoles,
-					     p->opening, ds->mine, acc, ds->pot, ds->w);
-		if (err)
-			dist_fail("barnes-hut forces failed (out of memory)");
-		for (size_t k = 0; k < c1 - c0; k++) {
-			const size_t i = rows[k];
-			double *o = mine_out + DIST_VALS * k;
-			o[0] = acc[3 * i];
-			o[1] = acc[3 * i + 1];
-			o[2] = acc[3 * i + 2];
-			o[3] = ds->pot[i];
-			o[4] = ds->w[i];
-		}
-	} else {
-		dist_direct_rows(pos, mass, n, p->softening, rows, c1 - c0, ds->rowout);
-		for (size_t k = 0; k < c1 - c0; k++) {
-			double *o = mine_out + DIST_VALS * k;
-			memcpy(o, ds->rowout + 4 * k, 4 * sizeof *o);
-			o[4] = n > 0 ? (double)(n - 1) : 0;
-		}
-	}
+	sim_own_forces(ds, p, pos, mass, acc, rows, c1 - c0, mine_out);
 	double t1 = dist_sim_now();
 	/* stopped (rank 0 only: the others leave it to rank 0, dist_defers_stop):
 	 * this step is not finished; the run's end is decided by rank 0 */

@@ -5,6 +5,7 @@
  * its own force. The state is on the host: the ops a row leaves NULL are
  * the host's (engine/common.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -21,15 +22,26 @@ int engine_cpu_force(const double *pos, const double *mass, size_t n, void *ctx,
 	return e->force(e, pos, mass, n, acc, pot);
 }
 
-/* e->force of the host rows: the scene's solver */
+/* e->force of the host rows: the scene's solver. pos and mass are e->st's
+ * (leapfrog and the block steps pass them), so body i's softening is its
+ * component's (sim_soft_of; a length per body only when the scene's
+ * lengths differ, built for the call: O(n) next to the force). */
 static int cpu_solver_force(struct engine *e, const double *pos, const double *mass, size_t n,
 			    double *acc, double *pot)
 {
 	const struct sim_params *p = &e->p;
+	struct sim_soft s;
+	double *each;
+	int err = sim_soft_of(p, e->st, &s, &each);
+	if (err)
+		return err;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
-		return sim_tree_accel_ex(pos, mass, n, p->softening, p->theta, p->multipoles,
-					 p->opening, acc, pot);
-	return sim_direct_accel(pos, mass, n, p->softening, acc, pot);
+		err = sim_tree_accel_soft(pos, mass, n, &s, p->theta, p->multipoles, p->opening,
+					  NULL, acc, pot, NULL);
+	else
+		err = sim_direct_accel_soft(pos, mass, n, &s, acc, pot);
+	free(each);
+	return err;
 }
 
 /* sim_force_active_fn of individual time steps */
@@ -39,10 +51,18 @@ static int cpu_force_active(const double *pos, const double *mass, size_t n,
 	struct engine *e = ctx;
 	const struct sim_params *p = &e->p;
 	e->force_calls++;
+	struct sim_soft s;
+	double *each;
+	int err = sim_soft_of(p, e->st, &s, &each);
+	if (err)
+		return err;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
-		return sim_tree_accel_active(pos, mass, n, p->softening, p->theta, p->multipoles,
-					     p->opening, active, acc, pot);
-	return sim_direct_accel_active(pos, mass, n, p->softening, active, acc, pot);
+		err = sim_tree_accel_soft(pos, mass, n, &s, p->theta, p->multipoles, p->opening,
+					  active, acc, pot, NULL);
+	else
+		err = sim_direct_accel_active_soft(pos, mass, n, &s, active, acc, pot);
+	free(each);
+	return err;
 }
 
 int engine_cpu_first(struct engine *e)

@@ -5,7 +5,12 @@
  * a_i += m_j f, a_j -= m_i f (Newton's third law, so sum_i m_i a_i = 0 up to
  * round-off). Rows i are handed out dynamically to threads; each thread
  * accumulates its rows' reactions on j in a private buffer, and the buffers
- * are summed at the end. Cost: ~20 flops per pair, n(n-1)/2 pairs. */
+ * are summed at the end. Cost: ~20 flops per pair, n(n-1)/2 pairs.
+ *
+ * With a length per body or the spline kernel (struct sim_soft, the _soft
+ * entry points) the pair takes e = max(eps_i, eps_j) (sim_soft_pair) and
+ * sim/soften.h's factor and potential, in the same loops; plummer with one
+ * length stays the loop above, bit for bit. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,8 +30,72 @@
  * is faster than waking a team, and much faster on a busy machine. */
 #define DIRECT_SERIAL_N 1000
 
+/* Row i of the each-pair-once sum with one Plummer length (eps2 = eps^2):
+ * its sum over j > i into ba[3 i..], bp[i], the reactions into ba[3 j..],
+ * bp[j]. */
+static void direct_row(const double *pos, const double *mass, size_t n, size_t i, double eps2,
+		       double *ba, double *bp)
+{
+	const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+	const double mi = mass[i];
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	for (size_t j = i + 1; j < n; j++) {
+		double d[3], rinv;
+		const double rinv3 =
+			sim_direct_pair(pos + 3 * j, xi, yi, zi, eps2, d, &rinv);
+		const double mj = mass[j];
+		ax += mj * d[0] * rinv3;
+		ay += mj * d[1] * rinv3;
+		az += mj * d[2] * rinv3;
+		ph -= mj * rinv;
+		ba[3 * j] -= mi * d[0] * rinv3;
+		ba[3 * j + 1] -= mi * d[1] * rinv3;
+		ba[3 * j + 2] -= mi * d[2] * rinv3;
+		bp[j] -= mi * rinv;
+	}
+	ba[3 * i] += ax;
+	ba[3 * i + 1] += ay;
+	ba[3 * i + 2] += az;
+	bp[i] += ph;
+}
+
+/* Row i with the softening s (a length per body, or the spline). */
+static void direct_row_soft(const double *pos, const double *mass, size_t n, size_t i,
+			    const struct sim_soft *s, double *ba, double *bp)
+{
+	const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+	const double mi = mass[i], ei = s->each ? s->each[i] : s->eps;
+	const int spline = s->kernel == SCENE_SOFT_SPLINE;
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	for (size_t j = i + 1; j < n; j++) {
+		double d[3], phi;
+		const double e = s->each ? sim_soft_pair(ei, s->each[j]) : ei;
+		const double f = sim_direct_pair_soft(pos + 3 * j, xi, yi, zi, e, spline, d, &phi);
+		const double mj = mass[j];
+		ax += mj * d[0] * f;
+		ay += mj * d[1] * f;
+		az += mj * d[2] * f;
+		ph += mj * phi;
+		ba[3 * j] -= mi * d[0] * f;
+		ba[3 * j + 1] -= mi * d[1] * f;
+		ba[3 * j + 2] -= mi * d[2] * f;
+		bp[j] += mi * phi;
+	}
+	ba[3 * i] += ax;
+	ba[3 * i + 1] += ay;
+	ba[3 * i + 2] += az;
+	bp[i] += ph;
+}
+
 int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     double *acc, double *pot)
+{
+	const struct sim_soft s = {.kernel = SCENE_SOFT_PLUMMER, .eps = eps, .each = NULL};
+	return sim_direct_accel_soft(pos, mass, n, &s, acc, pot);
+}
+
+int sim_direct_accel_soft(const double *pos, const double *mass, size_t n,
+			  const struct sim_soft *sf, double *acc, double *pot)
 {
 	int nt = 1;
 #ifdef _OPENMP
@@ -41,7 +110,8 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 		log_error("direct forces: out of memory for %d thread buffers of %zu bodies", nt, n);
 		return NB_ERUNTIME;
 	}
-	const double eps2 = eps * eps;
+	const double eps2 = sf->eps * sf->eps;
+	const int uniform = !sf->each && sf->kernel == SCENE_SOFT_PLUMMER;
 	atomic_int stopped = 0; /* a stop request (sim_stop_requested) seen by some thread */
 
 #pragma omp parallel num_threads(nt)
@@ -58,27 +128,10 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 				atomic_store_explicit(&stopped, 1, memory_order_relaxed);
 				continue;
 			}
-			const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
-			const double mi = mass[i];
-			double ax = 0, ay = 0, az = 0, ph = 0;
-			for (size_t j = i + 1; j < n; j++) {
-				double d[3], rinv;
-				const double rinv3 =
-					sim_direct_pair(pos + 3 * j, xi, yi, zi, eps2, d, &rinv);
-				const double mj = mass[j];
-				ax += mj * d[0] * rinv3;
-				ay += mj * d[1] * rinv3;
-				az += mj * d[2] * rinv3;
-				ph -= mj * rinv;
-				ba[3 * j] -= mi * d[0] * rinv3;
-				ba[3 * j + 1] -= mi * d[1] * rinv3;
-				ba[3 * j + 2] -= mi * d[2] * rinv3;
-				bp[j] -= mi * rinv;
-			}
-			ba[3 * i] += ax;
-			ba[3 * i + 1] += ay;
-			ba[3 * i + 2] += az;
-			bp[i] += ph;
+			if (uniform)
+				direct_row(pos, mass, n, i, eps2, ba, bp);
+			else
+				direct_row_soft(pos, mass, n, i, sf, ba, bp);
 		}
 		/* implicit barrier: every buffer is complete; reduce in thread order */
 #pragma omp for schedule(static)
@@ -102,10 +155,45 @@ int sim_direct_accel(const double *pos, const double *mass, size_t n, double eps
 	return atomic_load(&stopped) ? NB_EINTR : 0;
 }
 
+/* Target i of the one-sided sum with the softening s: every source j != i
+ * in order, into a[0..2] and *pot. */
+static void direct_target_soft(const double *pos, const double *mass, long nl, long i,
+			       const struct sim_soft *s, double a[3], double *pot)
+{
+	const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
+	const double ei = s->each ? s->each[i] : s->eps;
+	const int spline = s->kernel == SCENE_SOFT_SPLINE;
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	for (long j = 0; j < nl; j++) {
+		if (j == i)
+			continue;
+		double d[3], phi;
+		const double e = s->each ? sim_soft_pair(ei, s->each[j]) : ei;
+		const double f = sim_direct_pair_soft(pos + 3 * j, xi, yi, zi, e, spline, d, &phi);
+		ax += mass[j] * d[0] * f;
+		ay += mass[j] * d[1] * f;
+		az += mass[j] * d[2] * f;
+		ph += mass[j] * phi;
+	}
+	a[0] = ax;
+	a[1] = ay;
+	a[2] = az;
+	*pot = ph;
+}
+
 int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,
 			    const unsigned char *active, double *acc, double *pot)
 {
-	const double eps2 = eps * eps;
+	const struct sim_soft s = {.kernel = SCENE_SOFT_PLUMMER, .eps = eps, .each = NULL};
+	return sim_direct_accel_active_soft(pos, mass, n, &s, active, acc, pot);
+}
+
+int sim_direct_accel_active_soft(const double *pos, const double *mass, size_t n,
+				 const struct sim_soft *sf, const unsigned char *active,
+				 double *acc, double *pot)
+{
+	const double eps2 = sf->eps * sf->eps;
+	const int uniform = !sf->each && sf->kernel == SCENE_SOFT_PLUMMER;
 	atomic_int stopped = 0;
 	const long nl = (long)n;
 #pragma omp parallel for schedule(dynamic, 8) if (n >= DIRECT_SERIAL_N)
@@ -114,6 +202,13 @@ int sim_direct_accel_active(const double *pos, const double *mass, size_t n, dou
 			continue;
 		if (atomic_load_explicit(&stopped, memory_order_relaxed) || sim_stop_requested()) {
 			atomic_store_explicit(&stopped, 1, memory_order_relaxed);
+			continue;
+		}
+		if (!uniform) {
+			double ph;
+			direct_target_soft(pos, mass, nl, i, sf, acc + 3 * i, &ph);
+			if (pot)
+				pot[i] = ph;
 			continue;
 		}
 		const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];

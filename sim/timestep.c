@@ -24,6 +24,14 @@
 
 #define TS_PARALLEL_MIN 20000
 
+/* Body i's softening for its step, dt_i = sqrt(2 eta eps_i / |a_i|): its
+ * own (its component's) when the lengths differ (GADGET's rule takes the
+ * body's softening), else simulation.softening. */
+static double ts_eps(const struct sim_params *p, const struct sim_state *st, size_t i)
+{
+	return p->soft_mixed ? st->comps[st->comp[i]].softening : p->softening;
+}
+
 int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st)
 {
 	memset(ts, 0, sizeof *ts);
@@ -39,7 +47,8 @@ int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_
 	for (size_t i = 0; i < st->n; i++) {
 		const double *a = st->acc + 3 * i;
 		ts->lev[i] = (unsigned char)sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-							      p->dt_max, p->eta, p->softening, p->max_level);
+							      p->dt_max, p->eta, ts_eps(p, st, i),
+							      p->max_level);
 	}
 	sim_ts_histogram(ts->lev, st->n, ts->hist);
 	return 0;
@@ -128,7 +137,7 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 				continue;
 			const double *a = st->acc + 3 * i;
 			int want = sim_ts_want_level_from(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-							  p->dt_max, p->eta, p->softening, p->max_level,
+							  p->dt_max, p->eta, ts_eps(p, st, i), p->max_level,
 							  lev[i], p->coarsen_margin);
 			int L2 = sim_ts_next_level(want, la, plan, end);
 			ts->changes += L2 != lev[i];

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "soften.h"
 #include "tree_local.h"
 
 /* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16, groups of 32 cut from
@@ -80,6 +81,8 @@ struct tree_node {
 	double tr;             /* T = sum m |y|^2 about the com */
 	double bmax;           /* bound on |x - com| over the cell's bodies */
 	double center[3], half; /* geometric cube: centre and half side */
+	double eps_max;        /* lengths per body only: the largest of its bodies' */
+	double eps2_mean;      /* and the mass-weighted mean of their eps^2 */
 	int first, count;      /* bodies [first, first+count) in tree order */
 	int child[8];          /* -1 where the octant is empty; all -1 for a leaf */
 	int leaf;
@@ -95,6 +98,8 @@ struct tree {
 	double *mass; /* n, tree order */
 	const double *pos_in;  /* caller's positions (original order) */
 	const double *mass_in; /* caller's masses (original order) */
+	const double *eps_in;  /* caller's lengths per body (original order), or NULL */
+	double *eps;           /* n, tree order, when eps_in */
 	int multipoles;
 };
 
@@ -109,6 +114,22 @@ static int tree_new_node(struct tree *t)
 		t->cap = cap;
 	}
 	return t->nnodes++;
+}
+
+/* A node's eps_max and eps2_mean from its bodies (lengths per body; a
+ * massless node: the plain mean). */
+static void tree_moments_eps(struct tree *t, struct tree_node *nd)
+{
+	double emax = 0, me2 = 0, e2 = 0;
+	for (int k = nd->first; k < nd->first + nd->count; k++) {
+		const int i = t->order[k];
+		const double e = t->eps_in[i];
+		emax = fmax(emax, e);
+		me2 += t->mass_in[i] * e * e;
+		e2 += e * e;
+	}
+	nd->eps_max = emax;
+	nd->eps2_mean = nd->mass > 0 ? me2 / nd->mass : (nd->count > 0 ? e2 / nd->count : 0);
 }
 
 /* Moments of a node from its bodies (its range of t->order is final, and
@@ -129,6 +150,8 @@ static void tree_moments(struct tree *t, struct tree_node *nd)
 		nd->com[a] = m > 0 ? c[a] / m : nd->center[a];
 	}
 	nd->mass = m;
+	if (t->eps_in)
+		tree_moments_eps(t, nd);
 	memset(nd->q, 0, sizeof nd->q);
 	nd->tr = 0;
 	nd->bmax = 0;
@@ -229,21 +252,25 @@ static void tree_free(struct tree *t)
 	free(t->tmp);
 	free(t->pos);
 	free(t->mass);
+	free(t->eps);
 	memset(t, 0, sizeof *t);
 }
 
-static int tree_build(struct tree *t, const double *pos, const double *mass, size_t n,
-		      int multipoles)
+static int tree_build(struct tree *t, const double *pos, const double *mass, const double *eps,
+		      size_t n, int multipoles)
 {
 	memset(t, 0, sizeof *t);
 	t->n = n;
 	t->pos_in = pos;
 	t->mass_in = mass;
+	t->eps_in = eps;
 	t->multipoles = multipoles;
 	t->order = malloc(n * sizeof *t->order);
 	t->tmp = malloc(n * sizeof *t->tmp);
 	t->pos = malloc(3 * n * sizeof *t->pos);
 	t->mass = malloc(n * sizeof *t->mass);
+	if (eps && !(t->eps = malloc(n * sizeof *t->eps)))
+		goto oom;
 	if (!t->order || !t->tmp || !t->pos || !t->mass)
 		goto oom;
 	double lo[3] = {pos[0], pos[1], pos[2]}, hi[3] = {pos[0], pos[1], pos[2]};
@@ -271,6 +298,8 @@ static int tree_build(struct tree *t, const double *pos, const double *mass, siz
 	for (size_t k = 0; k < n; k++) {
 		int i = t->order[k];
 		t->mass[k] = mass[i];
+		if (eps)
+			t->eps[k] = eps[i];
 		for (int a = 0; a < 3; a++)
 			t->pos[3 * k + a] = pos[3 * i + a];
 	}
@@ -283,11 +312,13 @@ oom:
 
 /* One thread's interaction list for a group, as structure of arrays so the
  * evaluation loops vectorise (omp simd). */
-enum { IL_X, IL_Y, IL_Z, IL_M, IL_T, IL_Q0 }; /* cell arrays: x y z m T eps^2, q0..q5 */
-#define IL_CELL_ARRAYS (IL_Q0 + 6)
+/* cell arrays: x y z m, T eps^2 (the soft paths: T), q0..q5, eps2_mean */
+enum { IL_X, IL_Y, IL_Z, IL_M, IL_T, IL_Q0, IL_E2 = IL_Q0 + 6 };
+#define IL_CELL_ARRAYS (IL_E2 + 1)
+#define IL_BODY_ARRAYS 6 /* x y z m, tree index, eps (lengths per body) */
 struct tree_ilist {
 	double *cell[IL_CELL_ARRAYS]; /* accepted near cells: multipoles */
-	double *body[5];              /* bodies of opened leaves: x y z m, tree index */
+	double *body[IL_BODY_ARRAYS]; /* bodies of opened leaves */
 	size_t ncell, capcell, nbody, capbody;
 	double g[3];                  /* centre of the group's box */
 	double local[SIM_TREE_LOCAL_NC]; /* far cells' expansion about g */
@@ -316,7 +347,7 @@ static void tree_ilist_free(struct tree_ilist *il)
 {
 	for (int j = 0; j < IL_CELL_ARRAYS; j++)
 		free(il->cell[j]);
-	for (int j = 0; j < 5; j++)
+	for (int j = 0; j < IL_BODY_ARRAYS; j++)
 		free(il->body[j]);
 }
 
@@ -334,7 +365,8 @@ static double tree_box_dist2(const double x[3], const double lo[3], const double
 /* List the bodies of leaf nd (body by body). 0 or -1 (out of memory). */
 static int tree_list_bodies(const struct tree *t, const struct tree_node *nd, struct tree_ilist *il)
 {
-	if (tree_ilist_reserve(il->body, 5, &il->capbody, il->nbody + (size_t)nd->count))
+	if (tree_ilist_reserve(il->body, IL_BODY_ARRAYS, &il->capbody,
+			       il->nbody + (size_t)nd->count))
 		return -1;
 	for (int j = nd->first; j < nd->first + nd->count; j++) {
 		const size_t b = il->nbody++;
@@ -343,7 +375,77 @@ static int tree_list_bodies(const struct tree *t, const struct tree_node *nd, st
 		il->body[2][b] = t->pos[3 * j + 2];
 		il->body[3][b] = t->mass[j];
 		il->body[4][b] = (double)j;
+		if (t->eps)
+			il->body[5][b] = t->eps[j];
 	}
+	return 0;
+}
+
+/* The softening of one walk. plain: Plummer with one length (eps2), the
+ * path of one length, unchanged; else the kernel and, per group, the
+ * smallest and largest length of its bodies (docs/PHYSICS.md
+ * "Softening"). */
+struct tree_soft {
+	int plain, spline;
+	double eps, eps2;
+	double gmin, gmax; /* the group's lengths (set per group) */
+};
+
+/* The soft paths' extra opening for an accepted cell nd at squared
+ * distance d2 from the group's box: spline: open when a pair could lie
+ * within h = 2.8 max(eps_i, eps_max) (sqrt(d2) - bmax < h), so every
+ * accepted pair is Newtonian and the plain expansion is exact; Plummer
+ * with lengths per body: open when some body of the group has a smaller
+ * length than the cell's largest and d < 5 eps_max. 1: open. */
+static int tree_soft_opens(const struct tree *t, const struct tree_node *nd, double d2,
+			   const struct tree_soft *ws)
+{
+	const double emax = t->eps ? nd->eps_max : ws->eps;
+	if (ws->spline) {
+		const double h = SIM_SOFT_SPLINE_H * fmax(emax, ws->gmax), gap = sqrt(d2) - nd->bmax;
+		return gap < h;
+	}
+	return ws->gmin < emax && d2 < 25 * emax * emax;
+}
+
+/* List accepted cell nd for the evaluation (r = g - com, r2 = |r|^2): far
+ * ones into the local expansion, leaves of at most TREE_LEAF_P2P bodies
+ * body by body, others as multipoles. On the soft paths the expansion is
+ * Newtonian (spline: every pair is beyond h) or carries T and eps2_mean
+ * so that each body takes eps_c^2 = max(eps_i^2, eps2_mean) (Plummer with
+ * lengths per body; a far cell joins the group's one local expansion only
+ * when the group's bodies share one length). 0 or -1 (out of memory). */
+static int tree_take_cell(const struct tree *t, const struct tree_node *nd, const double r[3],
+			  double r2, double rho2, const struct tree_soft *ws,
+			  struct tree_ilist *il)
+{
+	const double *q = t->multipoles >= 2 ? nd->q : NULL;
+	const int far = rho2 < TREE_LOCAL_RATIO * TREE_LOCAL_RATIO * r2;
+	if (far && (ws->plain || ws->spline)) {
+		const double e2 = ws->plain ? ws->eps2 : 0;
+		sim_tree_local_add(il->local, r, nd->mass, q, nd->tr * e2, e2);
+		il->nlocal++;
+		return 0;
+	}
+	if (far && ws->gmin == ws->gmax) {
+		const double e2 = fmax(ws->gmin * ws->gmin, nd->eps2_mean);
+		sim_tree_local_add(il->local, r, nd->mass, q, nd->tr * e2, e2);
+		il->nlocal++;
+		return 0;
+	}
+	if (nd->leaf && nd->count <= TREE_LEAF_P2P)
+		return tree_list_bodies(t, nd, il);
+	if (tree_ilist_reserve(il->cell, IL_CELL_ARRAYS, &il->capcell, il->ncell + 1))
+		return -1;
+	const size_t c = il->ncell++;
+	il->cell[IL_X][c] = nd->com[0];
+	il->cell[IL_Y][c] = nd->com[1];
+	il->cell[IL_Z][c] = nd->com[2];
+	il->cell[IL_M][c] = nd->mass;
+	il->cell[IL_T][c] = ws->plain ? nd->tr * ws->eps2 : nd->tr;
+	il->cell[IL_E2][c] = t->eps && !ws->spline ? nd->eps2_mean : 0;
+	for (int j = 0; j < 6; j++)
+		il->cell[IL_Q0 + j][c] = nd->q[j];
 	return 0;
 }
 
@@ -356,7 +458,8 @@ static int tree_list_bodies(const struct tree *t, const struct tree_node *nd, st
  * expansion, near leaves of at most TREE_LEAF_P2P bodies are listed body by
  * body, other accepted cells as multipoles. Returns 0 or -1 (out of memory). */
 static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
-			   enum scene_opening opening, double eps2, struct tree_ilist *il)
+			   enum scene_opening opening, const struct tree_soft *ws,
+			   struct tree_ilist *il)
 {
 	double lo[3], hi[3], rho2 = 0;
 	for (int a = 0; a < 3; a++) {
@@ -396,24 +499,11 @@ static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
 			r[a] = il->g[a] - nd->com[a];
 			r2 += r[a] * r[a];
 		}
-		if (accept && rho2 < TREE_LOCAL_RATIO * TREE_LOCAL_RATIO * r2) {
-			sim_tree_local_add(il->local, r, nd->mass, t->multipoles >= 2 ? nd->q : NULL,
-					   nd->tr * eps2, eps2);
-			il->nlocal++;
-		} else if (accept && nd->leaf && nd->count <= TREE_LEAF_P2P) {
-			if (tree_list_bodies(t, nd, il))
+		if (accept && !ws->plain && tree_soft_opens(t, nd, d2, ws))
+			accept = 0;
+		if (accept) {
+			if (tree_take_cell(t, nd, r, r2, rho2, ws, il))
 				return -1;
-		} else if (accept) {
-			if (tree_ilist_reserve(il->cell, IL_CELL_ARRAYS, &il->capcell, il->ncell + 1))
-				return -1;
-			const size_t c = il->ncell++;
-			il->cell[IL_X][c] = nd->com[0];
-			il->cell[IL_Y][c] = nd->com[1];
-			il->cell[IL_Z][c] = nd->com[2];
-			il->cell[IL_M][c] = nd->mass;
-			il->cell[IL_T][c] = nd->tr * eps2;
-			for (int j = 0; j < 6; j++)
-				il->cell[IL_Q0 + j][c] = nd->q[j];
 		} else if (nd->leaf) {
 			if (tree_list_bodies(t, nd, il))
 				return -1;
@@ -501,6 +591,82 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 	*out_phi = phi;
 }
 
+/* The soft paths' body-body sum for tree-order body k of length ei: each
+ * listed body j (but k itself) with e = sim_soft_pair(ei, eps_j) (ei for
+ * every j without lengths per body) and the kernel, added to a and *phi. */
+static void tree_eval_bodies_soft(const struct tree *t, size_t k, const struct tree_ilist *il,
+				  double ei, int spline, double a[3], double *phi)
+{
+	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
+	const double self = (double)k;
+	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3],
+		     *bi = il->body[4], *be = il->body[5];
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	for (size_t j = 0; j < il->nbody; j++) {
+		if (bi[j] == self)
+			continue;
+		const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
+		const double r2 = dx * dx + dy * dy + dz * dz;
+		const double e = t->eps ? sim_soft_pair(ei, be[j]) : ei;
+		const double f = spline ? sim_soft_spline(r2, e) : sim_soft_plummer(r2, e);
+		const double p = spline ? sim_soft_spline_phi(r2, e) : sim_soft_plummer_phi(r2, e);
+		ax += bm[j] * f * dx;
+		ay += bm[j] * f * dy;
+		az += bm[j] * f * dz;
+		ph += bm[j] * p;
+	}
+	a[0] += ax;
+	a[1] += ay;
+	a[2] += az;
+	*phi += ph;
+}
+
+/* tree_eval_body on the soft paths: the bodies by tree_eval_bodies_soft;
+ * each listed cell with eps_c^2 = max(eps_i^2, eps2_mean) (Plummer with
+ * lengths per body) or 0 (spline: every accepted pair is beyond h), in
+ * the softened quadrupole of the top of the file (T eps_c^2 its trace
+ * term); the local expansion as there. */
+static void tree_eval_body_soft(const struct tree *t, size_t k, int multipoles,
+				const struct tree_ilist *il, const struct tree_soft *ws,
+				double out_a[3], double *out_phi)
+{
+	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
+	const double ei = t->eps ? t->eps[k] : ws->eps, ei2 = ws->spline ? 0 : ei * ei;
+	double a[3] = {0, 0, 0}, phi = 0;
+	tree_eval_bodies_soft(t, k, il, ei, ws->spline, a, &phi);
+	double *const *cl = il->cell;
+	for (size_t c = 0; c < il->ncell; c++) {
+		const double rx = xi - cl[IL_X][c], ry = yi - cl[IL_Y][c], rz = zi - cl[IL_Z][c];
+		const double e2 = ws->spline ? 0 : fmax(ei2, cl[IL_E2][c]), m = cl[IL_M][c];
+		const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + e2);
+		const double sinv2 = sinv * sinv, sinv3 = sinv * sinv2, sinv5 = sinv3 * sinv2;
+		if (multipoles < 2) {
+			a[0] -= rx * m * sinv3;
+			a[1] -= ry * m * sinv3;
+			a[2] -= rz * m * sinv3;
+			phi -= m * sinv;
+			continue;
+		}
+		const double *q[6] = {cl[IL_Q0] + c, cl[IL_Q0 + 1] + c, cl[IL_Q0 + 2] + c,
+				      cl[IL_Q0 + 3] + c, cl[IL_Q0 + 4] + c, cl[IL_Q0 + 5] + c};
+		const double qx = *q[0] * rx + *q[3] * ry + *q[4] * rz;
+		const double qy = *q[3] * rx + *q[1] * ry + *q[5] * rz;
+		const double qz = *q[4] * rx + *q[5] * ry + *q[2] * rz;
+		const double rqr = rx * qx + ry * qy + rz * qz - cl[IL_T][c] * e2;
+		const double f = m * sinv3 + 2.5 * rqr * sinv5 * sinv2;
+		a[0] += qx * sinv5 - f * rx;
+		a[1] += qy * sinv5 - f * ry;
+		a[2] += qz * sinv5 - f * rz;
+		phi -= m * sinv + 0.5 * rqr * sinv5;
+	}
+	memcpy(out_a, a, sizeof a);
+	if (il->nlocal > 0) {
+		const double y[3] = {xi - il->g[0], yi - il->g[1], zi - il->g[2]};
+		sim_tree_local_eval(il->local, y, out_a, &phi);
+	}
+	*out_phi = phi;
+}
+
 int sim_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 		   double theta, int multipoles, double *acc, double *pot)
 {
@@ -564,20 +730,66 @@ int sim_tree_accel_active(const double *pos, const double *mass, size_t n, doubl
 				  NULL);
 }
 
+/* The group [gb, ge)'s smallest and largest length into ws (lengths per
+ * body; else both the one length). */
+static void tree_group_eps(const struct tree *t, int gb, int ge, struct tree_soft *ws)
+{
+	ws->gmin = ws->gmax = t->eps ? t->eps[gb] : ws->eps;
+	for (int k = gb + 1; t->eps && k < ge; k++) {
+		ws->gmin = fmin(ws->gmin, t->eps[k]);
+		ws->gmax = fmax(ws->gmax, t->eps[k]);
+	}
+}
+
+/* Group G's walk and its active bodies' acc (pot, work). 0 or -1 (out of
+ * memory). */
+static int tree_walk_eval(const struct tree *t, int gb, int ge, double theta, int multipoles,
+			  enum scene_opening opening, struct tree_soft *ws,
+			  const unsigned char *active, struct tree_ilist *il, double *acc,
+			  double *pot, double *work)
+{
+	tree_group_eps(t, gb, ge, ws);
+	if (tree_walk_group(t, gb, ge, theta, opening, ws, il))
+		return -1;
+	for (int k = gb; k < ge; k++) {
+		double a[3], phi;
+		size_t i = (size_t)t->order[k];
+		if (active && !active[i])
+			continue;
+		if (ws->plain)
+			tree_eval_body(t, (size_t)k, multipoles, il, ws->eps2, a, &phi);
+		else
+			tree_eval_body_soft(t, (size_t)k, multipoles, il, ws, a, &phi);
+		if (work)
+			work[i] = (double)(il->nbody + il->ncell) + (il->nlocal > 0);
+		acc[3 * i] = a[0];
+		acc[3 * i + 1] = a[1];
+		acc[3 * i + 2] = a[2];
+		if (pot)
+			pot[i] = phi;
+	}
+	return 0;
+}
+
 /* The walk and evaluation over a built (or refitted) tree: the active
- * bodies' acc (pot, work) as sim_tree_accel_sel documents. Frees nothing. */
-static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, int multipoles,
-			   enum scene_opening opening, const unsigned char *active, double *acc,
-			   double *pot, double *work)
+ * bodies' acc (pot, work) as sim_tree_accel_sel documents, with the
+ * softening s (its lengths per body are t's). Frees nothing. */
+static int tree_accel_walk(struct tree *t, size_t n, const struct sim_soft *s, double theta,
+			   int multipoles, enum scene_opening opening,
+			   const unsigned char *active, double *acc, double *pot, double *work)
 {
 	int ngroup, *groups = tree_groups(t, n, &ngroup);
 	if (!groups)
 		return NB_ERUNTIME;
-	const double eps2 = eps * eps;
+	const struct tree_soft ws0 = {.plain = !t->eps && s->kernel == SCENE_SOFT_PLUMMER,
+				      .spline = s->kernel == SCENE_SOFT_SPLINE,
+				      .eps = s->eps,
+				      .eps2 = s->eps * s->eps};
 	int failed = 0;
 #pragma omp parallel if (n >= TREE_SERIAL_N)
 	{
 		struct tree_ilist il = {0};
+		struct tree_soft ws = ws0;
 #pragma omp for schedule(dynamic, 4)
 		for (int G = 0; G < ngroup; G++) {
 			if (failed)
@@ -588,24 +800,10 @@ static int tree_accel_walk(struct tree *t, size_t n, double eps, double theta, i
 				any = active[t->order[k]] != 0;
 			if (!any)
 				continue; /* as the GPU walk: no active body, no walk */
-			if (tree_walk_group(t, gb, ge, theta, opening, eps2, &il)) {
+			if (tree_walk_eval(t, gb, ge, theta, multipoles, opening, &ws, active, &il,
+					   acc, pot, work)) {
 #pragma omp atomic write
 				failed = 1;
-				continue;
-			}
-			for (int k = gb; k < ge; k++) {
-				double a[3], phi;
-				size_t i = (size_t)t->order[k];
-				if (active && !active[i])
-					continue;
-				tree_eval_body(t, (size_t)k, multipoles, &il, eps2, a, &phi);
-				if (work)
-					work[i] = (double)(il.nbody + il.ncell) + (il.nlocal > 0);
-				acc[3 * i] = a[0];
-				acc[3 * i + 1] = a[1];
-				acc[3 * i + 2] = a[2];
-				if (pot)
-					pot[i] = phi;
 			}
 		}
 		tree_ilist_free(&il);
@@ -622,6 +820,16 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 		       double theta, int multipoles, enum scene_opening opening,
 		       const unsigned char *active, double *acc, double *pot, double *work)
 {
+	const struct sim_soft s = {.kernel = SCENE_SOFT_PLUMMER, .eps = eps, .each = NULL};
+	return sim_tree_accel_soft(pos, mass, n, &s, theta, multipoles, opening, active, acc, pot,
+				   work);
+}
+
+int sim_tree_accel_soft(const double *pos, const double *mass, size_t n,
+			const struct sim_soft *s, double theta, int multipoles,
+			enum scene_opening opening, const unsigned char *active, double *acc,
+			double *pot, double *work)
+{
 	if (n == 0)
 		return 0;
 	if (n > (size_t)1 << 30) {
@@ -629,10 +837,10 @@ int sim_tree_accel_sel(const double *pos, const double *mass, size_t n, double e
 		return NB_ERUNTIME;
 	}
 	struct tree t;
-	int err = tree_build(&t, pos, mass, n, multipoles);
+	int err = tree_build(&t, pos, mass, s->each, n, multipoles);
 	if (err)
 		return err;
-	err = tree_accel_walk(&t, n, eps, theta, multipoles, opening, active, acc, pot, work);
+	err = tree_accel_walk(&t, n, s, theta, multipoles, opening, active, acc, pot, work);
 	tree_free(&t);
 	return err;
 }
@@ -653,7 +861,7 @@ int sim_tree_accel_refit(const double *pos_build, const double *pos, const doubl
 		return NB_ERUNTIME;
 	}
 	struct tree t;
-	int err = tree_build(&t, pos_build, mass, n, multipoles);
+	int err = tree_build(&t, pos_build, mass, NULL, n, multipoles);
 	if (err)
 		return err;
 	t.pos_in = pos;
@@ -664,7 +872,8 @@ int sim_tree_accel_refit(const double *pos_build, const double *pos, const doubl
 	}
 	for (int k = t.nnodes - 1; k >= 0; k--)
 		tree_moments(&t, &t.nodes[k]);
-	err = tree_accel_walk(&t, n, eps, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
+	const struct sim_soft s = {.kernel = SCENE_SOFT_PLUMMER, .eps = eps, .each = NULL};
+	err = tree_accel_walk(&t, n, &s, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
 			      work);
 	tree_free(&t);
 	return err;
