@@ -76,6 +76,19 @@ int engine_cpu_first(struct engine *e)
 	return bad >= 0 ? engine_report_nonfinite(e, bad) : 0;
 }
 
+/* e->desc's softening, when it is not one Plummer length (the line of
+ * every scene before issue 30 stays as it was) */
+static void cpu_soft_desc(struct engine *e)
+{
+	const struct sim_params *p = &e->p;
+	size_t k = strlen(e->desc);
+	if (k == 0 || e->desc[k - 1] != ')' || (!p->soft_mixed && p->soft_kernel == SCENE_SOFT_PLUMMER))
+		return;
+	snprintf(e->desc + k - 1, sizeof e->desc - (k - 1), ", %s softening%s)",
+		 p->soft_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer",
+		 p->soft_mixed ? ", lengths per type" : "");
+}
+
 static int cpu_open(struct engine *e, int backend)
 {
 	(void)backend;
@@ -92,6 +105,7 @@ static int cpu_open(struct engine *e, int backend)
 	else
 		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
 			 nt == 1 ? "" : "s");
+	cpu_soft_desc(e);
 	e->force = cpu_solver_force;
 	return engine_cpu_first(e);
 }
