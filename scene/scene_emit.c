@@ -152,6 +152,14 @@ static int emit_level(FILE *f, const char *norm, int indent, int dash, const str
 				 : k->base == SBASE_BODY  ? (const char *)b
 							  : (const char *)ck;
 		fprintf(f, "%s: ", leaf);
+		if (strcmp(k->path, "simulation.accuracy") == 0 &&
+		    sc->simulation.accuracy != SCENE_ACCURACY_DEFAULT) {
+			/* applied at load (scene/scene_accuracy.c): loading these values must not
+			 * apply it twice */
+			fprintf(f, "default  # %s applied: the values here are its\n",
+				k->names[sc->simulation.accuracy]);
+			continue;
+		}
 		if (put_value(f, k, sc, base + k->off))
 			return NB_ERUNTIME;
 		if (k->type == SKEY_ENUM || k->type == SKEY_NUM_OR_WORD || k->type == SKEY_PAIR_OR_WORD)
