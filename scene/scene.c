@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "scene_accuracy.h"
 #include "scene_schema.h"
 #include "scene_warn.h"
 #include "yaml_tree.h"
@@ -902,6 +903,9 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, char **la
 		return NB_EINPUT;
 	sc->units = units; /* the defaults pass wrote units' own default */
 	if ((err = walk_map(c, c->root, "", "", NULL, NULL)))
+		return err;
+	/* the preset, before the checks: they see the values the run will use */
+	if ((err = scene_accuracy_apply(sc, c->root, c->ec.name)))
 		return err;
 	if ((err = cross_checks(c)))
 		return err;
