@@ -47,6 +47,11 @@ struct sim_state {
 	double *mass;            /* n */
 	double *pot;             /* n, per-body potential phi_i (NULL until computed) */
 	uint32_t *id;            /* n, stable ids 0..n-1 in creation order */
+	/* NULL: each body's ParticleID (written to snapshots) is its id; else
+	 * n entries indexed by id (never reordered with the bodies): the ID the
+	 * body had in its snapshot file (model: snapshot), id for bodies the
+	 * program made. sim_state_pid reads it. */
+	uint64_t *pid;
 	uint16_t *comp;          /* n, index into comps */
 	int ncomp;
 	struct sim_component *comps;
@@ -73,6 +78,11 @@ int sim_state_alloc(struct sim_state *st, size_t n, int ncomp);
 long long sim_mem_available(void);
 /* Free everything and zero *st. Safe on a zeroed struct. */
 void sim_state_free(struct sim_state *st);
+/* Body i's ParticleID: pid[id[i]] when the state has pid, else id[i]. */
+uint64_t sim_state_pid(const struct sim_state *st, size_t i);
+/* Give st a pid table (each entry its id) if it has none, so that a
+ * snapshot entry can set its bodies' file IDs. 0 or NB_ERUNTIME. */
+int sim_state_pid_init(struct sim_state *st);
 
 /* (sim/scene_count.c) Number of bodies the scene will create (disk-galaxy parts summed; file
  * models counted by reading the file's lines). -1 on error (logged). */
