@@ -35,6 +35,7 @@ extern "C" {
 #include "../../sim/sim.h"
 }
 #include "gpu_internal.h"
+#include "../../sim/soften.h"
 
 #include <float.h>
 #include <limits.h>
@@ -284,6 +285,118 @@ __global__ void __launch_bounds__(NT) gather_kernel(const float4 *__restrict__ p
 	}
 }
 
+/* ---- the general softening (docs/PHYSICS.md "Softening") ----------------
+ * Spline kernel or lengths per body (gpu_soft_general): one gather kernel
+ * for every target (list NULL) or the targets list[0 .. *count) (individual
+ * time steps, ranks), in the scaled frame of the uniform kernels (lengths
+ * scale with positions; both kernels' force factors go as 1/length^3, so
+ * a = s^2 a', phi = s phi' hold as before). A pair takes the larger length
+ * (sim_soft_pairf); the self term adds no force (d = 0) and its potential,
+ * the same expression at r2 = 0, is taken out at the end. The uniform
+ * Plummer path above is untouched: this kernel is a separate function. */
+#define SOFT_NT 128
+template <bool MIXED, bool SPLINE>
+__device__ __forceinline__ void soft_pair(float r2, float ep, float *f, float *ph)
+{
+	if (SPLINE) {
+		*f = sim_soft_splinef(r2, ep);
+		*ph = sim_soft_spline_phif(r2, ep);
+	} else {
+		*f = sim_soft_plummerf(r2, ep);
+		*ph = sim_soft_plummer_phif(r2, ep);
+	}
+}
+
+template <bool MIXED, bool SPLINE>
+__global__ void __launch_bounds__(SOFT_NT) soft_gather_kernel(const float4 *__restrict__ pos,
+							      const float *__restrict__ beps,
+							      float4 *acc, int n, float s, float se,
+							      const int *__restrict__ list,
+							      const int *__restrict__ count, int pot)
+{
+	__shared__ float4 tile[SOFT_NT];
+	__shared__ float tile_e[SOFT_NT];
+	const int t = threadIdx.x;
+	const int nact = list ? *count : n;
+	if (blockIdx.x * SOFT_NT >= nact)
+		return; /* the whole block: no __syncthreads is skipped by part of it */
+	const int e = blockIdx.x * SOFT_NT + t;
+	const int i = e < nact ? (list ? list[e] : e) : -1;
+	const float4 pi = direct_load_scaled(pos, i >= 0 ? i : 0, n, s);
+	const float ei = MIXED ? beps[i >= 0 ? i : 0] * s : se;
+	float ax = 0.f, ay = 0.f, az = 0.f, ph = 0.f;
+	for (int base = 0; base < n; base += SOFT_NT) {
+		tile[t] = direct_load_scaled(pos, base + t, n, s);
+		if (MIXED)
+			tile_e[t] = base + t < n ? beps[base + t] * s : se;
+		__syncthreads();
+		float tx = 0.f, ty = 0.f, tz = 0.f, tp = 0.f;
+#pragma unroll 4
+		for (int k = 0; k < SOFT_NT; k++) {
+			const float4 pj = tile[k];
+			const float dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+			const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+			float f, p;
+			soft_pair<MIXED, SPLINE>(r2, MIXED ? sim_soft_pairf(ei, tile_e[k]) : se, &f, &p);
+			const float sj = pj.w * f;
+			tx = fmaf(sj, dx, tx);
+			ty = fmaf(sj, dy, ty);
+			tz = fmaf(sj, dz, tz);
+			tp = fmaf(pj.w, p, tp);
+		}
+		ax += tx, ay += ty, az += tz, ph += tp;
+		__syncthreads();
+	}
+	if (i >= 0) {
+		float f0, p0;
+		soft_pair<MIXED, SPLINE>(0.f, ei, &f0, &p0);
+		acc[i] = make_float4(ax * s * s, ay * s * s, az * s * s,
+				     pot ? (ph - pi.w * p0) * s : 0.f);
+	}
+}
+
+typedef void (*soft_kernel_fn)(const float4 *, const float *, float4 *, int, float, float,
+			       const int *, const int *, int);
+
+static float direct_scale(float eps);
+
+/* The general kernel for b (gpu_soft_general), every target or a list. */
+static int direct_soft(const struct gpu_bodies *b, float eps, const int *list, const int *count,
+		       int need_pot, cudaStream_t stream)
+{
+	static const soft_kernel_fn fns[2][2] = {
+		{soft_gather_kernel<false, false>, soft_gather_kernel<false, true>},
+		{soft_gather_kernel<true, false>, soft_gather_kernel<true, true>},
+	};
+	const size_t n = b->n;
+	const float s = direct_scale(eps);
+	const unsigned blocks = (unsigned)((n + SOFT_NT - 1) / SOFT_NT);
+	fns[b->eps ? 1 : 0][b->spline ? 1 : 0]<<<blocks, SOFT_NT, 0, stream>>>(
+		b->pos, b->eps, b->acc, (int)n, s, s * eps, list, count, need_pot ? 1 : 0);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
+__global__ void soft_refresh_kernel(const float *__restrict__ eps_id, const uint32_t *__restrict__ id,
+				    float *eps, size_t n)
+{
+	for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
+	     k += (size_t)gridDim.x * blockDim.x)
+		eps[k] = eps_id[id ? id[k] : k];
+}
+
+int gpu_soft_refresh(const struct gpu_bodies *b, cudaStream_t stream)
+{
+	if (!b->eps || b->n == 0)
+		return 0;
+	size_t blocks = (b->n + 255) / 256;
+	if (blocks > 65535)
+		blocks = 65535;
+	soft_refresh_kernel<<<(unsigned)blocks, 256, 0, stream>>>(b->eps_id, b->id, b->eps, b->n);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}
+
 typedef void (*direct_kernel_fn)(const float4 *, float4 *, int, float, float);
 
 struct direct_variant {
@@ -377,6 +490,8 @@ int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_
 		log_error("direct solver: %zu bodies is more than the GPU kernels index (%d)", n, INT_MAX);
 		return NB_EINPUT;
 	}
+	if (gpu_soft_general(b)) /* spline or lengths per body: the general gather */
+		return direct_soft(b, eps, NULL, NULL, need_pot, stream);
 	if (kernel == SCENE_DIRECT_AUTO)
 		kernel = gpu_direct_pick(n);
 	const float s = direct_scale(eps);
@@ -417,24 +532,42 @@ int gpu_direct_compute(const struct gpu_bodies *b, float eps, enum scene_direct_
 int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     enum scene_direct_kernel kernel, double *acc, double *pot)
 {
+	return gpu_direct_accel_soft(pos, mass, NULL, n, eps, SCENE_SOFT_PLUMMER, kernel, acc, pot);
+}
+
+int gpu_direct_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
+			  double eps, enum scene_soft_kernel soft, enum scene_direct_kernel kernel,
+			  double *acc, double *pot)
+{
 	int rc = 0;
 	struct gpu_bodies b;
 	memset(&b, 0, sizeof b);
 	b.n = n;
+	b.spline = soft == SCENE_SOFT_SPLINE;
 	float4 *h = NULL;
+	float *he = NULL;
 	if (n == 0)
 		return 0;
 	h = (float4 *)malloc(n * sizeof(float4));
-	if (!h) {
+	he = (float *)malloc(n * sizeof(float));
+	if (!h || !he) {
 		log_error("gpu_direct_accel: out of host memory for %zu bodies", n);
-		return NB_ERUNTIME;
+		rc = NB_ERUNTIME;
+		goto end;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		h[i] = make_float4((float)pos[3 * i], (float)pos[3 * i + 1], (float)pos[3 * i + 2],
 				   (float)mass[i]);
+		he[i] = eps_body ? (float)eps_body[i] : (float)eps;
+	}
 	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
 	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
 	CUDA_GOTO(cudaMemcpy(b.pos, h, n * sizeof(float4), cudaMemcpyHostToDevice), rc, end);
+	if (eps_body) { /* no id: slot = body, so eps is eps_id */
+		CUDA_GOTO(cudaMalloc((void **)&b.eps, n * sizeof(float)), rc, end);
+		CUDA_GOTO(cudaMemcpy(b.eps, he, n * sizeof(float), cudaMemcpyHostToDevice), rc, end);
+		b.eps_id = b.eps;
+	}
 	rc = gpu_direct_compute(&b, (float)eps, kernel, pot != NULL, 0);
 	if (rc)
 		goto end;
@@ -443,7 +576,9 @@ int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps
 end:
 	cudaFree(b.pos);
 	cudaFree(b.acc);
+	cudaFree(b.eps);
 	free(h);
+	free(he);
 	return rc;
 }
 
@@ -503,6 +638,8 @@ int gpu_direct_compute_active(const struct gpu_bodies *b, float eps, const int *
 			  (double)eps);
 		return NB_EINPUT;
 	}
+	if (gpu_soft_general(b))
+		return direct_soft(b, eps, list, count, need_pot, stream);
 	const float s = direct_scale(eps);
 	const float se = s * eps;
 	const unsigned blocks = (unsigned)((n + ACTIVE_NT - 1) / ACTIVE_NT);

@@ -188,6 +188,14 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
  * returned as double). kernel: pairwise or gather (auto picks). pot may be NULL. */
 int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps,
 		     enum scene_direct_kernel kernel, double *acc, double *pot);
+/* gpu_direct_accel with the softening of docs/PHYSICS.md "Softening":
+ * kernel soft (plummer | spline) and, when eps_body (n) is non-NULL, each
+ * body's own length, a pair taking the larger; eps is then the scale of
+ * the float range (the smallest length). Spline or eps_body run the
+ * general gather kernel whatever kernel says. */
+int gpu_direct_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
+			  double eps, enum scene_soft_kernel soft, enum scene_direct_kernel kernel,
+			  double *acc, double *pot);
 
 #ifdef __cplusplus
 }

@@ -57,7 +57,25 @@ struct gpu_bodies {
 	uint32_t *id;
 	uint8_t *lev; /* individual time steps: each slot's level (follows the
 		       * permutation like id); NULL with shared steps */
+	/* Softening (docs/PHYSICS.md "Softening"). spline: 1 for the cubic-spline
+	 * kernel (sim/soften.h), 0 for Plummer. eps: with lengths per body
+	 * (sim_params.soft_mixed) each slot's length, in slot order (refreshed
+	 * from eps_id through id after every reorder: gpu_soft_refresh); eps_id
+	 * the same by body id (never permuted). Both NULL with one length:
+	 * uniform runs keep today's memory and kernels. */
+	int spline;
+	float *eps, *eps_id;
 };
+
+/* 1 when the forces need the general softening path (spline or lengths
+ * per body), 0 for today's uniform Plummer kernels. */
+static inline int gpu_soft_general(const struct gpu_bodies *b)
+{
+	return b->spline || b->eps != NULL;
+}
+/* b->eps[k] = b->eps_id[b->id[k]] (id NULL: k) for every slot; nothing
+ * when b->eps is NULL. Queued on stream. 0 or NB_ERUNTIME. (direct.cu) */
+int gpu_soft_refresh(const struct gpu_bodies *b, cudaStream_t stream);
 
 /* ---- probe.cu ---- */
 /* The device's stream priorities: *low the least, *high the greatest (a
@@ -117,6 +135,8 @@ const char *gpu_rk_exchange(const struct gpu_rk *rk);
 void gpu_rk_close(struct gpu_rk **rk);
 
 /* ---- sim_levels.cu: individual time steps (sim/timestep_rule.h) ---- */
+/* eps below: the one length; with lengths per body (b->eps) each slot's
+ * own (dt_i = sqrt(2 eta eps_i / |a_i|), docs/PHYSICS.md "Softening") */
 /* lev[i] = the level acc[i] wants */
 int gpu_levels_init(const struct gpu_bodies *b, double dt_max, double eta, double eps, int max_level,
 		    cudaStream_t s);

@@ -83,6 +83,16 @@ int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps
 	return NB_ERUNTIME;
 }
 
+int gpu_direct_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
+			  double eps, enum scene_soft_kernel soft, enum scene_direct_kernel kernel,
+			  double *acc, double *pot)
+{
+	(void)pos, (void)mass, (void)eps_body, (void)n, (void)eps, (void)soft, (void)kernel,
+		(void)acc, (void)pot;
+	log_error("this build has no CUDA support");
+	return NB_ERUNTIME;
+}
+
 /* ---- the overlapped frame pipeline: never reached without a GPU sim ---- */
 int gpu_sim_render_input(struct gpu_sim *g, struct gpu_render_input *in)
 {

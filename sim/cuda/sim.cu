@@ -305,6 +305,8 @@ int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, l
 size_t gpu_sim_bytes_needed(size_t n, const struct sim_params *p)
 {
 	size_t bytes = n * (3 * sizeof(float4) + sizeof(uint32_t)) + sizeof(int);
+	if (p->soft_mixed) /* b.eps and b.eps_id */
+		bytes += 2 * n * sizeof(float);
 	if (p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL) /* levels, and the active list */
 		bytes += n * (1 + (p->solver == SCENE_SOLVER_BARNES_HUT ? 0 : sizeof(int))) + 256;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
@@ -343,6 +345,8 @@ void gpu_sim_free(struct gpu_sim **gp)
 	cudaFree(g->b.vel);
 	cudaFree(g->b.acc);
 	cudaFree(g->b.id);
+	cudaFree(g->b.eps);
+	cudaFree(g->b.eps_id);
 	cudaFree(g->d_bad);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);
@@ -432,6 +436,44 @@ end:
 	return rc;
 }
 
+/* Softening (docs/PHYSICS.md "Softening"): the kernel, and with lengths
+ * per body (p->soft_mixed) each body's, its component's, uploaded by id
+ * (slot = id here) into b.eps_id and b.eps; g->eps becomes the smallest
+ * length (the direct kernels' float range scale). Nothing is allocated for
+ * one length. A length that is no positive normal float: NB_EINPUT. */
+static int sim_create_soft(struct gpu_sim *g, const struct sim_state *st, const struct sim_params *p)
+{
+	int rc = 0;
+	const size_t n = st->n;
+	g->b.spline = p->soft_kernel == SCENE_SOFT_SPLINE;
+	if (!p->soft_mixed)
+		return 0;
+	float *he = (float *)malloc((n ? n : 1) * sizeof(float));
+	if (!he) {
+		log_error("out of host memory staging %zu softening lengths for the GPU", n);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_component *c = &st->comps[st->comp[i]];
+		he[i] = (float)c->softening;
+		if (!(he[i] >= FLT_MIN) || !isfinite(he[i])) {
+			log_error("%s: softening %g (internal units) must be a positive normal float on "
+				  "the GPU", c->name, c->softening);
+			rc = NB_EINPUT;
+			goto end;
+		}
+		if (he[i] < g->eps)
+			g->eps = he[i];
+	}
+	CUDA_GOTO(cudaMalloc((void **)&g->b.eps, (n ? n : 1) * sizeof(float)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&g->b.eps_id, (n ? n : 1) * sizeof(float)), rc, end);
+	CUDA_GOTO(cudaMemcpy(g->b.eps_id, he, n * sizeof(float), cudaMemcpyHostToDevice), rc, end);
+	CUDA_GOTO(cudaMemcpy(g->b.eps, he, n * sizeof(float), cudaMemcpyHostToDevice), rc, end);
+end:
+	free(he);
+	return rc;
+}
+
 int gpu_sim_create(const struct sim_state *st, const struct sim_params *p, struct gpu_sim **out)
 {
 	return gpu_sim_create_ranks(st, p, NULL, out);
@@ -462,7 +504,7 @@ int gpu_sim_create_ranks(const struct sim_state *st, const struct sim_params *p,
 	else
 		snprintf(g->desc, sizeof g->desc, "direct/%s",
 			 g->kernel == SCENE_DIRECT_PAIRWISE ? "pairwise" : "gather");
-	if ((rc = sim_create_bodies(g, st)))
+	if ((rc = sim_create_bodies(g, st)) || (rc = sim_create_soft(g, st, p)))
 		goto fail;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
 		struct sim_params tp = *p;

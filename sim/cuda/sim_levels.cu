@@ -37,12 +37,19 @@ __device__ __forceinline__ int lv_want(float4 a, double dt_max, double eta, doub
 	return sim_ts_want_level(a2, dt_max, eta, eps, maxl);
 }
 
+/* The body's own length (GADGET's rule, docs/PHYSICS.md "Softening"):
+ * beps[i] with lengths per body, else the one eps. */
+__device__ __forceinline__ double lv_eps(const float *__restrict__ beps, int i, double eps)
+{
+	return beps ? (double)beps[i] : eps;
+}
+
 __global__ void lv_init_kernel(const float4 *__restrict__ acc, uint8_t *lev, int n, double dt_max,
-			       double eta, double eps, int maxl)
+			       double eta, double eps, const float *__restrict__ beps, int maxl)
 {
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
-		lev[i] = (uint8_t)lv_want(acc[i], dt_max, eta, eps, maxl);
+		lev[i] = (uint8_t)lv_want(acc[i], dt_max, eta, lv_eps(beps, i, eps), maxl);
 }
 
 __global__ void lv_kick_kernel(float4 *vel, const float4 *__restrict__ acc,
@@ -78,8 +85,8 @@ __global__ void lv_drift_kernel(float4 *pos, const float4 *__restrict__ vel, int
 
 __global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc, uint8_t *lev, int n,
 				     int la, int plan, int block_end, float dt_max_f, double dt_max,
-				     double eta, double eps, int maxl, double margin,
-				     unsigned long long *evals)
+				     double eta, double eps, const float *__restrict__ beps, int maxl,
+				     double margin, unsigned long long *evals)
 {
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	const int L = i < n ? lev[i] : -1;
@@ -97,8 +104,9 @@ __global__ void lv_close_open_kernel(float4 *vel, const float4 *__restrict__ acc
 	v.y = fmaf(a.y, h, v.y);
 	v.z = fmaf(a.z, h, v.z);
 	const double a2 = (double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z;
-	const int L2 = sim_ts_next_level(sim_ts_want_level_from(a2, dt_max, eta, eps, maxl, L, margin),
-					 la, plan, block_end);
+	const int L2 = sim_ts_next_level(
+		sim_ts_want_level_from(a2, dt_max, eta, lv_eps(beps, i, eps), maxl, L, margin), la, plan,
+		block_end);
 	if (!block_end) { /* open the next one (at a block end: at the next block's start) */
 		h = lv_half_step(dt_max_f, L2);
 		v.x = fmaf(a.x, h, v.x);
@@ -144,7 +152,7 @@ int gpu_levels_init(const struct gpu_bodies *b, double dt_max, double eta, doubl
 		    cudaStream_t s)
 {
 	lv_init_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(b->acc, b->lev, (int)b->n, dt_max, eta, eps,
-							      max_level);
+							      b->eps, max_level);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
@@ -170,7 +178,7 @@ int gpu_levels_close_open(const struct gpu_bodies *b, int la, int plan, int bloc
 {
 	lv_close_open_kernel<<<lv_blocks(b->n), LV_THREADS, 0, s>>>(
 		b->vel, b->acc, b->lev, (int)b->n, la, plan, block_end, (float)dt_max, dt_max, eta, eps,
-		max_level, coarsen_margin, evals);
+		b->eps, max_level, coarsen_margin, evals);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }

@@ -121,6 +121,8 @@ size_t gpu_tree_bytes_needed(size_t n, const struct sim_params *p)
 	size_t node = 2 * round256(cap * 8) + 3 * round256(cap * 16) + round256(cap * 4);
 	const size_t gcap = tree_group_cap(nn, cap, g_tuning.lanes);
 	node += round256(gcap * 8) + round256(gcap) + round256(gcap * 8); /* groups, heads, packed */
+	if (p->soft_mixed)
+		node += round256(cap * 8); /* node_soft */
 	body += round256(nn * 4);                                          /* packed slots */
 	return body + node + round256(tree_sort_tmp_bytes(nn)) + round256(sizeof(struct tree_ctl)) +
 	       mig;
@@ -179,6 +181,8 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 	t->multipoles = p->multipoles;
 	t->theta = (float)p->theta;
 	t->eps = (float)p->softening;
+	t->spline = p->soft_kernel == SCENE_SOFT_SPLINE;
+	t->soft = t->spline || p->soft_mixed;
 	t->node_cap = (int)tree_node_cap(nn, t->leaf_size);
 	t->group_cap = (int)tree_group_cap(nn, (size_t)t->node_cap, t->lanes);
 	t->group_max = g_tuning.group_max > 0 ? g_tuning.group_max : 16 * 32 * t->lanes;
@@ -189,7 +193,7 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 
 /* t's device arrays for nn bodies (t's settings made), counted in
  * t->bytes; on failure the caller frees t. */
-static int tree_alloc(struct gpu_tree *t, size_t nn)
+static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed)
 {
 	int rc = 0, dev = 0;
 	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
@@ -209,6 +213,8 @@ static int tree_alloc(struct gpu_tree *t, size_t nn)
 	TREE_ALLOC(t->node_mq0, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_mq1, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_bmax, (size_t)t->node_cap);
+	if (p_mixed)
+		TREE_ALLOC(t->node_soft, (size_t)t->node_cap);
 	TREE_ALLOC(t->groups, (size_t)t->group_cap);
 	TREE_ALLOC(t->group_head, (size_t)t->group_cap);
 	TREE_ALLOC(t->pk_group, (size_t)t->group_cap);
@@ -242,7 +248,7 @@ int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
 	}
 	size_t nn = n ? n : 1;
 	tree_settings(t, n, nn, p);
-	if ((rc = tree_alloc(t, nn)) || (rc = tree_walk_prepare(t)))
+	if ((rc = tree_alloc(t, nn, p->soft_mixed)) || (rc = tree_walk_prepare(t)))
 		goto fail;
 	g_prof.bytes = t->bytes;
 	g_prof.node_cap = t->node_cap;
@@ -324,7 +330,8 @@ int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, 
 		if (prof)
 			for (int k = 0; k < 4; k++)
 				CUDA_CHECK(cudaEventRecord(t->ev[k], stream));
-		if ((rc = tree_stage_refit_reset(t, stream)) || (rc = tree_stage_moments(t, b->pos, stream)))
+		if ((rc = tree_stage_refit_reset(t, stream)) || (rc = tree_stage_moments(t, b->pos, stream)) ||
+		    (rc = tree_stage_soft(t, b, stream)))
 			return rc;
 		goto walk;
 	}
@@ -342,13 +349,15 @@ int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, 
 						: tree_stage_sort(t, b, stream);
 	if (rc)
 		return rc;
+	if (b->eps && (rc = gpu_soft_refresh(b, stream))) /* lengths follow the new order */
+		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[2], stream));
 	if ((rc = tree_stage_build(t, stream)))
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[3], stream));
-	if ((rc = tree_stage_moments(t, b->pos, stream)))
+	if ((rc = tree_stage_moments(t, b->pos, stream)) || (rc = tree_stage_soft(t, b, stream)))
 		return rc;
 	t->built = 1;
 	t->built_n = b->n;
@@ -388,7 +397,7 @@ void gpu_tree_free(struct gpu_tree **tp)
 	void *bufs[] = {t->keys,      t->keys_alt,  t->iota,     t->perm,     t->pos,
 			t->vel,       t->id,        t->lev,        t->node_range, t->node_kids, t->node_open,
 			t->node_mq0,  t->node_mq1,  t->node_bmax, t->groups, t->group_head,
-			t->pk_group,  t->pk_slot,   t->ctl,  t->sort_tmp};
+			t->pk_group,  t->pk_slot,   t->ctl,  t->sort_tmp, t->node_soft};
 	for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
 		if (bufs[k])
 			cudaFree(bufs[k]);
@@ -427,9 +436,34 @@ static int tree_unpack_active(const float4 *h4, const uint32_t *hid, size_t n,
 /* The one-shot call of both entry points below: lev NULL, every body
  * (acc and pot); else only the bodies with lev[i] >= la (acc), the walk
  * packing them, and the contract checked. */
+struct tree_once_soft {
+	const double *eps_body; /* n lengths, or NULL: eps for all */
+	int spline;
+};
+
+/* b.eps and b.eps_id (slot = body before the sort) for the one-shot call */
+static int tree_once_eps(struct gpu_bodies *b, const double *eps_body)
+{
+	int rc = 0;
+	const size_t n = b->n;
+	float *he = (float *)malloc(n * sizeof *he);
+	if (!he) {
+		log_error("barnes-hut (GPU): out of host memory for %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < n; i++)
+		he[i] = (float)eps_body[i];
+	CUDA_GOTO(cudaMalloc((void **)&b->eps, n * sizeof(float)), rc, end);
+	CUDA_GOTO(cudaMalloc((void **)&b->eps_id, n * sizeof(float)), rc, end);
+	CUDA_GOTO(cudaMemcpy(b->eps_id, he, n * sizeof(float), cudaMemcpyHostToDevice), rc, end);
+end:
+	free(he);
+	return rc;
+}
+
 static int tree_accel_once(const double *pos, const double *mass, const unsigned char *lev, int la,
 			   size_t n, double eps, double theta, int multipoles, double *acc,
-			   double *pot)
+			   double *pot, struct tree_once_soft so)
 {
 	int rc = 0;
 	struct gpu_tree *t = NULL;
@@ -442,6 +476,8 @@ static int tree_accel_once(const double *pos, const double *mass, const unsigned
 	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT, .softening = eps, .theta = theta,
 			       .multipoles = multipoles,
 			       .opening = SCENE_OPENING_BMAX}; /* the scene default, as sim_tree_accel */
+	p.soft_kernel = so.spline ? SCENE_SOFT_SPLINE : SCENE_SOFT_PLUMMER;
+	p.soft_mixed = so.eps_body != NULL;
 	if ((rc = gpu_tree_create(n, &p, &t)))
 		return rc;
 	h4 = (float4 *)malloc(n * sizeof *h4);
@@ -457,6 +493,9 @@ static int tree_accel_once(const double *pos, const double *mass, const unsigned
 		hid[i] = (uint32_t)i;
 	}
 	b.n = n;
+	b.spline = so.spline;
+	if (so.eps_body && (rc = tree_once_eps(&b, so.eps_body)))
+		goto end;
 	CUDA_GOTO(cudaMalloc((void **)&b.pos, n * sizeof(float4)), rc, end);
 	CUDA_GOTO(cudaMalloc((void **)&b.acc, n * sizeof(float4)), rc, end);
 	CUDA_GOTO(cudaMalloc((void **)&b.id, n * sizeof(uint32_t)), rc, end);
@@ -485,6 +524,8 @@ end:
 		cudaFree(b.id);
 	if (b.lev)
 		cudaFree(b.lev);
+	cudaFree(b.eps);
+	cudaFree(b.eps_id);
 	free(h4);
 	free(hid);
 	gpu_tree_free(&t);
@@ -494,12 +535,22 @@ end:
 extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps,
 			      double theta, int multipoles, double *acc, double *pot)
 {
-	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot);
+	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot,
+			       tree_once_soft{NULL, 0});
+}
+
+extern "C" int gpu_tree_accel_soft(const double *pos, const double *mass, const double *eps_body,
+				   size_t n, double eps, int spline, double theta, int multipoles,
+				   double *acc, double *pot)
+{
+	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot,
+			       tree_once_soft{eps_body, spline});
 }
 
 extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
 				     const unsigned char *lev, int la, size_t n, double eps,
 				     double theta, int multipoles, double *acc)
 {
-	return tree_accel_once(pos, mass, lev, la, n, eps, theta, multipoles, acc, NULL);
+	return tree_accel_once(pos, mass, lev, la, n, eps, theta, multipoles, acc, NULL,
+			       tree_once_soft{NULL, 0});
 }

@@ -99,6 +99,14 @@ void gpu_tree_profile_read(struct gpu_tree_profile *p, int reset);
  * NB_EINPUT (bad argument or too big for the card, logged) or NB_ERUNTIME. */
 int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, double theta,
 		   int multipoles, double *acc, double *pot);
+/* gpu_tree_accel with the softening of docs/PHYSICS.md "Softening": the
+ * cubic-spline kernel when spline, and, when eps_body (n) is non-NULL, each
+ * body's own length (a pair takes the larger; cells carry eps_max and
+ * eps2_mean); eps is then simulation.softening's role only (any positive
+ * value). The walk's SOFT instances (no local expansion). */
+int gpu_tree_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
+			double eps, int spline, double theta, int multipoles, double *acc,
+			double *pot);
 /* As gpu_tree_accel for the bodies with lev[i] >= la only (individual time
  * steps: the walk of the active bodies packed into their own groups when
  * la > 0); the others' acc (3 each) are left as the caller set them. */

@@ -546,3 +546,56 @@ int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
 	}
 	return 0;
 }
+
+/* ---- softening moments (lengths per body; docs/PHYSICS.md "Softening") ----
+ * Depth by depth from the deepest, after the moments: a leaf takes the
+ * largest of its bodies' lengths and the mass-weighted mean of their
+ * squares, an internal node combines its children's (the masses from
+ * node_mq0 and the bodies). A massless cell keeps eps_max^2 as its mean. */
+__global__ void tree_soft_kernel(int d, const float4 *__restrict__ pos, const float *__restrict__ beps,
+				 const int2 *__restrict__ node_range, const int2 *__restrict__ node_kids,
+				 const float4 *__restrict__ node_mq0, float2 *node_soft,
+				 const struct tree_ctl *c)
+{
+	const int lo = c->depth_start[d], hi = c->depth_start[d + 1];
+	for (int i = lo + blockIdx.x * blockDim.x + threadIdx.x; i < hi; i += gridDim.x * blockDim.x) {
+		const int2 r = node_range[i], kid = node_kids[i];
+		float emax = 0.0f, me2 = 0.0f, m = 0.0f;
+		if (kid.y < 0) {
+			for (int j = r.x; j < r.y; j++) {
+				const float e = beps[j], mj = pos[j].w;
+				emax = fmaxf(emax, e);
+				me2 = fmaf(mj, e * e, me2);
+				m += mj;
+			}
+		} else {
+			for (int k = kid.x; k < kid.x + kid.y; k++) {
+				const float2 cs = node_soft[k];
+				const float mk = node_mq0[k].x;
+				emax = fmaxf(emax, cs.x);
+				me2 = fmaf(mk, cs.y, me2);
+				m += mk;
+			}
+		}
+		node_soft[i] = make_float2(emax, m > 0.0f ? me2 / m : emax * emax);
+	}
+}
+
+int tree_stage_soft(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s)
+{
+	if (!t->node_soft)
+		return 0;
+	if (!b->eps) {
+		log_error("barnes-hut (GPU): the tree was made for softening lengths per body, the "
+			  "bodies have none (internal)");
+		return NB_ERUNTIME;
+	}
+	int grid = grid_for(t, (size_t)t->node_cap, 4);
+	for (int d = TREE_MAX_DEPTH - 1; d >= 0; d--) {
+		tree_soft_kernel<<<grid, BUILD_THREADS, 0, s>>>(d, b->pos, b->eps, t->node_range,
+								t->node_kids, t->node_mq0, t->node_soft,
+								t->ctl);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+}

@@ -87,6 +87,13 @@ struct gpu_tree {
 	float4 *node_mq0;  /* (mass, Qxx, Qyy, Qzz) */
 	float4 *node_mq1;  /* (Qxy, Qxz, Qyz, T = tr sum m y y^T) */
 	float *node_bmax;  /* largest distance of a body from the com */
+	/* the general softening (docs/PHYSICS.md "Softening"): soft 1 with
+	 * the spline kernel or lengths per body (the walk's SOFT instances);
+	 * node_soft (lengths per body only, else NULL): each cell's
+	 * (eps_max, eps2_mean), the largest length of its bodies and the
+	 * mass-weighted mean of their squares */
+	int soft, spline;
+	float2 *node_soft;
 	int2 *groups;      /* walk groups: body [begin, end), at most 32 * lanes */
 	uint8_t *group_head; /* 1: the first group of its group node (tree_build.cu) */
 	int *pk_slot;      /* the active slots, group node by group node (n) */
@@ -161,6 +168,9 @@ int tree_stage_sort(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s);
 int tree_stage_build(struct gpu_tree *t, cudaStream_t s);
 /* moments from pos (the bodies in the last build's order: b->pos) */
 int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s);
+/* node_soft from b->eps (slot order, refreshed after the reorder); nothing
+ * when t->node_soft is NULL. After tree_stage_moments (reads the masses). */
+int tree_stage_soft(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s);
 /* a refit's reset: only the walk's counters (the cells stay) */
 int tree_stage_refit_reset(struct gpu_tree *t, cudaStream_t s);
 size_t tree_sort_tmp_bytes(size_t n);

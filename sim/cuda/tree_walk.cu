@@ -49,6 +49,7 @@
  *   median error of a 1M-body Plummer sphere at eps = 0.05, theta = 0.5). */
 #include "tree_internal.cuh"
 #include "tree_far.cuh"
+#include "../../sim/soften.h"
 
 #define WALK_WARPS 4
 #define WALK_THREADS (WALK_WARPS * TREE_WARP)
@@ -111,6 +112,40 @@ __device__ __forceinline__ void walk_p2p(const float4 *src, int cnt, const float
 	}
 }
 
+/* One cell (c0 = com, mass; c1 = Qxx Qyy Qzz Qxy; qxz, qyz; teps2 = T eps^2)
+ * on one target at (x, y, z) with softening eps2: the sums s* grow. */
+template <int MP, bool POT>
+__device__ __forceinline__ void walk_m2p_one(float4 c0, float4 c1, float qxz, float qyz, float teps2,
+					     float x, float y, float z, float eps2, float *sx,
+					     float *sy, float *sz, float *sp)
+{
+	float rx = x - c0.x, ry = y - c0.y, rz = z - c0.z;
+	float r2 = fmaf(rx, rx, fmaf(ry, ry, fmaf(rz, rz, eps2)));
+	float rinv = rsqrtf(r2);
+	float rinv2 = rinv * rinv;
+	float rinv3 = rinv * rinv2;
+	float f = c0.w * rinv3; /* M / s^3 */
+	if (MP >= 2) {
+		float qx = fmaf(c1.x, rx, fmaf(c1.w, ry, qxz * rz));
+		float qy = fmaf(c1.w, rx, fmaf(c1.y, ry, qyz * rz));
+		float qz = fmaf(qxz, rx, fmaf(qyz, ry, c1.z * rz));
+		float rqr = fmaf(rx, qx, fmaf(ry, qy, fmaf(rz, qz, -teps2)));
+		float rinv5 = rinv3 * rinv2;
+		float t = rqr * rinv5;
+		f = fmaf(t, 2.5f * rinv2, f);
+		*sx = fmaf(rinv5, qx, *sx);
+		*sy = fmaf(rinv5, qy, *sy);
+		*sz = fmaf(rinv5, qz, *sz);
+		if (POT)
+			*sp = fmaf(-0.5f, t, *sp);
+	}
+	*sx = fmaf(-f, rx, *sx);
+	*sy = fmaf(-f, ry, *sy);
+	*sz = fmaf(-f, rz, *sz);
+	if (POT)
+		*sp = fmaf(-c0.w, rinv, *sp);
+}
+
 template <int NB, int MP, bool POT>
 __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, const float *px,
 					 const float *py, const float *pz, float *ax, float *ay,
@@ -129,33 +164,9 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 			c2 = sm->stage[2][j]; /* Qxz Qyz T eps^2 */
 		}
 #pragma unroll
-		for (int k = 0; k < NB; k++) {
-			float rx = px[k] - c0.x, ry = py[k] - c0.y, rz = pz[k] - c0.z;
-			float r2 = fmaf(rx, rx, fmaf(ry, ry, fmaf(rz, rz, eps2)));
-			float rinv = rsqrtf(r2);
-			float rinv2 = rinv * rinv;
-			float rinv3 = rinv * rinv2;
-			float f = c0.w * rinv3; /* M / s^3 */
-			if (MP >= 2) {
-				float qx = fmaf(c1.x, rx, fmaf(c1.w, ry, c2.x * rz));
-				float qy = fmaf(c1.w, rx, fmaf(c1.y, ry, c2.y * rz));
-				float qz = fmaf(c2.x, rx, fmaf(c2.y, ry, c1.z * rz));
-				float rqr = fmaf(rx, qx, fmaf(ry, qy, fmaf(rz, qz, -c2.z)));
-				float rinv5 = rinv3 * rinv2;
-				float t = rqr * rinv5;
-				f = fmaf(t, 2.5f * rinv2, f);
-				sx[k] = fmaf(rinv5, qx, sx[k]);
-				sy[k] = fmaf(rinv5, qy, sy[k]);
-				sz[k] = fmaf(rinv5, qz, sz[k]);
-				if (POT)
-					sp[k] = fmaf(-0.5f, t, sp[k]);
-			}
-			sx[k] = fmaf(-f, rx, sx[k]);
-			sy[k] = fmaf(-f, ry, sy[k]);
-			sz[k] = fmaf(-f, rz, sz[k]);
-			if (POT)
-				sp[k] = fmaf(-c0.w, rinv, sp[k]);
-		}
+		for (int k = 0; k < NB; k++)
+			walk_m2p_one<MP, POT>(c0, c1, c2.x, c2.y, c2.z, px[k], py[k], pz[k], eps2, &sx[k],
+					      &sy[k], &sz[k], &sp[k]);
 	}
 #pragma unroll
 	for (int k = 0; k < NB; k++) {
@@ -163,6 +174,125 @@ __device__ __forceinline__ void walk_m2p(const struct walk_smem *sm, int cnt, co
 		if (POT)
 			phi[k] += sp[k];
 	}
+}
+
+/* ---- the general softening (docs/PHYSICS.md "Softening"): spline kernel
+ * or lengths per body; the SOFT instances of the walk only ---------------- */
+struct walk_soft {
+	const float *beps;       /* each slot's length (NULL: eps for all) */
+	const float2 *node_soft; /* each cell's (eps_max, eps2_mean) (NULL: one length) */
+	const float *node_bmax;
+	float eps;
+	int spline;
+};
+
+/* a flush's partial sums into the body's totals */
+template <int NB, bool POT>
+__device__ __forceinline__ void walk_add_sums(const float *sx, const float *sy, const float *sz,
+					      const float *sp, float *ax, float *ay, float *az, float *phi)
+{
+#pragma unroll
+	for (int k = 0; k < NB; k++) {
+		ax[k] += sx[k], ay[k] += sy[k], az[k] += sz[k];
+		if (POT)
+			phi[k] += sp[k];
+	}
+}
+
+/* the pair's force factor f (a = m f d) and potential per unit mass p */
+__device__ __forceinline__ void walk_soft_pair(int spline, float r2, float ep, float *f, float *p)
+{
+	if (spline) {
+		*f = sim_soft_splinef(r2, ep);
+		*p = sim_soft_spline_phif(r2, ep);
+	} else {
+		*f = sim_soft_plummerf(r2, ep);
+		*p = sim_soft_plummer_phif(r2, ep);
+	}
+}
+
+/* walk_p2p with each source's length se[j] and each target's pe[k]: a pair
+ * takes the larger (sim_soft_pairf). The self pair adds no force (d = 0)
+ * and walk_soft_pair(0, pe) to the potential, taken out at the end. */
+template <int NB, bool POT>
+__device__ __forceinline__ void walk_p2p_soft(const float4 *src, const float *se, int cnt,
+					      const float *px, const float *py, const float *pz,
+					      const float *pe, float *ax, float *ay, float *az,
+					      float *phi, int spline)
+{
+	float sx[NB], sy[NB], sz[NB], sp[NB];
+#pragma unroll
+	for (int k = 0; k < NB; k++)
+		sx[k] = sy[k] = sz[k] = sp[k] = 0.0f;
+	for (int j = 0; j < cnt; j++) {
+		const float4 s = src[j];
+		const float ej = se[j];
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			const float dx = s.x - px[k], dy = s.y - py[k], dz = s.z - pz[k];
+			const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+			float f, p;
+			walk_soft_pair(spline, r2, sim_soft_pairf(pe[k], ej), &f, &p);
+			const float mf = s.w * f;
+			sx[k] = fmaf(dx, mf, sx[k]);
+			sy[k] = fmaf(dy, mf, sy[k]);
+			sz[k] = fmaf(dz, mf, sz[k]);
+			if (POT)
+				sp[k] = fmaf(s.w, p, sp[k]);
+		}
+	}
+	walk_add_sums<NB, POT>(sx, sy, sz, sp, ax, ay, az, phi);
+}
+
+/* walk_m2p with the cell's length per target (the rule of docs/PHYSICS.md):
+ * spline: cells are accepted only beyond h of every pair (walk_soft_accept),
+ * where the kernel is Newtonian: eps2 = 0; plummer: eps_i^2 when eps_i >=
+ * the cell's eps_max (exact), else max(eps_i^2, eps2_mean). stage[2][j].z
+ * holds T itself and ss[j] the cell's (eps_max, eps2_mean). */
+template <int NB, int MP, bool POT>
+__device__ __forceinline__ void walk_m2p_soft(const struct walk_smem *sm, const float2 *ss, int cnt,
+					      const float *px, const float *py, const float *pz,
+					      const float *pe, float *ax, float *ay, float *az,
+					      float *phi, int spline)
+{
+	float sx[NB], sy[NB], sz[NB], sp[NB];
+#pragma unroll
+	for (int k = 0; k < NB; k++)
+		sx[k] = sy[k] = sz[k] = sp[k] = 0.0f;
+	for (int j = 0; j < cnt; j++) {
+		float4 c0 = sm->stage[0][j];
+		float4 c1 = make_float4(0, 0, 0, 0), c2 = c1;
+		if (MP >= 2) {
+			c1 = sm->stage[1][j];
+			c2 = sm->stage[2][j];
+		}
+		const float2 cs = ss[j];
+#pragma unroll
+		for (int k = 0; k < NB; k++) {
+			const float ei2 = pe[k] * pe[k];
+			const float e2 = spline ? 0.0f : pe[k] >= cs.x ? ei2 : fmaxf(ei2, cs.y);
+			walk_m2p_one<MP, POT>(c0, c1, c2.x, c2.y, c2.z * e2, px[k], py[k], pz[k], e2,
+					      &sx[k], &sy[k], &sz[k], &sp[k]);
+		}
+	}
+	walk_add_sums<NB, POT>(sx, sy, sz, sp, ax, ay, az, phi);
+}
+
+/* May cell c, accepted by the opening criterion at distance d2 (squared)
+ * from the group's box, stay accepted under the softening rule? gmax, gmin:
+ * the group's largest and smallest length. spline: only when every body of
+ * it lies beyond h = 2.8 eps of every target for the pair's length (d -
+ * bmax >= 2.8 max(eps_max, gmax)): the Newtonian expansion is then exact;
+ * plummer with lengths per body: open within 5 eps_max when a target's
+ * length is below the cell's eps_max. */
+__device__ __forceinline__ bool walk_soft_accept(const struct walk_soft &ws, int c, float d2,
+						 float gmax, float gmin)
+{
+	const float emax = ws.node_soft ? ws.node_soft[c].x : ws.eps;
+	const float d = sqrtf(d2);
+	if (ws.spline)
+		return d - ws.node_bmax[c] >= (float)SIM_SOFT_SPLINE_H * fmaxf(emax, gmax);
+	return ws.node_soft == NULL || gmin >= emax || d >= 5.0f * emax;
 }
 
 /* One far cell per lane (node index c, where have) into the group's local
@@ -203,7 +333,9 @@ __device__ __forceinline__ void far_cell(float *fc, int c, bool have,
  * of 128 per multiprocessor (80 registers, ptxas spills 12 bytes; it would
  * take 86 and fit 5). */
 #define WALK_MIN_BLOCKS(LOC) ((LOC) == 2 ? 6 : (LOC) == 1 ? 5 : 0)
-template <int NB, int MP, bool POT, int LOC>
+/* SOFT: the general softening (struct walk_soft; LOC 0 only): a separate
+ * instance, so the uniform Plummer walk is today's code. */
+template <int NB, int MP, bool POT, int LOC, bool SOFT = false>
 __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
 			 const int2 *__restrict__ node_kids,
@@ -211,10 +343,15 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
 			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi,
-			 const int *__restrict__ pk_slot)
+			 const int *__restrict__ pk_slot, struct walk_soft ws)
 {
 	constexpr bool DIST = LOC == 2;
 	__shared__ struct walk_smem smem[WALK_WARPS];
+	/* SOFT: the pending bodies' lengths, the staged cells' (eps_max, eps2_mean) */
+	__shared__ float soft_be[SOFT ? WALK_WARPS : 1][64];
+	__shared__ float2 soft_cs[SOFT ? WALK_WARPS : 1][32];
+	float *sbe = soft_be[SOFT ? threadIdx.x >> 5 : 0];
+	float2 *scs = soft_cs[SOFT ? threadIdx.x >> 5 : 0];
 	const int lane = threadIdx.x & 31;
 	struct walk_smem *sm = &smem[threadIdx.x >> 5];
 	const unsigned lt_mask = (1u << lane) - 1u;
@@ -276,6 +413,20 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				hi[a] = fmaxf(hi[a], __shfl_xor_sync(FULL, hi[a], off));
 			}
 		}
+		/* SOFT: each target's length, the group's largest and smallest */
+		float pe[NB], gmax = 0.0f, gmin = INFINITY;
+		if (SOFT) {
+#pragma unroll
+			for (int k = 0; k < NB; k++) {
+				pe[k] = ws.beps ? ws.beps[slot_of[k]] : ws.eps;
+				gmax = fmaxf(gmax, pe[k]), gmin = fminf(gmin, pe[k]);
+			}
+#pragma unroll
+			for (int off = 16; off > 0; off >>= 1) {
+				gmax = fmaxf(gmax, __shfl_xor_sync(FULL, gmax, off));
+				gmin = fminf(gmin, __shfl_xor_sync(FULL, gmin, off));
+			}
+		}
 		const float gcx = 0.5f * (lo[0] + hi[0]), gcy = 0.5f * (lo[1] + hi[1]),
 			    gcz = 0.5f * (lo[2] + hi[2]);
 		const float ghx = 0.5f * (hi[0] - lo[0]), ghy = 0.5f * (hi[1] - lo[1]),
@@ -324,6 +475,9 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				float dy = fmaxf(fabsf(ey) - ghy, 0.0f);
 				float dz = fmaxf(fabsf(ez) - ghz, 0.0f);
 				accept = fmaf(dx, dx, fmaf(dy, dy, dz * dz)) > op.w;
+				if (SOFT && accept)
+					accept = walk_soft_accept(ws, cell, fmaf(dx, dx, fmaf(dy, dy, dz * dz)),
+								  gmax, gmin);
 				/* far: through the group's local expansion (tree_far.cuh);
 				 * near leaves of a few bodies: body by body, exact and
 				 * cheaper than a quadrupole */
@@ -375,13 +529,19 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				if (MP >= 2) {
 					float4 q1 = node_mq1[c];
 					sm->stage[1][lane] = make_float4(q0.y, q0.z, q0.w, q1.x);
-					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * eps2, 0.0f);
+					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * (SOFT ? 1.0f : eps2), 0.0f);
 				}
+				if (SOFT)
+					scs[lane] = ws.node_soft ? ws.node_soft[c] : make_float2(ws.eps, ws.eps * ws.eps);
 				int rest = lane < nc - 32 ? sm->cells[32 + lane] : 0;
 				__syncwarp();
 				if (lane < nc - 32)
 					sm->cells[lane] = rest;
-				walk_m2p<NB, MP, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
+				if (SOFT)
+					walk_m2p_soft<NB, MP, POT>(sm, scs, 32, px, py, pz, pe, ax, ay, az, phi,
+								   ws.spline);
+				else
+					walk_m2p<NB, MP, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
 				nc -= 32;
 				n_m2p += 32;
 				__syncwarp();
@@ -406,17 +566,28 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				int lf = __shfl_sync(FULL, kid.x, rl);
 				int lx = __shfl_sync(FULL, lexcl, rl);
 				int add = min(32, T - base);
-				if (lane < add)
+				if (lane < add) {
 					sm->bodies[nb + lane] = pos[lf + (q - lx)];
+					if (SOFT)
+						sbe[nb + lane] = ws.beps ? ws.beps[lf + (q - lx)] : ws.eps;
+				}
 				nb += add;
 				__syncwarp();
 				if (nb >= 32) {
-					walk_p2p<NB, POT>(sm->bodies, 32, px, py, pz, ax, ay, az, phi, eps2);
+					if (SOFT)
+						walk_p2p_soft<NB, POT>(sm->bodies, sbe, 32, px, py, pz, pe, ax,
+								       ay, az, phi, ws.spline);
+					else
+						walk_p2p<NB, POT>(sm->bodies, 32, px, py, pz, ax, ay, az, phi, eps2);
 					__syncwarp();
 					float4 rest = sm->bodies[32 + lane];
+					const float rest_e = SOFT ? sbe[32 + lane] : 0.0f;
 					__syncwarp();
-					if (lane < nb - 32)
+					if (lane < nb - 32) {
 						sm->bodies[lane] = rest;
+						if (SOFT)
+							sbe[lane] = rest_e;
+					}
 					nb -= 32;
 					n_p2p += 32;
 					__syncwarp();
@@ -432,15 +603,24 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				if (MP >= 2) {
 					float4 q1 = node_mq1[c];
 					sm->stage[1][lane] = make_float4(q0.y, q0.z, q0.w, q1.x);
-					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * eps2, 0.0f);
+					sm->stage[2][lane] = make_float4(q1.y, q1.z, q1.w * (SOFT ? 1.0f : eps2), 0.0f);
 				}
+				if (SOFT)
+					scs[lane] = ws.node_soft ? ws.node_soft[c] : make_float2(ws.eps, ws.eps * ws.eps);
 			}
 			__syncwarp();
-			walk_m2p<NB, MP, POT>(sm, nc, px, py, pz, ax, ay, az, phi, eps2);
+			if (SOFT)
+				walk_m2p_soft<NB, MP, POT>(sm, scs, nc, px, py, pz, pe, ax, ay, az, phi, ws.spline);
+			else
+				walk_m2p<NB, MP, POT>(sm, nc, px, py, pz, ax, ay, az, phi, eps2);
 			n_m2p += nc;
 		}
 		if (nb > 0) {
-			walk_p2p<NB, POT>(sm->bodies, nb, px, py, pz, ax, ay, az, phi, eps2);
+			if (SOFT)
+				walk_p2p_soft<NB, POT>(sm->bodies, sbe, nb, px, py, pz, pe, ax, ay, az, phi,
+						       ws.spline);
+			else
+				walk_p2p<NB, POT>(sm->bodies, nb, px, py, pz, ax, ay, az, phi, eps2);
 			n_p2p += nb;
 		}
 		if (LOC > 0 && nf > 0) {
@@ -473,6 +653,11 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				 * -m/eps into phi exactly once (its leaf always opens);
 				 * the same float expression takes it out again */
 				float w = POT ? phi[k] + pm[k] * rsqrtf(eps2) : 0.0f;
+				if (SOFT && POT) { /* the same expression as the self pair's */
+					float f0, p0;
+					walk_soft_pair(ws.spline, 0.0f, pe[k], &f0, &p0);
+					w = phi[k] - pm[k] * p0;
+				}
 				acc[i] = make_float4(ax[k], ay[k], az[k], w);
 			}
 		}
@@ -486,10 +671,18 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
-			const uint8_t *, int, unsigned, unsigned, const int *);
+			const uint8_t *, int, unsigned, unsigned, const int *, struct walk_soft);
 
-static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
+static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int soft)
 {
+	static const walk_fn soft_fns[2][2][2] = {
+		{{tree_walk_kernel<1, 1, false, 0, true>, tree_walk_kernel<1, 1, true, 0, true>},
+		 {tree_walk_kernel<1, 2, false, 0, true>, tree_walk_kernel<1, 2, true, 0, true>}},
+		{{tree_walk_kernel<2, 1, false, 0, true>, tree_walk_kernel<2, 1, true, 0, true>},
+		 {tree_walk_kernel<2, 2, false, 0, true>, tree_walk_kernel<2, 2, true, 0, true>}},
+	};
+	if (soft)
+		return soft_fns[lanes - 1][mp - 1][pot ? 1 : 0];
 #define WALK_FNS(NB, MP)                                                                  \
 	{{tree_walk_kernel<NB, MP, false, 0>, tree_walk_kernel<NB, MP, false, 1>,          \
 	  tree_walk_kernel<NB, MP, false, 2>},                                              \
@@ -503,9 +696,12 @@ static walk_fn walk_pick(int lanes, int mp, int pot, int loc)
 	return fns[lanes - 1][mp - 1][pot ? 1 : 0][loc];
 }
 
-/* LOC of the walk kernel for this tree */
+/* LOC of the walk kernel for this tree (0 with the general softening: its
+ * far cells go through walk_m2p_soft, the local expansion is Plummer's) */
 static int walk_loc(const struct gpu_tree *t)
 {
+	if (t->soft)
+		return 0;
 	return t->local_ratio > 0.0f ? (t->local_dist ? 2 : 1) : 0;
 }
 
@@ -516,7 +712,7 @@ int tree_walk_prepare(struct gpu_tree *t)
 			for (int pot = 0; pot <= 1; pot++) {
 				int per_sm = 0;
 				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-					&per_sm, walk_pick(l, mp, pot, walk_loc(t)), WALK_THREADS, 0));
+					&per_sm, walk_pick(l, mp, pot, walk_loc(t), t->soft), WALK_THREADS, 0));
 				if (l == t->lanes && mp == t->multipoles && pot == 0)
 					t->walk_fit_per_sm = per_sm;
 				if (t->walk_blocks_per_sm > 0 && t->walk_blocks_per_sm < per_sm)
@@ -612,11 +808,12 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 	if ((size_t)blocks > want)
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
-	walk_pick(lanes, mp, pot, walk_loc(t))<<<blocks, WALK_THREADS, 0, s>>>(
+	struct walk_soft ws = {b->eps, t->node_soft, t->node_bmax, t->eps, t->spline};
+	walk_pick(lanes, mp, pot, walk_loc(t), t->soft)<<<blocks, WALK_THREADS, 0, s>>>(
 		b->pos, packed ? t->pk_group : t->groups, t->node_kids, t->node_open, t->node_mq0,
 		t->node_mq1, b->acc, t->ctl, t->eps * t->eps, t->count_interactions,
 		t->local_ratio * t->local_ratio, t->leaf_p2p, packed || la <= 0 ? NULL : b->lev, la,
-		t->slot_lo, t->slot_hi, packed ? t->pk_slot : NULL);
+		t->slot_lo, t->slot_hi, packed ? t->pk_slot : NULL, ws);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
