@@ -14,7 +14,6 @@
 #include "app.h"
 #include "estimate.h"
 #include "outputs.h"
-#include "../sim/timestep_rule.h"
 
 /* output.snapshots and output.fits_dir: how many files and how large. */
 static void report_files(const struct scene *sc, long n, int gpu, FILE *f)
@@ -68,51 +67,22 @@ static void comment_galaxy_report(const struct scene *sc, FILE *f)
  * the start's figure, not the run's. */
 static void report_levels(const struct scene *sc, long n, FILE *f)
 {
-	struct sim_state st;
-	memset(&st, 0, sizeof st);
-	if (n <= 0 || sim_ic_build(sc, &st) != 0) {
-		fprintf(f, "# individual time steps: no estimate (the initial state was not built)\n");
+	struct app_levels lv;
+	int rc = app_estimate_levels(sc, n, &lv);
+	if (rc) {
+		fprintf(f, "# individual time steps: no estimate (%s)\n", rc == NB_EINPUT
+			? "the initial state was not built" : "the initial forces failed");
 		return;
 	}
-	struct sim_units u;
-	scene_units_of(sc->units, &u);
 	const int bpf = sc->simulation.blocks_per_frame, spf = sc->simulation.steps_per_frame;
-	const double dt_max = sc->simulation.dt * spf / bpf * u.time, eps = scene_softening(sc);
-	const size_t k = st.n > 20000 ? st.n / 20000 : 1;
-	unsigned char *act = calloc(st.n, 1);
-	size_t m = 0;
-	int rc = act ? 0 : NB_ERUNTIME;
-	for (size_t i = 0; act && i < st.n; i += k)
-		act[i] = 1, m++;
-	if (!rc && sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
-		rc = sim_tree_accel_active(st.pos, st.mass, st.n, eps, sc->simulation.theta,
-					   sc->simulation.multipoles, sc->simulation.opening, act,
-					   st.acc, NULL);
-	else if (!rc)
-		rc = sim_direct_accel_active(st.pos, st.mass, st.n, eps, act, st.acc, NULL);
-	if (rc) {
-		fprintf(f, "# individual time steps: no estimate (the initial forces failed)\n");
-	} else {
-		long hist[SIM_TS_LEVELS] = {0};
-		double per_block = 0;
-		for (size_t i = 0; i < st.n; i += k) {
-			const double *a = st.acc + 3 * i;
-			int L = sim_ts_want_level(a[0] * a[0] + a[1] * a[1] + a[2] * a[2], dt_max,
-						  sc->simulation.eta, eps, sc->simulation.max_level);
-			hist[L]++;
-			per_block += ldexp(1.0, L);
-		}
-		char h[512];
-		sim_ts_format_hist(hist, h, sizeof h);
-		fprintf(f, "# individual time steps: dt_max %g (scene time units), eta %g; initial levels "
-			"of %zu sampled bodies: %s\n",
-			sc->simulation.dt * spf / bpf, sc->simulation.eta, m, h);
-		fprintf(f, "# individual time steps: %.2f force evaluations per body per frame at the "
-			"start (shared steps: %d), %ld ticks (tree builds or refits) per frame\n",
-			per_block / (double)m * bpf, spf, (1L << sim_ts_plan(hist)) * bpf);
-	}
-	free(act);
-	sim_state_free(&st);
+	char h[512];
+	sim_ts_format_hist(lv.hist, h, sizeof h);
+	fprintf(f, "# individual time steps: dt_max %g (scene time units), eta %g; initial levels "
+		"of %zu sampled bodies: %s\n",
+		sc->simulation.dt * spf / bpf, sc->simulation.eta, lv.sampled, h);
+	fprintf(f, "# individual time steps: %.2f force evaluations per body per frame at the "
+		"start (shared steps: %d), %ld ticks (tree builds or refits) per frame\n",
+		lv.evals_per_body * bpf, spf, lv.ticks * bpf);
 }
 
 /* The step against the softening crossing time of the initial state
@@ -218,6 +188,5 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			break;
 		}
 	}
-	char why[256];
-	return app_estimate_print(sc, n, backend != SCENE_BACKEND_CPU && gpu_probe(why, sizeof why), f);
+	return app_estimate_print(sc, n, backend_cli, f);
 }

@@ -7,12 +7,20 @@
  *   forces    (steps + 1) evaluations (shared steps, kick-drift-kick with
  *             the first force at the start) x interactions per step:
  *             n (n - 1) / 2 for the direct sum, n 60 log2(n) / theta^2
- *             for the tree (app_estimate_interactions)
- *   render    frames x (pixels x rate + bodies x motion-blur samples x rate)
+ *             for the tree (app_estimate_interactions), the tree's rate
+ *             the scene's mix of sphere and disk-galaxy bodies;
+ *             individual steps: per block step, its ticks' tree builds
+ *             and each body's 2^level walks (app_estimate_levels)
+ *   render    frames x (pixels x rate + bodies x motion-blur samples x rate
+ *             + bodies x rate of the light's statistics when the camera
+ *             follows the light or frames itself)
  *   encode    frames x pixels; PNG frames x pixels
  *   files     bytes of the snapshots and FITS maps
  * The stages are added: on a small machine the writer thread's encoding
- * competes with the simulation's threads for the same cores.
+ * competes with the simulation's threads for the same cores. On a GPU the
+ * simulation and frames take the GPU's rates (a fixed part per step and
+ * frame, launches and copies, plus the scaling part), and the encoder's
+ * host thread overlaps them.
  *
  * Try: nbody-render scenes/plummer.yaml --dry-run | tail -12 */
 #include <math.h>
@@ -22,6 +30,7 @@
 
 #include "../output/output.h"
 #include "../render/render.h"
+#include "../sim/cuda/gpu.h"
 #include "app.h"
 #include "batch.h"
 #include "estimate.h"
@@ -53,22 +62,65 @@ static double file_bytes(const struct scene *sc, long n)
 	return bytes;
 }
 
-void app_estimate_compute(const struct scene *sc, long n, const struct app_rates *r,
-			  struct app_estimate *e)
+/* 1 when camera.follow: light or camera.frame: auto measure the drawn
+ * light every frame (app/framing.c). */
+static int tracks_light(const struct scene *sc)
+{
+	return !strcmp(sc->camera.follow, "light") || sc->camera.frame == SCENE_FRAME_AUTO;
+}
+
+/* Seconds of one shared force evaluation of n bodies at r (or g). The
+ * tree's rate is the scene's mix: disk-galaxy bodies at tree_disk. */
+static double force_s(const struct scene *sc, double n, double dn, const struct app_rates *r,
+		      const struct app_gpu_rates *g)
+{
+	double inter = app_estimate_interactions(sc, n);
+	if (sc->simulation.solver == SCENE_SOLVER_DIRECT)
+		return inter * (g ? g->direct_pair : r->direct_pair);
+	if (g)
+		return g->tree_step + inter * g->tree_inter;
+	double fd = n > 0 ? dn / n : 0;
+	return inter * ((1 - fd) * r->tree_inter + fd * r->tree_disk);
+}
+
+/* Seconds of the simulation. Shared steps: (steps + 1) evaluations.
+ * Individual (lv): the first evaluation, then per block step lv->ticks
+ * tree builds (or refits) of every body and evals_per_body walks per body,
+ * each at the full evaluation's cost per body less the build's. */
+static double sim_s(const struct scene *sc, double n, double dn, const struct app_rates *r,
+		    const struct app_gpu_rates *g, const struct app_levels *lv)
+{
+	const double frames = sc->output.frames, full = force_s(sc, n, dn, r, g);
+	if (!lv || n <= 0)
+		return ((frames - 1) * sc->simulation.steps_per_frame + 1) * full;
+	const double blocks = (frames - 1) * sc->simulation.blocks_per_frame;
+	double tick = 0, walk = full / n; /* per tick; per body's evaluation */
+	if (sc->simulation.solver != SCENE_SOLVER_DIRECT) {
+		tick = g ? g->tree_step : n * r->tree_build;
+		walk = (full - tick) / n > 0.1 * full / n ? (full - tick) / n : 0.1 * full / n;
+	} else if (!g) {
+		walk = 2 * full / n; /* an active body's row is every pair, not half */
+	}
+	return full + blocks * (lv->ticks * tick + lv->evals_per_body * n * walk);
+}
+
+void app_estimate_model(const struct scene *sc, long n, const struct app_rates *r,
+			const struct app_gpu_rates *g, const struct app_levels *lv,
+			struct app_estimate *e)
 {
 	memset(e, 0, sizeof *e);
 	const double N = n > 0 ? (double)n : 0, frames = sc->output.frames;
 	const double px = (double)sc->render.width * sc->render.height;
-	const double dn = disk_bodies(sc, n);
+	const double dn = disk_bodies(sc, n), blur = render_blur_samples(sc);
 	e->stage_s[APP_STAGE_CREATE] = dn * r->create_disk + (N - dn) * r->create_body;
-	if (sc->simulation.solver != SCENE_SOLVER_NONE) {
-		double evals = (frames - 1) * sc->simulation.steps_per_frame + 1;
-		double per = app_estimate_interactions(sc, N);
-		e->stage_s[APP_STAGE_SIM] = evals * per *
-			(sc->simulation.solver == SCENE_SOLVER_DIRECT ? r->direct_pair : r->tree_inter);
-	}
-	e->stage_s[APP_STAGE_RENDER] =
-		frames * (px * r->frame_px + N * render_blur_samples(sc) * r->frame_body);
+	if (sc->simulation.solver != SCENE_SOLVER_NONE)
+		e->stage_s[APP_STAGE_SIM] = sim_s(sc, N, dn, r, g, lv);
+	if (g)
+		e->stage_s[APP_STAGE_RENDER] =
+			frames * (g->frame_fixed + px * g->frame_px + N * blur * g->frame_body);
+	else
+		e->stage_s[APP_STAGE_RENDER] = frames * (px * r->frame_px + N * blur * r->frame_body +
+							 (tracks_light(sc) ? N * r->frame_track : 0));
 	if (sc->output.video[0])
 		e->stage_s[APP_STAGE_ENCODE] = frames * px * r->encode_px;
 	if (sc->output.png_dir[0])
@@ -76,6 +128,17 @@ void app_estimate_compute(const struct scene *sc, long n, const struct app_rates
 	e->stage_s[APP_STAGE_FILES] = file_bytes(sc, n) * r->file_byte;
 	for (int s = 0; s < APP_NSTAGES; s++)
 		e->total_s += e->stage_s[s];
+	if (g) { /* the encoder's thread runs beside the GPU's work */
+		double gpu = e->stage_s[APP_STAGE_SIM] + e->stage_s[APP_STAGE_RENDER];
+		double enc = e->stage_s[APP_STAGE_ENCODE];
+		e->total_s -= gpu + enc - (gpu > enc ? gpu : enc);
+	}
+}
+
+void app_estimate_compute(const struct scene *sc, long n, const struct app_rates *r,
+			  struct app_estimate *e)
+{
+	app_estimate_model(sc, n, r, NULL, NULL, e);
 }
 
 void app_rates_describe(const struct app_rates_info *info, char *buf, size_t len)
@@ -108,7 +171,42 @@ void app_rates_describe(const struct app_rates_info *info, char *buf, size_t len
 	}
 }
 
-int app_estimate_print(const struct scene *sc, long n, int gpu, FILE *f)
+int app_estimate_gpu_device(const struct scene *sc, int backend_cli, char *name, size_t len)
+{
+	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
+	const char *fake = getenv("NB_ESTIMATE_GPU");
+	char why[256];
+	size_t fr, tot;
+	name[0] = 0;
+	if (backend == SCENE_BACKEND_CPU)
+		return 0;
+	if (fake && fake[0]) {
+		snprintf(name, len, "%s", fake);
+		return 1;
+	}
+	return gpu_probe(why, sizeof why) && gpu_device_info(name, len, &fr, &tot) == 0;
+}
+
+/* The line that says whose rates the GPU run is estimated at. */
+static void describe_gpu(const char *device, const struct app_gpu_rates *g, const char *why,
+			 FILE *f)
+{
+	if (!g) {
+		fprintf(f, "# time: rates: no GPU rates for %s (%s): simulation and frames at the "
+			"CPU's; nbody-render SCENE --calibrate measures them\n", device, why);
+		return;
+	}
+	char date[64] = "at an unknown time";
+	time_t t = (time_t)g->measured_at;
+	struct tm tm;
+	if (g->measured_at > 0 && gmtime_r(&t, &tm))
+		strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+	fprintf(f, "# time: rates: GPU %s, measured %s (%s %s); creation, encoding, PNG and "
+		"files: this machine's CPU\n", g->device, date,
+		g->source == APP_RATES_FILE ? "NB_GPU_RATES_FILE" : "cached in", g->path);
+}
+
+int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 {
 	static const char *const name[APP_NSTAGES] = {
 		"creation of the bodies", "simulation", "rendering", "encoding (output.video)",
@@ -118,9 +216,15 @@ int app_estimate_print(const struct scene *sc, long n, int gpu, FILE *f)
 	int rc = app_rates_get(&r, &info);
 	if (rc)
 		return rc;
+	char device[128], why[600] = "", b[32], line[1024];
+	struct app_gpu_rates g;
+	int gpu = app_estimate_gpu_device(sc, backend_cli, device, sizeof device);
+	int have_g = gpu && app_gpu_rates_peek(device, &g, why, sizeof why) == 0;
+	struct app_levels lv;
+	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
+		      sc->simulation.solver != SCENE_SOLVER_NONE && app_estimate_levels(sc, n, &lv) == 0;
 	struct app_estimate e;
-	app_estimate_compute(sc, n, &r, &e);
-	char b[32], line[1024];
+	app_estimate_model(sc, n, &r, have_g ? &g : NULL, have_lv ? &lv : NULL, &e);
 	fprintf(f, "\n# --- expected wall time on this machine ---\n");
 	for (int s = 0; s < APP_NSTAGES; s++) {
 		batch_format_duration(e.stage_s[s], b, sizeof b);
@@ -128,27 +232,33 @@ int app_estimate_print(const struct scene *sc, long n, int gpu, FILE *f)
 	}
 	batch_format_duration(e.total_s, b, sizeof b);
 	fprintf(f, "# time %-28s %9s (%.4g s)\n", "in all", b, e.total_s);
+	if (have_lv)
+		fprintf(f, "# time: individual time steps: %.3g force evaluations per body per block "
+			"step, %ld ticks per block (the initial levels of %zu sampled bodies)\n",
+			lv.evals_per_body, lv.ticks, lv.sampled);
 	app_rates_describe(&info, line, sizeof line);
 	fprintf(f, "# time: %s; encoding, PNG and files: reference rates scaled by this machine's "
 		"rendering speed\n", line);
 	if (gpu)
-		fprintf(f, "# time: the GPU's rates are not measured yet: these are the CPU's\n");
+		describe_gpu(device, have_g ? &g : NULL, why, f);
 	return 0;
 }
 
 void app_estimate_warn(const struct scene *sc, int backend_cli)
 {
-	int backend = backend_cli >= 0 ? backend_cli : (int)sc->simulation.backend;
 	long n = sim_scene_body_count(sc);
-	if (backend != SCENE_BACKEND_CPU || n < 0)
-		return; /* the GPU's rates are not measured: no claim */
+	char device[128], why[600];
+	struct app_gpu_rates g;
+	int gpu = app_estimate_gpu_device(sc, backend_cli, device, sizeof device);
+	if (n < 0 || (gpu && app_gpu_rates_peek(device, &g, why, sizeof why)))
+		return; /* no GPU rates: no claim */
 	struct app_rates r;
 	struct app_rates_info info;
 	int have = app_rates_peek(&r, &info) == 0;
 	if (!have)
 		r = app_rates_reference;
 	struct app_estimate e;
-	app_estimate_compute(sc, n, &r, &e);
+	app_estimate_model(sc, n, &r, gpu ? &g : NULL, NULL, &e);
 	if (e.total_s <= APP_ESTIMATE_WARN_S)
 		return;
 	char b[32];
@@ -169,7 +279,11 @@ double app_estimate_batch_run(const struct batch_run *r, const struct app_rates 
 		return -1;
 	}
 	struct app_estimate e;
-	app_estimate_compute(sc, r->bodies, rates, &e);
+	struct app_levels lv;
+	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
+		      sc->simulation.solver != SCENE_SOLVER_NONE &&
+		      app_estimate_levels(sc, r->bodies, &lv) == 0;
+	app_estimate_model(sc, r->bodies, rates, NULL, have_lv ? &lv : NULL, &e);
 	free(sc);
 	if (r->group >= 0 && r->group != r->index) /* simulated by its group's run */
 		e.total_s -= e.stage_s[APP_STAGE_CREATE] + e.stage_s[APP_STAGE_SIM];

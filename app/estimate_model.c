@@ -21,6 +21,12 @@ const struct app_rates app_rates_reference = {
 	.encode_px = 5.8e-8,
 	.png_px = 7.5e-7,
 	.file_byte = 3.2e-8,
+	/* issue 29's second round: in proportion to tree_inter as measured on
+	 * the same machine (disk galaxy 1.25x, a build 200 interactions' time
+	 * per body, the light's statistics 0.05 frame_body) */
+	.tree_disk = 7.4e-9,
+	.tree_build = 1.1e-6,
+	.frame_track = 1.3e-7,
 };
 
 /* Rough tree model: interactions per body ~ 60 log2(N) / theta^2 (close

@@ -62,6 +62,10 @@ static const char help[] =
 	"  --dry-run         print the resolved scene (every key, defaults included,\n"
 	"                    as YAML you can save and rerun) with an estimate of\n"
 	"                    memory and work, then exit\n"
+	"  --calibrate       measure this machine's rates for --dry-run's time estimate\n"
+	"                    again (the CPU's, and the GPU's when the scene would run\n"
+	"                    on one), cache them and print them; with --dry-run, then\n"
+	"                    the dry run\n"
 	"  --strict          warnings about the scene are errors (exit 2 before any work,\n"
 	"                    --dry-run too): keys that do nothing with the chosen\n"
 	"                    render.style, simulation.solver or camera.projection, and\n"
@@ -104,7 +108,7 @@ struct cli {
 	int nsets, nowned;
 	int strict;         /* --strict: warnings about the scene are errors */
 	int backend; /* -1: scene's */
-	int dry_run, quiet;
+	int dry_run, quiet, calibrate;
 	int list_keys, markdown; /* --list-keys [--markdown] */
 	const char *restart; /* --restart SNAPSHOT, or NULL */
 	const char *preview; /* --preview TIME, or NULL; its seconds: */
@@ -203,6 +207,8 @@ static int cli_parse(int argc, char **argv, struct cli *c)
 			c->markdown = 1;
 		} else if (strcmp(a, "--dry-run") == 0) {
 			c->dry_run = 1;
+		} else if (strcmp(a, "--calibrate") == 0) {
+			c->calibrate = 1;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			c->quiet = 1;
 		} else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
@@ -363,11 +369,11 @@ int main(int argc, char **argv)
 	checking = 0;
 	if ((rc = checks_agreed(rc, held)))
 		goto end;
-	if (cli.dry_run && dist_rank() != 0)
+	if ((cli.dry_run || cli.calibrate) && dist_rank() != 0)
 		goto end;
-	if (cli.dry_run) {
-		rc = app_dry_run(&sc, cli.backend, stdout);
-		if (rc == 0 && cli.restart)
+	if (cli.dry_run || cli.calibrate) { /* --calibrate: app/calibrate_fresh.c */
+		rc = app_calibrate_dry_run(&sc, cli.backend, cli.calibrate, cli.dry_run, stdout);
+		if (rc == 0 && cli.restart && cli.dry_run)
 			printf("# restart: from %s, frame %d: renders frames %d .. %d\n", cli.restart,
 			       restart_frame, restart_frame + 1, sc.output.frames - 1);
 		goto end;

@@ -24,17 +24,28 @@
 #define NB_VERSION "unknown"
 #endif
 
-/* The rates' names in the file, in struct order. */
+/* The rates' names in the file, in struct order; the optional ones last
+ * (an injected file written before they were measured may lack them:
+ * defaults_of fills them). */
 #define RATE(x) {#x, offsetof(struct app_rates, x)}
-static const struct {
-	const char *name;
-	size_t off;
-} rate_rows[] = {
+static const struct app_rates_field rate_rows[] = {
 	RATE(create_body), RATE(create_disk), RATE(direct_pair), RATE(tree_inter),
 	RATE(frame_px),    RATE(frame_body),  RATE(encode_px),   RATE(png_px),
-	RATE(file_byte),
+	RATE(file_byte),   RATE(tree_disk),   RATE(tree_build),  RATE(frame_track),
 };
 #define NRATES (sizeof rate_rows / sizeof rate_rows[0])
+#define NREQUIRED 9 /* create_body .. file_byte */
+
+/* The optional rates a file did not give (seen: bit i for row i). */
+static void defaults_of(struct app_rates *r, unsigned seen)
+{
+	if (!(seen & 1u << 9))
+		r->tree_disk = r->tree_inter;
+	if (!(seen & 1u << 10))
+		r->tree_build = 0;
+	if (!(seen & 1u << 11))
+		r->frame_track = 0;
+}
 
 int app_rates_cache_path(char *buf, size_t len)
 {
@@ -78,34 +89,21 @@ int app_rates_write(FILE *f, const struct app_rates *r, const struct app_rates_i
 	return ferror(f) ? -1 : 0;
 }
 
-/* One "name: value" line into r or info; 0, 1 (not a rate), -1 bad. */
-static int read_line(const char *name, const char *val, struct app_rates *r,
-		     struct app_rates_info *info)
+/* A number >= 0 into *v: 0, or -1. */
+static int number(const char *val, double *v)
 {
 	char *end;
-	double v = strtod(val, &end);
-	int good = end != val && (*end == 0 || *end == '\n') && v >= 0 && v < 1e30;
-	for (size_t i = 0; i < NRATES; i++)
-		if (!strcmp(name, rate_rows[i].name)) {
-			*(double *)((char *)r + rate_rows[i].off) = v;
-			return good ? 0 : -1;
-		}
-	if (!strcmp(name, "measured"))
-		info->measured_at = v;
-	else if (!strcmp(name, "calibration_s"))
-		info->calib_s = v;
-	else
-		return 1;
-	return good ? 0 : -1;
+	*v = strtod(val, &end);
+	return end != val && (*end == 0 || *end == '\n') && *v >= 0 && *v < 1e30 ? 0 : -1;
 }
 
-int app_rates_read(FILE *f, struct app_rates *r, struct app_rates_info *info, char *key,
-		   size_t keylen, char *why, size_t whylen)
+int app_rates_parse(FILE *f, const struct app_rates_field *rows, size_t n, void *base,
+		    unsigned *seen, int (*other)(void *ctx, const char *name, const char *val),
+		    void *ctx, char *why, size_t whylen)
 {
 	char line[1024];
-	unsigned seen = 0;
 	int ln = 0;
-	key[0] = 0;
+	*seen = 0;
 	while (fgets(line, sizeof line, f)) {
 		ln++;
 		char *c = strchr(line, ':');
@@ -113,24 +111,63 @@ int app_rates_read(FILE *f, struct app_rates *r, struct app_rates_info *info, ch
 			continue;
 		*c = 0;
 		const char *val = c + 1 + (c[1] == ' ');
-		if (!strcmp(line, "key")) {
-			snprintf(key, keylen, "%s", val);
-			key[strcspn(key, "\n")] = 0;
-			continue;
-		}
-		int rc = read_line(line, val, r, info);
+		int rc = 1;
+		for (size_t i = 0; rc == 1 && i < n; i++)
+			if (!strcmp(line, rows[i].name)) {
+				rc = number(val, (double *)((char *)base + rows[i].off));
+				*seen |= rc == 0 ? 1u << i : 0;
+			}
+		if (rc == 1)
+			rc = other(ctx, line, val);
 		if (rc < 0) {
 			snprintf(why, whylen, "line %d: %s: expected a number >= 0", ln, line);
 			return -1;
 		}
-		for (size_t i = 0; rc == 0 && i < NRATES; i++)
-			seen |= !strcmp(line, rate_rows[i].name) ? 1u << i : 0;
 	}
-	for (size_t i = 0; i < NRATES; i++)
+	return 0;
+}
+
+void app_rates_string(const char *val, char *dst, size_t len)
+{
+	snprintf(dst, len, "%s", val);
+	dst[strcspn(dst, "\n")] = 0;
+}
+
+struct cpu_read {
+	struct app_rates_info *info;
+	char *key;
+	size_t keylen;
+};
+
+/* The CPU file's lines that are not rates: 0, 1 (not ours), -1 bad. */
+static int cpu_other(void *ctx, const char *name, const char *val)
+{
+	struct cpu_read *c = ctx;
+	if (!strcmp(name, "key")) {
+		app_rates_string(val, c->key, c->keylen);
+		return 0;
+	}
+	if (!strcmp(name, "measured"))
+		return number(val, &c->info->measured_at);
+	if (!strcmp(name, "calibration_s"))
+		return number(val, &c->info->calib_s);
+	return 1;
+}
+
+int app_rates_read(FILE *f, struct app_rates *r, struct app_rates_info *info, char *key,
+		   size_t keylen, char *why, size_t whylen)
+{
+	unsigned seen;
+	struct cpu_read c = {info, key, keylen};
+	key[0] = 0;
+	if (app_rates_parse(f, rate_rows, NRATES, r, &seen, cpu_other, &c, why, whylen))
+		return -1;
+	for (size_t i = 0; i < NREQUIRED; i++)
 		if (!(seen & 1u << i)) {
 			snprintf(why, whylen, "%s: missing", rate_rows[i].name);
 			return -1;
 		}
+	defaults_of(r, seen);
 	return 0;
 }
 
@@ -171,11 +208,10 @@ int app_rates_peek(struct app_rates *r, struct app_rates_info *info)
 	return read_file(info->path, key, r, info, why, sizeof why);
 }
 
-/* Write the cache whole: PATH.tmp.PID, then rename. 0, or -1 with why. */
-static int write_cache(const char *path, const struct app_rates *r,
-		       const struct app_rates_info *info, char *why, size_t whylen)
+int app_rates_save(const char *path, int (*emit)(FILE *f, const void *arg), const void *arg,
+		   char *why, size_t whylen)
 {
-	char dir[512], tmp[600], key[512];
+	char dir[512], tmp[600];
 	snprintf(dir, sizeof dir, "%s", path);
 	*strrchr(dir, '/') = 0;
 	if (out_mkdirs(dir)) {
@@ -188,13 +224,44 @@ static int write_cache(const char *path, const struct app_rates *r,
 		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	app_rates_key(key, sizeof key);
-	int bad = app_rates_write(f, r, info, key);
+	int bad = emit(f, arg);
 	if (fclose(f) || bad || rename(tmp, path)) {
 		snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
 		remove(tmp);
 		return -1;
 	}
+	return 0;
+}
+
+struct cpu_cache {
+	const struct app_rates *r;
+	const struct app_rates_info *info;
+};
+
+static int emit_cpu(FILE *f, const void *arg)
+{
+	const struct cpu_cache *c = arg;
+	char key[512];
+	app_rates_key(key, sizeof key);
+	return app_rates_write(f, c->r, c->info, key);
+}
+
+int app_rates_measure(struct app_rates *r, struct app_rates_info *info)
+{
+	char path[512] = "";
+	app_rates_cache_path(path, sizeof path);
+	memset(info, 0, sizeof *info);
+	info->source = APP_RATES_MEASURED;
+	int rc = app_calibrate(r, &info->calib_s);
+	if (rc)
+		return rc;
+	info->measured_at = (double)time(NULL);
+	snprintf(info->path, sizeof info->path, "%s", path);
+	if (!path[0])
+		snprintf(info->why, sizeof info->why, "neither XDG_CACHE_HOME nor HOME is set");
+	else
+		info->cached = app_rates_save(path, emit_cpu, &(struct cpu_cache){r, info}, info->why,
+					      sizeof info->why) == 0;
 	return 0;
 }
 
@@ -208,18 +275,5 @@ int app_rates_get(struct app_rates *r, struct app_rates_info *info)
 		log_error("NB_RATES_FILE=%s: %s", info->path, why);
 		return NB_EINPUT;
 	}
-	char path[512];
-	snprintf(path, sizeof path, "%s", info->path);
-	memset(info, 0, sizeof *info);
-	info->source = APP_RATES_MEASURED;
-	int rc = app_calibrate(r, &info->calib_s);
-	if (rc)
-		return rc;
-	info->measured_at = (double)time(NULL);
-	snprintf(info->path, sizeof info->path, "%s", path);
-	if (!path[0])
-		snprintf(info->why, sizeof info->why, "neither XDG_CACHE_HOME nor HOME is set");
-	else
-		info->cached = write_cache(path, r, info, info->why, sizeof info->why) == 0;
-	return 0;
+	return app_rates_measure(r, info);
 }

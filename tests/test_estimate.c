@@ -3,6 +3,11 @@
  * (NB_RATES_FILE), the rates cache written whole and read back, a cache
  * directory that cannot be made, and the batch dry run's total. No timed
  * assertions: the calibration's figures are only checked to be positive.
+ * Issue 29's second round: the tree's rate mixed by the scene's disk-galaxy
+ * bodies, the light's statistics in the frame rate, individual time steps
+ * (by hand at injected rates, and the level model against a real run's
+ * force evaluations: a ratio), GPU rates read from an injected file
+ * (NB_ESTIMATE_GPU names the GPU the run would use) and --calibrate.
  *
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_estimate &&
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_estimate
@@ -165,7 +170,7 @@ START_TEST(cache_written_whole_and_read_back)
 		}
 	}
 	fclose(f);
-	ck_assert_int_eq(rates, 9);
+	ck_assert_int_eq(rates, 12);
 	ck_assert_int_eq(key, 1);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "ls %s/cache/nbody-render | wc -l | grep -qx 1", g_dir);
@@ -220,10 +225,200 @@ START_TEST(batch_dry_run_total_is_the_sum)
 	for (const char *p = g_out; (p = strstr(p, "expected_s: ")); p++, runs++)
 		sum += strtod(p + strlen("expected_s: "), NULL);
 	const char *t = strstr(g_out, "# expected wall time: ");
-	ck_assert_msg(t && strchr(t, '('), "no total in:\n%s", g_out);
+	ck_assert_msg(t && strchr(t, '('), "no total in:\n%.3000s", g_out);
 	ck_assert_int_eq(runs, 2);
 	ck_assert(sum > 0);
 	ck_assert_close(strtod(strchr(t, '(') + 1, NULL), sum, 0.11, 1e-3);
+}
+END_TEST
+
+static const char mixed_scene[] =
+	"units: galactic\nseed: 3\n"
+	"simulation: {solver: barnes-hut, theta: 0.5, softening: 0.1, dt: 0.5, steps_per_frame: 3}\n"
+	"bodies:\n"
+	"  - {name: ball, model: plummer, count: 4000, mass: 1e10, scale: 2, position: [40, 0, 0]}\n"
+	"  - name: g\n    model: disk-galaxy\n"
+	"    disk: {count: 3000, mass: 5e10, scale: 3.5, scale_height: 0.35, toomre_q: 1.5}\n"
+	"    bulge: {count: 500, mass: 1e10, scale: 0.7}\n"
+	"    halo: {count: 500, mass: 4e11, scale: 15}\n"
+	"camera: {follow: light, keys: [{frame: 0, position: [0, -100, 50], target: [0, 0, 0]}]}\n"
+	"render: {width: 320, height: 180}\n"
+	"output: {frames: 10, video: '', png_dir: '', stats: '', preview: ''}\n";
+
+/* Rates with the optional rows too (tree_disk, tree_build, frame_track). */
+static void write_rates_full(const char *path)
+{
+	write_rates(path);
+	FILE *f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fputs("tree_disk: 6e-9\ntree_build: 3e-7\nframe_track: 4e-7\n", f);
+	fclose(f);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A sphere and a disk galaxy: the tree's rate is their mix by bodies
+ * (4000 at tree_inter, 4000 at tree_disk), and camera.follow: light adds
+ * frame_track per body per frame. */
+START_TEST(tree_rate_mixed_by_model)
+{
+	char env[256], args[512], scene[128];
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates_full(env + strlen("NB_RATES_FILE="));
+	snprintf(scene, sizeof scene, "%s/mixed.yaml", g_dir);
+	write_file(scene, mixed_scene);
+	snprintf(args, sizeof args, "%s --backend cpu --dry-run", scene);
+	ck_assert_int_eq(run(env, args), 0);
+	const double n = 8000, theta = 0.5, inter = n * 60 * log2(n) / (theta * theta);
+	const double rate = 0.5 * 2e-9 + 0.5 * 6e-9; /* half the bodies in the disk galaxy */
+	assert_near(stage("simulation"), (9 * 3 + 1) * inter * rate); /* 14.5 s */
+	assert_near(stage("rendering"), 10 * (320 * 180 * 1e-7 + n * 1e-6 + n * 4e-7));
+	assert_near(stage("creation of the bodies"), 4000 * 1e-6 + 4000 * 1e-5);
+}
+END_TEST
+
+/* The number after the first pat in g_out that a number follows (or -1). */
+static double after(const char *pat)
+{
+	for (const char *p = g_out; (p = strstr(p, pat)); p++) {
+		char *end;
+		double v = strtod(p + strlen(pat), &end);
+		if (end != p + strlen(pat))
+			return v;
+	}
+	return -1;
+}
+
+/* Individual time steps at injected rates: the first evaluation, then per
+ * block step the ticks' tree builds of every body and each body's mean
+ * 2^level walks, each at the full evaluation's cost per body less a
+ * build's. The levels are the dry run's own (printed); the arithmetic is
+ * checked here. */
+START_TEST(individual_steps_by_hand)
+{
+	char env[256], args[1024];
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates_full(env + strlen("NB_RATES_FILE="));
+	snprintf(args, sizeof args, "scenes/plummer.yaml --set bodies.0.count=3000 "
+		 "--set simulation.timesteps=individual --set simulation.blocks_per_frame=2 "
+		 "--set output.frames=11 --set render.width=320 --set render.height=180 "
+		 "--set output.video= --set output.png_dir= --set output.stats= --set output.preview= "
+		 "--dry-run");
+	ck_assert_int_eq(run(env, args), 0);
+	const double evals = after("# time: individual time steps: "), ticks = after("per block step, ");
+	ck_assert_msg(evals >= 1 && ticks >= 1, "no level model in:\n%.3000s", g_out);
+	const double n = 3000, theta = 0.5, inter = n * 60 * log2(n) / (theta * theta);
+	const double full = inter * 2e-9, walk = full / n - 3e-7; /* per body: 27 us - 0.3 us */
+	const double want = full + 10 * 2 * (ticks * n * 3e-7 + evals * n * walk);
+	assert_near(stage("simulation"), want);
+	/* shared steps would be (10 x 4 + 1) full evaluations: not that */
+	ck_assert_msg(fabs(stage("simulation") - 41 * full) > 0.1 * want || evals * 2 == 4,
+		      "estimated as shared: %g", stage("simulation"));
+}
+END_TEST
+
+/* The level model against a real individual-step run: the dry run's
+ * force evaluations per body per frame at the start against the run's
+ * own count over the whole run (engine_ts_report), within a factor 1.5.
+ * A disk galaxy: its levels spread over 0..5 (a Plummer sphere's sit on
+ * level 0, which proves nothing). Measured: 7.58 against 8.94. */
+START_TEST(individual_levels_match_a_run)
+{
+	char args[1024], env[256];
+	const char *common = "scenes/isolated-disk.yaml --backend cpu --set bodies.0.disk.count=1500 "
+		"--set bodies.0.bulge.count=300 --set bodies.0.halo.count=1000 "
+		"--set simulation.timesteps=individual --set output.frames=5 --set render.width=64 "
+		"--set render.height=36 --set output.png_dir= --set output.stats= --set output.preview= ";
+	snprintf(args, sizeof args, "%s --set output.video=%s/i.mp4 --dry-run", common, g_dir);
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates_full(env + strlen("NB_RATES_FILE="));
+	ck_assert_int_eq(run(env, args), 0);
+	const double per_frame = after("# individual time steps: ");
+	const double per_block = after("# time: individual time steps: ");
+	ck_assert_msg(per_frame > 1 && per_block > 1, "no level model in:\n%.3000s", g_out);
+	snprintf(args, sizeof args, "%s --set output.video=%s/i.mp4", common, g_dir);
+	ck_assert_int_eq(run(env, args), 0);
+	const double actual = after("individual time steps: ");
+	ck_assert_msg(actual > 0, "no count in the run's output:\n%.3000s", g_out);
+	ck_assert_msg(per_frame / actual > 0.67 && per_frame / actual < 1.5,
+		      "predicted %g force evaluations per body per frame, the run made %g",
+		      per_frame, actual);
+}
+END_TEST
+
+static const char gpu_rates_text[] =
+	"key: Test GPU | nbody-render x\ndevice: Test GPU\nmeasured_at: 1795000000\n"
+	"calib_s: 4\ntree_step: 0.002\ntree_inter: 1e-12\ndirect_pair: 1e-13\n"
+	"frame_fixed: 0.001\nframe_px: 1e-10\nframe_body: 2e-10\n";
+
+/* A GPU run at the GPU's injected rates: the simulation and frames on the
+ * GPU, a step = 2 ms + interactions x 1 ps, a frame = 1 ms + pixels x 0.1
+ * ns + bodies x 0.2 ns; creation and encoding the CPU's; the encoder
+ * overlaps the GPU in the total. The line names the GPU and the date. */
+START_TEST(gpu_rates_from_injected_file)
+{
+	char env[512], gpath[128], rpath[128];
+	snprintf(gpath, sizeof gpath, "%s/gpu", g_dir);
+	snprintf(rpath, sizeof rpath, "%s/rates", g_dir);
+	write_file(gpath, gpu_rates_text);
+	write_rates_full(rpath);
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
+		 rpath, gpath);
+	const char *args = "scenes/plummer.yaml --set bodies.0.count=200000 --set output.frames=100 "
+		"--set output.png_dir= --set output.stats= --set output.preview= --dry-run";
+	ck_assert_int_eq(run(env, args), 0);
+	const double n = 200000, frames = 100, px = 1280 * 720, inter = n * 60 * log2(n) / 0.25;
+	const double sim = (99 * 4 + 1) * (0.002 + inter * 1e-12);           /* 1.13 s */
+	const double render = frames * (0.001 + px * 1e-10 + n * 2e-10);   /* 0.113 s */
+	const double enc = frames * px * 5e-8, create = n * 1e-6;          /* 4.6 s, 0.2 s */
+	assert_near(stage("simulation"), sim);
+	assert_near(stage("rendering"), render);
+	assert_near(stage("encoding (output.video)"), enc);
+	ck_assert_msg(fabs(stage("in all") - (create + enc)) <= 1e-3 * enc,
+		      "total %g, want %g (the GPU's %g s inside the encoder's time)", stage("in all"),
+		      create + enc, sim + render);
+	ck_assert_msg(strstr(g_out, "rates: GPU Test GPU, measured 2026-11-18 11:06 UTC"), "%.3000s", g_out);
+	/* another GPU's file: not used, said so, the CPU's rates */
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Other GPU'",
+		 rpath, gpath);
+	ck_assert_int_eq(run(env, args), 0);
+	ck_assert_msg(strstr(g_out, "no GPU rates for Other GPU (") && strstr(g_out, "holds Test GPU's"),
+		      "%.3000s", g_out);
+	assert_near(stage("simulation"), (99 * 4 + 1) * inter * 2e-9);
+	/* a malformed file names its line */
+	write_file(gpath, "device: Test GPU\nmeasured_at: 1\ncalib_s: x\n");
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
+		 rpath, gpath);
+	ck_assert_int_eq(run(env, args), 0);
+	ck_assert_msg(strstr(g_out, "line 3: calib_s: expected a number"), "%.3000s", g_out);
+}
+END_TEST
+
+/* --calibrate measures again (the cache's time changes), prints the rates
+ * and, on the CPU backend, says no GPU is measured; exit 0, no run. */
+START_TEST(calibrate_measures_again)
+{
+	char env[256], path[256];
+	snprintf(env, sizeof env, "NB_RATES_FILE= XDG_CACHE_HOME=%s/cache", g_dir);
+	snprintf(path, sizeof path, "%s/cache/nbody-render/rates", g_dir);
+	const char *args = "scenes/plummer.yaml --backend cpu --calibrate";
+	ck_assert_int_eq(run(env, args), 0);
+	ck_assert_msg(strstr(g_out, "CPU: rates measured now") && strstr(g_out, "tree ") &&
+		      strstr(g_out, "GPU: none for this run"), "%.3000s", g_out);
+	ck_assert_ptr_null(strstr(g_out, "# time"));
+	struct stat a, b;
+	ck_assert_int_eq(stat(path, &a), 0);
+	sleep(1);
+	ck_assert_int_eq(run(env, "scenes/plummer.yaml --backend cpu --calibrate --dry-run"), 0);
+	ck_assert_int_eq(stat(path, &b), 0);
+	ck_assert_msg(b.st_mtime > a.st_mtime, "the cache was not measured again");
+	ck_assert_msg(strstr(g_out, "# time in all"), "no dry run after --calibrate:\n%s", g_out);
 }
 END_TEST
 
@@ -239,6 +434,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, unwritable_cache_dir_measures);
 	tcase_add_test(tc, bad_rates_file_refused);
 	tcase_add_test(tc, batch_dry_run_total_is_the_sum);
+	tcase_add_test(tc, tree_rate_mixed_by_model);
+	tcase_add_test(tc, individual_steps_by_hand);
+	tcase_add_test(tc, individual_levels_match_a_run);
+	tcase_add_test(tc, gpu_rates_from_injected_file);
+	tcase_add_test(tc, calibrate_measures_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
