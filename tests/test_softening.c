@@ -475,6 +475,53 @@ START_TEST(each_component_takes_its_key)
 }
 END_TEST
 
+/* The CPU ranks' force (dist_sim_force, one rank here) with the lengths
+ * of a scene whose entries differ: bit for bit one process's, direct (n <
+ * 1000: one thread) and tree, each kernel. */
+START_TEST(dist_force_takes_each_body_length)
+{
+	const int spline = _i;
+	const char *ov[3] = {"bodies.1.softening=0.05", "simulation.softening_kernel=plummer",
+			     "simulation.solver=direct"};
+	if (spline)
+		ov[1] = "simulation.softening_kernel=spline";
+	for (int tree = 0; tree < 2; tree++) {
+		struct scene sc;
+		if (tree)
+			ov[2] = "simulation.solver=barnes-hut";
+		ck_assert_msg(load_str(SCENE_TWO, ov, 3, &sc) == 0, "%s", g_err);
+		struct sim_state st;
+		ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+		struct sim_params p;
+		sim_params_of(&sc, &p);
+		ck_assert_int_eq(p.soft_mixed, 1);
+		struct dist_sim *ds;
+		ck_assert_int_eq(dist_sim_create(&sc, &st, 0, &ds), 0);
+		const size_t n = st.n;
+		double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+		ck_assert_int_eq(dist_sim_force(ds, &p, st.pos, st.mass, n, acc, pot), 0);
+		struct sim_soft s;
+		double *each;
+		ck_assert_int_eq(sim_soft_of(&p, &st, &s, &each), 0);
+		ck_assert_ptr_nonnull(each);
+		if (tree)
+			ck_assert_int_eq(sim_tree_accel_soft(st.pos, st.mass, n, &s, p.theta, p.multipoles,
+							     p.opening, NULL, st.acc, st.pot, NULL), 0);
+		else
+			ck_assert_int_eq(sim_direct_accel_soft(st.pos, st.mass, n, &s, st.acc, st.pot), 0);
+		ck_assert_msg(memcmp(acc, st.acc, 3 * n * sizeof *acc) == 0 &&
+				      memcmp(pot, st.pot, n * sizeof *pot) == 0,
+			      "%s, %s: the ranks' force differs from one process's",
+			      KERNEL_NAMES[spline], tree ? "tree" : "direct");
+		free(each);
+		free(acc);
+		free(pot);
+		dist_sim_free(&ds);
+		sim_state_free(&st);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("softening");
@@ -489,6 +536,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, individual_steps_use_the_body_length);
 	tcase_add_loop_test(tc, ranks_agree_with_one_process, 0, 2);
 	tcase_add_test(tc, each_component_takes_its_key);
+	tcase_add_loop_test(tc, dist_force_takes_each_body_length, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
