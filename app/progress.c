@@ -7,14 +7,23 @@
 
 #include "../scene/log.h"
 
-void app_progress_start(struct app_progress *p, int total_frames, int steps_per_frame)
+void app_progress_start(struct app_progress *p, int total_frames, int steps_per_frame, int first)
 {
 	p->total_frames = total_frames;
+	p->first = first > 0 ? first : 0;
 	p->steps_per_frame = steps_per_frame;
 	p->tty = isatty(2);
 	p->quiet = log_get_level() == LOG_QUIET;
 	p->t0 = log_clock_s();
 	p->last_print = -1e9;
+}
+
+long app_progress_steps(int frames_done, int first, int steps_per_frame)
+{
+	/* frame f > 0 takes steps_per_frame steps; a restart starts with the
+	 * snapshot's frame first - 1 in hand */
+	int from = first > 1 ? first : 1;
+	return frames_done > from ? (long)(frames_done - from) * steps_per_frame : 0;
 }
 
 static void fmt_eta(double s, char *buf, size_t n)
@@ -38,9 +47,10 @@ void app_progress_update(struct app_progress *p, int done)
 	if (!last && now - p->last_print < (p->tty ? 0.2 : 5.0))
 		return;
 	p->last_print = now;
-	double fps = el > 0 ? done / el : 0;
-	/* Frame 0 is the initial state: steps are taken from frame 1 on. */
-	double steps = (double)(done > 0 ? done - 1 : 0) * p->steps_per_frame;
+	/* this run's frames and steps only (a restart's earlier frames are not) */
+	const int mine = done > p->first ? done - p->first : 0;
+	double fps = el > 0 ? mine / el : 0;
+	double steps = (double)app_progress_steps(done, p->first, p->steps_per_frame);
 	char eta[32], rate[48] = "";
 	fmt_eta(fps > 0 ? (p->total_frames - done) / fps : -1, eta, sizeof eta);
 	if (steps > 0 && el > 0) /* frame 1 took no steps: no rate to say */

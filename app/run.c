@@ -99,15 +99,23 @@ static void stage_time(double s, char *buf, size_t len)
 
 /* "done: N frames in X s (...)": the stages this view ran, each with its
  * time; a stage it had no output for (no video: no encoding; no PNG
- * frames) is not named. */
-static void view_say_done(const struct run_view *v, const char *who)
+ * frames) is not named. N and the steps are this run's: after --restart
+ * (first > 0) the snapshot's frames are the earlier run's. */
+static void view_say_done(const struct run_view *v, const char *who, int first)
 {
 	const struct app_result *res = v->res;
 	const struct scene *sc = v->sc;
 	char stages[512], t[32];
 	size_t n = 0;
+	const int frames = res->frames_done > first ? res->frames_done - first : 0;
+	const long steps =
+		app_progress_steps(res->frames_done, first, sc->simulation.steps_per_frame);
 	stage_time(res->sim_s, t, sizeof t);
-	n += (size_t)snprintf(stages + n, sizeof stages - n, "simulation %s", t);
+	n += (size_t)snprintf(stages + n, sizeof stages - n, "simulation %s: %ld step%s", t, steps,
+			      steps == 1 ? "" : "s");
+	if (steps > 0 && res->sim_s > 0)
+		n += (size_t)snprintf(stages + n, sizeof stages - n, ", %.3g steps/s",
+				      steps / res->sim_s);
 	if (app_outputs_want_frames(sc)) {
 		stage_time(res->render_s, t, sizeof t);
 		n += (size_t)snprintf(stages + n, sizeof stages - n, ", rendering %s", t);
@@ -120,8 +128,12 @@ static void view_say_done(const struct run_view *v, const char *who)
 		stage_time(res->png_s, t, sizeof t);
 		snprintf(stages + n, sizeof stages - n, ", PNG frames %s of CPU on the PNG threads", t);
 	}
+	if (first > 0)
+		n += (size_t)snprintf(stages + n, sizeof stages - n,
+				      "; restarted: frames %d-%d, the %d before were the snapshot's run's",
+				      first, res->frames_done - 1, first);
 	stage_time(res->wall_s, t, sizeof t);
-	log_info("%sdone: %d frames in %s (%s)", who, res->frames_done, t, stages);
+	log_info("%sdone: %d frames in %s (%s)", who, frames, t, stages);
 }
 
 /* The end of a run: every row of the outputs table this view put in place
@@ -155,7 +167,7 @@ static void view_list_outputs(const struct run_view *v, const char *who)
 /* Finish view v after the frames (rc: how the simulation ended): close its
  * outputs, keep them when all went well, store its resolved scene last;
  * when anything failed, remove what it put in place. */
-static void view_close(struct run_view *v, int rc, int nv, int k, double t_start)
+static void view_close(struct run_view *v, int rc, int nv, int k, double t_start, int first)
 {
 	struct app_result *res = v->res;
 	if (v->rc == 0)
@@ -221,7 +233,7 @@ static void view_close(struct run_view *v, int rc, int nv, int k, double t_start
 		log_info("%sinterrupted after %d of %d frames; the video holds the frames made so far", who,
 			 res->frames_done, res->frames_total);
 	if (v->rc == 0 || v->rc == NB_EINTR) {
-		view_say_done(v, who);
+		view_say_done(v, who, first);
 		view_list_outputs(v, who);
 	}
 	renderer_free(&v->r);
@@ -429,9 +441,9 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	    !app_views_live(v, nviews))
 		goto end;
 
-	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame);
-	rc = app_run_frames(v, nviews, &st, eng, &u, views[0].restart ? start + 1 : 0, &prog,
-			    &sim_s);
+	const int first = views[0].restart ? start + 1 : 0;
+	app_progress_start(&prog, sc->output.frames, sc->simulation.steps_per_frame, first);
+	rc = app_run_frames(v, nviews, &st, eng, &u, first, &prog, &sim_s);
 	app_progress_end(&prog);
 	/* over MPI ranks, stopped by a signal: an interrupt when every rank
 	 * still answers, else a failed run (a rank died; dist.h) */
@@ -455,7 +467,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 end:
 	for (i = 0; i < nviews; i++) {
 		v[i].res->sim_s = sim_s;
-		view_close(&v[i], rc, nviews, i, t_start);
+		view_close(&v[i], rc, nviews, i, t_start, views[0].restart ? start + 1 : 0);
 	}
 done:
 	for (i = 0, rc = 0; i < nviews; i++) {

@@ -135,9 +135,15 @@ static int dset_f64(hid_t loc, const char *name, const double *v, hsize_t n, hsi
 	return dset_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n, k);
 }
 
-static int dset_u32(hid_t loc, const char *name, const uint32_t *v, hsize_t n)
+/* ParticleIDs: 32-bit when every ID fits, as GADGET writes them unless
+ * built with LONGIDS, else 64-bit */
+static int dset_ids(hid_t loc, const char *name, const uint64_t *v, hsize_t n)
 {
-	return dset_write(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, v, n, 1);
+	uint64_t most = 0;
+	for (hsize_t i = 0; i < n; i++)
+		most = v[i] > most ? v[i] : most;
+	return dset_write(loc, name, most > UINT32_MAX ? H5T_STD_U64LE : H5T_STD_U32LE,
+			  H5T_NATIVE_UINT64, v, n, 1);
 }
 
 /* ---- the groups ---- */
@@ -163,6 +169,8 @@ static int write_header(hid_t f, const struct sim_state *st, const unsigned *cou
 		  attr_i32(g, "Flag_DoublePrecision", 1) ||
 		  attr_str(g, "Code", "nbody-render " NB_VERSION) ||
 		  attr_f64(g, "Time_SceneUnits", st->time / u->time) ||
+		  attr_f64(g, "GravitationalConstant", snap_g_stored(su)) ||
+		  attr_f64(g, "GravitationalConstant_cgs", SNAP_G_CGS) ||
 		  attr_str(g, "SceneTimeUnit", su->time_name);
 	H5Gclose(g);
 	return bad ? -1 : 0;
@@ -218,7 +226,7 @@ static int write_units(hid_t f, const struct snap_units *su)
  * 3 n doubles. */
 static int write_type(hid_t f, const struct sim_state *st, const int *type_of, int t,
 		      unsigned count, const struct snap_units *su, double off, double *buf,
-		      uint32_t *ids)
+		      uint64_t *ids)
 {
 	char name[16];
 	snprintf(name, sizeof name, "PartType%d", t);
@@ -253,9 +261,9 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 	for (size_t i = 0; i < st->n && !bad; i++)
 		if (type_of[st->comp[i]] == t) {
 			buf[k] = st->mass[i] / su->mass;
-			ids[k++] = st->id[i];
+			ids[k++] = sim_state_pid(st, i);
 		}
-	bad = bad || dset_f64(g, "Masses", buf, count, 1) || dset_u32(g, "ParticleIDs", ids, count);
+	bad = bad || dset_f64(g, "Masses", buf, count, 1) || dset_ids(g, "ParticleIDs", ids, count);
 	H5Gclose(g);
 	return bad ? -1 : 0;
 }
@@ -510,7 +518,7 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	unsigned count[SNAP_NTYPES] = {0};
 	int *type_of = NULL;
 	double *buf = NULL;
-	uint32_t *ids = NULL;
+	uint64_t *ids = NULL;
 	char *text = NULL;
 	hid_t fapl = -1, f = -1;
 	int rc = NB_ERUNTIME, bad = 1;

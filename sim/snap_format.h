@@ -8,15 +8,18 @@
  *   /Header         GADGET attributes (NumPart_*, MassTable (all 0: masses
  *                   per particle), Time, Redshift 0, BoxSize 0 (no box),
  *                   NumFilesPerSnapshot 1, Omega0 0, OmegaLambda 0,
- *                   HubbleParam 1, Flag_*), plus Code, Time_SceneUnits and
- *                   SceneTimeUnit
+ *                   HubbleParam 1, Flag_*), plus Code, Time_SceneUnits,
+ *                   SceneTimeUnit, GravitationalConstant (G in the stored
+ *                   units: 43007.1 for GADGET's, 1 for nbody) and
+ *                   GravitationalConstant_cgs (SNAP_G_CGS)
  *   /Units          SWIFT's five "Unit ... in cgs (U_x)" attributes and the
  *                   OWLS/GADGET names (UnitLength_in_cm, ...), the same
  *                   system twice
  *   /Parameters     GADGET-4 style: UnitLength_in_cm, UnitMass_in_g,
  *                   UnitVelocity_in_cm_per_s (yt merges it into its header)
  *   /PartType1..4   Coordinates (n x 3), Velocities (n x 3), Masses (n),
- *                   ParticleIDs (n, uint32 = the body's id), double
+ *                   ParticleIDs (n, uint32, or uint64 when an ID needs it:
+ *                   the body's ID in its snapshot file, else its id), double
  *                   precision; attribute ComponentNames
  *   /NbodyRender    this program's own: the frame, step, exact internal
  *                   time, the simulation keys a restart must match, the
@@ -91,6 +94,14 @@ static inline void snap_units_of(enum scene_units su, struct snap_units *s)
 		.velocity_cgs = sqrt(SNAP_G_CGS),
 		.system = "nbody", .time_name = "nbody",
 	};
+}
+
+/* G in the stored units: G_cgs M T^2 / L^3 (43007.1 for kpc, 1e10 M_sun
+ * and km/s; exactly 1 for nbody's declared system). */
+static inline double snap_g_stored(const struct snap_units *s)
+{
+	return SNAP_G_CGS * s->mass_cgs * s->time_cgs * s->time_cgs /
+	       (s->length_cgs * s->length_cgs * s->length_cgs);
 }
 
 #endif

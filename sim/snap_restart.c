@@ -111,9 +111,9 @@ static int dset_read(hid_t f, const char *path, double *v, size_t rows, size_t c
 	return dset_read_as(f, path, H5T_NATIVE_DOUBLE, v, rows, cols);
 }
 
-static int dset_read_u32(hid_t f, const char *path, uint32_t *v, size_t rows)
+static int dset_read_u64(hid_t f, const char *path, uint64_t *v, size_t rows)
 {
-	return dset_read_as(f, path, H5T_NATIVE_UINT32, v, rows, 1);
+	return dset_read_as(f, path, H5T_NATIVE_UINT64, v, rows, 1);
 }
 
 /* Dataset DN of f: rows x cols doubles (cols 1: one dimension; integer:
@@ -480,15 +480,50 @@ end:
 	return rc;
 }
 
-/* PartType t's rows into st by ParticleIDs; masses compared. seen marks
- * the bodies found. */
+/* NbodyRender/ComponentPartTypes: the PartType the writer gave each of
+ * st's components (checked against st's by check_components first) into
+ * *out (malloc'd). 0 or NB_EINPUT / NB_ERUNTIME, logged. */
+static int read_part_types(hid_t f, const char *path, const struct sim_state *st, int **out)
+{
+	const size_t nc = (size_t)st->ncomp;
+	int *types = calloc(nc + 1, sizeof *types);
+	hid_t g = H5Gopen2(f, SNAP_GROUP_OWN, H5P_DEFAULT);
+	int rc = 0;
+	if (!types || g < 0) {
+		log_error("%s: --restart: out of memory or unreadable /%s", path, SNAP_GROUP_OWN);
+		rc = NB_ERUNTIME;
+	} else if (attr_read(g, "ComponentPartTypes", H5T_NATIVE_INT, types, nc)) {
+		log_error("%s: --restart: /%s/ComponentPartTypes is missing or not %zu values", path,
+			  SNAP_GROUP_OWN, nc);
+		rc = NB_EINPUT;
+	}
+	for (size_t c = 0; c < nc && rc == 0; c++) {
+		if (types[c] < 0 || types[c] >= SNAP_NTYPES) {
+			log_error("%s: --restart: /%s/ComponentPartTypes[%zu] is %d, not a PartType "
+				  "0..%d",
+				  path, SNAP_GROUP_OWN, c, types[c], SNAP_NTYPES - 1);
+			rc = NB_EINPUT;
+		}
+	}
+	close_if(g, H5Gclose);
+	if (rc)
+		free(types), types = NULL;
+	*out = types;
+	return rc;
+}
+
+/* PartType t's rows into st: row k is the k-th body (in body order) of a
+ * component the writer put in type t (NbodyRender/ComponentPartTypes,
+ * TYPE_OF), and its ParticleID must be that body's (sim_state_pid: the
+ * file's ID of a snapshot entry's body, else its id); masses compared.
+ * seen marks the bodies found. */
 static int read_type(hid_t f, const char *path, int t, size_t cnt, const struct snap_units *su,
-		     struct sim_state *st, unsigned char *seen)
+		     const int *type_of, struct sim_state *st, unsigned char *seen)
 {
 	char p[64];
 	double *x = malloc((3 * cnt + 1) * sizeof *x), *v = malloc((3 * cnt + 1) * sizeof *v);
 	double *m = malloc((cnt + 1) * sizeof *m);
-	uint32_t *id = malloc((cnt + 1) * sizeof *id);
+	uint64_t *id = malloc((cnt + 1) * sizeof *id);
 	int rc = 0;
 	const char *bad = NULL;
 	if (!x || !v || !m || !id) {
@@ -506,7 +541,7 @@ static int read_type(hid_t f, const char *path, int t, size_t cnt, const struct 
 	if (!bad && dset_read(f, p, m, cnt, 1))
 		bad = "Masses";
 	snprintf(p, sizeof p, "PartType%d/ParticleIDs", t);
-	if (!bad && dset_read_u32(f, p, id, cnt))
+	if (!bad && dset_read_u64(f, p, id, cnt))
 		bad = "ParticleIDs";
 	if (bad) {
 		log_error("%s: --restart: /PartType%d/%s is missing or not %zu rows of the expected "
@@ -515,12 +550,15 @@ static int read_type(hid_t f, const char *path, int t, size_t cnt, const struct 
 		rc = NB_EINPUT;
 		goto end;
 	}
-	for (size_t k = 0; k < cnt && rc == 0; k++) {
-		size_t i = id[k];
-		if (i >= st->n || seen[i] || st->id[i] != id[k]) {
-			log_error("%s: --restart: /PartType%d/ParticleIDs row %zu holds id %u, not a "
-				  "body of the scene or given twice",
-				  path, t, k, (unsigned)id[k]);
+	size_t i = 0;
+	for (size_t k = 0; k < cnt && rc == 0; k++, i++) {
+		while (i < st->n && type_of[st->comp[i]] != t)
+			i++;
+		if (i >= st->n || seen[i] || sim_state_pid(st, i) != id[k]) {
+			log_error("%s: --restart: /PartType%d/ParticleIDs row %zu holds ID %llu, not the "
+				  "ID of the scene's body there (%s)",
+				  path, t, k, (unsigned long long)id[k],
+				  i >= st->n ? "none: more rows than bodies of this type" : "another body");
 			rc = NB_EINPUT;
 			break;
 		}
@@ -554,11 +592,41 @@ end:
 	return rc;
 }
 
+/* The exact internal values, in body order: velocities where km/s were
+ * stored, positions where Coordinates were offset into a box
+ * (output/snap_write.c; checked by check_layout and check_values). */
+static int read_exact(hid_t f, const char *path, const struct snap_units *su,
+		      struct sim_state *st)
+{
+	if (su->velocity != 1.0 &&
+	    dset_read(f, SNAP_GROUP_OWN "/InternalVelocities", st->vel, st->n, 3)) {
+		log_error("%s: --restart: /%s/InternalVelocities is missing or not %zu x 3", path,
+			  SNAP_GROUP_OWN, st->n);
+		return NB_EINPUT;
+	}
+	if (H5Lexists(f, SNAP_GROUP_OWN "/InternalCoordinates", H5P_DEFAULT) > 0 &&
+	    dset_read(f, SNAP_GROUP_OWN "/InternalCoordinates", st->pos, st->n, 3)) {
+		log_error("%s: --restart: /%s/InternalCoordinates is not %zu x 3", path,
+			  SNAP_GROUP_OWN, st->n);
+		return NB_EINPUT;
+	}
+	for (size_t i = 0; i < 3 * st->n; i++) {
+		if (!(fabs(st->vel[i]) <= SIM_CSV_XMAX * su->velocity)) {
+			log_error("%s: --restart: /%s/InternalVelocities: body %zu's velocity is not "
+				  "finite or beyond 1e15 (a damaged file)",
+				  path, SNAP_GROUP_OWN, i / 3);
+			return NB_EINPUT;
+		}
+	}
+	return 0;
+}
+
 int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state *st, int *frame)
 {
 	struct snap_head h;
 	struct snap_units su;
 	unsigned char *seen = NULL;
+	int *type_of = NULL;
 	snap_units_of(sc->units, &su);
 	hid_t f = snap_open(path);
 	if (f < 0)
@@ -579,6 +647,8 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 		log_error("%s: --restart: out of memory", path);
 		rc = NB_ERUNTIME;
 	}
+	if (rc == 0)
+		rc = read_part_types(f, path, st, &type_of);
 	size_t total = 0;
 	for (int t = 0; t < SNAP_NTYPES && rc == 0; t++) {
 		total += h.count[t];
@@ -588,7 +658,7 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 				  path, st->n);
 			rc = NB_EINPUT;
 		} else if (h.count[t]) {
-			rc = read_type(f, path, t, h.count[t], &su, st, seen);
+			rc = read_type(f, path, t, h.count[t], &su, type_of, st, seen);
 		}
 	}
 	if (rc == 0 && total != st->n) {
@@ -596,29 +666,8 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 			  total, st->n);
 		rc = NB_EINPUT;
 	}
-	/* exact velocities where km/s were stored */
-	if (rc == 0 && su.velocity != 1.0 &&
-	    dset_read(f, SNAP_GROUP_OWN "/InternalVelocities", st->vel, st->n, 3)) {
-		log_error("%s: --restart: /%s/InternalVelocities is missing or not %zu x 3", path,
-			  SNAP_GROUP_OWN, st->n);
-		rc = NB_EINPUT;
-	}
-	/* exact positions where Coordinates were offset into a box
-	 * (output/snap_write.c); checked by check_layout and check_values */
-	if (rc == 0 && H5Lexists(f, SNAP_GROUP_OWN "/InternalCoordinates", H5P_DEFAULT) > 0 &&
-	    dset_read(f, SNAP_GROUP_OWN "/InternalCoordinates", st->pos, st->n, 3)) {
-		log_error("%s: --restart: /%s/InternalCoordinates is not %zu x 3", path,
-			  SNAP_GROUP_OWN, st->n);
-		rc = NB_EINPUT;
-	}
-	for (size_t i = 0; rc == 0 && i < 3 * st->n; i++) {
-		if (!(fabs(st->vel[i]) <= SIM_CSV_XMAX * su.velocity)) {
-			log_error("%s: --restart: /%s/InternalVelocities: body %zu's velocity is not "
-				  "finite or beyond 1e15 (a damaged file)",
-				  path, SNAP_GROUP_OWN, i / 3);
-			rc = NB_EINPUT;
-		}
-	}
+	if (rc == 0)
+		rc = read_exact(f, path, &su, st);
 	if (rc == 0 && !isfinite(h.time)) {
 		log_error("%s: --restart: /%s/TimeInternal is not finite (a damaged file)", path,
 			  SNAP_GROUP_OWN);
@@ -626,6 +675,7 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	}
 	H5Fclose(f);
 	free(seen);
+	free(type_of);
 	if (rc == 0) {
 		st->time = h.time;
 		st->step = (long)h.step;

@@ -345,7 +345,10 @@ static int series_index_all(struct sim_snap_series *s, struct sim_state *st)
 			if (m == 0 || all[i] != all[m - 1])
 				all[m++] = all[i];
 		s->ids = all, s->n = m, all = NULL;
-		if ((err = sim_state_alloc(st, s->n, ncomp > 0 ? ncomp : 1)) == 0) {
+		if ((err = sim_state_alloc(st, s->n, ncomp > 0 ? ncomp : 1)) == 0 &&
+		    (err = sim_state_pid_init(st)) == 0) {
+			/* body j is the series' j-th ID: our snapshots write it back */
+			memcpy(st->pid, s->ids, s->n * sizeof *s->ids);
 			st->ncomp = 0;
 			for (int c = 0; c < ncomp; c++)
 				series_comp(st, &comps[c]);

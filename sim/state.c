@@ -47,9 +47,29 @@ void sim_state_free(struct sim_state *st)
 	free(st->mass);
 	free(st->pot);
 	free(st->id);
+	free(st->pid);
 	free(st->comp);
 	free(st->comps);
 	memset(st, 0, sizeof *st);
+}
+
+uint64_t sim_state_pid(const struct sim_state *st, size_t i)
+{
+	return st->pid ? st->pid[st->id[i]] : st->id[i];
+}
+
+int sim_state_pid_init(struct sim_state *st)
+{
+	if (st->pid)
+		return 0;
+	st->pid = malloc((st->n ? st->n : 1) * sizeof *st->pid);
+	if (!st->pid) {
+		log_error("out of memory for the ParticleIDs of %zu bodies", st->n);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		st->pid[i] = i;
+	return 0;
 }
 
 long long sim_mem_available(void)

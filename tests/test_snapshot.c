@@ -25,41 +25,6 @@
 #include "check_main.h"
 #include "test_snapshot_util.h"
 
-/* ---- Python ---- */
-
-static const char *python(void)
-{
-	const char *s = getenv("NB_PYTHON");
-	if (s && *s)
-		return s;
-	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
-
-static int has_module(const char *m)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof cmd, "%s -c 'import %s' >/dev/null 2>&1", python(), m);
-	return system(cmd) == 0;
-}
-
-/* Run SCRIPT (Python source) in g_dir; its stdout into out (cap bytes).
- * The exit status. */
-static int py(const char *script, char *out, size_t cap)
-{
-	char path[PATH_MAX], cmd[2 * PATH_MAX];
-	snprintf(path, sizeof path, "%s/check.py", g_dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(script, f);
-	fclose(f);
-	snprintf(cmd, sizeof cmd, "cd '%s' && %s check.py 2>py.log", g_dir, python());
-	FILE *p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = fread(out, 1, cap - 1, p);
-	out[n] = '\0';
-	return WEXITSTATUS(pclose(p));
-}
-
 /* ---- restart ---- */
 
 /* Dataset PATH of g_dir/FILE as doubles (malloc'd), *n values. */

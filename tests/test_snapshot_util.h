@@ -210,4 +210,39 @@ static inline int csv_all(const char *name, double *xv, int max)
 	return n;
 }
 
+/* ---- Python (Debian's /usr/bin/python3, or NB_PYTHON) ---- */
+
+static inline const char *python(void)
+{
+	const char *s = getenv("NB_PYTHON");
+	if (s && *s)
+		return s;
+	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+static inline int has_module(const char *m)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "%s -c 'import %s' >/dev/null 2>&1", python(), m);
+	return system(cmd) == 0;
+}
+
+/* Run SCRIPT (Python source) in g_dir; its stdout into out (cap bytes).
+ * The exit status. */
+static inline int py(const char *script, char *out, size_t cap)
+{
+	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/check.py", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "cd '%s' && %s check.py 2>py.log", g_dir, python());
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	return WEXITSTATUS(pclose(p));
+}
+
 #endif
