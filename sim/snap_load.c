@@ -221,6 +221,8 @@ static int snap_store(struct snap_pass *p, int t, uint64_t idx, size_t i, const 
 	const size_t b = p->at++;
 	if (p->ids_out)
 		p->ids_out[b] = p->id[i];
+	if (p->st->pid) /* the file's ID, written back to our snapshots */
+		p->st->pid[p->st->id[b]] = p->id[i];
 	for (int a = 0; a < 3; a++) {
 		p->st->pos[3 * b + a] = x[a] * p->u->length;
 		p->st->vel[3 * b + a] = v[a] * p->u->velocity;
@@ -507,6 +509,8 @@ int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 		log_error("%s: out of memory for the read buffers", p.path);
 		err = NB_ERUNTIME;
 	}
+	if (!err && st && !ids) /* a scene's bodies keep the file's ParticleIDs */
+		err = sim_state_pid_init(st);
 	if (!err)
 		err = snap_run(&p, comp0, info);
 	free(p.id);
