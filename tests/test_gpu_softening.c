@@ -119,15 +119,17 @@ static void expect_within(const char *what, const double *got, const double *ref
 		      e[0], med, e[1], p99);
 }
 
-/* other differs from ref by far more than a bound p99 (the check can fail) */
-static void expect_apart(const char *what, const double *other, const double *ref, size_t n, double p99)
+/* other differs from ref by 5x the bounds (med, p99) at the median or at
+ * the 99th percentile: a GPU path that computed other instead fails there */
+static void expect_apart(const char *what, const double *other, const double *ref, size_t n,
+			 double med, double p99)
 {
 	double e[2];
 	rel_err(what, other, ref, n, e);
-	ck_assert_msg(e[1] >= 5 * p99,
-		      "%s: the references differ by only %.3g at the 99th percentile, not >= 5 x the "
-		      "bound %g: the model does not tell them apart",
-		      what, e[1], p99);
+	ck_assert_msg(e[0] >= 5 * med || e[1] >= 5 * p99,
+		      "%s: the references differ by only %.3g (median) and %.3g (99th percentile), "
+		      "not 5 x the bounds %g, %g: the model does not tell them apart",
+		      what, e[0], e[1], med, p99);
 }
 
 /* One kernel (spline 0 plummer, 1 spline): the GPU direct sum (the general
@@ -135,9 +137,14 @@ static void expect_apart(const char *what, const double *other, const double *re
  * body by body) and 0.5 (quadrupole: cells with eps_max / eps2_mean) with
  * lengths per body, against the double sum. Bounds: float sums, 1e-5
  * median and 1e-4 at the 99th percentile (test_gpu_direct's tolerance is
- * 1e-5 relative per value); the tree at theta 0.5, 1e-3 and 1e-2 (the GPU
- * tree tests' own bound for awkward inputs is 2e-2 at the 99th; a
- * Plummer sphere measures ~2e-4 and ~2e-3). */
+ * 1e-5 relative per value); the tree at theta 0.5, 1e-3 and 1.5e-2
+ * quadrupole, 3e-3 and 2e-2 monopole (test_gpu_tree's bounds for every
+ * walk variant: 1e-3 / 3e-3 median, 2e-2 99th; a Plummer sphere measures
+ * ~2e-4 and ~2e-3). The references told apart: the other kernel differs by
+ * ~1.7e-2 (median) and ~9e-2 (99th), one length for all by ~0.5 (99th;
+ * the halo's pairs all take 0.05 either way, so its median is 0). */
+#define TREE_MED 1e-3
+#define TREE_P99 1.5e-2
 static void mixed_case(int spline)
 {
 	struct sim_state st;
@@ -155,10 +162,10 @@ static void mixed_case(int spline)
 	/* the references this check tells apart */
 	ref_direct(&st, NULL, EPS_HALO, spline, ao, NULL);
 	snprintf(what, sizeof what, "%s: one length %g against lengths per type", k, EPS_HALO);
-	expect_apart(what, ao, ar, NB, 1e-2);
+	expect_apart(what, ao, ar, NB, TREE_MED, TREE_P99);
 	ref_direct(&st, eps, 0, !spline, ao, NULL);
 	snprintf(what, sizeof what, "%s: the other kernel against this one", k);
-	expect_apart(what, ao, ar, NB, 1e-2);
+	expect_apart(what, ao, ar, NB, TREE_MED, TREE_P99);
 
 	const enum scene_soft_kernel sk = spline ? SCENE_SOFT_SPLINE : SCENE_SOFT_PLUMMER;
 	const enum scene_direct_kernel dk[2] = {SCENE_DIRECT_GATHER, SCENE_DIRECT_PAIRWISE};
@@ -173,7 +180,7 @@ static void mixed_case(int spline)
 	}
 	const double thetas[2] = {0.0, 0.5};
 	for (int t = 0; t < 2; t++) {
-		const double med = t ? 1e-3 : 1e-5, p99 = t ? 1e-2 : 1e-4;
+		const double med = t ? TREE_MED : 1e-5, p99 = t ? TREE_P99 : 1e-4;
 		ck_assert_int_eq(gpu_tree_accel_soft(st.pos, st.mass, eps, NB, EPS_HALO, spline, thetas[t], 2,
 						     ag, pg), 0);
 		snprintf(what, sizeof what, "%s, GPU tree theta %g quadrupole, acc", k, thetas[t]);
@@ -186,7 +193,7 @@ static void mixed_case(int spline)
 	/* monopole cells too (no quadrupole staging) */
 	ck_assert_int_eq(gpu_tree_accel_soft(st.pos, st.mass, eps, NB, EPS_HALO, spline, 0.5, 1, ag, NULL), 0);
 	snprintf(what, sizeof what, "%s, GPU tree theta 0.5 monopole, acc", k);
-	expect_within(what, ag, ar, NB, 5e-3, 5e-2);
+	expect_within(what, ag, ar, NB, 3e-3, 2e-2);
 	free(prv);
 	free(eps), free(ar), free(pr), free(ao), free(ag), free(pg);
 	sim_state_free(&st);
@@ -218,7 +225,7 @@ START_TEST(gpu_uniform_spline_matches_double_sum)
 					       SCENE_DIRECT_AUTO, ag, NULL), 0);
 	expect_within("spline, one length, GPU direct", ag, ar, NB, 1e-5, 1e-4);
 	ck_assert_int_eq(gpu_tree_accel_soft(st.pos, st.mass, NULL, NB, EPS_HALO, 1, 0.5, 2, ag, NULL), 0);
-	expect_within("spline, one length, GPU tree theta 0.5", ag, ar, NB, 1e-3, 1e-2);
+	expect_within("spline, one length, GPU tree theta 0.5", ag, ar, NB, TREE_MED, TREE_P99);
 	free(eps), free(ar), free(ag);
 	sim_state_free(&st);
 }
