@@ -160,25 +160,17 @@ int sim_direct_accel_soft(const double *pos, const double *mass, size_t n,
 static void direct_target_soft(const double *pos, const double *mass, long nl, long i,
 			       const struct sim_soft *s, double a[3], double *pot)
 {
-	const double xi = pos[3 * i], yi = pos[3 * i + 1], zi = pos[3 * i + 2];
 	const double ei = s->each ? s->each[i] : s->eps;
 	const int spline = s->kernel == SCENE_SOFT_SPLINE;
-	double ax = 0, ay = 0, az = 0, ph = 0;
-	for (long j = 0; j < nl; j++) {
-		if (j == i)
-			continue;
-		double d[3], phi;
-		const double e = s->each ? sim_soft_pair(ei, s->each[j]) : ei;
-		const double f = sim_direct_pair_soft(pos + 3 * j, xi, yi, zi, e, spline, d, &phi);
-		ax += mass[j] * d[0] * f;
-		ay += mass[j] * d[1] * f;
-		az += mass[j] * d[2] * f;
-		ph += mass[j] * phi;
-	}
-	a[0] = ax;
-	a[1] = ay;
-	a[2] = az;
-	*pot = ph;
+	double sum[4] = {0, 0, 0, 0};
+	sim_direct_sum_soft(pos, mass, 0, (size_t)i, pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], ei,
+			    s->each, spline, sum);
+	sim_direct_sum_soft(pos, mass, (size_t)i + 1, (size_t)nl, pos[3 * i], pos[3 * i + 1],
+			    pos[3 * i + 2], ei, s->each, spline, sum);
+	a[0] = sum[0];
+	a[1] = sum[1];
+	a[2] = sum[2];
+	*pot = sum[3];
 }
 
 int sim_direct_accel_active(const double *pos, const double *mass, size_t n, double eps,

@@ -9,6 +9,7 @@
 #define NB_SIM_DIRECT_PAIR_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "soften.h"
 
@@ -40,6 +41,30 @@ static inline double sim_direct_pair_soft(const double *pj, double x, double y, 
 	}
 	*phi = sim_soft_plummer_phi(r2, e);
 	return sim_soft_plummer(r2, e);
+}
+
+/* Add to sum (ax ay az phi) the terms of the bodies j in [j0, j1) on the
+ * body at (x, y, z) of length ei, in order of j: each with e =
+ * sim_soft_pair(ei, each[j]) (ei when each is NULL) and the kernel. The
+ * one-sided sums (sim/direct.c's active targets, dist/direct.c's rows). */
+static inline void sim_direct_sum_soft(const double *pos, const double *mass, size_t j0,
+				       size_t j1, double x, double y, double z, double ei,
+				       const double *each, int spline, double sum[4])
+{
+	double ax = sum[0], ay = sum[1], az = sum[2], ph = sum[3];
+	for (size_t j = j0; j < j1; j++) {
+		double d[3], phi;
+		const double e = each ? sim_soft_pair(ei, each[j]) : ei;
+		const double f = sim_direct_pair_soft(pos + 3 * j, x, y, z, e, spline, d, &phi);
+		ax += mass[j] * d[0] * f;
+		ay += mass[j] * d[1] * f;
+		az += mass[j] * d[2] * f;
+		ph += mass[j] * phi;
+	}
+	sum[0] = ax;
+	sum[1] = ay;
+	sum[2] = az;
+	sum[3] = ph;
 }
 
 #endif
