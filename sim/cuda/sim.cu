@@ -46,7 +46,7 @@ struct gpu_sim {
 	int check_pending; /* a check was queued and not yet reported */
 	int pot_valid; /* acc.w holds phi for the current positions */
 	long steps;    /* steps advanced so far (for messages) */
-	char desc[64];
+	char desc[128];
 	cudaEvent_t ev_ready;   /* gpu_sim_render_input: positions written */
 	/* centre of mass */
 	unsigned char *d_sel;   /* by body id, or NULL: all */
@@ -474,6 +474,25 @@ end:
 	return rc;
 }
 
+/* g->desc: the solver, and the softening when it is not one Plummer length
+ * (as the CPU engine's line; the general direct kernel is a gather) */
+static void sim_describe(struct gpu_sim *g, const struct sim_params *p)
+{
+	const int general = p->soft_mixed || p->soft_kernel == SCENE_SOFT_SPLINE;
+	int k;
+	if (p->solver == SCENE_SOLVER_BARNES_HUT)
+		k = snprintf(g->desc, sizeof g->desc, "barnes-hut theta %g, %s, %s", p->theta,
+			     p->multipoles >= 2 ? "quadrupole" : "monopole",
+			     p->opening == SCENE_OPENING_COM ? "com" : "bmax");
+	else
+		k = snprintf(g->desc, sizeof g->desc, "direct/%s",
+			     g->kernel == SCENE_DIRECT_PAIRWISE && !general ? "pairwise" : "gather");
+	if (general && k > 0 && (size_t)k < sizeof g->desc)
+		snprintf(g->desc + k, sizeof g->desc - (size_t)k, ", %s softening%s",
+			 p->soft_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer",
+			 p->soft_mixed ? ", lengths per type" : "");
+}
+
 int gpu_sim_create(const struct sim_state *st, const struct sim_params *p, struct gpu_sim **out)
 {
 	return gpu_sim_create_ranks(st, p, NULL, out);
@@ -497,13 +516,7 @@ int gpu_sim_create_ranks(const struct sim_state *st, const struct sim_params *p,
 	g->dt = (float)p->dt;
 	g->b.n = n;
 	g->kernel = p->direct_kernel == SCENE_DIRECT_AUTO ? gpu_direct_pick(n) : p->direct_kernel;
-	if (p->solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(g->desc, sizeof g->desc, "barnes-hut theta %g, %s, %s", p->theta,
-			 p->multipoles >= 2 ? "quadrupole" : "monopole",
-			 p->opening == SCENE_OPENING_COM ? "com" : "bmax");
-	else
-		snprintf(g->desc, sizeof g->desc, "direct/%s",
-			 g->kernel == SCENE_DIRECT_PAIRWISE ? "pairwise" : "gather");
+	sim_describe(g, p);
 	if ((rc = sim_create_bodies(g, st)) || (rc = sim_create_soft(g, st, p)))
 		goto fail;
 	if (p->solver == SCENE_SOLVER_BARNES_HUT) {
