@@ -281,7 +281,7 @@ END_TEST
  * at a level boundary on the other side: at most n/200 + 2 per level
  * (direct), n/50 + 2 (tree). The histogram with one length (0.05) for the
  * core differs from it by far more, so a walk that used one length fails. */
-static void levels_case(enum scene_solver solver)
+static void levels_case(enum scene_solver solver, enum scene_reorder reorder)
 {
 	struct sim_state st;
 	double *eps = malloc(NB * sizeof *eps), *ar = malloc(3 * NB * sizeof *ar);
@@ -298,6 +298,7 @@ static void levels_case(enum scene_solver solver)
 	p.theta = 0.5;
 	p.multipoles = 2;
 	p.opening = SCENE_OPENING_BMAX;
+	p.reorder = reorder;
 	p.timesteps = SCENE_TIMESTEPS_INDIVIDUAL;
 	p.eta = 0.025;
 	p.max_level = 10;
@@ -315,16 +316,18 @@ static void levels_case(enum scene_solver solver)
 	long ticks = 0, rebuilds = 0;
 	ck_assert_int_eq(gpu_sim_levels(g, got, &evals, &ticks, &rebuilds), 0);
 	const long slack = solver == SCENE_SOLVER_DIRECT ? NB / 200 + 2 : NB / 50 + 2;
+	const char *label = solver == SCENE_SOLVER_DIRECT       ? "direct"
+			    : reorder == SCENE_REORDER_MIGRATE ? "tree (migrate)"
+							       : "tree (sort)";
 	long apart = 0;
 	for (int L = 0; L < SIM_TS_LEVELS; L++) {
 		if (want[L] || got[L] || one[L])
-			printf("%s level %d: GPU %ld, expected %ld (one length: %ld)\n",
-			       solver == SCENE_SOLVER_DIRECT ? "direct" : "tree", L, got[L], want[L], one[L]);
+			printf("%s level %d: GPU %ld, expected %ld (one length: %ld)\n", label, L, got[L],
+			       want[L], one[L]);
 		ck_assert_msg(labs(got[L] - want[L]) <= slack,
 			      "%s: level %d holds %ld bodies, expected %ld from each body's softening "
 			      "(slack %ld; one length would give %ld)",
-			      solver == SCENE_SOLVER_DIRECT ? "direct" : "tree", L, got[L], want[L], slack,
-			      one[L]);
+			      label, L, got[L], want[L], slack, one[L]);
 		apart += labs(one[L] - want[L]);
 	}
 	ck_assert_msg(apart > 20 * slack, "the model does not tell the lengths apart (%ld)", apart);
@@ -340,8 +343,9 @@ static void levels_case(enum scene_solver solver)
 	memcpy(ag, st.acc, 3 * NB * sizeof *ag);
 	ref_direct(&st, eps, 0, 0, ar, NULL);
 	const int direct = solver == SCENE_SOLVER_DIRECT;
-	expect_within(direct ? "direct, after two block steps" : "tree, after two block steps", ag, ar, NB,
-		      direct ? 1e-5 : TREE_MED, direct ? 1e-4 : TREE_P99);
+	char what[96];
+	snprintf(what, sizeof what, "%s, after two block steps", label);
+	expect_within(what, ag, ar, NB, direct ? 1e-5 : TREE_MED, direct ? 1e-4 : TREE_P99);
 	free(ag);
 	gpu_sim_free(&g);
 	free(eps), free(ar);
@@ -350,8 +354,9 @@ static void levels_case(enum scene_solver solver)
 
 START_TEST(gpu_levels_use_each_body_softening)
 {
-	levels_case(SCENE_SOLVER_DIRECT);
-	levels_case(SCENE_SOLVER_BARNES_HUT);
+	levels_case(SCENE_SOLVER_DIRECT, SCENE_REORDER_SORT);
+	levels_case(SCENE_SOLVER_BARNES_HUT, SCENE_REORDER_SORT);
+	levels_case(SCENE_SOLVER_BARNES_HUT, SCENE_REORDER_MIGRATE); /* movers only */
 }
 END_TEST
 
