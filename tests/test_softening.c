@@ -9,8 +9,10 @@
  * component gets from the scene's keys.
  * Run: make CUDA=0 BUILD=build build/tests/test_softening && build/tests/test_softening */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "dist/dist.h"
@@ -522,6 +524,76 @@ START_TEST(dist_force_takes_each_body_length)
 }
 END_TEST
 
+/* A GADGET-1 binary file at path: 10 halo (type 1) and 6 disk (type 2)
+ * particles on a line, masses from the mass table, float32 positions and
+ * velocities, uint32 IDs, native byte order. */
+static void write_gadget1(const char *path)
+{
+	const int32_t npart[6] = {0, 10, 6, 0, 0, 0};
+	unsigned char head[256] = {0};
+	const double mtab[6] = {0, 1e-4, 2e-5, 0, 0, 0}, hubble = 1.0;
+	memcpy(head, npart, sizeof npart);
+	memcpy(head + 24, mtab, sizeof mtab);
+	memcpy(head + 24 + 48 + 16 + 8, npart, sizeof npart); /* npartTotal */
+	const int32_t one = 1;
+	memcpy(head + 24 + 48 + 16 + 8 + 24 + 4, &one, 4); /* num_files */
+	memcpy(head + 24 + 48 + 16 + 8 + 24 + 8 + 8 + 16, &hubble, 8);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	int32_t m = 256;
+	fwrite(&m, 4, 1, f), fwrite(head, 1, 256, f), fwrite(&m, 4, 1, f);
+	float x[3 * 16], v[3 * 16] = {0};
+	uint32_t id[16];
+	for (int i = 0; i < 16; i++) {
+		x[3 * i] = (float)i, x[3 * i + 1] = (float)(i % 3), x[3 * i + 2] = 0;
+		id[i] = (uint32_t)(100 + i);
+	}
+	m = (int32_t)sizeof x;
+	fwrite(&m, 4, 1, f), fwrite(x, 1, sizeof x, f), fwrite(&m, 4, 1, f);
+	fwrite(&m, 4, 1, f), fwrite(v, 1, sizeof v, f), fwrite(&m, 4, 1, f);
+	m = (int32_t)sizeof id;
+	fwrite(&m, 4, 1, f), fwrite(id, 1, sizeof id, f), fwrite(&m, 4, 1, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A snapshot's types take bodies.*.types.NAME.softening, else the
+ * entry's, else simulation.softening (galactic: kpc). */
+START_TEST(snapshot_types_take_their_key)
+{
+	char dir[] = "/tmp/nb-soft-XXXXXX", path[64], text[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/g.dat", dir);
+	write_gadget1(path);
+	snprintf(text, sizeof text,
+		 "units: galactic\n"
+		 "simulation: {solver: direct, softening: 0.1, dt: 1, steps_per_frame: 1}\n"
+		 "bodies:\n"
+		 "  - {name: s, model: snapshot, file: %s, format: gadget1}\n"
+		 "output: {frames: 1}\n",
+		 path);
+	const char *ov[2] = {"bodies.0.types.halo.softening=1.0", "bodies.0.softening=0.4"};
+	for (int k = 0; k <= 2; k++) {
+		struct scene sc;
+		ck_assert_msg(load_str(text, ov, k, &sc) == 0, "%s", g_err);
+		struct sim_params p;
+		sim_params_of(&sc, &p);
+		ck_assert_int_eq(p.soft_mixed, k > 0);
+		struct sim_state st;
+		ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+		ck_assert_int_eq(st.ncomp, 2);
+		ck_assert_str_eq(st.comps[0].name, "s.halo");
+		ck_assert_str_eq(st.comps[1].name, "s.disk");
+		/* in simulation.softening's units: 0.1 kpc */
+		const double halo = k > 0 ? 1.0 : 0.1, disk = k > 1 ? 0.4 : 0.1, e0 = scene_softening(&sc);
+		ck_assert_close(st.comps[0].softening / e0, halo / 0.1, 0, 1e-12);
+		ck_assert_close(st.comps[1].softening / e0, disk / 0.1, 0, 1e-12);
+		sim_state_free(&st);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("softening");
@@ -536,6 +608,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, individual_steps_use_the_body_length);
 	tcase_add_loop_test(tc, ranks_agree_with_one_process, 0, 2);
 	tcase_add_test(tc, each_component_takes_its_key);
+	tcase_add_test(tc, snapshot_types_take_their_key);
 	tcase_add_loop_test(tc, dist_force_takes_each_body_length, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
