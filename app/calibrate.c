@@ -15,7 +15,7 @@
 #include "app.h"
 #include "estimate.h"
 
-#define CAL_N 20000    /* bodies of the sphere */
+#define CAL_N APP_CAL_N /* bodies of the sphere */
 #define CAL_DIRECT 2500 /* bodies of the direct sum */
 /* A run's frame costs more than the calibration's splat, glow and tone
  * map (auto exposure's histogram, the PSF wing, the 16-bit frame handed to
@@ -153,8 +153,11 @@ static int time_tree(const struct scene *sc, const struct sim_state *st, int one
 static int time_forces(const struct scene *sc, const struct sim_state *st,
 		       const struct sim_state *disk, struct app_rates *r)
 {
-	double bd = 1e30, tt, tdisk, tb;
+	double bd = 1e30, tt, tdisk, tb, tsmall;
+	struct sim_state small = *st;
+	small.n = APP_CAL_SMALL; /* a Plummer sphere's first bodies are one too */
 	int rc = time_tree(sc, st, 0, &tt);
+	rc = rc ? rc : time_tree(sc, &small, 0, &tsmall);
 	rc = rc ? rc : time_tree(sc, disk, 0, &tdisk);
 	rc = rc ? rc : time_tree(sc, st, 1, &tb);
 	for (int i = 0; !rc && i < 2; i++) {
@@ -169,6 +172,8 @@ static int time_forces(const struct scene *sc, const struct sim_state *st,
 	r->tree_inter = tt / app_estimate_interactions(sc, (double)st->n);
 	r->tree_disk = tdisk / app_estimate_interactions(sc, (double)disk->n);
 	r->tree_build = tb / (double)st->n;
+	double rs = tsmall / app_estimate_interactions(sc, APP_CAL_SMALL);
+	r->tree_small = rs / r->tree_inter;
 	r->direct_pair = bd / (CAL_DIRECT * (CAL_DIRECT - 1) / 2.0);
 	return 0;
 }

@@ -16,7 +16,8 @@ static void print_cpu(const struct app_rates *r, const struct app_rates_info *in
 	app_rates_describe(info, line, sizeof line);
 	fprintf(f, "CPU: %s\n", line);
 	fprintf(f, "  tree %.3g s per interaction (disk galaxies %.3g, build %.3g per body), direct "
-		"%.3g s per pair\n", r->tree_inter, r->tree_disk, r->tree_build, r->direct_pair);
+		"%.3g s per pair; at %d bodies the tree x %.2f\n", r->tree_inter, r->tree_disk,
+		r->tree_build, r->direct_pair, APP_CAL_SMALL, r->tree_small);
 	fprintf(f, "  frame %.3g s per pixel, %.3g per body (+%.3g following the light); creation "
 		"%.3g s per body (disk galaxies %.3g)\n", r->frame_px, r->frame_body, r->frame_track,
 		r->create_body, r->create_disk);

@@ -80,7 +80,10 @@ static double force_s(const struct scene *sc, double n, double dn, const struct 
 	if (g)
 		return g->tree_step + inter * g->tree_inter;
 	double fd = n > 0 ? dn / n : 0;
-	return inter * ((1 - fd) * r->tree_inter + fd * r->tree_disk);
+	double slope = r->tree_small > 0 ? log(r->tree_small) / log(1.0 * APP_CAL_SMALL / APP_CAL_N) : 0;
+	slope = slope < -1 ? -1 : slope > 1 ? 1 : slope;
+	double size = n < APP_CAL_N && n >= 2 ? pow(n / APP_CAL_N, slope) : 1;
+	return inter * size * ((1 - fd) * r->tree_inter + fd * r->tree_disk);
 }
 
 /* Seconds of the simulation. Shared steps: (steps + 1) evaluations.

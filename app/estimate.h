@@ -37,7 +37,16 @@ struct app_rates {
 			     * tick builds or refits); absent: 0 */
 	double frame_track; /* per body per frame: camera.follow light and camera.frame
 			     * auto's statistics of the drawn light; absent: 0 */
+	double tree_small;  /* the tree's rate at APP_CAL_SMALL bodies over its rate at
+			     * APP_CAL_N (the interaction model drifts with n); below
+			     * APP_CAL_N the rates scale as a power of n through both;
+			     * absent: 1 */
 };
+
+/* The calibration's sphere: the tree's rates hold at APP_CAL_N bodies; its
+ * first APP_CAL_SMALL bodies give tree_small. */
+#define APP_CAL_N 20000
+#define APP_CAL_SMALL 5000
 
 /* A GPU's rates (app/calibrate_gpu.c), one set per device name, cached
  * beside the CPU's ("rates-gpu-NAME") or injected (NB_GPU_RATES_FILE).
