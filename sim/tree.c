@@ -593,27 +593,44 @@ static void tree_eval_body(const struct tree *t, size_t k, int multipoles,
 
 /* The soft paths' body-body sum for tree-order body k of length ei: each
  * listed body j (but k itself) with e = sim_soft_pair(ei, eps_j) (ei for
- * every j without lengths per body) and the kernel, added to a and *phi. */
+ * every j without lengths per body) and the kernel, added to a and *phi.
+ * Plummer vectorises as tree_eval_body's loop (body k masked, not
+ * skipped); the spline branches per pair. */
 static void tree_eval_bodies_soft(const struct tree *t, size_t k, const struct tree_ilist *il,
 				  double ei, int spline, double a[3], double *phi)
 {
 	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
 	const double self = (double)k;
 	const double *bx = il->body[0], *by = il->body[1], *bz = il->body[2], *bm = il->body[3],
-		     *bi = il->body[4], *be = il->body[5];
+		     *bi = il->body[4], *be = t->eps ? il->body[5] : NULL;
 	double ax = 0, ay = 0, az = 0, ph = 0;
-	for (size_t j = 0; j < il->nbody; j++) {
-		if (bi[j] == self)
-			continue;
-		const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
-		const double r2 = dx * dx + dy * dy + dz * dz;
-		const double e = t->eps ? sim_soft_pair(ei, be[j]) : ei;
-		const double f = spline ? sim_soft_spline(r2, e) : sim_soft_plummer(r2, e);
-		const double p = spline ? sim_soft_spline_phi(r2, e) : sim_soft_plummer_phi(r2, e);
-		ax += bm[j] * f * dx;
-		ay += bm[j] * f * dy;
-		az += bm[j] * f * dz;
-		ph += bm[j] * p;
+	if (!spline) {
+#pragma omp simd reduction(+ : ax, ay, az, ph)
+		for (size_t j = 0; j < il->nbody; j++) {
+			const int is_self = bi[j] == self;
+			const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
+			const double e = be ? fmax(ei, be[j]) : ei;
+			const double r2 = is_self ? 1.0 : dx * dx + dy * dy + dz * dz + e * e;
+			const double m = is_self ? 0.0 : bm[j];
+			const double sinv = 1.0 / sqrt(r2), ms3 = m * sinv * sinv * sinv;
+			ax += dx * ms3;
+			ay += dy * ms3;
+			az += dz * ms3;
+			ph -= m * sinv;
+		}
+	} else {
+		for (size_t j = 0; j < il->nbody; j++) {
+			if (bi[j] == self)
+				continue;
+			const double dx = bx[j] - xi, dy = by[j] - yi, dz = bz[j] - zi;
+			const double r2 = dx * dx + dy * dy + dz * dz;
+			const double e = be ? sim_soft_pair(ei, be[j]) : ei;
+			const double f = bm[j] * sim_soft_spline(r2, e);
+			ax += f * dx;
+			ay += f * dy;
+			az += f * dz;
+			ph += bm[j] * sim_soft_spline_phi(r2, e);
+		}
 	}
 	a[0] += ax;
 	a[1] += ay;
@@ -621,47 +638,71 @@ static void tree_eval_bodies_soft(const struct tree *t, size_t k, const struct t
 	*phi += ph;
 }
 
-/* tree_eval_body on the soft paths: the bodies by tree_eval_bodies_soft;
- * each listed cell with eps_c^2 = max(eps_i^2, eps2_mean) (Plummer with
- * lengths per body) or 0 (spline: every accepted pair is beyond h), in
+/* The listed cells seen from body k with eps_c^2 = max(ei2, eps2_mean)
+ * (ei2 = eps_i^2: Plummer with lengths per body; the spline passes 0 and
+ * its cells carry 0: every accepted pair is beyond h, so Newtonian), in
  * the softened quadrupole of the top of the file (T eps_c^2 its trace
- * term); the local expansion as there. */
+ * term), added to a and *phi. */
+static void tree_eval_cells_soft(const double x[3], int multipoles, const struct tree_ilist *il,
+				 double ei2, double a[3], double *phi)
+{
+	double *const *cl = il->cell;
+	const double *cx = cl[IL_X], *cy = cl[IL_Y], *cz = cl[IL_Z], *cm = cl[IL_M],
+		     *te = cl[IL_T], *e2m = cl[IL_E2];
+	const double *q0 = cl[IL_Q0], *q1 = cl[IL_Q0 + 1], *q2 = cl[IL_Q0 + 2],
+		     *q3 = cl[IL_Q0 + 3], *q4 = cl[IL_Q0 + 4], *q5 = cl[IL_Q0 + 5];
+	double ax = 0, ay = 0, az = 0, ph = 0;
+	if (multipoles < 2) {
+#pragma omp simd reduction(+ : ax, ay, az, ph)
+		for (size_t c = 0; c < il->ncell; c++) {
+			const double rx = x[0] - cx[c], ry = x[1] - cy[c], rz = x[2] - cz[c];
+			const double e2 = e2m[c] > ei2 ? e2m[c] : ei2;
+			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + e2);
+			const double ms3 = cm[c] * sinv * sinv * sinv;
+			ax -= rx * ms3;
+			ay -= ry * ms3;
+			az -= rz * ms3;
+			ph -= cm[c] * sinv;
+		}
+	} else {
+#pragma omp simd reduction(+ : ax, ay, az, ph)
+		for (size_t c = 0; c < il->ncell; c++) {
+			const double rx = x[0] - cx[c], ry = x[1] - cy[c], rz = x[2] - cz[c];
+			const double e2 = e2m[c] > ei2 ? e2m[c] : ei2;
+			const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + e2);
+			const double sinv2 = sinv * sinv, sinv3 = sinv * sinv2, sinv5 = sinv3 * sinv2;
+			/* Q.r with Q = [q0 q3 q4; q3 q1 q5; q4 q5 q2] */
+			const double qx = q0[c] * rx + q3[c] * ry + q4[c] * rz;
+			const double qy = q3[c] * rx + q1[c] * ry + q5[c] * rz;
+			const double qz = q4[c] * rx + q5[c] * ry + q2[c] * rz;
+			const double rqr = rx * qx + ry * qy + rz * qz - te[c] * e2;
+			const double f = cm[c] * sinv3 + 2.5 * rqr * sinv5 * sinv2;
+			ax += qx * sinv5 - f * rx;
+			ay += qy * sinv5 - f * ry;
+			az += qz * sinv5 - f * rz;
+			ph -= cm[c] * sinv + 0.5 * rqr * sinv5;
+		}
+	}
+	a[0] += ax;
+	a[1] += ay;
+	a[2] += az;
+	*phi += ph;
+}
+
+/* tree_eval_body on the soft paths: the bodies (tree_eval_bodies_soft),
+ * the cells (tree_eval_cells_soft), the local expansion as there. */
 static void tree_eval_body_soft(const struct tree *t, size_t k, int multipoles,
 				const struct tree_ilist *il, const struct tree_soft *ws,
 				double out_a[3], double *out_phi)
 {
-	const double xi = t->pos[3 * k], yi = t->pos[3 * k + 1], zi = t->pos[3 * k + 2];
-	const double ei = t->eps ? t->eps[k] : ws->eps, ei2 = ws->spline ? 0 : ei * ei;
-	double a[3] = {0, 0, 0}, phi = 0;
-	tree_eval_bodies_soft(t, k, il, ei, ws->spline, a, &phi);
-	double *const *cl = il->cell;
-	for (size_t c = 0; c < il->ncell; c++) {
-		const double rx = xi - cl[IL_X][c], ry = yi - cl[IL_Y][c], rz = zi - cl[IL_Z][c];
-		const double e2 = ws->spline ? 0 : fmax(ei2, cl[IL_E2][c]), m = cl[IL_M][c];
-		const double sinv = 1.0 / sqrt(rx * rx + ry * ry + rz * rz + e2);
-		const double sinv2 = sinv * sinv, sinv3 = sinv * sinv2, sinv5 = sinv3 * sinv2;
-		if (multipoles < 2) {
-			a[0] -= rx * m * sinv3;
-			a[1] -= ry * m * sinv3;
-			a[2] -= rz * m * sinv3;
-			phi -= m * sinv;
-			continue;
-		}
-		const double *q[6] = {cl[IL_Q0] + c, cl[IL_Q0 + 1] + c, cl[IL_Q0 + 2] + c,
-				      cl[IL_Q0 + 3] + c, cl[IL_Q0 + 4] + c, cl[IL_Q0 + 5] + c};
-		const double qx = *q[0] * rx + *q[3] * ry + *q[4] * rz;
-		const double qy = *q[3] * rx + *q[1] * ry + *q[5] * rz;
-		const double qz = *q[4] * rx + *q[5] * ry + *q[2] * rz;
-		const double rqr = rx * qx + ry * qy + rz * qz - cl[IL_T][c] * e2;
-		const double f = m * sinv3 + 2.5 * rqr * sinv5 * sinv2;
-		a[0] += qx * sinv5 - f * rx;
-		a[1] += qy * sinv5 - f * ry;
-		a[2] += qz * sinv5 - f * rz;
-		phi -= m * sinv + 0.5 * rqr * sinv5;
-	}
-	memcpy(out_a, a, sizeof a);
+	const double *x = t->pos + 3 * k;
+	const double ei = t->eps ? t->eps[k] : ws->eps;
+	double phi = 0;
+	out_a[0] = out_a[1] = out_a[2] = 0;
+	tree_eval_bodies_soft(t, k, il, ei, ws->spline, out_a, &phi);
+	tree_eval_cells_soft(x, multipoles, il, ws->spline ? 0 : ei * ei, out_a, &phi);
 	if (il->nlocal > 0) {
-		const double y[3] = {xi - il->g[0], yi - il->g[1], zi - il->g[2]};
+		const double y[3] = {x[0] - il->g[0], x[1] - il->g[1], x[2] - il->g[2]};
 		sim_tree_local_eval(il->local, y, out_a, &phi);
 	}
 	*out_phi = phi;
