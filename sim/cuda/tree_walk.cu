@@ -333,8 +333,12 @@ __device__ __forceinline__ void far_cell(float *fc, int c, bool have,
  * of 128 per multiprocessor (80 registers, ptxas spills 12 bytes; it would
  * take 86 and fit 5). */
 #define WALK_MIN_BLOCKS(LOC) ((LOC) == 2 ? 6 : (LOC) == 1 ? 5 : 0)
-/* SOFT: the general softening (struct walk_soft; LOC 0 only): a separate
- * instance, so the uniform Plummer walk is today's code. */
+/* SOFT: the general softening (struct walk_soft): separate instances, so
+ * the uniform Plummer walk is today's code. Their LOC is 0, or 1 for the
+ * spline only (walk_loc): its accepted cells lie beyond h of every pair,
+ * where the kernel is Newtonian, so a far cell's expansion takes eps = 0
+ * for the whole group, exactly; with Plummer lengths per body a far cell's
+ * length would differ from body to body of the group. */
 template <int NB, int MP, bool POT, int LOC, bool SOFT = false>
 __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
@@ -346,6 +350,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const int *__restrict__ pk_slot, struct walk_soft ws)
 {
 	constexpr bool DIST = LOC == 2;
+	const float far_eps2 = SOFT ? 0.0f : eps2; /* the local expansion's (SOFT: spline only) */
 	__shared__ struct walk_smem smem[WALK_WARPS];
 	/* SOFT: the pending bodies' lengths, the staged cells' (eps_max, eps2_mean) */
 	__shared__ float soft_be[SOFT ? WALK_WARPS : 1][64];
@@ -513,7 +518,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			__syncwarp();
 			if (LOC > 0 && nf >= 32) {
 				far_cell<MP, POT, DIST>(fc, sm->far[lane], true, node_open, node_mq0,
-							node_mq1, gcx, gcy, gcz, eps2, lane);
+							node_mq1, gcx, gcy, gcz, far_eps2, lane);
 				int rest = lane < nf - 32 ? sm->far[32 + lane] : 0;
 				__syncwarp();
 				if (lane < nf - 32)
@@ -625,7 +630,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		}
 		if (LOC > 0 && nf > 0) {
 			far_cell<MP, POT, DIST>(fc, lane < nf ? sm->far[lane] : 0, lane < nf, node_open,
-						node_mq0, node_mq1, gcx, gcy, gcz, eps2, lane);
+						node_mq0, node_mq1, gcx, gcy, gcz, far_eps2, lane);
 			n_m2l += nf;
 		}
 		__syncwarp(); /* the next group reuses the lists */
@@ -675,14 +680,16 @@ typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4
 
 static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int soft)
 {
-	static const walk_fn soft_fns[2][2][2] = {
-		{{tree_walk_kernel<1, 1, false, 0, true>, tree_walk_kernel<1, 1, true, 0, true>},
-		 {tree_walk_kernel<1, 2, false, 0, true>, tree_walk_kernel<1, 2, true, 0, true>}},
-		{{tree_walk_kernel<2, 1, false, 0, true>, tree_walk_kernel<2, 1, true, 0, true>},
-		 {tree_walk_kernel<2, 2, false, 0, true>, tree_walk_kernel<2, 2, true, 0, true>}},
+#define SOFT_FNS(NB, MP)                                                                  \
+	{{tree_walk_kernel<NB, MP, false, 0, true>, tree_walk_kernel<NB, MP, false, 1, true>},  \
+	 {tree_walk_kernel<NB, MP, true, 0, true>, tree_walk_kernel<NB, MP, true, 1, true>}}
+	static const walk_fn soft_fns[2][2][2][2] = {
+		{SOFT_FNS(1, 1), SOFT_FNS(1, 2)},
+		{SOFT_FNS(2, 1), SOFT_FNS(2, 2)},
 	};
+#undef SOFT_FNS
 	if (soft)
-		return soft_fns[lanes - 1][mp - 1][pot ? 1 : 0];
+		return soft_fns[lanes - 1][mp - 1][pot ? 1 : 0][loc > 0 ? 1 : 0];
 #define WALK_FNS(NB, MP)                                                                  \
 	{{tree_walk_kernel<NB, MP, false, 0>, tree_walk_kernel<NB, MP, false, 1>,          \
 	  tree_walk_kernel<NB, MP, false, 2>},                                              \
@@ -696,12 +703,14 @@ static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int soft)
 	return fns[lanes - 1][mp - 1][pot ? 1 : 0][loc];
 }
 
-/* LOC of the walk kernel for this tree (0 with the general softening: its
- * far cells go through walk_m2p_soft, the local expansion is Plummer's) */
+/* LOC of the walk kernel for this tree. The general softening: 1 for the
+ * spline when the tuning has a local expansion (spread or not), else 0:
+ * Plummer lengths per body take every accepted cell through walk_m2p_soft
+ * (see tree_walk_kernel's SOFT). */
 static int walk_loc(const struct gpu_tree *t)
 {
 	if (t->soft)
-		return 0;
+		return t->spline && t->local_ratio > 0.0f ? 1 : 0;
 	return t->local_ratio > 0.0f ? (t->local_dist ? 2 : 1) : 0;
 }
 
