@@ -235,7 +235,7 @@ END_TEST
  * kernels, bit for bit (gpu_direct_accel and gpu_tree_accel are those
  * paths); lengths per body that are all equal take the general path and
  * agree with them to float rounding (direct) and to the tree's own error
- * (the general walk has no local expansion: both within 1.5x of each
+ * (the general Plummer walk has no local expansion: both within 1.5x of each
  * other's error against the double sum). */
 START_TEST(gpu_uniform_plummer_unchanged)
 {

@@ -103,7 +103,8 @@ int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, 
  * cubic-spline kernel when spline, and, when eps_body (n) is non-NULL, each
  * body's own length (a pair takes the larger; cells carry eps_max and
  * eps2_mean); eps is then simulation.softening's role only (any positive
- * value). The walk's SOFT instances (no local expansion). */
+ * value). The walk's SOFT instances (far cells through the
+ * group's local expansion with the spline only). */
 int gpu_tree_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
 			double eps, int spline, double theta, int multipoles, double *acc,
 			double *pot);
