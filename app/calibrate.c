@@ -7,6 +7,7 @@
  * reads closer to its idle speed; the estimate is a floor on a busy one.
  *
  * Try: rm -f ~/.cache/nbody-render/rates; nbody-render scenes/plummer.yaml --dry-run */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -121,15 +122,17 @@ static int time_frame(const struct scene *sc, const struct sim_state *st, int w,
 	return rc;
 }
 
-/* Seconds of the tree over st (best of 2): all bodies, or one active
- * (the build alone, nearly). */
-static int time_tree(const struct scene *sc, const struct sim_state *st, int one, double *s)
+/* Seconds of the tree over st (best of 2): every body active (every 0),
+ * one (every 1: the build alone, nearly), or every every-th body. */
+static int time_tree(const struct scene *sc, const struct sim_state *st, int every, double *s)
 {
-	unsigned char *act = one ? calloc(st->n, 1) : NULL;
-	if (one && !act)
+	unsigned char *act = every ? calloc(st->n, 1) : NULL;
+	if (every && !act)
 		return NB_ERUNTIME;
-	if (act)
+	if (every == 1)
 		act[st->n / 2] = 1;
+	for (size_t i = 0; every > 1 && i < st->n; i += (size_t)every)
+		act[i] = 1;
 	*s = 1e30;
 	for (int i = 0; i < 2; i++) {
 		struct tick t0 = tick();
@@ -146,6 +149,21 @@ static int time_tree(const struct scene *sc, const struct sim_state *st, int one
 	return 0;
 }
 
+/* The share a of a body's walk that its group pays whatever its active
+ * bodies, from the tree with all (t_all), one (t_one: the build) and every
+ * APP_TREE_GROUP-th body active (t_some: the Plummer sphere's bodies are
+ * in no spatial order, so a fraction f = 1 / G of them lands in 1 - (1 -
+ * f)^G of the groups): t_some = build + walk (a h + (1 - a) f). */
+static double group_share(double t_all, double t_one, double t_some)
+{
+	const double f = 1.0 / APP_TREE_GROUP, h = 1 - pow(1 - f, APP_TREE_GROUP);
+	double walk = t_all - t_one;
+	if (walk <= 0)
+		return 0;
+	double a = ((t_some - t_one) / walk - f) / (h - f);
+	return a < 0 ? 0 : a > 1 ? 1 : a;
+}
+
 /* Forces: the tree over the sphere and over the disk galaxy (per modelled
  * interaction; the disk's at the sphere's theta and multipoles), the
  * build alone, the direct sum over the sphere's first CAL_DIRECT bodies
@@ -153,13 +171,14 @@ static int time_tree(const struct scene *sc, const struct sim_state *st, int one
 static int time_forces(const struct scene *sc, const struct sim_state *st,
 		       const struct sim_state *disk, struct app_rates *r)
 {
-	double bd = 1e30, tt, tdisk, tb, tsmall;
+	double bd = 1e30, tt, tdisk, tb, tsmall, tsome;
 	struct sim_state small = *st;
 	small.n = APP_CAL_SMALL; /* a Plummer sphere's first bodies are one too */
 	int rc = time_tree(sc, st, 0, &tt);
 	rc = rc ? rc : time_tree(sc, &small, 0, &tsmall);
 	rc = rc ? rc : time_tree(sc, disk, 0, &tdisk);
 	rc = rc ? rc : time_tree(sc, st, 1, &tb);
+	rc = rc ? rc : time_tree(sc, st, APP_TREE_GROUP, &tsome);
 	for (int i = 0; !rc && i < 2; i++) {
 		struct tick t0 = tick();
 		if (sim_direct_accel(st->pos, st->mass, CAL_DIRECT, scene_softening(sc), st->acc, NULL))
@@ -174,6 +193,7 @@ static int time_forces(const struct scene *sc, const struct sim_state *st,
 	r->tree_build = tb / (double)st->n;
 	double rs = tsmall / app_estimate_interactions(sc, APP_CAL_SMALL);
 	r->tree_small = rs / r->tree_inter;
+	r->tree_group = group_share(tt, tb, tsome);
 	r->direct_pair = bd / (CAL_DIRECT * (CAL_DIRECT - 1) / 2.0);
 	return 0;
 }

@@ -88,8 +88,11 @@ static double force_s(const struct scene *sc, double n, double dn, const struct 
 
 /* Seconds of the simulation. Shared steps: (steps + 1) evaluations.
  * Individual (lv): the first evaluation, then per block step lv->ticks
- * tree builds (or refits) of every body and evals_per_body walks per body,
- * each at the full evaluation's cost per body less the build's. */
+ * tree builds (or refits) of every body and the walks: each active
+ * body's at the full evaluation's cost per body less the build's, of which
+ * the share tree_group (the group's walk and list) is paid by every group
+ * with an active body (group_walks; on the GPU all of it: a group is a
+ * warp). */
 static double sim_s(const struct scene *sc, double n, double dn, const struct app_rates *r,
 		    const struct app_gpu_rates *g, const struct app_levels *lv)
 {
@@ -97,14 +100,16 @@ static double sim_s(const struct scene *sc, double n, double dn, const struct ap
 	if (!lv || n <= 0)
 		return ((frames - 1) * sc->simulation.steps_per_frame + 1) * full;
 	const double blocks = (frames - 1) * sc->simulation.blocks_per_frame;
-	double tick = 0, walk = full / n; /* per tick; per body's evaluation */
+	double tick = 0, walk = full / n, share = 0; /* per tick; per body's evaluation */
 	if (sc->simulation.solver != SCENE_SOLVER_DIRECT) {
 		tick = g ? g->tree_step : n * r->tree_build;
 		walk = (full - tick) / n > 0.1 * full / n ? (full - tick) / n : 0.1 * full / n;
+		share = g ? 1 : r->tree_group;
 	} else if (!g) {
 		walk = 2 * full / n; /* an active body's row is every pair, not half */
 	}
-	return full + blocks * (lv->ticks * tick + lv->evals_per_body * n * walk);
+	double walks = share * lv->group_walks + (1 - share) * lv->evals_per_body;
+	return full + blocks * (lv->ticks * tick + walks * n * walk);
 }
 
 void app_estimate_model(const struct scene *sc, long n, const struct app_rates *r,
@@ -237,8 +242,9 @@ int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 	fprintf(f, "# time %-28s %9s (%.4g s)\n", "in all", b, e.total_s);
 	if (have_lv)
 		fprintf(f, "# time: individual time steps: %.3g force evaluations per body per block "
-			"step, %ld ticks per block (the initial levels of %zu sampled bodies)\n",
-			lv.evals_per_body, lv.ticks, lv.sampled);
+			"step, %ld ticks per block, walk groups with an active body %.3g times per "
+			"block (the initial levels of %zu sampled bodies)\n",
+			lv.evals_per_body, lv.ticks, lv.group_walks, lv.sampled);
 	app_rates_describe(&info, line, sizeof line);
 	fprintf(f, "# time: %s; encoding, PNG and files: reference rates scaled by this machine's "
 		"rendering speed\n", line);

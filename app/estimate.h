@@ -37,6 +37,10 @@ struct app_rates {
 			     * tick builds or refits); absent: 0 */
 	double frame_track; /* per body per frame: camera.follow light and camera.frame
 			     * auto's statistics of the drawn light; absent: 0 */
+	double tree_group;  /* the share of a body's tree walk that its group's walk
+			     * costs whatever the group's active bodies (individual
+			     * steps: a tick's walks cost the groups with an active
+			     * body); absent: 0 */
 	double tree_small;  /* the tree's rate at APP_CAL_SMALL bodies over its rate at
 			     * APP_CAL_N (the interaction model drifts with n); below
 			     * APP_CAL_N the rates scale as a power of n through both;
@@ -74,7 +78,14 @@ struct app_levels {
 	size_t sampled;           /* bodies sampled */
 	double evals_per_body;    /* force evaluations per body per block: mean 2^L */
 	long ticks;               /* ticks per block: 2^(finest level occupied) */
+	double group_walks;       /* per block, the sum over ticks of the share of walk
+				   * groups with an active body (APP_TREE_GROUP bodies
+				   * each, the active ones placed at random) */
 };
+
+/* The CPU and GPU trees' walk groups: bodies that share one walk and one
+ * interaction list (sim/tree.c TREE_GROUP_SIZE, sim/cuda/tree.cu). */
+#define APP_TREE_GROUP 32
 
 /* The development machine's rates (docs/BENCHMARKS.md, issue 29): the
  * reference the encode, PNG and file rates scale from, and the start-of-run

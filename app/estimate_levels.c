@@ -40,6 +40,14 @@ static void levels_of(const struct scene *sc, const struct sim_state *st, size_t
 	}
 	lv->evals_per_body = lv->sampled ? sum / (double)lv->sampled : 1;
 	lv->ticks = 1L << plan;
+	/* the ticks whose coarsest active level is l: one for l = 0 (the
+	 * block end), 2^(l-1) for l = 1..plan (sim_ts_active_level) */
+	long above = (long)lv->sampled; /* sampled bodies on levels >= l */
+	for (int l = 0; l <= plan && lv->sampled; l++) {
+		double f = (double)above / (double)lv->sampled;
+		lv->group_walks += (l ? ldexp(1.0, l - 1) : 1) * (1 - pow(1 - f, APP_TREE_GROUP));
+		above -= lv->hist[l];
+	}
 }
 
 int app_estimate_levels(const struct scene *sc, long n, struct app_levels *lv)
