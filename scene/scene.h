@@ -2,8 +2,9 @@
  * filled in and every value checked.
  *
  * Values are stored as the user wrote them, in the scene's own units
- * (units: nbody -> G = 1; units: galactic -> kpc, km/s, M_sun, Myr).
- * scene_units_of() gives the factors that turn them into the internal G = 1
+ * (units: nbody -> G = 1; units: galactic -> kpc, km/s, M_sun, Myr;
+ * units: snapshot -> the code units of the first snapshot entry).
+ * scene_units() gives the factors that turn them into the internal G = 1
  * system; the simulation converts once, when it builds the initial state.
  *
  * Loading: scene_load() parses YAML (libyaml: a plain event parser that
@@ -218,6 +219,15 @@ struct scene {
 	char path[SCENE_PATH_MAX]; /* file it was loaded from ("" if none) */
 	char dir[SCENE_PATH_MAX];  /* its directory: base for relative input paths */
 	enum scene_units units;
+	/* units: snapshot: one scene length, mass and velocity unit in cm, g
+	 * and cm/s - the code units of bodies[units_entry], the scene's first
+	 * snapshot entry. The loader fills them from its bodies.*.units.*,
+	 * else GADGET's defaults; sim_scene_units_resolve (sim.h) from the
+	 * file's header when it gives them, once, right after loading.
+	 * scene_units() reads them. Unused for nbody and galactic. */
+	double units_cgs[3];
+	int units_entry;
+	char units_from[64]; /* where units_cgs came from, for messages */
 	uint64_t seed;
 
 	struct {
@@ -372,13 +382,28 @@ struct sim_units {
 	double length, velocity, mass, time;
 	double G_scene; /* G in scene units (1 for nbody) */
 };
-/* Fill factors for the scene's unit system. Galactic: 1 kpc, 100 km/s,
- * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun). */
+/* Fill factors for a unit system. Galactic: 1 kpc, 100 km/s,
+ * 2.32509e9 M_sun, 9.7779 Myr per internal unit (G = 4.30092e-6 kpc (km/s)^2/M_sun).
+ * Snapshot: GADGET's default code units (1 kpc, 1e10 M_sun, 1 km/s), the
+ * same internal system as galactic; a scene's own snapshot units may
+ * differ: use scene_units() for a scene. */
 void scene_units_of(enum scene_units u, struct sim_units *out);
-/* One scene length, mass and velocity unit in cgs (cm, g, cm/s): galactic
- * kpc, M_sun (from the IAU GM_sun and the G of scene_units_of), km/s.
- * Returns 0, or -1 for units: nbody, which has no physical scale. */
-int scene_units_cgs(enum scene_units u, double *length_cm, double *mass_g, double *velocity_cm_s);
+/* The factors of SC's units: scene_units_of, and for units: snapshot
+ * those of sc->units_cgs (internal units as galactic's; G_scene is G in
+ * the code units, 43021.9 for GADGET's). The one function a scene's
+ * values are converted through. */
+void scene_units(const struct scene *sc, struct sim_units *out);
+/* One scene length, mass and velocity unit of SC in cgs (cm, g, cm/s):
+ * galactic kpc, M_sun (from the IAU GM_sun and the G of scene_units_of),
+ * km/s; snapshot sc->units_cgs. Returns 0, or -1 for units: nbody, which
+ * has no physical scale. */
+int scene_units_cgs(const struct scene *sc, double *length_cm, double *mass_g,
+		    double *velocity_cm_s);
+/* units: snapshot: the index of SC's first snapshot entry, its code units
+ * from its bodies.*.units.* (GADGET's for any not given) into
+ * sc->units_cgs; -1 (nothing set) when the scene has no snapshot entry.
+ * The loader calls it; sim_scene_units_resolve then reads the file. */
+int scene_units_snapshot_entry(struct scene *sc);
 /* The scene's softening length in internal units (simulation.softening x
  * the unit system's length): the one conversion the solvers, the galaxy
  * models and the load-time force check share. */

@@ -122,7 +122,7 @@ static int snap_units(struct snap_pass *p, const struct sim_snap_header *h,
 	char given[64] = "";
 	const char *from = snap_code_units(p, h, &L, &M, &V, given, sizeof given);
 	double sl, sm, sv;
-	int physical = scene_units_cgs(p->sc->units, &sl, &sm, &sv) == 0;
+	int physical = scene_units_cgs(p->sc, &sl, &sm, &sv) == 0;
 	if (!physical)
 		sl = L, sm = M, sv = V; /* nbody: code values as they are */
 	double ea[3] = {1, 0.5, 0}, eh[3] = {-1, 0, -1};

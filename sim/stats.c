@@ -56,7 +56,7 @@ static void stats_name_of(FILE *f, char *name, size_t cap)
 int sim_stats_row(FILE *f, int frame, const struct sim_state *st, const struct sim_diag *d,
 		  const struct sim_units *u)
 {
-	/* scene value = internal value / factor (scene_units_of) */
+	/* scene value = internal value / factor (scene_units) */
 	const double e = u->mass * u->velocity * u->velocity;
 	const double p = u->mass * u->velocity;
 	const double l = u->mass * u->length * u->velocity;
