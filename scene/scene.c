@@ -110,7 +110,7 @@ static int body_scale_check(struct load_ctx *c, int idx)
 {
 	const struct scene_body *b = &c->sc->bodies[idx];
 	struct sim_units u;
-	scene_units_of(c->sc->units, &u);
+	scene_units(c->sc, &u);
 	const int galaxy = b->model == SCENE_MODEL_DISK_GALAXY;
 	const int sphere = b->model == SCENE_MODEL_PLUMMER || b->model == SCENE_MODEL_HERNQUIST;
 	if (!galaxy && !sphere)
@@ -450,7 +450,7 @@ static int check_force_scale(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	double total = 0, most = -1; /* total / 256: no overflow even when every mass is huge */
 	int heavy = -1;
 	for (int i = 0; i < sc->nbodies; i++) {
@@ -904,6 +904,13 @@ static int load_tree(struct load_ctx *c, const char *const *overrides, char **la
 	sc->units = units; /* the defaults pass wrote units' own default */
 	if ((err = walk_map(c, c->root, "", "", NULL, NULL)))
 		return err;
+	/* units: snapshot: the first snapshot entry's code units (units.c),
+	 * before any check converts a value */
+	if (units == SCENE_UNITS_SNAPSHOT && scene_units_snapshot_entry(sc) < 0)
+		return scene_fail(&c->ec, u, "units",
+				  "expected a scene with a bodies entry of model: snapshot for units: "
+				  "snapshot (its keys are in that file's code units); this scene has "
+				  "none: use units: galactic or nbody");
 	/* the preset, before the checks: they see the values the run will use */
 	if ((err = scene_accuracy_apply(sc, c->root, c->ec.name)))
 		return err;
