@@ -2,7 +2,7 @@
  * -> diagnostics. One public header for sim/ (scene/scene.h and scene/log.h
  * are included: sim/ sees the scene layer below it).
  *
- * Internally G = 1 and all state is in internal units (see scene_units_of).
+ * Internally G = 1 and all state is in internal units (see scene_units).
  * The CPU code accumulates in double; it is the fallback when there is no GPU
  * and the oracle the GPU tests are held against. */
 #ifndef NB_SIM_H
@@ -363,6 +363,15 @@ void sim_snap_series_free(struct sim_snap_series **s);
 /* The entry's file path (the loader stores it absolute; else relative to
  * the scene directory). */
 void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len);
+/* (sim/snap_units.c) units: snapshot: sc->units_cgs from the header of
+ * the scene's first snapshot entry (sc->units_entry) when its file gives
+ * its units (HDF5 Units or Parameters group, or Header attributes); else
+ * the loader's (bodies.*.units.*, else GADGET's defaults) stay. Call once,
+ * right after scene_load, before anything converts a value: the program
+ * does for the run and --dry-run alike. Says the units it settled on (log
+ * info). A file that cannot be opened is left to the input checks (0);
+ * a damaged one: NB_EINPUT, logged. Other unit systems: 0, nothing done. */
+int sim_scene_units_resolve(struct scene *sc);
 
 /* ---- restart from a snapshot (sim/snap_restart.c; layout sim/snap_format.h) ----
  * Only snapshots this program wrote (output.snapshots). What must match
