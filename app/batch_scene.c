@@ -103,6 +103,8 @@ static int load_fn(void *p)
 		snprintf(ov[i], len, "%s=%s", r->overrides[i].key, r->overrides[i].value);
 	}
 	rc = scene_load_from(r->scene_path, (const char *const *)ov, from, r->noverrides, a->sc);
+	if (rc == 0) /* units: snapshot: the file's units (sim.h) */
+		rc = sim_scene_units_resolve(a->sc);
 end:
 	free(from);
 	if (rc == NB_ERUNTIME && (!ov || !from))

@@ -303,6 +303,8 @@ static int cli_load(const struct cli *c, struct scene *sc)
 	if (c->preview) /* its warnings are said by the second load */
 		log_set_level(LOG_QUIET);
 	int rc = scene_load_from(c->scene, c->sets, c->froms, c->nsets, sc);
+	if (rc == 0) /* units: snapshot: the file's units, for the run and --dry-run alike */
+		rc = sim_scene_units_resolve(sc);
 	log_set_level(level);
 	if (rc || !c->preview)
 		return rc;
@@ -313,6 +315,8 @@ static int cli_load(const struct cli *c, struct scene *sc)
 	rc = app_preview_fit(sc, c->budget_s, c->preview, c->sets, c->froms, c->nsets, &p);
 	if (rc == 0)
 		rc = scene_load_from(c->scene, p.sets, p.froms, p.nsets, sc);
+	if (rc == 0)
+		rc = sim_scene_units_resolve(sc);
 	app_preview_free(&p);
 	return rc;
 }
