@@ -96,7 +96,7 @@ static void report_crossing(const struct scene *sc, long n, FILE *f)
 		return;
 	}
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	double v = 0;
 	const double tc = sim_diag_crossing_time(&st, scene_softening(sc), &v) / u.time;
 	const int gal = sc->units == SCENE_UNITS_GALACTIC;
@@ -114,7 +114,7 @@ static void report_crossing(const struct scene *sc, long n, FILE *f)
 static void comment_snapshots(const struct scene *sc, FILE *f)
 {
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	for (int k = 0; k < sc->nbodies; k++) {
 		struct sim_snap_info in;
 		if (sc->bodies[k].model != SCENE_MODEL_SNAPSHOT || sim_snap_load(sc, k, &u, NULL, 0, 0, &in))

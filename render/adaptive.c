@@ -63,7 +63,7 @@ int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 {
 	struct sim_units uu;
 	if (!u) {
-		scene_units_of(sc->units, &uu);
+		scene_units(sc, &uu);
 		u = &uu;
 	}
 	double *p = malloc((st->n ? 3 * st->n : 1) * sizeof *p);

@@ -122,7 +122,7 @@ int render_color_by_init(const struct scene *sc, const struct sim_state *st,
 {
 	struct sim_units uu;
 	if (!u) {
-		scene_units_of(sc->units, &uu);
+		scene_units(sc, &uu);
 		u = &uu;
 	}
 	cb->by = sc->render.color_by;

@@ -263,7 +263,7 @@ int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
 {
 	struct sim_units uu;
 	if (!u) {
-		scene_units_of(sc->units, &uu);
+		scene_units(sc, &uu);
 		u = &uu;
 	}
 	if (b->w != img->w || b->h != img->h || st->n > b->n) {

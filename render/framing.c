@@ -327,7 +327,7 @@ static int framing_prep(const struct scene *sc, const struct sim_state *st, floa
 		return NB_ERUNTIME;
 	}
 	render_framing_weights(sc, st, *wc);
-	scene_units_of(sc->units, u);
+	scene_units(sc, u);
 	return 0;
 }
 
@@ -436,7 +436,7 @@ static int follow_com(const struct scene *sc, const struct sim_state *st, double
 	sim_state_com(st, sel, x, NULL, NULL);
 	free(sel);
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	for (int d = 0; d < 3; d++)
 		com[d] = x[d] / u.length;
 	return 0;

@@ -425,7 +425,7 @@ int render_splat_hc(const struct scene *sc, const struct render_camera *cam,
 	j.nlev = 1;
 	struct sim_units uu;
 	if (!u) {
-		scene_units_of(sc->units, &uu);
+		scene_units(sc, &uu);
 		u = &uu;
 	}
 	if (st->n == 0 || img->w <= 0 || img->h <= 0)

@@ -229,7 +229,7 @@ static int stars_splat_into(const struct scene *sc, const struct render_camera *
 	struct render_image *img = &imgs[0];
 	struct sim_units uu;
 	if (!u) {
-		scene_units_of(sc->units, &uu);
+		scene_units(sc, &uu);
 		u = &uu;
 	}
 	if (st->n == 0 || img->w <= 0 || img->h <= 0)

@@ -43,7 +43,7 @@ static double entry_mass_scene(const struct scene_body *b)
 void sim_galaxy_report(const struct scene *sc, FILE *f)
 {
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	int gal = sc->units == SCENE_UNITS_GALACTIC;
 	const char *lu = gal ? "kpc" : "length", *vu = gal ? "km/s" : "velocity";
 	const char *tu = gal ? "Myr" : "time", *mu = gal ? "M_sun" : "mass";

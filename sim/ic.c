@@ -140,7 +140,7 @@ int sim_ic_build(const struct scene *sc, struct sim_state *st)
 {
 	int err = 0;
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	memset(st, 0, sizeof *st);
 
 	size_t total = 0, sizes[SCENE_MAX_BODIES];

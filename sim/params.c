@@ -11,7 +11,7 @@ double sim_params_dt_max_scene(const struct scene *sc)
 void sim_params_of(const struct scene *sc, struct sim_params *p)
 {
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	*p = (struct sim_params){
 		.solver = sc->simulation.solver,
 		.direct_kernel = sc->simulation.direct_kernel,

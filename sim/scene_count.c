@@ -35,7 +35,7 @@ static int count_refused(const struct scene *sc, int k, const char *key, const c
 int sim_inputs_check(const struct scene *sc)
 {
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	for (int k = 0; k < sc->nbodies; k++) {
 		const struct scene_body *b = &sc->bodies[k];
 		if (b->model != SCENE_MODEL_SNAPSHOT)
@@ -66,7 +66,7 @@ long sim_scene_body_count(const struct scene *sc)
 		} else if (b->model == SCENE_MODEL_SNAPSHOT) {
 			struct sim_units u;
 			struct sim_snap_info info;
-			scene_units_of(sc->units, &u);
+			scene_units(sc, &u);
 			int err = sim_snap_load(sc, i, &u, NULL, 0, 0, &info);
 			if (err == NB_EINPUT)
 				count_refused(sc, i, "file", b->file, "the snapshot");
@@ -83,7 +83,7 @@ long sim_scene_body_count(const struct scene *sc)
 		} else if (b->model == SCENE_MODEL_FILE) {
 			struct sim_units u;
 			size_t rows = 0;
-			scene_units_of(sc->units, &u);
+			scene_units(sc, &u);
 			double lg = 0;
 			int bad = -1;
 			int err = sim_table_read(b->file, (const char(*)[SCENE_NAME_MAX])b->columns,

@@ -12,7 +12,7 @@
 double sim_soft_length(const struct scene *sc, const struct scene_body *b, double own)
 {
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	if (own > 0)
 		return own * u.length;
 	if (b && b->softening > 0)

@@ -162,7 +162,7 @@ static void gr_config_frame(struct gpu_render *gr, const struct scene *sc,
 	if (u)
 		gr->u = *u;
 	else
-		scene_units_of(sc->units, &gr->u);
+		scene_units(sc, &gr->u);
 	gr->ntx = (gr->w + GR_TILE - 1) / GR_TILE;
 	gr->nty = (gr->h + GR_TILE - 1) / GR_TILE;
 	gr->ntiles = gr->ntx * gr->nty;
