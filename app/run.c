@@ -431,7 +431,7 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 		rc = NB_ERUNTIME;
 		goto done;
 	}
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	for (i = 0; i < nviews; i++)
 		v[i].mute = over_ranks && dist_rank() != 0;
 	if ((rc = views_prepare(views, v, nviews)) || !app_views_live(v, nviews))

@@ -314,7 +314,7 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 {
 	const double offs[3] = {off, off, off};
 	struct sim_units u;
-	scene_units_of(sc->units, &u);
+	scene_units(sc, &u);
 	/* attributes past 64 KiB (a long scene) need dense storage */
 	hid_t cpl = H5Pcreate(H5P_GROUP_CREATE);
 	if (cpl < 0 || H5Pset_attr_phase_change(cpl, 0, 0) < 0) {
@@ -523,8 +523,8 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	hid_t fapl = -1, f = -1;
 	int rc = NB_ERUNTIME, bad = 1;
 
-	snap_units_of(sc->units, &su);
-	scene_units_of(sc->units, &u);
+	snap_units_scene(sc, &su);
+	scene_units(sc, &u);
 	if (sim_outfile_temp_name(path, tmp, sizeof tmp))
 		return NB_ERUNTIME;
 	type_of = calloc((size_t)st->ncomp + 1, sizeof *type_of);

@@ -29,8 +29,11 @@
  *
  * Stored units: galactic scenes use GADGET's conventional system, which
  * yt's GADGET reader assumes when a file does not say otherwise: 1 kpc,
- * 1 km/s, 1e10 M_sun, time unit kpc / (km/s) (977.8 Myr). nbody scenes
- * store the internal G = 1 values as they are (factors 1). */
+ * 1 km/s, 1e10 M_sun, time unit kpc / (km/s) (977.8 Myr). units:
+ * snapshot scenes store their own units, the code units of the snapshot
+ * they read (sc->units_cgs), so that a GADGET run continued here writes
+ * in its own units. nbody scenes store the internal G = 1 values as they
+ * are (factors 1). */
 #ifndef NB_SNAP_FORMAT_H
 #define NB_SNAP_FORMAT_H
 
@@ -60,14 +63,26 @@
 struct snap_units {
 	double length, velocity, mass, time; /* to_internal factors */
 	double length_cgs, velocity_cgs, mass_cgs, time_cgs;
-	const char *system;    /* "galactic" or "nbody" */
-	const char *time_name; /* the scene's time unit: "Myr" or "nbody" */
+	const char *system;    /* "galactic", "snapshot" or "nbody" */
+	const char *time_name; /* the scene's time unit: "Myr", "code" or "nbody" */
 };
 
+/* The stored units of a scene of SYSTEM. units: snapshot: the factors of
+ * GADGET's defaults; snap_units_scene gives a scene's own. */
 static inline void snap_units_of(enum scene_units su, struct snap_units *s)
 {
 	struct sim_units u;
 	scene_units_of(su, &u);
+	if (su == SCENE_UNITS_SNAPSHOT) {
+		/* the scene's units are the stored ones: kpc, 1e10 M_sun, km/s */
+		*s = (struct snap_units){
+			.length = u.length, .velocity = u.velocity, .mass = u.mass, .time = u.time,
+			.length_cgs = 3.085678e21, .mass_cgs = 1.989e43, .velocity_cgs = 1e5,
+			.time_cgs = 3.085678e21 / 1e5,
+			.system = "snapshot", .time_name = "code",
+		};
+		return;
+	}
 	if (su == SCENE_UNITS_GALACTIC) {
 		/* kpc (the internal length), km/s, 1e10 M_sun; the time unit
 		 * 1 kpc / (1 km/s) is u.length / u.velocity internal units */
@@ -94,6 +109,20 @@ static inline void snap_units_of(enum scene_units su, struct snap_units *s)
 		.velocity_cgs = sqrt(SNAP_G_CGS),
 		.system = "nbody", .time_name = "nbody",
 	};
+}
+
+/* The stored units of scene SC: snap_units_of, and for units: snapshot the
+ * scene's own code units (sc->units_cgs; scene_units). */
+static inline void snap_units_scene(const struct scene *sc, struct snap_units *s)
+{
+	snap_units_of(sc->units, s);
+	double L, M, V;
+	if (sc->units != SCENE_UNITS_SNAPSHOT || scene_units_cgs(sc, &L, &M, &V))
+		return;
+	struct sim_units u;
+	scene_units(sc, &u);
+	s->length = u.length, s->velocity = u.velocity, s->mass = u.mass, s->time = u.time;
+	s->length_cgs = L, s->mass_cgs = M, s->velocity_cgs = V, s->time_cgs = L / V;
 }
 
 /* G in the stored units: G_cgs M T^2 / L^3 (43007.1 for kpc, 1e10 M_sun

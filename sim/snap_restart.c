@@ -326,8 +326,8 @@ static int check_head(const char *path, const struct snap_head *h, const struct 
 {
 	struct sim_units u;
 	struct snap_units su;
-	scene_units_of(sc->units, &u);
-	snap_units_of(sc->units, &su);
+	scene_units(sc, &u);
+	snap_units_scene(sc, &su);
 	const char *solver = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut"
 			     : sc->simulation.solver == SCENE_SOLVER_NONE  ? "none"
 									   : "direct";
@@ -418,7 +418,7 @@ int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame)
 	if (f < 0)
 		return NB_EINPUT;
 	struct snap_units su;
-	snap_units_of(sc->units, &su);
+	snap_units_scene(sc, &su);
 	int rc = read_head(f, path, &h);
 	if (rc == 0)
 		rc = check_head(path, &h, sc);
@@ -627,7 +627,7 @@ int sim_snap_restart(const char *path, const struct scene *sc, struct sim_state 
 	struct snap_units su;
 	unsigned char *seen = NULL;
 	int *type_of = NULL;
-	snap_units_of(sc->units, &su);
+	snap_units_scene(sc, &su);
 	hid_t f = snap_open(path);
 	if (f < 0)
 		return NB_EINPUT;

@@ -7,6 +7,10 @@
  *     frames and steps;
  *   - every snapshot states G (GravitationalConstant, in the stored units
  *     and in cgs; read with h5py);
+ *   - units: snapshot: the scene's keys in the code units of its first
+ *     snapshot entry (the file's, else GADGET's): a run equals the galactic
+ *     scene with the values converted by hand; the file's own units win;
+ *     a scene without a snapshot entry is refused at the key;
  *   - GADGET-2's own galaxy example keeps its IDs 1..60000, each with its
  *     own particle (when ../shared/data/gadget2-ics holds it).
  * Run:
@@ -63,12 +67,14 @@ static void dset(hid_t g, const char *name, hid_t ftype, hid_t mtype, const void
 	H5Sclose(s);
 }
 
-/* g_dir/in.hdf5: a GADGET HDF5 file without units (GADGET's defaults: kpc,
- * 1e10 M_sun, km/s), two types, bodies on a ring of radius 3-8 kpc. */
-static void write_input(void)
+/* g_dir/NAME: a GADGET HDF5 file, two types, bodies on a ring of radius
+ * 3-8 length units. LENGTH_CM > 0: a SWIFT-style Units group gives that
+ * length unit (1e10 M_sun and km/s); else none (GADGET's defaults: kpc,
+ * 1e10 M_sun, km/s). */
+static void write_input(const char *name, double length_cm)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/in.hdf5", g_dir);
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
 	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ck_assert_int_ge(f, 0);
 	hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -83,6 +89,16 @@ static void write_input(void)
 	attr_d(h, "BoxSize", &box, 1);
 	attr_d(h, "NumFilesPerSnapshot", &nf, 1);
 	H5Gclose(h);
+	if (length_cm > 0) {
+		hid_t g = H5Gcreate2(f, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+		double M = 1.989e43, V = 1e5, T = length_cm / V, one = 1;
+		attr_d(g, "Unit length in cgs (U_L)", &length_cm, 1);
+		attr_d(g, "Unit mass in cgs (U_M)", &M, 1);
+		attr_d(g, "Unit time in cgs (U_t)", &T, 1);
+		attr_d(g, "Unit current in cgs (U_I)", &one, 1);
+		attr_d(g, "Unit temperature in cgs (U_T)", &one, 1);
+		H5Gclose(g);
+	}
 	for (int ty = 1; ty <= 2; ty++) {
 		const int n = ty == 1 ? N1 : N2;
 		double x[3 * N1], v[3 * N1], m[N1];
@@ -127,7 +143,7 @@ static void ids_setup(void)
 	ck_assert_ptr_nonnull(f);
 	fputs(ids_scene, f);
 	fclose(f);
-	write_input();
+	write_input("in.hdf5", 0);
 	g_file = "ids.yaml";
 }
 
@@ -395,6 +411,136 @@ START_TEST(gadget2_example_keeps_its_ids)
 }
 END_TEST
 
+/* ---- units: snapshot ---- */
+
+/* g_dir/NAME holds TEXT. */
+static void write_text(const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* GADGET's time unit, kpc / (km/s) in its own constants, in Myr (Julian) */
+#define GADGET_T_MYR (3.085678e21 / 1e5 / 3.15576e13)
+
+START_TEST(units_snapshot_needs_a_snapshot_entry)
+{
+	write_text("nosnap.yaml", "units: snapshot\n"
+				  "bodies: [{name: p, model: plummer, count: 10}]\n"
+				  "output: {frames: 2}\n");
+	g_file = "nosnap.yaml";
+	const char *want = "nosnap.yaml:1:8: units: expected a scene with a bodies entry of "
+			   "model: snapshot for units: snapshot";
+	ck_assert_int_eq(run("--dry-run", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), want), "dry run: %s", slurp("run.log"));
+	ck_assert_int_eq(run("output.video=v.mp4", NULL), 2);
+	ck_assert_msg(strstr(slurp("run.log"), want), "run: %s", slurp("run.log"));
+	ck_assert(!exists("v.mp4"));
+}
+END_TEST
+
+/* The ring of in.hdf5 and a Plummer sphere, as a units: snapshot scene
+ * (dt 5e-4 and the sphere's mass 0.01 in GADGET's units) and as the
+ * galactic scene a user would write by hand (dt in Myr, mass in M_sun,
+ * with GADGET's own constants): the same run. */
+START_TEST(units_snapshot_keys_are_the_files_code_units)
+{
+	const char *rest = "bodies:\n"
+			   "  - {name: gad, model: snapshot, file: in.hdf5}\n"
+			   "  - {name: c, model: plummer, count: 30, mass: %.17g, scale: 1, "
+			   "position: [20, 0, 0], velocity: [0, 40, 0]}\n"
+			   "render: {width: 32, height: 24}\n"
+			   "output: {frames: 6, final_state: %s}\n";
+	char text[1024], fmt[1024];
+	snprintf(fmt, sizeof fmt,
+		 "units: snapshot\nsimulation: {solver: direct, softening: 0.3, dt: 5e-4, "
+		 "steps_per_frame: 4}\n%s",
+		 rest);
+	snprintf(text, sizeof text, fmt, 0.01, "snap.csv");
+	write_text("snap.yaml", text);
+	const double msun_unit = 1.989e43 / (1.3271244e26 / 6.6743e-8); /* 1e10 M_sun, GADGET's */
+	snprintf(fmt, sizeof fmt,
+		 "units: galactic\nsimulation: {solver: direct, softening: 0.3, dt: %.17g, "
+		 "steps_per_frame: 4}\n%s",
+		 5e-4 * GADGET_T_MYR, rest);
+	snprintf(text, sizeof text, fmt, 0.01 * msun_unit, "gal.csv");
+	write_text("gal.yaml", text);
+	g_file = "snap.yaml";
+	ck_assert_int_eq(run(NULL), 0);
+	g_file = "gal.yaml";
+	ck_assert_int_eq(run(NULL), 0);
+	double ms, mg, xs[3], xg[3], vs[3], vg[3];
+	for (int i = 0; i < N1 + N2 + NP; i += 7) {
+		ck_assert_int_eq(csv_body("snap.csv", i, &ms, xs, vs), N1 + N2 + NP);
+		ck_assert_int_eq(csv_body("gal.csv", i, &mg, xg, vg), N1 + N2 + NP);
+		ck_assert_double_eq_tol(ms * msun_unit, mg, 1e-7 * mg); /* code mass unit */
+		for (int d = 0; d < 3; d++) {
+			ck_assert_double_eq_tol(xs[d], xg[d], 1e-6 * (1 + fabs(xg[d]))); /* kpc */
+			ck_assert_double_eq_tol(vs[d], vg[d], 1e-5 * (1 + fabs(vg[d]))); /* km/s */
+		}
+	}
+	/* the bodies moved: the comparison is not of the initial state */
+	ck_assert_int_eq(csv_body("gal.csv", N1 + N2, &mg, xg, vg), N1 + N2 + NP);
+	ck_assert_msg(fabs(xg[1]) > 0.1, "the sphere's body 0 did not move: y = %g", xg[1]);
+}
+END_TEST
+
+/* A file that gives its units (a length unit of 1 Mpc): they are the
+ * scene's, in the dry run as in the run (the same line), and the
+ * snapshots this scene writes are in them. */
+START_TEST(the_files_own_units_rule_units_snapshot)
+{
+	write_input("mpc.hdf5", 3.085678e24);
+	write_text("mpc.yaml", "units: snapshot\n"
+			       "simulation: {solver: direct, softening: 3e-4, dt: 1e-6}\n"
+			       "bodies: [{name: gad, model: snapshot, file: mpc.hdf5}]\n"
+			       "render: {width: 32, height: 24}\n"
+			       "output: {frames: 2}\n");
+	g_file = "mpc.yaml";
+	const char *line = "units: snapshot: the code units of bodies.0 (gad, from its Units "
+			   "group): length 3.085678e+24 cm, mass 1.989e+43 g, velocity 100000 cm/s; "
+			   "time unit 977792 Myr";
+	char cmd[2 * PATH_MAX];
+	for (int dry = 0; dry < 2; dry++) {
+		snprintf(cmd, sizeof cmd,
+			 "cd '%s' && '%s' mpc.yaml --backend cpu %s 2>%s.log >/dev/null", g_dir,
+			 g_bin, dry ? "--dry-run" : "--set output.snapshots.dir=s", dry ? "dry" : "run");
+		ck_assert_int_eq(system(cmd), 0);
+		const char *log = slurp(dry ? "dry.log" : "run.log");
+		ck_assert_msg(strstr(log, line), "%s: %s", dry ? "dry run" : "run", log);
+	}
+	/* stored in the file's units: positions as in mpc.hdf5 (Mpc), and G
+	 * in them */
+	char full[PATH_MAX];
+	snprintf(full, sizeof full, "%s/s/snap_000.hdf5", g_dir);
+	hid_t f = H5Fopen(full, H5F_ACC_RDONLY, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	double L = 0, G = 0;
+	hid_t a = H5Aopen_by_name(f, "Units", "UnitLength_in_cm", H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(H5Aread(a, H5T_NATIVE_DOUBLE, &L), 0);
+	H5Aclose(a);
+	a = H5Aopen_by_name(f, "Header", "GravitationalConstant", H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(H5Aread(a, H5T_NATIVE_DOUBLE, &G), 0);
+	H5Aclose(a);
+	H5Fclose(f);
+	ck_assert_double_eq_tol(L, 3.085678e24, 1e9);
+	/* G M T^2 / L^3 with M 1.989e43 g, T = L / V */
+	const double T = 3.085678e24 / 1e5;
+	ck_assert_double_eq_tol(G, 6.6743e-8 * 1.989e43 * T * T / (L * L * L), 1e-9 * G);
+	ck_assert_double_eq_tol(G, 43.0220, 1e-3);
+	size_t n;
+	double *x = h5_doubles("s/snap_000.hdf5", "NbodyRender/InternalCoordinates", &n);
+	ck_assert_uint_eq(n, 3 * (N1 + N2));
+	/* body 0 at r = 3 Mpc: 3000 internal (kpc) units */
+	ck_assert_double_eq_tol(hypot(x[0], x[1]), 3000 * 3.085678e24 / 3.0856775814913673e24, 1e-6);
+	free(x);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("snap_gadget");
@@ -404,6 +550,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, snapshot_scene_keeps_the_input_ids);
 	tcase_add_test(tc, restart_reads_the_kept_ids_back);
 	tcase_add_test(tc, restart_counts_only_its_own_frames_and_steps);
+	tcase_add_test(tc, units_snapshot_needs_a_snapshot_entry);
+	tcase_add_test(tc, units_snapshot_keys_are_the_files_code_units);
+	tcase_add_test(tc, the_files_own_units_rule_units_snapshot);
 	suite_add_tcase(s, tc);
 	if (!has_module("h5py") || !has_module("numpy")) {
 		printf("SKIP: %s: %s does not import h5py and numpy (not run, not counted)\n",

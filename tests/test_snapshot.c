@@ -27,26 +27,6 @@
 
 /* ---- restart ---- */
 
-/* Dataset PATH of g_dir/FILE as doubles (malloc'd), *n values. */
-static double *h5_doubles(const char *file, const char *path, size_t *n)
-{
-	char full[PATH_MAX];
-	snprintf(full, sizeof full, "%s/%s", g_dir, file);
-	hid_t f = H5Fopen(full, H5F_ACC_RDONLY, H5P_DEFAULT);
-	ck_assert_int_ge(f, 0);
-	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-	ck_assert_msg(d >= 0, "%s: no dataset %s", file, path);
-	hid_t sp = H5Dget_space(d);
-	*n = (size_t)H5Sget_simple_extent_npoints(sp);
-	double *v = malloc((*n + 1) * sizeof *v);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
-	H5Sclose(sp);
-	H5Dclose(d);
-	H5Fclose(f);
-	return v;
-}
-
 /* Snapshots A and B hold the same positions and velocities, bit for bit
  * (the CSV's 9 digits would hide a last-bit difference). */
 static void snaps_bit_identical(const char *a, const char *b)
