@@ -41,6 +41,13 @@
 #               device-stage.sh packed GADGET-2's example: NB_STAGE_DATA=1); EST_ONLY: names
 #   presets     issue 30: the default scene under each simulation.accuracy
 #               preset: wall time, max |dE/E0|, frames 115 260 400
+#   treevar     issue 30: nbody-bench bh's tree variants (+rK refit, +mF
+#               monopole-far) and the default, alternated twice in one
+#               process at 1M and 4M (ms per step, mean, stages, median and
+#               99th error against the bench's direct sums; the refit error
+#               at the last refit before a build), then TREEVAR_BEST
+#               (default+r4 unless set) beside the default at 16M (no
+#               direct sum there): $L/treevar.txt
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
@@ -162,6 +169,13 @@ for step in "$@"; do
 			done
 		done
 		tail -40 "$L/benchalt.txt" ;;
+	treevar)
+		R=default,default+r4,default+r8,default+m1.5,default+m2,default+r4+m1.5
+		build/nbody-bench bh --n 1000000,4000000 --steps 8 --configs $R,$R \
+			>"$L/treevar.txt" 2>&1
+		build/nbody-bench bh --n 16000000 --steps 8 --accuracy-max 0 \
+			--configs "default,${TREEVAR_BEST:-default+r4}" >>"$L/treevar.txt" 2>&1
+		cat "$L/treevar.txt" ;;
 	look)
 		build/nbody-bench render --look --sizes 1080p,4k --n 1000000,10000000 \
 			--scenes scene 2>&1 | tee "$L/look.txt" | tail -12 ;;
