@@ -1,8 +1,10 @@
 /* preview_fit.c - --preview TIME: the overrides that shrink a scene to fit
  * a time budget (preview_fit.h).
  *
- * Two factors: g for the frames and the pixels (frames x g, pixels x g,
- * so each side x sqrt(g)) and b for the bodies (each shrinkable count x b).
+ * Two factors: g for the frames and the pixels (frames x g, pixels x
+ * g^1.5, so each side x g^0.75: a frame needs its bodies more than its
+ * pixels) and b for the bodies (each shrinkable count x b, a dark part's
+ * x b PREVIEW_DARK_SHARE).
  * The split starts at g = s^(1/3), s = budget / estimate: then b takes the
  * rest through the simulation's N^2 or N log N term. When bodies alone
  * cannot take it (b at its floor is still over) g is lowered; when the
@@ -11,18 +13,37 @@
  * (app_estimate_compute), so the rounding of counts, sizes and frames is
  * in the answer. The floors: PREVIEW_MIN_BODIES bodies per component, 2
  * frames, PREVIEW_MIN_SIDE pixels on the short side (or the scene's own,
- * when smaller). */
+ * when smaller).
+ *
+ * A scene over budget at the default accuracy is fitted at the draft
+ * preset (simulation.accuracy: draft, scene/scene_accuracy.h): a step
+ * three times longer is a third of the simulation's cost, so the bodies,
+ * which the frames' look needs most, keep three times more of the budget
+ * (docs/BENCHMARKS.md: at 60 s on 2 cores the default scene kept 2 x 2.4k
+ * bodies at the scene's step). The fit models the preset as the loader
+ * applies it: the scene loaded again with the draft (its theta and
+ * softening), its step scaled by scene_accuracy_steps after the frames
+ * are shrunk, so the printed steps_per_frame is the one before the preset,
+ * which the loader then divides. A user's own --set simulation.accuracy
+ * keeps the fit from choosing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../scene/scene_accuracy.h"
 #include "app.h"
 #include "estimate.h"
 #include "preview_fit.h"
 
 #define PREVIEW_MIN_BODIES 100
 #define PREVIEW_MIN_SIDE 64
+/* A disk-galaxy part that draws no light (colour black or brightness 0:
+ * a dark halo) keeps this much of the drawn parts' share of its bodies:
+ * its mass is kept, carried by fewer, heavier bodies, and the budget goes
+ * to the bodies the frames show (make demo's recipe kept 3,000 halo
+ * bodies to 4,500 drawn, against the scene's 250k to 250k). */
+#define PREVIEW_DARK_SHARE 0.5
 
 int app_preview_parse(const char *text, double *budget_s)
 {
@@ -46,8 +67,9 @@ int app_preview_parse(const char *text, double *budget_s)
 
 /* The fit's working state: the scene as loaded, a copy shrunk by (g, b). */
 struct fit {
-	const struct scene *o;
+	const struct scene *o;  /* the scene as loaded; at draft, with its own step */
 	struct scene *w;
+	double step_x;          /* the preset's step factor the loader will apply (1: none) */
 	const struct app_rates *r;
 	long n_fixed; /* bodies no factor changes (files) */
 	long snap_n[SCENE_MAX_BODIES]; /* a snapshot entry's bodies at its own subsample */
@@ -100,7 +122,7 @@ static void shrink_frames(struct fit *f, double g)
 		w->simulation.steps_per_frame = spf < 1 ? 1 : spf > 1000000000L ? 1000000000 : (int)spf;
 	}
 	int side = o->render.width < o->render.height ? o->render.width : o->render.height;
-	double l = sqrt(g), lmin = side > PREVIEW_MIN_SIDE ? (double)PREVIEW_MIN_SIDE / side : 1;
+	double l = pow(g, 0.75), lmin = side > PREVIEW_MIN_SIDE ? (double)PREVIEW_MIN_SIDE / side : 1;
 	l = l < lmin ? lmin : l > 1 ? 1 : l;
 	w->render.width = scaled_side(o->render.width, l);
 	w->render.height = scaled_side(o->render.height, l);
@@ -117,6 +139,15 @@ static double shrink_snapshot(struct fit *f, int k, double b)
 	return n * b;
 }
 
+/* A part's share of the body factor: PREVIEW_DARK_SHARE when it draws no
+ * light, else 1. */
+static double part_share(const struct scene_part *pt)
+{
+	const int dark = pt->brightness <= 0 ||
+			 (pt->color[0] <= 0 && pt->color[1] <= 0 && pt->color[2] <= 0);
+	return dark ? PREVIEW_DARK_SHARE : 1;
+}
+
 /* The estimate of o shrunk by (g, b), in seconds. */
 static double fit_total(struct fit *f, double g, double b)
 {
@@ -129,10 +160,14 @@ static double fit_total(struct fit *f, double g, double b)
 			wb->count = scaled_count(ob->count, b);
 		if (ob->model == SCENE_MODEL_SNAPSHOT)
 			snap += shrink_snapshot(f, k, b);
-		wb->disk.count = scaled_count(ob->disk.count, b);
-		wb->bulge.count = scaled_count(ob->bulge.count, b);
-		wb->halo.count = scaled_count(ob->halo.count, b);
+		wb->disk.count = scaled_count(ob->disk.count, b * part_share(&ob->disk));
+		wb->bulge.count = scaled_count(ob->bulge.count, b * part_share(&ob->bulge));
+		wb->halo.count = scaled_count(ob->halo.count, b * part_share(&ob->halo));
 	}
+	f->w->simulation.dt = f->o->simulation.dt;
+	f->w->simulation.blocks_per_frame = f->o->simulation.blocks_per_frame;
+	if (f->step_x != 1)
+		scene_accuracy_steps(f->w, f->step_x);
 	struct app_estimate e;
 	app_estimate_compute(f->w, f->n_fixed + shrinkable(f->w) + lround(snap), f->r, &e);
 	return e.total_s;
@@ -286,7 +321,7 @@ static int join_sets(const char *const *sets, const char *const *froms, int nset
 }
 
 /* "expected 58.2 s here (as given: 7m30s); --set a=1 --set b=2" */
-static int say_fit(const struct app_preview *p, double before, double after)
+static int say_fit(const struct app_preview *p, double before, double after, int draft)
 {
 	size_t len = 1;
 	for (int i = 0; i < p->nmine; i++)
@@ -297,6 +332,10 @@ static int say_fit(const struct app_preview *p, double before, double after)
 	*at = 0;
 	for (int i = 0; i < p->nmine; i++)
 		at += sprintf(at, "%s--set %s", i ? " " : "", p->mine[i]);
+	if (draft)
+		log_info("%s: at the draft accuracy (simulation.accuracy: draft: softening and time "
+			 "step x3, the frame time kept; docs/PHYSICS.md \"Accuracy presets\"), so that "
+			 "more bodies fit", p->label);
 	log_info("%s: expected %.1f s on this machine (the scene as given: %.1f s); the same "
 		 "overrides, to reuse them:\n  %s", p->label, after, before, list);
 	free(list);
@@ -337,6 +376,62 @@ static void choose(struct fit *f, double s, double budget, double *g, double *b)
 	}
 }
 
+/* 1 when the fit may choose the draft preset: a scene file at the default
+ * accuracy, and no override of the user's names the key. */
+static int draft_allowed(const struct scene *sc, const char *const *sets, int nsets)
+{
+	if (sc->simulation.accuracy != SCENE_ACCURACY_DEFAULT || !sc->path[0])
+		return 0;
+	for (int i = 0; i < nsets; i++)
+		if (strncmp(sets[i], "simulation.accuracy", 19) == 0 ||
+		    strncmp(sets[i], "simulation=", 11) == 0)
+			return 0;
+	return 1;
+}
+
+/* sc loaded again, silently, with the user's overrides and the draft preset
+ * (its theta, multipoles and softening, which given keys keep), into base;
+ * with sc's own step, which fit_total scales as the loader will. 0, or
+ * non-zero when the draft scene is refused: the fit then stays at default. */
+static int draft_base(const struct scene *sc, const char *const *sets, const char *const *froms,
+		      int nsets, struct scene *base)
+{
+	const char **s = calloc((size_t)nsets + 1, sizeof *s);
+	const char **fr = calloc((size_t)nsets + 1, sizeof *fr);
+	int rc = NB_ERUNTIME;
+	if (s && fr) {
+		for (int i = 0; i < nsets; i++) {
+			s[i] = sets[i];
+			fr[i] = froms ? froms[i] : NULL;
+		}
+		s[nsets] = "simulation.accuracy=draft";
+		fr[nsets] = "--preview";
+		enum log_level level = log_get_level();
+		log_set_level(LOG_SILENT);
+		rc = scene_load_from(sc->path, s, fr, nsets + 1, base);
+		log_set_level(level);
+	}
+	free(s);
+	free(fr);
+	base->simulation.dt = sc->simulation.dt;
+	base->simulation.steps_per_frame = sc->simulation.steps_per_frame;
+	base->simulation.blocks_per_frame = sc->simulation.blocks_per_frame;
+	return rc;
+}
+
+/* The overrides of the fit (g, b) and the line that says them. */
+static int fit_emit(struct fit *f, double g, double b, double before, struct app_preview *p)
+{
+	double after = fit_total(f, g, b);
+	shrink_frames(f, g); /* the steps per frame before the preset, which the loader divides */
+	int rc = f->step_x != 1 ? add_set(p, "simulation.accuracy", "draft") : 0;
+	if (!rc)
+		rc = emit_all(f->o, f->w, p);
+	if (!rc)
+		rc = say_fit(p, before, after, f->step_x != 1);
+	return rc;
+}
+
 int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 		    const char *const *sets, const char *const *froms, int nsets,
 		    struct app_preview *p)
@@ -349,16 +444,25 @@ int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 	long n0 = sim_scene_body_count(sc);
 	if (rc || n0 < 0)
 		return rc ? rc : NB_EINPUT;
-	struct fit f = {.o = sc, .w = malloc(sizeof *sc), .r = &r, .n_fixed = n0 - shrinkable(sc)};
+	struct fit f = {.o = sc, .w = malloc(sizeof *sc), .r = &r, .n_fixed = n0 - shrinkable(sc),
+			.step_x = 1};
+	struct scene *base = malloc(sizeof *sc);
 	p->mine = calloc(4 * SCENE_MAX_BODIES + SCENE_MAX_KEYS + 16, sizeof *p->mine);
-	if (!f.w || !p->mine) {
+	if (!f.w || !base || !p->mine) {
 		rc = NB_ERUNTIME;
 		goto cleanup;
 	}
 	*f.w = *sc;
 	if ((rc = count_snapshots(&f)) != 0)
 		goto cleanup;
-	double before = fit_total(&f, 1, 1), least = fit_total(&f, 0, 0), g = 1, b = 1;
+	double before = fit_total(&f, 1, 1), g = 1, b = 1;
+	if (before > budget_s && draft_allowed(sc, sets, nsets) &&
+	    draft_base(sc, sets, froms, nsets, base) == 0) {
+		f.o = base;
+		*f.w = *base;
+		f.step_x = scene_accuracy_row(SCENE_ACCURACY_DRAFT)->dt_x;
+	}
+	double least = fit_total(&f, 0, 0);
 	if (before <= budget_s) {
 		log_info("%s: the scene already fits (expected %.1f s on this machine): left as it is",
 			 p->label, before);
@@ -370,16 +474,15 @@ int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 			  f.n_fixed + shrinkable(f.w), f.w->output.frames, f.w->render.width,
 			  f.w->render.height, least, ceil(least));
 	} else {
-		choose(&f, budget_s / before, budget_s, &g, &b);
-		double after = fit_total(&f, g, b);
-		rc = emit_all(sc, f.w, p);
-		if (!rc)
-			rc = say_fit(p, before, after);
+		if (fit_total(&f, 1, 1) > budget_s) /* the draft alone may be enough */
+			choose(&f, budget_s / fit_total(&f, 1, 1), budget_s, &g, &b);
+		rc = fit_emit(&f, g, b, before, p);
 	}
 	if (!rc)
 		rc = join_sets(sets, froms, nsets, p);
 cleanup:
 	free(f.w);
+	free(base);
 	return rc;
 }
 

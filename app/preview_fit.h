@@ -5,10 +5,13 @@
  * --set overrides, which the caller loads through scene_load_from like the
  * user's own: every check of the scene loader still holds, --dry-run shows
  * the shrunk scene and its estimate, and the list it prints can be given
- * back as --set options for the same scene. What it changes: fewer frames
+ * back as --set options for the same scene. What it changes: the draft
+ * accuracy when the scene is over budget at the default one (said; the
+ * user's own --set simulation.accuracy keeps theirs), fewer frames
  * (steps_per_frame raised in proportion, so the simulated time is kept), a
  * smaller frame (aspect kept, even sizes), fewer bodies (each component's
  * total mass is a scene key, so it is unchanged: each body weighs more; a
+ * dark part, a halo, keeps half the drawn parts' share; a
  * snapshot entry's bodies.*.subsample is lowered, which keeps its total
  * on average: the share kept by ID hash varies as 1/sqrt(kept); a body
  * table's rows are kept),

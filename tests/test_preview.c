@@ -1,7 +1,10 @@
 /* test_preview.c - --preview TIME (app/preview_fit.c): the shrunk scene's
  * estimate is within the budget (+-30 %) for plummer and galaxy-collision at
  * injected rates (NB_RATES_FILE: deterministic, no calibration); each
- * component's total mass is unchanged in a real run's initial state; the
+ * component's total mass is unchanged in a real run's initial state; a
+ * scene over budget is fitted at the draft accuracy (the frame time kept)
+ * and buys more bodies than at the default, dark halos shrink more than
+ * the drawn parts and pixels more than frames; the
  * camera keys are rescaled (first and last kept); the printed --set list,
  * given back, resolves the same scene; a scene that fits is left as it is;
  * too small a budget is refused (exit 2, nothing written) naming a minimum
@@ -287,6 +290,69 @@ START_TEST(snapshot_subsampled)
 }
 END_TEST
 
+/* The dry run's "# bodies: N". */
+static long dry_bodies(void)
+{
+	const char *p = strstr(g_out, "# bodies: ");
+	ck_assert_msg(p != NULL, "no body count in:\n%s", g_out);
+	return strtol(p + strlen("# bodies: "), NULL, 10);
+}
+
+/* The value of "  KEY: V" in the dry run's YAML (first match). */
+static double yaml_value(const char *key)
+{
+	char pat[96];
+	snprintf(pat, sizeof pat, "\n  %s: ", key);
+	const char *p = strstr(g_out, pat);
+	ck_assert_msg(p != NULL, "no %s in the resolved scene", key);
+	return strtod(p + strlen(pat), NULL);
+}
+
+/* Over budget at the default accuracy, the fit takes the draft preset
+ * (said, and in the list), which the loader applies to the list's steps
+ * per frame with the frame time kept (dt 0.5 Myr x the list's value); the
+ * bodies it buys: at least 1.5x those of the same budget at the default
+ * accuracy, which a user's own --set keeps (the list has no preset). */
+START_TEST(draft_chosen_for_more_bodies)
+{
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run --preview 60s"), 0);
+	ck_assert_ptr_nonnull(strstr(g_err, "--set simulation.accuracy=draft --set "));
+	ck_assert_ptr_nonnull(strstr(g_err, "--preview 60s: at the draft accuracy"));
+	ck_assert_ptr_nonnull(strstr(g_out, "accuracy: default  # draft applied"));
+	long spf = set_value("simulation.steps_per_frame");
+	ck_assert_int_gt(spf, 6);
+	ck_assert_close(yaml_value("steps_per_frame"), (spf + 2) / 3, 0, 0);
+	ck_assert_close(yaml_value("dt") * yaml_value("steps_per_frame"), 0.5 * spf, 0, 1e-12);
+	ck_assert_close(yaml_value("softening"), 0.3, 0, 1e-12);
+	ck_assert_close(yaml_value("theta"), 0.5, 0, 0); /* given in the file: kept */
+	ck_assert_msg(fabs(total_s() - 60) <= 18, "estimate %g s for 60 s", total_s());
+	long n_draft = dry_bodies();
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run --preview 60s "
+			     "--set simulation.accuracy=default"), 0);
+	ck_assert_ptr_null(strstr(g_err, "accuracy=draft"));
+	ck_assert_ptr_null(strstr(g_err, "at the draft accuracy"));
+	ck_assert_close(yaml_value("steps_per_frame"), set_value("simulation.steps_per_frame"), 0, 0);
+	ck_assert_msg(fabs(total_s() - 60) <= 18, "estimate %g s for 60 s", total_s());
+	long n_default = dry_bodies();
+	ck_assert_msg(n_draft >= 1.5 * n_default, "draft %ld bodies, default %ld", n_draft, n_default);
+}
+END_TEST
+
+/* The budget goes to the bodies the frames show: a dark halo keeps half
+ * the drawn parts' share (the scene: 250k halo to 200k disk bodies), and
+ * the pixels shrink faster than the frames. */
+START_TEST(bodies_before_pixels)
+{
+	ck_assert_int_eq(run("scenes/galaxy-collision.yaml --dry-run --preview 90s"), 0);
+	double disk = set_value("bodies.0.disk.count"), halo = set_value("bodies.0.halo.count");
+	ck_assert_msg(fabs(halo / disk - 0.5 * 250000 / 200000) < 0.01, "halo %g, disk %g", halo,
+		      disk);
+	double px = (double)set_value("render.width") * set_value("render.height") / (1920 * 1080);
+	double frames = (double)set_value("output.frames") / 600;
+	ck_assert_msg(px < 0.75 * frames, "pixels x%g, frames x%g", px, frames);
+}
+END_TEST
+
 /* The printed list, given back as --set options: the same resolved scene. */
 START_TEST(printed_list_resolves_the_same)
 {
@@ -348,6 +414,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, galaxy_fits_budget_and_keys_rescaled);
 	tcase_add_test(tc, galaxy_masses_kept);
 	tcase_add_test(tc, snapshot_subsampled);
+	tcase_add_test(tc, draft_chosen_for_more_bodies);
+	tcase_add_test(tc, bodies_before_pixels);
 	tcase_add_test(tc, printed_list_resolves_the_same);
 	tcase_add_test(tc, fitting_scene_left_as_it_is);
 	tcase_add_test(tc, too_small_budget_names_minimum);
