@@ -69,7 +69,7 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 		.length_unit = galactic ? "kpc" : "",
 		.density = sc->render.mode == SCENE_COLOR_DENSITY,
 		.cam = &v->cam,
-		.units = galactic ? "galactic" : "nbody",
+		.units = galactic ? "galactic" : sc->units == SCENE_UNITS_SNAPSHOT ? "snapshot" : "nbody",
 		.projection = v->cam.projection,
 		.px_per_rad = rv.focal_px,
 	};

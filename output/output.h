@@ -230,7 +230,7 @@ struct out_fits_meta {
 	const char *length_unit; /* "kpc", or "" (nbody) */
 	int density;          /* render.mode: density (the planes hold mass; else light): BUNIT */
 	const struct render_camera *cam; /* the frame's camera (scene units): CAM* keys; NULL none */
-	const char *units;    /* "galactic" or "nbody" */
+	const char *units;    /* "galactic", "snapshot" (a snapshot's code units) or "nbody" */
 	/* Added: angular maps (zero-initialised: perspective, a plane) */
 	enum scene_projection projection;
 	double px_per_rad;    /* angular maps: pixels per radian (render_view focal_px) */
