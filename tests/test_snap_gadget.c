@@ -37,22 +37,35 @@ static uint64_t id2(int i)
 	return 5000000000ull + 11 * (uint64_t)i;
 }
 
-static void attr_d(hid_t g, const char *name, const double *v, hsize_t n)
+/* Attribute NAME of g: n values of TYPE (native, stored as it is). */
+static void attr(hid_t g, const char *name, hid_t type, const void *v, hsize_t n)
 {
 	hid_t s = H5Screate_simple(1, &n, NULL);
-	hid_t a = H5Acreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT);
-	ck_assert_int_ge(H5Awrite(a, H5T_NATIVE_DOUBLE, v), 0);
+	hid_t a = H5Acreate2(g, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(H5Awrite(a, type, v), 0);
 	H5Aclose(a);
 	H5Sclose(s);
 }
 
+static void attr_d(hid_t g, const char *name, const double *v, hsize_t n)
+{
+	attr(g, name, H5T_NATIVE_DOUBLE, v, n);
+}
+
 static void attr_u(hid_t g, const char *name, const unsigned *v, hsize_t n)
 {
-	hid_t s = H5Screate_simple(1, &n, NULL);
-	hid_t a = H5Acreate2(g, name, H5T_NATIVE_UINT, s, H5P_DEFAULT, H5P_DEFAULT);
-	ck_assert_int_ge(H5Awrite(a, H5T_NATIVE_UINT, v), 0);
-	H5Aclose(a);
-	H5Sclose(s);
+	attr(g, name, H5T_NATIVE_UINT, v, n);
+}
+
+/* g_dir/NAME holds TEXT. */
+static void write_text(const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
 }
 
 static void dset(hid_t g, const char *name, hid_t ftype, hid_t mtype, const void *v, hsize_t n,
@@ -137,12 +150,7 @@ static const char ids_scene[] =
 static void ids_setup(void)
 {
 	setup();
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/ids.yaml", g_dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(ids_scene, f);
-	fclose(f);
+	write_text("ids.yaml", ids_scene);
 	write_input("in.hdf5", 0);
 	g_file = "ids.yaml";
 }
@@ -365,7 +373,7 @@ START_TEST(gadget2_example_keeps_its_ids)
 		       GADGET_IC);
 		return;
 	}
-	char text[2 * PATH_MAX], path[PATH_MAX];
+	char text[2 * PATH_MAX];
 	snprintf(text, sizeof text,
 		 "units: galactic\n"
 		 "simulation: {softening: 0.4, dt: 1}\n"
@@ -374,11 +382,7 @@ START_TEST(gadget2_example_keeps_its_ids)
 		 "render: {width: 32, height: 24}\n"
 		 "output: {frames: 1}\n",
 		 ic);
-	snprintf(path, sizeof path, "%s/g2.yaml", g_dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	write_text("g2.yaml", text);
 	g_file = "g2.yaml";
 	ck_assert_int_eq(run("output.snapshots.dir=s", "output.snapshots.every=1", NULL), 0);
 	char script[PATH_MAX + 2048], out[1024];
@@ -412,17 +416,6 @@ START_TEST(gadget2_example_keeps_its_ids)
 END_TEST
 
 /* ---- units: snapshot ---- */
-
-/* g_dir/NAME holds TEXT. */
-static void write_text(const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", g_dir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 /* GADGET's time unit, kpc / (km/s) in its own constants, in Myr (Julian) */
 #define GADGET_T_MYR (3.085678e21 / 1e5 / 3.15576e13)
