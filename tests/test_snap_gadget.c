@@ -501,7 +501,11 @@ START_TEST(the_files_own_units_rule_units_snapshot)
 	for (int dry = 0; dry < 2; dry++) {
 		snprintf(cmd, sizeof cmd,
 			 "cd '%s' && '%s' mpc.yaml --backend cpu %s 2>%s.log >/dev/null", g_dir,
-			 g_bin, dry ? "--dry-run" : "--set output.snapshots.dir=s", dry ? "dry" : "run");
+			 g_bin,
+			 dry ? "--dry-run"
+			     : "--set output.snapshots.dir=s --set output.snapshots.every=1 "
+			       "--set output.final_state=full.csv",
+			 dry ? "dry" : "run");
 		ck_assert_int_eq(system(cmd), 0);
 		const char *log = slurp(dry ? "dry.log" : "run.log");
 		ck_assert_msg(strstr(log, line), "%s: %s", dry ? "dry run" : "run", log);
@@ -531,6 +535,12 @@ START_TEST(the_files_own_units_rule_units_snapshot)
 	/* body 0 at r = 3 Mpc: 3000 internal (kpc) units */
 	ck_assert_double_eq_tol(hypot(x[0], x[1]), 3000 * 3.085678e24 / 3.0856775814913673e24, 1e-6);
 	free(x);
+	/* restarted from frame 0 in these units: the same final state */
+	ck_assert_int_eq(run("output.final_state=r.csv", "--restart", "s/snap_000.hdf5", NULL), 0);
+	char full_csv[64 * 1024];
+	snprintf(full_csv, sizeof full_csv, "%s", slurp("full.csv"));
+	ck_assert_msg(strlen(full_csv) > 1000, "full.csv is short");
+	ck_assert_msg(strcmp(full_csv, slurp("r.csv")) == 0, "the restart's final state differs");
 }
 END_TEST
 
