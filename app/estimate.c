@@ -279,20 +279,32 @@ void app_estimate_warn(const struct scene *sc, int backend_cli)
 		 have ? "" : " (reference rates: --dry-run measures this machine's)");
 }
 
+/* The GPU the last batch's runs were estimated on, for its closing line:
+ * gpu_runs runs at its rates (batch_gpu), cpu_runs that would run on a GPU
+ * without rates for it (batch_nogpu). A batch dry run is one thread. */
+static char batch_gpu[128], batch_nogpu[128];
+static int gpu_runs, cpu_runs;
+
 double app_estimate_batch_run(const struct batch_run *r, const struct app_rates *rates)
 {
 	struct scene *sc = malloc(sizeof *sc);
-	char msg[1024];
+	char msg[1024], device[128], why[600];
 	if (!sc || !r->loaded || batch_scene_load(r, sc, msg, sizeof msg)) {
 		free(sc);
 		return -1;
 	}
 	struct app_estimate e;
 	struct app_levels lv;
+	struct app_gpu_rates g;
+	int gpu = app_estimate_gpu_device(sc, -1, device, sizeof device);
+	int have_g = gpu && app_gpu_rates_peek(device, &g, why, sizeof why) == 0;
+	if (gpu) /* the device is named once per batch: one GPU */
+		snprintf(have_g ? batch_gpu : batch_nogpu, sizeof batch_gpu, "%s", device);
+	gpu_runs += have_g, cpu_runs += gpu && !have_g;
 	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
 		      sc->simulation.solver != SCENE_SOLVER_NONE &&
 		      app_estimate_levels(sc, r->bodies, &lv) == 0;
-	app_estimate_model(sc, r->bodies, rates, NULL, have_lv ? &lv : NULL, &e);
+	app_estimate_model(sc, r->bodies, rates, have_g ? &g : NULL, have_lv ? &lv : NULL, &e);
 	free(sc);
 	if (r->group >= 0 && r->group != r->index) /* simulated by its group's run */
 		e.total_s -= e.stage_s[APP_STAGE_CREATE] + e.stage_s[APP_STAGE_SIM];
@@ -306,4 +318,11 @@ void app_estimate_batch_print(double total_s, const struct app_rates_info *info,
 	app_rates_describe(info, line, sizeof line);
 	fprintf(f, "# expected wall time: %s in all (%.4g s; the runs one at a time, each run's "
 		"expected_s above)\n# time: %s\n", b, total_s, line);
+	if (gpu_runs)
+		fprintf(f, "# time: %d run%s on the GPU at its rates (GPU %s)\n", gpu_runs,
+			gpu_runs == 1 ? "" : "s", batch_gpu);
+	if (cpu_runs)
+		fprintf(f, "# time: %d run%s on the GPU at the CPU's rates: no GPU rates for %s "
+			"(nbody-render SCENE --calibrate measures them)\n", cpu_runs,
+			cpu_runs == 1 ? "" : "s", batch_nogpu);
 }

@@ -13,6 +13,7 @@
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_estimate
  * (run from the repository root: it reads scenes/ and tests/data/). */
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,6 +425,20 @@ START_TEST(gpu_rates_from_injected_file)
 	ck_assert_msg(strstr(g_out, "no GPU rates for Other GPU (") && strstr(g_out, "holds Test GPU's"),
 		      "%.3000s", g_out);
 	assert_near(stage("simulation"), (99 * 4 + 1) * inter * 2e-9);
+	/* a batch's runs on that GPU: its rates, said in the closing lines */
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
+		 rpath, gpath);
+	char batch[256], text[PATH_MAX + 512], scene[PATH_MAX], cmd[512];
+	ck_assert_ptr_nonnull(realpath("tests/data/plummer-small.yaml", scene));
+	snprintf(batch, sizeof batch, "%s/b.yaml", g_dir);
+	snprintf(text, sizeof text, "output_dir: %s/out\nruns:\n  - scene: %s\n    name: \"p{seed}\"\n"
+		 "    set: {simulation.backend: auto, output.frames: 5}\n    sweep: {seed: [1, 2]}\n",
+		 g_dir, scene);
+	write_file(batch, text);
+	snprintf(cmd, sizeof cmd, "batch %s --dry-run", batch);
+	ck_assert_int_eq(run(env, cmd), 0);
+	ck_assert_msg(strstr(g_out, "# time: 2 runs on the GPU at its rates (GPU Test GPU)"),
+		      "%.3000s", g_out);
 	/* a malformed file names its line */
 	write_file(gpath, "device: Test GPU\nmeasured_at: 1\ncalib_s: x\n");
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
