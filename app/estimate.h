@@ -1,12 +1,15 @@
 /* estimate.h - the expected wall time of a run on this machine, per stage,
  * from rates this machine has measured (issue 29).
  *
- * Three pieces: app/calibrate.c measures the rates (a few seconds of real
- * work in memory: initial conditions, forces, a splat and tone map);
- * app/rates.c keeps them in a cache file keyed by machine and reads an
- * injected rates file (NB_RATES_FILE); app/estimate.c turns a scene and the
- * rates into seconds per stage and prints them (--dry-run, the batch dry
- * run, the start-of-run line).
+ * The pieces: app/calibrate.c measures the CPU's rates (a few seconds of
+ * real work in memory: initial conditions, forces, a splat and tone map),
+ * app/calibrate_gpu.c a GPU's (--calibrate, app/calibrate_fresh.c);
+ * app/rates.c keeps the CPU's in a cache file keyed by machine and reads an
+ * injected rates file (NB_RATES_FILE), app/estimate_gpu.c the GPU's per
+ * device name (NB_GPU_RATES_FILE); app/estimate_levels.c gives individual
+ * time steps' levels; app/estimate.c turns a scene and the rates into
+ * seconds per stage and prints them (--dry-run, the batch dry run, the
+ * start-of-run line).
  *
  * Try: nbody-render scenes/plummer.yaml --dry-run | tail -12 */
 #ifndef NB_APP_ESTIMATE_H
