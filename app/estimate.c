@@ -227,7 +227,11 @@ int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 	char device[128], why[600] = "", b[32], line[1024];
 	struct app_gpu_rates g;
 	int gpu = app_estimate_gpu_device(sc, backend_cli, device, sizeof device);
-	int have_g = gpu && app_gpu_rates_peek(device, &g, why, sizeof why) == 0;
+	int grc = gpu ? app_gpu_rates_peek(device, &g, why, sizeof why) : -1, have_g = grc == 0;
+	if (grc == NB_EINPUT) {
+		log_error("NB_GPU_RATES_FILE: %s", why);
+		return NB_EINPUT;
+	}
 	struct app_levels lv;
 	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
 		      sc->simulation.solver != SCENE_SOLVER_NONE && app_estimate_levels(sc, n, &lv) == 0;

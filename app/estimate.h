@@ -214,7 +214,9 @@ int app_calibrate_gpu(struct app_gpu_rates *g);
 
 /* The GPU's cached rates: NB_GPU_RATES_FILE when set (its device: line
  * must name device), else $CACHE/nbody-render/rates-gpu-NAME when its key
- * is this device and program version. 0, or -1 (none; why says so). */
+ * is this device and program version. 0, -1 (none for this device; why
+ * says so), or NB_EINPUT (NB_GPU_RATES_FILE unreadable or malformed; why
+ * names the line; not logged). */
 int app_gpu_rates_peek(const char *device, struct app_gpu_rates *g, char *why, size_t whylen);
 /* Measure (app_calibrate_gpu) and cache them. 0, or NB_ERUNTIME (logged). */
 int app_gpu_rates_measure(struct app_gpu_rates *g);
@@ -242,8 +244,8 @@ void app_rates_describe(const struct app_rates_info *info, char *buf, size_t len
 /* --dry-run's estimate section: one line per stage, the total, and where
  * the rates came from, as YAML comments on f. backend_cli: --backend or -1;
  * a GPU run uses the GPU's cached rates (or says it has none and uses the
- * CPU's); individual time steps: app_estimate_levels. 0, or the error of
- * app_rates_get (logged). */
+ * CPU's); individual time steps: app_estimate_levels. 0, the error of
+ * app_rates_get, or NB_EINPUT for a malformed NB_GPU_RATES_FILE (logged). */
 int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f);
 
 /* The start of a real run: when the cached (or injected) rates put the run

@@ -108,12 +108,14 @@ int app_gpu_rates_peek(const char *device, struct app_gpu_rates *g, char *why, s
 	}
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		snprintf(why, whylen, "%s: %s", path, errno == ENOENT ? "not measured yet" :
-			 strerror(errno));
-		return -1;
+		snprintf(why, whylen, "%s: %s", path, errno == ENOENT && !injected ?
+			 "not measured yet" : strerror(errno));
+		return injected ? NB_EINPUT : -1;
 	}
 	int rc = app_gpu_rates_read(f, g, key, sizeof key, why, whylen);
 	fclose(f);
+	if (rc && injected)
+		return NB_EINPUT; /* an injected file must be whole, as NB_RATES_FILE */
 	snprintf(want, sizeof want, "%s | nbody-render %s", device, NB_VERSION);
 	if (!rc && strcmp(g->device, device)) {
 		snprintf(why, whylen, "%s holds %s's", path, g->device);

@@ -439,12 +439,13 @@ START_TEST(gpu_rates_from_injected_file)
 	ck_assert_int_eq(run(env, cmd), 0);
 	ck_assert_msg(strstr(g_out, "# time: 2 runs on the GPU at its rates (GPU Test GPU)"),
 		      "%.3000s", g_out);
-	/* a malformed file names its line */
+	/* a malformed file is bad input (exit 2, as NB_RATES_FILE), naming its line */
 	write_file(gpath, "device: Test GPU\nmeasured_at: 1\ncalib_s: x\n");
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
 		 rpath, gpath);
-	ck_assert_int_eq(run(env, args), 0);
-	ck_assert_msg(strstr(g_out, "line 3: calib_s: expected a number"), "%.3000s", g_out);
+	ck_assert_int_eq(run(env, args), 2);
+	ck_assert_msg(strstr(g_out, "NB_GPU_RATES_FILE: line 3: calib_s: expected a number"), "%.3000s",
+		      g_out);
 }
 END_TEST
 
