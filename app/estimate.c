@@ -70,16 +70,21 @@ static int tracks_light(const struct scene *sc)
 }
 
 /* Seconds of one shared force evaluation of n bodies at r (or g). The
- * tree's rate is the scene's mix: disk-galaxy bodies at tree_disk. */
+ * tree's rate is the scene's mix: disk-galaxy bodies at tree_disk. The
+ * GPU's tree is timed on a sphere only (a 2^20-body disk galaxy takes too
+ * long to make): its disk bodies take the CPU's ratio tree_disk /
+ * tree_inter (the two trees open cells by the same criteria, so a disk's
+ * extra interactions are the same). */
 static double force_s(const struct scene *sc, double n, double dn, const struct app_rates *r,
 		      const struct app_gpu_rates *g)
 {
 	double inter = app_estimate_interactions(sc, n);
 	if (sc->simulation.solver == SCENE_SOLVER_DIRECT)
 		return inter * (g ? g->direct_pair : r->direct_pair);
-	if (g)
-		return g->tree_step + inter * g->tree_inter;
 	double fd = n > 0 ? dn / n : 0;
+	if (g)
+		return g->tree_step + inter * g->tree_inter *
+			(1 - fd + (r->tree_inter > 0 ? fd * r->tree_disk / r->tree_inter : fd));
 	double slope = r->tree_small > 0 ? log(r->tree_small) / log(1.0 * APP_CAL_SMALL / APP_CAL_N) : 0;
 	slope = slope < -1 ? -1 : slope > 1 ? 1 : slope;
 	double size = n < APP_CAL_N && n >= 2 ? pow(n / APP_CAL_N, slope) : 1;

@@ -425,6 +425,16 @@ START_TEST(gpu_rates_from_injected_file)
 	ck_assert_msg(strstr(g_out, "no GPU rates for Other GPU (") && strstr(g_out, "holds Test GPU's"),
 		      "%.3000s", g_out);
 	assert_near(stage("simulation"), (99 * 4 + 1) * inter * 2e-9);
+	/* disk galaxies on the GPU: the CPU's disk/sphere ratio (6e-9 / 2e-9) */
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
+		 rpath, gpath);
+	ck_assert_int_eq(run(env, "scenes/galaxy-collision.yaml --set output.frames=100 --set "
+			     "simulation.steps_per_frame=6 --set simulation.theta=0.5 --set "
+			     "output.video= --set output.png_dir= --set output.stats= --set "
+			     "output.preview= --set output.snapshots.dir= --dry-run"), 0);
+	const double nd = after("# bodies: "), id = nd * 60 * log2(nd) / 0.25;
+	ck_assert_msg(nd > 1000, "%.3000s", g_out);
+	assert_near(stage("simulation"), (99 * 6 + 1) * (0.002 + id * 1e-12 * 3));
 	/* a batch's runs on that GPU: its rates, said in the closing lines */
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Test GPU'",
 		 rpath, gpath);
