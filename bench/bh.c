@@ -28,6 +28,17 @@
  * default = 0.5:2:bmax:16:1 (the scene defaults), com = 0.5:2:bh:16:1
  * (simulation.opening: com), fast = 0.55:2:bmax:16:1. Criterion bh is the
  * scene's opening com.
+ * Speed-up variants (issue 30; gpu_tree_tuning in sim/cuda/tree_api.h), as
+ * suffixes of any config, e.g. default+r4, default+m1.6, fast+r4+m1.6:
+ *   +rK  refit_every K: the tree is rebuilt every K steps and refitted
+ *        between. Its error is measured where it is largest, at the last
+ *        refit before the next build: the bodies K-1 steps on (default
+ *        tuning), their forces from the tree built at the start and
+ *        refitted there (gpu_tree_accel_refit), against the direct sum at
+ *        those positions (columns "refit err"); the step column "mean" is
+ *        then the one to read (use --steps a multiple of K).
+ *   +mF  mono_factor F >= 1: near cells beyond F times their opening radius
+ *        take the monopole only.
  *
  * bh-accuracy: the error table for theta in {0.3, 0.5, 0.7, 0.9} (and 0),
  * monopole and quadrupole, on a Plummer sphere (eps = 0.05) and on two disk
@@ -47,7 +58,7 @@
 #endif
 
 #define BH_MAX_N 16
-#define BH_MAX_CONFIGS 8
+#define BH_MAX_CONFIGS 16
 #define BH_MAX_STEPS 64
 
 #if NB_HAVE_CUDA
@@ -97,12 +108,42 @@ struct bh_config {
 	struct gpu_tree_tuning tu;
 };
 
-static int parse_config(const char *tok, struct bh_config *c)
+/* The variant suffixes of a config (+rK, +mF; see the top) into tu; the
+ * base is cut off at the first '+'. 0 or -1. */
+static int parse_variants(char *tok, struct gpu_tree_tuning *tu)
 {
-	char crit[16] = "";
+	char *v = strchr(tok, '+');
+	if (!v)
+		return 0;
+	*v++ = 0;
+	for (char *next; v; v = next) {
+		next = strchr(v, '+');
+		if (next)
+			*next++ = 0;
+		char *end = NULL;
+		double x = strtod(v + 1, &end);
+		if (end == v + 1 || *end)
+			return -1;
+		if (v[0] == 'r' && x >= 1 && x <= 1000 && x == (int)x)
+			tu->refit_every = (int)x;
+		else if (v[0] == 'm' && x >= 1 && x < 1000)
+			tu->mono_factor = (float)x;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_config(const char *name, struct bh_config *c)
+{
+	char crit[16] = "", base[48];
 	gpu_tree_tuning_get(&c->tu);
 	c->tu.count_interactions = 0;
-	snprintf(c->name, sizeof c->name, "%s", tok);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(base, sizeof base, "%s", name);
+	if (parse_variants(base, &c->tu))
+		return -1;
+	const char *tok = base;
 	if (strcmp(tok, "ecl") == 0)
 		tok = "0.5:1:bh:16:1";
 	else if (strcmp(tok, "default") == 0)
@@ -123,6 +164,8 @@ static int parse_config(const char *tok, struct bh_config *c)
 		c->tu.criterion = GPU_TREE_CRIT_BMAX;
 	else
 		return -1;
+	if (c->tu.refit_every > 1 && c->tu.criterion != GPU_TREE_CRIT_BMAX)
+		return -1; /* a refit needs bmax (gpu_tree_compute_ex) */
 	if (c->theta < 0 || (c->multipoles != 1 && c->multipoles != 2) || c->tu.leaf_size < 1 ||
 	    c->tu.leaf_size > 64 || (c->tu.lanes != 1 && c->tu.lanes != 2))
 		return -1;
@@ -183,8 +226,89 @@ static int tree_eval(const struct sim_state *st, double eps, double theta, int m
 	return 0;
 }
 
+/* The bodies K-1 steps on and their direct forces, for the refit
+ * variants' error (computed once per size and K). */
+struct bh_refit_ref {
+	int k;
+	struct sim_state st;
+	double *ref;
+};
+
+static void refit_ref_free(struct bh_refit_ref *r)
+{
+	sim_state_free(&r->st);
+	free(r->ref);
+	memset(r, 0, sizeof *r);
+}
+
+/* r for st and K (kept when r->k is K already): K-1 shared leapfrog steps
+ * of dt with the default tree tuning, then the direct sum. 0 or error. */
+static int refit_ref_make(const struct sim_state *st, int k, double eps, double dt,
+			  struct bh_refit_ref *r)
+{
+	if (r->k == k)
+		return 0;
+	refit_ref_free(r);
+	struct gpu_tree_tuning keep;
+	struct gpu_sim *g = NULL;
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT, .direct_kernel = SCENE_DIRECT_AUTO,
+			       .softening = eps, .dt = dt, .theta = 0.5, .multipoles = 2,
+			       .opening = SCENE_OPENING_BMAX};
+	gpu_tree_tuning_get(&keep);
+	gpu_tree_tuning_set(NULL);
+	int rc = sim_state_alloc(&r->st, st->n, 1);
+	if (rc == 0)
+		rc = gpu_sim_create(st, &p, &g);
+	if (rc == 0)
+		rc = gpu_sim_advance(g, k - 1, 0);
+	if (rc == 0)
+		rc = gpu_sim_download(g, &r->st);
+	gpu_sim_free(&g);
+	gpu_tree_tuning_set(&keep);
+	if (rc == 0 && !(r->ref = malloc(3 * st->n * sizeof *r->ref)))
+		rc = NB_ERUNTIME;
+	if (rc == 0)
+		rc = gpu_direct_accel(r->st.pos, r->st.mass, st->n, eps, SCENE_DIRECT_AUTO, r->ref, NULL);
+	if (rc)
+		refit_ref_free(r);
+	else
+		r->k = k;
+	return rc;
+}
+
+/* The refit variant's error (see the top): median and 99th, NAN without
+ * a direct sum or refit. 0 or an error code. */
+static int refit_error(const struct sim_state *st, const struct bh_config *c, double eps,
+		       double dt, int have_ref, struct bh_refit_ref *r, double *acc, double *med,
+		       double *p99)
+{
+	*med = *p99 = NAN;
+	if (c->tu.refit_every < 2 || !have_ref)
+		return 0;
+	struct gpu_tree_tuning keep;
+	int rc = refit_ref_make(st, c->tu.refit_every, eps, dt, r);
+	if (rc)
+		return rc;
+	gpu_tree_tuning_get(&keep);
+	gpu_tree_tuning_set(&c->tu);
+	rc = gpu_tree_accel_refit(st->pos, r->st.pos, st->mass, st->n, eps, c->theta, c->multipoles,
+				  acc);
+	gpu_tree_tuning_set(&keep);
+	if (rc == 0 && error_stats(acc, r->ref, st->n, med, p99, NULL))
+		rc = NB_ERUNTIME;
+	return rc;
+}
+
+static double mean_of(const double *v, int n)
+{
+	double s = 0;
+	for (int k = 0; k < n; k++)
+		s += v[k];
+	return n > 0 ? s / n : NAN;
+}
+
 static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, const double *ref,
-		  double *acc, double eps, double dt)
+		  double *acc, double eps, double dt, struct bh_refit_ref *rr)
 {
 	double f[BH_MAX_STEPS], t[BH_MAX_STEPS], sb[BH_MAX_STEPS], ss[BH_MAX_STEPS],
 		sd[BH_MAX_STEPS], sm[BH_MAX_STEPS], sw[BH_MAX_STEPS];
@@ -222,18 +346,21 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 	gpu_sim_free(&g);
 	if (rc)
 		return rc;
-	double p2p, m2p, m2l, med, p99;
+	double p2p, m2p, m2l, med, p99, rmed, rp99;
 	rc = tree_eval(st, eps, c->theta, c->multipoles, &c->tu, ref, acc, &p2p, &m2p, &m2l, &med,
 		       &p99, NULL);
+	if (rc == 0)
+		rc = refit_error(st, c, eps, dt, ref != NULL, rr, acc, &rmed, &rp99);
 	if (rc)
 		return rc;
+	double mean = mean_of(t, steps);
 	double step = bench_median(t, steps), force = bench_median(f, steps);
-	printf("%10zu %-22s %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f %6.0f | "
-	       "%8.2e %8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
-	       n, c->name, step, force, bench_median(sb, steps), bench_median(ss, steps), bench_median(sd, steps),
-	       bench_median(sm, steps), bench_median(sw, steps), step - force, p2p, m2p, m2l, med, p99,
-	       (double)tree_bytes / n, (double)all_bytes / n, (double)nodes / n, gsize, wblocks, wfit,
-	       overflow ? " (node cap reached)" : "");
+	printf("%10zu %-22s %8.2f %8.2f %8.2f | %6.3f %6.3f %6.3f %6.3f %7.2f %6.3f | %6.0f %6.0f "
+	       "%6.0f | %8.2e %8.2e | %8.2e %8.2e | %5.1f %5.1f %5.3f %5.1f %5d/%d%s\n",
+	       n, c->name, step, mean, force, bench_median(sb, steps), bench_median(ss, steps),
+	       bench_median(sd, steps), bench_median(sm, steps), bench_median(sw, steps), step - force,
+	       p2p, m2p, m2l, med, p99, rmed, rp99, (double)tree_bytes / n, (double)all_bytes / n,
+	       (double)nodes / n, gsize, wblocks, wfit, overflow ? " (node cap reached)" : "");
 	fflush(stdout);
 	return 0;
 }
@@ -301,10 +428,13 @@ static int bh_header(const struct bh_opts *o)
 	printf("# config THETA:MULTIPOLES:CRITERION:LEAF:LANES; stage columns in ms; interactions per "
 	       "body; error |a-a_direct|/|a_direct|; bytes per body (tree, whole sim); nodes per body; "
 	       "bodies per walk group; walk blocks/fit per SM\n");
-	printf("%10s %-22s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s %6s | %8s %8s | %5s %5s %5s %5s "
-	       "%s\n",
-	       "n", "config", "step", "force", "bbox", "sort", "build", "moment", "walk", "integ", "P2P",
-	       "M2P", "local", "err med", "err p99", "B/bd", "B/all", "nodes", "grp", "walk grid/fit");
+	printf("# step: median, mean: the mean (read it for +rK); refit err: at the last refit "
+	       "before a build (+rK only); M2P counts monopole-only cells (+mF) too\n");
+	printf("%10s %-22s %8s %8s %8s | %6s %6s %6s %6s %7s %6s | %6s %6s %6s | %8s %8s | %8s %8s | "
+	       "%5s %5s %5s %5s %s\n",
+	       "n", "config", "step", "mean", "force", "bbox", "sort", "build", "moment", "walk", "integ",
+	       "P2P", "M2P", "local", "err med", "err p99", "refit md", "refit 99", "B/bd", "B/all",
+	       "nodes", "grp", "walk grid/fit");
 	return 0;
 }
 
@@ -335,8 +465,10 @@ static int bh_size(const struct bh_opts *o, const struct bh_config *cfg, int nc,
 			ref = NULL;
 		}
 	}
+	struct bh_refit_ref rr;
+	memset(&rr, 0, sizeof rr);
 	for (int c = 0; c < nc && rc == 0; c++) {
-		rc = bh_one(&st, &cfg[c], o->steps, ref, acc, eps, dt);
+		rc = bh_one(&st, &cfg[c], o->steps, ref, acc, eps, dt, &rr);
 		if (rc == 0 && o->ncu) { /* one more evaluation, between profiler marks */
 			struct gpu_tree_tuning keep;
 			gpu_tree_tuning_get(&keep);
@@ -348,6 +480,7 @@ static int bh_size(const struct bh_opts *o, const struct bh_config *cfg, int nc,
 			gpu_tree_tuning_set(&keep);
 		}
 	}
+	refit_ref_free(&rr);
 	free(ref);
 	free(acc);
 	sim_state_free(&st);
@@ -368,7 +501,7 @@ int bench_bh(int argc, char **argv)
 #else
 	struct bh_config cfg[BH_MAX_CONFIGS];
 	int nc = 0;
-	char buf[512];
+	char buf[1024];
 	snprintf(buf, sizeof buf, "%s", o.configs);
 	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
 		if (nc == BH_MAX_CONFIGS || parse_config(tok, &cfg[nc])) {

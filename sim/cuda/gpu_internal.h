@@ -115,6 +115,13 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
  * *rebuilt (may be NULL) says which it did. */
 int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
 			int *rebuilt, cudaStream_t stream);
+/* Shared time steps on one GPU (gpu_sim): gpu_tree_compute, but with the
+ * tuning's refit_every K > 1 (tree_api.h) a build only every K evaluations
+ * and gpu_tree_compute_ex's refit at the others (the body order is the
+ * last build's until the next: nothing else permutes b). K <= 1: exactly
+ * gpu_tree_compute. */
+int gpu_tree_compute_shared(struct gpu_tree *t, struct gpu_bodies *b, int need_pot,
+			    cudaStream_t stream);
 void gpu_tree_free(struct gpu_tree **t);
 /* Over MPI ranks: later walks give acc only to the slots [lo, hi) (groups
  * without one are skipped; other slots untouched); 0, SIZE_MAX: all. */

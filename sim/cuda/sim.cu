@@ -121,7 +121,7 @@ static int sim_force(struct gpu_sim *g, int need_pot)
 	if (g->rk)
 		return gpu_rk_force(g->rk, &g->b, g->tree, g->eps, need_pot, g->stream);
 	if (g->p.solver == SCENE_SOLVER_BARNES_HUT)
-		return gpu_tree_compute(g->tree, &g->b, need_pot, g->stream);
+		return gpu_tree_compute_shared(g->tree, &g->b, need_pot, g->stream);
 	return gpu_direct_compute(&g->b, g->eps, g->kernel, need_pot, g->stream);
 }
 

@@ -21,7 +21,7 @@
 
 /* The defaults; sim/tree.c uses the same leaf size, groups, local ratio and
  * leaf_p2p so that the two trees agree. */
-#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0}
+#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0, 0, 0.0f}
 static struct gpu_tree_tuning g_tuning = TREE_DEFAULT_TUNING;
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
@@ -54,6 +54,11 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 		g_tuning.reorder = defaults.reorder;
 	if (g_tuning.branch_bodies < 0)
 		g_tuning.branch_bodies = defaults.branch_bodies;
+	if (g_tuning.refit_every < 0)
+		g_tuning.refit_every = defaults.refit_every;
+	const float mf = g_tuning.mono_factor;
+	if (!(mf == 0.0f || (mf >= 1.0f && mf < 1e3f)))
+		g_tuning.mono_factor = defaults.mono_factor;
 }
 
 /* enum tree_reorder for a tree made now with params p */
@@ -178,6 +183,8 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 	t->local_ratio = g_tuning.local_ratio;
 	t->leaf_p2p = g_tuning.leaf_p2p;
 	t->local_dist = g_tuning.local_spread != 0;
+	t->refit_every = g_tuning.refit_every;
+	t->mono_factor = g_tuning.mono_factor;
 	t->multipoles = p->multipoles;
 	t->theta = (float)p->theta;
 	t->eps = (float)p->softening;
@@ -310,6 +317,16 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 	return gpu_tree_compute_ex(t, b, need_pot, 0, 0, NULL, stream);
 }
 
+int gpu_tree_compute_shared(struct gpu_tree *t, struct gpu_bodies *b, int need_pot,
+			    cudaStream_t stream)
+{
+	const int refit = t->refit_every > 1 && t->since_build % t->refit_every != 0;
+	int rebuilt = 0;
+	int rc = gpu_tree_compute_ex(t, b, need_pot, 0, refit, &rebuilt, stream);
+	t->since_build = rebuilt ? 1 : t->since_build + 1;
+	return rc;
+}
+
 int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, int refit,
 			int *rebuilt, cudaStream_t stream)
 {
@@ -439,7 +456,33 @@ static int tree_unpack_active(const float4 *h4, const uint32_t *hid, size_t n,
 struct tree_once_soft {
 	const double *eps_body; /* n lengths, or NULL: eps for all */
 	int spline;
+	const double *refit_pos; /* non-NULL: after the build, these positions (3n, by
+				  * body) refitted into it and walked instead */
 };
+
+/* The one-shot's refit (gpu_tree_accel_refit): the bodies in the build's
+ * slot order (b->id) moved to rpos, then a refit and its walk; h4, hid: n
+ * staging entries. 0, NB_EINPUT (no refit possible) or NB_ERUNTIME. */
+static int tree_once_refit(struct gpu_tree *t, struct gpu_bodies *b, const double *rpos,
+			   float4 *h4, uint32_t *hid)
+{
+	const size_t n = b->n;
+	int rebuilt = 0, rc;
+	CUDA_CHECK(cudaMemcpy(h4, b->pos, n * sizeof(float4), cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(hid, b->id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+	for (size_t k = 0; k < n; k++) {
+		const double *q = rpos + 3 * (size_t)hid[k];
+		h4[k] = make_float4((float)q[0], (float)q[1], (float)q[2], h4[k].w);
+	}
+	CUDA_CHECK(cudaMemcpy(b->pos, h4, n * sizeof(float4), cudaMemcpyHostToDevice));
+	if ((rc = gpu_tree_compute_ex(t, b, 0, 0, 1, &rebuilt, 0)))
+		return rc;
+	if (rebuilt) {
+		log_error("barnes-hut (GPU): a refit needs the bmax criterion (tuning)");
+		return NB_EINPUT;
+	}
+	return 0;
+}
 
 /* b.eps and b.eps_id (slot = body before the sort) for the one-shot call */
 static int tree_once_eps(struct gpu_bodies *b, const double *eps_body)
@@ -509,6 +552,8 @@ static int tree_accel_once(const double *pos, const double *mass, const unsigned
 	}
 	if ((rc = gpu_tree_compute_ex(t, &b, pot != NULL, lev ? la : 0, 0, NULL, 0)))
 		goto end;
+	if (so.refit_pos && (rc = tree_once_refit(t, &b, so.refit_pos, h4, hid)))
+		goto end;
 	CUDA_GOTO(cudaMemcpy(h4, b.acc, n * sizeof(float4), cudaMemcpyDeviceToHost), rc, end);
 	CUDA_GOTO(cudaMemcpy(hid, b.id, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), rc, end);
 	if (!lev)
@@ -536,7 +581,7 @@ extern "C" int gpu_tree_accel(const double *pos, const double *mass, size_t n, d
 			      double theta, int multipoles, double *acc, double *pot)
 {
 	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot,
-			       tree_once_soft{NULL, 0});
+			       tree_once_soft{NULL, 0, NULL});
 }
 
 extern "C" int gpu_tree_accel_soft(const double *pos, const double *mass, const double *eps_body,
@@ -544,7 +589,14 @@ extern "C" int gpu_tree_accel_soft(const double *pos, const double *mass, const 
 				   double *acc, double *pot)
 {
 	return tree_accel_once(pos, mass, NULL, 0, n, eps, theta, multipoles, acc, pot,
-			       tree_once_soft{eps_body, spline});
+			       tree_once_soft{eps_body, spline, NULL});
+}
+
+extern "C" int gpu_tree_accel_refit(const double *pos0, const double *pos1, const double *mass,
+				    size_t n, double eps, double theta, int multipoles, double *acc)
+{
+	return tree_accel_once(pos0, mass, NULL, 0, n, eps, theta, multipoles, acc, NULL,
+			       tree_once_soft{NULL, 0, pos1});
 }
 
 extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
@@ -552,5 +604,5 @@ extern "C" int gpu_tree_accel_levels(const double *pos, const double *mass,
 				     double theta, int multipoles, double *acc)
 {
 	return tree_accel_once(pos, mass, lev, la, n, eps, theta, multipoles, acc, NULL,
-			       tree_once_soft{NULL, 0});
+			       tree_once_soft{NULL, 0, NULL});
 }

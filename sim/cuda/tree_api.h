@@ -53,6 +53,18 @@ struct gpu_tree_tuning {
 			    * radix sort over migrate's frozen cube: the same keys and
 			    * order as migrate, so the same forces bit for bit (tests) */
 	int branch_bodies; /* migrate: bodies a branch holds at a rebuild (0: 1024) */
+	/* Added after branch_bodies: speed-up variants (issue 30), off by default. */
+	int refit_every;   /* shared time steps on one GPU (gpu_sim): rebuild the tree
+			    * every refit_every force evaluations and refit it (moments,
+			    * bmax and opening radii from the current positions; cells,
+			    * body order and walk groups kept) at the others; 0 or 1:
+			    * rebuild every evaluation (default). bmax criterion only
+			    * (with com every evaluation rebuilds) */
+	float mono_factor; /* quadrupole walks (multipoles 2, one Plummer length): an
+			    * accepted near cell whose distance d exceeds mono_factor
+			    * times its opening radius takes the monopole only (its
+			    * error, ~(bmax/d)^2, is then below theta^2 / mono_factor^2);
+			    * 0: never (default), else >= 1 */
 };
 /* The tuning that trees created from now on use (process-wide; benchmarks
  * and tests only). set(NULL) restores the defaults. */
@@ -108,6 +120,13 @@ int gpu_tree_accel(const double *pos, const double *mass, size_t n, double eps, 
 int gpu_tree_accel_soft(const double *pos, const double *mass, const double *eps_body, size_t n,
 			double eps, int spline, double theta, int multipoles, double *acc,
 			double *pot);
+/* gpu_tree_accel at pos1 (3n, the same bodies moved) from a tree built at
+ * pos0 and refitted at pos1 (gpu_tree_compute_ex's refit: cells, order and
+ * walk groups of pos0, moments and bmax of pos1): the force of a refitted
+ * step (tuning refit_every), for its error against the direct sum at pos1.
+ * acc (3n) in the caller's order. */
+int gpu_tree_accel_refit(const double *pos0, const double *pos1, const double *mass, size_t n,
+			 double eps, double theta, int multipoles, double *acc);
 /* As gpu_tree_accel for the bodies with lev[i] >= la only (individual time
  * steps: the walk of the active bodies packed into their own groups when
  * la > 0); the others' acc (3 each) are left as the caller set them. */

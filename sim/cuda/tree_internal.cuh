@@ -68,6 +68,9 @@ struct gpu_tree {
 	float local_ratio; /* far cells: local expansion (tree_far.cuh) */
 	int leaf_p2p;      /* near accepted leaves up to this size: body by body */
 	int local_dist;    /* local sums spread over the warp's lanes (tree_far.cuh) */
+	int refit_every;   /* gpu_tree_compute_shared: rebuild every this many (tuning) */
+	int since_build;   /* gpu_tree_compute_shared's evaluations since its last build */
+	float mono_factor; /* near cells beyond this times rcrit: monopole (0: never) */
 
 	/* per body */
 	unsigned long long *keys, *keys_alt;

@@ -21,6 +21,10 @@
  *   once at the end (about half of the body-cell interactions at theta 0.5,
  *   ~1/6 of the cost each). Accepted near leaves of at most leaf_p2p bodies
  *   join the body list: exact, and cheaper than a quadrupole.
+ *   Variant (tuning mono_factor F > 0, quadrupole walks with one Plummer
+ *   length): accepted near cells beyond F times their opening radius go to
+ *   a fourth list and take the monopole only (12 + 1 rsqrt instead of 30 +
+ *   1); the cells accepted and opened are the same.
  * Individual time steps (la > 0): the active bodies are first packed into
  * groups of their own, group node by group node (tree_pack_kernel), and the
  * walk reads its targets through that list (pk_slot).
@@ -327,6 +331,18 @@ __device__ __forceinline__ void far_cell(float *fc, int c, bool have,
 		far_scatter_add(v, fc, lane);
 }
 
+/* The first cnt monopole-only cells' (com, mass) into the stage (lane's own). */
+__device__ __forceinline__ void walk_mono_stage(struct walk_smem *sm, const int *list,
+						const float4 *__restrict__ node_open,
+						const float4 *__restrict__ node_mq0, int lane, int cnt)
+{
+	if (lane < cnt) {
+		const int c = list[lane];
+		const float4 op = node_open[c];
+		sm->stage[0][lane] = make_float4(op.x, op.y, op.z, node_mq0[c].x);
+	}
+}
+
 /* LOC: far cells through the group's local expansion (tree_far.cuh):
  * 0 never (local_ratio 0), 1 with the coefficients in every lane's
  * registers, 2 spread over the lanes (DIST). LOC 2 is asked for 6 blocks
@@ -339,7 +355,9 @@ __device__ __forceinline__ void far_cell(float *fc, int c, bool have,
  * where the kernel is Newtonian, so a far cell's expansion takes eps = 0
  * for the whole group, exactly; with Plummer lengths per body a far cell's
  * length would differ from body to body of the group. */
-template <int NB, int MP, bool POT, int LOC, bool SOFT = false>
+/* MONO (quadrupole walks, one Plummer length: tuning mono_factor > 0):
+ * separate instances, so that the default walk is today's code. */
+template <int NB, int MP, bool POT, int LOC, bool SOFT = false, bool MONO = false>
 __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 	tree_walk_kernel(const float4 *__restrict__ pos, const int2 *__restrict__ groups,
 			 const int2 *__restrict__ node_kids,
@@ -347,9 +365,14 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			 const float4 *__restrict__ node_mq1, float4 *__restrict__ acc,
 			 struct tree_ctl *ctl, float eps2, int count, float far2, int small_leaf,
 			 const uint8_t *__restrict__ lev, int la, unsigned slot_lo, unsigned slot_hi,
-			 const int *__restrict__ pk_slot, struct walk_soft ws)
+			 const int *__restrict__ pk_slot, struct walk_soft ws, float mono2)
 {
 	constexpr bool DIST = LOC == 2;
+	static_assert(!MONO || (MP == 2 && !SOFT), "monopole-only cells: quadrupole walks only");
+	/* MONO: accepted near cells with d^2 > mono2 rcrit^2 (mono2 the tuning's
+	 * mono_factor^2) take the monopole only, from a list of their own */
+	__shared__ int mono_list[MONO ? WALK_WARPS : 1][64];
+	int *sml = mono_list[MONO ? threadIdx.x >> 5 : 0];
 	const float far_eps2 = SOFT ? 0.0f : eps2; /* the local expansion's (SOFT: spline only) */
 	__shared__ struct walk_smem smem[WALK_WARPS];
 	/* SOFT: the pending bodies' lengths, the staged cells' (eps_max, eps2_mean) */
@@ -444,7 +467,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 		for (int k = 0; k < (DIST ? 4 : FAR_NC); k++)
 			fc[k] = 0.0f;
 
-		int sp = 1, nc = 0, nb = 0, nf = 0;
+		int sp = 1, nc = 0, nb = 0, nf = 0, nm = 0;
 		unsigned long long n_p2p = 0, n_m2p = 0, n_m2l = 0;
 		if (lane == 0)
 			sm->stack[0] = 0u << 3 | 0u; /* the root, a range of one */
@@ -471,6 +494,7 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			__syncwarp(); /* pops read before pushes overwrite */
 
 			bool accept = false, far = false, open_leaf = false, open_int = false;
+			bool mono = false;
 			int2 kid = make_int2(0, 0);
 			if (have) {
 				float4 op = node_open[cell];
@@ -479,16 +503,17 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				float dx = fmaxf(fabsf(ex) - ghx, 0.0f);
 				float dy = fmaxf(fabsf(ey) - ghy, 0.0f);
 				float dz = fmaxf(fabsf(ez) - ghz, 0.0f);
-				accept = fmaf(dx, dx, fmaf(dy, dy, dz * dz)) > op.w;
+				const float d2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+				accept = d2 > op.w;
 				if (SOFT && accept)
-					accept = walk_soft_accept(ws, cell, fmaf(dx, dx, fmaf(dy, dy, dz * dz)),
-								  gmax, gmin);
+					accept = walk_soft_accept(ws, cell, d2, gmax, gmin);
 				/* far: through the group's local expansion (tree_far.cuh);
 				 * near leaves of a few bodies: body by body, exact and
 				 * cheaper than a quadrupole */
 				far = LOC > 0 && accept && far2 * fmaf(ex, ex, fmaf(ey, ey, ez * ez)) > rho2;
 				if (accept && !far && kid.y < 0 && -kid.y <= small_leaf)
 					accept = false;
+				mono = MONO && accept && !far && mono2 * d2 > op.w;
 				open_leaf = !accept && kid.y < 0;
 				open_int = !accept && kid.y > 0;
 			}
@@ -505,10 +530,16 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 			sp = min(sp + __popc(mi), TREE_STACK_CAP);
 
 			/* accepted cells join the pending lists */
-			unsigned ma = __ballot_sync(FULL, accept && !far);
-			if (accept && !far)
+			unsigned ma = __ballot_sync(FULL, accept && !far && !mono);
+			if (accept && !far && !mono)
 				sm->cells[nc + __popc(ma & lt_mask)] = cell;
 			nc += __popc(ma);
+			if (MONO) {
+				unsigned mm = __ballot_sync(FULL, mono);
+				if (mono)
+					sml[nm + __popc(mm & lt_mask)] = cell;
+				nm += __popc(mm);
+			}
 			if (LOC > 0) {
 				unsigned mf = __ballot_sync(FULL, far);
 				if (far)
@@ -548,6 +579,17 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				else
 					walk_m2p<NB, MP, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
 				nc -= 32;
+				n_m2p += 32;
+				__syncwarp();
+			}
+			if (MONO && nm >= 32) {
+				walk_mono_stage(sm, sml, node_open, node_mq0, lane, 32);
+				int rest = lane < nm - 32 ? sml[32 + lane] : 0;
+				__syncwarp();
+				if (lane < nm - 32)
+					sml[lane] = rest;
+				walk_m2p<NB, 1, POT>(sm, 32, px, py, pz, ax, ay, az, phi, eps2);
+				nm -= 32;
 				n_m2p += 32;
 				__syncwarp();
 			}
@@ -620,6 +662,13 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 				walk_m2p<NB, MP, POT>(sm, nc, px, py, pz, ax, ay, az, phi, eps2);
 			n_m2p += nc;
 		}
+		if (MONO && nm > 0) {
+			__syncwarp(); /* the last flush has read the stage */
+			walk_mono_stage(sm, sml, node_open, node_mq0, lane, nm);
+			__syncwarp();
+			walk_m2p<NB, 1, POT>(sm, nm, px, py, pz, ax, ay, az, phi, eps2);
+			n_m2p += nm;
+		}
 		if (nb > 0) {
 			if (SOFT)
 				walk_p2p_soft<NB, POT>(sm->bodies, sbe, nb, px, py, pz, pe, ax, ay, az, phi,
@@ -676,10 +725,23 @@ __global__ void __launch_bounds__(WALK_THREADS, WALK_MIN_BLOCKS(LOC))
 
 typedef void (*walk_fn)(const float4 *, const int2 *, const int2 *, const float4 *, const float4 *,
 			const float4 *, float4 *, struct tree_ctl *, float, int, float, int,
-			const uint8_t *, int, unsigned, unsigned, const int *, struct walk_soft);
+			const uint8_t *, int, unsigned, unsigned, const int *, struct walk_soft, float);
 
-static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int soft)
+/* The walk instance; mono (tuning mono_factor > 0) takes effect with
+ * multipoles 2 and one Plummer length only. */
+static walk_fn walk_pick(int lanes, int mp, int pot, int loc, int soft, int mono)
 {
+#define MONO_FNS(NB)                                                                      \
+	{{tree_walk_kernel<NB, 2, false, 0, false, true>,                                 \
+	  tree_walk_kernel<NB, 2, false, 1, false, true>,                                 \
+	  tree_walk_kernel<NB, 2, false, 2, false, true>},                                \
+	 {tree_walk_kernel<NB, 2, true, 0, false, true>,                                  \
+	  tree_walk_kernel<NB, 2, true, 1, false, true>,                                  \
+	  tree_walk_kernel<NB, 2, true, 2, false, true>}}
+	static const walk_fn mono_fns[2][2][3] = {MONO_FNS(1), MONO_FNS(2)};
+#undef MONO_FNS
+	if (mono && !soft && mp == 2)
+		return mono_fns[lanes - 1][pot ? 1 : 0][loc];
 #define SOFT_FNS(NB, MP)                                                                  \
 	{{tree_walk_kernel<NB, MP, false, 0, true>, tree_walk_kernel<NB, MP, false, 1, true>},  \
 	 {tree_walk_kernel<NB, MP, true, 0, true>, tree_walk_kernel<NB, MP, true, 1, true>}}
@@ -714,6 +776,12 @@ static int walk_loc(const struct gpu_tree *t)
 	return t->local_ratio > 0.0f ? (t->local_dist ? 2 : 1) : 0;
 }
 
+/* the monopole-only variant (tuning mono_factor) is on */
+static int walk_mono(const struct gpu_tree *t)
+{
+	return t->mono_factor > 0.0f;
+}
+
 int tree_walk_prepare(struct gpu_tree *t)
 {
 	for (int l = 1; l <= 2; l++)
@@ -721,7 +789,8 @@ int tree_walk_prepare(struct gpu_tree *t)
 			for (int pot = 0; pot <= 1; pot++) {
 				int per_sm = 0;
 				CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-					&per_sm, walk_pick(l, mp, pot, walk_loc(t), t->soft), WALK_THREADS, 0));
+					&per_sm, walk_pick(l, mp, pot, walk_loc(t), t->soft, walk_mono(t)),
+					WALK_THREADS, 0));
 				if (l == t->lanes && mp == t->multipoles && pot == 0)
 					t->walk_fit_per_sm = per_sm;
 				if (t->walk_blocks_per_sm > 0 && t->walk_blocks_per_sm < per_sm)
@@ -818,11 +887,12 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 		blocks = (int)want;
 	t->walk_last_blocks = blocks;
 	struct walk_soft ws = {b->eps, t->node_soft, t->node_bmax, t->eps, t->spline};
-	walk_pick(lanes, mp, pot, walk_loc(t), t->soft)<<<blocks, WALK_THREADS, 0, s>>>(
+	walk_pick(lanes, mp, pot, walk_loc(t), t->soft, walk_mono(t))<<<blocks, WALK_THREADS, 0, s>>>(
 		b->pos, packed ? t->pk_group : t->groups, t->node_kids, t->node_open, t->node_mq0,
 		t->node_mq1, b->acc, t->ctl, t->eps * t->eps, t->count_interactions,
 		t->local_ratio * t->local_ratio, t->leaf_p2p, packed || la <= 0 ? NULL : b->lev, la,
-		t->slot_lo, t->slot_hi, packed ? t->pk_slot : NULL, ws);
+		t->slot_lo, t->slot_hi, packed ? t->pk_slot : NULL, ws,
+		t->mono_factor * t->mono_factor);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
