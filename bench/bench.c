@@ -26,7 +26,7 @@ static const struct {
 	 "[--n LIST] [--steps K] [--tiles pairwise:128x8,gather:256x1,...]"},
 	{"bh", bench_bh, "GPU Barnes-Hut: ms per step and per stage (--n LIST)",
 	 "[--n LIST] [--steps K] [--configs ecl,com,default,fast,THETA:MP:bh|bmax:LEAF:LANES"
-	 "[:GMAX[:BLOCKS[:RATIO[:LEAFP2P[:SPREAD]]]]], each +rK (refit) +mF (monopole far)] "
+	 "[:GMAX[:BLOCKS[:RATIO[:LEAFP2P[:SPREAD]]]]], each +rK (refit) +mF (monopole far) +g (graphs)] "
 	 "[--accuracy-max N] [--scene FILE --frames F] [--ncu]"},
 	{"bh-accuracy", bench_bh_accuracy, "tree force error vs direct, theta and multipoles",
 	 "[--n N] [--criterion bmax|bh] [--local RATIO] [--leaf-p2p K]"},

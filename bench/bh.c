@@ -29,7 +29,7 @@
  * (simulation.opening: com), fast = 0.55:2:bmax:16:1. Criterion bh is the
  * scene's opening com.
  * Speed-up variants (issue 30; gpu_tree_tuning in sim/cuda/tree_api.h), as
- * suffixes of any config, e.g. default+r4, default+m1.6, fast+r4+m1.6:
+ * suffixes of any config, e.g. default+r4, default+m1.6, fast+r4+m1.6+g:
  *   +rK  refit_every K: the tree is rebuilt every K steps and refitted
  *        between. Its error is measured where it is largest, at the last
  *        refit before the next build: the bodies K-1 steps on (default
@@ -39,6 +39,8 @@
  *        then the one to read (use --steps a multiple of K).
  *   +mF  mono_factor F >= 1: near cells beyond F times their opening radius
  *        take the monopole only.
+ *   +g   graph_stages: the build's and moments' ~45 launches a step
+ *        replayed as two CUDA graphs.
  *
  * bh-accuracy: the error table for theta in {0.3, 0.5, 0.7, 0.9} (and 0),
  * monopole and quadrupole, on a Plummer sphere (eps = 0.05) and on two disk
@@ -120,6 +122,10 @@ static int parse_variants(char *tok, struct gpu_tree_tuning *tu)
 		next = strchr(v, '+');
 		if (next)
 			*next++ = 0;
+		if (strcmp(v, "g") == 0) {
+			tu->graph_stages = 1;
+			continue;
+		}
 		char *end = NULL;
 		double x = strtod(v + 1, &end);
 		if (end == v + 1 || *end)

@@ -1,5 +1,6 @@
 /* test_gpu_tree_variants.c - the GPU tree's speed-up variants (issue 30;
- * gpu_tree_tuning.refit_every and mono_factor in sim/cuda/tree_api.h)
+ * gpu_tree_tuning.refit_every, mono_factor and graph_stages in
+ * sim/cuda/tree_api.h)
  * against the double direct sum (sim_direct_accel) and against the tree
  * they vary. Without a usable GPU the program prints "SKIP: <why>" and runs
  * no case (tests/check_main.h, NB_GPU_TCASE).
@@ -125,6 +126,51 @@ START_TEST(gpu_sim_refit_every_builds_every_k)
 }
 END_TEST
 
+/* n Plummer bodies after `steps` shared steps of a gpu_sim under tuning
+ * tu (the caller's tuning restored), into out (allocated). */
+static void steps_under(const struct sim_state *st, const struct gpu_tree_tuning *tu, int steps,
+			struct sim_state *out)
+{
+	struct sim_params p = {.solver = SCENE_SOLVER_BARNES_HUT, .direct_kernel = SCENE_DIRECT_AUTO,
+			       .softening = VAR_EPS, .dt = 2e-3, .theta = 0.5, .multipoles = 2,
+			       .opening = SCENE_OPENING_BMAX};
+	struct gpu_tree_tuning keep;
+	struct gpu_sim *g = NULL;
+	gpu_tree_tuning_get(&keep);
+	gpu_tree_tuning_set(tu);
+	ck_assert_int_eq(sim_state_alloc(out, st->n, 1), 0);
+	ck_assert_int_eq(gpu_sim_create(st, &p, &g), 0);
+	ck_assert_int_eq(gpu_sim_advance(g, steps, 0), 0);
+	ck_assert_int_eq(gpu_sim_download(g, out), 0);
+	gpu_sim_free(&g);
+	gpu_tree_tuning_set(&keep);
+}
+
+/* graph_stages replays the same kernels: six steps land on the same
+ * positions and velocities bit for bit, with a build every step and with
+ * refits between builds (the moments' graph then runs alone). */
+START_TEST(gpu_sim_graph_stages_same_bits)
+{
+	struct sim_state st, a, b;
+	plummer(&st, VAR_N, 34);
+	struct gpu_tree_tuning tu;
+	gpu_tree_tuning_get(&tu);
+	for (int refit = 0; refit <= 3; refit += 3) {
+		tu.refit_every = refit;
+		tu.graph_stages = 0;
+		steps_under(&st, &tu, 6, &a);
+		tu.graph_stages = 1;
+		steps_under(&st, &tu, 6, &b);
+		ck_assert_msg(memcmp(a.pos, b.pos, 3 * VAR_N * sizeof *a.pos) == 0 &&
+				      memcmp(a.vel, b.vel, 3 * VAR_N * sizeof *a.vel) == 0,
+			      "refit_every %d: graphs changed the state", refit);
+		ck_assert_msg(memcmp(a.pos, st.pos, 3 * VAR_N * sizeof *a.pos) != 0, "no step taken");
+		sim_state_free(&a), sim_state_free(&b);
+	}
+	sim_state_free(&st);
+}
+END_TEST
+
 /* One evaluation's error and interaction counts under tuning tu. */
 static void eval_counted(const struct sim_state *st, const struct gpu_tree_tuning *tu,
 			 const double *ad, double *acc, double *med, double *p99, double *p2p,
@@ -196,6 +242,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, gpu_tree_refit_error_matches_rebuild);
 	tcase_add_test(tc, gpu_sim_refit_every_builds_every_k);
 	tcase_add_test(tc, gpu_tree_mono_factor_error_between_orders);
+	tcase_add_test(tc, gpu_sim_graph_stages_same_bits);
 	NB_GPU_TCASE(s, tc);
 	return s;
 }

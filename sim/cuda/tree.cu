@@ -21,7 +21,7 @@
 
 /* The defaults; sim/tree.c uses the same leaf size, groups, local ratio and
  * leaf_p2p so that the two trees agree. */
-#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0, 0, 0.0f}
+#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0, 0, 0.0f, 0}
 static struct gpu_tree_tuning g_tuning = TREE_DEFAULT_TUNING;
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
@@ -59,6 +59,7 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 	const float mf = g_tuning.mono_factor;
 	if (!(mf == 0.0f || (mf >= 1.0f && mf < 1e3f)))
 		g_tuning.mono_factor = defaults.mono_factor;
+	g_tuning.graph_stages = g_tuning.graph_stages != 0;
 }
 
 /* enum tree_reorder for a tree made now with params p */
@@ -185,6 +186,7 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 	t->local_dist = g_tuning.local_spread != 0;
 	t->refit_every = g_tuning.refit_every;
 	t->mono_factor = g_tuning.mono_factor;
+	t->graph_stages = g_tuning.graph_stages;
 	t->multipoles = p->multipoles;
 	t->theta = (float)p->theta;
 	t->eps = (float)p->softening;
@@ -317,6 +319,63 @@ int gpu_tree_compute(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, cud
 	return gpu_tree_compute_ex(t, b, need_pot, 0, 0, NULL, stream);
 }
 
+/* ---- build and moments as CUDA graphs (tuning graph_stages) ---- */
+
+static int tree_build_stage(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
+{
+	(void)pos;
+	return tree_stage_build(t, s);
+}
+
+/* STAGE's launches on s, through *exec: captured from s at the first call
+ * (the launches depend only on the tree and pos, fixed until recaptured),
+ * then replayed. 0 or NB_ERUNTIME (logged). */
+static int tree_graph_run(struct gpu_tree *t, cudaGraphExec_t *exec,
+			  int (*stage)(struct gpu_tree *, const float4 *, cudaStream_t),
+			  const float4 *pos, cudaStream_t s)
+{
+	if (!*exec) {
+		cudaGraph_t g = NULL;
+		CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+		int rc = stage(t, pos, s);
+		cudaError_t e = cudaStreamEndCapture(s, &g);
+		if (rc == 0 && e == cudaSuccess)
+			e = cudaGraphInstantiate(exec, g, 0);
+		if (g)
+			cudaGraphDestroy(g);
+		if (rc || e != cudaSuccess) {
+			*exec = NULL;
+			log_error("barnes-hut (GPU): capturing the tree's stages as a CUDA graph "
+				  "failed: %s", cudaGetErrorString(e));
+			return NB_ERUNTIME;
+		}
+	}
+	CUDA_CHECK(cudaGraphLaunch(*exec, s));
+	return 0;
+}
+
+/* The build's launches (through a graph when the tuning asks). */
+static int tree_build(struct gpu_tree *t, cudaStream_t s)
+{
+	if (!t->graph_stages || s == 0)
+		return tree_stage_build(t, s);
+	return tree_graph_run(t, &t->gx_build, tree_build_stage, NULL, s);
+}
+
+/* The moments' launches over pos (through a graph when the tuning asks;
+ * recaptured when pos is another array). */
+static int tree_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
+{
+	if (!t->graph_stages || s == 0)
+		return tree_stage_moments(t, pos, s);
+	if (t->gx_moments && t->gx_pos != pos) {
+		CUDA_CHECK(cudaGraphExecDestroy(t->gx_moments));
+		t->gx_moments = NULL;
+	}
+	t->gx_pos = pos;
+	return tree_graph_run(t, &t->gx_moments, tree_stage_moments, pos, s);
+}
+
 int gpu_tree_compute_shared(struct gpu_tree *t, struct gpu_bodies *b, int need_pot,
 			    cudaStream_t stream)
 {
@@ -347,7 +406,7 @@ int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, 
 		if (prof)
 			for (int k = 0; k < 4; k++)
 				CUDA_CHECK(cudaEventRecord(t->ev[k], stream));
-		if ((rc = tree_stage_refit_reset(t, stream)) || (rc = tree_stage_moments(t, b->pos, stream)) ||
+		if ((rc = tree_stage_refit_reset(t, stream)) || (rc = tree_moments(t, b->pos, stream)) ||
 		    (rc = tree_stage_soft(t, b, stream)))
 			return rc;
 		goto walk;
@@ -370,11 +429,11 @@ int gpu_tree_compute_ex(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, 
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[2], stream));
-	if ((rc = tree_stage_build(t, stream)))
+	if ((rc = tree_build(t, stream)))
 		return rc;
 	if (prof)
 		CUDA_CHECK(cudaEventRecord(t->ev[3], stream));
-	if ((rc = tree_stage_moments(t, b->pos, stream)) || (rc = tree_stage_soft(t, b, stream)))
+	if ((rc = tree_moments(t, b->pos, stream)) || (rc = tree_stage_soft(t, b, stream)))
 		return rc;
 	t->built = 1;
 	t->built_n = b->n;
@@ -419,6 +478,10 @@ void gpu_tree_free(struct gpu_tree **tp)
 		if (bufs[k])
 			cudaFree(bufs[k]);
 	tree_mig_free(t);
+	if (t->gx_build)
+		cudaGraphExecDestroy(t->gx_build);
+	if (t->gx_moments)
+		cudaGraphExecDestroy(t->gx_moments);
 	for (int k = 0; k < 7; k++)
 		if (t->ev[k])
 			cudaEventDestroy(t->ev[k]);

@@ -65,6 +65,11 @@ struct gpu_tree_tuning {
 			    * times its opening radius takes the monopole only (its
 			    * error, ~(bmax/d)^2, is then below theta^2 / mono_factor^2);
 			    * 0: never (default), else >= 1 */
+	int graph_stages;  /* 1: the build's and the moments' launches (one per
+			    * depth each, ~45 a step) replayed as two CUDA graphs
+			    * captured at their first use (streams other than the
+			    * legacy default stream: gpu_sim's); 0: launched one by
+			    * one (default). The same kernels: the same forces */
 };
 /* The tuning that trees created from now on use (process-wide; benchmarks
  * and tests only). set(NULL) restores the defaults. */

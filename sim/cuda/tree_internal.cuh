@@ -71,6 +71,9 @@ struct gpu_tree {
 	int refit_every;   /* gpu_tree_compute_shared: rebuild every this many (tuning) */
 	int since_build;   /* gpu_tree_compute_shared's evaluations since its last build */
 	float mono_factor; /* near cells beyond this times rcrit: monopole (0: never) */
+	int graph_stages;  /* build and moments through CUDA graphs (tuning) */
+	cudaGraphExec_t gx_build, gx_moments; /* captured at first use (or NULL) */
+	const float4 *gx_pos; /* the positions gx_moments was captured with */
 
 	/* per body */
 	unsigned long long *keys, *keys_alt;
