@@ -42,11 +42,11 @@
 #   presets     issue 30: the default scene under each simulation.accuracy
 #               preset: wall time, max |dE/E0|, frames 115 260 400
 #   treevar     issue 30: nbody-bench bh's tree variants (+rK refit, +mF
-#               monopole-far) and the default, alternated twice in one
+#               monopole-far, +g graphs) and the default, alternated twice in one
 #               process at 1M and 4M (ms per step, mean, stages, median and
 #               99th error against the bench's direct sums; the refit error
 #               at the last refit before a build), then TREEVAR_BEST
-#               (default+r4 unless set) beside the default at 16M (no
+#               (default+r4+g unless set) beside the default at 16M (no
 #               direct sum there): $L/treevar.txt
 set -u
 OUTDIR=${OUT:-/tmp/out}
@@ -170,11 +170,12 @@ for step in "$@"; do
 		done
 		tail -40 "$L/benchalt.txt" ;;
 	treevar)
-		R=default,default+r4,default+r8,default+m1.5,default+m2,default+r4+m1.5
+		R=default,default+r4,default+r8,default+m1.5,default+m2,default+g,default+r4+g
+		R=$R,default+r4+m1.5+g
 		build/nbody-bench bh --n 1000000,4000000 --steps 8 --configs $R,$R \
 			>"$L/treevar.txt" 2>&1
 		build/nbody-bench bh --n 16000000 --steps 8 --accuracy-max 0 \
-			--configs "default,${TREEVAR_BEST:-default+r4}" >>"$L/treevar.txt" 2>&1
+			--configs "default,${TREEVAR_BEST:-default+r4+g}" >>"$L/treevar.txt" 2>&1
 		cat "$L/treevar.txt" ;;
 	look)
 		build/nbody-bench render --look --sizes 1080p,4k --n 1000000,10000000 \
