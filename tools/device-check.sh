@@ -47,7 +47,8 @@
 #               99th error against the bench's direct sums; the refit error
 #               at the last refit before a build), then TREEVAR_BEST
 #               (default+r4+g unless set) beside the default at 16M (no
-#               direct sum there): $L/treevar.txt
+#               direct sum there), and the refit variants on the default
+#               scene's bodies at frame 100 with its own dt: $L/treevar.txt
 set -u
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR/check" /tmp/nb/rt
@@ -176,6 +177,9 @@ for step in "$@"; do
 			>"$L/treevar.txt" 2>&1
 		build/nbody-bench bh --n 16000000 --steps 8 --accuracy-max 0 \
 			--configs "default,${TREEVAR_BEST:-default+r4+g}" >>"$L/treevar.txt" 2>&1
+		build/nbody-bench bh --scene scenes/galaxy-collision.yaml --frames 100 --steps 8 \
+			--configs default,default+r4,default+r8,default+r4+g,default \
+			>>"$L/treevar.txt" 2>&1
 		cat "$L/treevar.txt" ;;
 	look)
 		build/nbody-bench render --look --sizes 1080p,4k --n 1000000,10000000 \
