@@ -122,6 +122,8 @@ static int parse_variants(char *tok, struct gpu_tree_tuning *tu)
 		next = strchr(v, '+');
 		if (next)
 			*next++ = 0;
+		if (!v[0])
+			return -1;
 		if (strcmp(v, "g") == 0) {
 			tu->graph_stages = 1;
 			continue;
