@@ -60,7 +60,7 @@
 #endif
 
 #define BH_MAX_N 16
-#define BH_MAX_CONFIGS 16
+#define BH_MAX_CONFIGS 24
 #define BH_MAX_STEPS 64
 
 #if NB_HAVE_CUDA
