@@ -172,7 +172,7 @@ for step in "$@"; do
 		tail -40 "$L/benchalt.txt" ;;
 	treevar)
 		R=default,default+r4,default+r8,default+m1.5,default+m2,default+g,default+r4+g
-		R=$R,default+r4+m1.5+g
+		R=$R,default+r4+m1.5+g,fast,0.45:2:bmax:16:1+m1.5  # equal error: theta against F
 		build/nbody-bench bh --n 1000000,4000000 --steps 8 --configs $R,$R \
 			>"$L/treevar.txt" 2>&1
 		build/nbody-bench bh --n 16000000 --steps 8 --accuracy-max 0 \
