@@ -252,8 +252,15 @@ START_TEST(gpu_uniform_plummer_unchanged)
 		ck_assert_int_eq(gpu_direct_accel(st.pos, st.mass, NB, EPS_HALO, dk[q], a0, NULL), 0);
 		ck_assert_int_eq(gpu_direct_accel_soft(st.pos, st.mass, NULL, NB, EPS_HALO,
 						       SCENE_SOFT_PLUMMER, dk[q], a1, NULL), 0);
-		ck_assert_msg(memcmp(a0, a1, 3 * NB * sizeof *a0) == 0,
-			      "direct %d: no lengths per body must be today's kernel, bit for bit", q);
+		/* gather sums in a fixed order: bit for bit; pairwise adds each
+		 * pair's reaction with atomics, so two calls of today's kernel
+		 * already differ in the last bits: float rounding only */
+		if (dk[q] == SCENE_DIRECT_GATHER)
+			ck_assert_msg(memcmp(a0, a1, 3 * NB * sizeof *a0) == 0,
+				      "direct gather: no lengths per body must be today's kernel, bit for bit");
+		else
+			expect_within("direct pairwise, no lengths per body against today's", a1, a0, NB,
+				      1e-6, 1e-5);
 		ck_assert_int_eq(gpu_direct_accel_soft(st.pos, st.mass, eps, NB, EPS_HALO,
 						       SCENE_SOFT_PLUMMER, dk[q], a1, NULL), 0);
 		expect_within("direct, equal lengths per body against one length", a1, a0, NB, 1e-5, 1e-4);

@@ -221,7 +221,10 @@ START_TEST(gpu_tree_mono_factor_error_between_orders)
 		ck_assert_msg(mmed > qmed && mmed < pmed && mp99 < pp99,
 			      "F %g: median %g (quadrupole %g, monopole %g)", factors[k], mmed, qmed,
 			      pmed);
-		ck_assert_msg(mmed < last, "F %g: median %g not below %g", factors[k], mmed, last);
+		/* a larger F makes fewer cells monopoles: never a larger error (equal
+		 * on the H200 for 1.4 and 2.0 at 20k bodies: the cells beyond 1.4
+		 * opening radii already go to the group's local expansion) */
+		ck_assert_msg(mmed <= last, "F %g: median %g above %g", factors[k], mmed, last);
 		last = mmed;
 	}
 	tu.mono_factor = 0.0f;

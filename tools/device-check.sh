@@ -217,7 +217,7 @@ for step in "$@"; do
 			grep -q '^runs:' "$s" && cmd="build/nbody-render batch"
 			rm -rf out
 			pred=$($cmd "$s" --dry-run $extra 2>&1 | tee "$L/est-$name-dry.log" |
-				grep "in all (" | tail -1 | sed 's/.*in all (\([0-9.]*\) s.*/\1/')
+				grep "time in all\|expected wall time" | tail -1 | sed 's/.*in all (\([0-9.]*\) s.*/\1/')
 			t0=$(date +%s.%N)
 			timeout ${EST_CAP:-150} $cmd "$s" $extra >"$L/est-$name.log" 2>&1
 			rc=$?
