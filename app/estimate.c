@@ -14,7 +14,7 @@
  *   render    frames x (pixels x rate + bodies x motion-blur samples x rate
  *             + bodies x rate of the light's statistics when the camera
  *             follows the light or frames itself)
- *   encode    frames x pixels; PNG frames x pixels
+ *   encode    frames x pixels; PNG frames x pixels / the PNG pool's threads
  *   files     bytes of the snapshots and FITS maps
  * The stages are added: on a small machine the writer thread's encoding
  * competes with the simulation's threads for the same cores. On a GPU the
@@ -75,6 +75,20 @@ static int tracks_light(const struct scene *sc)
  * long to make): its disk bodies take the CPU's ratio tree_disk /
  * tree_inter (the two trees open cells by the same criteria, so a disk's
  * extra interactions are the same). */
+/* The GPU tree's general softening path (the spline kernel, or lengths per
+ * body: sim/cuda's SOFT walk instances, without the group's local
+ * expansion for mixed Plummer lengths) against the calibrated one-length
+ * walk: APP_GPU_SOFT_FACTOR, measured once, not calibrated: on an H200
+ * scenes/gadget2-galaxy.yaml (60k bodies, spline, two lengths) stepped at
+ * 1.6 ms against the model's 0.74 (docs/BENCHMARKS.md, Estimates). */
+#define APP_GPU_SOFT_FACTOR 2.2
+static double gpu_soft_factor(const struct scene *sc)
+{
+	struct sim_params p;
+	sim_params_of(sc, &p);
+	return p.soft_mixed || p.soft_kernel == SCENE_SOFT_SPLINE ? APP_GPU_SOFT_FACTOR : 1;
+}
+
 static double force_s(const struct scene *sc, double n, double dn, const struct app_rates *r,
 		      const struct app_gpu_rates *g)
 {
@@ -83,8 +97,9 @@ static double force_s(const struct scene *sc, double n, double dn, const struct 
 		return inter * (g ? g->direct_pair : r->direct_pair);
 	double fd = n > 0 ? dn / n : 0;
 	if (g)
-		return g->tree_step + inter * g->tree_inter *
-			(1 - fd + (r->tree_inter > 0 ? fd * r->tree_disk / r->tree_inter : fd));
+		return (g->tree_step + inter * g->tree_inter *
+			(1 - fd + (r->tree_inter > 0 ? fd * r->tree_disk / r->tree_inter : fd))) *
+		       gpu_soft_factor(sc);
 	double slope = r->tree_small > 0 ? log(r->tree_small) / log(1.0 * APP_CAL_SMALL / APP_CAL_N) : 0;
 	slope = slope < -1 ? -1 : slope > 1 ? 1 : slope;
 	double size = n < APP_CAL_N && n >= 2 ? pow(n / APP_CAL_N, slope) : 1;
@@ -136,15 +151,17 @@ void app_estimate_model(const struct scene *sc, long n, const struct app_rates *
 							 (tracks_light(sc) ? N * r->frame_track : 0));
 	if (sc->output.video[0])
 		e->stage_s[APP_STAGE_ENCODE] = frames * px * r->encode_px;
-	if (sc->output.png_dir[0])
-		e->stage_s[APP_STAGE_PNG] = frames * px * r->png_px;
+	if (sc->output.png_dir[0]) /* the PNG pool's threads share the frames */
+		e->stage_s[APP_STAGE_PNG] = frames * px * r->png_px / out_png_threads_default();
 	e->stage_s[APP_STAGE_FILES] = file_bytes(sc, n) * r->file_byte;
 	for (int s = 0; s < APP_NSTAGES; s++)
 		e->total_s += e->stage_s[s];
-	if (g) { /* the encoder's thread runs beside the GPU's work */
+	if (g) { /* the encoder's thread and the PNG pool run beside the GPU's work */
 		double gpu = e->stage_s[APP_STAGE_SIM] + e->stage_s[APP_STAGE_RENDER];
-		double enc = e->stage_s[APP_STAGE_ENCODE];
-		e->total_s -= gpu + enc - (gpu > enc ? gpu : enc);
+		double enc = e->stage_s[APP_STAGE_ENCODE], png = e->stage_s[APP_STAGE_PNG];
+		double most = gpu > enc ? gpu : enc;
+		most = most > png ? most : png;
+		e->total_s -= gpu + enc + png - most;
 	}
 }
 

@@ -140,6 +140,10 @@ int out_preview_write(const char *path, int w, int h, const uint8_t *rgb8);
 
 /* ---- the writer thread ---- */
 struct out_writer;
+/* The PNG pool's worker threads when the caller leaves it to the writer:
+ * NB_PNG_THREADS (1..64) when set, else the online CPUs less two, 1..8
+ * (the time estimate divides the PNG stage by it). */
+int out_png_threads_default(void);
 /* Start the thread for the scene's outputs (video, png_dir, preview). Opens
  * (creates directories, checks codecs) before returning, so a bad path fails
  * here. queue_depth frames may wait. */

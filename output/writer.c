@@ -239,7 +239,7 @@ static int dir_of(const char *path, char *out, size_t cap)
  * encoder, and the render loop), 1..8: eight 8-bit 1080p frames at tens of
  * ms each keep up with any frame rate the renderer reaches, and more would
  * only hold more frames in memory. */
-static int png_threads_default(void)
+int out_png_threads_default(void)
 {
 	const char *e = getenv("NB_PNG_THREADS");
 	if (e && *e) {
@@ -313,7 +313,7 @@ static int writer_start(struct out_writer *w, int png_threads, int png_jobs)
 	int perr = 0;
 	if (w->png_dir[0]) {
 		if (png_threads < 1)
-			png_threads = png_threads_default();
+			png_threads = out_png_threads_default();
 		if (png_jobs < 1)
 			png_jobs = png_threads + 1;
 		err = out_png_pool_open(&w->png, w->png_dir, w->w, w->h, w->png_depth, png_threads,

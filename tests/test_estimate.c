@@ -100,6 +100,7 @@ START_TEST(plummer_direct_by_hand)
 	char env[256], args[1024];
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
 	write_rates(env + strlen("NB_RATES_FILE="));
+	strcat(env, " NB_PNG_THREADS=4"); /* the PNG pool's four threads share the frames */
 	snprintf(args, sizeof args, "scenes/plummer.yaml --set bodies.0.count=3000 "
 		 "--set simulation.solver=direct --set output.frames=20 --set simulation.steps_per_frame=2 "
 		 "--set render.width=320 --set render.height=180 --set output.video=%s/a.mp4 "
@@ -111,11 +112,11 @@ START_TEST(plummer_direct_by_hand)
 	assert_near(stage("simulation"), (19 * 2 + 1) * n * (n - 1) / 2 * 1e-8); /* 17.5 s */
 	assert_near(stage("rendering"), frames * (px * 1e-7 + n * 1e-6));    /* 0.175 s */
 	assert_near(stage("encoding (output.video)"), frames * px * 5e-8);
-	assert_near(stage("PNG frames (output.png_dir)"), frames * px * 2e-7);
+	assert_near(stage("PNG frames (output.png_dir)"), frames * px * 2e-7 / 4);
 	assert_near(stage("snapshots and FITS maps"), 0);
 	ck_assert_ptr_nonnull(strstr(g_out, "NB_RATES_FILE"));
 	double total = n * 1e-6 + 39 * n * (n - 1) / 2 * 1e-8 + frames * (px * 1e-7 + n * 1e-6) +
-		       frames * px * (5e-8 + 2e-7);
+		       frames * px * (5e-8 + 2e-7 / 4);
 	ck_assert_msg(fabs(stage("in all") - total) <= 1e-3 * total, "total %g, want %g",
 		      stage("in all"), total);
 }
@@ -418,6 +419,11 @@ START_TEST(gpu_rates_from_injected_file)
 		      "total %g, want %g (the GPU's %g s inside the encoder's time)", stage("in all"),
 		      create + enc, sim + render);
 	ck_assert_msg(strstr(g_out, "rates: GPU Test GPU, measured 2026-11-18 11:06 UTC"), "%.3000s", g_out);
+	/* the spline kernel: the GPU's general softening walk, 2.2 x the step */
+	char sargs[512];
+	snprintf(sargs, sizeof sargs, "%s --set simulation.softening_kernel=spline", args);
+	ck_assert_int_eq(run(env, sargs), 0);
+	assert_near(stage("simulation"), 2.2 * sim);
 	/* another GPU's file: not used, said so, the CPU's rates */
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s NB_GPU_RATES_FILE=%s NB_ESTIMATE_GPU='Other GPU'",
 		 rpath, gpath);
