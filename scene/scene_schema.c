@@ -145,8 +145,9 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.accuracy", .type = SKEY_ENUM, SC(simulation.accuracy),
 	 .names = accuracy_names, .def = "default", .type_doc = "default | draft | fine",
 	 .help = "a preset of theta, multipoles, softening and time step together (draft: "
-		 "faster, coarser; fine: slower, more accurate); keys given explicitly win. Measured "
-		 "energy error and time of each: docs/BENCHMARKS.md",
+		 "faster, coarser; fine: slower, more accurate): theta and multipoles given explicitly "
+		 "win; every softening length and the step are scaled from the scene's values, the "
+		 "time per frame kept. Measured energy error and time of each: docs/BENCHMARKS.md",
 	 .see = "PHYSICS.md#Accuracy presets"},
 	{.path = "simulation.dt", .type = SKEY_DOUBLE, SC(simulation.dt), .lo = 0, .hi = H,
 	 .flags = SKEY_LO_OPEN, .def = "0.001", .def_galactic = "0.5", .type_doc = "number > 0",
