@@ -446,6 +446,25 @@ static int ends_with_ci(const char *s, const char *suffix)
  * the GPU (3.4e38) - a run that would blow up at its first step. File
  * models are left out (their masses are in the CSV). */
 #define SCENE_ACC_MAX 1e30
+/* The smallest softening length the scene gives any body (entry, disk part
+ * or snapshot type; 0 = the level above) over simulation.softening. */
+static double scene_soft_min_ratio(const struct scene *sc)
+{
+	double lo = sc->simulation.softening;
+	for (int i = 0; i < sc->nbodies; i++) {
+		const struct scene_body *b = &sc->bodies[i];
+		const double own[] = {b->softening, b->disk.softening, b->bulge.softening,
+				      b->halo.softening};
+		for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+			if (own[k] > 0 && own[k] < lo)
+				lo = own[k];
+		for (int t = 0; t < SCENE_SNAP_NTYPES; t++)
+			if (b->snap.types[t].softening > 0 && b->snap.types[t].softening < lo)
+				lo = b->snap.types[t].softening;
+	}
+	return lo / sc->simulation.softening;
+}
+
 static int check_force_scale(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
@@ -465,8 +484,9 @@ static int check_force_scale(struct load_ctx *c)
 	}
 	if (heavy < 0 || !(total > 0))
 		return 0;
-	/* in logarithms: the quotient itself may overflow */
-	double eps = scene_softening(sc);
+	/* in logarithms: the quotient itself may overflow; the smallest
+	 * softening length any entry, part or type gives */
+	double eps = scene_softening(sc) * scene_soft_min_ratio(sc);
 	double lg = log10(total) + log10(256.0) + log10(u.mass) - 2 * log10(eps);
 	if (lg <= log10(SCENE_ACC_MAX))
 		return 0;
@@ -476,10 +496,10 @@ static int check_force_scale(struct load_ctx *c)
 		 sc->bodies[heavy].model == SCENE_MODEL_DISK_GALAXY ? "" : ".mass");
 	return scene_fail(&c->ec, c->body_mass[heavy], p,
 			  "expected a mass whose forces stay finite: a total mass of %g with "
-			  "simulation.softening %g gives accelerations up to about 1e%.0f internal units "
-			  "(G M / softening^2), beyond %g where they overflow; lower the masses or "
-			  "raise simulation.softening",
-			  total, sc->simulation.softening, lg, SCENE_ACC_MAX);
+			  "a softening of %g (the smallest length given) gives accelerations up to "
+			  "about 1e%.0f internal units (G M / softening^2), beyond %g where they "
+			  "overflow; lower the masses or raise the softening",
+			  total, sc->simulation.softening * scene_soft_min_ratio(sc), lg, SCENE_ACC_MAX);
 }
 
 /* A film series (bodies.*.snapshots) is filmed, not simulated: it needs

@@ -461,6 +461,10 @@ START_TEST(overflowing_masses_refused)
 	EXPECT_ERROR(err, "t.yaml:1:53: bodies.0.mass", "1e+20");
 	err = load_str("bodies: [{name: a, model: plummer, count: 10, mass: 1e20}]\n", NULL, 0, &g_sc);
 	ck_assert_msg(err == 0, "a large but finite mass was refused: %s", g_err);
+	/* an entry's own smaller length counts (issue 30): 1e20 over (1e-10)^2 overflows */
+	err = load_str("bodies: [{name: a, model: plummer, count: 10, mass: 1e20, softening: 1e-10}]\n",
+		       NULL, 0, &g_sc);
+	EXPECT_ERROR(err, "bodies.0.mass", "a softening of 1e-10 (the smallest length given)");
 }
 END_TEST
 
