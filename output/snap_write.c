@@ -330,11 +330,13 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	char *names = calloc((size_t)nc + 1, SCENE_NAME_MAX + 8);
 	long long *counts = calloc((size_t)nc + 1, sizeof *counts);
 	int *types = calloc((size_t)nc + 1, sizeof *types);
-	int bad = !names || !counts || !types;
+	double *soft = calloc((size_t)nc + 1, sizeof *soft); /* each component's length */
+	int bad = !names || !counts || !types || !soft;
 	for (int c = 0; !bad && c < nc; c++) {
 		memcpy(names + (size_t)c * (SCENE_NAME_MAX + 8), st->comps[c].name,
 		       strlen(st->comps[c].name));
 		types[c] = out_snap_part_type(st->comps[c].name);
+		soft[c] = st->comps[c].softening;
 	}
 	for (size_t i = 0; !bad && i < st->n; i++)
 		if (st->comp[i] < nc)
@@ -346,6 +348,8 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	      attr_f64(g, "TimeInternal", st->time) ||
 	      attr_f64(g, "DtInternal", sc->simulation.dt * u.time) ||
 	      attr_f64(g, "SofteningInternal", scene_softening(sc)) ||
+	      attr_str(g, "SofteningKernel",
+		       sc->simulation.softening_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer") ||
 	      attr_str(g, "Solver", solver_name(sc->simulation.solver)) ||
 	      attr_f64(g, "Theta", sc->simulation.theta) ||
 	      attr_i32(g, "Multipoles", sc->simulation.multipoles) ||
@@ -355,11 +359,13 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	      attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, (hsize_t)nc) ||
 	      attr_array(g, "ComponentCounts", H5T_NATIVE_LLONG, counts, (hsize_t)nc) ||
 	      attr_array(g, "ComponentPartTypes", H5T_NATIVE_INT, types, (hsize_t)nc) ||
+	      attr_array(g, "ComponentSoftening", H5T_NATIVE_DOUBLE, soft, (hsize_t)nc) ||
 	      attr_str(g, "Scene", scene_text) ||
 	      attr_array(g, "CoordinateOffset", H5T_NATIVE_DOUBLE, offs, 3);
 	free(names);
 	free(counts);
 	free(types);
+	free(soft);
 	/* velocities in km/s are not the internal values bit for bit: keep those */
 	if (!bad && su->velocity != 1.0)
 		bad = dset_f64(g, "InternalVelocities", st->vel, st->n, 3);

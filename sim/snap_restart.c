@@ -169,7 +169,7 @@ struct snap_head {
 	long long step, nbodies;
 	double time, dt, eps, theta;
 	int multipoles;
-	char solver[32], opening[16], units[16];
+	char solver[32], opening[16], units[16], kernel[16];
 	unsigned count[SNAP_NTYPES];
 };
 
@@ -203,6 +203,9 @@ static int read_head(hid_t f, const char *path, struct snap_head *h)
 		attr_str(g, "Solver", h->solver, sizeof h->solver);
 		attr_str(g, "Opening", h->opening, sizeof h->opening);
 		attr_str(g, "UnitSystem", h->units, sizeof h->units);
+		attr_str(g, "SofteningKernel", h->kernel, sizeof h->kernel);
+		if (!h->kernel[0]) /* written before the spline existed */
+			snprintf(h->kernel, sizeof h->kernel, "plummer");
 	}
 	if (g >= 0)
 		H5Gclose(g);
@@ -349,6 +352,11 @@ static int check_head(const char *path, const struct snap_head *h, const struct 
 	else if (h->eps != scene_softening(sc))
 		what = "simulation.softening", snprintf(a, sizeof a, "%.17g", h->eps / u.length),
 		snprintf(b, sizeof b, "%.17g", sc->simulation.softening);
+	else if (strcmp(h->kernel, sc->simulation.softening_kernel == SCENE_SOFT_SPLINE ? "spline"
+										       : "plummer") != 0)
+		what = "simulation.softening_kernel", snprintf(a, sizeof a, "%s", h->kernel),
+		snprintf(b, sizeof b, "%s",
+			 sc->simulation.softening_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer");
 	else if (bh && h->theta != sc->simulation.theta)
 		what = "simulation.theta", snprintf(a, sizeof a, "%.17g", h->theta),
 		snprintf(b, sizeof b, "%.17g", sc->simulation.theta);
@@ -438,6 +446,36 @@ int sim_snap_restart_check(const char *path, const struct scene *sc, int *frame)
 	return rc;
 }
 
+/* Each component's softening length (NbodyRender/ComponentSoftening,
+ * internal units) against st's: lengths per entry, part or type that
+ * differ are a different simulation. A file without it (written before
+ * lengths per type) had one length, checked by check_head. */
+static int check_soft(hid_t g, const char *path, const struct sim_state *st)
+{
+	const size_t nc = (size_t)st->ncomp;
+	if (H5Aexists(g, "ComponentSoftening") <= 0)
+		return 0;
+	double *soft = calloc(nc + 1, sizeof *soft);
+	int rc = 0;
+	if (!soft)
+		return NB_ERUNTIME;
+	if (attr_read(g, "ComponentSoftening", H5T_NATIVE_DOUBLE, soft, nc)) {
+		log_error("%s: --restart: /%s/ComponentSoftening is not %zu values", path,
+			  SNAP_GROUP_OWN, nc);
+		rc = NB_EINPUT;
+	}
+	for (size_t c = 0; c < nc && rc == 0; c++)
+		if (soft[c] != st->comps[c].softening) {
+			log_error("%s: --restart: component '%s' was softened with %.17g (internal "
+				  "length units), the scene gives it %.17g (bodies.*.softening, a part's "
+				  "or a type's); a restart continues the same simulation",
+				  path, st->comps[c].name, soft[c], st->comps[c].softening);
+			rc = NB_EINPUT;
+		}
+	free(soft);
+	return rc;
+}
+
 /* The components of the file against st's (names and counts, in order). */
 static int check_components(hid_t f, const char *path, const struct sim_state *st)
 {
@@ -471,6 +509,8 @@ static int check_components(hid_t f, const char *path, const struct sim_state *s
 			rc = NB_EINPUT;
 		}
 	}
+	if (rc == 0)
+		rc = check_soft(g, path, st);
 end:
 	if (g >= 0)
 		H5Gclose(g);

@@ -321,6 +321,37 @@ START_TEST(restart_counts_only_its_own_frames_and_steps)
 }
 END_TEST
 
+/* A restart under another softening kernel, or with an entry's own length
+ * changed, continues a different simulation: refused (exit 2), naming the
+ * kernel or the component, and nothing written. The same keys restart. */
+START_TEST(restart_refuses_other_softening)
+{
+	g_file = "scene.yaml";
+	ck_assert_int_eq(run_loud("--set output.snapshots.dir=snaps --set output.snapshots.every=4 "
+				  "--set bodies.0.softening=0.05",
+				  "full.log"),
+			 0);
+	ck_assert_int_eq(run_loud("--set output.snapshots.dir=r1 --set bodies.0.softening=0.05 "
+				  "--set simulation.softening_kernel=spline --restart snaps/snap_001.hdf5",
+				  "k.log"),
+			 2);
+	ck_assert_msg(strstr(slurp("k.log"), "written with simulation.softening_kernel plummer, the "
+					     "scene says spline"),
+		      "%s", slurp("k.log"));
+	ck_assert_int_eq(run_loud("--set output.snapshots.dir=r2 --restart snaps/snap_001.hdf5",
+				  "e.log"),
+			 2);
+	ck_assert_msg(strstr(slurp("e.log"), "was softened with") &&
+			      strstr(slurp("e.log"), "a restart continues the same simulation"),
+		      "%s", slurp("e.log"));
+	ck_assert_int_eq(count("r1", "snap_") + count("r2", "snap_"), 0);
+	ck_assert_int_eq(run_loud("--set output.snapshots.dir=r3 --set bodies.0.softening=0.05 "
+				  "--restart snaps/snap_001.hdf5",
+				  "ok.log"),
+			 0);
+}
+END_TEST
+
 /* G in the stored units from the file's own /Units (h5py), against the
  * GravitationalConstant attributes: galactic kpc, 1e10 M_sun, km/s give
  * 43009.1 (GADGET-2's own constants give 43007.1); nbody 1. */
@@ -553,6 +584,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, snapshot_scene_keeps_the_input_ids);
 	tcase_add_test(tc, restart_reads_the_kept_ids_back);
 	tcase_add_test(tc, restart_counts_only_its_own_frames_and_steps);
+	tcase_add_test(tc, restart_refuses_other_softening);
 	tcase_add_test(tc, units_snapshot_needs_a_snapshot_entry);
 	tcase_add_test(tc, units_snapshot_keys_are_the_files_code_units);
 	tcase_add_test(tc, the_files_own_units_rule_units_snapshot);
