@@ -82,6 +82,11 @@ static int tracks_light(const struct scene *sc)
  * scenes/gadget2-galaxy.yaml (60k bodies, spline, two lengths) stepped at
  * 1.6 ms against the model's 0.74 (docs/BENCHMARKS.md, Estimates). */
 #define APP_GPU_SOFT_FACTOR 2.2
+/* A GPU run's start-up (the CUDA context, the device's buffers), counted
+ * with the creation of the bodies: measured, not calibrated, as the gap
+ * between the model and small scenes' runs on an H200 (plummer 0.64 s,
+ * two-clusters 0.2 s, gadget2-galaxy 0.5 s; docs/BENCHMARKS.md). */
+#define APP_GPU_START_S 0.4
 static double gpu_soft_factor(const struct scene *sc)
 {
 	struct sim_params p;
@@ -140,7 +145,8 @@ void app_estimate_model(const struct scene *sc, long n, const struct app_rates *
 	const double N = n > 0 ? (double)n : 0, frames = sc->output.frames;
 	const double px = (double)sc->render.width * sc->render.height;
 	const double dn = disk_bodies(sc, n), blur = render_blur_samples(sc);
-	e->stage_s[APP_STAGE_CREATE] = dn * r->create_disk + (N - dn) * r->create_body;
+	e->stage_s[APP_STAGE_CREATE] = dn * r->create_disk + (N - dn) * r->create_body +
+				       (g ? APP_GPU_START_S : 0);
 	if (sc->simulation.solver != SCENE_SOLVER_NONE)
 		e->stage_s[APP_STAGE_SIM] = sim_s(sc, N, dn, r, g, lv);
 	if (g)
