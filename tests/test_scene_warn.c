@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -176,7 +177,7 @@ END_TEST
 static void make_snapshot(char *dir, char *file, size_t n)
 {
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char path[400], cmd[1200];
+	char path[400], cmd[1200 + PATH_MAX];
 	snprintf(path, sizeof path, "%s/p.yaml", dir);
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
@@ -184,7 +185,9 @@ static void make_snapshot(char *dir, char *file, size_t n)
 	      "output: {frames: 1, video: \"\", preview: \"\", snapshots: {dir: s}}\n",
 	      f);
 	fclose(f);
-	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' p.yaml --quiet > log 2>&1", dir, nb_bin());
+	char bin[PATH_MAX]; /* the program's path from here, before the cd */
+	ck_assert_msg(realpath(nb_bin(), bin), "%s: not found", nb_bin());
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' p.yaml --quiet > log 2>&1", dir, bin);
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
 	snprintf(file, n, "%s/s/snap_000.hdf5", dir);
 }
