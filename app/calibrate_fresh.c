@@ -19,8 +19,8 @@ static void print_cpu(const struct app_rates *r, const struct app_rates_info *in
 		"%.3g s per pair; at %d bodies the tree x %.2f\n", r->tree_inter, r->tree_disk,
 		r->tree_build, r->direct_pair, APP_CAL_SMALL, r->tree_small);
 	fprintf(f, "  frame %.3g s per pixel, %.3g per body (+%.3g following the light); creation "
-		"%.3g s per body (disk galaxies %.3g)\n", r->frame_px, r->frame_body, r->frame_track,
-		r->create_body, r->create_disk);
+		"%.3g s per body (disk galaxies %.3g, + %.3g s a galaxy)\n", r->frame_px, r->frame_body,
+		r->frame_track, r->create_body, r->create_disk, r->create_fixed);
 }
 
 static void print_gpu(const struct app_gpu_rates *g, FILE *f)

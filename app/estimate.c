@@ -35,6 +35,15 @@
 #include "batch.h"
 #include "estimate.h"
 
+/* Disk-galaxy entries (each pays create_fixed once). */
+static int disk_entries(const struct scene *sc)
+{
+	int k = 0;
+	for (int i = 0; i < sc->nbodies; i++)
+		k += sc->bodies[i].model == SCENE_MODEL_DISK_GALAXY;
+	return k;
+}
+
 /* Bodies of disk galaxies (created at create_disk), at most n. */
 static double disk_bodies(const struct scene *sc, long n)
 {
@@ -146,7 +155,7 @@ void app_estimate_model(const struct scene *sc, long n, const struct app_rates *
 	const double px = (double)sc->render.width * sc->render.height;
 	const double dn = disk_bodies(sc, n), blur = render_blur_samples(sc);
 	e->stage_s[APP_STAGE_CREATE] = dn * r->create_disk + (N - dn) * r->create_body +
-				       (g ? APP_GPU_START_S : 0);
+				       disk_entries(sc) * r->create_fixed + (g ? APP_GPU_START_S : 0);
 	if (sc->simulation.solver != SCENE_SOLVER_NONE)
 		e->stage_s[APP_STAGE_SIM] = sim_s(sc, N, dn, r, g, lv);
 	if (g)

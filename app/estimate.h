@@ -44,6 +44,9 @@ struct app_rates {
 			     * costs whatever the group's active bodies (individual
 			     * steps: a tick's walks cost the groups with an active
 			     * body); absent: 0 */
+	double create_fixed; /* per disk-galaxy entry: the model's set-up (potential
+			      * tables, the distribution function) whatever its bodies,
+			      * from two sizes; absent: 0 (all of it in create_disk) */
 	double tree_small;  /* the tree's rate at APP_CAL_SMALL bodies over its rate at
 			     * APP_CAL_N (the interaction model drifts with n); below
 			     * APP_CAL_N the rates scale as a power of n through both;

@@ -143,6 +143,13 @@ START_TEST(galaxy_tree_by_hand)
 	assert_near(stage("rendering"), frames * (px * 1e-7 + n * 1e-6));
 	assert_near(stage("encoding (output.video)"), frames * px * 5e-8);
 	assert_near(stage("PNG frames (output.png_dir)"), 0);
+	/* a galaxy's fixed set-up (create_fixed) paid once by each of the two */
+	FILE *f = fopen(env + strlen("NB_RATES_FILE="), "a");
+	ck_assert_ptr_nonnull(f);
+	fputs("create_fixed: 0.5\n", f);
+	fclose(f);
+	ck_assert_int_eq(run(env, args), 0);
+	assert_near(stage("creation of the bodies"), n * 1e-5 + 2 * 0.5);
 }
 END_TEST
 
@@ -172,7 +179,7 @@ START_TEST(cache_written_whole_and_read_back)
 		}
 	}
 	fclose(f);
-	ck_assert_int_eq(rates, 14);
+	ck_assert_int_eq(rates, 15);
 	ck_assert_int_eq(key, 1);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "ls %s/cache/nbody-render | wc -l | grep -qx 1", g_dir);
