@@ -447,27 +447,21 @@ static int ends_with_ci(const char *s, const char *suffix)
  * models are left out (their masses are in the CSV). */
 #define SCENE_ACC_MAX 1e30
 /* The smallest softening length the scene gives any body (entry, disk part
- * or snapshot type; 0 = the level above) over simulation.softening. */
-static double scene_soft_min_ratio(const struct scene *sc)
+ * or snapshot type; 0 = the level above), scene length units. */
+static double scene_soft_min(struct scene *sc)
 {
-	double lo = sc->simulation.softening;
-	for (int i = 0; i < sc->nbodies; i++) {
-		const struct scene_body *b = &sc->bodies[i];
-		const double own[] = {b->softening, b->disk.softening, b->bulge.softening,
-				      b->halo.softening};
-		for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
-			if (own[k] > 0 && own[k] < lo)
-				lo = own[k];
-		for (int t = 0; t < SCENE_SNAP_NTYPES; t++)
-			if (b->snap.types[t].softening > 0 && b->snap.types[t].softening < lo)
-				lo = b->snap.types[t].softening;
-	}
-	return lo / sc->simulation.softening;
+	double *keys[SCENE_SOFT_KEYS_MAX], lo = sc->simulation.softening;
+	const int n = scene_soft_keys(sc, keys);
+	for (int k = 1; k < n; k++)
+		if (*keys[k] > 0 && *keys[k] < lo)
+			lo = *keys[k];
+	return lo;
 }
 
 static int check_force_scale(struct load_ctx *c)
 {
 	const struct scene *sc = c->sc;
+	const double eps_lo = scene_soft_min(c->sc);
 	struct sim_units u;
 	scene_units(sc, &u);
 	double total = 0, most = -1; /* total / 256: no overflow even when every mass is huge */
@@ -486,7 +480,7 @@ static int check_force_scale(struct load_ctx *c)
 		return 0;
 	/* in logarithms: the quotient itself may overflow; the smallest
 	 * softening length any entry, part or type gives */
-	double eps = scene_softening(sc) * scene_soft_min_ratio(sc);
+	double eps = eps_lo * u.length;
 	double lg = log10(total) + log10(256.0) + log10(u.mass) - 2 * log10(eps);
 	if (lg <= log10(SCENE_ACC_MAX))
 		return 0;
@@ -499,7 +493,7 @@ static int check_force_scale(struct load_ctx *c)
 			  "a softening of %g (the smallest length given) gives accelerations up to "
 			  "about 1e%.0f internal units (G M / softening^2), beyond %g where they "
 			  "overflow; lower the masses or raise the softening",
-			  total, sc->simulation.softening * scene_soft_min_ratio(sc), lg, SCENE_ACC_MAX);
+			  total, eps_lo, lg, SCENE_ACC_MAX);
 }
 
 /* A film series (bodies.*.snapshots) is filmed, not simulated: it needs

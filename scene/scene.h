@@ -465,6 +465,14 @@ int scene_fail_key(const struct scene *sc, const char *key, int body, const char
 /* Dust bodies of entry b: round(dust.mass_fraction x disk.count) for a
  * disk galaxy with dust, else 0. They are taken from the disk's count. */
 long scene_dust_count(const struct scene_body *b);
+/* Every softening key of the scene, in one list: simulation.softening
+ * first, then each entry's, each disk-galaxy part's and each snapshot
+ * type's (0: the level above). Fills out (SCENE_SOFT_KEYS_MAX places)
+ * with their addresses and returns how many: the one place that knows
+ * where a softening length can be given (the presets scale them, the
+ * load's force check takes their smallest). */
+#define SCENE_SOFT_KEYS_MAX (1 + SCENE_MAX_BODIES * (4 + SCENE_SNAP_NTYPES))
+int scene_soft_keys(struct scene *sc, double **out);
 
 /* Index of the body entry named NAME, or -1. */
 int scene_find_body(const struct scene *sc, const char *name);

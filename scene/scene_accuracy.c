@@ -61,16 +61,10 @@ double scene_accuracy_steps(struct scene *sc, double k)
  * which is scaled already). */
 static void scale_softening(struct scene *sc, double f)
 {
-	sc->simulation.softening *= f;
-	for (int i = 0; i < sc->nbodies; i++) {
-		struct scene_body *b = &sc->bodies[i];
-		b->softening *= f;
-		b->disk.softening *= f;
-		b->bulge.softening *= f;
-		b->halo.softening *= f;
-		for (int t = 0; t < SCENE_SNAP_NTYPES; t++)
-			b->snap.types[t].softening *= f;
-	}
+	double *keys[SCENE_SOFT_KEYS_MAX];
+	const int n = scene_soft_keys(sc, keys);
+	for (int k = 0; k < n; k++)
+		*keys[k] *= f;
 }
 
 /* Append to a line being built (truncated silently: it is a message). */

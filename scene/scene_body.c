@@ -12,3 +12,19 @@ long scene_dust_count(const struct scene_body *b)
 		return 0;
 	return (long)floor(b->dust.mass_fraction * (double)b->disk.count + 0.5);
 }
+
+int scene_soft_keys(struct scene *sc, double **out)
+{
+	int k = 0;
+	out[k++] = &sc->simulation.softening;
+	for (int i = 0; i < sc->nbodies; i++) {
+		struct scene_body *b = &sc->bodies[i];
+		out[k++] = &b->softening;
+		out[k++] = &b->disk.softening;
+		out[k++] = &b->bulge.softening;
+		out[k++] = &b->halo.softening;
+		for (int t = 0; t < SCENE_SNAP_NTYPES; t++)
+			out[k++] = &b->snap.types[t].softening;
+	}
+	return k;
+}
