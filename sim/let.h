@@ -1,0 +1,68 @@
+/* let.h - locally essential trees (Salmon & Warren 1994; Bedorf et al.
+ * 2012): the part of one rank's Barnes-Hut tree that another rank's bodies
+ * need, packed into bytes to send, and the forces on this rank's bodies
+ * from its own tree plus the trees it received (issue 31).
+ *
+ * A rank owns the bodies of one domain (dist/, a stretch of the Morton
+ * curve). It builds a tree over them (sim_let_build: the cells, moments and
+ * opening rule of sim/tree.c's tree, so one rank's result is
+ * sim_tree_accel_soft's within rounding). For another rank whose bodies lie
+ * in the box [lo, hi] it exports (sim_let_export) every cell that some point
+ * of that box would open, and for each cell no point of the box opens (by
+ * the walk's own criterion with d the distance from the cell to the box,
+ * the most open case) only its moments; bodies of opened leaves go as
+ * bodies. Walking that pruned tree with a group anywhere in [lo, hi] makes
+ * exactly the interactions the full remote tree would have made, so the
+ * force on a body is its single-tree force within the tree's tolerance
+ * (the cells differ: each rank's tree is over its own bodies).
+ *
+ * The bytes are self-describing and checked on import (a count that
+ * disagrees with the length, a child index out of range: NB_ERUNTIME,
+ * logged), little-endian doubles as this machine writes them (the ranks of
+ * one run share a byte order). */
+#ifndef NB_SIM_LET_H
+#define NB_SIM_LET_H
+
+#include <stddef.h>
+
+#include "params.h"
+#include "sim.h"
+
+struct sim_let_tree;
+
+/* A tree over this rank's n bodies (pos 3n, mass n; s: the softening, each
+ * length indexed like pos, or NULL each for one length) with the opening,
+ * theta and multipoles of p. The arrays must stay valid and unchanged
+ * until sim_let_free. 0, or NB_ERUNTIME (logged: out of memory). n may be
+ * 0 (a rank with no bodies: exports nothing, accel does nothing). */
+int sim_let_build(const double *pos, const double *mass, size_t n, const struct sim_soft *s,
+		  const struct sim_params *p, struct sim_let_tree **out);
+
+/* The bounding box of the tree's bodies (lo = hi = 0 when it has none):
+ * what a rank sends the others so they can export to it. */
+void sim_let_bounds(const struct sim_let_tree *t, double lo[3], double hi[3]);
+
+/* The bytes the rank whose bodies lie in [lo, hi] needs (*buf malloc'd,
+ * the caller frees; *nbytes its length; an empty tree gives a valid empty
+ * buffer). eps_max: the largest softening among the receiver's bodies (a
+ * cell within reach of the kernel is opened as the walk would). 0 or
+ * NB_ERUNTIME (logged). Thread-safe for one t. */
+int sim_let_export(const struct sim_let_tree *t, const double lo[3], const double hi[3],
+		   double eps_max, void **buf, size_t *nbytes);
+
+/* acc (3n) and pot (n, or NULL) of the tree's own bodies, in their input
+ * order: the walk of the own tree plus the walk of each received buffer
+ * bufs[0..nbuf-1] (lengths nbytes), summed in that order (so the result
+ * does not depend on the timing of the exchange). work (n, or NULL): each
+ * body's interaction count, for balancing. 0, or NB_ERUNTIME (logged: a
+ * buffer that does not check out, out of memory). */
+int sim_let_accel(const struct sim_let_tree *t, const void *const *bufs, const size_t *nbytes,
+		  int nbuf, double *acc, double *pot, double *work);
+
+/* Counts of what a buffer holds (for the exchange-volume figures): cells
+ * and bodies. 0 or NB_ERUNTIME when it does not check out. */
+int sim_let_count(const void *buf, size_t nbytes, size_t *ncells, size_t *nbodies);
+
+void sim_let_free(struct sim_let_tree **t);
+
+#endif
