@@ -49,6 +49,10 @@ enum scene_reorder { SCENE_REORDER_SORT, SCENE_REORDER_MIGRATE };
 /* simulation.timesteps: shared (every body takes dt) or individual (block
  * steps dt_max / 2^L per body, sim/timestep.c; docs/PHYSICS.md). */
 enum scene_timesteps { SCENE_TIMESTEPS_SHARED, SCENE_TIMESTEPS_INDIVIDUAL };
+/* simulation.ranks: over MPI ranks, replicate (every rank holds and steps
+ * every body, dist/dist.h) or domains (each rank holds only the bodies of
+ * its stretch of the Morton curve, issue 31). */
+enum scene_ranks { SCENE_RANKS_REPLICATE, SCENE_RANKS_DOMAINS };
 /* simulation.softening_kernel: the force law inside the softening length
  * (sim/soften.h): plummer 1/(r^2 + eps^2)^(3/2); spline GADGET's cubic
  * spline, exactly Newtonian beyond h = 2.8 eps (eps the Plummer-equivalent
@@ -249,6 +253,7 @@ struct scene {
 		double coarsen_margin; /* [1, 4]: individual: coarser level only if dt_i >= margin x its step */
 		enum scene_backend backend;
 		enum scene_direct_kernel direct_kernel;
+		enum scene_ranks ranks; /* replicate | domains: the state over MPI ranks */
 	} simulation;
 
 	int nbodies;
@@ -367,6 +372,9 @@ struct scene {
 			int every;                  /* >= 1 frames */
 			char dir[SCENE_PATH_MAX];   /* "" = none */
 			enum scene_snap_format format;
+			/* >= 1: each snapshot as a GADGET multi-file set of this
+			 * many parts, DIR/snap_NNN.K.hdf5 (output/snap_set.c) */
+			int files;
 		} snapshots;
 		char fits_dir[SCENE_PATH_MAX]; /* "" = none; DIR/frame_%05d.fits (output/fits.c) */
 	} output;

@@ -27,6 +27,7 @@ static const char *const dkernel_names[] = {"auto", "pairwise", "gather", NULL};
 static const char *const opening_names[] = {"bmax", "com", NULL};
 static const char *const reorder_names[] = {"sort", "migrate", NULL};
 static const char *const timesteps_names[] = {"shared", "individual", NULL};
+static const char *const ranks_names[] = {"replicate", "domains", NULL};
 static const char *const soft_kernel_names[] = {"plummer", "spline", NULL};
 static const char *const accuracy_names[] = {"default", "draft", "fine", NULL};
 const char *const scene_model_names[] = {"plummer", "hernquist", "disk-galaxy", "file", "snapshot", NULL};
@@ -180,6 +181,14 @@ const struct scene_key scene_schema[] = {
 	{.path = "simulation.backend", .type = SKEY_ENUM, SC(simulation.backend),
 	 .names = backend_names, .def = "auto", .type_doc = "auto | cuda | cpu",
 	 .help = "auto: the GPU when there is a usable one, else the CPU"},
+	{.path = "simulation.ranks", .type = SKEY_ENUM, SC(simulation.ranks), .names = ranks_names,
+	 .def = "replicate", .type_doc = "replicate | domains",
+	 .help = "under mpirun: replicate: every rank holds and steps every body and computes its "
+		 "domain's forces; domains: each rank holds only the bodies of its stretch of the "
+		 "Morton curve, which move between ranks as they cross (memory per rank about 1/P). "
+		 "domains is CPU ranks, the direct solver and shared steps for now; what it does not "
+		 "do yet is refused before any work",
+	 .see = "PHYSICS.md#Over MPI ranks (issue 19, `dist/`)"},
 	{.path = "simulation.direct_kernel", .type = SKEY_ENUM, SC(simulation.direct_kernel),
 	 .names = dkernel_names, .def = "auto", .type_doc = "auto | pairwise | gather",
 	 .help = "GPU direct-sum kernel (auto picks by body count)"},
@@ -669,6 +678,11 @@ const struct scene_key scene_schema[] = {
 	{.path = "output.snapshots.format", .type = SKEY_ENUM, SC(output.snapshots.format),
 	 .names = snap_format_names, .def = "hdf5", .type_doc = "hdf5",
 	 .help = "hdf5: GADGET layout (Header, PartType1-4, Units), read by yt and h5py as it is"},
+	{.path = "output.snapshots.files", .type = SKEY_INT, SC(output.snapshots.files), .lo = 1,
+	 .hi = 1024, .def = "1", .type_doc = "integer in [1, 1024]",
+	 .help = "parts per snapshot: more than 1 writes each as a GADGET multi-file set "
+		 "snap_NNN.0.hdf5 .. snap_NNN.(files-1).hdf5 (NumFilesPerSnapshot; bodies split in "
+		 "index order), published only when every part is whole"},
 	{.path = "output.fits_dir", .type = SKEY_STRING, SC(output.fits_dir), .def = "\"\"",
 	 .type_doc = "path",
 	 .help = "directory for frame_00000.fits, ...: each frame's HDR map (float32 R, G, B planes, "

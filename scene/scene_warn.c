@@ -186,6 +186,8 @@ static const struct unused_row unused_rows[] = {
 	 "no PNG frames are written; output.png_dir would use it", NULL},
 	{"output.snapshots.every", no_snaps, NULL, "output.snapshots.dir is \"\"",
 	 "no snapshots are written; output.snapshots.dir would use it", NULL},
+	{"output.snapshots.files", no_snaps, NULL, "output.snapshots.dir is \"\"",
+	 "no snapshots are written; output.snapshots.dir would use it", "1"},
 };
 
 /* Say one warning (or, strict, the error) placed at FILE:LINE:COL or at
