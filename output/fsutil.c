@@ -80,7 +80,7 @@ int out_remove_regular(const char *path)
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-int out_save_bytes(const char *path, const void *buf, size_t len, const char *what)
+int out_stage_bytes(const char *path, const void *buf, size_t len, const char *what)
 {
 	char tmp[SCENE_PATH_MAX + 64];
 	int fd = sim_outfile_temp(path, tmp, sizeof tmp);
@@ -108,5 +108,13 @@ int out_save_bytes(const char *path, const void *buf, size_t len, const char *wh
 		unlink(tmp);
 		return NB_ERUNTIME;
 	}
+	return 0;
+}
+
+int out_save_bytes(const char *path, const void *buf, size_t len, const char *what)
+{
+	char tmp[SCENE_PATH_MAX + 64];
+	if (out_stage_bytes(path, buf, len, what) || sim_outfile_temp_name(path, tmp, sizeof tmp))
+		return NB_ERUNTIME;
 	return sim_outfile_commit(tmp, path, 1);
 }

@@ -21,6 +21,11 @@
  * message: "PATH: cannot write the WHAT (temporary file TMP): REASON".
  * The temporary file never remains. 0 or NB_ERUNTIME (logged). */
 int out_save_bytes(const char *path, const void *buf, size_t len, const char *what);
+/* out_save_bytes without the rename: the bytes are left in PATH's
+ * temporary file (sim_outfile_temp_name's), for sim_outfile_commit later
+ * (a part of a snapshot set, published when every part is whole). 0 or
+ * NB_ERUNTIME (logged; the temporary file removed). */
+int out_stage_bytes(const char *path, const void *buf, size_t len, const char *what);
 
 /* PNG settings: zlib level (0..9) and whether libpng may choose row filters
  * (0: PNG_FILTER_NONE only). out_png_write uses OUT_PNG_LEVEL/OUT_PNG_FILTERS,

@@ -205,16 +205,79 @@ int out_snap_path(const char *dir, int k, char *buf, size_t cap);
 /* GADGET particle type of a component by its name: NAME.halo 1,
  * NAME.disk 2, NAME.bulge 3, any other 4. */
 int out_snap_part_type(const char *component);
-/* Write st (internal units, host values current) as frame `frame` of sc to
- * PATH (a GADGET-style HDF5 snapshot, double precision; sim/snap_format.h),
- * under a temporary name renamed into place when complete; backend names
- * who computed it ("cpu", "cuda"); cam, frame `frame`'s camera (scene
- * units), is written as the /Camera group (NULL: none). 0 or NB_ERUNTIME
- * (logged; nothing left at PATH or at the temporary name). */
+/* (output/snap_set.c) Write st (internal units, host values current) as
+ * frame `frame` of sc to PATH (a GADGET-style HDF5 snapshot, double
+ * precision; sim/snap_format.h), under a temporary name renamed into place
+ * when complete; backend names who computed it ("cpu", "cuda"); cam, frame
+ * `frame`'s camera (scene units), is written as the /Camera group (NULL:
+ * none). With output.snapshots.files K > 1 the snapshot is a set of K parts
+ * (out_snap_part_path), bodies split in index order, written as the ranks
+ * of a run would (out_snap_part_write, out_snap_set_retire, publish). A
+ * one-file snapshot removes the parts of an earlier set of its number, a
+ * set the one file. 0 or NB_ERUNTIME (logged; nothing left at PATH, at any
+ * part's name or at a temporary name). */
 struct sim_state;
 struct render_camera;
 int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
 		   int frame, const char *backend, const struct render_camera *cam);
+
+/* ---- multi-file snapshot sets (output/snap_set.c, output/snap_write.c) ----
+ * GADGET's multi-file snapshots (NumFilesPerSnapshot): part k of K of
+ * DIR/snap_NNN.hdf5 is DIR/snap_NNN.k.hdf5; NumPart_ThisFile counts its own
+ * bodies, NumPart_Total (and _HighWord) the set's, and every other Header
+ * attribute is the same in every part (BoxSize from the set's extent);
+ * NbodyRender/SetId, the same in every part, tells a part of another set.
+ *
+ * A set is complete or absent. Over ranks (each writes its own part):
+ *   1. every rank: out_snap_part_counts over its bodies; the ranks sum the
+ *      counts and take the largest extent (a reduction), rank 0 draws a
+ *      set id (out_snap_set_id) and sends it to all;
+ *   2. every rank: out_snap_part_write (its part, under a temporary name);
+ *   3. the ranks agree that every part is written (a reduction of the
+ *      results); if not, every rank: out_snap_part_discard, and stop;
+ *   4. rank 0: out_snap_set_retire (no earlier snapshot of this number is
+ *      visible from here on); a barrier;
+ *   5. ranks k > 0: out_snap_part_publish; a barrier; rank 0 publishes
+ *      part 0 last. A reader opens a set by its part 0, so a set whose
+ *      writer dies before step 5 ends is not there to be read.
+ * On a failure at step 5 every rank removes its published part
+ * (out_snap_part_discard). */
+struct out_snap_part {
+	int k, K;           /* this part and the set's number of parts, 0 <= k < K */
+	uint64_t total[6];  /* the set's bodies of each GADGET type (PartType0..5) */
+	double extent;      /* the largest |coordinate| of the set's bodies (internal units) */
+	uint64_t set_id;    /* the same in every part (written when K > 1) */
+};
+/* Bodies [lo, hi) of st by GADGET type (count[6]) and their largest
+ * |coordinate| (internal units): one rank's share of the totals. */
+void out_snap_part_counts(const struct sim_state *st, size_t lo, size_t hi, uint64_t count[6],
+			  double *extent);
+/* A new set id: random, never 0. */
+uint64_t out_snap_set_id(void);
+/* Part k's name: PATH (DIR/snap_NNN.hdf5) with ".k" before its extension
+ * (DIR/snap_NNN.k.hdf5) into buf. 0 or NB_ERUNTIME (too long; logged). */
+int out_snap_part_path(const char *path, int k, char *buf, size_t cap);
+/* (output/snap_write.c) Bodies [lo, hi) of st (in index order) as part p
+ * of the set of PATH, written to the part's temporary name and left there
+ * (K > 1; K = 1: renamed into place, a one-file snapshot). PATH: the
+ * part's own name (out_snap_part_path). 0 or NB_ERUNTIME (logged; no
+ * temporary file left). */
+int out_snap_part_write(const char *path, const struct out_snap_part *p, const struct scene *sc,
+			const struct sim_state *st, size_t lo, size_t hi, int frame,
+			const char *backend, const struct render_camera *cam);
+/* Before any part of a set of K parts of snapshot PATH is published:
+ * remove what an earlier run left under its names - the one-file
+ * snapshot PATH, part 0 (so no earlier set is visible) and parts K and
+ * beyond (regular files only). 0 or NB_ERUNTIME (logged: a name that is
+ * not a regular file, or an error). */
+int out_snap_set_retire(const char *path, int K);
+/* Rename part PART (its own name, out_snap_part_path) from this process's
+ * temporary name into place. 0 or NB_ERUNTIME (logged; the temporary
+ * file removed). */
+int out_snap_part_publish(const char *part);
+/* Remove this process's temporary file of part PART and, with placed, the
+ * part itself (a regular file) once published. */
+void out_snap_part_discard(const char *part, int placed);
 /* Bytes of one snapshot of n bodies (estimate, for --dry-run). */
 double out_snap_bytes(size_t n, enum scene_units units);
 

@@ -148,20 +148,26 @@ static int dset_ids(hid_t loc, const char *name, const uint64_t *v, hsize_t n)
 
 /* ---- the groups ---- */
 
+/* /Header: NumPart_ThisFile this file's counts, NumPart_Total (and
+ * _HighWord) the set's, NumFilesPerSnapshot its parts; every other
+ * attribute the same in every part of a set. */
 static int write_header(hid_t f, const struct sim_state *st, const unsigned *count,
-			const struct snap_units *su, const struct sim_units *u, double box)
+			const struct out_snap_part *p, const struct snap_units *su,
+			const struct sim_units *u, double box)
 {
 	hid_t g = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g < 0)
 		return -1;
-	unsigned high[SNAP_NTYPES] = {0};
+	unsigned low[SNAP_NTYPES], high[SNAP_NTYPES];
 	double masstab[SNAP_NTYPES] = {0}; /* 0: every particle has its own mass */
+	for (int t = 0; t < SNAP_NTYPES; t++)
+		low[t] = (unsigned)(p->total[t] & 0xffffffffu), high[t] = (unsigned)(p->total[t] >> 32);
 	int bad = attr_array(g, "NumPart_ThisFile", H5T_NATIVE_UINT, count, SNAP_NTYPES) ||
-		  attr_array(g, "NumPart_Total", H5T_NATIVE_UINT, count, SNAP_NTYPES) ||
+		  attr_array(g, "NumPart_Total", H5T_NATIVE_UINT, low, SNAP_NTYPES) ||
 		  attr_array(g, "NumPart_Total_HighWord", H5T_NATIVE_UINT, high, SNAP_NTYPES) ||
 		  attr_array(g, "MassTable", H5T_NATIVE_DOUBLE, masstab, SNAP_NTYPES) ||
 		  attr_f64(g, "Time", st->time / su->time) || attr_f64(g, "Redshift", 0.0) ||
-		  attr_f64(g, "BoxSize", box) || attr_i32(g, "NumFilesPerSnapshot", 1) ||
+		  attr_f64(g, "BoxSize", box) || attr_i32(g, "NumFilesPerSnapshot", p->K) ||
 		  attr_f64(g, "Omega0", 0.0) || attr_f64(g, "OmegaLambda", 0.0) ||
 		  attr_f64(g, "HubbleParam", 1.0) || attr_i32(g, "Flag_Sfr", 0) ||
 		  attr_i32(g, "Flag_Cooling", 0) || attr_i32(g, "Flag_StellarAge", 0) ||
@@ -185,11 +191,9 @@ static int write_header(hid_t f, const struct sim_state *st, const unsigned *cou
  * beyond the farthest body on every side), and every stored coordinate is
  * the scene's plus L / 2 (NbodyRender/CoordinateOffset). A power of two
  * keeps L / 2 exact; the exact positions stay in InternalCoordinates. */
-static double snap_box(const struct sim_state *st, const struct snap_units *su)
+static double snap_box(double extent, const struct snap_units *su)
 {
-	double m = 0;
-	for (size_t i = 0; i < 3 * st->n; i++)
-		m = fmax(m, fabs(st->pos[i] / su->length));
+	const double m = extent / su->length;
 	double L = 0x1p-20;
 	while (L < 2.5 * m && L < 0x1p100)
 		L *= 2;
@@ -224,9 +228,9 @@ static int write_units(hid_t f, const struct snap_units *su)
 
 /* PartType t: its bodies in body order, in the stored units. buf holds
  * 3 n doubles. */
-static int write_type(hid_t f, const struct sim_state *st, const int *type_of, int t,
-		      unsigned count, const struct snap_units *su, double off, double *buf,
-		      uint64_t *ids)
+static int write_type(hid_t f, const struct sim_state *st, size_t lo, size_t hi,
+		      const int *type_of, int t, unsigned count, const struct snap_units *su,
+		      double off, double *buf, uint64_t *ids)
 {
 	char name[16];
 	snprintf(name, sizeof name, "PartType%d", t);
@@ -248,7 +252,7 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 	const char *dname[2] = {"Coordinates", "Velocities"};
 	for (int q = 0; q < 2 && !bad; q++) {
 		size_t k = 0;
-		for (size_t i = 0; i < st->n; i++) {
+		for (size_t i = lo; i < hi; i++) {
 			if (type_of[st->comp[i]] != t)
 				continue;
 			for (int d = 0; d < 3; d++)
@@ -258,7 +262,7 @@ static int write_type(hid_t f, const struct sim_state *st, const int *type_of, i
 		bad = dset_f64(g, dname[q], buf, count, 3);
 	}
 	size_t k = 0;
-	for (size_t i = 0; i < st->n && !bad; i++)
+	for (size_t i = lo; i < hi && !bad; i++)
 		if (type_of[st->comp[i]] == t) {
 			buf[k] = st->mass[i] / su->mass;
 			ids[k++] = sim_state_pid(st, i);
@@ -307,11 +311,42 @@ static const char *opening_name(enum scene_opening o)
 	return o == SCENE_OPENING_COM ? "com" : "bmax";
 }
 
-/* /NbodyRender: what a restart needs and checks (sim/snap_restart.c). */
-static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st, int frame,
-		     const char *backend, const struct snap_units *su, const char *scene_text,
-		     double off)
+/* One file to build: bodies [lo, hi) of st, in body order, as part p of
+ * its set (a one-file snapshot: part 0 of 1, every body). */
+struct snap_job {
+	const struct scene *sc;
+	const struct sim_state *st;
+	size_t lo, hi;
+	const struct out_snap_part *p;
+	int frame;
+	const char *backend;
+	const struct render_camera *cam;
+};
+
+/* The datasets of /NbodyRender, the file's bodies in body order:
+ * InternalCoordinates, and InternalVelocities when the stored velocity
+ * unit is not the internal one (km/s are not the internal values bit for
+ * bit); a part of a set also says which (SetId, FileIndex). */
+static int write_own_data(hid_t g, const struct snap_job *j, const struct snap_units *su)
 {
+	const size_t n = j->hi - j->lo;
+	const unsigned long long id = j->p->set_id;
+	if (j->p->K > 1 && (attr_array(g, "SetId", H5T_NATIVE_ULLONG, &id, 0) ||
+			    attr_i32(g, "FileIndex", j->p->k)))
+		return -1;
+	if (su->velocity != 1.0 &&
+	    dset_f64(g, "InternalVelocities", j->st->vel + 3 * j->lo, n, 3))
+		return -1;
+	return dset_f64(g, "InternalCoordinates", j->st->pos + 3 * j->lo, n, 3);
+}
+
+/* /NbodyRender: what a restart needs and checks (sim/snap_restart.c);
+ * NumBodies and ComponentCounts count this file's bodies. */
+static int write_own(hid_t f, const struct snap_job *j, const struct snap_units *su,
+		     const char *scene_text, double off)
+{
+	const struct scene *sc = j->sc;
+	const struct sim_state *st = j->st;
 	const double offs[3] = {off, off, off};
 	struct sim_units u;
 	scene_units(sc, &u);
@@ -338,11 +373,11 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 		types[c] = out_snap_part_type(st->comps[c].name);
 		soft[c] = st->comps[c].softening;
 	}
-	for (size_t i = 0; !bad && i < st->n; i++)
+	for (size_t i = j->lo; !bad && i < j->hi; i++)
 		if (st->comp[i] < nc)
 			counts[st->comp[i]]++;
 	bad = bad || attr_i32(g, "FormatVersion", SNAP_FORMAT_VERSION) ||
-	      attr_i32(g, "Frame", frame) || attr_i64(g, "Step", st->step) ||
+	      attr_i32(g, "Frame", j->frame) || attr_i64(g, "Step", st->step) ||
 	      attr_i32(g, "Frames", sc->output.frames) ||
 	      attr_i32(g, "StepsPerFrame", sc->simulation.steps_per_frame) ||
 	      attr_f64(g, "TimeInternal", st->time) ||
@@ -354,8 +389,8 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	      attr_f64(g, "Theta", sc->simulation.theta) ||
 	      attr_i32(g, "Multipoles", sc->simulation.multipoles) ||
 	      attr_str(g, "Opening", opening_name(sc->simulation.opening)) ||
-	      attr_str(g, "UnitSystem", su->system) || attr_str(g, "Backend", backend) ||
-	      attr_i64(g, "NumBodies", (long long)st->n) ||
+	      attr_str(g, "UnitSystem", su->system) || attr_str(g, "Backend", j->backend) ||
+	      attr_i64(g, "NumBodies", (long long)(j->hi - j->lo)) ||
 	      attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, (hsize_t)nc) ||
 	      attr_array(g, "ComponentCounts", H5T_NATIVE_LLONG, counts, (hsize_t)nc) ||
 	      attr_array(g, "ComponentPartTypes", H5T_NATIVE_INT, types, (hsize_t)nc) ||
@@ -366,12 +401,8 @@ static int write_own(hid_t f, const struct scene *sc, const struct sim_state *st
 	free(counts);
 	free(types);
 	free(soft);
-	/* velocities in km/s are not the internal values bit for bit: keep those */
-	if (!bad && su->velocity != 1.0)
-		bad = dset_f64(g, "InternalVelocities", st->vel, st->n, 3);
 	/* Coordinates are offset into the box (snap_box): keep the exact ones */
-	if (!bad)
-		bad = dset_f64(g, "InternalCoordinates", st->pos, st->n, 3);
+	bad = bad || write_own_data(g, j, su);
 	H5Gclose(g);
 	return bad ? -1 : 0;
 }
@@ -514,14 +545,49 @@ static hid_t snap_mem_create(const char *path, const char *tmp, struct snap_imag
 	return f;
 }
 
-int out_snap_write(const char *path, const struct scene *sc, const struct sim_state *st,
-		   int frame, const char *backend, const struct render_camera *cam)
+void out_snap_part_counts(const struct sim_state *st, size_t lo, size_t hi,
+			  uint64_t count[SNAP_NTYPES], double *extent)
 {
-	char tmp[SCENE_PATH_MAX + 64];
+	double m = 0;
+	for (int t = 0; t < SNAP_NTYPES; t++)
+		count[t] = 0;
+	for (size_t i = lo; i < hi && i < st->n; i++) {
+		count[out_snap_part_type(st->comps[st->comp[i]].name)]++;
+		for (int d = 0; d < 3; d++)
+			m = fmax(m, fabs(st->pos[3 * i + d]));
+	}
+	*extent = m;
+}
+
+/* The groups of job j into the in-memory file f. 0 or -1 (HDF5 failed). */
+static int snap_fill(hid_t f, const struct snap_job *j, const int *type_of, const char *text,
+		     double *buf, uint64_t *ids)
+{
 	struct snap_units su;
 	struct sim_units u;
-	struct snap_image im = {NULL, 0, 0};
 	unsigned count[SNAP_NTYPES] = {0};
+	snap_units_scene(j->sc, &su);
+	scene_units(j->sc, &u);
+	for (size_t i = j->lo; i < j->hi; i++)
+		count[type_of[j->st->comp[i]]]++;
+	const double box = snap_box(j->p->extent, &su), off = 0.5 * box;
+	int bad = write_header(f, j->st, count, j->p, &su, &u, box) || write_units(f, &su);
+	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
+		if (count[t])
+			bad = write_type(f, j->st, j->lo, j->hi, type_of, t, count[t], &su, off, buf,
+					 ids);
+	return bad || write_own(f, j, &su, text, off) ||
+	       (j->cam && write_camera(f, j->cam, &u, &su, off));
+}
+
+/* Build job j's file in memory, then write it to PATH's temporary name:
+ * renamed into place (stage 0) or left there for out_snap_part_publish
+ * (stage 1). 0 or NB_ERUNTIME (logged; no temporary file left). */
+static int snap_file_write(const char *path, const struct snap_job *j, int stage)
+{
+	char tmp[SCENE_PATH_MAX + 64];
+	struct snap_image im = {NULL, 0, 0};
+	const size_t n = j->hi - j->lo;
 	int *type_of = NULL;
 	double *buf = NULL;
 	uint64_t *ids = NULL;
@@ -529,32 +595,21 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 	hid_t fapl = -1, f = -1;
 	int rc = NB_ERUNTIME, bad = 1;
 
-	snap_units_scene(sc, &su);
-	scene_units(sc, &u);
 	if (sim_outfile_temp_name(path, tmp, sizeof tmp))
 		return NB_ERUNTIME;
-	type_of = calloc((size_t)st->ncomp + 1, sizeof *type_of);
-	buf = malloc((3 * st->n + 1) * sizeof *buf);
-	ids = malloc((st->n + 1) * sizeof *ids);
-	text = scene_text_of(sc);
+	type_of = calloc((size_t)j->st->ncomp + 1, sizeof *type_of);
+	buf = malloc((3 * n + 1) * sizeof *buf);
+	ids = malloc((n + 1) * sizeof *ids);
+	text = scene_text_of(j->sc);
 	if (!type_of || !buf || !ids || !text) {
-		log_error("%s: out of memory for a snapshot of %zu bodies", path, st->n);
+		log_error("%s: out of memory for a snapshot of %zu bodies", path, n);
 		goto end;
 	}
-	for (int c = 0; c < st->ncomp; c++)
-		type_of[c] = out_snap_part_type(st->comps[c].name);
-	for (size_t i = 0; i < st->n; i++)
-		count[type_of[st->comp[i]]]++;
-
+	for (int c = 0; c < j->st->ncomp; c++)
+		type_of[c] = out_snap_part_type(j->st->comps[c].name);
 	if ((f = snap_mem_create(path, tmp, &im, &fapl)) < 0)
 		goto end;
-	const double box = snap_box(st, &su), off = 0.5 * box;
-	bad = write_header(f, st, count, &su, &u, box) || write_units(f, &su);
-	for (int t = 0; t < SNAP_NTYPES && !bad; t++)
-		if (count[t])
-			bad = write_type(f, st, type_of, t, count[t], &su, off, buf, ids);
-	bad = bad || write_own(f, sc, st, frame, backend, &su, text, off) ||
-	      (cam && write_camera(f, cam, &u, &su, off));
+	bad = snap_fill(f, j, type_of, text, buf, ids);
 	if (H5Fclose(f) < 0)
 		bad = 1;
 	f = -1;
@@ -573,7 +628,8 @@ int out_snap_write(const char *path, const struct scene *sc, const struct sim_st
 			  "not written", path);
 		goto end;
 	}
-	rc = out_save_bytes(path, im.mem, len, "snapshot") ? NB_ERUNTIME : 0;
+	rc = (stage ? out_stage_bytes : out_save_bytes)(path, im.mem, len, "snapshot") ? NB_ERUNTIME
+										       : 0;
 end:
 	if (f >= 0)
 		H5Fclose(f);
@@ -586,6 +642,19 @@ end:
 	free(ids);
 	free(text);
 	return rc;
+}
+
+int out_snap_part_write(const char *path, const struct out_snap_part *p, const struct scene *sc,
+			const struct sim_state *st, size_t lo, size_t hi, int frame,
+			const char *backend, const struct render_camera *cam)
+{
+	if (lo > hi || hi > st->n || p->K < 1 || p->k < 0 || p->k >= p->K) {
+		log_error("%s: bad part %d of %d (bodies %zu..%zu of %zu)", path, p->k, p->K, lo, hi,
+			  st->n);
+		return NB_ERUNTIME;
+	}
+	const struct snap_job j = {sc, st, lo, hi, p, frame, backend, cam};
+	return snap_file_write(path, &j, p->K > 1);
 }
 
 double out_snap_bytes(size_t n, enum scene_units units)
