@@ -57,7 +57,7 @@ const struct app_out_kind app_outputs[APP_OUTPUTS_MAX] = {
 				 .what = "the final state (CSV)"},
 	[APP_OUT_SNAPSHOTS] = {.key = "output.snapshots.dir", .shape = APP_OUT_SEQ,
 			       .field = FIELD(snapshots.dir), .batch_name = "snapshots", .prefix = "snap_",
-			       .suffix = ".hdf5", .width = 3, .member_of_frame = out_snap_number,
+			       .suffix = ".hdf5", .width = 3, .parts = 1, .member_of_frame = out_snap_number,
 			       .fate = APP_OUT_KEEP_ON_INTR, .problem = batch_whole_snapshots,
 			       .what = "snapshots (HDF5; what --restart continues from)"},
 	[APP_OUT_FITS] = {.key = "output.fits_dir", .shape = APP_OUT_SEQ, .field = FIELD(fits_dir),

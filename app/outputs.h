@@ -57,6 +57,10 @@ struct app_out_kind {
 	/* APP_OUT_SEQ: member k is DIR/prefix%0*dsuffix */
 	const char *prefix, *suffix;
 	int width;
+	/* APP_OUT_SEQ: 1 when member k may also be a set of parts
+	 * DIR/prefix%0*d.Jsuffix, J = 0, 1, ... (multi-file snapshots,
+	 * output.snapshots.files): each part is a file of the member */
+	int parts;
 	/* APP_OUT_SEQ: the member that frame f writes, -1: none; the members
 	 * written are non-decreasing in f */
 	int (*member_of_frame)(const struct scene *sc, int f);
@@ -82,7 +86,7 @@ const char *app_out_path(const struct scene *sc, int i, char *buf);
 char *app_out_field(struct scene *sc, int i);
 
 /* (app/outputs_member.c) APP_OUT_SEQ row k: the member number of file NAME (a name without '/'),
- * exactly as the writer makes it, or -1 for any other name. */
+ * exactly as the writer makes it (a row with parts: a part's name too), or -1 for any other name. */
 int app_out_member(const struct app_out_kind *k, const char *name);
 /* DIR/member n of row k into buf. 0, or -1 when too long. */
 int app_out_member_path(const struct app_out_kind *k, const char *dir, int n, char *buf,
