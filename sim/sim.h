@@ -244,6 +244,9 @@ struct sim_snap_header {
 	 * (has_exponents); physical = a^a_exp h^h_exp x stored */
 	int has_exponents;
 	double a_exp[3], h_exp[3]; /* [0] positions, [1] velocities, [2] masses */
+	/* a part of a multi-file set this program wrote (output.snapshots.files):
+	 * NbodyRender/SetId, the same in every part of one set; else 0 */
+	uint64_t set_id;
 };
 struct sim_snap; /* one open file */
 
