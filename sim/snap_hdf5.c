@@ -459,6 +459,33 @@ end:
 	return err < 0 ? err : 0;
 }
 
+/* NbodyRender/SetId of a part of a set this program wrote (a scalar
+ * 64-bit integer, output/snap_set.c) into h.set_id; 0 when absent. */
+static int h5_set_id(struct sim_snap *s, hid_t f)
+{
+	const char *own = "NbodyRender", *name = "SetId";
+	s->h.set_id = 0;
+	if (H5Lexists(f, own, H5P_DEFAULT) <= 0 || H5Aexists_by_name(f, own, name, H5P_DEFAULT) <= 0)
+		return 0;
+	hid_t a = H5Aopen_by_name(f, own, name, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t sp = a >= 0 ? H5Aget_space(a) : -1, ty = a >= 0 ? H5Aget_type(a) : -1;
+	unsigned long long v = 0;
+	int ok = sp >= 0 && ty >= 0 && H5Tget_class(ty) == H5T_INTEGER &&
+		 H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, H5T_NATIVE_ULLONG, &v) >= 0;
+	if (ty >= 0)
+		H5Tclose(ty);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (a >= 0)
+		H5Aclose(a);
+	if (!ok) {
+		log_error("%s: %s/%s: expected one integer", s->path, own, name);
+		return NB_EINPUT;
+	}
+	s->h.set_id = v;
+	return 0;
+}
+
 static int h5_open(struct sim_snap *s)
 {
 	h5_quiet();
@@ -489,7 +516,8 @@ static int h5_open(struct sim_snap *s)
 			return NB_EINPUT;
 		}
 	}
-	return h5_header(s);
+	int err = h5_set_id(s, f);
+	return err ? err : h5_header(s);
 }
 
 static void h5_close(struct sim_snap *s)

@@ -20,10 +20,12 @@
  * SWIFT "Cosmological run"), else when Time = 1/(1 + Redshift) < 1 (a
  * scale factor, not a time: a non-cosmological run has Redshift 0), unless
  * bodies.*.comoving says otherwise. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../scene/scene_schema.h"
 #include "snap_internal.h"
@@ -286,6 +288,13 @@ static int snap_open_part(struct snap_pass *p, int i, const struct sim_snap_head
 			  p->path, h0->num_files);
 		return NB_EINPUT;
 	}
+	struct stat sb;
+	if (i > 0 && stat(name, &sb) != 0 && errno == ENOENT) {
+		log_error("%s: part %d of the %d-file snapshot %s is missing (its header says "
+			  "NumFilesPerSnapshot %d)",
+			  name, i, h0->num_files, p->path, h0->num_files);
+		return NB_EINPUT;
+	}
 	int err = sim_snap_open(name, snap_format_of(p->opt), s);
 	if (err)
 		return err;
@@ -294,6 +303,44 @@ static int snap_open_part(struct snap_pass *p, int i, const struct sim_snap_head
 		log_error("%s: expected part %d of %d files in %s, like %s; its header says %d files",
 			  name, i, h0->num_files, sim_snap_format_title(h0->format), p->path, h->num_files);
 		sim_snap_close(s);
+		return NB_EINPUT;
+	}
+	return 0;
+}
+
+/* Part i (header h) says what part 0 (h0) says of the whole snapshot:
+ * NumPart_Total of every type, Time, and for a set this program wrote its
+ * SetId (a part left by another run of another set is refused, even when
+ * its counts fit). 0 or NB_EINPUT (logged, naming the part). */
+static int snap_part_agrees(const struct snap_pass *p, int i, const struct sim_snap_header *h,
+			    const struct sim_snap_header *h0)
+{
+	char name[SCENE_PATH_MAX + 64];
+	if (sim_snap_part_path(p->path, i, name, sizeof name))
+		snprintf(name, sizeof name, "%s", p->path);
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		/* a total equal to the part's own count may be a 0 the file left
+		 * unknown (sim_snap_open): the sum below judges it */
+		if (h->npart_total[t] == h0->npart_total[t] || h->npart_total[t] == h->npart[t])
+			continue;
+		log_error("%s: Header: NumPart_Total[%d] is %llu, but part 0 (%s) says %llu: the "
+			  "parts of one snapshot must say the same totals of type %d (a part of "
+			  "another snapshot, or a header that lies)",
+			  name, t, (unsigned long long)h->npart_total[t], p->path,
+			  (unsigned long long)h0->npart_total[t], t);
+		return NB_EINPUT;
+	}
+	if (h->time != h0->time) {
+		log_error("%s: Header: Time is %.17g, but part 0 (%s) says %.17g: a part of another "
+			  "snapshot",
+			  name, h->time, p->path, h0->time);
+		return NB_EINPUT;
+	}
+	if (h->set_id != h0->set_id) {
+		log_error("%s: NbodyRender/SetId is %llu, but part 0 (%s) says %llu: a part of "
+			  "another set of snapshot files (left by another run?), not of this one",
+			  name, (unsigned long long)h->set_id, p->path,
+			  (unsigned long long)h0->set_id);
 		return NB_EINPUT;
 	}
 	return 0;
@@ -316,6 +363,10 @@ static int snap_parts_check(struct snap_pass *p, const struct sim_snap_header *h
 		if (err)
 			return err;
 		const struct sim_snap_header *h = sim_snap_header(s);
+		if ((err = snap_part_agrees(p, i, h, h0))) {
+			sim_snap_close(&s);
+			return err;
+		}
 		for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 			sum[t] += h->npart[t];
 			if (first_in[t] < 0 && h->npart[t] > 0)
