@@ -1,0 +1,348 @@
+/* test_snap_parts.c - issue 31, "output in parallel": snapshots as GADGET
+ * multi-file sets (output.snapshots.files: K; output/snap_set.c):
+ *   - a 3-part set reads back through the project's reader (sim_snap_*)
+ *     as the one-file snapshot of the same run: positions, velocities,
+ *     IDs and masses equal bit for bit, the Header's totals and
+ *     NumFilesPerSnapshot those of a set;
+ *   - yt loads part 0 as the whole set and projects it (skipped without
+ *     yt);
+ *   - a missing part, a part whose NumPart_Total lies, a part of another
+ *     set: refused naming the part, by the run and by --dry-run alike;
+ *   - an earlier run's one-file snapshot and extra parts under the set's
+ *     names are replaced, a FIFO at a part's name is refused before work;
+ *   - a writer killed outright (kill -9) leaves no partial set visible:
+ *     every set whose part 0 is there reads whole.
+ * Run:
+ *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snap_parts
+ *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snap_parts */
+#include <hdf5.h>
+#include <time.h>
+
+#include "test_snapshot_util.h"
+
+#define NB 460 /* bodies of g_scene: halo 200, disk 150, bulge 40, cluster 70 */
+
+/* A film of g_dir/FILE (a snapshot or a set's part 0) as film.yaml. */
+static void write_film(const char *file)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/film.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "units: galactic\n"
+		   "simulation: {solver: none, dt: 0.5, steps_per_frame: 1}\n"
+		   "bodies:\n"
+		   "  - {name: r, model: snapshot, file: %s}\n"
+		   "camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
+		   "render: {width: 32, height: 24}\n"
+		   "output: {frames: 1}\n",
+		   file);
+	fclose(f);
+}
+
+/* The film of FILE run, then dry-run: both exit 2 and say WHAT naming
+ * PART (the run's log first, then the dry run's). */
+static void film_refused(const char *file, const char *part, const char *what)
+{
+	write_film(file);
+	g_file = "film.yaml";
+	const char *mode[2] = {NULL, "--dry-run"};
+	for (int m = 0; m < 2; m++) {
+		int rc = run(mode[m], NULL);
+		const char *log = slurp("run.log");
+		const char *how = m ? "--dry-run" : "the run";
+		ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", how, rc, log);
+		ck_assert_msg(strstr(log, part) && strstr(log, what),
+			      "%s: the message does not name %s with '%s': %s", how, part, what, log);
+	}
+	g_file = "scene.yaml";
+}
+
+/* Writes the set (3 parts) of frame 7 into s3/ and the one-file
+ * snapshot of the same run into s1/. */
+static void write_both(void)
+{
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	ck_assert_int_eq(run("output.snapshots.dir=s1", "output.snapshots.every=4", NULL), 0);
+}
+
+/* Every particle of type t of the snapshot whose first file is g_dir/NAME,
+ * files in order, through the project's reader: n rows of id, pos (3),
+ * vel (3), mass appended to the arrays at *n. Returns the files read. */
+static int read_type(const char *name, int t, uint64_t *id, double *pos, double *vel,
+		     double *mass, size_t *n)
+{
+	char first[PATH_MAX], part[PATH_MAX];
+	snprintf(first, sizeof first, "%s/%s", g_dir, name);
+	int files = 1;
+	for (int i = 0; i < files; i++) {
+		struct sim_snap *s = NULL;
+		ck_assert_int_eq(sim_snap_part_path(first, i, part, sizeof part), 0);
+		ck_assert_msg(sim_snap_open(part, NULL, &s) == 0, "%s: not read", part);
+		const struct sim_snap_header *h = sim_snap_header(s);
+		files = h->num_files;
+		const size_t m = h->npart[t];
+		if (m)
+			ck_assert_int_eq(sim_snap_read(s, t, 0, m, id + *n, pos + 3 * *n, vel + 3 * *n,
+						       mass + *n, NULL),
+					 0);
+		*n += m;
+		sim_snap_close(&s);
+	}
+	return files;
+}
+
+START_TEST(set_reads_back_as_the_one_file_snapshot)
+{
+	write_both();
+	/* frame 7 is snapshot 2: the set's parts and no one-file form */
+	ck_assert(exists("s3/snap_002.0.hdf5") && exists("s3/snap_002.1.hdf5") &&
+		  exists("s3/snap_002.2.hdf5") && !exists("s3/snap_002.3.hdf5") &&
+		  !exists("s3/snap_002.hdf5") && exists("s1/snap_002.hdf5"));
+	static uint64_t id[2][NB];
+	static double pos[2][3 * NB], vel[2][3 * NB], mass[2][NB];
+	size_t n[2] = {0, 0}, total = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		size_t at[2] = {n[0], n[1]};
+		ck_assert_int_eq(read_type("s1/snap_002.hdf5", t, id[0], pos[0], vel[0], mass[0], &n[0]), 1);
+		ck_assert_int_eq(read_type("s3/snap_002.0.hdf5", t, id[1], pos[1], vel[1], mass[1], &n[1]),
+				 3);
+		ck_assert_uint_eq(n[1] - at[1], n[0] - at[0]);
+		total += n[0] - at[0];
+	}
+	ck_assert_uint_eq(total, NB);
+	/* bit for bit: the same doubles, the same IDs, in the same order */
+	ck_assert(memcmp(id[0], id[1], sizeof id[0]) == 0);
+	ck_assert(memcmp(pos[0], pos[1], sizeof pos[0]) == 0);
+	ck_assert(memcmp(vel[0], vel[1], sizeof vel[0]) == 0);
+	ck_assert(memcmp(mass[0], mass[1], sizeof mass[0]) == 0);
+	/* part 1's header: its own bodies (153 of them: [460/3, 2 460/3) of
+	 * the index order), the set's totals 0 200 150 40 70 0, 3 files */
+	char p1[PATH_MAX];
+	snprintf(p1, sizeof p1, "%s/s3/snap_002.1.hdf5", g_dir);
+	struct sim_snap *s = NULL;
+	ck_assert_int_eq(sim_snap_open(p1, NULL, &s), 0);
+	const struct sim_snap_header *h = sim_snap_header(s);
+	const uint64_t want[SIM_SNAP_NTYPES] = {0, 200, 150, 40, 70, 0};
+	uint64_t in1 = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+		ck_assert_uint_eq(h->npart_total[t], want[t]);
+		in1 += h->npart[t];
+	}
+	ck_assert_uint_eq(in1, 2 * NB / 3 - NB / 3); /* [153, 306) */
+	ck_assert_int_eq(h->num_files, 3);
+	ck_assert(h->set_id != 0);
+	sim_snap_close(&s);
+}
+END_TEST
+
+START_TEST(yt_loads_the_set)
+{
+	if (!has_module("yt")) {
+		printf("SKIP: yt_loads_the_set: no yt for %s\n", python());
+		return;
+	}
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	char out[4096];
+	int rc = py("import yt\n"
+		    "yt.set_log_level(50)\n"
+		    "ds = yt.load('s3/snap_002.0.hdf5')\n"
+		    "ad = ds.all_data()\n"
+		    "m = ad['all', 'particle_mass']\n"
+		    "p = yt.ParticleProjectionPlot(ds, 'z', ('all', 'particle_mass'))\n"
+		    "p.save('proj.png')\n"
+		    "print(type(ds).__name__, m.size, '%.6e' % float(m.sum().to('Msun')))\n",
+		    out, sizeof out);
+	ck_assert_msg(rc == 0, "yt failed: %s", out);
+	/* 460 particles, the run's 5.61e11 M_sun (as the one-file snapshot) */
+	ck_assert_msg(strstr(out, "GadgetHDF5Dataset 460 5.610000e+11"), "yt says: %s", out);
+	struct stat sb;
+	char png[PATH_MAX];
+	snprintf(png, sizeof png, "%s/proj.png", g_dir);
+	ck_assert(stat(png, &sb) == 0 && sb.st_size > 1000);
+}
+END_TEST
+
+START_TEST(a_missing_part_is_refused_naming_it)
+{
+	write_both();
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/s3/snap_001.1.hdf5", g_dir);
+	ck_assert_int_eq(unlink(path), 0);
+	film_refused("s3/snap_001.0.hdf5", "snap_001.1.hdf5", "is missing");
+}
+END_TEST
+
+/* Attribute Header/NumPart_Total of g_dir/NAME: type t's entry + 1. */
+static void lie_about_total(const char *name, int t)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t a = H5Aopen_by_name(f, "Header", "NumPart_Total", H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(a, 0);
+	unsigned v[SIM_SNAP_NTYPES];
+	ck_assert_int_ge(H5Aread(a, H5T_NATIVE_UINT, v), 0);
+	H5Aclose(a);
+	v[t]++;
+	/* written anew (as h5py does): HDF5 1.10 will not rewrite it in place */
+	ck_assert_int_ge(H5Adelete_by_name(f, "Header", "NumPart_Total", H5P_DEFAULT), 0);
+	hsize_t n = SIM_SNAP_NTYPES;
+	hid_t sp = H5Screate_simple(1, &n, NULL), g = H5Gopen2(f, "Header", H5P_DEFAULT);
+	a = H5Acreate2(g, "NumPart_Total", H5T_STD_U32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_ge(H5Awrite(a, H5T_NATIVE_UINT, v), 0);
+	H5Aclose(a);
+	H5Gclose(g);
+	H5Sclose(sp);
+	H5Fclose(f);
+}
+
+START_TEST(a_part_whose_total_lies_is_refused_naming_it)
+{
+	write_both();
+	lie_about_total("s3/snap_001.2.hdf5", 1);
+	film_refused("s3/snap_001.0.hdf5", "snap_001.2.hdf5", "NumPart_Total[1] is 201");
+}
+END_TEST
+
+START_TEST(a_part_of_another_set_is_refused_naming_it)
+{
+	/* two runs of one scene: the same counts and times, other sets */
+	write_both();
+	ck_assert_int_eq(run("output.snapshots.dir=s3b", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "cp '%s/s3b/snap_001.1.hdf5' '%s/s3/snap_001.1.hdf5'", g_dir, g_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	film_refused("s3/snap_001.0.hdf5", "snap_001.1.hdf5", "a part of another set");
+}
+END_TEST
+
+START_TEST(earlier_names_are_replaced_and_special_files_refused)
+{
+	/* an earlier run's one-file snapshot 1 and a part 5 of snapshot 2 */
+	char path[PATH_MAX];
+	mkdir(strcat(strcpy(path, g_dir), "/s3"), 0755);
+	const char *old[2] = {"s3/snap_001.hdf5", "s3/snap_002.5.hdf5"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", g_dir, old[i]);
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("old", f);
+		fclose(f);
+	}
+	/* a FIFO at a part's name: refused before any work, by both */
+	snprintf(path, sizeof path, "%s/s3/snap_000.2.hdf5", g_dir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	const char *mode[2] = {"--strict", "--dry-run"};
+	for (int m = 0; m < 2; m++) {
+		int rc = run(mode[m], "output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL);
+		ck_assert_msg(rc == 2 && strstr(slurp("run.log"), "snap_000.2.hdf5 is a FIFO"),
+			      "%s: exit %d: %s", mode[m], rc, slurp("run.log"));
+	}
+	ck_assert(!exists("s3/snap_000.0.hdf5") && exists("s3/snap_001.hdf5"));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	ck_assert(!exists("s3/snap_001.hdf5") && !exists("s3/snap_002.5.hdf5"));
+	ck_assert_int_eq(count("s3", "hdf5"), 9);
+	/* and back to one file: the sets' parts go */
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4", NULL), 0);
+	ck_assert_int_eq(count("s3", "hdf5"), 3);
+	ck_assert(exists("s3/snap_000.hdf5") && !exists("s3/snap_000.0.hdf5"));
+}
+END_TEST
+
+/* Every set in g_dir/s3 whose part 0 is there (numbers below 400) reads
+ * whole: a dry run of a film of it exits 0 (every part there, each a
+ * whole file, the counts adding up, one SetId). How many it read. */
+static int visible_sets_whole(void)
+{
+	int sets = 0;
+	char name[64];
+	for (int k = 0; k < 400; k++) {
+		snprintf(name, sizeof name, "s3/snap_%03d.0.hdf5", k);
+		if (!exists(name))
+			continue;
+		write_film(name);
+		g_file = "film.yaml";
+		int rc = run("--dry-run", NULL);
+		g_file = "scene.yaml";
+		ck_assert_msg(rc == 0, "%s after kill -9: exit %d: %s", name, rc, slurp("run.log"));
+		sets++;
+	}
+	return sets;
+}
+
+/* g_dir/NAME is there and was written after t0 (this run's, not the
+ * previous one's). */
+static int newer_than(const char *name, struct timespec t0)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
+	if (stat(path, &sb) != 0)
+		return 0;
+	return sb.st_mtim.tv_sec > t0.tv_sec ||
+	       (sb.st_mtim.tv_sec == t0.tv_sec && sb.st_mtim.tv_nsec >= t0.tv_nsec);
+}
+
+START_TEST(killed_writer_leaves_no_partial_set)
+{
+	/* a set of 28,000 bodies in 3 parts every frame, no forces: about
+	 * half of a frame's 23 ms here is the set's writing, so the kills, at
+	 * five offsets over two frames, land in it and out of it; each run
+	 * after the first overwrites the sets the one before left */
+	for (int trial = 0; trial < 5; trial++) {
+		struct timespec t0;
+		clock_gettime(CLOCK_REALTIME, &t0);
+		pid_t pid = spawn("simulation.solver=none", "bodies.0.disk.count=20000",
+				  "bodies.0.halo.count=8000", "output.frames=400",
+				  "output.snapshots.dir=s3", "output.snapshots.every=1",
+				  "output.snapshots.files=3", NULL);
+		for (int w = 0; w < 2000 && !newer_than("s3/snap_002.0.hdf5", t0); w++)
+			usleep(5000);
+		struct timespec ts = {0, (long)(2 + 9 * trial) * 1000000L};
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFSIGNALED(st));
+		ck_assert_int_ge(visible_sets_whole(), 2);
+	}
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("snap_parts");
+	TCase *tc = tcase_create("sets");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, set_reads_back_as_the_one_file_snapshot);
+	tcase_add_test(tc, a_missing_part_is_refused_naming_it);
+	tcase_add_test(tc, a_part_whose_total_lies_is_refused_naming_it);
+	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
+	tcase_add_test(tc, earlier_names_are_replaced_and_special_files_refused);
+	tcase_add_test(tc, killed_writer_leaves_no_partial_set);
+	suite_add_tcase(s, tc);
+	/* yt's own code raises floating-point flags */
+	TCase *ty = tcase_create("yt");
+	tcase_add_checked_fixture(ty, setup, teardown);
+	tcase_add_checked_fixture(ty, nb_untrap_fpe, NULL);
+	tcase_set_timeout(ty, 120);
+	tcase_add_test(ty, yt_loads_the_set);
+	suite_add_tcase(s, ty);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
