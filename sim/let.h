@@ -14,12 +14,17 @@
  * bodies. Walking that pruned tree with a group anywhere in [lo, hi] makes
  * exactly the interactions the full remote tree would have made, so the
  * force on a body is its single-tree force within the tree's tolerance
- * (the cells differ: each rank's tree is over its own bodies).
+ * (the cells differ: each rank's tree is over its own bodies). A cell the
+ * box may open is sent with its children even where the receiver's walk
+ * then accepts it (the export knows only the receiver's largest length):
+ * the receiver's walk decides, on the same cells.
  *
  * The bytes are self-describing and checked on import (a count that
- * disagrees with the length, a child index out of range: NB_ERUNTIME,
- * logged), little-endian doubles as this machine writes them (the ranks of
- * one run share a byte order). */
+ * disagrees with the length, a child index out of range, a value not
+ * finite, another walk's parameters: NB_ERUNTIME, logged), little-endian
+ * doubles as this machine writes them (the ranks of one run share a byte
+ * order). Volume: a 64-byte header, 160 bytes a cell (18 doubles, 4
+ * int32), 32 bytes a body (x y z m; 40 with lengths per body). */
 #ifndef NB_SIM_LET_H
 #define NB_SIM_LET_H
 
@@ -44,23 +49,31 @@ void sim_let_bounds(const struct sim_let_tree *t, double lo[3], double hi[3]);
 
 /* The bytes the rank whose bodies lie in [lo, hi] needs (*buf malloc'd,
  * the caller frees; *nbytes its length; an empty tree gives a valid empty
- * buffer). eps_max: the largest softening among the receiver's bodies (a
- * cell within reach of the kernel is opened as the walk would). 0 or
- * NB_ERUNTIME (logged). Thread-safe for one t. */
+ * buffer). [lo, hi] must hold every body of the receiver (its
+ * sim_let_bounds): a group outside it would take moments where its walk
+ * opens. eps_max: the largest softening among the receiver's bodies (a
+ * cell within reach of the kernel is opened as the walk would; with one
+ * length for every body, s->eps of the build, and eps_max is not read).
+ * 0 or NB_ERUNTIME (logged). Thread-safe for one t. */
 int sim_let_export(const struct sim_let_tree *t, const double lo[3], const double hi[3],
 		   double eps_max, void **buf, size_t *nbytes);
 
 /* acc (3n) and pot (n, or NULL) of the tree's own bodies, in their input
- * order: the walk of the own tree plus the walk of each received buffer
- * bufs[0..nbuf-1] (lengths nbytes), summed in that order (so the result
- * does not depend on the timing of the exchange). work (n, or NULL): each
- * body's interaction count, for balancing. 0, or NB_ERUNTIME (logged: a
- * buffer that does not check out, out of memory). */
+ * order: each walk group walks the own tree, then each received buffer
+ * bufs[0..nbuf-1] (lengths nbytes) in that order, into one interaction
+ * list, evaluated once (so the result does not depend on the timing of
+ * the exchange; with nbuf = 0 it is sim_tree_accel_soft's bit for bit).
+ * work (n, or NULL): each body's interaction count, for balancing. 0, or
+ * NB_ERUNTIME (logged: a buffer that does not check out or was made by a
+ * walk with other parameters - kernel, opening, multipoles, theta, lengths
+ * per body or not -, out of memory; acc then undefined). A tree of no
+ * bodies: 0 at once, nothing read. */
 int sim_let_accel(const struct sim_let_tree *t, const void *const *bufs, const size_t *nbytes,
 		  int nbuf, double *acc, double *pot, double *work);
 
 /* Counts of what a buffer holds (for the exchange-volume figures): cells
- * and bodies. 0 or NB_ERUNTIME when it does not check out. */
+ * and bodies. 0, or NB_ERUNTIME (logged) when its structure does not
+ * check out (the walk's parameters are sim_let_accel's to check). */
 int sim_let_count(const void *buf, size_t nbytes, size_t *ncells, size_t *nbodies);
 
 void sim_let_free(struct sim_let_tree **t);

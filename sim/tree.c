@@ -53,6 +53,7 @@
 
 #include "sim.h"
 #include "soften.h"
+#include "tree_internal.h"
 #include "tree_local.h"
 
 /* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16, groups of 32 cut from
@@ -60,48 +61,13 @@
 #define TREE_LEAF_MAX 16
 #define TREE_GROUP_SIZE 32
 #define TREE_GROUP_NODE_MAX (16 * TREE_GROUP_SIZE)
-/* The GPU's keys stop at depth 21 (a leaf there holds what it holds); the
- * CPU goes on, so far outliers do not leave thousands of bodies in one
- * leaf. Both agree wherever depth 21 is not reached. */
-#define TREE_MAX_DEPTH 60
 /* Far cells (the GPU's default gpu_tree_tuning.local_ratio): an accepted
  * cell with rho < TREE_LOCAL_RATIO R, rho the half diagonal of the group's
  * box and R the distance from the box's centre to the cell's centre of
  * mass, goes into the group's local expansion (tree_local.c). */
 #define TREE_LOCAL_RATIO 0.1
-/* Accepted near leaves of at most this many bodies are listed body by body
- * (exact, and cheaper on the GPU than a quadrupole; its leaf_p2p). */
-#define TREE_LEAF_P2P 2
 /* Fewer bodies than this: walk on one thread (a team costs more). */
 #define TREE_SERIAL_N 2000
-
-struct tree_node {
-	double com[3], mass;
-	double q[6];           /* Qxx Qyy Qzz Qxy Qxz Qyz (traceless) */
-	double tr;             /* T = sum m |y|^2 about the com */
-	double bmax;           /* bound on |x - com| over the cell's bodies */
-	double center[3], half; /* geometric cube: centre and half side */
-	double eps_max;        /* lengths per body only: the largest of its bodies' */
-	double eps2_mean;      /* and the mass-weighted mean of their eps^2 */
-	int first, count;      /* bodies [first, first+count) in tree order */
-	int child[8];          /* -1 where the octant is empty; all -1 for a leaf */
-	int leaf;
-};
-
-struct tree {
-	struct tree_node *nodes;
-	int nnodes, cap;
-	size_t n;
-	int *order;   /* order[k] = original index of the k-th body in tree order */
-	int *tmp;     /* scratch for partitioning */
-	double *pos;  /* 3n, tree order */
-	double *mass; /* n, tree order */
-	const double *pos_in;  /* caller's positions (original order) */
-	const double *mass_in; /* caller's masses (original order) */
-	const double *eps_in;  /* caller's lengths per body (original order), or NULL */
-	double *eps;           /* n, tree order, when eps_in */
-	int multipoles;
-};
 
 static int tree_new_node(struct tree *t)
 {
@@ -200,6 +166,7 @@ static int tree_build_node(struct tree *t, int k, int first, int count, const do
 	for (int o = 0; o < 8; o++)
 		nd->child[o] = -1;
 	nd->leaf = count <= TREE_LEAF_MAX || depth >= TREE_MAX_DEPTH;
+	nd->pruned = 0;
 	if (nd->leaf) {
 		tree_moments(t, nd);
 		return 0;
@@ -245,7 +212,7 @@ static int tree_build_node(struct tree *t, int k, int first, int count, const do
 	return 0;
 }
 
-static void tree_free(struct tree *t)
+void sim_tree_free(struct tree *t)
 {
 	free(t->nodes);
 	free(t->order);
@@ -256,8 +223,8 @@ static void tree_free(struct tree *t)
 	memset(t, 0, sizeof *t);
 }
 
-static int tree_build(struct tree *t, const double *pos, const double *mass, const double *eps,
-		      size_t n, int multipoles)
+int sim_tree_build(struct tree *t, const double *pos, const double *mass, const double *eps,
+		   size_t n, int multipoles)
 {
 	memset(t, 0, sizeof *t);
 	t->n = n;
@@ -306,7 +273,7 @@ static int tree_build(struct tree *t, const double *pos, const double *mass, con
 	return 0;
 oom:
 	log_error("barnes-hut: out of memory building the tree for %zu bodies", n);
-	tree_free(t);
+	sim_tree_free(t);
 	return NB_ERUNTIME;
 }
 
@@ -374,22 +341,12 @@ static int tree_list_bodies(const struct tree *t, const struct tree_node *nd, st
 		il->body[1][b] = t->pos[3 * j + 1];
 		il->body[2][b] = t->pos[3 * j + 2];
 		il->body[3][b] = t->mass[j];
-		il->body[4][b] = (double)j;
+		il->body[4][b] = t->foreign ? -1.0 : (double)j; /* never the walking body */
 		if (t->eps)
 			il->body[5][b] = t->eps[j];
 	}
 	return 0;
 }
-
-/* The softening of one walk. plain: Plummer with one length (eps2), the
- * path of one length, unchanged; else the kernel and, per group, the
- * smallest and largest length of its bodies (docs/PHYSICS.md
- * "Softening"). */
-struct tree_soft {
-	int plain, spline;
-	double eps, eps2;
-	double gmin, gmax; /* the group's lengths (set per group) */
-};
 
 /* The soft paths' extra opening for an accepted cell nd at squared
  * distance d2 from the group's box: spline: open when a pair could lie
@@ -449,19 +406,36 @@ static int tree_take_cell(const struct tree *t, const struct tree_node *nd, cons
 	return 0;
 }
 
-/* Walk the tree once for the group of tree-order bodies [gb, ge) and list
- * what they interact with. A cell is accepted only if it passes the opening
- * test for every point of the group's bounding box (the per-body test
- * applied conservatively; see the top of the file); the cells holding the
- * group's bodies never pass, so their leaves are listed body by body.
- * Accepted cells far from the group for its size go into the group's local
- * expansion, near leaves of at most TREE_LEAF_P2P bodies are listed body by
- * body, other accepted cells as multipoles. Returns 0 or -1 (out of memory). */
-static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
-			   enum scene_opening opening, const struct tree_soft *ws,
-			   struct tree_ilist *il)
+int sim_tree_cell_accepted(const struct tree *t, const struct tree_node *nd, const double lo[3],
+			   const double hi[3], double theta, enum scene_opening opening,
+			   const struct tree_soft *ws)
 {
-	double lo[3], hi[3], rho2 = 0;
+	const double d2 = tree_box_dist2(nd->com, lo, hi);
+	int accept;
+	if (opening == SCENE_OPENING_BMAX) {
+		const double b = nd->bmax;
+		accept = theta > 0 && b * b < theta * theta * d2 && b * b < d2;
+	} else {
+		int overlap = 1;
+		for (int a = 0; a < 3; a++) {
+			if (nd->center[a] + nd->half < lo[a] || nd->center[a] - nd->half > hi[a])
+				overlap = 0;
+		}
+		const double l = 2 * nd->half;
+		accept = !overlap && l * l < theta * theta * d2;
+	}
+	if (accept && !ws->plain && tree_soft_opens(t, nd, d2, ws))
+		accept = 0;
+	return accept;
+}
+
+/* The bounding box [lo, hi] of the group of tree-order bodies [gb, ge),
+ * its centre into il->g and its squared half diagonal into *rho2; il's
+ * lists emptied for the group's walks. */
+static void tree_group_box(const struct tree *t, int gb, int ge, double lo[3], double hi[3],
+			   double *rho2, struct tree_ilist *il)
+{
+	*rho2 = 0;
 	for (int a = 0; a < 3; a++) {
 		lo[a] = hi[a] = t->pos[3 * gb + a];
 		for (int k = gb + 1; k < ge; k++) {
@@ -469,39 +443,40 @@ static int tree_walk_group(const struct tree *t, int gb, int ge, double theta,
 			hi[a] = fmax(hi[a], t->pos[3 * k + a]);
 		}
 		il->g[a] = 0.5 * (lo[a] + hi[a]);
-		rho2 += 0.25 * (hi[a] - lo[a]) * (hi[a] - lo[a]);
+		*rho2 += 0.25 * (hi[a] - lo[a]) * (hi[a] - lo[a]);
 	}
 	il->ncell = il->nbody = 0;
 	memset(il->local, 0, sizeof il->local);
 	il->nlocal = 0;
+}
+
+/* Walk tree t once for a group of box [lo, hi] (tree_group_box) and add
+ * to il what its bodies interact with. A cell is accepted only if it
+ * passes the opening test for every point of the group's box (the
+ * per-body test applied conservatively; see the top of the file); the
+ * cells holding the group's bodies never pass, so their leaves are listed
+ * body by body. Accepted cells far from the group for its size go into
+ * the group's local expansion, near leaves of at most TREE_LEAF_P2P bodies
+ * are listed body by body, other accepted cells as multipoles; a pruned
+ * cell (foreign trees) is taken as accepted. Returns 0 or -1 (out of
+ * memory). */
+static int tree_walk_tree(const struct tree *t, const double lo[3], const double hi[3],
+			  double rho2, double theta, enum scene_opening opening,
+			  const struct tree_soft *ws, struct tree_ilist *il)
+{
 	int stack[8 * TREE_MAX_DEPTH + 8];
 	int sp = 0;
-	stack[sp++] = 0;
+	if (t->nnodes > 0)
+		stack[sp++] = 0;
 	while (sp > 0) {
 		const struct tree_node *nd = &t->nodes[stack[--sp]];
-		const double d2 = tree_box_dist2(nd->com, lo, hi);
-		int accept;
-		if (opening == SCENE_OPENING_BMAX) {
-			const double b = nd->bmax;
-			accept = theta > 0 && b * b < theta * theta * d2 && b * b < d2;
-		} else {
-			int overlap = 1;
-			for (int a = 0; a < 3; a++) {
-				if (nd->center[a] + nd->half < lo[a] ||
-				    nd->center[a] - nd->half > hi[a])
-					overlap = 0;
-			}
-			const double l = 2 * nd->half;
-			accept = !overlap && l * l < theta * theta * d2;
-		}
+		const int accept = sim_tree_cell_accepted(t, nd, lo, hi, theta, opening, ws);
 		double r[3], r2 = 0;
 		for (int a = 0; a < 3; a++) {
 			r[a] = il->g[a] - nd->com[a];
 			r2 += r[a] * r[a];
 		}
-		if (accept && !ws->plain && tree_soft_opens(t, nd, d2, ws))
-			accept = 0;
-		if (accept) {
+		if (accept || nd->pruned) {
 			if (tree_take_cell(t, nd, r, r2, rho2, ws, il))
 				return -1;
 		} else if (nd->leaf) {
@@ -782,16 +757,22 @@ static void tree_group_eps(const struct tree *t, int gb, int ge, struct tree_sof
 	}
 }
 
-/* Group G's walk and its active bodies' acc (pot, work). 0 or -1 (out of
- * memory). */
-static int tree_walk_eval(const struct tree *t, int gb, int ge, double theta, int multipoles,
-			  enum scene_opening opening, struct tree_soft *ws,
-			  const unsigned char *active, struct tree_ilist *il, double *acc,
-			  double *pot, double *work)
+/* Group G's walks (t, then each of more[0..nmore-1]) and its active
+ * bodies' acc (pot, work). 0 or -1 (out of memory). */
+static int tree_walk_eval(const struct tree *t, const struct tree *more, int nmore, int gb,
+			  int ge, double theta, int multipoles, enum scene_opening opening,
+			  struct tree_soft *ws, const unsigned char *active, struct tree_ilist *il,
+			  double *acc, double *pot, double *work)
 {
+	double lo[3], hi[3], rho2;
 	tree_group_eps(t, gb, ge, ws);
-	if (tree_walk_group(t, gb, ge, theta, opening, ws, il))
+	tree_group_box(t, gb, ge, lo, hi, &rho2, il);
+	if (tree_walk_tree(t, lo, hi, rho2, theta, opening, ws, il))
 		return -1;
+	for (int j = 0; j < nmore; j++) {
+		if (tree_walk_tree(&more[j], lo, hi, rho2, theta, opening, ws, il))
+			return -1;
+	}
 	for (int k = gb; k < ge; k++) {
 		double a[3], phi;
 		size_t i = (size_t)t->order[k];
@@ -812,20 +793,28 @@ static int tree_walk_eval(const struct tree *t, int gb, int ge, double theta, in
 	return 0;
 }
 
+struct tree_soft sim_tree_soft_of(const struct tree *t, const struct sim_soft *s)
+{
+	const struct tree_soft ws = {.plain = !t->eps && s->kernel == SCENE_SOFT_PLUMMER,
+				     .spline = s->kernel == SCENE_SOFT_SPLINE,
+				     .eps = s->eps,
+				     .eps2 = s->eps * s->eps};
+	return ws;
+}
+
 /* The walk and evaluation over a built (or refitted) tree: the active
  * bodies' acc (pot, work) as sim_tree_accel_sel documents, with the
- * softening s (its lengths per body are t's). Frees nothing. */
-static int tree_accel_walk(struct tree *t, size_t n, const struct sim_soft *s, double theta,
-			   int multipoles, enum scene_opening opening,
-			   const unsigned char *active, double *acc, double *pot, double *work)
+ * softening s (its lengths per body are t's), and the foreign trees more
+ * (tree_internal.h). Frees nothing. */
+int sim_tree_accel_walk(const struct tree *t, const struct sim_soft *s, double theta,
+			int multipoles, enum scene_opening opening, const unsigned char *active, double *acc,
+			double *pot, double *work, const struct tree *more, int nmore)
 {
+	const size_t n = t->n;
 	int ngroup, *groups = tree_groups(t, n, &ngroup);
 	if (!groups)
 		return NB_ERUNTIME;
-	const struct tree_soft ws0 = {.plain = !t->eps && s->kernel == SCENE_SOFT_PLUMMER,
-				      .spline = s->kernel == SCENE_SOFT_SPLINE,
-				      .eps = s->eps,
-				      .eps2 = s->eps * s->eps};
+	const struct tree_soft ws0 = sim_tree_soft_of(t, s);
 	int failed = 0;
 #pragma omp parallel if (n >= TREE_SERIAL_N)
 	{
@@ -841,8 +830,8 @@ static int tree_accel_walk(struct tree *t, size_t n, const struct sim_soft *s, d
 				any = active[t->order[k]] != 0;
 			if (!any)
 				continue; /* as the GPU walk: no active body, no walk */
-			if (tree_walk_eval(t, gb, ge, theta, multipoles, opening, &ws, active, &il,
-					   acc, pot, work)) {
+			if (tree_walk_eval(t, more, nmore, gb, ge, theta, multipoles, opening, &ws,
+					   active, &il, acc, pot, work)) {
 #pragma omp atomic write
 				failed = 1;
 			}
@@ -878,11 +867,12 @@ int sim_tree_accel_soft(const double *pos, const double *mass, size_t n,
 		return NB_ERUNTIME;
 	}
 	struct tree t;
-	int err = tree_build(&t, pos, mass, s->each, n, multipoles);
+	int err = sim_tree_build(&t, pos, mass, s->each, n, multipoles);
 	if (err)
 		return err;
-	err = tree_accel_walk(&t, n, s, theta, multipoles, opening, active, acc, pot, work);
-	tree_free(&t);
+	err = sim_tree_accel_walk(&t, s, theta, multipoles, opening, active, acc, pot, work, NULL,
+				  0);
+	sim_tree_free(&t);
 	return err;
 }
 
@@ -902,7 +892,7 @@ int sim_tree_accel_refit(const double *pos_build, const double *pos, const doubl
 		return NB_ERUNTIME;
 	}
 	struct tree t;
-	int err = tree_build(&t, pos_build, mass, NULL, n, multipoles);
+	int err = sim_tree_build(&t, pos_build, mass, NULL, n, multipoles);
 	if (err)
 		return err;
 	t.pos_in = pos;
@@ -914,8 +904,8 @@ int sim_tree_accel_refit(const double *pos_build, const double *pos, const doubl
 	for (int k = t.nnodes - 1; k >= 0; k--)
 		tree_moments(&t, &t.nodes[k]);
 	const struct sim_soft s = {.kernel = SCENE_SOFT_PLUMMER, .eps = eps, .each = NULL};
-	err = tree_accel_walk(&t, n, &s, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
-			      work);
-	tree_free(&t);
+	err = sim_tree_accel_walk(&t, &s, theta, multipoles, SCENE_OPENING_BMAX, active, acc, pot,
+				  work, NULL, 0);
+	sim_tree_free(&t);
 	return err;
 }
