@@ -377,9 +377,11 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	}
 	if (!app_views_live(v, nviews))
 		return rc;
+	const size_t total = st->n; /* domains: st becomes this rank's own bodies */
 	if (ds) { /* over MPI ranks: GPU ranks, or the CPU engine with dist/'s forces */
-		const int gpu = dist_use_gpus(sc, backend_cli);
-		if ((rc = dist_sim_create(sc, st, gpu, ds)))
+		const int domains = sc->simulation.ranks == SCENE_RANKS_DOMAINS;
+		const int gpu = !domains && dist_use_gpus(sc, backend_cli);
+		if ((rc = domains ? dist_domains_create(sc, st, ds) : dist_sim_create(sc, st, gpu, ds)))
 			return rc;
 		struct engine_split split;
 		dist_sim_split(*ds, &split);
@@ -394,7 +396,7 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	if (sc->simulation.solver == SCENE_SOLVER_NONE)
 		engine_set_film(*eng, film); /* owned by the engine from here */
 	*sim_s += log_clock_s() - t;
-	log_info("%zu bodies, %d frames, %s", st->n, sc->output.frames, engine_describe(*eng));
+	log_info("%zu bodies, %d frames, %s", total, sc->output.frames, engine_describe(*eng));
 	if (nviews > 1)
 		log_info("one simulation filmed through %d views", nviews);
 	for (i = 0; i < nviews; i++) {
@@ -416,7 +418,9 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	/* NB_DIST_ONE=1: one rank through dist/ too (its per-step figures, the
 	 * baseline of the scaling runs in docs/BENCHMARKS.md) */
 	const char *one = getenv("NB_DIST_ONE");
-	const int over_ranks = views[0].over_ranks && (dist_size() > 1 || (one && atoi(one) > 0));
+	const int over_ranks = views[0].over_ranks &&
+			       (dist_size() > 1 || (one && atoi(one) > 0) ||
+				sc->simulation.ranks == SCENE_RANKS_DOMAINS);
 	struct app_progress prog;
 	int rc = 0, i, start = 0;
 	double sim_s = 0, t_start = log_clock_s();
@@ -449,7 +453,9 @@ int app_run_views(struct app_view *views, int nviews, int backend_cli)
 	 * still answers, else a failed run (a rank died; dist.h) */
 	if (ds && rc == NB_EINTR)
 		rc = dist_stop_status();
-	if (ds && rc == 0) {
+	if (ds && rc == 0 && dist_sim_domains(ds)) /* no replicas to compare */
+		dist_domains_report(ds);
+	else if (ds && rc == 0) {
 		dist_sim_report(ds);
 		/* every rank stepped the whole state: they must agree */
 		if ((rc = engine_sync(eng)) == 0)

@@ -215,7 +215,7 @@ int dist_agree(int rc, int *who)
 #ifdef NB_HAVE_MPI
 /* Message tags: one per kind of exchange, so two in flight never mix;
  * the last three end a run over ranks (dist_run_over_ranks). */
-enum { TAG_GATHER = 19001, TAG_SUM, TAG_GATHER0, TAG_PING, TAG_PONG, TAG_FAIL };
+enum { TAG_GATHER = 19001, TAG_SUM, TAG_GATHER0, TAG_PING, TAG_PONG, TAG_FAIL, TAG_A2A };
 
 static double comm_now(void)
 {
@@ -606,4 +606,97 @@ void dist_gather(const void *send, size_t bytes, void *recv, const char *what)
 #else
 	(void)what;
 #endif
+}
+
+void dist_sum_doubles(double *v, int n, const char *what)
+{
+	if (g_size == 1)
+		return;
+	size_t *bytes = malloc((size_t)g_size * 2 * sizeof *bytes);
+	double *all = malloc((size_t)g_size * (size_t)n * sizeof *all);
+	if (!bytes || !all)
+		dist_fail("%s: out of memory", what);
+	size_t *off = bytes + g_size;
+	for (int r = 0; r < g_size; r++) {
+		bytes[r] = (size_t)n * sizeof *v;
+		off[r] = (size_t)r * bytes[r];
+	}
+	dist_allgatherv(v, all, bytes, off, what);
+	for (int k = 0; k < n; k++) { /* in rank order: the same sum on every rank */
+		double s = 0;
+		for (int r = 0; r < g_size; r++)
+			s += all[(size_t)r * (size_t)n + (size_t)k];
+		v[k] = s;
+	}
+	free(all);
+	free(bytes);
+}
+
+/* Every rank's row of block sizes (P each) to every rank: *matrix (P x P,
+ * malloc'd; row r: what rank r sends to each rank). */
+static size_t *comm_size_matrix(const size_t *sbytes, const char *what)
+{
+	const size_t P = (size_t)g_size;
+	size_t *m = malloc(P * P * sizeof *m), *bytes = calloc(2 * P, sizeof *bytes);
+	if (!m || !bytes)
+		dist_fail("%s: out of memory for %zu ranks' sizes", what, P);
+	for (size_t r = 0; r < P; r++) {
+		bytes[r] = P * sizeof *m;
+		bytes[P + r] = r * P * sizeof *m;
+	}
+	dist_allgatherv(sbytes, m, bytes, bytes + P, what);
+	free(bytes);
+	return m;
+}
+
+void *dist_alltoallv(const void *send, const size_t *sbytes, const size_t *soff, size_t *rbytes,
+		     size_t *roff, const char *what)
+{
+	const int P = g_size;
+	size_t *m = comm_size_matrix(sbytes, what);
+	if (g_broken) { /* rank 0: the sizes never came */
+		free(m);
+		return NULL;
+	}
+	size_t total = 0;
+	for (int r = 0; r < P; r++) {
+		rbytes[r] = m[(size_t)r * (size_t)P + (size_t)g_rank];
+		roff[r] = total;
+		total += rbytes[r];
+	}
+	free(m);
+	char *recv = malloc(total ? total : 1);
+	if (!recv)
+		dist_fail("%s: out of memory for %zu bytes", what, total);
+	memcpy(recv + roff[g_rank], (const char *)send + soff[g_rank], rbytes[g_rank]);
+#ifdef NB_HAVE_MPI
+	if (P == 1)
+		return recv;
+	int n = 0;
+	for (int r = 0; r < P; r++)
+		if (r != g_rank)
+			n += comm_pieces(sbytes[r]) + comm_pieces(rbytes[r]);
+	MPI_Request *req;
+	int *peer, *isrecv, nreq = 0;
+	void *mem = comm_reqs(n ? n : 1, &req, &peer, &isrecv);
+	for (int r = 0; r < P; r++) {
+		if (r == g_rank)
+			continue;
+		comm_post(0, recv + roff[r], rbytes[r], r, TAG_A2A, req, peer, isrecv, &nreq, what);
+		g_received += rbytes[r];
+	}
+	for (int s = 1; s < P; s++) { /* stagger the sends: rank r + s first */
+		int r = (g_rank + s) % P;
+		comm_post(1, (char *)send + soff[r], sbytes[r], r, TAG_A2A, req, peer, isrecv, &nreq,
+			  what);
+		g_sent += sbytes[r];
+	}
+	comm_wait(req, peer, isrecv, nreq, what);
+	if (g_broken) /* requests still pending: recv and mem may still be written */
+		return NULL;
+	free(mem);
+#else
+	(void)what;
+#endif
+	return recv;
 }

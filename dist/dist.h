@@ -106,6 +106,19 @@ void dist_max_doubles(double *v, int n, const char *what);
 /* Gather bytes (the same count on every rank) into rank 0's recv
  * (size() * bytes; NULL on other ranks). */
 void dist_gather(const void *send, size_t bytes, void *recv, const char *what);
+/* The sum over ranks of v[0..n-1], on every rank, added in rank order (the
+ * same bits on every rank). */
+void dist_sum_doubles(double *v, int n, const char *what);
+/* Every rank's blocks to every rank, of sizes known only to the sender:
+ * rank r sends sbytes[k] bytes from send + soff[k] to rank k (its own
+ * block copied). The sizes go first (an allgather of P sizes a rank), then
+ * the blocks as point-to-point messages with the deadline and failure
+ * rules above. Returns the received bytes (malloc'd, the caller frees),
+ * rank k's block at roff[k], rbytes[k] long (rbytes, roff: P each, filled);
+ * NULL when rank 0's exchanges broke (dist_broken; the buffers are left to
+ * the pending messages). */
+void *dist_alltoallv(const void *send, const size_t *sbytes, const size_t *soff, size_t *rbytes,
+		     size_t *roff, const char *what);
 /* Bytes this rank sent and received through the calls above. */
 void dist_bytes(uint64_t *sent, uint64_t *received);
 
@@ -133,6 +146,65 @@ double dist_imbalance(const double *work, int P);
  * out[0] = 0, out[P] = cut[P]; nothing measured: equal stretches. The
  * same on every rank for the same input (GPU ranks, dist/sim.c). */
 void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
+
+/* ---- domains that own their bodies (simulation.ranks: domains) ---------------
+ * The scheme of issue 31 beside the replicated one above (docs/PHYSICS.md,
+ * "Over MPI ranks"): rank r holds only the bodies of its domain, a stretch
+ * [bound[r], bound[r+1]) of the Morton curve over the GLOBAL bounding cube
+ * (reduced over the ranks at every force call), cut by measured work
+ * (dist/own.c, from histograms summed over the ranks: no rank gathers the
+ * keys). At every force call, after the drift, the bodies whose key left
+ * the domain move to their owner (dist/migrate.c), then the forces of the
+ * own bodies are computed from every rank's bodies without any rank
+ * holding them all (direct: dist/ring.c). The engine's state on each rank
+ * IS its own bodies (dist/domains.c). CPU ranks only for now; what is not
+ * written yet is refused before any work (dist_domains_refuse). */
+#define DIST_KEY_END ((uint64_t)1 << 63) /* past the largest 63-bit key */
+/* The Morton key of p (21 bits an axis, x lowest) in the cube from lo
+ * whose side is 2^21 / scale (dist_own_box). (dist/own.c) */
+uint64_t dist_morton_key(const double p[3], const double lo[3], double scale);
+/* The bounding cube of every rank's bodies (pos 3n, this rank's): lo and
+ * the scale of dist_morton_key, as dist_domain_cut makes them from the
+ * whole state. A collective call. */
+void dist_own_box(const double *pos, size_t n, double lo[3], double *scale);
+/* Cuts bound[0..P] of the key range (bound[0] = 0, bound[P] =
+ * DIST_KEY_END, monotone) so that each of P domains carries 1/P of the
+ * work: key (n, ascending) and w (n; NULL: 1 each) are this rank's, the
+ * histograms are summed over the dist_size() ranks (P need not equal it:
+ * one process cuts for P domains alone). The same on every rank. */
+void dist_own_cut(const uint64_t *key, const double *w, size_t n, int P, uint64_t *bound);
+/* The rank r whose stretch [bound[r], bound[r+1]) holds key. */
+int dist_own_owner(const uint64_t *bound, int P, uint64_t key);
+/* What travels with the engine's state of one rank: per body its key and
+ * its work at the last force call (n = the state's). */
+struct dist_owned {
+	uint64_t *key;
+	double *work;
+};
+/* Move every body of st (this rank's, with o's key and work) to the rank
+ * that owns its key under bound (P + 1): st's arrays (pos vel acc mass pot
+ * id comp) and o's are replaced by this rank's bodies, sorted by (key, id);
+ * pot zeroed. *sent: bodies this rank sent away. A collective call. 0, or
+ * NB_ERUNTIME (logged; rank 0 when the exchange broke: st is left empty).
+ * st->pid must be NULL. */
+int dist_migrate(struct sim_state *st, struct dist_owned *o, const uint64_t *bound, int P,
+		 size_t *sent);
+/* The direct sum on st's own bodies (this rank's) from every rank's
+ * bodies: st->acc and st->pot (per unit mass) written, work[i] the pairs
+ * of body i; each: each own body's softening (p->soft_mixed) or NULL.
+ * *held: the bytes it held beside the state at most. A collective call.
+ * 0 or NB_ERUNTIME (logged). */
+int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, const double *each,
+		     double *work, size_t *held);
+/* simulation.ranks: domains: what it does not do yet, each refused with its
+ * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
+ * (simulation.backend cuda), individual time steps, the Barnes-Hut solver
+ * until sim/let.c lands, film mode, snapshot input, dust, render.diffuse,
+ * adaptive smoothing, camera.follow and camera.frame auto (they read every
+ * body), and the outputs that hold every body (snapshots, the state CSVs).
+ * 0 for simulation.ranks: replicate. For the run and --dry-run alike
+ * (app_preflight), before any work. */
+int dist_domains_refuse(const struct scene *sc, int backend_cli);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
 /* acc and potential of the bodies rows[0..nrows-1] from every body,
@@ -167,6 +239,11 @@ struct dist_stats {
 	double work_imbalance_max;               /* the worst over the run */
 	uint64_t bytes_sent, bytes_received;     /* this rank, force exchanges */
 	size_t owned;                            /* bodies this rank owns now */
+	/* simulation.ranks: domains */
+	double t_migrate;                        /* seconds: box, keys, cuts and migration */
+	size_t migrated;                         /* bodies this rank sent away, all calls */
+	size_t held_bytes;                       /* the state and dist/'s buffers now, and
+						  * the force's exchange buffers at most */
 };
 /* 1 if this run's ranks take their GPUs (engine_create_ranks): the
  * backend (backend_cli, -1: the scene's) is cuda, or auto and every rank
@@ -203,6 +280,24 @@ void dist_sim_report(const struct dist_sim *ds);
  * process-wide state. */
 void dist_sim_split(struct dist_sim *ds, struct engine_split *out);
 void dist_sim_free(struct dist_sim **ds);
+/* simulation.ranks: domains (dist_domains_refuse passed): ds for the state
+ * st, which holds the scene's bodies, made alike on every rank (all of
+ * them: creation in parallel is the next step, and says so), of which this
+ * rank keeps the consecutive indices [r n / P, (r + 1) n / P) and frees the
+ * rest: from here st is this rank's own bodies, and the first force call
+ * moves them to their owners. ds keeps st (it must outlive ds) and
+ * changes its bodies at every force call (migration). dist_sim_split then
+ * gives the domains' force, bodies (st itself), sum and diagnostics. 0,
+ * NB_EINPUT or NB_ERUNTIME (logged). */
+int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out);
+/* 1 when ds holds domains (dist_domains_create). */
+int dist_sim_domains(const struct dist_sim *ds);
+/* dist_sim_report for domains: each rank's owned bodies, bytes a body,
+ * force and migration time and volume (rank 0 prints; every rank must
+ * call). */
+void dist_domains_report(const struct dist_sim *ds);
+/* The bodies over every rank (st->n of one rank is its own). */
+size_t dist_sim_total(const struct dist_sim *ds);
 /* This rank's bodies of st (st as the engine leaves it) as a state of
  * their own for the renderer: *sub points into buffers ds owns (valid until
  * the next call); h (n or NULL) gives *sub_h. 0 or NB_ERUNTIME. */

@@ -36,6 +36,10 @@
 void dist_sim_stats(const struct dist_sim *ds, struct dist_stats *s)
 {
 	*s = ds->stats;
+	if (ds->domains) {
+		s->owned = ds->st->n;
+		return;
+	}
 	const size_t *cut = ds->gpu ? ds->gcut : ds->dom.cut;
 	s->owned = cut[ds->rank + 1] - cut[ds->rank];
 }
@@ -72,6 +76,9 @@ void dist_sim_free(struct dist_sim **pds)
 	free(ds->gcut);
 	free(ds->gnext);
 	free(ds->gtime);
+	free(ds->own.key);
+	free(ds->own.work);
+	free(ds->bound);
 	free(ds);
 	*pds = NULL;
 }
@@ -385,8 +392,22 @@ static void sim_split_sum(void *ctx, float *buf, size_t n)
 	dist_sum_floats(buf, n, "frame sum");
 }
 
+int dist_sim_domains(const struct dist_sim *ds)
+{
+	return ds && ds->domains;
+}
+
+size_t dist_sim_total(const struct dist_sim *ds)
+{
+	return ds->n;
+}
+
 void dist_sim_split(struct dist_sim *ds, struct engine_split *out)
 {
+	if (ds->domains) { /* dist/domains.c's, made by dist_domains_create */
+		*out = ds->dsplit;
+		return;
+	}
 	*out = (struct engine_split){.force = dist_sim_force, .bodies = sim_split_bodies,
 				     .sum = sim_split_sum, .ctx = ds, .desc = ds->desc};
 }

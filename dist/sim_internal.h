@@ -39,6 +39,14 @@ struct dist_sim {
 	size_t *gcut;          /* P + 1: the stretches of the last evaluation */
 	size_t *gnext;         /* P + 1: scratch for the recut */
 	double *gtime;         /* P: each rank's force ms of the last evaluation */
+	/* simulation.ranks: domains (dist/domains.c): the engine's state is this
+	 * rank's own bodies; n above is the total over the ranks */
+	int domains;
+	struct sim_state *st;  /* the engine's state (not owned) */
+	struct dist_owned own; /* st->n keys and works */
+	uint64_t *bound;       /* P + 1: the domains' key stretches */
+	size_t force_held;     /* the last force's exchange buffers, bytes */
+	struct engine_split dsplit; /* dist_sim_split's answer for domains */
 };
 
 /* Monotonic seconds (dist/sim_times.c). */

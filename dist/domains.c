@@ -1,0 +1,280 @@
+/* domains.c - one simulation over ranks that each hold only their own
+ * bodies (simulation.ranks: domains; dist.h, issue 31): the engine's state
+ * on a rank is its domain's bodies, and the split's callbacks (struct
+ * engine_split) serve it.
+ *
+ * Per force call (the engine calls it after each drift, and once for the
+ * first accelerations), on every rank:
+ *   1. the global bounding cube (a maximum over the ranks) and each own
+ *      body's Morton key in it;
+ *   2. every NB_DIST_REBALANCE calls (default 8), or after a call whose
+ *      work was more than NB_DIST_IMBALANCE (0.10) over the mean: new cuts
+ *      from the work each body took at the last call (dist/own.c);
+ *   3. migration: bodies whose key left the domain go to its owner
+ *      (dist/migrate.c); the state is then this rank's, in key order;
+ *   4. the forces of the own bodies (dist/ring.c's direct sum), their work.
+ * The renderer draws st itself (the rank's bodies) and the frames are summed
+ * on rank 0; the statistics are the ranks' diagnostics summed.
+ *
+ * Creation: every rank makes the scene's bodies (all of them, alike: the
+ * creation is not yet split) and keeps the indices [r n / P, (r+1) n / P);
+ * the first force call migrates them to their owners. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dist.h"
+#include "sim_internal.h"
+
+/* Keep bodies [a, b) of st (in place; the first migration replaces the
+ * arrays with ones of this rank's size). */
+static void dom_keep(struct sim_state *st, size_t a, size_t b)
+{
+	const size_t m = b - a;
+	memmove(st->pos, st->pos + 3 * a, 3 * m * sizeof *st->pos);
+	memmove(st->vel, st->vel + 3 * a, 3 * m * sizeof *st->vel);
+	memmove(st->acc, st->acc + 3 * a, 3 * m * sizeof *st->acc);
+	memmove(st->mass, st->mass + a, m * sizeof *st->mass);
+	memmove(st->pot, st->pot + a, m * sizeof *st->pot);
+	memmove(st->id, st->id + a, m * sizeof *st->id);
+	memmove(st->comp, st->comp + a, m * sizeof *st->comp);
+	st->n = m;
+}
+
+struct dom_kw {
+	uint64_t key;
+	double w;
+};
+
+static int dom_kw_cmp(const void *a, const void *b)
+{
+	const struct dom_kw *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Step 2: new cuts from the keys and the last work, over the ranks. */
+static void dom_recut(struct dist_sim *ds)
+{
+	struct sim_state *st = ds->st;
+	const size_t n = st->n;
+	uint64_t *k = malloc((n ? n : 1) * sizeof *k);
+	double *w = malloc((n ? n : 1) * sizeof *w);
+	struct dom_kw *kw = malloc((n ? n : 1) * sizeof *kw);
+	if (!k || !w || !kw)
+		dist_fail("out of memory for the cuts of %zu bodies", n);
+	for (size_t i = 0; i < n; i++)
+		kw[i] = (struct dom_kw){ds->own.key[i], ds->calls > 0 ? ds->own.work[i] : 1.0};
+	qsort(kw, n, sizeof *kw, dom_kw_cmp);
+	for (size_t i = 0; i < n; i++) {
+		k[i] = kw[i].key;
+		w[i] = kw[i].w;
+	}
+	dist_own_cut(k, w, n, ds->P, ds->bound);
+	free(k), free(w), free(kw);
+	ds->recut = 0;
+	ds->stats.rebalances++;
+	if (getenv("NB_DIST_DEBUG"))
+		fprintf(stderr, "rank %d: recut at call %ld: keys [%llu, %llu)\n", ds->rank, ds->calls,
+			(unsigned long long)ds->bound[ds->rank],
+			(unsigned long long)ds->bound[ds->rank + 1]);
+}
+
+/* Steps 1-3. 0 or NB_ERUNTIME. */
+static int dom_place(struct dist_sim *ds)
+{
+	struct sim_state *st = ds->st;
+	double lo[3], scale;
+	dist_own_box(st->pos, st->n, lo, &scale);
+	for (size_t i = 0; i < st->n; i++)
+		ds->own.key[i] = dist_morton_key(st->pos + 3 * i, lo, scale);
+	if (ds->recut || ds->calls % ds->every == 0)
+		dom_recut(ds);
+	size_t sent = 0;
+	int rc = dist_migrate(st, &ds->own, ds->bound, ds->P, &sent);
+	ds->stats.migrated += sent;
+	return rc ? rc : dist_broken();
+}
+
+/* The work's imbalance over the ranks (max / mean), on every rank. */
+static double dom_imbalance(const struct dist_sim *ds)
+{
+	double w = 0;
+	for (size_t i = 0; i < ds->st->n; i++)
+		w += ds->own.work[i];
+	double sum = w, max = w;
+	dist_sum_doubles(&sum, 1, "work");
+	dist_max_doubles(&max, 1, "work");
+	return sum > 0 ? max / (sum / ds->P) : 1.0;
+}
+
+static int dom_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
+		     size_t n, double *acc, double *pot)
+{
+	struct dist_sim *ds = ctx;
+	(void)pos, (void)mass, (void)n, (void)acc, (void)pot; /* st's, before the migration */
+	if (dist_broken())
+		return NB_ERUNTIME;
+	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
+		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
+	double t0 = dist_sim_now();
+	int rc = dom_place(ds);
+	if (rc)
+		return rc;
+	double t1 = dist_sim_now();
+	struct sim_state *st = ds->st;
+	double *each = NULL;
+	if (p->soft_mixed && !(each = malloc((st->n ? st->n : 1) * sizeof *each))) {
+		log_error("out of memory for %zu softening lengths", st->n);
+		return NB_ERUNTIME;
+	}
+	if (each)
+		sim_soft_each(st, each);
+	uint64_t s0, r0, s1, r1;
+	dist_bytes(&s0, &r0);
+	rc = dist_ring_direct(st, p, each, ds->own.work, &ds->force_held);
+	dist_bytes(&s1, &r1);
+	free(each);
+	if (rc || (rc = dist_broken()))
+		return rc;
+	ds->stats.bytes_sent += s1 - s0;
+	ds->stats.bytes_received += r1 - r0;
+	ds->stats.t_migrate += t1 - t0;
+	dist_sim_add_times(ds, dist_sim_now() - t1, 0);
+	ds->stats.work_imbalance = dom_imbalance(ds);
+	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
+		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
+	if (ds->stats.work_imbalance > 1 + ds->threshold)
+		ds->recut = 1;
+	ds->calls++;
+	ds->stats.steps = ds->calls - 1;
+	return 0;
+}
+
+/* struct engine_split's bodies: this rank's state is its own bodies */
+static int dom_bodies(void *ctx, const struct sim_state *st, const double *h,
+		      struct sim_state *sub, const double **sub_h)
+{
+	(void)ctx;
+	*sub = *st;
+	*sub_h = h;
+	return 0;
+}
+
+static void dom_sum(void *ctx, float *buf, size_t n)
+{
+	(void)ctx;
+	dist_sum_floats(buf, n, "frame sum");
+}
+
+/* struct engine_split's diag: the ranks' diagnostics summed (the centres
+ * as mass-weighted sums), on every rank */
+static void dom_diag(void *ctx, struct sim_diag *d)
+{
+	(void)ctx;
+	double v[15] = {d->kinetic, d->potential, d->mass};
+	for (int c = 0; c < 3; c++) {
+		v[3 + c] = d->p[c];
+		v[6 + c] = d->l[c];
+		v[9 + c] = d->com[c] * d->mass;
+		v[12 + c] = d->comv[c] * d->mass;
+	}
+	dist_sum_doubles(v, 15, "statistics");
+	d->kinetic = v[0];
+	d->potential = v[1];
+	d->total = v[0] + v[1];
+	d->mass = v[2];
+	for (int c = 0; c < 3; c++) {
+		d->p[c] = v[3 + c];
+		d->l[c] = v[6 + c];
+		d->com[c] = v[2] > 0 ? v[9 + c] / v[2] : 0;
+		d->comv[c] = v[2] > 0 ? v[12 + c] / v[2] : 0;
+	}
+}
+
+int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out)
+{
+	*out = NULL;
+	struct dist_sim *ds = calloc(1, sizeof *ds);
+	const int P = dist_size(), r = dist_rank();
+	if (!ds || st->pid) {
+		free(ds);
+		log_error(st->pid ? "simulation.ranks: domains: bodies with snapshot IDs (internal)"
+				  : "out of memory");
+		return st->pid ? NB_EINPUT : NB_ERUNTIME;
+	}
+	*ds = (struct dist_sim){.n = st->n, .P = P, .rank = r, .domains = 1, .st = st,
+				.recut = 1, .die_rank = -1, .threshold = 0.10};
+	ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
+	ds->every = ds->every < 1 ? 1 : ds->every;
+	const char *th = getenv("NB_DIST_IMBALANCE"), *die = getenv("NB_DIST_DIE");
+	if (th && *th)
+		ds->threshold = atof(th);
+	if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
+		ds->die_rank = -1;
+	const size_t a = st->n * (size_t)r / (size_t)P, b = st->n * (size_t)(r + 1) / (size_t)P;
+	dom_keep(st, a, b);
+	const size_t m1 = b - a ? b - a : 1;
+	ds->own.key = calloc(m1, sizeof *ds->own.key);
+	ds->own.work = malloc(m1 * sizeof *ds->own.work);
+	ds->bound = calloc((size_t)P + 1, sizeof *ds->bound);
+	if (!ds->own.key || !ds->own.work || !ds->bound) {
+		log_error("out of memory for the domains of %zu bodies", st->n);
+		dist_sim_free(&ds);
+		return NB_ERUNTIME;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		ds->own.work[i] = 1.0;
+	snprintf(ds->desc, sizeof ds->desc,
+		 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, direct sum "
+		 "passed round a ring of the ranks)", P);
+	(void)sc;
+	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
+					   .diag = dom_diag, .ctx = ds, .desc = ds->desc};
+	*out = ds;
+	return 0;
+}
+
+/* Bytes this rank holds a body: the state (pos vel acc, mass, pot, id,
+ * comp: 94) and the key and work (16), and the force's buffers over its
+ * bodies. */
+static double dom_bytes_per_body(const struct dist_sim *ds)
+{
+	const size_t n = ds->st->n;
+	const double state = 9 * 8 + 8 + 8 + 4 + 2 + 16;
+	return n ? state + (double)ds->force_held / (double)n : 0;
+}
+
+void dist_domains_report(const struct dist_sim *ds)
+{
+	enum { NV = 11 };
+	struct dist_stats s;
+	dist_sim_stats(ds, &s);
+	double mass = 0;
+	for (size_t i = 0; i < ds->st->n; i++)
+		mass += ds->st->mass[i];
+	double mine[NV] = {(double)s.owned, dom_bytes_per_body(ds), s.t_force, s.t_migrate,
+			   (double)s.migrated, (double)s.bytes_sent, (double)s.steps,
+			   (double)s.rebalances, s.work_imbalance_max, s.t_first_force, mass};
+	double *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof mine) : NULL;
+	if (ds->rank == 0 && !all)
+		dist_fail("out of memory");
+	dist_gather(mine, sizeof mine, all, "run report");
+	if (ds->rank != 0 || dist_broken()) {
+		free(all);
+		return;
+	}
+	for (int r = 0; r < ds->P; r++) {
+		const double *v = all + (size_t)r * NV;
+		const double steps = v[6] > 0 ? v[6] : 1, calls = v[6] + 1;
+		log_info("rank %d: owns %.0f of %zu bodies (%.1f %%, mass %.17g), %.0f bytes a body; "
+			 "per step: force %.3g ms, keys/cuts/migration %.3g ms, sent %.0f B; %.0f "
+			 "bodies migrated away in all; %.0f recuts in %.0f steps, work max/mean worst "
+			 "%.3f; first force %.3g ms",
+			 r, v[0], ds->n, 100.0 * v[0] / (double)(ds->n ? ds->n : 1), v[10], v[1],
+			 1e3 * v[2] / steps, 1e3 * v[3] / calls, v[5] / calls, v[4], v[7], v[6], v[8],
+			 1e3 * v[9]);
+	}
+	free(all);
+}

@@ -1,0 +1,148 @@
+/* domains_refuse.c - what simulation.ranks: domains does not do yet, as
+ * one table of rows (dist.h, dist_domains_refuse): each row names the key
+ * that asks for it and says why and what works instead. The run and
+ * --dry-run both call it (app_preflight), so both refuse alike, with exit
+ * status 2 before any work. Rows go as the features are written. */
+#include <stdio.h>
+
+#include "dist.h"
+
+struct dom_refusal {
+	const char *key; /* a body's key when it holds "%d" */
+	/* 1 when sc (backend: the effective simulation.backend) asks for it;
+	 * for a body's key, *body gets the entry */
+	int (*asks)(const struct scene *sc, int backend, int *body);
+	const char *why;
+};
+
+static int ask_gpu(const struct scene *sc, int backend, int *body)
+{
+	(void)sc, (void)body;
+	return backend == SCENE_BACKEND_CUDA;
+}
+
+static int ask_individual(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
+}
+
+static int ask_solver(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->simulation.solver != SCENE_SOLVER_DIRECT;
+}
+
+static int ask_snapshot_input(const struct scene *sc, int backend, int *body)
+{
+	(void)backend;
+	for (*body = 0; *body < sc->nbodies; (*body)++)
+		if (sc->bodies[*body].model == SCENE_MODEL_SNAPSHOT)
+			return 1;
+	return 0;
+}
+
+static int ask_dust(const struct scene *sc, int backend, int *body)
+{
+	(void)backend;
+	for (*body = 0; *body < sc->nbodies; (*body)++)
+		if (scene_dust_count(&sc->bodies[*body]) > 0)
+			return 1;
+	return 0;
+}
+
+static int ask_diffuse(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0;
+}
+
+static int ask_adaptive(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS;
+}
+
+static int ask_follow(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->camera.follow[0] != '\0';
+}
+
+static int ask_frame_auto(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->camera.frame == SCENE_FRAME_AUTO;
+}
+
+static int ask_snapshots(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->output.snapshots.dir[0] != '\0';
+}
+
+static int ask_initial(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->output.initial_state[0] != '\0';
+}
+
+static int ask_final(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->output.final_state[0] != '\0';
+}
+
+#define NOT_YET "simulation.ranks: domains does not "
+static const struct dom_refusal dom_refusals[] = {
+	{"simulation.backend", ask_gpu,
+	 NOT_YET "run on GPU ranks yet (they hold the replicated state): set simulation.backend: "
+		 "cpu (auto takes the CPU), or simulation.ranks: replicate"},
+	{"simulation.timesteps", ask_individual,
+	 NOT_YET "take individual time steps yet: use shared steps"},
+	{"simulation.solver", ask_solver,
+	 NOT_YET "compute this solver's forces yet (the Barnes-Hut solver waits for the locally "
+		 "essential trees, sim/let.h; film mode has no domains): use simulation.solver: "
+		 "direct, or simulation.ranks: replicate"},
+	{"bodies.%d.model", ask_snapshot_input,
+	 NOT_YET "read a rank's part of a snapshot yet: use simulation.ranks: replicate"},
+	{"bodies.%d.dust", ask_dust,
+	 NOT_YET "draw dust yet (its depth slabs need the ranks' bodies in depth order): remove "
+		 "the dust or use simulation.ranks: replicate on one rank"},
+	{"render.diffuse", ask_diffuse,
+	 NOT_YET "draw the diffuse layer yet (it is made from the whole picture): set "
+		 "render.diffuse: 0"},
+	{"render.smoothing", ask_adaptive,
+	 NOT_YET "compute adaptive smoothing lengths yet (they need neighbours across the domains' "
+		 "faces): give render.smoothing a length"},
+	{"camera.follow", ask_follow,
+	 NOT_YET "move the camera with the bodies yet (it reads every body): remove camera.follow"},
+	{"camera.frame", ask_frame_auto,
+	 NOT_YET "frame the bodies automatically yet (it reads every body): set camera.frame: keys"},
+	{"output.snapshots.dir", ask_snapshots,
+	 NOT_YET "write snapshots yet (multi-file snapshots, one part per rank, are the next "
+		 "step): set output.snapshots.dir: \"\""},
+	{"output.initial_state", ask_initial,
+	 NOT_YET "write a state CSV yet (no rank holds every body): set output.initial_state: \"\""},
+	{"output.final_state", ask_final,
+	 NOT_YET "write a state CSV yet (no rank holds every body): set output.final_state: \"\""},
+};
+
+int dist_domains_refuse(const struct scene *sc, int backend_cli)
+{
+	if (sc->simulation.ranks != SCENE_RANKS_DOMAINS)
+		return 0;
+	const int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
+	const int nrows = (int)(sizeof dom_refusals / sizeof dom_refusals[0]);
+	for (int k = 0; k < nrows; k++) {
+		const struct dom_refusal *r = &dom_refusals[k];
+		int body = -1;
+		if (!r->asks(sc, backend, &body))
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, r->key, body);
+		return scene_fail_key(sc, key, body >= 0 && body < sc->nbodies ? body : -1, "%s",
+				      r->why);
+	}
+	return 0;
+}

@@ -1,0 +1,474 @@
+/* test_dist_domains.c - ranks that each hold only their own bodies
+ * (simulation.ranks: domains, dist/own.c, dist/migrate.c, dist/ring.c,
+ * dist/domains.c; issue 31).
+ *
+ * In process (every build): the cuts found from histograms equal the cuts of
+ * a sort of every key (dist_domain_cut's rule) and balance the weight; a
+ * migration on one rank keeps every body and sorts them by key; the
+ * all-to-all on one rank returns the own block. Program level (NB_BIN): what
+ * domains does not do yet is refused by --dry-run and by the run, exit 2,
+ * naming the key, nothing written. Over MPI (NB_MPI_BIN and mpirun, as
+ * tests/test_dist.c; SKIP without): a Plummer sphere and two colliding
+ * spheres on 1, 2 and 3 ranks against one process: statistics and frames,
+ * bodies and mass conserved through the migrations, each rank owning about
+ * N / P.
+ *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist_domains */
+#include <limits.h>
+#include <math.h>
+#include <png.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "dist/dist.h"
+#include "sim/sim.h"
+#include "test_output_util.h"
+
+/* snprintf into the array BUF, asserting that it fit */
+#define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
+
+/* ---- in process -------------------------------------------------------- */
+
+static double unit(uint64_t seed, size_t i, uint64_t k)
+{
+	return sim_rng_uniform(seed, i, k);
+}
+
+/* n bodies: a dense clump in one corner and a sparse rest (a skewed curve) */
+static void clumpy_bodies(size_t n, double *pos, double *w)
+{
+	for (size_t i = 0; i < n; i++) {
+		const double s = i % 3 == 0 ? 1.0 : 0.05;
+		for (int a = 0; a < 3; a++)
+			pos[3 * i + a] = s * (2 * unit(5, i, (uint64_t)a) - 1) + (s < 1 ? 0.7 : 0);
+		w[i] = 1 + 9 * unit(5, i, 9); /* work 1 .. 10 */
+	}
+}
+
+struct kw {
+	uint64_t key;
+	double w;
+};
+
+static int kw_cmp(const void *a, const void *b)
+{
+	const struct kw *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+START_TEST(histogram_cuts_equal_the_cuts_of_a_full_sort)
+{
+	const size_t n = 6000;
+	double *pos = malloc(3 * n * sizeof *pos), *w = malloc(n * sizeof *w);
+	clumpy_bodies(n, pos, w);
+	double lo[3], scale;
+	dist_own_box(pos, n, lo, &scale); /* one rank: the bodies' own cube */
+	struct kw *kw = malloc(n * sizeof *kw);
+	for (size_t i = 0; i < n; i++)
+		kw[i] = (struct kw){dist_morton_key(pos + 3 * i, lo, scale), w[i]};
+	qsort(kw, n, sizeof *kw, kw_cmp);
+	uint64_t *key = malloc(n * sizeof *key);
+	double *ws = malloc(n * sizeof *ws);
+	for (size_t i = 0; i < n; i++)
+		key[i] = kw[i].key, ws[i] = kw[i].w;
+	for (size_t i = 1; i < n; i++) /* distinct keys: the two rules then agree exactly */
+		ck_assert(key[i] != key[i - 1]);
+	const int Ps[] = {2, 3, 4, 7};
+	for (size_t t = 0; t < sizeof Ps / sizeof Ps[0]; t++) {
+		const int P = Ps[t];
+		uint64_t bound[8];
+		dist_own_cut(key, ws, n, P, bound);
+		struct dist_domain d; /* the reference: every key sorted in one place */
+		ck_assert_int_eq(dist_domain_init(&d, n, P), 0);
+		ck_assert_int_eq(dist_domain_cut(&d, pos, w), 0);
+		double total = 0, part[8] = {0};
+		for (size_t i = 0; i < n; i++) {
+			const int r = dist_own_owner(bound, P, key[i]);
+			ck_assert(r >= 0 && r < P);
+			part[r] += ws[i];
+			total += ws[i];
+		}
+		for (int r = 0; r < P; r++) {
+			size_t mine = 0;
+			for (size_t i = 0; i < n; i++)
+				mine += dist_own_owner(bound, P, key[i]) == r;
+			ck_assert_msg(mine == d.cut[r + 1] - d.cut[r], "P %d rank %d: %zu bodies, the full "
+				      "sort gives %zu", P, r, mine, d.cut[r + 1] - d.cut[r]);
+			/* within one body's work (at most 10) of W / P */
+			ck_assert_msg(fabs(part[r] - total / P) <= 10.0, "P %d rank %d: work %g of %g", P, r,
+				      part[r], total);
+		}
+		dist_domain_free(&d);
+	}
+	free(pos), free(w), free(kw), free(key), free(ws);
+}
+END_TEST
+
+START_TEST(migration_on_one_rank_keeps_every_body_in_key_order)
+{
+	const size_t n = 500;
+	struct sim_state st;
+	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
+	struct dist_owned o = {malloc(n * sizeof *o.key), malloc(n * sizeof *o.work)};
+	double mass = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (int a = 0; a < 3; a++) {
+			st.pos[3 * i + a] = 2 * unit(3, i, (uint64_t)a) - 1;
+			st.vel[3 * i + a] = (double)i + a;
+		}
+		st.mass[i] = unit(3, i, 4);
+		mass += st.mass[i];
+		o.key[i] = (uint64_t)(unit(3, i, 5) * 1e6) % 1000; /* ties: ordered by id */
+		o.work[i] = (double)i;
+	}
+	uint64_t bound[2] = {0, DIST_KEY_END};
+	size_t sent = 99;
+	ck_assert_int_eq(dist_migrate(&st, &o, bound, 1, &sent), 0);
+	ck_assert_uint_eq(sent, 0);
+	ck_assert_uint_eq(st.n, n);
+	unsigned char *seen = calloc(n, 1);
+	double m2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t id = st.id[i];
+		ck_assert(id < n && !seen[id]);
+		seen[id] = 1;
+		ck_assert(i == 0 || o.key[i - 1] < o.key[i] ||
+			  (o.key[i - 1] == o.key[i] && st.id[i - 1] < id));
+		ck_assert_double_eq(st.vel[3 * i + 2], (double)id + 2); /* each body whole */
+		ck_assert_double_eq(o.work[i], (double)id);
+		ck_assert_uint_eq(o.key[i], (uint64_t)(unit(3, id, 5) * 1e6) % 1000);
+		m2 += st.mass[i];
+	}
+	ck_assert_double_eq_tol(m2, mass, 1e-12);
+	free(seen), free(o.key), free(o.work);
+	sim_state_free(&st);
+}
+END_TEST
+
+START_TEST(alltoallv_on_one_rank_returns_the_own_block)
+{
+	const char msg[] = "abcdefgh";
+	size_t sb[1] = {5}, so[1] = {2}, rb[1], ro[1];
+	char *got = dist_alltoallv(msg, sb, so, rb, ro, "test");
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(rb[0], 5);
+	ck_assert_uint_eq(ro[0], 0);
+	ck_assert(memcmp(got, "cdefg", 5) == 0);
+	free(got);
+}
+END_TEST
+
+/* ---- program level ------------------------------------------------------ */
+
+static char g_bin[PATH_MAX], g_mpi[PATH_MAX], g_data[PATH_MAX];
+
+static int run_sh(const char *cmd)
+{
+	int ws = system(cmd);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void paths(void)
+{
+	ck_assert(realpath(nb_bin(), g_bin));
+	ck_assert(realpath("tests/data", g_data));
+}
+
+START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
+{
+	paths();
+	char dir[] = "/tmp/nb-dom-XXXXXX", cmd[8192];
+	ck_assert(mkdtemp(dir));
+	static const char *const cases[][2] = {
+		{"simulation.solver=barnes-hut", "simulation.solver"},
+		{"simulation.timesteps=individual", "simulation.timesteps"},
+		{"simulation.backend=cuda", "simulation.backend"},
+		{"camera.follow=cluster", "camera.follow"},
+		{"camera.frame=auto", "camera.frame"},
+		{"output.snapshots.dir=SNAP", "output.snapshots.dir"},
+		{"output.final_state=FINAL.csv", "output.final_state"},
+		{"render.style=smooth' --set 'render.smoothing=adaptive", "render.smoothing"},
+		{"render.diffuse=0.5", "render.diffuse"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int dry = 0; dry <= 1; dry++) {
+			char set[256];
+			FMT(set, "%s", cases[c][0]);
+			char *dirp = strstr(set, "SNAP"), *fin = strstr(set, "FINAL");
+			if (dirp) /* inside the test's directory */
+				FMT(set, "output.snapshots.dir=%s/snap", dir);
+			if (fin)
+				FMT(set, "output.final_state=%s/final.csv", dir);
+			FMT(cmd, "cd %s && '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
+				 "--set output.png_dir=%s/png --set output.video=%s/v.mp4 --set "
+				 "output.initial_state= --set output.final_state= --set '%s' > log 2>&1",
+			    dir, g_bin, g_data, dry ? "--dry-run" : "", dir, dir, set);
+			ck_assert_msg(run_sh(cmd) == 2, "%s: not exit 2", set);
+			FMT(cmd, "grep -q 'error: .*%s: simulation.ranks: domains does not' %s/log",
+			    cases[c][1], dir);
+			ck_assert_msg(run_sh(cmd) == 0, "%s%s: no message naming %s in %s/log", set,
+				      dry ? " (dry run)" : "", cases[c][1], dir);
+			FMT(cmd, "test ! -e %s/png && test ! -e %s/v.mp4 && test ! -e %s/snap", dir, dir,
+			    dir);
+			ck_assert_msg(run_sh(cmd) == 0, "%s: an output was made before the refusal", set);
+		}
+	printf("domains: %zu refusals, dry run and run: exit 2 naming the key, nothing written\n",
+	       sizeof cases / sizeof cases[0]);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+/* ---- over MPI ranks ---------------------------------------------------- */
+
+/* 1 when an MPI build and mpirun are there. */
+static int have_mpi(void)
+{
+	const char *m = getenv("NB_MPI_BIN");
+	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1"))
+		return 0;
+	paths();
+	return 1;
+}
+
+#define MPIENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+#define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
+
+/* Two Plummer spheres of 300 bodies that fall through each other within
+ * the run: the domains' box shrinks and grows, bodies keep crossing. */
+static void write_collision(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "units: nbody\nseed: 11\n"
+		   "simulation: {solver: direct, softening: 0.05, dt: 0.01, backend: cpu}\n"
+		   "bodies:\n"
+		   "  - {name: a, model: plummer, count: 300, mass: 0.5, scale: 0.3, "
+		   "position: [-1.2, 0, 0], velocity: [1.0, 0.1, 0]}\n"
+		   "  - {name: b, model: plummer, count: 300, mass: 0.5, scale: 0.3, "
+		   "position: [1.2, 0, 0], velocity: [-1.0, -0.1, 0]}\n"
+		   "camera:\n  fov: 50\n  keys:\n"
+		   "    - {frame: 0, position: [0, -6, 2], target: [0, 0, 0]}\n"
+		   "render: {width: 96, height: 64, exposure: 1.0}\n"
+		   "output: {frames: 5, fps: 10, video: \"\"}\n");
+	fclose(f);
+}
+
+/* The common --set of a run TAG in DIR (stats and PNG frames only). */
+static void sets_of(const char *dir, const char *tag, int spf, char *out, size_t len)
+{
+	ck_assert((size_t)snprintf(out, len,
+				   "--set simulation.steps_per_frame=%d --set output.video= "
+				   "--set output.stats=%s/%s.csv --set output.initial_state= "
+				   "--set output.final_state= --set output.png_dir=%s/%s",
+				   spf, dir, tag, dir, tag) < len);
+}
+
+/* The statistics CSV: up to 8 rows of its 10 values after the frame. */
+static int read_stats(const char *path, double v[8][10])
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s", path);
+	char line[1024];
+	int rows = 0;
+	ck_assert(fgets(line, sizeof line, f)); /* the header */
+	while (rows < 8 && fgets(line, sizeof line, f)) {
+		char *p = strchr(line, ',');
+		for (int k = 0; k < 10 && p; k++) {
+			v[rows][k] = strtod(p + 1, &p);
+		}
+		rows++;
+	}
+	fclose(f);
+	return rows;
+}
+
+/* Pixel differences of run b's PNG frames against run a's: the largest, and
+ * the largest relative difference of a frame's mean. */
+static void frames_diff(const char *dir, const char *a, const char *b, int frames, int *maxd,
+			double *mean_rel)
+{
+	*maxd = 0;
+	*mean_rel = 0;
+	for (int f = 0; f < frames; f++) {
+		char pa[PATH_MAX], pb[PATH_MAX];
+		FMT(pa, "%s/%s/frame_%05d.png", dir, a, f);
+		FMT(pb, "%s/%s/frame_%05d.png", dir, b, f);
+		int w, h, d, w2, h2, d2;
+		uint16_t *x = read_png(pa, &w, &h, &d), *y = read_png(pb, &w2, &h2, &d2);
+		ck_assert(w == w2 && h == h2 && d == d2);
+		double sa = 0, sb = 0;
+		for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+			int e = abs((int)x[i] - (int)y[i]);
+			*maxd = e > *maxd ? e : *maxd;
+			sa += x[i], sb += y[i];
+		}
+		ck_assert(sa > 0); /* something was drawn */
+		*mean_rel = fmax(*mean_rel, fabs(sb - sa) / sa);
+		free(x);
+		free(y);
+	}
+}
+
+/* From rank 0's report in LOG: the bodies and mass each rank owns, and the
+ * bodies migrated in all. */
+static void owned_of(const char *log, int P, double *count, double *mass, double *migrated)
+{
+	FILE *f = fopen(log, "r");
+	ck_assert(f);
+	char line[2048];
+	int seen = 0;
+	*migrated = 0;
+	while (fgets(line, sizeof line, f)) {
+		int r;
+		double c, m, g;
+		const char *p = strstr(line, "rank "), *q = strstr(line, "bodies migrated away");
+		if (!p || !q || sscanf(p, "rank %d: owns %lf of", &r, &c) != 2)
+			continue;
+		const char *pm = strstr(line, "mass ");
+		ck_assert(pm && sscanf(pm, "mass %lf", &m) == 1);
+		while (q > line && q[-1] == ' ')
+			q--;
+		while (q > line && q[-1] != ' ')
+			q--;
+		g = atof(q);
+		ck_assert(r >= 0 && r < P);
+		count[r] = c, mass[r] = m;
+		*migrated += g;
+		seen++;
+	}
+	fclose(f);
+	ck_assert_msg(seen == P, "%s: %d rank lines, expected %d", log, seen, P);
+}
+
+/* SCENE (a path) on 1 .. 3 ranks in domains mode against one process
+ * (replicate: the direct sum of sim/direct.c): n bodies of total mass 1. */
+static void domains_match_one_process(const char *scene, int n, int frames, int spf,
+				      const char *dir)
+{
+	char sets[4096], cmd[8192];
+	sets_of(dir, "one", spf, sets, sizeof sets);
+	FMT(cmd, "'%s' %s %s -q", g_bin, scene, sets);
+	ck_assert_int_eq(run_sh(cmd), 0);
+	double ref[8][10], got[8][10];
+	char csv[PATH_MAX];
+	FMT(csv, "%s/one.csv", dir);
+	ck_assert_int_eq(read_stats(csv, ref), frames);
+	for (int P = 1; P <= 3; P++) {
+		char tag[16], log[PATH_MAX];
+		FMT(tag, "np%d", P);
+		FMT(log, "%s/%s.log", dir, tag);
+		sets_of(dir, tag, spf, sets, sizeof sets);
+		FMT(cmd, MPIRUN " -np %d '%s' %s %s --set simulation.ranks=domains > %s 2>&1", P, g_mpi,
+		    scene, sets, log);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		/* the direct sum in another order (own block, then the visitors round
+		 * the ring) than one process's each-pair-once sum: equal to rounding,
+		 * which a few dozen steps of a softened system amplify to ~1e-12 */
+		FMT(csv, "%s/%s.csv", dir, tag);
+		ck_assert_int_eq(read_stats(csv, got), frames);
+		for (int f = 0; f < frames; f++)
+			for (int k = 0; k < 9; k++) /* K W E p(3) L(3): scale about 0.1 .. 1 */
+				ck_assert_msg(NB_CLOSE(got[f][k + 1], ref[f][k + 1], 1e-12, 1e-9),
+					      "%d ranks, frame %d, column %d: %.12g vs one process %.12g", P,
+					      f, k + 2, got[f][k + 1], ref[f][k + 1]);
+		double count[3] = {0}, mass[3] = {0}, migrated, nsum = 0, msum = 0;
+		owned_of(log, P, count, mass, &migrated);
+		for (int r = 0; r < P; r++) {
+			nsum += count[r], msum += mass[r];
+			/* equal work per body (the direct sum): equal counts, within 1 %
+			 * of N (bodies of one key are never split) */
+			ck_assert_msg(fabs(count[r] - (double)n / P) <= 0.01 * n,
+				      "%d ranks: rank %d owns %g of %d", P, r, count[r], n);
+		}
+		ck_assert_msg(nsum == n, "%d ranks: %g bodies owned, %d made", P, nsum, n);
+		ck_assert_msg(fabs(msum - 1.0) <= 1e-12, "%d ranks: mass %.17g", P, msum);
+		ck_assert_msg(P == 1 || migrated > 0, "%d ranks: nothing migrated", P);
+		int maxd;
+		double mrel;
+		frames_diff(dir, "one", tag, frames, &maxd, &mrel);
+		/* additive splats summed in another order: float rounding */
+		ck_assert_msg(maxd <= 1 && mrel <= 1e-3, "%d ranks: frames differ by %d (mean %g)", P,
+			      maxd, mrel);
+		printf("domains: %s, %d ranks: statistics within 1e-9, frames within %d, owned %g %g "
+		       "%g, %g migrated\n", strrchr(scene, '/') + 1, P, maxd, count[0], count[1],
+		       count[2], migrated);
+	}
+}
+
+START_TEST(plummer_over_1_2_3_ranks_matches_one_process)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", scene[PATH_MAX + 32], cmd[PATH_MAX + 16];
+	ck_assert(mkdtemp(dir));
+	FMT(scene, "%s/plummer-small.yaml --set bodies.0.count=600 --set output.frames=3", g_data);
+	domains_match_one_process(scene, 600, 3, 6, dir);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+START_TEST(colliding_spheres_over_1_2_3_ranks_keep_every_body)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", scene[PATH_MAX], cmd[PATH_MAX + 16];
+	ck_assert(mkdtemp(dir));
+	FMT(scene, "%s/collide.yaml", dir);
+	write_collision(scene);
+	domains_match_one_process(scene, 600, 5, 30, dir);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+START_TEST(a_refusal_under_mpirun_is_said_once_with_exit_2)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", cmd[8192];
+	ck_assert(mkdtemp(dir));
+	for (int dry = 0; dry <= 1; dry++) {
+		FMT(cmd, MPIRUN " -np 2 '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
+			 "--set simulation.solver=barnes-hut --set output.png_dir=%s/png > %s/log 2>&1",
+		    g_mpi, g_data, dry ? "--dry-run" : "", dir, dir);
+		ck_assert_msg(run_sh(cmd) == 2, "%s: not exit 2", cmd);
+		FMT(cmd, "test $(grep -c 'error: .*simulation.solver: simulation.ranks: domains' %s/log) "
+			 "= 1 && test ! -e %s/png",
+		    dir, dir);
+		ck_assert_msg(run_sh(cmd) == 0, "not one message, or outputs made: %s/log", dir);
+	}
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("dist_domains");
+	TCase *tc = tcase_create("in process");
+	tcase_add_test(tc, histogram_cuts_equal_the_cuts_of_a_full_sort);
+	tcase_add_test(tc, migration_on_one_rank_keeps_every_body_in_key_order);
+	tcase_add_test(tc, alltoallv_on_one_rank_returns_the_own_block);
+	tcase_add_test(tc, what_domains_does_not_do_yet_is_refused_with_exit_2);
+	suite_add_tcase(s, tc);
+	const char *m = getenv("NB_MPI_BIN");
+	if (!m || !*m || access(m, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+		printf("SKIP: MPI cases: no MPI build (NB_MPI_BIN) or no mpirun\n");
+		return s;
+	}
+	TCase *mp = tcase_create("mpi");
+	tcase_set_timeout(mp, 600);
+	tcase_add_test(mp, plummer_over_1_2_3_ranks_matches_one_process);
+	tcase_add_test(mp, colliding_spheres_over_1_2_3_ranks_keep_every_body);
+	tcase_add_test(mp, a_refusal_under_mpirun_is_said_once_with_exit_2);
+	suite_add_tcase(s, mp);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
