@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "../sim/cuda/gpu.h"
+#include "../dist/dist.h"
 #include "../engine/engine.h"
 #include "../output/output.h"
 #include "app.h"
@@ -199,6 +200,8 @@ int app_preflight(const struct scene *sc, int backend_cli)
 		rc = check_video(sc);
 	if (!rc)
 		rc = check_outputs(sc);
+	if (!rc) /* simulation.ranks: domains: what it does not do yet */
+		rc = dist_domains_refuse(sc, backend_cli);
 	if (!rc)
 		rc = check_gpu(sc, n, backend_cli);
 	if (!rc)
