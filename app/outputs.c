@@ -26,6 +26,12 @@ static int member_per_frame(const struct scene *sc, int f)
 	return f >= 0 && f < sc->output.frames ? f : -1;
 }
 
+/* The parts of each snapshot (output.snapshots.files; output/snap_set.c). */
+static int snap_parts(const struct scene *sc)
+{
+	return sc->output.snapshots.files > 1 ? sc->output.snapshots.files : 1;
+}
+
 #define FIELD(f) offsetof(struct scene, output.f)
 
 /* The rows. Columns: key, shape, field (the path), batch name; for a
@@ -57,7 +63,7 @@ const struct app_out_kind app_outputs[APP_OUTPUTS_MAX] = {
 				 .what = "the final state (CSV)"},
 	[APP_OUT_SNAPSHOTS] = {.key = "output.snapshots.dir", .shape = APP_OUT_SEQ,
 			       .field = FIELD(snapshots.dir), .batch_name = "snapshots", .prefix = "snap_",
-			       .suffix = ".hdf5", .width = 3, .parts = 1, .member_of_frame = out_snap_number,
+			       .suffix = ".hdf5", .width = 3, .parts = snap_parts, .member_of_frame = out_snap_number,
 			       .fate = APP_OUT_KEEP_ON_INTR, .problem = batch_whole_snapshots,
 			       .what = "snapshots (HDF5; what --restart continues from)"},
 	[APP_OUT_FITS] = {.key = "output.fits_dir", .shape = APP_OUT_SEQ, .field = FIELD(fits_dir),
@@ -348,9 +354,15 @@ void app_outputs_list(const struct scene *sc, FILE *f)
 						   : k->what);
 			continue;
 		}
-		int count = 0;
+		int count = 0, parts = k->parts ? k->parts(sc) : 1;
 		for (int fr = 0; fr < sc->output.frames; fr++)
 			count += k->member_of_frame(sc, fr) >= 0;
+		if (parts > 1) {
+			fprintf(f, "#   %-22s %s/%s%0*d.0%s .. %s%0*d.%d%s: %s, %d sets of %d files\n",
+				k->key, path, k->prefix, k->width, 0, k->suffix, k->prefix, k->width,
+				app_out_member_end(k, sc) - 1, parts - 1, k->suffix, k->what, count, parts);
+			continue;
+		}
 		fprintf(f, "#   %-22s %s/%s%0*d%s .. %s%0*d%s: %s, %d files\n", k->key, path, k->prefix,
 			k->width, 0, k->suffix, k->prefix, k->width, app_out_member_end(k, sc) - 1,
 			k->suffix, k->what, count);
@@ -378,11 +390,33 @@ static long long regular_size(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? (long long)sb.st_size : -1;
 }
 
+/* Bytes of member n of row k in DIR (a set of parts: all its parts, when
+ * part 0 is there), or -1 when it is not there. */
+static long long member_size(const struct app_out_kind *k, const struct scene *sc,
+			     const char *dir, int n)
+{
+	char path[SCENE_PATH_MAX + 64];
+	const int parts = k->parts ? k->parts(sc) : 1;
+	if (parts <= 1) {
+		snprintf(path, sizeof path, "%s/%s%0*d%s", dir, k->prefix, k->width, n, k->suffix);
+		return regular_size(path);
+	}
+	long long sum = 0;
+	for (int j = 0; j < parts; j++) {
+		long long b = app_out_part_path(k, dir, n, j, path, sizeof path) ? -1
+										 : regular_size(path);
+		if (b < 0 && j == 0)
+			return -1;
+		sum += b > 0 ? b : 0;
+	}
+	return sum;
+}
+
 int app_out_written(const struct scene *sc, int i, int first, int last, char *buf, size_t len,
 		    long long *bytes)
 {
 	const struct app_out_kind *k = &app_outputs[i];
-	char path[SCENE_PATH_MAX], member[SCENE_PATH_MAX + 64], size[32];
+	char path[SCENE_PATH_MAX], size[32], sfx[48], files[32] = "files";
 	buf[0] = '\0';
 	*bytes = 0;
 	if (!app_out_path(sc, i, path)[0])
@@ -398,8 +432,7 @@ int app_out_written(const struct scene *sc, int i, int first, int last, char *bu
 	}
 	int count = 0, lo = -1, hi = -1;
 	for (int n = first; n >= 0 && n <= last; n++) {
-		snprintf(member, sizeof member, "%s/%s%0*d%s", path, k->prefix, k->width, n, k->suffix);
-		long long b = regular_size(member);
+		long long b = member_size(k, sc, path, n);
 		if (b < 0)
 			continue;
 		*bytes += b;
@@ -410,11 +443,18 @@ int app_out_written(const struct scene *sc, int i, int first, int last, char *bu
 	}
 	if (!count)
 		return 0;
+	/* sets of parts: snap_000.[0-2].hdf5 .. snap_004.[0-2].hdf5, 5 sets of 3 files */
+	const int parts = k->parts ? k->parts(sc) : 1;
+	snprintf(sfx, sizeof sfx, "%s", k->suffix);
+	if (parts > 1) {
+		snprintf(sfx, sizeof sfx, ".[0-%d]%s", parts - 1, k->suffix);
+		snprintf(files, sizeof files, "sets of %d files", parts);
+	}
 	app_out_size_text(*bytes, size, sizeof size);
 	if (count == 1)
-		snprintf(buf, len, "%s/%s%0*d%s, %s", path, k->prefix, k->width, lo, k->suffix, size);
+		snprintf(buf, len, "%s/%s%0*d%s, %s", path, k->prefix, k->width, lo, sfx, size);
 	else
-		snprintf(buf, len, "%s/%s%0*d%s .. %s%0*d%s, %d files, %s", path, k->prefix, k->width,
-			 lo, k->suffix, k->prefix, k->width, hi, k->suffix, count, size);
+		snprintf(buf, len, "%s/%s%0*d%s .. %s%0*d%s, %d %s, %s", path, k->prefix, k->width,
+			 lo, sfx, k->prefix, k->width, hi, sfx, count, files, size);
 	return 1;
 }

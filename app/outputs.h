@@ -57,10 +57,11 @@ struct app_out_kind {
 	/* APP_OUT_SEQ: member k is DIR/prefix%0*dsuffix */
 	const char *prefix, *suffix;
 	int width;
-	/* APP_OUT_SEQ: 1 when member k may also be a set of parts
-	 * DIR/prefix%0*d.Jsuffix, J = 0, 1, ... (multi-file snapshots,
-	 * output.snapshots.files): each part is a file of the member */
-	int parts;
+	/* APP_OUT_SEQ: NULL, or the number of parts of each member in sc
+	 * (multi-file snapshots, output.snapshots.files): a member of K > 1
+	 * parts is the files DIR/prefix%0*d.Jsuffix, J < K, and such names are
+	 * the row's whatever sc says (an earlier run's) */
+	int (*parts)(const struct scene *sc);
 	/* APP_OUT_SEQ: the member that frame f writes, -1: none; the members
 	 * written are non-decreasing in f */
 	int (*member_of_frame)(const struct scene *sc, int f);
@@ -91,6 +92,10 @@ int app_out_member(const struct app_out_kind *k, const char *name);
 /* DIR/member n of row k into buf. 0, or -1 when too long. */
 int app_out_member_path(const struct app_out_kind *k, const char *dir, int n, char *buf,
 			size_t cap);
+/* DIR/part j of member n of row k (a row with parts) into buf:
+ * DIR/prefix%0*d.jsuffix. 0, or -1 when too long. */
+int app_out_part_path(const struct app_out_kind *k, const char *dir, int n, int j, char *buf,
+		      size_t cap);
 /* The lowest member number a run of sc over frames [first, frames) never
  * writes and above which nothing is written: members >= it are an earlier,
  * longer run's (stale). */

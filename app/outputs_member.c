@@ -18,7 +18,7 @@ int app_out_member(const struct app_out_kind *k, const char *name)
 	if (sscanf(name + np, "%9d%n", &idx, &used) != 1 || idx < 0)
 		return -1;
 	/* a part of a set: ".J" between the number and the suffix */
-	if (k->parts && (size_t)used < len - np - ns && name[np + used] == '.' &&
+	if (k->parts != NULL && (size_t)used < len - np - ns && name[np + used] == '.' &&
 	    (sscanf(name + np + used + 1, "%6d%n", &part, &pused) != 1 || part < 0))
 		return -1;
 	if ((size_t)used + (part >= 0 ? 1 + (size_t)pused : 0) != len - np - ns)
@@ -34,5 +34,12 @@ int app_out_member_path(const struct app_out_kind *k, const char *dir, int n, ch
 			size_t cap)
 {
 	int len = snprintf(buf, cap, "%s/%s%0*d%s", dir, k->prefix, k->width, n, k->suffix);
+	return len < 0 || (size_t)len >= cap ? -1 : 0;
+}
+
+int app_out_part_path(const struct app_out_kind *k, const char *dir, int n, int j, char *buf,
+		      size_t cap)
+{
+	int len = snprintf(buf, cap, "%s/%s%0*d.%d%s", dir, k->prefix, k->width, n, j, k->suffix);
 	return len < 0 || (size_t)len >= cap ? -1 : 0;
 }
