@@ -9,9 +9,11 @@
  *   - a missing part, a part whose NumPart_Total lies, a part of another
  *     set: refused naming the part, by the run and by --dry-run alike;
  *   - an earlier run's one-file snapshot and extra parts under the set's
- *     names are replaced, a FIFO at a part's name is refused before work;
+ *     names are replaced, a FIFO at a part's name is refused before work,
+ *     a failed run removes the sets it placed;
  *   - a writer killed outright (kill -9) leaves no partial set visible:
- *     every set whose part 0 is there reads whole.
+ *     every set whose part 0 is there reads whole; the next run sweeps
+ *     the dead writer's temporary parts.
  * Run:
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snap_parts
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snap_parts */
@@ -283,6 +285,18 @@ static int visible_sets_whole(void)
 	return sets;
 }
 
+START_TEST(a_failed_run_removes_its_sets)
+{
+	/* the energy check stops the run at frame 1 (exit 1), after the set
+	 * of frame 0 was placed: the run's cleanup removes every part */
+	int rc = run("output.snapshots.dir=s3", "output.snapshots.every=1", "output.snapshots.files=3",
+		     "simulation.max_energy_error=1e-12", NULL);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, slurp("run.log"));
+	ck_assert_msg(strstr(slurp("run.log"), "max_energy_error"), "%s", slurp("run.log"));
+	ck_assert_int_eq(count("s3", "hdf5"), 0);
+}
+END_TEST
+
 /* g_dir/NAME is there and was written after t0 (this run's, not the
  * previous one's). */
 static int newer_than(const char *name, struct timespec t0)
@@ -319,6 +333,17 @@ START_TEST(killed_writer_leaves_no_partial_set)
 		ck_assert(WIFSIGNALED(st));
 		ck_assert_int_ge(visible_sets_whole(), 2);
 	}
+	/* the next run over the same outputs removes the dead writers'
+	 * temporary parts once they are a minute old (made so here) */
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "find '%s/s3' -name '*.partial' -exec touch -d '-2 minutes' {} +",
+		 g_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	ck_assert_int_eq(count("s3", "partial"), 0);
+	ck_assert_int_eq(count("s3", "hdf5"), 9);
 }
 END_TEST
 
@@ -333,6 +358,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, a_part_whose_total_lies_is_refused_naming_it);
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
 	tcase_add_test(tc, earlier_names_are_replaced_and_special_files_refused);
+	tcase_add_test(tc, a_failed_run_removes_its_sets);
 	tcase_add_test(tc, killed_writer_leaves_no_partial_set);
 	suite_add_tcase(s, tc);
 	/* yt's own code raises floating-point flags */
