@@ -140,18 +140,23 @@ static const char *members_problem(const struct app_out_kind *k, const struct sc
 	for (struct dirent *e; (e = readdir(d));)
 		count += app_out_member(k, e->d_name) >= 0;
 	closedir(d);
-	/* members are non-decreasing in the frame: one pass over the frames */
+	/* members are non-decreasing in the frame: one pass over the frames;
+	 * a member of K > 1 parts (a multi-file snapshot) is K files */
+	const int parts = k->parts ? k->parts(sc) : 1;
 	for (int f = 0, prev = -1; f < sc->output.frames; f++) {
 		const int n = k->member_of_frame(sc, f);
 		if (n < 0 || n == prev)
 			continue;
 		prev = n;
-		want++;
-		if (app_out_member_path(k, dir, n, which, len))
-			return "has a path too long to check";
-		const char *why = check(which);
-		if (why)
-			return why;
+		for (int j = 0; j < parts; j++) {
+			want++;
+			if (parts > 1 ? app_out_part_path(k, dir, n, j, which, len)
+				      : app_out_member_path(k, dir, n, which, len))
+				return "has a path too long to check";
+			const char *why = check(which);
+			if (why)
+				return why;
+		}
 	}
 	snprintf(which, len, "%s", dir);
 	return count == want ? NULL : "holds a different number of files than the run writes";
