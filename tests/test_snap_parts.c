@@ -10,7 +10,8 @@
  *     set: refused naming the part, by the run and by --dry-run alike;
  *   - an earlier run's one-file snapshot and extra parts under the set's
  *     names are replaced, a FIFO at a part's name is refused before work,
- *     a failed run removes the sets it placed;
+ *     a failed run removes the sets it placed; a batch's --resume takes
+ *     whole sets as whole and redoes a run that lost a part;
  *   - a writer killed outright (kill -9) leaves no partial set visible:
  *     every set whose part 0 is there reads whole; the next run sweeps
  *     the dead writer's temporary parts.
@@ -297,6 +298,49 @@ START_TEST(a_failed_run_removes_its_sets)
 }
 END_TEST
 
+/* `nbody-render batch b.yaml -q ARGS` in g_dir: exit status; the runs'
+ * "name:status" list from the batch's report into out. */
+static int batch(const char *args, char *out, size_t cap)
+{
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' batch b.yaml -q %s > batch.log 2>&1", g_dir,
+		 g_bin, args);
+	int rc = system(cmd);
+	ck_assert_int_eq(py("import json\n"
+			    "d = json.load(open('o/batch-report.json'))\n"
+			    "print(' '.join(r['name'] + ':' + r['status'] for r in d['runs']))\n",
+			    out, cap),
+			 0);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+START_TEST(resume_knows_a_whole_set)
+{
+	char path[PATH_MAX], out[512];
+	snprintf(path, sizeof path, "%s/b.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("output_dir: o\n"
+	      "set: {output.frames: 3, output.snapshots.dir: snaps, output.snapshots.every: 1,\n"
+	      "      output.snapshots.files: 3}\n"
+	      "runs:\n"
+	      "  - {scene: scene.yaml, name: 'r-{seed}', sweep: {seed: {from: 1, to: 2, step: 1}}}\n",
+	      f);
+	fclose(f);
+	ck_assert_int_eq(batch("", out, sizeof out), 0);
+	ck_assert_str_eq(out, "r-1:ok r-2:ok\n");
+	ck_assert_int_eq(count("o/r-1/snaps", "hdf5"), 9);
+	/* whole sets: nothing to redo; a part gone: that run again */
+	ck_assert_int_eq(batch("--resume", out, sizeof out), 0);
+	ck_assert_str_eq(out, "r-1:skipped r-2:skipped\n");
+	snprintf(path, sizeof path, "%s/o/r-1/snaps/snap_001.2.hdf5", g_dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(batch("--resume", out, sizeof out), 0);
+	ck_assert_str_eq(out, "r-1:ok r-2:skipped\n");
+	ck_assert(exists("o/r-1/snaps/snap_001.2.hdf5"));
+}
+END_TEST
+
 /* g_dir/NAME is there and was written after t0 (this run's, not the
  * previous one's). */
 static int newer_than(const char *name, struct timespec t0)
@@ -359,6 +403,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
 	tcase_add_test(tc, earlier_names_are_replaced_and_special_files_refused);
 	tcase_add_test(tc, a_failed_run_removes_its_sets);
+	tcase_add_test(tc, resume_knows_a_whole_set);
 	tcase_add_test(tc, killed_writer_leaves_no_partial_set);
 	suite_add_tcase(s, tc);
 	/* yt's own code raises floating-point flags */
