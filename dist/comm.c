@@ -557,10 +557,10 @@ void dist_sum_floats(float *buf, size_t n, const char *what)
 #endif
 }
 
-void dist_max_doubles(double *v, int n, const char *what)
+/* Every rank's n doubles v, on every rank (malloc'd, P x n, the caller
+ * frees; rank r's row r). */
+static double *comm_all_doubles(const double *v, int n, const char *what)
 {
-	if (g_size == 1)
-		return;
 	size_t *bytes = malloc((size_t)g_size * 2 * sizeof *bytes);
 	double *all = malloc((size_t)g_size * (size_t)n * sizeof *all);
 	if (!bytes || !all)
@@ -571,12 +571,20 @@ void dist_max_doubles(double *v, int n, const char *what)
 		off[r] = (size_t)r * bytes[r];
 	}
 	dist_allgatherv(v, all, bytes, off, what);
+	free(bytes);
+	return all;
+}
+
+void dist_max_doubles(double *v, int n, const char *what)
+{
+	if (g_size == 1)
+		return;
+	double *all = comm_all_doubles(v, n, what);
 	for (int r = 0; r < g_size; r++)
 		for (int k = 0; k < n; k++)
 			if (all[(size_t)r * (size_t)n + (size_t)k] > v[k])
 				v[k] = all[(size_t)r * (size_t)n + (size_t)k];
 	free(all);
-	free(bytes);
 }
 
 void dist_gather(const void *send, size_t bytes, void *recv, const char *what)
@@ -612,16 +620,7 @@ void dist_sum_doubles(double *v, int n, const char *what)
 {
 	if (g_size == 1)
 		return;
-	size_t *bytes = malloc((size_t)g_size * 2 * sizeof *bytes);
-	double *all = malloc((size_t)g_size * (size_t)n * sizeof *all);
-	if (!bytes || !all)
-		dist_fail("%s: out of memory", what);
-	size_t *off = bytes + g_size;
-	for (int r = 0; r < g_size; r++) {
-		bytes[r] = (size_t)n * sizeof *v;
-		off[r] = (size_t)r * bytes[r];
-	}
-	dist_allgatherv(v, all, bytes, off, what);
+	double *all = comm_all_doubles(v, n, what);
 	for (int k = 0; k < n; k++) { /* in rank order: the same sum on every rank */
 		double s = 0;
 		for (int r = 0; r < g_size; r++)
@@ -629,7 +628,6 @@ void dist_sum_doubles(double *v, int n, const char *what)
 		v[k] = s;
 	}
 	free(all);
-	free(bytes);
 }
 
 /* Every rank's row of block sizes (P each) to every rank: *matrix (P x P,

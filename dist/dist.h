@@ -156,7 +156,8 @@ void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
  * keys). At every force call, after the drift, the bodies whose key left
  * the domain move to their owner (dist/migrate.c), then the forces of the
  * own bodies are computed from every rank's bodies without any rank
- * holding them all (direct: dist/ring.c). The engine's state on each rank
+ * holding them all (direct: dist/ring.c; Barnes-Hut: locally essential
+ * trees, dist/let_force.c). The engine's state on each rank
  * IS its own bodies (dist/domains.c). CPU ranks only for now; what is not
  * written yet is refused before any work (dist_domains_refuse). */
 #define DIST_KEY_END ((uint64_t)1 << 63) /* past the largest 63-bit key */
@@ -196,10 +197,15 @@ int dist_migrate(struct sim_state *st, struct dist_owned *o, const uint64_t *bou
  * 0 or NB_ERUNTIME (logged). */
 int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, const double *each,
 		     double *work, size_t *held);
+/* The Barnes-Hut forces on st's own bodies (this rank's) by locally
+ * essential trees (sim/let.h; dist/let_force.c): the same contract as
+ * dist_ring_direct, work[i] body i's interactions. */
+int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
+		   double *work, size_t *held);
 /* simulation.ranks: domains: what it does not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
- * (simulation.backend cuda), individual time steps, the Barnes-Hut solver
- * until sim/let.c lands, film mode, snapshot input, dust, render.diffuse,
+ * (simulation.backend cuda), individual time steps, film mode (solver
+ * none), snapshot input, dust, render.diffuse,
  * adaptive smoothing, camera.follow and camera.frame auto (they read every
  * body), and the outputs that hold every body (snapshots, the state CSVs).
  * 0 for simulation.ranks: replicate. For the run and --dry-run alike

@@ -12,7 +12,8 @@
  *      from the work each body took at the last call (dist/own.c);
  *   3. migration: bodies whose key left the domain go to its owner
  *      (dist/migrate.c); the state is then this rank's, in key order;
- *   4. the forces of the own bodies (dist/ring.c's direct sum), their work.
+ *   4. the forces of the own bodies and their work: dist/ring.c's direct
+ *      sum, or dist/let_force.c's locally essential trees (Barnes-Hut).
  * The renderer draws st itself (the rank's bodies) and the frames are summed
  * on rank 0; the statistics are the ranks' diagnostics summed.
  *
@@ -133,7 +134,9 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		sim_soft_each(st, each);
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
-	rc = dist_ring_direct(st, p, each, ds->own.work, &ds->force_held);
+	rc = p->solver == SCENE_SOLVER_BARNES_HUT
+		     ? dist_let_force(st, p, each, ds->own.work, &ds->force_held)
+		     : dist_ring_direct(st, p, each, ds->own.work, &ds->force_held);
 	dist_bytes(&s1, &r1);
 	free(each);
 	if (rc || (rc = dist_broken()))
@@ -226,10 +229,14 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 	}
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.work[i] = 1.0;
-	snprintf(ds->desc, sizeof ds->desc,
-		 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, direct sum "
-		 "passed round a ring of the ranks)", P);
-	(void)sc;
+	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, "
+			 "barnes-hut theta %g, locally essential trees)", P, sc->simulation.theta);
+	else
+		snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, direct "
+			 "sum passed round a ring of the ranks)", P);
 	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
 					   .diag = dom_diag, .ctx = ds, .desc = ds->desc};
 	*out = ds;
@@ -257,15 +264,8 @@ void dist_domains_report(const struct dist_sim *ds)
 	double mine[NV] = {(double)s.owned, dom_bytes_per_body(ds), s.t_force, s.t_migrate,
 			   (double)s.migrated, (double)s.bytes_sent, (double)s.steps,
 			   (double)s.rebalances, s.work_imbalance_max, s.t_first_force, mass};
-	double *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof mine) : NULL;
-	if (ds->rank == 0 && !all)
-		dist_fail("out of memory");
-	dist_gather(mine, sizeof mine, all, "run report");
-	if (ds->rank != 0 || dist_broken()) {
-		free(all);
-		return;
-	}
-	for (int r = 0; r < ds->P; r++) {
+	double *all = dist_sim_gather_figures(ds, mine, NV);
+	for (int r = 0; all && r < ds->P; r++) {
 		const double *v = all + (size_t)r * NV;
 		const double steps = v[6] > 0 ? v[6] : 1, calls = v[6] + 1;
 		log_info("rank %d: owns %.0f of %zu bodies (%.1f %%, mass %.17g), %.0f bytes a body; "

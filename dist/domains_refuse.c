@@ -30,7 +30,7 @@ static int ask_individual(const struct scene *sc, int backend, int *body)
 static int ask_solver(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
-	return sc->simulation.solver != SCENE_SOLVER_DIRECT;
+	return sc->simulation.solver == SCENE_SOLVER_NONE;
 }
 
 static int ask_snapshot_input(const struct scene *sc, int backend, int *body)
@@ -101,9 +101,8 @@ static const struct dom_refusal dom_refusals[] = {
 	{"simulation.timesteps", ask_individual,
 	 NOT_YET "take individual time steps yet: use shared steps"},
 	{"simulation.solver", ask_solver,
-	 NOT_YET "compute this solver's forces yet (the Barnes-Hut solver waits for the locally "
-		 "essential trees, sim/let.h; film mode has no domains): use simulation.solver: "
-		 "direct, or simulation.ranks: replicate"},
+	 NOT_YET "film a series (simulation.solver: none has no forces to spread): use "
+		 "simulation.ranks: replicate"},
 	{"bodies.%d.model", ask_snapshot_input,
 	 NOT_YET "read a rank's part of a snapshot yet: use simulation.ranks: replicate"},
 	{"bodies.%d.dust", ask_dust,

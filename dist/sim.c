@@ -412,6 +412,20 @@ void dist_sim_split(struct dist_sim *ds, struct engine_split *out)
 				     .sum = sim_split_sum, .ctx = ds, .desc = ds->desc};
 }
 
+double *dist_sim_gather_figures(const struct dist_sim *ds, const double *mine, int nv)
+{
+	const size_t bytes = (size_t)nv * sizeof *mine;
+	double *all = ds->rank == 0 ? malloc((size_t)ds->P * bytes) : NULL;
+	if (ds->rank == 0 && !all)
+		dist_fail("out of memory");
+	dist_gather(mine, bytes, all, "run report");
+	if (ds->rank != 0 || dist_broken()) {
+		free(all);
+		return NULL;
+	}
+	return all;
+}
+
 void dist_sim_report(const struct dist_sim *ds)
 {
 	enum { NV = 12 };
@@ -421,15 +435,8 @@ void dist_sim_report(const struct dist_sim *ds)
 			   (double)s.bytes_sent, (double)s.bytes_received, (double)s.steps,
 			   (double)s.rebalances, s.work_imbalance, s.work_imbalance_max,
 			   s.t_first_force, s.t_first_exchange};
-	double *all = ds->rank == 0 ? malloc((size_t)ds->P * sizeof mine) : NULL;
-	if (ds->rank == 0 && !all)
-		dist_fail("out of memory");
-	dist_gather(mine, sizeof mine, all, "run report");
-	if (ds->rank != 0 || dist_broken()) {
-		free(all);
-		return;
-	}
-	for (int r = 0; r < ds->P; r++) {
+	double *all = dist_sim_gather_figures(ds, mine, NV);
+	for (int r = 0; all && r < ds->P; r++) {
 		const double *v = all + (size_t)r * NV;
 		/* force and exchange: the steps' mean (the first evaluation apart);
 		 * rebalance and bytes: every evaluation's, per evaluation */

@@ -56,6 +56,10 @@ double dist_sim_now(void);
  * connections), the steps' summed. Before ds->calls moves on
  * (dist/sim_times.c). */
 void dist_sim_add_times(struct dist_sim *ds, double force_s, double exchange_s);
+/* A run report's figures: every rank's nv doubles mine gathered on rank 0
+ * (P x nv, malloc'd, the caller frees); NULL on the other ranks and when
+ * the exchanges broke. Every rank must call (dist/sim.c). */
+double *dist_sim_gather_figures(const struct dist_sim *ds, const double *mine, int nv);
 /* The environment variable NAME as a long, or DEF when unset or empty. */
 long dist_sim_env_long(const char *name, long def);
 /* GPU ranks (dist_sim_create's gpu): ds's stretches, time buffers and the

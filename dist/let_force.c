@@ -1,0 +1,145 @@
+/* let_force.c - the Barnes-Hut forces of ranks that each hold only their
+ * own bodies (simulation.ranks: domains; dist.h): locally essential trees
+ * (Salmon & Warren 1994; Bedorf et al. 2012, 2014), sim/let.h.
+ *
+ * Each rank builds a tree over its own bodies, tells every rank the box of
+ * its bodies and their largest softening (an allgather of 8 doubles a
+ * rank), exports to each other rank the part of its tree that rank's box
+ * needs (sim_let_export), exchanges those buffers (one all-to-all), and
+ * walks its own tree plus the received ones in rank order
+ * (sim_let_accel): the forces of its own bodies only, within the tree's
+ * tolerance of the one-process tree (the cells differ: each rank's tree is
+ * over its own bodies). No rank holds every body: a rank holds its own
+ * bodies, its tree, and what the others' boxes need of theirs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/let.h"
+#include "dist.h"
+
+enum { LET_BOX = 8 }; /* lo[3], hi[3], eps_max, bodies */
+
+/* Every rank's box record into all (P x LET_BOX), on every rank. */
+static void let_boxes(const struct sim_let_tree *t, const struct sim_state *st,
+		      const struct sim_params *p, const double *each, double *all)
+{
+	const int P = dist_size(), me = dist_rank();
+	double mine[LET_BOX];
+	sim_let_bounds(t, mine, mine + 3);
+	double e = p->softening;
+	for (size_t i = 0; each && i < st->n; i++)
+		e = i == 0 || each[i] > e ? each[i] : e;
+	mine[6] = e;
+	mine[7] = (double)st->n;
+	size_t *b = malloc(2 * (size_t)P * sizeof *b);
+	if (!b)
+		dist_fail("out of memory");
+	for (int r = 0; r < P; r++) {
+		b[r] = sizeof mine;
+		b[P + r] = (size_t)r * sizeof mine;
+	}
+	memcpy(all + (size_t)me * LET_BOX, mine, sizeof mine);
+	dist_allgatherv(mine, all, b, b + P, "domains' boxes");
+	free(b);
+}
+
+/* The exports for every other rank with bodies, packed one after the other
+ * (*out malloc'd; sz, off: P each, bytes). 0 or NB_ERUNTIME (logged). */
+static int let_exports(const struct sim_let_tree *t, const double *box, size_t *sz, size_t *off,
+		       char **out)
+{
+	const int P = dist_size(), me = dist_rank();
+	void **buf = calloc((size_t)P, sizeof *buf);
+	int rc = buf ? 0 : NB_ERUNTIME;
+	size_t total = 0;
+	for (int r = 0; r < P && !rc; r++) {
+		const double *b = box + (size_t)r * LET_BOX;
+		sz[r] = 0;
+		if (r != me && b[7] > 0)
+			rc = sim_let_export(t, b, b + 3, b[6], &buf[r], &sz[r]);
+		off[r] = total;
+		total += sz[r];
+	}
+	*out = rc ? NULL : malloc(total ? total : 1);
+	if (!rc && !*out)
+		rc = NB_ERUNTIME;
+	for (int r = 0; r < P && !rc; r++)
+		if (sz[r])
+			memcpy(*out + off[r], buf[r], sz[r]);
+	for (int r = 0; buf && r < P; r++)
+		free(buf[r]);
+	free(buf);
+	if (rc)
+		log_error("out of memory for the locally essential trees");
+	return rc;
+}
+
+/* The received trees, each copied to a buffer of its own (aligned), in
+ * rank order, and the own and remote walks. */
+static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *rb,
+		    const size_t *ro, const struct sim_state *st, double *work)
+{
+	const int P = dist_size();
+	void **bufs = calloc((size_t)P, sizeof *bufs);
+	size_t *nb = calloc((size_t)P, sizeof *nb);
+	int nbuf = 0, rc = bufs && nb ? 0 : NB_ERUNTIME;
+	for (int r = 0; r < P && !rc; r++) {
+		if (!rb[r])
+			continue;
+		if (!(bufs[nbuf] = malloc(rb[r]))) {
+			rc = NB_ERUNTIME;
+			break;
+		}
+		memcpy(bufs[nbuf], in + ro[r], rb[r]);
+		nb[nbuf++] = rb[r];
+	}
+	if (rc)
+		log_error("out of memory for the received trees");
+	else
+		rc = sim_let_accel(t, (const void *const *)bufs, nb, nbuf, st->acc, st->pot, work);
+	for (int k = 0; bufs && k < nbuf; k++)
+		free(bufs[k]);
+	free(bufs);
+	free(nb);
+	return rc;
+}
+
+int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
+		   double *work, size_t *held)
+{
+	const int P = dist_size();
+	const struct sim_soft s = {.kernel = p->soft_kernel, .eps = p->softening, .each = each};
+	struct sim_let_tree *t = NULL;
+	int rc = sim_let_build(st->pos, st->mass, st->n, &s, p, &t);
+	if (rc)
+		return rc;
+	double *box = malloc((size_t)P * LET_BOX * sizeof *box);
+	size_t *sz = malloc(4 * (size_t)P * sizeof *sz);
+	char *out = NULL, *in = NULL;
+	if (!box || !sz) {
+		log_error("out of memory for the domains' boxes");
+		rc = NB_ERUNTIME;
+		goto end;
+	}
+	let_boxes(t, st, p, each, box);
+	if ((rc = dist_broken()) || (rc = let_exports(t, box, sz, sz + P, &out)))
+		goto end;
+	in = dist_alltoallv(out, sz, sz + P, sz + 2 * P, sz + 3 * P, "locally essential trees");
+	if (!in) { /* rank 0: the exchange broke (logged); out stays with it */
+		out = NULL;
+		rc = NB_ERUNTIME;
+		goto end;
+	}
+	size_t sent = 0, got = 0;
+	for (int r = 0; r < P; r++)
+		sent += sz[r], got += sz[2 * P + r];
+	*held = sent + 2 * got;
+	rc = let_walk(t, in, sz + 2 * P, sz + 3 * P, st, work);
+end:
+	free(in);
+	free(out);
+	free(box);
+	free(sz);
+	sim_let_free(&t);
+	return rc;
+}
