@@ -209,10 +209,19 @@ static int read_head(hid_t f, const char *path, struct snap_head *h)
 	}
 	if (g >= 0)
 		H5Gclose(g);
+	int nfiles = 1;
 	bad = bad || (hd = H5Gopen2(f, "Header", H5P_DEFAULT)) < 0 ||
-	      attr_read(hd, "NumPart_ThisFile", H5T_NATIVE_UINT, h->count, SNAP_NTYPES);
+	      attr_read(hd, "NumPart_ThisFile", H5T_NATIVE_UINT, h->count, SNAP_NTYPES) ||
+	      attr_read(hd, "NumFilesPerSnapshot", H5T_NATIVE_INT, &nfiles, 1);
 	if (hd >= 0)
 		H5Gclose(hd);
+	if (!bad && nfiles != 1) {
+		log_error("%s: --restart: a part of a %d-file snapshot set (output.snapshots.files); "
+			  "a restart continues from a one-file snapshot: write the snapshots to "
+			  "continue from with output.snapshots.files: 1",
+			  path, nfiles);
+		return NB_EINPUT;
+	}
 	if (bad) {
 		log_error("%s: a /%s or /Header attribute is missing or of the wrong shape "
 			  "(a damaged or foreign file)",
