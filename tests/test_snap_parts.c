@@ -12,6 +12,7 @@
  *     names are replaced, a FIFO at a part's name is refused before work,
  *     a failed run removes the sets it placed; a batch's --resume takes
  *     whole sets as whole and redoes a run that lost a part;
+ *   - --restart from a part is refused before work (run and --dry-run);
  *   - a writer killed outright (kill -9) leaves no partial set visible:
  *     every set whose part 0 is there reads whole; the next run sweeps
  *     the dead writer's temporary parts.
@@ -286,6 +287,21 @@ static int visible_sets_whole(void)
 	return sets;
 }
 
+START_TEST(restart_from_a_part_is_refused_before_work)
+{
+	write_both();
+	const char *mode[2] = {NULL, "--dry-run"};
+	for (int m = 0; m < 2; m++) {
+		int rc = run("--restart", "s3/snap_001.0.hdf5", "output.snapshots.dir=r", mode[m], NULL);
+		ck_assert_msg(rc == 2 && strstr(slurp("run.log"), "a part of a 3-file snapshot set"),
+			      "%s: exit %d: %s", m ? "--dry-run" : "the run", rc, slurp("run.log"));
+	}
+	ck_assert(!exists("r"));
+	/* the one-file snapshot of the same frame continues */
+	ck_assert_int_eq(run("--restart", "s1/snap_001.hdf5", "output.snapshots.dir=r", NULL), 0);
+}
+END_TEST
+
 START_TEST(a_failed_run_removes_its_sets)
 {
 	/* the energy check stops the run at frame 1 (exit 1), after the set
@@ -402,6 +418,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, a_part_whose_total_lies_is_refused_naming_it);
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
 	tcase_add_test(tc, earlier_names_are_replaced_and_special_files_refused);
+	tcase_add_test(tc, restart_from_a_part_is_refused_before_work);
 	tcase_add_test(tc, a_failed_run_removes_its_sets);
 	tcase_add_test(tc, resume_knows_a_whole_set);
 	tcase_add_test(tc, killed_writer_leaves_no_partial_set);
