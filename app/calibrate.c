@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../render/adaptive.h"
 #include "../render/render.h"
 #include "app.h"
 #include "estimate.h"
@@ -245,6 +246,24 @@ static int time_track(const struct scene *sc, const struct sim_state *st, struct
 	return 0;
 }
 
+/* render_needs_h's smoothing lengths over st, per body (best of 2). */
+static int time_h(const struct scene *sc, const struct sim_state *st, struct app_rates *r)
+{
+	double *h = malloc(st->n * sizeof *h), best = 1e30;
+	for (int i = 0; h && i < 2; i++) {
+		struct tick t0 = tick();
+		if (render_adaptive_h_state(sc, st, NULL, h))
+			break;
+		double t = since(t0);
+		best = t < best ? t : best;
+	}
+	free(h);
+	if (best >= 1e30)
+		return NB_ERUNTIME;
+	r->frame_h = best / (double)st->n;
+	return 0;
+}
+
 /* The frame rates from two sizes: t = px a + n b at 320x180 and 1280x720. */
 static int time_frames(const struct scene *sc, const struct sim_state *st, struct app_rates *r)
 {
@@ -281,6 +300,7 @@ int app_calibrate(struct app_rates *r, double *wall_s)
 	rc = rc ? rc : time_forces(&sc[0], &st, &disk, r);
 	rc = rc ? rc : time_frames(&sc[0], &st, r);
 	rc = rc ? rc : time_track(&sc[0], &st, r);
+	rc = rc ? rc : time_h(&sc[0], &st, r);
 	if (rc) {
 		log_error("calibration of this machine's rates failed: %s",
 			  rc == NB_EINPUT ? "its scene was refused" : "out of memory");

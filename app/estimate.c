@@ -8,13 +8,21 @@
  *             the first force at the start) x interactions per step:
  *             n (n - 1) / 2 for the direct sum, n 60 log2(n) / theta^2
  *             for the tree (app_estimate_interactions), the tree's rate
- *             the scene's mix of sphere and disk-galaxy bodies;
+ *             the scene's mix of sphere and disk-galaxy bodies, times
+ *             the probe's soft_x (the spline kernel or lengths per body,
+ *             app/estimate_soft.c);
  *             individual steps: per block step, its ticks' tree builds
  *             and each body's 2^level walks (app_estimate_levels)
  *   render    frames x (pixels x rate + bodies x motion-blur samples x rate
  *             + bodies x rate of the light's statistics when the camera
- *             follows the light or frames itself)
+ *             follows the light or frames itself))
+ *             + bodies x rate of the adaptive smoothing lengths each
+ *             render.adaptive_every frames, when the look needs them)
  *   encode    frames x pixels; PNG frames x pixels / the PNG pool's threads
+ *             (GPU) or / the cores (CPU: the pool's CPU seconds share the
+ *             cores with the simulation's threads; measured on a 2-core
+ *             machine, plummer's PNG frames took 6.2 s of CPU and added
+ *             about 3 s to the run)
  *   files     bytes of the snapshots and FITS maps
  * The stages are added: on a small machine the writer thread's encoding
  * competes with the simulation's threads for the same cores. On a GPU the
@@ -27,8 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../output/output.h"
+#include "../render/adaptive.h"
 #include "../render/render.h"
 #include "../sim/cuda/gpu.h"
 #include "app.h"
@@ -69,6 +79,22 @@ static double file_bytes(const struct scene *sc, long n)
 	if (sc->output.fits_dir[0])
 		bytes += ((double)sc->render.width * sc->render.height * 12 + 5760) * sc->output.frames;
 	return bytes;
+}
+
+/* The CPU's cores (the simulation's OpenMP team and the PNG pool share
+ * them: the pool's CPU seconds cost the run that many over the cores). */
+static double app_cpu_cores(void)
+{
+	long c = sysconf(_SC_NPROCESSORS_ONLN);
+	return c > 1 ? (double)c : 1;
+}
+
+/* The computations of the adaptive smoothing lengths: every
+ * render.adaptive_every frames (app/renderer_cpu.c). */
+static double h_updates(const struct scene *sc)
+{
+	int every = sc->render.adaptive_every > 0 ? sc->render.adaptive_every : 1;
+	return ceil((double)sc->output.frames / every);
 }
 
 /* 1 when camera.follow: light or camera.frame: auto measure the drawn
@@ -117,7 +143,8 @@ static double force_s(const struct scene *sc, double n, double dn, const struct 
 	double slope = r->tree_small > 0 ? log(r->tree_small) / log(1.0 * APP_CAL_SMALL / APP_CAL_N) : 0;
 	slope = slope < -1 ? -1 : slope > 1 ? 1 : slope;
 	double size = n < APP_CAL_N && n >= 2 ? pow(n / APP_CAL_N, slope) : 1;
-	return inter * size * ((1 - fd) * r->tree_inter + fd * r->tree_disk);
+	return inter * size * ((1 - fd) * r->tree_inter + fd * r->tree_disk) *
+	       (r->soft_x > 0 ? r->soft_x : 1);
 }
 
 /* Seconds of the simulation. Shared steps: (steps + 1) evaluations.
@@ -162,12 +189,16 @@ void app_estimate_model(const struct scene *sc, long n, const struct app_rates *
 		e->stage_s[APP_STAGE_RENDER] =
 			frames * (g->frame_fixed + px * g->frame_px + N * blur * g->frame_body);
 	else
-		e->stage_s[APP_STAGE_RENDER] = frames * (px * r->frame_px + N * blur * r->frame_body +
-							 (tracks_light(sc) ? N * r->frame_track : 0));
+		e->stage_s[APP_STAGE_RENDER] =
+			frames * (px * r->frame_px + N * blur * r->frame_body +
+				  (tracks_light(sc) ? N * r->frame_track : 0)) +
+			(render_needs_h(sc) ? h_updates(sc) * N * r->frame_h : 0);
 	if (sc->output.video[0])
 		e->stage_s[APP_STAGE_ENCODE] = frames * px * r->encode_px;
-	if (sc->output.png_dir[0]) /* the PNG pool's threads share the frames */
-		e->stage_s[APP_STAGE_PNG] = frames * px * r->png_px / out_png_threads_default();
+	if (sc->output.png_dir[0]) /* the PNG pool's threads share the frames (GPU), or the
+				    * cores with the simulation's threads (CPU) */
+		e->stage_s[APP_STAGE_PNG] = frames * px * r->png_px /
+					    (g ? out_png_threads_default() : app_cpu_cores());
 	e->stage_s[APP_STAGE_FILES] = file_bytes(sc, n) * r->file_byte;
 	for (int s = 0; s < APP_NSTAGES; s++)
 		e->total_s += e->stage_s[s];
@@ -251,6 +282,17 @@ static void describe_gpu(const char *device, const struct app_gpu_rates *g, cons
 		g->source == APP_RATES_FILE ? "NB_GPU_RATES_FILE" : "cached in", g->path);
 }
 
+/* The probe's line (app_estimate_soft_x). */
+static void say_soft(const struct scene *sc, double x, FILE *f)
+{
+	struct sim_params p;
+	sim_params_of(sc, &p);
+	fprintf(f, "# time: the tree with this scene's softening (%s kernel%s) takes %.2fx the "
+		"time of one Plummer length (its bodies timed both ways)\n",
+		p.soft_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer",
+		p.soft_mixed ? ", lengths per type" : "", x);
+}
+
 int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 {
 	static const char *const name[APP_NSTAGES] = {
@@ -272,6 +314,8 @@ int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 	struct app_levels lv;
 	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
 		      sc->simulation.solver != SCENE_SOLVER_NONE && app_estimate_levels(sc, n, &lv) == 0;
+	if (!have_g)
+		(void)app_estimate_soft_x(sc, &r.soft_x);
 	struct app_estimate e;
 	app_estimate_model(sc, n, &r, have_g ? &g : NULL, have_lv ? &lv : NULL, &e);
 	fprintf(f, "\n# --- expected wall time on this machine ---\n");
@@ -286,6 +330,8 @@ int app_estimate_print(const struct scene *sc, long n, int backend_cli, FILE *f)
 			"step, %ld ticks per block, walk groups with an active body %.3g times per "
 			"block (the initial levels of %zu sampled bodies)\n",
 			lv.evals_per_body, lv.ticks, lv.group_walks, lv.sampled);
+	if (!have_g && r.soft_x != 1)
+		say_soft(sc, r.soft_x, f);
 	app_rates_describe(&info, line, sizeof line);
 	fprintf(f, "# time: %s; encoding, PNG and files: reference rates scaled by this machine's "
 		"rendering speed\n", line);
@@ -345,7 +391,10 @@ double app_estimate_batch_run(const struct batch_run *r, const struct app_rates 
 	int have_lv = sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL &&
 		      sc->simulation.solver != SCENE_SOLVER_NONE &&
 		      app_estimate_levels(sc, r->bodies, &lv) == 0;
-	app_estimate_model(sc, r->bodies, rates, have_g ? &g : NULL, have_lv ? &lv : NULL, &e);
+	struct app_rates mine = *rates;
+	if (!have_g)
+		(void)app_estimate_soft_x(sc, &mine.soft_x);
+	app_estimate_model(sc, r->bodies, &mine, have_g ? &g : NULL, have_lv ? &lv : NULL, &e);
 	free(sc);
 	if (r->group >= 0 && r->group != r->index) /* simulated by its group's run */
 		e.total_s -= e.stage_s[APP_STAGE_CREATE] + e.stage_s[APP_STAGE_SIM];

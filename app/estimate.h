@@ -51,6 +51,13 @@ struct app_rates {
 			     * APP_CAL_N (the interaction model drifts with n); below
 			     * APP_CAL_N the rates scale as a power of n through both;
 			     * absent: 1 */
+	double frame_h;     /* per body per computation of the adaptive smoothing lengths
+			     * (render_needs_h: every render.adaptive_every frames);
+			     * absent: 0 */
+	/* Not a machine's rate, never cached: set for the scene at hand. */
+	double soft_x;      /* the CPU tree's step with the scene's softening (the spline
+			     * kernel or lengths per body) over the same step with one
+			     * Plummer length (app_estimate_soft_x); 0: 1 */
 };
 
 /* The calibration's sphere: the tree's rates hold at APP_CAL_N bodies; its
@@ -153,6 +160,14 @@ void app_estimate_model(const struct scene *sc, long n, const struct app_rates *
  * (the scene's solver). 0, or NB_EINPUT / NB_ERUNTIME (not logged: the
  * dry run says there is no estimate). */
 int app_estimate_levels(const struct scene *sc, long n, struct app_levels *lv);
+
+/* *x: struct app_rates' soft_x for sc on the CPU: 1 unless its solver
+ * is barnes-hut with the spline kernel or lengths per body; then the
+ * ratio of two timed tree evaluations of its initial state (its softening
+ * against one Plummer length; a subsample's walks), in [0.5, 50]. Builds
+ * the initial state (as --dry-run's levels do). 0, or NB_EINPUT /
+ * NB_ERUNTIME (not logged; *x stays 1). */
+int app_estimate_soft_x(const struct scene *sc, double *x);
 
 /* This machine's rates: NB_RATES_FILE when set (read, never written), else
  * the cache (app_rates_cache_path) when its key matches this machine, else

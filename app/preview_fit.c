@@ -36,6 +36,12 @@
 #include "estimate.h"
 #include "preview_fit.h"
 
+/* The softening's cost (app_estimate_soft_x) changes with the bodies'
+ * spacing, so with the fit's size: measured again at the fitted size and
+ * the fit made again, this many times (the lengths against the spacing
+ * settle in two: on gadget2-galaxy 2.1x at the draft's full size, then
+ * less at a quarter of its bodies). */
+#define PREVIEW_SOFT_ROUNDS 2
 #define PREVIEW_MIN_BODIES 100
 #define PREVIEW_MIN_SIDE 64
 /* A disk-galaxy part that draws no light (colour black or brightness 0:
@@ -409,6 +415,8 @@ static int draft_base(const struct scene *sc, const char *const *sets, const cha
 		enum log_level level = log_get_level();
 		log_set_level(LOG_SILENT);
 		rc = scene_load_from(sc->path, s, fr, nsets + 1, base);
+		if (rc == 0) /* units: snapshot, as cli_load resolves the run's */
+			rc = sim_scene_units_resolve(base);
 		log_set_level(level);
 	}
 	free(s);
@@ -455,12 +463,14 @@ int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 	*f.w = *sc;
 	if ((rc = count_snapshots(&f)) != 0)
 		goto cleanup;
+	(void)app_estimate_soft_x(sc, &r.soft_x); /* the spline or lengths per type, timed */
 	double before = fit_total(&f, 1, 1), g = 1, b = 1;
 	if (before > budget_s && draft_allowed(sc, sets, nsets) &&
 	    draft_base(sc, sets, froms, nsets, base) == 0) {
 		f.o = base;
 		*f.w = *base;
 		f.step_x = scene_accuracy_row(SCENE_ACCURACY_DRAFT)->dt_x;
+		(void)app_estimate_soft_x(base, &r.soft_x); /* the draft's lengths */
 	}
 	double least = fit_total(&f, 0, 0);
 	if (before <= budget_s) {
@@ -476,6 +486,11 @@ int app_preview_fit(const struct scene *sc, double budget_s, const char *text,
 	} else {
 		if (fit_total(&f, 1, 1) > budget_s) /* the draft alone may be enough */
 			choose(&f, budget_s / fit_total(&f, 1, 1), budget_s, &g, &b);
+		for (int i = 0; i < PREVIEW_SOFT_ROUNDS && r.soft_x != 1 && g * b < 1; i++) {
+			fit_total(&f, g, b); /* the softening's cost at the fitted size */
+			(void)app_estimate_soft_x(f.w, &r.soft_x);
+			choose(&f, budget_s / fit_total(&f, 1, 1), budget_s, &g, &b);
+		}
 		rc = fit_emit(&f, g, b, before, p);
 	}
 	if (!rc)

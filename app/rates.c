@@ -32,7 +32,7 @@ static const struct app_rates_field rate_rows[] = {
 	RATE(create_body), RATE(create_disk), RATE(direct_pair), RATE(tree_inter),
 	RATE(frame_px),    RATE(frame_body),  RATE(encode_px),   RATE(png_px),
 	RATE(file_byte),   RATE(tree_disk),   RATE(tree_build),  RATE(frame_track),
-	RATE(tree_small),  RATE(tree_group),  RATE(create_fixed),
+	RATE(tree_small),  RATE(tree_group),  RATE(create_fixed), RATE(frame_h),
 };
 #define NRATES (sizeof rate_rows / sizeof rate_rows[0])
 #define NREQUIRED 9 /* create_body .. file_byte */
@@ -52,6 +52,8 @@ static void defaults_of(struct app_rates *r, unsigned seen)
 		r->tree_group = 0;
 	if (!(seen & 1u << 14))
 		r->create_fixed = 0;
+	if (!(seen & 1u << 15))
+		r->frame_h = 0;
 }
 
 int app_rates_cache_path(char *buf, size_t len)

@@ -211,8 +211,7 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	if (stars && render_dust_present(st) &&
 	    render_dust_alloc(&r->dust, sc->render.dust_slabs, ew, eh, st->n))
 		goto fail;
-	int knn = diffuse && sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE;
-	if (((sc->render.smoothing_adaptive && !stars) || knn) &&
+	if (render_needs_h(sc) &&
 	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
 		log_error("out of memory for %zu smoothing lengths", st->n);
 		goto fail;

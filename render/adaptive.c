@@ -84,3 +84,11 @@ int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 	free(drawn);
 	return rc;
 }
+
+int render_needs_h(const struct scene *sc)
+{
+	const int stars = sc->render.style == SCENE_STYLE_STARS;
+	return (sc->render.smoothing_adaptive && !stars) ||
+	       (stars && sc->render.diffuse > 0 &&
+		sc->render.diffuse_smoothing == SCENE_DIFFUSE_ADAPTIVE);
+}

@@ -65,4 +65,11 @@ int render_adaptive_cap(const double *pos, const unsigned char *drawn, size_t n,
 int render_adaptive_h_state(const struct scene *sc, const struct sim_state *st,
 			    const struct sim_units *u, double *h);
 
+/* 1 when a frame of sc needs render_adaptive_h_state's lengths (every
+ * render.adaptive_every frames): render.smoothing: adaptive outside the
+ * stars style, or the stars style's render.diffuse layer with
+ * render.diffuse_smoothing: adaptive. The CPU renderer allocates them,
+ * the time estimate charges them (app/estimate.c). */
+int render_needs_h(const struct scene *sc);
+
 #endif

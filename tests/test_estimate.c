@@ -100,7 +100,8 @@ START_TEST(plummer_direct_by_hand)
 	char env[256], args[1024];
 	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
 	write_rates(env + strlen("NB_RATES_FILE="));
-	strcat(env, " NB_PNG_THREADS=4"); /* the PNG pool's four threads share the frames */
+	/* the PNG pool's CPU seconds share the cores with the simulation */
+	const double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
 	snprintf(args, sizeof args, "scenes/plummer.yaml --set bodies.0.count=3000 "
 		 "--set simulation.solver=direct --set output.frames=20 --set simulation.steps_per_frame=2 "
 		 "--set render.width=320 --set render.height=180 --set output.video=%s/a.mp4 "
@@ -112,13 +113,65 @@ START_TEST(plummer_direct_by_hand)
 	assert_near(stage("simulation"), (19 * 2 + 1) * n * (n - 1) / 2 * 1e-8); /* 17.5 s */
 	assert_near(stage("rendering"), frames * (px * 1e-7 + n * 1e-6));    /* 0.175 s */
 	assert_near(stage("encoding (output.video)"), frames * px * 5e-8);
-	assert_near(stage("PNG frames (output.png_dir)"), frames * px * 2e-7 / 4);
+	assert_near(stage("PNG frames (output.png_dir)"), frames * px * 2e-7 / cores);
 	assert_near(stage("snapshots and FITS maps"), 0);
 	ck_assert_ptr_nonnull(strstr(g_out, "NB_RATES_FILE"));
 	double total = n * 1e-6 + 39 * n * (n - 1) / 2 * 1e-8 + frames * (px * 1e-7 + n * 1e-6) +
-		       frames * px * (5e-8 + 2e-7 / 4);
+		       frames * px * (5e-8 + 2e-7 / cores);
 	ck_assert_msg(fabs(stage("in all") - total) <= 1e-3 * total, "total %g, want %g",
 		      stage("in all"), total);
+}
+END_TEST
+
+/* render.diffuse with adaptive lengths: the rendering stage adds the
+ * lengths' computation every render.adaptive_every frames (frame_h, by
+ * hand); the same scene without the layer does not. */
+START_TEST(adaptive_lengths_charged_by_hand)
+{
+	char env[256], args[1024];
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates(env + strlen("NB_RATES_FILE="));
+	FILE *f = fopen(env + strlen("NB_RATES_FILE="), "a");
+	ck_assert_ptr_nonnull(f);
+	fputs("frame_h: 2e-4\n", f);
+	fclose(f);
+	const char *base = "scenes/plummer.yaml --set bodies.0.count=3000 --set output.frames=20 "
+			   "--set render.width=320 --set render.height=180 --set output.video= "
+			   "--set output.png_dir= --set output.stats= --set output.preview= "
+			   "--set render.adaptive_every=3";
+	snprintf(args, sizeof args, "%s --dry-run", base);
+	ck_assert_int_eq(run(env, args), 0);
+	double plain = stage("rendering");
+	snprintf(args, sizeof args, "%s --set render.diffuse=0.5 --set render.diffuse_smoothing=adaptive "
+		 "--dry-run", base);
+	ck_assert_int_eq(run(env, args), 0);
+	assert_near(stage("rendering") - plain, 7 * 3000 * 2e-4); /* ceil(20 / 3) updates */
+}
+END_TEST
+
+/* The spline kernel's cost is timed on the scene's bodies and said; one
+ * Plummer length is not probed. */
+START_TEST(softening_probe_said_for_the_spline)
+{
+	char env[256];
+	snprintf(env, sizeof env, "NB_RATES_FILE=%s/rates", g_dir);
+	write_rates(env + strlen("NB_RATES_FILE="));
+	const char *base = "scenes/plummer.yaml --set bodies.0.count=6000 --set output.frames=200 "
+			   "--set simulation.steps_per_frame=50 --set output.video= "
+			   "--set output.png_dir= --set output.stats= --set output.preview= --dry-run";
+	ck_assert_int_eq(run(env, base), 0);
+	ck_assert_ptr_null(strstr(g_out, "takes"));
+	double one = stage("simulation");
+	char args[1024];
+	snprintf(args, sizeof args, "%s --set simulation.softening_kernel=spline", base);
+	ck_assert_int_eq(run(env, args), 0);
+	const char *p = strstr(g_out, "(spline kernel) takes ");
+	ck_assert_msg(p != NULL, "no probe line in:\n%s", g_out);
+	double x = strtod(p + strlen("(spline kernel) takes "), NULL);
+	ck_assert_msg(x >= 0.5 && x <= 50, "x %g", x);
+	/* the stage is the calibrated one times the probe's factor (printed to 2 decimals) */
+	ck_assert_msg(fabs(stage("simulation") / one - x) <= 0.01 * x + 0.01, "sim %g / %g vs %g",
+		      stage("simulation"), one, x);
 }
 END_TEST
 
@@ -179,7 +232,7 @@ START_TEST(cache_written_whole_and_read_back)
 		}
 	}
 	fclose(f);
-	ck_assert_int_eq(rates, 15);
+	ck_assert_int_eq(rates, 16);
 	ck_assert_int_eq(key, 1);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "ls %s/cache/nbody-render | wc -l | grep -qx 1", g_dir);
@@ -502,6 +555,8 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, plummer_direct_by_hand);
 	tcase_add_test(tc, galaxy_tree_by_hand);
+	tcase_add_test(tc, adaptive_lengths_charged_by_hand);
+	tcase_add_test(tc, softening_probe_said_for_the_spline);
 	tcase_add_test(tc, cache_written_whole_and_read_back);
 	tcase_add_test(tc, unwritable_cache_dir_measures);
 	tcase_add_test(tc, bad_rates_file_refused);
