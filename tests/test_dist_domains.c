@@ -481,6 +481,34 @@ START_TEST(a_refusal_under_mpirun_is_said_once_with_exit_2)
 }
 END_TEST
 
+START_TEST(a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", sets[4096], cmd[8192];
+	ck_assert(mkdtemp(dir));
+	sets_of(dir, "die", 6, sets, sizeof sets);
+	/* rank 1 _exit(1)s at force call 5 without a word, mpirun told not to
+	 * end the job for it: the others' exchanges (the domains' box, the
+	 * migration, the ring) must name it within NB_DIST_TIMEOUT */
+	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
+		 " --bind-to none --mca orte_abort_on_non_zero_status 0 -x NB_DIST_DIE -x "
+		 "NB_DIST_TIMEOUT -np 3 '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
+		 "--set bodies.0.count=600 --set output.frames=3 > %s/log 2>&1",
+	    g_mpi, g_data, sets, dir);
+	const int rc = run_sh(cmd);
+	ck_assert_msg(rc == 1, "exit status %d (124: it hung)", rc);
+	FMT(cmd, "grep -q 'nothing from rank 1 for 5 s' %s/log", dir);
+	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
+	/* rank 0 removed the frames it had written, and the statistics */
+	FMT(cmd, "test -z \"$(ls -A %s/die 2>/dev/null)\" && test ! -e %s/die.csv", dir, dir);
+	ck_assert_msg(run_sh(cmd) == 0, "outputs of the failed run left in %s", dir);
+	printf("domains: a dead rank: exit 1, named, no outputs\n");
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dist_domains");
@@ -501,6 +529,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, colliding_spheres_over_1_2_3_ranks_keep_every_body);
 	tcase_add_test(mp, barnes_hut_over_1_2_3_ranks_matches_one_process_tree);
 	tcase_add_test(mp, a_refusal_under_mpirun_is_said_once_with_exit_2);
+	tcase_add_test(mp, a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs);
 	suite_add_tcase(s, mp);
 	return s;
 }
