@@ -11,6 +11,7 @@
 #include "../sim/cuda/gpu.h"
 #include "../engine/engine.h"
 #include "../output/output.h"
+#include "../scene/scene_accuracy.h"
 #include "app.h"
 #include "estimate.h"
 #include "outputs.h"
@@ -111,6 +112,23 @@ static void report_crossing(const struct scene *sc, long n, FILE *f)
 }
 
 /* Each snapshot entry: its format, units and what it keeps (a count pass). */
+/* simulation.accuracy's row and what it measured on the default scene,
+ * beside the other presets' (scene/scene_accuracy.h). */
+static void report_accuracy(const struct scene *sc, FILE *f)
+{
+	const struct scene_accuracy_row *me = scene_accuracy_row(sc->simulation.accuracy);
+	if (!me)
+		return;
+	fprintf(f, "# accuracy: %s (theta %g, softening x%g, step x%g); measured on "
+		"scenes/galaxy-collision.yaml on an H200 (docs/BENCHMARKS.md):", me->name,
+		sc->simulation.theta, me->soft_x, me->dt_x);
+	const struct scene_accuracy_row *r;
+	for (int a = 0; (r = scene_accuracy_row((enum scene_accuracy)a)) != NULL; a++)
+		fprintf(f, "%s %s %.1f s at |dE/E0| %.1e%s", a ? "," : "", r->name, r->movie_s,
+			r->max_de, r == me ? " (this one)" : "");
+	fprintf(f, "\n");
+}
+
 static void comment_snapshots(const struct scene *sc, FILE *f)
 {
 	struct sim_units u;
@@ -177,8 +195,10 @@ int app_dry_run(const struct scene *sc, int backend_cli, FILE *f)
 			fprintf(f, "# GPU memory: %s needed; no GPU here (%s): the CPU would run it\n", gb, why);
 		}
 	}
-	if (sc->simulation.solver != SCENE_SOLVER_NONE)
+	if (sc->simulation.solver != SCENE_SOLVER_NONE) {
 		report_crossing(sc, n, f);
+		report_accuracy(sc, f);
+	}
 	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL)
 		report_levels(sc, n, f);
 	comment_snapshots(sc, f);

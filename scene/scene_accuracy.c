@@ -19,9 +19,9 @@
  * H200, |dE/E0| 1.7e-3 against 3.4e-4), a wider opening angle; fine: half
  * the step (leapfrog's error goes as dt^2) and a narrower angle. */
 static const struct scene_accuracy_row rows[] = {
-	{SCENE_ACCURACY_DEFAULT, "default", 0.5, 2, 1.0, 1.0},
-	{SCENE_ACCURACY_DRAFT, "draft", 0.6, 2, 3.0, 3.0},
-	{SCENE_ACCURACY_FINE, "fine", 0.4, 2, 1.0, 0.5},
+	{SCENE_ACCURACY_DEFAULT, "default", 0.5, 2, 1.0, 1.0, 17.31, 3.43e-4},
+	{SCENE_ACCURACY_DRAFT, "draft", 0.6, 2, 3.0, 3.0, 6.74, 1.69e-3},
+	{SCENE_ACCURACY_FINE, "fine", 0.4, 2, 1.0, 0.5, 32.83, 1.61e-4},
 };
 
 const struct scene_accuracy_row *scene_accuracy_row(enum scene_accuracy a)

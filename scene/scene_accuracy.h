@@ -27,6 +27,12 @@ struct scene_accuracy_row {
 	int multipoles;    /* simulation.multipoles, unless given */
 	double soft_x;     /* every softening length x this */
 	double dt_x;       /* the step x this (approximately: the frame time is kept) */
+	/* Measured, not computed: the default scene (scenes/galaxy-collision.yaml
+	 * as shipped, shared steps) under this preset on one H200, the
+	 * figures of docs/BENCHMARKS.md "Accuracy presets" (commit a1d9a69),
+	 * which --dry-run quotes beside the scene at hand. */
+	double movie_s;    /* the movie's wall time, s */
+	double max_de;     /* its largest |dE/E0| over the run */
 };
 
 /* The row of preset A (never NULL for a value of the enum; NULL otherwise). */

@@ -202,6 +202,40 @@ START_TEST(resolved_scene_loads_back_the_same)
 }
 END_TEST
 
+/* Each row's measured figures are docs/BENCHMARKS.md's "Accuracy presets"
+ * table's (| name | ... | **S s** | evaluations | dE |), which --dry-run
+ * quotes: a re-measured table and stale rows disagree here. */
+START_TEST(measured_figures_are_the_benchmarks_table)
+{
+	FILE *f = fopen("docs/BENCHMARKS.md", "r");
+	ck_assert_msg(f != NULL, "docs/BENCHMARKS.md (run from the repository's root)");
+	char line[2048];
+	int found = 0;
+	while (fgets(line, sizeof line, f)) {
+		for (int a = 0; a < 3; a++) {
+			const struct scene_accuracy_row *r = scene_accuracy_row((enum scene_accuracy)a);
+			char head[64];
+			snprintf(head, sizeof head, "| %s | ", r->name);
+			if (strncmp(line, head, strlen(head)) != 0)
+				continue;
+			const char *b = strstr(line, "| **");
+			ck_assert_msg(b != NULL, "%s", line);
+			double secs = strtod(b + 4, NULL);
+			const char *e = strrchr(line, '|'), *p = e - 1;
+			while (p > line && *p != '|')
+				p--;
+			double de = strtod(p + 1, NULL);
+			ck_assert_msg(fabs(secs - r->movie_s) < 0.005 && fabs(de / r->max_de - 1) < 0.005,
+				      "%s: table %g s %g, row %g s %g", r->name, secs, de, r->movie_s,
+				      r->max_de);
+			found |= 1 << a;
+		}
+	}
+	fclose(f);
+	ck_assert_int_eq(found, 7);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	(void)load_file;
@@ -216,6 +250,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, every_softening_length_is_scaled);
 	tcase_add_test(tc, the_load_says_what_the_preset_set);
 	tcase_add_test(tc, resolved_scene_loads_back_the_same);
+	tcase_add_test(tc, measured_figures_are_the_benchmarks_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
