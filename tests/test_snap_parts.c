@@ -4,6 +4,9 @@
  *     as the one-file snapshot of the same run: positions, velocities,
  *     IDs and masses equal bit for bit, the Header's totals and
  *     NumFilesPerSnapshot those of a set;
+ *   - the rank protocol of output/output.h, run by three "ranks" in one
+ *     process (uneven shares, one empty), gives a set that reads as the
+ *     one file; a set given up leaves nothing;
  *   - yt loads part 0 as the whole set and projects it (skipped without
  *     yt);
  *   - a missing part, a part whose NumPart_Total lies, a part of another
@@ -22,6 +25,8 @@
 #include <hdf5.h>
 #include <time.h>
 
+#include "../output/output.h"
+#include "../scene/scene.h"
 #include "test_snapshot_util.h"
 
 #define NB 460 /* bodies of g_scene: halo 200, disk 150, bulge 40, cluster 70 */
@@ -357,6 +362,87 @@ START_TEST(resume_knows_a_whole_set)
 }
 END_TEST
 
+/* Every body of the snapshot whose first file is g_dir/NAME, types in
+ * order, files in order: ids, positions, velocities, masses (room for
+ * NB). The files read. */
+static int read_all(const char *name, uint64_t *id, double *pos, double *vel, double *mass)
+{
+	size_t n = 0;
+	int files = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		files = read_type(name, t, id, pos, vel, mass, &n);
+	ck_assert_uint_eq(n, NB);
+	return files;
+}
+
+/* The protocol of output.h run by three "ranks" in one process, the way
+ * dist/ will call it: uneven shares, one of them empty, the totals and
+ * the extent reduced by hand; publish 2, 1, then 0. The set reads back as
+ * out_snap_write's one file of the same state; a set whose ranks do not
+ * all succeed is discarded without a trace. */
+START_TEST(rank_protocol_writes_a_set_a_reader_takes)
+{
+	static struct scene sc; /* large: not on the stack */
+	struct sim_state st = {0};
+	ck_assert_int_eq(scene_load_string(g_scene, "scene.yaml", g_dir, NULL, 0, &sc), 0);
+	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+	ck_assert_uint_eq(st.n, NB);
+	char dir[512], one[PATH_MAX], set[PATH_MAX], part[3][PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/u", g_dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(one, sizeof one, "%s/one.hdf5", dir);
+	snprintf(set, sizeof set, "%s/snap_000.hdf5", dir);
+	ck_assert_int_eq(out_snap_write(one, &sc, &st, 0, "cpu", NULL), 0);
+
+	const size_t cut[4] = {0, 100, 100, NB}; /* rank 1 holds no body */
+	struct out_snap_part p[3];
+	uint64_t total[6] = {0};
+	double extent = 0;
+	for (int k = 0; k < 3; k++) {
+		p[k] = (struct out_snap_part){.k = k, .K = 3};
+		out_snap_part_counts(&st, cut[k], cut[k + 1], p[k].total, &p[k].extent);
+		for (int t = 0; t < 6; t++)
+			total[t] += p[k].total[t];
+		extent = fmax(extent, p[k].extent);
+		ck_assert_int_eq(out_snap_part_path(set, k, part[k], sizeof part[k]), 0);
+	}
+	const uint64_t id = out_snap_set_id();
+	for (int k = 0; k < 3; k++) { /* "the reduction" */
+		memcpy(p[k].total, total, sizeof total);
+		p[k].extent = extent, p[k].set_id = id;
+	}
+	/* a set given up at step 3: every rank discards its part, nothing stays */
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(out_snap_part_write(part[k], &p[k], &sc, &st, cut[k], cut[k + 1], 0,
+						     "cpu", NULL),
+				 0);
+	for (int k = 0; k < 3; k++)
+		out_snap_part_discard(part[k], 0);
+	ck_assert_int_eq(count("u", "snap_"), 0);
+	/* the whole protocol */
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(out_snap_part_write(part[k], &p[k], &sc, &st, cut[k], cut[k + 1], 0,
+						     "cpu", NULL),
+				 0);
+	ck_assert_int_eq(count("u", "snap_000."), 3); /* the temporary parts only */
+	ck_assert(!exists("u/snap_000.0.hdf5"));
+	ck_assert_int_eq(out_snap_set_retire(set, 3), 0);
+	for (int k = 2; k >= 0; k--)
+		ck_assert_int_eq(out_snap_part_publish(part[k]), 0);
+	ck_assert_int_eq(count("u", "partial"), 0);
+
+	static uint64_t ids[2][NB];
+	static double pos[2][3 * NB], vel[2][3 * NB], mass[2][NB];
+	ck_assert_int_eq(read_all("u/one.hdf5", ids[0], pos[0], vel[0], mass[0]), 1);
+	ck_assert_int_eq(read_all("u/snap_000.0.hdf5", ids[1], pos[1], vel[1], mass[1]), 3);
+	ck_assert(memcmp(ids[0], ids[1], sizeof ids[0]) == 0);
+	ck_assert(memcmp(pos[0], pos[1], sizeof pos[0]) == 0);
+	ck_assert(memcmp(vel[0], vel[1], sizeof vel[0]) == 0);
+	ck_assert(memcmp(mass[0], mass[1], sizeof mass[0]) == 0);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* g_dir/NAME is there and was written after t0 (this run's, not the
  * previous one's). */
 static int newer_than(const char *name, struct timespec t0)
@@ -414,6 +500,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, set_reads_back_as_the_one_file_snapshot);
+	tcase_add_test(tc, rank_protocol_writes_a_set_a_reader_takes);
 	tcase_add_test(tc, a_missing_part_is_refused_naming_it);
 	tcase_add_test(tc, a_part_whose_total_lies_is_refused_naming_it);
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
