@@ -8,7 +8,9 @@
  * particle type (halo 1, disk 2, bulge 3, other 4), in body order within a
  * type. The file is built in memory (see "the file in memory" below),
  * written under sim_outfile_temp's name and renamed into place when
- * complete (sim_outfile_commit).
+ * complete (sim_outfile_commit). One file holds bodies [lo, hi) of the
+ * state: all of them, or one part of a multi-file set, left under its
+ * temporary name until the set is published (output/snap_set.c).
  *
  * Try: --set output.snapshots.dir=out/snaps --set output.snapshots.every=10,
  * then python3 -c "import yt; print(yt.load('out/snaps/snap_000.hdf5'))". */

@@ -6,8 +6,10 @@
  *
  * A snapshot is a GADGET-2 style HDF5 file:
  *   /Header         GADGET attributes (NumPart_*, MassTable (all 0: masses
- *                   per particle), Time, Redshift 0, BoxSize 0 (no box),
- *                   NumFilesPerSnapshot 1, Omega0 0, OmegaLambda 0,
+ *                   per particle), Time, Redshift 0, BoxSize (a cube about
+ *                   the bodies), NumFilesPerSnapshot 1 (a multi-file set,
+ *                   output/snap_set.c: its parts K, NumPart_ThisFile the
+ *                   part's, NumPart_Total the set's), Omega0 0, OmegaLambda 0,
  *                   HubbleParam 1, Flag_*), plus Code, Time_SceneUnits,
  *                   SceneTimeUnit, GravitationalConstant (G in the stored
  *                   units: 43007.1 for GADGET's, 1 for nbody) and
@@ -25,7 +27,8 @@
  *                   time, the simulation keys a restart must match, the
  *                   components, the resolved scene (YAML text), and
  *                   InternalVelocities (n x 3, body order) when the stored
- *                   velocity unit is not the internal one.
+ *                   velocity unit is not the internal one; a part of a set
+ *                   also SetId (the same in every part) and FileIndex.
  *
  * Stored units: galactic scenes use GADGET's conventional system, which
  * yt's GADGET reader assumes when a file does not say otherwise: 1 kpc,
