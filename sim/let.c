@@ -18,6 +18,16 @@
  * internal cell goes with its children, which are sent contiguously after
  * it (breadth-first order: every child index exceeds its parent's).
  *
+ * Cover (sim_let_cover): one box round a domain of the Morton curve also
+ * holds the space between its pieces (the curve's first half is not a
+ * half-space), often much of the other domains: to such a box they would
+ * export nearly everything. A cover is the bounds of the bodies of each
+ * cell of a frontier near the top of the receiver's tree (its most
+ * populous cells split while the boxes fit, never a cell of walk-group
+ * size), so every group lies in one box; a cell goes as moments when
+ * every box accepts it. The export to a cover is no larger than to the
+ * bounds, and the receiver's walk makes the same decisions on either.
+ *
  * The buffer: a 64-byte header (magic, version, the sizes of what follows,
  * the sender's kernel, opening, multipoles and theta, the counts), then
  * LET_CELL_D doubles per cell (com, mass, q[6], T, bmax, centre, half,
@@ -114,6 +124,67 @@ void sim_let_free(struct sim_let_tree **t)
 	*t = NULL;
 }
 
+/* ---- the receiver's cover ---- */
+
+/* The frontier's cell j of the largest count that may still be split (an
+ * internal cell above the walk groups' cells), or -1. */
+static int let_cover_pick(const struct tree *t, const int *front, int nf)
+{
+	int best = -1;
+	for (int j = 0; j < nf; j++) {
+		const struct tree_node *nd = &t->nodes[front[j]];
+		if (nd->leaf || nd->count <= TREE_GROUP_NODE_MAX)
+			continue;
+		if (best < 0 || nd->count > t->nodes[front[best]].count)
+			best = j;
+	}
+	return best;
+}
+
+/* The frontier (top of the tree, splitting its most populous cell while
+ * the children fit in max) starts at the root; a cell of at most
+ * TREE_GROUP_NODE_MAX bodies or a leaf is never split, so every walk group
+ * lies in one frontier cell; each box is its cell's bodies' bounds. */
+int sim_let_cover(const struct sim_let_tree *lt, int max, double *boxes, int *nbox)
+{
+	const struct tree *t = &lt->t;
+	*nbox = 0;
+	if (t->nnodes == 0 || max < 1)
+		return 0;
+	int *front = malloc((size_t)max * sizeof *front), nf = 1;
+	if (!front) {
+		log_error("let: out of memory for a cover of %d boxes", max);
+		return NB_ERUNTIME;
+	}
+	front[0] = 0;
+	for (int j; (j = let_cover_pick(t, front, nf)) >= 0;) {
+		const struct tree_node *nd = &t->nodes[front[j]];
+		int nchild = 0, c[8];
+		for (int o = 0; o < 8; o++)
+			if (nd->child[o] >= 0)
+				c[nchild++] = nd->child[o];
+		if (nf - 1 + nchild > max)
+			break;
+		front[j] = c[0];
+		for (int k = 1; k < nchild; k++)
+			front[nf++] = c[k];
+	}
+	for (int j = 0; j < nf; j++) {
+		const struct tree_node *nd = &t->nodes[front[j]];
+		double *b = boxes + 6 * j;
+		for (int a = 0; a < 3; a++) {
+			b[a] = b[3 + a] = t->pos[3 * nd->first + a];
+			for (int k = nd->first + 1; k < nd->first + nd->count; k++) {
+				b[a] = fmin(b[a], t->pos[3 * k + a]);
+				b[3 + a] = fmax(b[3 + a], t->pos[3 * k + a]);
+			}
+		}
+	}
+	free(front);
+	*nbox = nf;
+	return 0;
+}
+
 /* ---- export ---- */
 
 /* What goes: src[c] the own cell sent as cell c, meta[LET_CELL_I c] its
@@ -124,10 +195,36 @@ struct let_plan {
 	int ncell, nbody;
 };
 
+/* The receiver: its boxes (lo, hi: 6 doubles each), their union, and the
+ * walk's softening with its lengths (top of the file). */
+struct let_recv {
+	const double *box;
+	int nbox;
+	double lo[3], hi[3];
+	struct tree_soft ws;
+};
+
+/* 1 when cell nd is accepted for every box of the receiver: for their
+ * union first (then for each, as d to a box is no smaller), else for each
+ * box alone. */
+static int let_accepted(const struct sim_let_tree *lt, const struct tree_node *nd,
+			const struct let_recv *rv)
+{
+	const struct tree *t = &lt->t;
+	if (sim_tree_cell_accepted(t, nd, rv->lo, rv->hi, lt->theta, lt->opening, &rv->ws))
+		return 1;
+	for (int b = 0; b < rv->nbox; b++) {
+		const double *x = rv->box + 6 * b;
+		if (!sim_tree_cell_accepted(t, nd, x, x + 3, lt->theta, lt->opening, &rv->ws))
+			return 0;
+	}
+	return 1;
+}
+
 /* The breadth-first walk of the top of the file into pl (its arrays sized
  * for every cell of the tree). */
-static void let_plan(const struct sim_let_tree *lt, const double lo[3], const double hi[3],
-		     const struct tree_soft *ws, struct let_plan *pl)
+static void let_plan(const struct sim_let_tree *lt, const struct let_recv *rv,
+		     struct let_plan *pl)
 {
 	const struct tree *t = &lt->t;
 	pl->src[0] = 0;
@@ -136,8 +233,7 @@ static void let_plan(const struct sim_let_tree *lt, const double lo[3], const do
 	for (int c = 0; c < pl->ncell; c++) {
 		const struct tree_node *nd = &t->nodes[pl->src[c]];
 		int32_t *m = pl->meta + LET_CELL_I * c;
-		const int accept =
-			sim_tree_cell_accepted(t, nd, lo, hi, lt->theta, lt->opening, ws);
+		const int accept = let_accepted(lt, nd, rv);
 		m[0] = -1;
 		m[2] = m[3] = 0;
 		if (nd->leaf && (!accept || nd->count <= TREE_LEAF_P2P)) {
@@ -209,19 +305,33 @@ static void let_write(const struct sim_let_tree *lt, const struct let_plan *pl, 
 int sim_let_export(const struct sim_let_tree *t, const double lo[3], const double hi[3],
 		   double eps_max, void **buf, size_t *nbytes)
 {
+	const double box[6] = {lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]};
+	return sim_let_export_cover(t, box, 1, eps_max, buf, nbytes);
+}
+
+int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int nbox,
+			 double eps_max, void **buf, size_t *nbytes)
+{
 	struct let_plan pl = {0};
 	const int bd = t->s.each ? 5 : 4;
 	*buf = NULL;
 	*nbytes = 0;
-	if (t->t.nnodes > 0) {
-		struct tree_soft ws = sim_tree_soft_of(&t->t, &t->s);
-		ws.gmin = 0;
-		ws.gmax = t->t.eps ? eps_max : ws.eps;
+	if (t->t.nnodes > 0 && nbox > 0) {
+		struct let_recv rv = {.box = boxes, .nbox = nbox, .ws = sim_tree_soft_of(&t->t, &t->s)};
+		rv.ws.gmin = 0;
+		rv.ws.gmax = t->t.eps ? eps_max : rv.ws.eps;
+		memcpy(rv.lo, boxes, sizeof rv.lo);
+		memcpy(rv.hi, boxes + 3, sizeof rv.hi);
+		for (int b = 1; b < nbox; b++)
+			for (int a = 0; a < 3; a++) {
+				rv.lo[a] = fmin(rv.lo[a], boxes[6 * b + a]);
+				rv.hi[a] = fmax(rv.hi[a], boxes[6 * b + 3 + a]);
+			}
 		pl.src = malloc((size_t)t->t.nnodes * sizeof *pl.src);
 		pl.meta = malloc((size_t)t->t.nnodes * LET_CELL_I * sizeof *pl.meta);
 		if (!pl.src || !pl.meta)
 			goto oom;
-		let_plan(t, lo, hi, &ws, &pl);
+		let_plan(t, &rv, &pl);
 	}
 	const size_t len = sizeof(struct let_header) +
 			   (size_t)pl.ncell * (LET_CELL_D * 8 + LET_CELL_I * 4) +

@@ -58,6 +58,23 @@ void sim_let_bounds(const struct sim_let_tree *t, double lo[3], double hi[3]);
 int sim_let_export(const struct sim_let_tree *t, const double lo[3], const double hi[3],
 		   double eps_max, void **buf, size_t *nbytes);
 
+/* The receiver's cover: at most max boxes (lo[3], hi[3]: 6 doubles each
+ * into boxes, 6 max; *nbox of them) that together hold its bodies, each
+ * the bounds of the bodies of one cell near the top of its tree, every walk
+ * group inside one box. What a rank may send the others instead of its one
+ * box (sim_let_bounds): a box that encloses the whole domain also encloses
+ * the space between its clumps, which the walk never visits, and the
+ * others would export to it. max 1: the bounds. 0 (nbox 0 for a tree of no
+ * bodies), or NB_ERUNTIME (logged: out of memory). */
+int sim_let_cover(const struct sim_let_tree *t, int max, double *boxes, int *nbox);
+
+/* sim_let_export for a receiver whose bodies lie in the union of the boxes
+ * (6 doubles each, a cover): a cell goes as moments only when no box opens
+ * it. nbox = 0 (a receiver of no bodies): the valid empty buffer.
+ * sim_let_export is this with one box. */
+int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int nbox,
+			 double eps_max, void **buf, size_t *nbytes);
+
 /* acc (3n) and pot (n, or NULL) of the tree's own bodies, in their input
  * order: each walk group walks the own tree, then each received buffer
  * bufs[0..nbuf-1] (lengths nbytes) in that order, into one interaction

@@ -56,11 +56,9 @@
 #include "tree_internal.h"
 #include "tree_local.h"
 
-/* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16, groups of 32 cut from
- * nodes of at most 16 groups' worth of bodies) */
+/* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16; the groups' sizes
+ * are in tree_internal.h) */
 #define TREE_LEAF_MAX 16
-#define TREE_GROUP_SIZE 32
-#define TREE_GROUP_NODE_MAX (16 * TREE_GROUP_SIZE)
 /* Far cells (the GPU's default gpu_tree_tuning.local_ratio): an accepted
  * cell with rho < TREE_LOCAL_RATIO R, rho the half diagonal of the group's
  * box and R the distance from the box's centre to the cell's centre of

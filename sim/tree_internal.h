@@ -19,6 +19,12 @@
  * leaf. Both agree wherever depth 21 is not reached. The walk's stack is
  * sized for it: no tree, built or imported, is deeper. */
 #define TREE_MAX_DEPTH 60
+/* Walk groups (the GPU's: groups of 32 cut from nodes of at most 16
+ * groups' worth of bodies): runs of TREE_GROUP_SIZE tree-order bodies cut
+ * from the largest cells of at most TREE_GROUP_NODE_MAX bodies, or from
+ * leaves, so a group never spans two such cells. */
+#define TREE_GROUP_SIZE 32
+#define TREE_GROUP_NODE_MAX (16 * TREE_GROUP_SIZE)
 /* Accepted near leaves of at most this many bodies are listed body by body
  * (exact, and cheaper on the GPU than a quadrupole; its leaf_p2p). */
 #define TREE_LEAF_P2P 2

@@ -117,17 +117,36 @@ static size_t *morton_order(const struct set *s)
 	return perm;
 }
 
-/* One domain: its bodies' copies and global indices. */
+/* One domain: its bodies' copies and global indices, its bounds and its
+ * cover (nbox boxes; 0: the others export to its bounds). */
 struct dom {
 	size_t n, *idx;
-	double *pos, *mass, *eps, *acc, *pot, lo[3], hi[3], eps_max;
+	double *pos, *mass, *eps, *acc, *pot, lo[3], hi[3], eps_max, *box;
+	int nbox;
 	struct sim_let_tree *t;
 };
 
+/* Every body of d in one of its cover's boxes, and at most max boxes. */
+static void cover_holds_bodies(const struct dom *d, int max)
+{
+	ck_assert_int_le(d->nbox, max);
+	ck_assert_int_eq(d->nbox > 0, d->n > 0);
+	for (size_t q = 0; q < d->n; q++) {
+		int in = 0;
+		for (int b = 0; b < d->nbox && !in; b++) {
+			const double *x = d->box + 6 * b, *y = d->pos + 3 * q;
+			in = x[0] <= y[0] && y[0] <= x[3] && x[1] <= y[1] && y[1] <= x[4] &&
+			     x[2] <= y[2] && y[2] <= x[5];
+		}
+		ck_assert_msg(in, "body %zu of the domain is in no box of its cover", q);
+	}
+}
+
 /* Split s into P contiguous pieces of the Morton order (piece `empty`, if
- * in [0, P), gets no bodies) and build each piece's tree. */
+ * in [0, P), gets no bodies) and build each piece's tree; cover > 0: each
+ * piece's cover of at most that many boxes. */
 static struct dom *domains_make(const struct set *s, int P, int empty,
-				const struct sim_params *p)
+				const struct sim_params *p, int cover)
 {
 	size_t *perm = morton_order(s);
 	struct dom *d = calloc((size_t)P, sizeof *d);
@@ -155,6 +174,11 @@ static struct dom *domains_make(const struct set *s, int P, int empty,
 		const struct sim_soft sd = {.kernel = s->s.kernel, .eps = s->s.eps, .each = dm->eps};
 		ck_assert_int_eq(sim_let_build(dm->pos, dm->mass, dm->n, &sd, p, &dm->t), 0);
 		sim_let_bounds(dm->t, dm->lo, dm->hi);
+		dm->box = malloc((6 * (size_t)cover + 1) * sizeof *dm->box);
+		if (cover > 0) {
+			ck_assert_int_eq(sim_let_cover(dm->t, cover, dm->box, &dm->nbox), 0);
+			cover_holds_bodies(dm, cover);
+		}
 	}
 	free(perm);
 	return d;
@@ -171,6 +195,7 @@ static void domains_free(struct dom *d, int P)
 		free(d[r].eps);
 		free(d[r].acc);
 		free(d[r].pot);
+		free(d[r].box);
 	}
 	free(d);
 }
@@ -191,8 +216,14 @@ static void domains_accel(struct dom *d, int P, double *acc, double *pot, struct
 		for (int e = 0; e < P; e++) {
 			if (e == r)
 				continue;
-			ck_assert_int_eq(sim_let_export(d[e].t, d[r].lo, d[r].hi, d[r].eps_max,
-							&bufs[nb], &len[nb]), 0);
+			if (d[r].nbox > 0)
+				ck_assert_int_eq(sim_let_export_cover(d[e].t, d[r].box, d[r].nbox,
+								      d[r].eps_max, &bufs[nb],
+								      &len[nb]), 0);
+			else
+				ck_assert_int_eq(sim_let_export(d[e].t, d[r].lo, d[r].hi,
+								d[r].eps_max, &bufs[nb], &len[nb]),
+						 0);
 			size_t nc, nbod;
 			ck_assert_int_eq(sim_let_count(bufs[nb], len[nb], &nc, &nbod), 0);
 			if (v) {
@@ -270,6 +301,7 @@ static struct sim_params params(double theta, enum scene_opening opening)
 }
 
 #define LET_N 16000
+#define LET_COVER 64 /* boxes in a domain's cover */
 
 /* (a) at theta 0.5 the domains' forces are as close to the direct sum as
  * the single tree's, for P = 2, 3, 4 (loop: the three sets; opening com
@@ -278,7 +310,8 @@ START_TEST(let_matches_single_tree_error)
 {
 	struct set s;
 	set_make(&s, _i, LET_N);
-	struct field dir = field_new(s.n), one = field_new(s.n), let = field_new(s.n);
+	struct field dir = field_new(s.n), one = field_new(s.n), let = field_new(s.n),
+		     bnd = field_new(s.n);
 	ck_assert_int_eq(sim_direct_accel_soft(s.pos, s.mass, s.n, &s.s, dir.acc, dir.pot), 0);
 	for (int op = 0; op < (_i == 0 ? 2 : 1); op++) {
 		const enum scene_opening opening = op ? SCENE_OPENING_COM : SCENE_OPENING_BMAX;
@@ -288,24 +321,35 @@ START_TEST(let_matches_single_tree_error)
 		double tm, t99;
 		rel_errors(one.acc, dir.acc, s.n, &tm, &t99);
 		for (int P = 2; P <= 4; P++) {
-			struct dom *d = domains_make(&s, P, -1, &p);
-			struct volume v = {0};
-			domains_accel(d, P, let.acc, let.pot, &v);
-			double lm, l99;
-			rel_errors(let.acc, dir.acc, s.n, &lm, &l99);
-			printf("let: set %d opening %d P=%d: median %.3g p99 %.3g (single tree %.3g, "
-			       "%.3g); %.0f bytes per rank: %.0f cells, %.0f bodies (%.1f B/item)\n",
-			       _i, op, P, lm, l99, tm, t99, (double)v.bytes / P, (double)v.cells / P,
-			       (double)v.bodies / P,
-			       (double)v.bytes / (double)(v.cells + v.bodies));
-			ck_assert_msg(lm <= 1.5 * tm + 1e-7, "median %g vs single tree %g", lm, tm);
-			ck_assert_msg(l99 <= 1.5 * t99 + 1e-7, "p99 %g vs single tree %g", l99, t99);
-			/* and a tree's error at all: not the direct sum by accident */
-			ck_assert_double_gt(lm, 1e-9);
-			domains_free(d, P);
+			size_t bytes[2];
+			for (int cv = 0; cv < 2; cv++) {
+				struct dom *d = domains_make(&s, P, -1, &p, cv ? LET_COVER : 0);
+				struct volume v = {0};
+				domains_accel(d, P, let.acc, let.pot, &v);
+				double lm, l99;
+				rel_errors(let.acc, dir.acc, s.n, &lm, &l99);
+				printf("let: set %d opening %d P=%d %s: median %.3g p99 %.3g (single "
+				       "tree %.3g, %.3g); %.0f bytes per rank: %.0f cells, %.0f bodies "
+				       "(%.1f B/item)\n",
+				       _i, op, P, cv ? "cover" : "bounds", lm, l99, tm, t99,
+				       (double)v.bytes / P, (double)v.cells / P, (double)v.bodies / P,
+				       (double)v.bytes / (double)(v.cells + v.bodies));
+				ck_assert_msg(lm <= 1.5 * tm + 1e-7, "median %g vs tree %g", lm, tm);
+				ck_assert_msg(l99 <= 1.5 * t99 + 1e-7, "p99 %g vs tree %g", l99, t99);
+				/* and a tree's error at all: not the direct sum by accident */
+				ck_assert_double_gt(lm, 1e-9);
+				bytes[cv] = v.bytes;
+				if (!cv)
+					memcpy(bnd.acc, let.acc, 3 * s.n * sizeof(double));
+				domains_free(d, P);
+			}
+			/* the receiver's walk decides alike on either export: the same sums */
+			ck_assert_int_eq(memcmp(bnd.acc, let.acc, 3 * s.n * sizeof(double)), 0);
+			/* the cover leaves out the space between a domain's clumps */
+			ck_assert_uint_lt(bytes[1], bytes[0]);
 		}
 	}
-	field_free(&dir), field_free(&one), field_free(&let);
+	field_free(&dir), field_free(&one), field_free(&let), field_free(&bnd);
 	set_free(&s);
 }
 END_TEST
@@ -319,7 +363,8 @@ START_TEST(let_theta_zero_is_direct_sum)
 	const struct sim_params p = params(0, SCENE_OPENING_BMAX);
 	struct field dir = field_new(s.n), let = field_new(s.n);
 	ck_assert_int_eq(sim_direct_accel_soft(s.pos, s.mass, s.n, &s.s, dir.acc, dir.pot), 0);
-	struct dom *d = domains_make(&s, 3, -1, &p);
+	/* bounds for the one-length sphere, covers for the two-length sets */
+	struct dom *d = domains_make(&s, 3, -1, &p, _i ? LET_COVER : 0);
 	domains_accel(d, 3, let.acc, let.pot, NULL);
 	for (size_t i = 0; i < s.n; i++) {
 		const double amag = dist3(dir.acc + 3 * i, NULL);
@@ -356,35 +401,62 @@ START_TEST(let_one_domain_is_single_tree)
 }
 END_TEST
 
-/* The export grows with the surface the receiver shares, not with the
- * sender's volume: a box far away gets a few cells, the adjacent domain
- * far more; and a box beyond reach of nothing gets the root alone. */
-START_TEST(let_export_far_box_is_small)
+/* The bytes of domain 0's export to domain 1 (P = 2) for the one-length
+ * sphere of n bodies, to its bounds and to its cover of at most 512
+ * boxes, printed. */
+static void adjacent_bytes(size_t n, size_t bytes[2])
 {
 	struct set s;
-	set_make(&s, 0, LET_N);
+	set_make(&s, 0, n);
 	const struct sim_params p = params(0.5, SCENE_OPENING_BMAX);
-	struct dom *d = domains_make(&s, 2, -1, &p);
+	struct dom *d = domains_make(&s, 2, -1, &p, 512);
+	for (int cv = 0; cv < 2; cv++) {
+		void *b;
+		size_t nc, nb;
+		if (cv)
+			ck_assert_int_eq(sim_let_export_cover(d[0].t, d[1].box, d[1].nbox, 0.01, &b,
+							      &bytes[cv]), 0);
+		else
+			ck_assert_int_eq(sim_let_export(d[0].t, d[1].lo, d[1].hi, 0.01, &b,
+							&bytes[cv]), 0);
+		ck_assert_int_eq(sim_let_count(b, bytes[cv], &nc, &nb), 0);
+		printf("let: %zu bodies a domain: to the adjacent domain's %s (%d boxes) %zu bytes "
+		       "(%zu cells, %zu bodies)\n", d[0].n, cv ? "cover" : "bounds",
+		       cv ? d[1].nbox : 1, bytes[cv], nc, nb);
+		free(b);
+	}
+	domains_free(d, 2);
+	set_free(&s);
+}
+
+/* The export grows with the surface the receiver shares, not with the
+ * sender's volume: to the cover, 8 times the bodies send less than 6
+ * times the bytes (the surface: 4). The Morton halves' bounds overlap the
+ * other half (the curve's first half is not a half-space), so the export
+ * to the bounds grows with the volume, and the cover sends less than half
+ * of it. A box far away gets the root's moments alone. */
+START_TEST(let_export_grows_like_surface)
+{
+	size_t b1[2], b8[2];
+	adjacent_bytes(16000, b1);
+	adjacent_bytes(128000, b8);
+	ck_assert_uint_lt(b8[1], 6 * b1[1]);
+	ck_assert_uint_lt(2 * b8[1], b8[0]);
+	struct set s;
+	set_make(&s, 0, 4000);
+	const struct sim_params p = params(0.5, SCENE_OPENING_BMAX);
+	struct sim_let_tree *t;
+	ck_assert_int_eq(sim_let_build(s.pos, s.mass, s.n, &s.s, &p, &t), 0);
 	const double far_lo[3] = {100, 100, 100}, far_hi[3] = {101, 101, 101};
-	void *near_b, *far_b;
-	size_t near_n, far_n, nc, nb, fc, fb;
-	ck_assert_int_eq(sim_let_export(d[0].t, d[1].lo, d[1].hi, 0.01, &near_b, &near_n), 0);
-	ck_assert_int_eq(sim_let_export(d[0].t, far_lo, far_hi, 0.01, &far_b, &far_n), 0);
-	ck_assert_int_eq(sim_let_count(near_b, near_n, &nc, &nb), 0);
+	void *far_b;
+	size_t far_n, fc, fb;
+	ck_assert_int_eq(sim_let_export(t, far_lo, far_hi, 0.01, &far_b, &far_n), 0);
 	ck_assert_int_eq(sim_let_count(far_b, far_n, &fc, &fb), 0);
-	printf("let: %zu bodies, export to the adjacent domain %zu bytes (%zu cells, %zu bodies), "
-	       "to a far box %zu bytes (%zu cells, %zu bodies)\n",
-	       d[0].n, near_n, nc, nb, far_n, fc, fb);
-	/* the far box accepts the root: one cell, its moments */
 	ck_assert_uint_eq(fc, 1);
 	ck_assert_uint_eq(fb, 0);
-	ck_assert_uint_lt(20 * far_n, near_n);
-	/* the adjacent domain gets less than all the sender's bodies */
-	ck_assert_uint_lt(nb, d[0].n);
-	ck_assert_uint_gt(nc, 8);
-	free(near_b);
+	ck_assert_uint_eq(far_n, 64 + 160);
 	free(far_b);
-	domains_free(d, 2);
+	sim_let_free(&t);
 	set_free(&s);
 }
 END_TEST
@@ -396,7 +468,7 @@ START_TEST(let_empty_domain)
 	struct set s;
 	set_make(&s, 1, 4000);
 	const struct sim_params p = params(0.5, SCENE_OPENING_BMAX);
-	struct dom *d = domains_make(&s, 3, 1, &p);
+	struct dom *d = domains_make(&s, 3, 1, &p, LET_COVER);
 	ck_assert_uint_eq(d[1].n, 0);
 	for (int a = 0; a < 3; a++)
 		ck_assert(d[1].lo[a] == 0 && d[1].hi[a] == 0);
@@ -406,6 +478,13 @@ START_TEST(let_empty_domain)
 	ck_assert_int_eq(sim_let_count(eb, en, &c, &b), 0);
 	ck_assert_uint_eq(c, 0);
 	ck_assert_uint_eq(b, 0);
+	/* and nothing goes to it: its cover has no box */
+	void *zb;
+	size_t zn;
+	ck_assert_int_eq(sim_let_export_cover(d[0].t, d[1].box, d[1].nbox, 0.05, &zb, &zn), 0);
+	ck_assert_int_eq(sim_let_count(zb, zn, &c, &b), 0);
+	ck_assert_uint_eq(c + b, 0);
+	free(zb);
 	ck_assert_int_eq(sim_let_export(d[2].t, d[0].lo, d[0].hi, d[0].eps_max, &ob, &on), 0);
 	double *a1 = calloc(3 * d[0].n, sizeof *a1), *a2 = calloc(3 * d[0].n, sizeof *a2);
 	const void *two[2] = {ob, eb}, *one[1] = {ob};
@@ -429,7 +508,7 @@ START_TEST(let_hostile_buffer_refused)
 	struct set s;
 	set_make(&s, 1, 4000);
 	const struct sim_params p = params(0.5, SCENE_OPENING_BMAX);
-	struct dom *d = domains_make(&s, 2, -1, &p);
+	struct dom *d = domains_make(&s, 2, -1, &p, 0);
 	void *b0;
 	size_t n0;
 	ck_assert_int_eq(sim_let_export(d[1].t, d[0].lo, d[0].hi, d[0].eps_max, &b0, &n0), 0);
@@ -484,7 +563,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, let_matches_single_tree_error, 0, 3);
 	tcase_add_loop_test(tc, let_theta_zero_is_direct_sum, 0, 3);
 	tcase_add_loop_test(tc, let_one_domain_is_single_tree, 0, 3);
-	tcase_add_test(tc, let_export_far_box_is_small);
+	tcase_add_test(tc, let_export_grows_like_surface);
 	tcase_add_test(tc, let_empty_domain);
 	tcase_add_loop_test(tc, let_hostile_buffer_refused, 0, 12);
 	suite_add_tcase(s, tc);
