@@ -13,7 +13,8 @@
  *     set: refused naming the part, by the run and by --dry-run alike;
  *   - an earlier run's one-file snapshot and extra parts under the set's
  *     names are replaced, a FIFO at a part's name is refused before work,
- *     a failed run removes the sets it placed; a batch's --resume takes
+ *     a failed run removes the sets it placed, a write that fails (a file
+ *     size limit, as a full disk) leaves neither a part nor a temporary; a batch's --resume takes
  *     whole sets as whole and redoes a run that lost a part;
  *   - --restart from a part is refused before work (run and --dry-run);
  *   - a writer killed outright (kill -9) leaves no partial set visible:
@@ -23,6 +24,7 @@
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snap_parts
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snap_parts */
 #include <hdf5.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "../output/output.h"
@@ -307,6 +309,75 @@ START_TEST(restart_from_a_part_is_refused_before_work)
 }
 END_TEST
 
+/* The program on g_file with the --set values given (NULL-terminated)
+ * under a file size limit of LIMIT bytes (SIGXFSZ ignored: a write past
+ * it fails with EFBIG, "File too large", as a full disk fails with
+ * ENOSPC); stderr into run.log. Its exit status. */
+static int run_limited(long limit, const char *first, ...)
+{
+	const char *argv[32] = {g_bin, g_file, "--quiet", "--backend", "cpu"};
+	int n = 5;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && n < 28; a = va_arg(ap, const char *))
+		argv[n++] = "--set", argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = chdir(g_dir) == 0 ? open("run.log", O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+		struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
+		signal(SIGXFSZ, SIG_IGN);
+		if (fd < 0 || dup2(fd, 2) < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(99);
+		execv(g_bin, (char *const *)argv);
+		_exit(98);
+	}
+	return wait_exit(pid);
+}
+
+/* Size of g_dir/NAME in bytes. */
+static long file_bytes(const char *name)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/%s", g_dir, name);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return (long)sb.st_size;
+}
+
+START_TEST(a_full_disk_leaves_no_part)
+{
+	/* the parts' sizes, then a limit that the first part larger than all
+	 * before it passes (so earlier parts are already written, under their
+	 * temporary names, when it fails) */
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	long size[3], most = 0, limit = 0;
+	for (int k = 0; k < 3; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "s3/snap_000.%d.hdf5", k);
+		size[k] = file_bytes(name);
+	}
+	for (int k = 0; k < 3 && !limit; k++) {
+		if (size[k] > most && k > 0)
+			limit = most + (size[k] - most) / 2;
+		most = size[k] > most ? size[k] : most;
+	}
+	if (!limit)
+		limit = size[0] - 1; /* part 0 the largest: it fails first */
+	int rc = run_limited(limit, "output.snapshots.dir=s4", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL);
+	const char *log = slurp("run.log");
+	ck_assert_msg(rc == 1 && strstr(log, "File too large") && strstr(log, "s4/snap_000."),
+		      "limit %ld (parts %ld %ld %ld): exit %d: %s", limit, size[0], size[1], size[2],
+		      rc, log);
+	ck_assert_int_eq(count("s4", "snap_"), 0); /* no part, no temporary file */
+}
+END_TEST
+
 START_TEST(a_failed_run_removes_its_sets)
 {
 	/* the energy check stops the run at frame 1 (exit 1), after the set
@@ -506,6 +577,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
 	tcase_add_test(tc, earlier_names_are_replaced_and_special_files_refused);
 	tcase_add_test(tc, restart_from_a_part_is_refused_before_work);
+	tcase_add_test(tc, a_full_disk_leaves_no_part);
 	tcase_add_test(tc, a_failed_run_removes_its_sets);
 	tcase_add_test(tc, resume_knows_a_whole_set);
 	tcase_add_test(tc, killed_writer_leaves_no_partial_set);
