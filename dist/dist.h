@@ -206,8 +206,8 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
  * (simulation.backend cuda), individual time steps, film mode (solver
  * none), snapshot input, dust, render.diffuse,
- * adaptive smoothing, camera.follow and camera.frame auto (they read every
- * body), and the outputs that hold every body (snapshots, the state CSVs).
+ * adaptive smoothing, camera.follow: light and camera.frame: auto (they
+ * read every drawn body), and the outputs that hold every body (snapshots, the state CSVs).
  * 0 for simulation.ranks: replicate. For the run and --dry-run alike
  * (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);

@@ -15,7 +15,8 @@
  *   4. the forces of the own bodies and their work: dist/ring.c's direct
  *      sum, or dist/let_force.c's locally essential trees (Barnes-Hut).
  * The renderer draws st itself (the rank's bodies) and the frames are summed
- * on rank 0; the statistics are the ranks' diagnostics summed.
+ * on rank 0; the statistics and camera.follow's centre of mass are sums
+ * over the ranks (the split's sums, engine/ranks.c).
  *
  * Creation: every rank makes the scene's bodies (all of them, alike: the
  * creation is not yet split) and keeps the indices [r n / P, (r+1) n / P);
@@ -171,29 +172,11 @@ static void dom_sum(void *ctx, float *buf, size_t n)
 	dist_sum_floats(buf, n, "frame sum");
 }
 
-/* struct engine_split's diag: the ranks' diagnostics summed (the centres
- * as mass-weighted sums), on every rank */
-static void dom_diag(void *ctx, struct sim_diag *d)
+/* struct engine_split's sums: over the ranks, on every rank */
+static void dom_sums(void *ctx, double *v, int n)
 {
 	(void)ctx;
-	double v[15] = {d->kinetic, d->potential, d->mass};
-	for (int c = 0; c < 3; c++) {
-		v[3 + c] = d->p[c];
-		v[6 + c] = d->l[c];
-		v[9 + c] = d->com[c] * d->mass;
-		v[12 + c] = d->comv[c] * d->mass;
-	}
-	dist_sum_doubles(v, 15, "statistics");
-	d->kinetic = v[0];
-	d->potential = v[1];
-	d->total = v[0] + v[1];
-	d->mass = v[2];
-	for (int c = 0; c < 3; c++) {
-		d->p[c] = v[3 + c];
-		d->l[c] = v[6 + c];
-		d->com[c] = v[2] > 0 ? v[9 + c] / v[2] : 0;
-		d->comv[c] = v[2] > 0 ? v[12 + c] / v[2] : 0;
-	}
+	dist_sum_doubles(v, n, "statistics");
 }
 
 int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out)
@@ -238,7 +221,7 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, direct "
 			 "sum passed round a ring of the ranks)", P);
 	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
-					   .diag = dom_diag, .ctx = ds, .desc = ds->desc};
+					   .sums = dom_sums, .ctx = ds, .desc = ds->desc};
 	*out = ds;
 	return 0;
 }

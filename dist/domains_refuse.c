@@ -4,6 +4,7 @@
  * --dry-run both call it (app_preflight), so both refuse alike, with exit
  * status 2 before any work. Rows go as the features are written. */
 #include <stdio.h>
+#include <string.h>
 
 #include "dist.h"
 
@@ -63,10 +64,10 @@ static int ask_adaptive(const struct scene *sc, int backend, int *body)
 	return sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS;
 }
 
-static int ask_follow(const struct scene *sc, int backend, int *body)
+static int ask_follow_light(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
-	return sc->camera.follow[0] != '\0';
+	return strcmp(sc->camera.follow, "light") == 0;
 }
 
 static int ask_frame_auto(const struct scene *sc, int backend, int *body)
@@ -114,8 +115,9 @@ static const struct dom_refusal dom_refusals[] = {
 	{"render.smoothing", ask_adaptive,
 	 NOT_YET "compute adaptive smoothing lengths yet (they need neighbours across the domains' "
 		 "faces): give render.smoothing a length"},
-	{"camera.follow", ask_follow,
-	 NOT_YET "move the camera with the bodies yet (it reads every body): remove camera.follow"},
+	{"camera.follow", ask_follow_light,
+	 NOT_YET "follow the light yet (its centre is measured on every drawn body): follow a "
+		 "component or all (their centre of mass is summed over the ranks)"},
 	{"camera.frame", ask_frame_auto,
 	 NOT_YET "frame the bodies automatically yet (it reads every body): set camera.frame: keys"},
 	{"output.snapshots.dir", ask_snapshots,

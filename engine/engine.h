@@ -40,13 +40,14 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  *           *sub_h. 0 or NB_ERUNTIME;
  *   sum     sums n floats (a picture of this rank's bodies) over the
  *           ranks into rank 0's buf;
- *   diag    NULL when every rank holds the whole state; else (each rank
- *           holds its own bodies: simulation.ranks: domains) it turns the
- *           diagnostics of this rank's bodies into the whole state's, on
- *           every rank (engine_diag_take then gives those). The force may
- *           then also replace st's bodies (a migration): it must leave st
- *           consistent and write st->acc and st->pot (pot when the call
- *           passes one), whatever pointers it was given;
+ *   sums    NULL when every rank holds the whole state; else (each rank
+ *           holds its own bodies: simulation.ranks: domains) it sums n
+ *           doubles over the ranks, on every rank, and the engine's
+ *           diagnostics (engine_diag_take) and centre of mass (engine_com)
+ *           are then the ranks' sums. The force may then also replace st's
+ *           bodies (a migration): it must leave st consistent and write
+ *           st->acc and st->pot (pot when the call passes one), whatever
+ *           pointers it was given;
  *   desc    engine_describe's text. */
 struct engine_split {
 	int (*force)(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
@@ -54,7 +55,7 @@ struct engine_split {
 	int (*bodies)(void *ctx, const struct sim_state *st, const double *h,
 		      struct sim_state *sub, const double **sub_h);
 	void (*sum)(void *ctx, float *buf, size_t n);
-	void (*diag)(void *ctx, struct sim_diag *d);
+	void (*sums)(void *ctx, double *v, int n);
 	void *ctx;
 	const char *desc;
 };

@@ -4,9 +4,10 @@
  * state. Shared steps only (dist_sim_create refuses individual ones). The
  * split's bodies and sum serve the renderer (engine_split_bodies,
  * engine_split_sum). When each rank holds only its own bodies
- * (simulation.ranks: domains) the split's diag makes the diagnostics the
- * whole state's. */
+ * (simulation.ranks: domains) the split's sums make the diagnostics and the
+ * centre of mass the whole state's. */
 #include <stdio.h>
+#include <string.h>
 
 #include "engine_internal.h"
 
@@ -32,13 +33,62 @@ static int ranks_open(struct engine *e, int backend)
 }
 
 /* the host's diagnostics of this rank's bodies, made the whole state's
- * when the ranks hold their own bodies (the split's diag) */
+ * when the ranks hold their own bodies (the split's sums: the centres as
+ * mass-weighted sums) */
 static int ranks_diag_queue(struct engine *e)
 {
 	int err = engine_host_diag_queue(e);
-	if (!err && e->split.diag)
-		e->split.diag(e->split.ctx, &e->diag);
-	return err;
+	if (err || !e->split.sums)
+		return err;
+	struct sim_diag *d = &e->diag;
+	double v[15] = {d->kinetic, d->potential, d->mass};
+	for (int c = 0; c < 3; c++) {
+		v[3 + c] = d->p[c];
+		v[6 + c] = d->l[c];
+		v[9 + c] = d->com[c] * d->mass;
+		v[12 + c] = d->comv[c] * d->mass;
+	}
+	e->split.sums(e->split.ctx, v, 15);
+	d->kinetic = v[0];
+	d->potential = v[1];
+	d->total = v[0] + v[1];
+	d->mass = v[2];
+	for (int c = 0; c < 3; c++) {
+		d->p[c] = v[3 + c];
+		d->l[c] = v[6 + c];
+		d->com[c] = v[2] > 0 ? v[9 + c] / v[2] : 0;
+		d->comv[c] = v[2] > 0 ? v[12 + c] / v[2] : 0;
+	}
+	return 0;
+}
+
+/* engine_com over ranks that hold their own bodies: sim_state_com's rule
+ * (mass-weighted; massless bodies only: their mean; none: the origin) on
+ * the sums over the ranks. The selection is made here from each body's
+ * component, as the bodies change ranks (e->sel is engine_select's, of the
+ * bodies this rank held then). */
+static int ranks_com(struct engine *e, double com[3])
+{
+	if (!e->split.sums)
+		return engine_host_com(e, com);
+	const struct sim_state *st = e->st;
+	const int all = strcmp(e->sel_follow, "all") == 0;
+	double v[8] = {0}; /* sum m x (3), sum m, sum x (3), count */
+	for (size_t i = 0; i < st->n; i++) {
+		if (!all && !(st->comp[i] < st->ncomp &&
+			      sim_component_follows(e->sel_follow, st->comps[st->comp[i]].name)))
+			continue;
+		for (int d = 0; d < 3; d++) {
+			v[d] += st->mass[i] * st->pos[3 * i + d];
+			v[4 + d] += st->pos[3 * i + d];
+		}
+		v[3] += st->mass[i];
+		v[7] += 1;
+	}
+	e->split.sums(e->split.ctx, v, 8);
+	for (int d = 0; d < 3; d++)
+		com[d] = v[3] > 0 ? v[d] / v[3] : (v[7] > 0 ? v[4 + d] / v[7] : 0.0);
+	return 0;
 }
 
 const struct engine_ops engine_ops_ranks = {
@@ -47,4 +97,5 @@ const struct engine_ops engine_ops_ranks = {
 	.advance = engine_cpu_advance,
 	.diag_queue = ranks_diag_queue,
 	.diag_take = engine_host_diag_take,
+	.com = ranks_com,
 };

@@ -188,7 +188,7 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		{"simulation.solver=none", "simulation.solver"},
 		{"simulation.timesteps=individual", "simulation.timesteps"},
 		{"simulation.backend=cuda", "simulation.backend"},
-		{"camera.follow=cluster", "camera.follow"},
+		{"camera.follow=light", "camera.follow"},
 		{"camera.frame=auto", "camera.frame"},
 		{"output.snapshots.dir=SNAP", "output.snapshots.dir"},
 		{"output.final_state=FINAL.csv", "output.final_state"},
@@ -240,7 +240,8 @@ static int have_mpi(void)
 #define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
 
 /* Two Plummer spheres of 300 bodies that fall through each other within
- * the run: the domains' box shrinks and grows, bodies keep crossing. */
+ * the run: the domains' box shrinks and grows, bodies keep crossing. The
+ * camera follows sphere a (its centre of mass, summed over the ranks). */
 static void write_collision(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -252,7 +253,7 @@ static void write_collision(const char *path)
 		   "position: [-1.2, 0, 0], velocity: [1.0, 0.1, 0]}\n"
 		   "  - {name: b, model: plummer, count: 300, mass: 0.5, scale: 0.3, "
 		   "position: [1.2, 0, 0], velocity: [-1.0, -0.1, 0]}\n"
-		   "camera:\n  fov: 50\n  keys:\n"
+		   "camera:\n  fov: 50\n  follow: a\n  keys:\n"
 		   "    - {frame: 0, position: [0, -6, 2], target: [0, 0, 0]}\n"
 		   "render: {width: 96, height: 64, exposure: 1.0}\n"
 		   "output: {frames: 5, fps: 10, video: \"\"}\n");
