@@ -1,0 +1,276 @@
+/* let_wire.c - the bytes of a locally essential tree: the writer and the
+ * checked reader (layout and checks: let_wire.h). A hostile or truncated
+ * buffer is refused with a message naming the buffer, the cell or body
+ * and what is wrong, before anything is walked. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "let.h"
+#include "let_wire.h"
+
+/* The cells' doubles of node nd into d[LET_CELL_D] (each: lengths per
+ * body; without, the tree never sets the cells' eps fields: zeros go). */
+static void let_put_cell(const struct tree_node *nd, int each, double *d)
+{
+	memcpy(d, nd->com, 3 * sizeof *d);
+	d[3] = nd->mass;
+	memcpy(d + 4, nd->q, 6 * sizeof *d);
+	d[10] = nd->tr;
+	d[11] = nd->bmax;
+	memcpy(d + 12, nd->center, 3 * sizeof *d);
+	d[15] = nd->half;
+	d[16] = each ? nd->eps_max : 0;
+	d[17] = each ? nd->eps2_mean : 0;
+}
+
+size_t sim_let_wire_size(const struct let_plan *pl, int bd)
+{
+	return sizeof(struct let_header) + (size_t)pl->ncell * (LET_CELL_D * 8 + LET_CELL_I * 4) +
+	       (size_t)pl->nbody * (size_t)bd * 8;
+}
+
+void sim_let_wire_write(const struct tree *t, const struct let_plan *pl, struct let_header h,
+			unsigned char *b)
+{
+	const size_t bd = h.body_doubles;
+	h.magic = LET_MAGIC;
+	h.version = LET_VERSION;
+	h.header_bytes = sizeof h;
+	h.cell_doubles = LET_CELL_D;
+	h.cell_ints = LET_CELL_I;
+	h.reserved = 0;
+	h.ncells = (uint64_t)pl->ncell;
+	h.nbodies = (uint64_t)pl->nbody;
+	memcpy(b, &h, sizeof h);
+	unsigned char *cd = b + sizeof h, *ci = cd + (size_t)pl->ncell * LET_CELL_D * 8,
+		      *bb = ci + (size_t)pl->ncell * LET_CELL_I * 4;
+	memcpy(ci, pl->meta, (size_t)pl->ncell * LET_CELL_I * 4);
+	for (int c = 0; c < pl->ncell; c++) {
+		const struct tree_node *nd = &t->nodes[pl->src[c]];
+		double d[LET_CELL_D];
+		let_put_cell(nd, t->eps != NULL, d);
+		memcpy(cd + (size_t)c * sizeof d, d, sizeof d);
+		if (!(pl->meta[LET_CELL_I * c + 1] & LET_LEAF))
+			continue;
+		for (int k = nd->first; k < nd->first + nd->count; k++) {
+			double v[5] = {t->pos[3 * k], t->pos[3 * k + 1], t->pos[3 * k + 2], t->mass[k],
+				       t->eps ? t->eps[k] : 0};
+			const size_t j = (size_t)pl->meta[LET_CELL_I * c + 2] + (size_t)(k - nd->first);
+			memcpy(bb + j * bd * 8, v, bd * 8);
+		}
+	}
+}
+
+/* The header of buf, checked against its length: 0, or NB_ERUNTIME
+ * (logged, naming what). */
+static int let_header_read(const char *what, const void *buf, size_t nbytes,
+			   struct let_header *h)
+{
+	if (!buf || nbytes < sizeof *h) {
+		log_error("let: %s: %zu bytes, shorter than the %zu-byte header", what, nbytes,
+			  sizeof *h);
+		return NB_ERUNTIME;
+	}
+	memcpy(h, buf, sizeof *h);
+	if (h->magic != LET_MAGIC || h->version != LET_VERSION) {
+		log_error("let: %s: not a tree export of this version (magic %08x, version %u)",
+			  what, (unsigned)h->magic, (unsigned)h->version);
+		return NB_ERUNTIME;
+	}
+	if (h->header_bytes != sizeof *h || h->cell_doubles != LET_CELL_D ||
+	    h->cell_ints != LET_CELL_I || (h->body_doubles != 4 && h->body_doubles != 5)) {
+		log_error("let: %s: layout %u/%u/%u/%u is not this program's (%zu/%d/%d/4 or 5)",
+			  what, (unsigned)h->header_bytes, (unsigned)h->cell_doubles,
+			  (unsigned)h->cell_ints, (unsigned)h->body_doubles, sizeof *h, LET_CELL_D,
+			  LET_CELL_I);
+		return NB_ERUNTIME;
+	}
+	if (h->ncells > LET_MAX_COUNT || h->nbodies > LET_MAX_COUNT ||
+	    (h->ncells == 0 && h->nbodies > 0)) {
+		log_error("let: %s: counts %llu cells, %llu bodies are out of range", what,
+			  (unsigned long long)h->ncells, (unsigned long long)h->nbodies);
+		return NB_ERUNTIME;
+	}
+	const uint64_t len = sizeof *h + h->ncells * (LET_CELL_D * 8 + LET_CELL_I * 4) +
+			     h->nbodies * h->body_doubles * 8;
+	if (len != nbytes) {
+		log_error("let: %s: %zu bytes, but its counts (%llu cells, %llu bodies) make %llu",
+			  what, nbytes, (unsigned long long)h->ncells,
+			  (unsigned long long)h->nbodies, (unsigned long long)len);
+		return NB_ERUNTIME;
+	}
+	if (!isfinite(h->theta)) {
+		log_error("let: %s: theta is not finite", what);
+		return NB_ERUNTIME;
+	}
+	return 0;
+}
+
+/* 1 when the n values of v are finite and, from index nonneg on, >= 0. */
+static int let_finite(const double *v, int n, int nonneg)
+{
+	for (int j = 0; j < n; j++) {
+		if (!isfinite(v[j]) || (j >= nonneg && v[j] < 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* Cell c's ints m[LET_CELL_I] into nd, checked (the kinds, the ranges,
+ * one parent each: parent[], depth[]). 0 or -1 with *why set. */
+static int let_cell_links(const int32_t *m, int c, const struct let_header *h,
+			  struct tree_node *nd, int *parent, int *depth, const char **why)
+{
+	const int32_t mask = m[1] & 0xff, kind = m[1] & ~0xff;
+	nd->leaf = kind == LET_LEAF;
+	nd->pruned = kind == LET_PRUNED;
+	nd->first = nd->count = 0;
+	for (int o = 0; o < 8; o++)
+		nd->child[o] = -1;
+	if ((kind != 0 && kind != LET_LEAF && kind != LET_PRUNED) || (kind != 0 && mask) ||
+	    (kind == 0 && !mask)) {
+		*why = "flags are not one kind of cell";
+		return -1;
+	}
+	if (nd->leaf) {
+		if (m[2] < 0 || m[3] < 0 || (uint64_t)m[2] + (uint64_t)m[3] > h->nbodies) {
+			*why = "body range out of range";
+			return -1;
+		}
+		nd->first = m[2];
+		nd->count = m[3];
+		return 0;
+	}
+	int k = m[0];
+	for (int o = 0; o < 8 && mask; o++) {
+		if (!(mask >> o & 1))
+			continue;
+		if (k <= c || (uint64_t)k >= h->ncells || parent[k] >= 0 ||
+		    depth[c] >= TREE_MAX_DEPTH) {
+			*why = "child index out of range";
+			return -1;
+		}
+		parent[k] = c;
+		depth[k] = depth[c] + 1;
+		nd->child[o] = k++;
+	}
+	return 0;
+}
+
+/* The cells of buf (header h) into t->nodes. 0 or NB_ERUNTIME (logged). */
+static int let_read_cells(const char *what, const unsigned char *buf, const struct let_header *h,
+			  struct tree *t)
+{
+	const int nc = (int)h->ncells;
+	const unsigned char *cd = buf + sizeof *h, *ci = cd + (size_t)nc * LET_CELL_D * 8;
+	int *parent = malloc((size_t)nc * sizeof *parent), *depth = malloc((size_t)nc * sizeof *depth);
+	int err = NB_ERUNTIME, c = 0;
+	const char *why = "out of memory";
+	if (!parent || !depth)
+		goto fail;
+	for (int j = 0; j < nc; j++)
+		parent[j] = -1;
+	depth[0] = 0;
+	for (c = 0; c < nc; c++) {
+		struct tree_node *nd = &t->nodes[c];
+		double d[LET_CELL_D];
+		int32_t m[LET_CELL_I];
+		memcpy(d, cd + (size_t)c * sizeof d, sizeof d);
+		memcpy(m, ci + (size_t)c * sizeof m, sizeof m);
+		if (c > 0 && parent[c] < 0) {
+			why = "cell is nobody's child";
+			goto fail;
+		}
+		/* all finite; mass, bmax, half and the lengths not negative */
+		if (!let_finite(d, LET_CELL_D, LET_CELL_D) || d[3] < 0 || d[11] < 0 || d[15] < 0 ||
+		    d[16] < 0 || d[17] < 0) {
+			why = "a value is not finite or is negative";
+			goto fail;
+		}
+		memcpy(nd->com, d, sizeof nd->com);
+		nd->mass = d[3];
+		memcpy(nd->q, d + 4, sizeof nd->q);
+		nd->tr = d[10];
+		nd->bmax = d[11];
+		memcpy(nd->center, d + 12, sizeof nd->center);
+		nd->half = d[15];
+		nd->eps_max = d[16];
+		nd->eps2_mean = d[17];
+		if (let_cell_links(m, c, h, nd, parent, depth, &why))
+			goto fail;
+	}
+	err = 0;
+fail:
+	if (err)
+		log_error("let: %s: cell %d: %s", what, c, why);
+	free(parent);
+	free(depth);
+	return err;
+}
+
+/* The bodies of buf (header h) into t's arrays. 0 or NB_ERUNTIME (logged). */
+static int let_read_bodies(const char *what, const unsigned char *buf,
+			   const struct let_header *h, struct tree *t)
+{
+	const int bd = (int)h->body_doubles;
+	const unsigned char *bb = buf + sizeof *h + h->ncells * (LET_CELL_D * 8 + LET_CELL_I * 4);
+	for (size_t k = 0; k < t->n; k++) {
+		double v[5];
+		memcpy(v, bb + k * (size_t)bd * 8, (size_t)bd * 8);
+		if (!let_finite(v, bd, 3)) {
+			log_error("let: %s: body %zu: a value is not finite, or its mass or "
+				  "softening is negative", what, k);
+			return NB_ERUNTIME;
+		}
+		memcpy(t->pos + 3 * k, v, 3 * sizeof *v);
+		t->mass[k] = v[3];
+		if (t->eps)
+			t->eps[k] = v[4];
+	}
+	return 0;
+}
+
+int sim_let_wire_read(const char *what, const void *buf, size_t nbytes, int multipoles,
+		      struct let_header *h, struct tree *t)
+{
+	memset(t, 0, sizeof *t);
+	int err = let_header_read(what, buf, nbytes, h);
+	if (err)
+		return err;
+	t->foreign = 1;
+	t->multipoles = multipoles;
+	t->n = (size_t)h->nbodies;
+	t->nnodes = t->cap = (int)h->ncells;
+	t->nodes = malloc((h->ncells ? h->ncells : 1) * sizeof *t->nodes);
+	t->pos = malloc((t->n ? t->n : 1) * 3 * sizeof *t->pos);
+	t->mass = malloc((t->n ? t->n : 1) * sizeof *t->mass);
+	if (h->body_doubles == 5)
+		t->eps = malloc((t->n ? t->n : 1) * sizeof *t->eps);
+	if (!t->nodes || !t->pos || !t->mass || (h->body_doubles == 5 && !t->eps)) {
+		log_error("let: %s: out of memory for %llu cells", what,
+			  (unsigned long long)h->ncells);
+		err = NB_ERUNTIME;
+	}
+	if (!err && h->ncells)
+		err = let_read_cells(what, buf, h, t);
+	if (!err)
+		err = let_read_bodies(what, buf, h, t);
+	if (err)
+		sim_tree_free(t);
+	return err;
+}
+
+int sim_let_count(const void *buf, size_t nbytes, size_t *ncells, size_t *nbodies)
+{
+	struct let_header h;
+	struct tree t;
+	int err = sim_let_wire_read("buffer", buf, nbytes, 2, &h, &t);
+	if (err)
+		return err;
+	*ncells = (size_t)h.ncells;
+	*nbodies = (size_t)h.nbodies;
+	sim_tree_free(&t);
+	return 0;
+}
