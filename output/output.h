@@ -278,6 +278,33 @@ int out_snap_part_publish(const char *part);
 /* Remove this process's temporary file of part PART and, with placed, the
  * part itself (a regular file) once published. */
 void out_snap_part_discard(const char *part, int placed);
+
+/* (output/snap_ranks.c) The whole protocol above in one call per rank:
+ * the collective steps go through these callbacks (MPI's allreduce and
+ * broadcast, say, or one process's identity), which every rank calls in
+ * the same order whatever fails; each returns 0 or non-zero (failed). */
+struct out_snap_comm {
+	int rank, size; /* this rank writes part `rank` of `size` */
+	void *ctx;      /* the callbacks' own */
+	/* v[0..n-1] summed element by element over the ranks, on every rank */
+	int (*sum_u64)(void *ctx, uint64_t *v, int n);
+	/* the largest over the ranks, element by element, on every rank */
+	int (*max_f64)(void *ctx, double *v, int n);
+	/* rank 0's v[0..n-1] on every rank */
+	int (*bcast_u64)(void *ctx, uint64_t *v, int n);
+	/* the smallest *v over the ranks, on every rank (also the barrier) */
+	int (*min_int)(void *ctx, int *v);
+};
+/* Snapshot PATH (DIR/snap_NNN.hdf5) of this rank's bodies (every body of
+ * st) as part c->rank of a set of c->size parts (one rank: the one-file
+ * snapshot): the totals, the extent and the set id reduced, every part
+ * written, the ranks agreeing, the earlier snapshot retired, the parts
+ * published, part 0 last. A collective call. 0 on every rank, or
+ * NB_ERUNTIME on every rank (the rank that failed logs why; then no part
+ * and no temporary file of this set is left). */
+int out_snap_write_ranks(const char *path, const struct out_snap_comm *c,
+			 const struct scene *sc, const struct sim_state *st, int frame,
+			 const char *backend, const struct render_camera *cam);
 /* Bytes of one snapshot of n bodies (estimate, for --dry-run). */
 double out_snap_bytes(size_t n, enum scene_units units);
 
