@@ -6,7 +6,10 @@
  *     NumFilesPerSnapshot those of a set;
  *   - the rank protocol of output/output.h, run by three "ranks" in one
  *     process (uneven shares, one empty), gives a set that reads as the
- *     one file; a set given up leaves nothing;
+ *     one file; a set given up leaves nothing; out_snap_write_ranks over
+ *     three forked "ranks" does the same, and a rank that fails (a file
+ *     size limit, a directory at its part's name) fails every rank and
+ *     leaves no part;
  *   - yt loads part 0 as the whole set and projects it (skipped without
  *     yt);
  *   - a missing part, a part whose NumPart_Total lies, a part of another
@@ -24,6 +27,8 @@
  *   make CUDA=0 BUILD=build-cpu build-cpu/tests/test_snap_parts
  *   NB_BIN=build-cpu/nbody-render build-cpu/tests/test_snap_parts */
 #include <hdf5.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -514,6 +519,165 @@ START_TEST(rank_protocol_writes_a_set_a_reader_takes)
 }
 END_TEST
 
+/* ---- ranks as forked processes, for out_snap_write_ranks ----
+ * Each collective: every rank puts its values in its slot of shared
+ * memory, a process-shared barrier, every rank computes the result from
+ * all the slots, a barrier. What an MPI allreduce does, without MPI. */
+#define RANKS 3
+struct shm_comm {
+	pthread_barrier_t bar;
+	uint64_t u[RANKS][8];
+	double d[RANKS][8];
+};
+struct rank_ctx {
+	struct shm_comm *m;
+	int rank;
+};
+
+static void shm_wait(struct shm_comm *m)
+{
+	int rc = pthread_barrier_wait(&m->bar);
+	if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+		_exit(97);
+}
+
+static int shm_sum_u64(void *ctx, uint64_t *v, int n)
+{
+	struct rank_ctx *c = ctx;
+	memcpy(c->m->u[c->rank], v, (size_t)n * sizeof *v);
+	shm_wait(c->m);
+	for (int i = 0; i < n; i++) {
+		v[i] = 0;
+		for (int r = 0; r < RANKS; r++)
+			v[i] += c->m->u[r][i];
+	}
+	shm_wait(c->m);
+	return 0;
+}
+
+static int shm_max_f64(void *ctx, double *v, int n)
+{
+	struct rank_ctx *c = ctx;
+	memcpy(c->m->d[c->rank], v, (size_t)n * sizeof *v);
+	shm_wait(c->m);
+	for (int i = 0; i < n; i++)
+		for (int r = 0; r < RANKS; r++)
+			v[i] = fmax(v[i], c->m->d[r][i]);
+	shm_wait(c->m);
+	return 0;
+}
+
+static int shm_bcast_u64(void *ctx, uint64_t *v, int n)
+{
+	struct rank_ctx *c = ctx;
+	if (c->rank == 0)
+		memcpy(c->m->u[0], v, (size_t)n * sizeof *v);
+	shm_wait(c->m);
+	memcpy(v, c->m->u[0], (size_t)n * sizeof *v);
+	shm_wait(c->m);
+	return 0;
+}
+
+static int shm_min_int(void *ctx, int *v)
+{
+	struct rank_ctx *c = ctx;
+	c->m->u[c->rank][0] = (uint64_t)(int64_t)*v;
+	shm_wait(c->m);
+	for (int r = 0; r < RANKS; r++)
+		*v = (int)(int64_t)c->m->u[r][0] < *v ? (int)(int64_t)c->m->u[r][0] : *v;
+	shm_wait(c->m);
+	return 0;
+}
+
+/* RANKS processes, rank r writing bodies [cut[r], cut[r+1]) of st as its
+ * part of g_dir/u/snap_000.hdf5 through out_snap_write_ranks; rank
+ * `limited` (or -1) under a file size limit of 4 KiB. How many ranks
+ * returned 0 (the others returned NB_ERUNTIME). */
+static int write_by_ranks(const struct scene *sc, const struct sim_state *st, const size_t *cut,
+			  int limited)
+{
+	struct shm_comm *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				  -1, 0);
+	ck_assert(m != MAP_FAILED);
+	pthread_barrierattr_t a;
+	pthread_barrierattr_init(&a);
+	pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_barrier_init(&m->bar, &a, RANKS), 0);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/u/snap_000.hdf5", g_dir);
+	pid_t pid[RANKS];
+	fflush(NULL);
+	for (int r = 0; r < RANKS; r++) {
+		pid[r] = fork();
+		ck_assert_int_ge(pid[r], 0);
+		if (pid[r] > 0)
+			continue;
+		if (r == limited) {
+			struct rlimit rl = {4096, 4096};
+			signal(SIGXFSZ, SIG_IGN);
+			setrlimit(RLIMIT_FSIZE, &rl);
+		}
+		struct sim_state own = *st; /* a view of this rank's bodies */
+		const size_t lo = cut[r];
+		own.n = cut[r + 1] - lo;
+		own.pos += 3 * lo, own.vel += 3 * lo, own.mass += lo, own.id += lo, own.comp += lo;
+		struct rank_ctx ctx = {m, r};
+		const struct out_snap_comm c = {r, RANKS, &ctx, shm_sum_u64, shm_max_f64,
+						shm_bcast_u64, shm_min_int};
+		_exit(out_snap_write_ranks(path, &c, sc, &own, 0, "cpu", NULL) == 0 ? 0 : 1);
+	}
+	int ok = 0;
+	for (int r = 0; r < RANKS; r++) {
+		int stt;
+		ck_assert_int_eq(waitpid(pid[r], &stt, 0), pid[r]);
+		ck_assert_msg(WIFEXITED(stt) && WEXITSTATUS(stt) <= 1, "rank %d died", r);
+		ok += WEXITSTATUS(stt) == 0;
+	}
+	pthread_barrier_destroy(&m->bar);
+	munmap(m, sizeof *m);
+	return ok;
+}
+
+/* out_snap_write_ranks over three forked "ranks" (shares 200, 0 and 260
+ * bodies): the set reads back as the one file of the same state; a rank
+ * whose part cannot be written (a file size limit), or whose part's name
+ * is a directory, fails on every rank and leaves no set, no part and no
+ * temporary file (the directory untouched). */
+START_TEST(ranks_write_a_set_together_or_not_at_all)
+{
+	static struct scene sc; /* large: not on the stack */
+	struct sim_state st = {0};
+	ck_assert_int_eq(scene_load_string(g_scene, "scene.yaml", g_dir, NULL, 0, &sc), 0);
+	ck_assert_int_eq(sim_ic_build(&sc, &st), 0);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/u", g_dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	const size_t cut[RANKS + 1] = {0, 200, 200, NB};
+
+	ck_assert_int_eq(write_by_ranks(&sc, &st, cut, 1), 0);
+	ck_assert_int_eq(count("u", "snap_"), 0);
+	snprintf(path, sizeof path, "%s/u/snap_000.1.hdf5", g_dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(write_by_ranks(&sc, &st, cut, -1), 0);
+	ck_assert_int_eq(count("u", "snap_"), 1); /* the directory, alone */
+	ck_assert_int_eq(rmdir(path), 0);
+
+	ck_assert_int_eq(write_by_ranks(&sc, &st, cut, -1), RANKS);
+	ck_assert_int_eq(count("u", "snap_"), 3);
+	snprintf(path, sizeof path, "%s/u/one.hdf5", g_dir);
+	ck_assert_int_eq(out_snap_write(path, &sc, &st, 0, "cpu", NULL), 0);
+	static uint64_t ids[2][NB];
+	static double pos[2][3 * NB], vel[2][3 * NB], mass[2][NB];
+	ck_assert_int_eq(read_all("u/one.hdf5", ids[0], pos[0], vel[0], mass[0]), 1);
+	ck_assert_int_eq(read_all("u/snap_000.0.hdf5", ids[1], pos[1], vel[1], mass[1]), 3);
+	ck_assert(memcmp(ids[0], ids[1], sizeof ids[0]) == 0);
+	ck_assert(memcmp(pos[0], pos[1], sizeof pos[0]) == 0);
+	ck_assert(memcmp(vel[0], vel[1], sizeof vel[0]) == 0);
+	ck_assert(memcmp(mass[0], mass[1], sizeof mass[0]) == 0);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* g_dir/NAME is there and was written after t0 (this run's, not the
  * previous one's). */
 static int newer_than(const char *name, struct timespec t0)
@@ -572,6 +736,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, set_reads_back_as_the_one_file_snapshot);
 	tcase_add_test(tc, rank_protocol_writes_a_set_a_reader_takes);
+	tcase_add_test(tc, ranks_write_a_set_together_or_not_at_all);
 	tcase_add_test(tc, a_missing_part_is_refused_naming_it);
 	tcase_add_test(tc, a_part_whose_total_lies_is_refused_naming_it);
 	tcase_add_test(tc, a_part_of_another_set_is_refused_naming_it);
