@@ -85,10 +85,12 @@ static int remove_parts_from(const char *path, int from)
 	if (slash == path)
 		snprintf(dir, sizeof dir, "/");
 	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : (log_error("%s: cannot read the directory: %s", dir,
-							 strerror(errno)),
-					      NB_ERUNTIME);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		log_error("%s: cannot read the directory: %s", dir, strerror(errno));
+		return NB_ERUNTIME;
+	}
 	int rc = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (!is_part_from(path, e->d_name, from))
