@@ -2,35 +2,42 @@
  * own bodies (simulation.ranks: domains; dist.h): locally essential trees
  * (Salmon & Warren 1994; Bedorf et al. 2012, 2014), sim/let.h.
  *
- * Each rank builds a tree over its own bodies, tells every rank the box of
- * its bodies and their largest softening (an allgather of 8 doubles a
- * rank), exports to each other rank the part of its tree that rank's box
- * needs (sim_let_export), exchanges those buffers (one all-to-all), and
- * walks its own tree plus the received ones in rank order
+ * Each rank builds a tree over its own bodies, tells every rank the cover
+ * of its bodies (at most 32 boxes round the cells near the top of its tree,
+ * sim_let_cover: one box round a Morton domain would also hold the space
+ * between its pieces) and their largest softening (an allgather of 195
+ * doubles a rank), exports to each other rank the part of its tree that
+ * rank's cover needs (sim_let_export_cover), exchanges those buffers (one
+ * all-to-all), and walks its own tree plus the received ones in rank order
  * (sim_let_accel): the forces of its own bodies only, within the tree's
  * tolerance of the one-process tree (the cells differ: each rank's tree is
  * over its own bodies). No rank holds every body: a rank holds its own
- * bodies, its tree, and what the others' boxes need of theirs. */
+ * bodies, its tree, and what the others' covers need of theirs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../sim/let.h"
 #include "dist.h"
 
-enum { LET_BOX = 8 }; /* lo[3], hi[3], eps_max, bodies */
+/* A rank's record in the allgather: its bodies, their largest softening,
+ * the number of boxes of its cover and the boxes (6 doubles each). */
+enum { LET_MAXBOX = 32, LET_REC = 3 + 6 * LET_MAXBOX };
 
-/* Every rank's box record into all (P x LET_BOX), on every rank. */
-static void let_boxes(const struct sim_let_tree *t, const struct sim_state *st,
+/* Every rank's record into all (P x LET_REC), on every rank. 0 or
+ * NB_ERUNTIME (logged). */
+static int let_covers(const struct sim_let_tree *t, const struct sim_state *st,
 		      const struct sim_params *p, const double *each, double *all)
 {
 	const int P = dist_size(), me = dist_rank();
-	double mine[LET_BOX];
-	sim_let_bounds(t, mine, mine + 3);
+	double mine[LET_REC] = {0};
+	int nbox = 0;
+	int rc = sim_let_cover(t, LET_MAXBOX, mine + 3, &nbox);
 	double e = p->softening;
 	for (size_t i = 0; each && i < st->n; i++)
 		e = i == 0 || each[i] > e ? each[i] : e;
-	mine[6] = e;
-	mine[7] = (double)st->n;
+	mine[0] = (double)st->n;
+	mine[1] = e;
+	mine[2] = rc ? 0 : nbox;
 	size_t *b = malloc(2 * (size_t)P * sizeof *b);
 	if (!b)
 		dist_fail("out of memory");
@@ -38,9 +45,10 @@ static void let_boxes(const struct sim_let_tree *t, const struct sim_state *st,
 		b[r] = sizeof mine;
 		b[P + r] = (size_t)r * sizeof mine;
 	}
-	memcpy(all + (size_t)me * LET_BOX, mine, sizeof mine);
-	dist_allgatherv(mine, all, b, b + P, "domains' boxes");
+	memcpy(all + (size_t)me * LET_REC, mine, sizeof mine);
+	dist_allgatherv(mine, all, b, b + P, "domains' covers"); /* every rank, even failed */
 	free(b);
+	return rc;
 }
 
 /* The exports for every other rank with bodies, packed one after the other
@@ -53,10 +61,10 @@ static int let_exports(const struct sim_let_tree *t, const double *box, size_t *
 	int rc = buf ? 0 : NB_ERUNTIME;
 	size_t total = 0;
 	for (int r = 0; r < P && !rc; r++) {
-		const double *b = box + (size_t)r * LET_BOX;
+		const double *b = box + (size_t)r * LET_REC;
 		sz[r] = 0;
-		if (r != me && b[7] > 0)
-			rc = sim_let_export(t, b, b + 3, b[6], &buf[r], &sz[r]);
+		if (r != me && b[0] > 0)
+			rc = sim_let_export_cover(t, b + 3, (int)b[2], b[1], &buf[r], &sz[r]);
 		off[r] = total;
 		total += sz[r];
 	}
@@ -113,7 +121,7 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
 	int rc = sim_let_build(st->pos, st->mass, st->n, &s, p, &t);
 	if (rc)
 		return rc;
-	double *box = malloc((size_t)P * LET_BOX * sizeof *box);
+	double *box = malloc((size_t)P * LET_REC * sizeof *box);
 	size_t *sz = malloc(4 * (size_t)P * sizeof *sz);
 	char *out = NULL, *in = NULL;
 	if (!box || !sz) {
@@ -121,8 +129,8 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
 		rc = NB_ERUNTIME;
 		goto end;
 	}
-	let_boxes(t, st, p, each, box);
-	if ((rc = dist_broken()) || (rc = let_exports(t, box, sz, sz + P, &out)))
+	rc = let_covers(t, st, p, each, box);
+	if (rc || (rc = dist_broken()) || (rc = let_exports(t, box, sz, sz + P, &out)))
 		goto end;
 	in = dist_alltoallv(out, sz, sz + P, sz + 2 * P, sz + 3 * P, "locally essential trees");
 	if (!in) { /* rank 0: the exchange broke (logged); out stays with it */
