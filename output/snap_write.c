@@ -551,13 +551,19 @@ void out_snap_part_counts(const struct sim_state *st, size_t lo, size_t hi,
 			  uint64_t count[SNAP_NTYPES], double *extent)
 {
 	double m = 0;
+	uint64_t per_comp[64] = {0}; /* bodies by component; more components: by name each */
 	for (int t = 0; t < SNAP_NTYPES; t++)
 		count[t] = 0;
 	for (size_t i = lo; i < hi && i < st->n; i++) {
-		count[out_snap_part_type(st->comps[st->comp[i]].name)]++;
+		if (st->comp[i] < 64)
+			per_comp[st->comp[i]]++;
+		else
+			count[out_snap_part_type(st->comps[st->comp[i]].name)]++;
 		for (int d = 0; d < 3; d++)
 			m = fmax(m, fabs(st->pos[3 * i + d]));
 	}
+	for (int c = 0; c < st->ncomp && c < 64; c++)
+		count[out_snap_part_type(st->comps[c].name)] += per_comp[c];
 	*extent = m;
 }
 
