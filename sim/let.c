@@ -299,6 +299,13 @@ static int let_same_walk(const char *what, const struct let_header *h,
 int sim_let_accel(const struct sim_let_tree *t, const void *const *bufs, const size_t *nbytes,
 		  int nbuf, double *acc, double *pot, double *work)
 {
+	return sim_let_accel_active(t, NULL, bufs, nbytes, nbuf, acc, pot, work);
+}
+
+int sim_let_accel_active(const struct sim_let_tree *t, const unsigned char *active,
+			 const void *const *bufs, const size_t *nbytes, int nbuf, double *acc,
+			 double *pot, double *work)
+{
 	if (t->t.nnodes == 0)
 		return 0;
 	struct tree *more = calloc(nbuf > 0 ? (size_t)nbuf : 1, sizeof *more);
@@ -315,7 +322,7 @@ int sim_let_accel(const struct sim_let_tree *t, const void *const *bufs, const s
 	}
 	if (!err)
 		err = sim_tree_accel_walk(&t->t, &t->s, t->theta, t->multipoles,
-					  t->opening, NULL, acc, pot, work, more, nbuf);
+					  t->opening, active, acc, pot, work, more, nbuf);
 	for (int j = 0; more && j < nbuf; j++)
 		sim_tree_free(&more[j]);
 	free(more);

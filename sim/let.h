@@ -88,6 +88,15 @@ int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int 
 int sim_let_accel(const struct sim_let_tree *t, const void *const *bufs, const size_t *nbytes,
 		  int nbuf, double *acc, double *pot, double *work);
 
+/* sim_let_accel for the bodies with active[i] != 0 only (active indexed
+ * like the tree's bodies; NULL: all), as sim_tree_accel_active: a walk
+ * group without an active body is not walked, an active body's results
+ * are sim_let_accel's bit for bit, the others' acc, pot and work are left
+ * as they were (individual time steps). */
+int sim_let_accel_active(const struct sim_let_tree *t, const unsigned char *active,
+			 const void *const *bufs, const size_t *nbytes, int nbuf, double *acc,
+			 double *pot, double *work);
+
 /* Counts of what a buffer holds (for the exchange-volume figures): cells
  * and bodies. 0, or NB_ERUNTIME (logged) when its structure does not
  * check out (the walk's parameters are sim_let_accel's to check). */

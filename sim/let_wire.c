@@ -46,7 +46,8 @@ void sim_let_wire_write(const struct tree *t, const struct let_plan *pl, struct 
 	memcpy(b, &h, sizeof h);
 	unsigned char *cd = b + sizeof h, *ci = cd + (size_t)pl->ncell * LET_CELL_D * 8,
 		      *bb = ci + (size_t)pl->ncell * LET_CELL_I * 4;
-	memcpy(ci, pl->meta, (size_t)pl->ncell * LET_CELL_I * 4);
+	if (pl->ncell > 0) /* an empty export has no plan arrays */
+		memcpy(ci, pl->meta, (size_t)pl->ncell * LET_CELL_I * 4);
 	for (int c = 0; c < pl->ncell; c++) {
 		const struct tree_node *nd = &t->nodes[pl->src[c]];
 		double d[LET_CELL_D];
