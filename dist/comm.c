@@ -698,3 +698,55 @@ void *dist_alltoallv(const void *send, const size_t *sbytes, const size_t *soff,
 #endif
 	return recv;
 }
+
+void dist_bcast(void *buf, size_t bytes, const char *what)
+{
+	if (g_size == 1)
+		return;
+	size_t *b = calloc(2 * (size_t)g_size, sizeof *b);
+	if (!b)
+		dist_fail("%s: out of memory", what);
+	b[0] = bytes; /* rank 0's block only, at offset 0 on every rank */
+	dist_allgatherv(buf, buf, b, b + g_size, what);
+	free(b);
+}
+
+/* ---- a run's collective steps as callbacks (output.h's struct
+ * out_snap_comm has this shape; dist/ does not include output/) ---- */
+int dist_cb_sum_u64(void *ctx, uint64_t *v, int n)
+{
+	(void)ctx;
+	double *d = malloc((size_t)(n > 0 ? n : 1) * sizeof *d);
+	if (!d)
+		dist_fail("out of memory");
+	for (int k = 0; k < n; k++)
+		d[k] = (double)v[k]; /* exact below 2^53 */
+	dist_sum_doubles(d, n, "sum");
+	for (int k = 0; k < n; k++)
+		v[k] = (uint64_t)d[k];
+	free(d);
+	return dist_broken();
+}
+
+int dist_cb_max_f64(void *ctx, double *v, int n)
+{
+	(void)ctx;
+	dist_max_doubles(v, n, "maximum");
+	return dist_broken();
+}
+
+int dist_cb_bcast_u64(void *ctx, uint64_t *v, int n)
+{
+	(void)ctx;
+	dist_bcast(v, (size_t)n * sizeof *v, "broadcast");
+	return dist_broken();
+}
+
+int dist_cb_min_int(void *ctx, int *v)
+{
+	(void)ctx;
+	double d = -(double)*v;
+	dist_max_doubles(&d, 1, "agreement");
+	*v = (int)-d;
+	return dist_broken();
+}

@@ -119,6 +119,17 @@ void dist_sum_doubles(double *v, int n, const char *what);
  * the pending messages). */
 void *dist_alltoallv(const void *send, const size_t *sbytes, const size_t *soff, size_t *rbytes,
 		     size_t *roff, const char *what);
+/* Rank 0's bytes of buf to every rank's buf. */
+void dist_bcast(void *buf, size_t bytes, const char *what);
+/* The collective steps of a multi-file snapshot (output.h's struct
+ * out_snap_comm; ctx unused): the sum of n counts (exact below 2^53), the
+ * maximum of n doubles, rank 0's n values, the minimum of one int, each
+ * over the ranks and on every rank. 0, or NB_ERUNTIME when rank 0's
+ * exchanges broke (dist_broken). */
+int dist_cb_sum_u64(void *ctx, uint64_t *v, int n);
+int dist_cb_max_f64(void *ctx, double *v, int n);
+int dist_cb_bcast_u64(void *ctx, uint64_t *v, int n);
+int dist_cb_min_int(void *ctx, int *v);
 /* Bytes this rank sent and received through the calls above. */
 void dist_bytes(uint64_t *sent, uint64_t *received);
 
@@ -205,11 +216,12 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
 /* simulation.ranks: domains: what it does not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
  * (simulation.backend cuda), individual time steps, film mode (solver
- * none), snapshot input, dust, render.diffuse,
- * adaptive smoothing, camera.follow: light and camera.frame: auto (they
- * read every drawn body), and the outputs that hold every body (snapshots, the state CSVs).
- * 0 for simulation.ranks: replicate. For the run and --dry-run alike
- * (app_preflight), before any work. */
+ * none), snapshot input, dust, render.diffuse, adaptive smoothing,
+ * camera.follow: light and camera.frame: auto (they read every drawn
+ * body), the state CSVs (they hold every body) and snapshots whose
+ * output.snapshots.files is not the number of ranks (each rank writes its
+ * own part of the set). 0 for simulation.ranks: replicate. For the run
+ * and --dry-run alike (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */

@@ -76,10 +76,10 @@ static int ask_frame_auto(const struct scene *sc, int backend, int *body)
 	return sc->camera.frame == SCENE_FRAME_AUTO;
 }
 
-static int ask_snapshots(const struct scene *sc, int backend, int *body)
+static int ask_snapshot_parts(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
-	return sc->output.snapshots.dir[0] != '\0';
+	return sc->output.snapshots.dir[0] != '\0' && sc->output.snapshots.files != dist_size();
 }
 
 static int ask_initial(const struct scene *sc, int backend, int *body)
@@ -120,9 +120,9 @@ static const struct dom_refusal dom_refusals[] = {
 		 "component or all (their centre of mass is summed over the ranks)"},
 	{"camera.frame", ask_frame_auto,
 	 NOT_YET "frame the bodies automatically yet (it reads every body): set camera.frame: keys"},
-	{"output.snapshots.dir", ask_snapshots,
-	 NOT_YET "write snapshots yet (multi-file snapshots, one part per rank, are the next "
-		 "step): set output.snapshots.dir: \"\""},
+	{"output.snapshots.files", ask_snapshot_parts,
+	 "simulation.ranks: domains writes a snapshot as one part a rank (GADGET's multi-file "
+	 "sets): set output.snapshots.files to the number of ranks"},
 	{"output.initial_state", ask_initial,
 	 NOT_YET "write a state CSV yet (no rank holds every body): set output.initial_state: \"\""},
 	{"output.final_state", ask_final,

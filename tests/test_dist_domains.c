@@ -12,7 +12,8 @@
  * Barnes-Hut over locally essential trees) and two colliding
  * spheres on 1, 2 and 3 ranks against one process: statistics and frames,
  * bodies and mass conserved through the migrations, each rank owning about
- * N / P.
+ * N / P; snapshots as multi-file sets, one part a rank, read back by the
+ * project's reader as one process's; a dead rank.
  *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist_domains */
 #include <limits.h>
 #include <math.h>
@@ -190,7 +191,7 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		{"simulation.backend=cuda", "simulation.backend"},
 		{"camera.follow=light", "camera.follow"},
 		{"camera.frame=auto", "camera.frame"},
-		{"output.snapshots.dir=SNAP", "output.snapshots.dir"},
+		{"output.snapshots.files=2", "output.snapshots.files"}, /* one rank here */
 		{"output.final_state=FINAL.csv", "output.final_state"},
 		{"render.style=smooth' --set 'render.smoothing=adaptive", "render.smoothing"},
 		{"render.diffuse=0.5", "render.diffuse"},
@@ -199,17 +200,15 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		for (int dry = 0; dry <= 1; dry++) {
 			char set[256];
 			FMT(set, "%s", cases[c][0]);
-			char *dirp = strstr(set, "SNAP"), *fin = strstr(set, "FINAL");
-			if (dirp) /* inside the test's directory */
-				FMT(set, "output.snapshots.dir=%s/snap", dir);
-			if (fin)
+			if (strstr(set, "FINAL")) /* inside the test's directory */
 				FMT(set, "output.final_state=%s/final.csv", dir);
 			FMT(cmd, "cd %s && '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
 				 "--set output.png_dir=%s/png --set output.video=%s/v.mp4 --set "
-				 "output.initial_state= --set output.final_state= --set '%s' > log 2>&1",
-			    dir, g_bin, g_data, dry ? "--dry-run" : "", dir, dir, set);
+				 "output.snapshots.dir=%s/snap --set output.initial_state= --set "
+				 "output.final_state= --set '%s' > log 2>&1",
+			    dir, g_bin, g_data, dry ? "--dry-run" : "", dir, dir, dir, set);
 			ck_assert_msg(run_sh(cmd) == 2, "%s: not exit 2", set);
-			FMT(cmd, "grep -q 'error: .*%s: simulation.ranks: domains does not' %s/log",
+			FMT(cmd, "grep -q 'error: .*%s: simulation.ranks: domains ' %s/log",
 			    cases[c][1], dir);
 			ck_assert_msg(run_sh(cmd) == 0, "%s%s: no message naming %s in %s/log", set,
 				      dry ? " (dry run)" : "", cases[c][1], dir);
@@ -482,6 +481,93 @@ START_TEST(a_refusal_under_mpirun_is_said_once_with_exit_2)
 }
 END_TEST
 
+/* Snapshot NAME (a one-file snapshot, or part 0 of a set) through the
+ * project's reader: its type-4 bodies (a Plummer entry's) sorted by ID
+ * into id and pos (n each, 3n); *files gets the set's parts, parts[k] each
+ * part's bodies (at most 8). */
+static void read_set(const char *name, size_t n, uint64_t *id, double *pos, int *files,
+		     size_t *parts)
+{
+	uint64_t *fid = malloc(n * sizeof *fid);
+	double *fpos = malloc(3 * n * sizeof *fpos);
+	size_t got = 0;
+	*files = 1;
+	for (int i = 0; i < *files; i++) {
+		char part[PATH_MAX];
+		struct sim_snap *s = NULL;
+		ck_assert_int_eq(sim_snap_part_path(name, i, part, sizeof part), 0);
+		ck_assert_msg(sim_snap_open(part, NULL, &s) == 0, "%s: not read", part);
+		const struct sim_snap_header *h = sim_snap_header(s);
+		*files = h->num_files;
+		ck_assert(*files >= 1 && *files <= 8);
+		ck_assert_uint_eq(h->npart_total[4], n);
+		const size_t m = h->npart[4];
+		ck_assert(got + m <= n);
+		ck_assert_int_eq(sim_snap_read(s, 4, 0, m, fid + got, fpos + 3 * got, NULL, NULL, NULL),
+				 0);
+		parts[i] = m;
+		got += m;
+		sim_snap_close(&s);
+	}
+	ck_assert_uint_eq(got, n);
+	for (size_t k = 0; k < n; k++) { /* by ID: ids are 0 .. n-1 */
+		ck_assert(fid[k] < n);
+		id[fid[k]] = fid[k];
+		memcpy(pos + 3 * fid[k], fpos + 3 * k, 3 * sizeof *pos);
+	}
+	free(fid), free(fpos);
+}
+
+START_TEST(snapshot_sets_over_2_3_ranks_read_back_as_one_process)
+{
+	if (!have_mpi())
+		return;
+	enum { N = 600 };
+	char dir[] = "/tmp/nb-dom-XXXXXX", sets[4096], cmd[8192];
+	ck_assert(mkdtemp(dir));
+	static uint64_t id0[N], id1[N];
+	static double p0[3 * N], p1[3 * N];
+	const char *common = "--set bodies.0.count=600 --set output.frames=3 --set "
+			     "output.snapshots.every=1";
+	sets_of(dir, "one", 6, sets, sizeof sets);
+	FMT(cmd, "'%s' %s/plummer-small.yaml %s %s --set output.snapshots.dir=%s/one-snap -q", g_bin,
+	    g_data, sets, common, dir);
+	ck_assert_int_eq(run_sh(cmd), 0);
+	for (int P = 2; P <= 3; P++) {
+		sets_of(dir, "np", 6, sets, sizeof sets);
+		FMT(cmd, MPIRUN " -np %d '%s' %s/plummer-small.yaml %s %s --set simulation.ranks=domains "
+			 "--set output.snapshots.dir=%s/np%d-snap --set output.snapshots.files=%d -q",
+		    P, g_mpi, g_data, sets, common, dir, P, P);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		for (int f = 0; f < 3; f++) {
+			char a[PATH_MAX], b[PATH_MAX];
+			size_t parts[8], one[8];
+			int files, ones;
+			FMT(a, "%s/one-snap/snap_%03d.hdf5", dir, f);
+			FMT(b, "%s/np%d-snap/snap_%03d.0.hdf5", dir, P, f);
+			read_set(a, N, id0, p0, &ones, one);
+			read_set(b, N, id1, p1, &files, parts);
+			ck_assert_int_eq(ones, 1);
+			ck_assert_int_eq(files, P); /* one part a rank, each its own bodies */
+			for (int k = 0; k < P; k++)
+				ck_assert_msg(parts[k] + 6 >= (size_t)(N / P) && parts[k] <= (size_t)(N / P + 6),
+					      "%d ranks, snapshot %d: part %d holds %zu", P, f, k, parts[k]);
+			/* every body once (by ID), where one process has it: frame 0
+			 * exactly (the initial state), later frames to the direct sum's
+			 * rounding (its order differs) */
+			for (size_t i = 0; i < 3 * N; i++)
+				ck_assert_msg(NB_CLOSE(p1[i], p0[i], f == 0 ? 0 : 1e-12, f == 0 ? 0 : 1e-9),
+					      "%d ranks, snapshot %d, value %zu: %.17g vs %.17g", P, f, i,
+					      p1[i], p0[i]);
+		}
+		printf("domains: %d ranks: snapshots as sets of %d parts, every body where one "
+		       "process has it\n", P, P);
+	}
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 START_TEST(a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs)
 {
 	if (!have_mpi())
@@ -531,6 +617,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, barnes_hut_over_1_2_3_ranks_matches_one_process_tree);
 	tcase_add_test(mp, a_refusal_under_mpirun_is_said_once_with_exit_2);
 	tcase_add_test(mp, a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs);
+	tcase_add_test(mp, snapshot_sets_over_2_3_ranks_read_back_as_one_process);
 	suite_add_tcase(s, mp);
 	return s;
 }
