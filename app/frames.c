@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dist/dist.h"
 #include "framing.h"
 #include "progress.h"
 #include "renderer.h"
@@ -79,6 +80,25 @@ static int write_fits(struct frame_loop *L, struct run_view *v, int f)
 	return 0;
 }
 
+/* 1 when every rank holds its own bodies (simulation.ranks: domains over
+ * ranks): each rank then writes its bodies as its part of the set
+ * (out_snap_write_ranks, the collective steps dist/'s). */
+static int snap_by_ranks(const struct frame_loop *L, const struct run_view *v)
+{
+	return engine_is_split(L->eng) && v->sc->simulation.ranks == SCENE_RANKS_DOMAINS;
+}
+
+static int snap_write(const struct frame_loop *L, const struct run_view *v, const char *path,
+		      int f, const char *backend, const struct render_camera *cam)
+{
+	if (!snap_by_ranks(L, v))
+		return out_snap_write(path, v->sc, L->st, f, backend, cam);
+	const struct out_snap_comm c = {.rank = dist_rank(), .size = dist_size(),
+					.sum_u64 = dist_cb_sum_u64, .max_f64 = dist_cb_max_f64,
+					.bcast_u64 = dist_cb_bcast_u64, .min_int = dist_cb_min_int};
+	return out_snap_write_ranks(path, &c, v->sc, L->st, f, backend, cam);
+}
+
 /* output.snapshots of frame f (the state the steps just made), for every
  * live view whose snapshots include f. The host state is fetched once
  * (GPU: a download of the float state). A view's failure is its own. */
@@ -88,7 +108,7 @@ static int write_snapshots(struct frame_loop *L, int f)
 	double t = log_clock_s();
 	for (int k = 0; rc == 0 && k < L->nv; k++) {
 		struct run_view *v = &L->v[k];
-		int num = v->rc || v->mute ? -1 : out_snap_number(v->sc, f);
+		int num = v->rc || (v->mute && !snap_by_ranks(L, v)) ? -1 : out_snap_number(v->sc, f);
 		if (num < 0)
 			continue;
 		if (!synced && (rc = engine_sync(L->eng)))
@@ -102,7 +122,7 @@ static int write_snapshots(struct frame_loop *L, int f)
 		struct render_camera cam = v->cam;
 		int have_cam = v->r != NULL || render_camera_at(v->sc, f, L->st, &cam) == 0;
 		if (vrc == 0)
-			vrc = out_snap_write(path, v->sc, L->st, f, backend, have_cam ? &cam : NULL);
+			vrc = snap_write(L, v, path, f, backend, have_cam ? &cam : NULL);
 		if (vrc) {
 			app_view_fail(v, vrc);
 			continue;
