@@ -315,9 +315,10 @@ static void frames_diff(const char *dir, const char *a, const char *b, int frame
 	}
 }
 
-/* From rank 0's report in LOG: the bodies and mass each rank owns, and the
- * bodies migrated in all. */
-static void owned_of(const char *log, int P, double *count, double *mass, double *migrated)
+/* From rank 0's report in LOG: the bodies and mass each rank owns, the
+ * bodies migrated in all and the worst work imbalance (max / mean). */
+static void owned_of(const char *log, int P, double *count, double *mass, double *migrated,
+		     double *worst)
 {
 	FILE *f = fopen(log, "r");
 	ck_assert(f);
@@ -330,8 +331,9 @@ static void owned_of(const char *log, int P, double *count, double *mass, double
 		const char *p = strstr(line, "rank "), *q = strstr(line, "bodies migrated away");
 		if (!p || !q || sscanf(p, "rank %d: owns %lf of", &r, &c) != 2)
 			continue;
-		const char *pm = strstr(line, "mass ");
+		const char *pm = strstr(line, "mass "), *pw = strstr(line, "max/mean worst ");
 		ck_assert(pm && sscanf(pm, "mass %lf", &m) == 1);
+		ck_assert(pw && sscanf(pw, "max/mean worst %lf", worst) == 1);
 		while (q > line && q[-1] == ' ')
 			q--;
 		while (q > line && q[-1] != ' ')
@@ -351,13 +353,17 @@ static void owned_of(const char *log, int P, double *count, double *mass, double
  * count_tol x N of N / P. */
 struct dom_tol {
 	double rtol, atol, count_tol;
+	double work_max; /* the worst max / mean of the ranks' work, over the steps */
 };
 
 /* The direct sum in another order (own block, then the visitors round the
  * ring) than one process's each-pair-once sum: equal to rounding, which a
  * few dozen steps of a softened system amplify to ~1e-12; equal work per
- * body, so equal counts (within 1 %: bodies of one key are never split). */
-static const struct dom_tol dom_direct = {1e-9, 1e-12, 0.01};
+ * body, so equal counts at each cut (within 1 %: bodies of one key are
+ * never split); between cuts the bodies move (the colliding spheres: the
+ * work drifts to 1.14 of the mean before the recut that a step over 10 %
+ * brings): within 25 %. */
+static const struct dom_tol dom_direct = {1e-9, 1e-12, 0.01, 1.25};
 /* Barnes-Hut over locally essential trees: each rank's tree is over its own
  * bodies, so the cells, and the force errors, differ from the one
  * process's tree by the tree's own error (theta 0.5, quadrupoles: about
@@ -365,8 +371,10 @@ static const struct dom_tol dom_direct = {1e-9, 1e-12, 0.01};
  * by far less than 1e-4 (here: the one-process tree is 1.9e-6 from the
  * direct sum, the domains within 8e-6 of it) and the total momentum, which
  * a tree does not conserve exactly (1.4e-7 here), by less than 1e-6. The
- * cuts balance measured work, not bodies: counts within 15 %. */
-static const struct dom_tol dom_tree = {1e-4, 1e-6, 0.15};
+ * cuts balance measured work, not bodies: counts within 15 %, and the work
+ * within 25 % of the mean (a recut follows any step over 10 %; the worst
+ * seen here 1.10). */
+static const struct dom_tol dom_tree = {1e-4, 1e-6, 0.15, 1.25};
 
 /* SCENE (a path and --sets) on 1 .. 3 ranks in domains mode against one
  * process (replicate): n bodies of total mass 1. */
@@ -397,8 +405,9 @@ static void domains_match_one_process(const char *scene, int n, int frames, int 
 						       k < 3 ? 0 : tol->atol, k >= 3 && k < 6 ? 0 : tol->rtol),
 					      "%d ranks, frame %d, column %d: %.12g vs one process %.12g", P,
 					      f, k + 2, got[f][k + 1], ref[f][k + 1]);
-		double count[3] = {0}, mass[3] = {0}, migrated, nsum = 0, msum = 0;
-		owned_of(log, P, count, mass, &migrated);
+		double count[3] = {0}, mass[3] = {0}, migrated, worst, nsum = 0, msum = 0;
+		owned_of(log, P, count, mass, &migrated, &worst);
+		ck_assert_msg(worst <= tol->work_max, "%d ranks: work max/mean %g", P, worst);
 		for (int r = 0; r < P; r++) {
 			nsum += count[r], msum += mass[r];
 			ck_assert_msg(fabs(count[r] - (double)n / P) <= tol->count_tol * n,
