@@ -56,6 +56,12 @@ static int dom_kw_cmp(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
+/* The domains' forces, one row a solver (dist.h: the same contract). */
+static const struct dist_dom_solver dom_solvers[] = {
+	{SCENE_SOLVER_DIRECT, dist_ring_direct, "direct sum passed round a ring of the ranks", NULL},
+	{SCENE_SOLVER_BARNES_HUT, dist_let_force, "barnes-hut theta ", ", locally essential trees"},
+};
+
 /* Step 2: new cuts from the keys and the last work, over the ranks. */
 static void dom_recut(struct dist_sim *ds)
 {
@@ -135,9 +141,7 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		sim_soft_each(st, each);
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
-	rc = p->solver == SCENE_SOLVER_BARNES_HUT
-		     ? dist_let_force(st, p, each, ds->own.work, &ds->force_held)
-		     : dist_ring_direct(st, p, each, ds->own.work, &ds->force_held);
+	rc = ds->solver->force(st, p, each, ds->own.work, &ds->force_held);
 	dist_bytes(&s1, &r1);
 	free(each);
 	if (rc || (rc = dist_broken()))
@@ -212,14 +216,22 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 	}
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.work[i] = 1.0;
-	if (sc->simulation.solver == SCENE_SOLVER_BARNES_HUT)
-		snprintf(ds->desc, sizeof ds->desc,
-			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, "
-			 "barnes-hut theta %g, locally essential trees)", P, sc->simulation.theta);
-	else
-		snprintf(ds->desc, sizeof ds->desc,
-			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, direct "
-			 "sum passed round a ring of the ranks)", P);
+	for (size_t k = 0; k < sizeof dom_solvers / sizeof dom_solvers[0]; k++)
+		if (dom_solvers[k].solver == sc->simulation.solver)
+			ds->solver = &dom_solvers[k];
+	if (!ds->solver) { /* dist_domains_refuse let it through */
+		log_error("simulation.ranks: domains: no forces for this solver (internal)");
+		dist_sim_free(&ds);
+		return NB_ERUNTIME;
+	}
+	int k = snprintf(ds->desc, sizeof ds->desc,
+			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, %s", P,
+			 ds->solver->desc);
+	if (ds->solver->after && k > 0 && (size_t)k < sizeof ds->desc)
+		k += snprintf(ds->desc + k, sizeof ds->desc - (size_t)k, "%g%s", sc->simulation.theta,
+			      ds->solver->after);
+	if (k > 0 && (size_t)k < sizeof ds->desc)
+		snprintf(ds->desc + k, sizeof ds->desc - (size_t)k, ")");
 	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
 					   .sums = dom_sums, .ctx = ds, .desc = ds->desc};
 	*out = ds;

@@ -47,6 +47,16 @@ struct dist_sim {
 	uint64_t *bound;       /* P + 1: the domains' key stretches */
 	size_t force_held;     /* the last force's exchange buffers, bytes */
 	struct engine_split dsplit; /* dist_sim_split's answer for domains */
+	const struct dist_dom_solver *solver; /* domains: the forces' row (dist/domains.c) */
+};
+
+/* simulation.ranks: domains: one row of dist/domains.c's table of forces. */
+struct dist_dom_solver {
+	enum scene_solver solver;
+	int (*force)(const struct sim_state *st, const struct sim_params *p, const double *each,
+		     double *work, size_t *held);
+	const char *desc;  /* engine_describe's words */
+	const char *after; /* NULL, or desc is followed by theta and these words */
 };
 
 /* Monotonic seconds (dist/sim_times.c). */
