@@ -240,16 +240,19 @@ static int have_mpi(void)
 
 /* Two Plummer spheres of 300 bodies that fall through each other within
  * the run: the domains' box shrinks and grows, bodies keep crossing. The
- * camera follows sphere a (its centre of mass, summed over the ranks). */
+ * camera follows sphere a (its centre of mass, summed over the ranks); the
+ * spheres' softening lengths differ, under the spline kernel (each body's
+ * length travels round the ring with it). */
 static void write_collision(const char *path)
 {
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "units: nbody\nseed: 11\n"
-		   "simulation: {solver: direct, softening: 0.05, dt: 0.01, backend: cpu}\n"
+		   "simulation: {solver: direct, softening: 0.05, softening_kernel: spline, "
+		   "dt: 0.01, backend: cpu}\n"
 		   "bodies:\n"
 		   "  - {name: a, model: plummer, count: 300, mass: 0.5, scale: 0.3, "
-		   "position: [-1.2, 0, 0], velocity: [1.0, 0.1, 0]}\n"
+		   "position: [-1.2, 0, 0], velocity: [1.0, 0.1, 0], softening: 0.02}\n"
 		   "  - {name: b, model: plummer, count: 300, mass: 0.5, scale: 0.3, "
 		   "position: [1.2, 0, 0], velocity: [-1.0, -0.1, 0]}\n"
 		   "camera:\n  fov: 50\n  follow: a\n  keys:\n"
