@@ -40,6 +40,7 @@ static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
 static int g_mpi;
 #endif
 static uint64_t g_sent, g_received;
+static double g_wait_s; /* seconds spent waiting for exchanges (comm_wait) */
 static int g_single;   /* dist_run_over_ranks: rank 0 ends the run */
 static int g_broken;   /* rank 0 of such a run: an exchange could not complete */
 static int g_together; /* dist_agree ended the run on every rank at once */
@@ -103,6 +104,11 @@ double dist_timeout_s(void)
 	const char *s = getenv("NB_DIST_TIMEOUT");
 	double t = s ? atof(s) : 0;
 	return t > 0 ? t : 120.0;
+}
+
+double dist_wait_seconds(void)
+{
+	return g_wait_s;
 }
 
 void dist_bytes(uint64_t *sent, uint64_t *received)
@@ -304,8 +310,8 @@ static void comm_tell_owner(int status)
  * instead of ending every rank: on a deadline, an MPI error, a failed
  * rank's note, or a stop request (a signal) that the other ranks do not
  * answer within comm_stop_grace() seconds. */
-static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nreq,
-		      const char *what)
+static void comm_wait_loop(MPI_Request *req, const int *peer, const int *recv, int nreq,
+			   const char *what)
 {
 	const int owner = g_single && g_rank == 0;
 	double deadline = comm_now() + dist_timeout_s();
@@ -375,6 +381,14 @@ static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nr
 	}
 }
 
+/* comm_wait_loop, its time counted (dist_wait_seconds) */
+static void comm_wait(MPI_Request *req, const int *peer, const int *recv, int nreq,
+		      const char *what)
+{
+	const double t0 = comm_now();
+	comm_wait_loop(req, peer, recv, nreq, what);
+	g_wait_s += comm_now() - t0;
+}
 
 static void *comm_reqs(int n, MPI_Request **req, int **peer, int **recv)
 {

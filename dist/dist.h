@@ -130,6 +130,9 @@ int dist_cb_sum_u64(void *ctx, uint64_t *v, int n);
 int dist_cb_max_f64(void *ctx, double *v, int n);
 int dist_cb_bcast_u64(void *ctx, uint64_t *v, int n);
 int dist_cb_min_int(void *ctx, int *v);
+/* Seconds this rank spent waiting for the exchanges above to complete
+ * (the messages' time on the wire and the other ranks' lateness). */
+double dist_wait_seconds(void);
 /* Bytes this rank sent and received through the calls above. */
 void dist_bytes(uint64_t *sent, uint64_t *received);
 
@@ -258,7 +261,9 @@ struct dist_stats {
 	uint64_t bytes_sent, bytes_received;     /* this rank, force exchanges */
 	size_t owned;                            /* bodies this rank owns now */
 	/* simulation.ranks: domains */
-	double t_migrate;                        /* seconds: box, keys, cuts and migration */
+	double t_migrate;                        /* seconds: the migrations (t_rebalance:
+						  * box, keys and cuts; t_exchange: the
+						  * force's exchanges, waited for) */
 	size_t migrated;                         /* bodies this rank sent away, all calls */
 	size_t held_bytes;                       /* the state and dist/'s buffers now, and
 						  * the force's exchange buffers at most */

@@ -97,11 +97,15 @@ static int dom_place(struct dist_sim *ds)
 	dist_own_box(st->pos, st->n, lo, &scale);
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.key[i] = dist_morton_key(st->pos + 3 * i, lo, scale);
+	const double t0 = dist_sim_now();
 	if (ds->recut || ds->calls % ds->every == 0)
 		dom_recut(ds);
+	const double t1 = dist_sim_now();
+	ds->stats.t_rebalance += t1 - t0;
 	size_t sent = 0;
 	int rc = dist_migrate(st, &ds->own, ds->bound, ds->P, &sent);
 	ds->stats.migrated += sent;
+	ds->stats.t_migrate += dist_sim_now() - t1;
 	return rc ? rc : dist_broken();
 }
 
@@ -126,11 +130,10 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		return NB_ERUNTIME;
 	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
 		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
-	double t0 = dist_sim_now();
 	int rc = dom_place(ds);
 	if (rc)
 		return rc;
-	double t1 = dist_sim_now();
+	const double t1 = dist_sim_now(), w1 = dist_wait_seconds();
 	struct sim_state *st = ds->st;
 	double *each = NULL;
 	if (p->soft_mixed && !(each = malloc((st->n ? st->n : 1) * sizeof *each))) {
@@ -148,8 +151,9 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		return rc;
 	ds->stats.bytes_sent += s1 - s0;
 	ds->stats.bytes_received += r1 - r0;
-	ds->stats.t_migrate += t1 - t0;
-	dist_sim_add_times(ds, dist_sim_now() - t1, 0);
+	/* the force's exchanges (boxes, trees, the ring's blocks) apart */
+	const double wait = dist_wait_seconds() - w1;
+	dist_sim_add_times(ds, dist_sim_now() - t1 - wait, wait);
 	ds->stats.work_imbalance = dom_imbalance(ds);
 	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
 		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
@@ -250,7 +254,7 @@ static double dom_bytes_per_body(const struct dist_sim *ds)
 
 void dist_domains_report(const struct dist_sim *ds)
 {
-	enum { NV = 11 };
+	enum { NV = 13 };
 	struct dist_stats s;
 	dist_sim_stats(ds, &s);
 	double mass = 0;
@@ -258,18 +262,21 @@ void dist_domains_report(const struct dist_sim *ds)
 		mass += ds->st->mass[i];
 	double mine[NV] = {(double)s.owned, dom_bytes_per_body(ds), s.t_force, s.t_migrate,
 			   (double)s.migrated, (double)s.bytes_sent, (double)s.steps,
-			   (double)s.rebalances, s.work_imbalance_max, s.t_first_force, mass};
+			   (double)s.rebalances, s.work_imbalance_max, s.t_first_force, mass,
+			   s.t_exchange, s.t_rebalance};
 	double *all = dist_sim_gather_figures(ds, mine, NV);
 	for (int r = 0; all && r < ds->P; r++) {
 		const double *v = all + (size_t)r * NV;
+		/* force and exchange: the steps' mean (the first evaluation apart);
+		 * migration, cuts and bytes: every evaluation's, per evaluation */
 		const double steps = v[6] > 0 ? v[6] : 1, calls = v[6] + 1;
 		log_info("rank %d: owns %.0f of %zu bodies (%.1f %%, mass %.17g), %.0f bytes a body; "
-			 "per step: force %.3g ms, keys/cuts/migration %.3g ms, sent %.0f B; %.0f "
-			 "bodies migrated away in all; %.0f recuts in %.0f steps, work max/mean worst "
-			 "%.3f; first force %.3g ms",
+			 "per step: force %.3g ms, its exchanges %.3g ms, migration %.3g ms, cuts %.3g "
+			 "ms, sent %.0f B; %.0f bodies migrated away in all; %.0f recuts in %.0f steps, "
+			 "work max/mean worst %.3f; first force %.3g ms",
 			 r, v[0], ds->n, 100.0 * v[0] / (double)(ds->n ? ds->n : 1), v[10], v[1],
-			 1e3 * v[2] / steps, 1e3 * v[3] / calls, v[5] / calls, v[4], v[7], v[6], v[8],
-			 1e3 * v[9]);
+			 1e3 * v[2] / steps, 1e3 * v[11] / steps, 1e3 * v[3] / calls,
+			 1e3 * v[12] / calls, v[5] / calls, v[4], v[7], v[6], v[8], 1e3 * v[9]);
 	}
 	free(all);
 }
