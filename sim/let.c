@@ -25,8 +25,11 @@
  * cell of a frontier near the top of the receiver's tree (its most
  * populous cells split while the boxes fit, never a cell of walk-group
  * size), so every group lies in one box; a cell goes as moments when
- * every box accepts it. The export to a cover is no larger than to the
- * bounds, and the receiver's walk makes the same decisions on either.
+ * every box accepts it, tested down a hierarchy of the boxes (struct
+ * let_bvh: a cell far from a node's union is accepted for all its boxes at
+ * once), so the cost grows with the log of the boxes. The export to a
+ * cover is no larger than to the bounds, and the receiver's walk makes the
+ * same decisions on either.
  *
  * The bytes (let_wire.h, let_wire.c): a header, the cells, the bodies,
  * checked on import; a received tree is then walked only if it was made
@@ -163,30 +166,93 @@ int sim_let_cover(const struct sim_let_tree *lt, int max, double *boxes, int *nb
 
 /* ---- export ---- */
 
-/* The receiver: its boxes (lo, hi: 6 doubles each), their union, and the
- * walk's softening with its lengths (top of the file). */
-struct let_recv {
-	const double *box;
-	int nbox;
+/* The receiver's boxes as a binary hierarchy (node 0 the root, 2 nbox - 1
+ * nodes): each node the union of its boxes, split at the median of their
+ * centres along its longest side; a leaf is one box. A cell accepted for
+ * a node's union is accepted for each of its boxes (d to a box inside is
+ * no smaller), so the test of a cell descends only where some box is near. */
+struct let_bvh {
 	double lo[3], hi[3];
+	int kid; /* children kid and kid + 1, or -1: a leaf */
+};
+
+/* The receiver: its hierarchy of boxes and the walk's softening with its
+ * lengths (top of the file). */
+struct let_recv {
+	struct let_bvh *node;
 	struct tree_soft ws;
 };
 
-/* 1 when cell nd is accepted for every box of the receiver: for their
- * union first (then for each, as d to a box is no smaller), else for each
- * box alone. */
-static int let_accepted(const struct sim_let_tree *lt, const struct tree_node *nd,
-			const struct let_recv *rv)
+static double let_centre(const double *box, int i, int axis)
 {
-	const struct tree *t = &lt->t;
-	if (sim_tree_cell_accepted(t, nd, rv->lo, rv->hi, lt->theta, lt->opening, &rv->ws))
-		return 1;
-	for (int b = 0; b < rv->nbox; b++) {
-		const double *x = rv->box + 6 * b;
-		if (!sim_tree_cell_accepted(t, nd, x, x + 3, lt->theta, lt->opening, &rv->ws))
-			return 0;
+	return box[6 * i + axis] + box[6 * i + 3 + axis];
+}
+
+/* Reorder idx[0..n) so that idx[k] holds the box of the k-th centre along
+ * axis, none before it larger, none after it smaller (Hoare's select). */
+static void let_select(int *idx, int n, int k, const double *box, int axis)
+{
+	int lo = 0, hi = n - 1;
+	while (lo < hi) {
+		const double pv = let_centre(box, idx[(lo + hi) / 2], axis);
+		int i = lo, j = hi;
+		while (i <= j) {
+			while (let_centre(box, idx[i], axis) < pv)
+				i++;
+			while (let_centre(box, idx[j], axis) > pv)
+				j--;
+			if (i <= j) {
+				const int x = idx[i];
+				idx[i++] = idx[j];
+				idx[j--] = x;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
 	}
-	return 1;
+}
+
+/* Node k over the boxes idx[0..n) and its subtree; *next: the first free
+ * node. */
+static void let_bvh_fill(struct let_bvh *node, int k, int *idx, int n, const double *box,
+			 int *next)
+{
+	struct let_bvh *nd = &node[k];
+	memcpy(nd->lo, box + 6 * idx[0], sizeof nd->lo);
+	memcpy(nd->hi, box + 6 * idx[0] + 3, sizeof nd->hi);
+	for (int j = 1; j < n; j++)
+		for (int a = 0; a < 3; a++) {
+			nd->lo[a] = fmin(nd->lo[a], box[6 * idx[j] + a]);
+			nd->hi[a] = fmax(nd->hi[a], box[6 * idx[j] + 3 + a]);
+		}
+	nd->kid = -1;
+	if (n == 1)
+		return;
+	int axis = 0;
+	for (int a = 1; a < 3; a++)
+		if (nd->hi[a] - nd->lo[a] > nd->hi[axis] - nd->lo[axis])
+			axis = a;
+	let_select(idx, n, n / 2, box, axis);
+	const int kid = *next;
+	nd->kid = kid;
+	*next += 2;
+	let_bvh_fill(node, kid, idx, n / 2, box, next);
+	let_bvh_fill(node, kid + 1, idx + n / 2, n - n / 2, box, next);
+}
+
+/* 1 when cell nd is accepted for every box under hierarchy node k. */
+static int let_accepted(const struct sim_let_tree *lt, const struct tree_node *nd,
+			const struct let_recv *rv, int k)
+{
+	const struct let_bvh *b = &rv->node[k];
+	if (sim_tree_cell_accepted(&lt->t, nd, b->lo, b->hi, lt->theta, lt->opening, &rv->ws))
+		return 1;
+	return b->kid >= 0 && let_accepted(lt, nd, rv, b->kid) &&
+	       let_accepted(lt, nd, rv, b->kid + 1);
 }
 
 /* The breadth-first walk of the top of the file into pl (its arrays sized
@@ -201,7 +267,7 @@ static void let_plan(const struct sim_let_tree *lt, const struct let_recv *rv,
 	for (int c = 0; c < pl->ncell; c++) {
 		const struct tree_node *nd = &t->nodes[pl->src[c]];
 		int32_t *m = pl->meta + LET_CELL_I * c;
-		const int accept = let_accepted(lt, nd, rv);
+		const int accept = let_accepted(lt, nd, rv, 0);
 		m[0] = -1;
 		m[2] = m[3] = 0;
 		if (nd->leaf && (!accept || nd->count <= TREE_LEAF_P2P)) {
@@ -235,24 +301,25 @@ int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int 
 			 double eps_max, void **buf, size_t *nbytes)
 {
 	struct let_plan pl = {0};
+	struct let_recv rv = {0};
+	int *idx = NULL, err = NB_ERUNTIME;
 	const int bd = t->s.each ? 5 : 4;
 	*buf = NULL;
 	*nbytes = 0;
 	if (t->t.nnodes > 0 && nbox > 0) {
-		struct let_recv rv = {.box = boxes, .nbox = nbox, .ws = sim_tree_soft_of(&t->t, &t->s)};
+		rv.ws = sim_tree_soft_of(&t->t, &t->s);
 		rv.ws.gmin = 0;
 		rv.ws.gmax = t->t.eps ? eps_max : rv.ws.eps;
-		memcpy(rv.lo, boxes, sizeof rv.lo);
-		memcpy(rv.hi, boxes + 3, sizeof rv.hi);
-		for (int b = 1; b < nbox; b++)
-			for (int a = 0; a < 3; a++) {
-				rv.lo[a] = fmin(rv.lo[a], boxes[6 * b + a]);
-				rv.hi[a] = fmax(rv.hi[a], boxes[6 * b + 3 + a]);
-			}
+		rv.node = malloc((2 * (size_t)nbox - 1) * sizeof *rv.node);
+		idx = malloc((size_t)nbox * sizeof *idx);
 		pl.src = malloc((size_t)t->t.nnodes * sizeof *pl.src);
 		pl.meta = malloc((size_t)t->t.nnodes * LET_CELL_I * sizeof *pl.meta);
-		if (!pl.src || !pl.meta)
+		if (!rv.node || !idx || !pl.src || !pl.meta)
 			goto oom;
+		int next = 1;
+		for (int b = 0; b < nbox; b++)
+			idx[b] = b;
+		let_bvh_fill(rv.node, 0, idx, nbox, boxes, &next);
 		let_plan(t, &rv, &pl);
 	}
 	const size_t len = sim_let_wire_size(&pl, bd);
@@ -265,16 +332,17 @@ int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int 
 				     .multipoles = t->multipoles,
 				     .theta = t->theta};
 	sim_let_wire_write(&t->t, &pl, h, b);
-	free(pl.src);
-	free(pl.meta);
 	*buf = b;
 	*nbytes = len;
-	return 0;
+	err = 0;
 oom:
-	log_error("let: out of memory exporting %d cells", t->t.nnodes);
+	if (err)
+		log_error("let: out of memory exporting %d cells to %d boxes", t->t.nnodes, nbox);
 	free(pl.src);
 	free(pl.meta);
-	return NB_ERUNTIME;
+	free(rv.node);
+	free(idx);
+	return err;
 }
 
 /* 0 when h was made with lt's parameters, else NB_ERUNTIME (logged). */
