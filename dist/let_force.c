@@ -52,62 +52,75 @@ static int let_covers(const struct sim_let_tree *t, const struct sim_state *st,
 }
 
 /* The exports for every other rank with bodies, packed one after the other
- * (*out malloc'd; sz, off: P each, bytes). 0 or NB_ERUNTIME (logged). */
+ * (*out malloc'd; sz, off: P each, bytes), each appended as it is made so
+ * that at most one export is held beside the packed ones. 0 or NB_ERUNTIME
+ * (logged). */
 static int let_exports(const struct sim_let_tree *t, const double *box, size_t *sz, size_t *off,
 		       char **out)
 {
 	const int P = dist_size(), me = dist_rank();
-	void **buf = calloc((size_t)P, sizeof *buf);
-	int rc = buf ? 0 : NB_ERUNTIME;
 	size_t total = 0;
-	for (int r = 0; r < P && !rc; r++) {
+	int rc = 0;
+	*out = malloc(1);
+	for (int r = 0; r < P; r++)
+		sz[r] = off[r] = 0;
+	for (int r = 0; r < P && *out && !rc; r++) {
 		const double *b = box + (size_t)r * LET_REC;
-		sz[r] = 0;
-		if (r != me && b[0] > 0)
-			rc = sim_let_export_cover(t, b + 3, (int)b[2], b[1], &buf[r], &sz[r]);
+		void *buf = NULL;
 		off[r] = total;
+		if (r == me || !(b[0] > 0))
+			continue;
+		if ((rc = sim_let_export_cover(t, b + 3, (int)b[2], b[1], &buf, &sz[r])))
+			break; /* logged */
+		char *grown = realloc(*out, total + sz[r] + 1);
+		if (grown)
+			memcpy(grown + total, buf, sz[r]);
+		else
+			free(*out);
+		*out = grown;
 		total += sz[r];
+		free(buf);
 	}
-	*out = rc ? NULL : malloc(total ? total : 1);
-	if (!rc && !*out)
-		rc = NB_ERUNTIME;
-	for (int r = 0; r < P && !rc; r++)
-		if (sz[r])
-			memcpy(*out + off[r], buf[r], sz[r]);
-	for (int r = 0; buf && r < P; r++)
-		free(buf[r]);
-	free(buf);
-	if (rc)
+	if (!rc && !*out) {
 		log_error("out of memory for the locally essential trees");
+		rc = NB_ERUNTIME;
+	}
 	return rc;
 }
 
-/* The received trees, each copied to a buffer of its own (aligned), in
- * rank order, and the own and remote walks. */
+/* The received trees in rank order: pointers into in where a block starts
+ * on a double's boundary (the buffers are doubles; malloc aligns in), else
+ * a copy of its own; then the own and remote walks. */
 static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *rb,
 		    const size_t *ro, const struct sim_state *st, double *work)
 {
 	const int P = dist_size();
-	void **bufs = calloc((size_t)P, sizeof *bufs);
+	const void **bufs = calloc((size_t)P, sizeof *bufs);
+	void **copies = calloc((size_t)P, sizeof *copies);
 	size_t *nb = calloc((size_t)P, sizeof *nb);
-	int nbuf = 0, rc = bufs && nb ? 0 : NB_ERUNTIME;
+	int nbuf = 0, rc = bufs && copies && nb ? 0 : NB_ERUNTIME;
 	for (int r = 0; r < P && !rc; r++) {
 		if (!rb[r])
 			continue;
-		if (!(bufs[nbuf] = malloc(rb[r]))) {
+		if (ro[r] % sizeof(double) == 0) {
+			bufs[nbuf] = in + ro[r];
+		} else if ((copies[nbuf] = malloc(rb[r]))) {
+			memcpy(copies[nbuf], in + ro[r], rb[r]);
+			bufs[nbuf] = copies[nbuf];
+		} else {
 			rc = NB_ERUNTIME;
 			break;
 		}
-		memcpy(bufs[nbuf], in + ro[r], rb[r]);
 		nb[nbuf++] = rb[r];
 	}
 	if (rc)
 		log_error("out of memory for the received trees");
 	else
-		rc = sim_let_accel(t, (const void *const *)bufs, nb, nbuf, st->acc, st->pot, work);
-	for (int k = 0; bufs && k < nbuf; k++)
-		free(bufs[k]);
-	free(bufs);
+		rc = sim_let_accel(t, bufs, nb, nbuf, st->acc, st->pot, work);
+	for (int k = 0; copies && k < nbuf; k++)
+		free(copies[k]);
+	free(copies);
+	free((void *)bufs);
 	free(nb);
 	return rc;
 }
@@ -138,10 +151,12 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
 		rc = NB_ERUNTIME;
 		goto end;
 	}
+	free(out); /* sent: the walk needs only what came in */
+	out = NULL;
 	size_t sent = 0, got = 0;
 	for (int r = 0; r < P; r++)
 		sent += sz[r], got += sz[2 * P + r];
-	*held = sent + 2 * got;
+	*held = sent + got; /* both, while the exchange runs */
 	rc = let_walk(t, in, sz + 2 * P, sz + 3 * P, st, work);
 end:
 	free(in);
