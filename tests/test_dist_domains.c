@@ -593,14 +593,19 @@ START_TEST(a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs)
 	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
 		 " --bind-to none --mca orte_abort_on_non_zero_status 0 -x NB_DIST_DIE -x "
 		 "NB_DIST_TIMEOUT -np 3 '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
-		 "--set bodies.0.count=600 --set output.frames=3 > %s/log 2>&1",
-	    g_mpi, g_data, sets, dir);
+		 "--set bodies.0.count=600 --set output.frames=3 --set output.snapshots.dir=%s/snap "
+		 "--set output.snapshots.files=3 --set output.snapshots.every=1 > %s/log 2>&1",
+	    g_mpi, g_data, sets, dir, dir);
 	const int rc = run_sh(cmd);
 	ck_assert_msg(rc == 1, "exit status %d (124: it hung)", rc);
 	FMT(cmd, "grep -q 'nothing from rank 1 for 5 s' %s/log", dir);
 	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
-	/* rank 0 removed the frames it had written, and the statistics */
-	FMT(cmd, "test -z \"$(ls -A %s/die 2>/dev/null)\" && test ! -e %s/die.csv", dir, dir);
+	/* rank 0 removed the frames it had written and the statistics; the
+	 * snapshot set written before (frame 0, each rank its part) is gone
+	 * too, and no part of a later one is left half-made */
+	FMT(cmd, "test -z \"$(ls -A %s/die 2>/dev/null)\" && test ! -e %s/die.csv && "
+		 "test -z \"$(ls -A %s/snap 2>/dev/null)\"",
+	    dir, dir, dir);
 	ck_assert_msg(run_sh(cmd) == 0, "outputs of the failed run left in %s", dir);
 	printf("domains: a dead rank: exit 1, named, no outputs\n");
 	FMT(cmd, "rm -rf '%s'", dir);
