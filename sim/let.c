@@ -105,62 +105,92 @@ void sim_let_free(struct sim_let_tree **t)
 
 /* ---- the receiver's cover ---- */
 
-/* The frontier's cell j of the largest count that may still be split (an
- * internal cell above the walk groups' cells), or -1. */
-static int let_cover_pick(const struct tree *t, const int *front, int nf)
+/* A cell the cover may still split: internal, above walk-group size. */
+static int let_splittable(const struct tree_node *nd)
 {
-	int best = -1;
-	for (int j = 0; j < nf; j++) {
-		const struct tree_node *nd = &t->nodes[front[j]];
-		if (nd->leaf || nd->count <= TREE_GROUP_NODE_MAX)
-			continue;
-		if (best < 0 || nd->count > t->nodes[front[best]].count)
-			best = j;
+	return !nd->leaf && nd->count > TREE_GROUP_NODE_MAX;
+}
+
+/* Push cell c on the max-heap h[0..*n) keyed by the cells' counts. */
+static void let_heap_push(const struct tree *t, int *h, int *n, int c)
+{
+	int k = (*n)++;
+	while (k > 0 && t->nodes[h[(k - 1) / 2]].count < t->nodes[c].count) {
+		h[k] = h[(k - 1) / 2];
+		k = (k - 1) / 2;
 	}
-	return best;
+	h[k] = c;
+}
+
+/* Pop the heap's most populous cell. */
+static int let_heap_pop(const struct tree *t, int *h, int *n)
+{
+	const int top = h[0], last = h[--*n];
+	int k = 0;
+	for (int c; (c = 2 * k + 1) < *n; k = c) {
+		if (c + 1 < *n && t->nodes[h[c + 1]].count > t->nodes[h[c]].count)
+			c++;
+		if (t->nodes[h[c]].count <= t->nodes[last].count)
+			break;
+		h[k] = h[c];
+	}
+	h[k] = last;
+	return top;
 }
 
 /* The frontier (top of the tree, splitting its most populous cell while
  * the children fit in max) starts at the root; a cell of at most
  * TREE_GROUP_NODE_MAX bodies or a leaf is never split, so every walk group
- * lies in one frontier cell; each box is its cell's bodies' bounds. */
+ * lies in one frontier cell. The splittable cells wait in a heap (*heap),
+ * the others in done[]: O(max log max). Each box is its cell's bodies'
+ * bounds. */
 int sim_let_cover(const struct sim_let_tree *lt, int max, double *boxes, int *nbox)
 {
 	const struct tree *t = &lt->t;
 	*nbox = 0;
 	if (t->nnodes == 0 || max < 1)
 		return 0;
-	int *front = malloc((size_t)max * sizeof *front), nf = 1;
-	if (!front) {
+	int *heap = malloc(2 * (size_t)max * sizeof *heap), nh = 0, nd = 0;
+	if (!heap) {
 		log_error("let: out of memory for a cover of %d boxes", max);
 		return NB_ERUNTIME;
 	}
-	front[0] = 0;
-	for (int j; (j = let_cover_pick(t, front, nf)) >= 0;) {
-		const struct tree_node *nd = &t->nodes[front[j]];
-		int nchild = 0, c[8];
+	int *done = heap + max;
+	if (let_splittable(&t->nodes[0]))
+		let_heap_push(t, heap, &nh, 0);
+	else
+		done[nd++] = 0;
+	while (nh > 0) {
+		const struct tree_node *c = &t->nodes[heap[0]];
+		int nchild = 0;
 		for (int o = 0; o < 8; o++)
-			if (nd->child[o] >= 0)
-				c[nchild++] = nd->child[o];
-		if (nf - 1 + nchild > max)
+			nchild += c->child[o] >= 0;
+		if (nh + nd - 1 + nchild > max)
 			break;
-		front[j] = c[0];
-		for (int k = 1; k < nchild; k++)
-			front[nf++] = c[k];
+		let_heap_pop(t, heap, &nh);
+		for (int o = 0; o < 8; o++) {
+			const int k = c->child[o];
+			if (k >= 0 && let_splittable(&t->nodes[k]))
+				let_heap_push(t, heap, &nh, k);
+			else if (k >= 0)
+				done[nd++] = k;
+		}
 	}
-	for (int j = 0; j < nf; j++) {
-		const struct tree_node *nd = &t->nodes[front[j]];
+	for (int j = 0; j < nh; j++)
+		done[nd++] = heap[j];
+	for (int j = 0; j < nd; j++) {
+		const struct tree_node *c = &t->nodes[done[j]];
 		double *b = boxes + 6 * j;
 		for (int a = 0; a < 3; a++) {
-			b[a] = b[3 + a] = t->pos[3 * nd->first + a];
-			for (int k = nd->first + 1; k < nd->first + nd->count; k++) {
+			b[a] = b[3 + a] = t->pos[3 * c->first + a];
+			for (int k = c->first + 1; k < c->first + c->count; k++) {
 				b[a] = fmin(b[a], t->pos[3 * k + a]);
 				b[3 + a] = fmax(b[3 + a], t->pos[3 * k + a]);
 			}
 		}
 	}
-	free(front);
-	*nbox = nf;
+	free(heap);
+	*nbox = nd;
 	return 0;
 }
 
