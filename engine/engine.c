@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../render/adaptive.h"
 #include "engine_internal.h"
 
 size_t engine_gpu_bytes_needed(const struct scene *sc, size_t n)
@@ -164,6 +165,14 @@ int engine_split_bodies(struct engine *e, const struct sim_state *st, const doub
 		return NB_ERUNTIME;
 	}
 	return e->split.bodies(e->split.ctx, st, h, sub, sub_h);
+}
+
+int engine_split_h(struct engine *e, const struct scene *sc, const struct sim_state *st,
+		   const struct sim_units *u, double *h)
+{
+	if (e && e->split.h)
+		return e->split.h(e->split.ctx, sc, st, u, h);
+	return render_adaptive_h_state(sc, st, u, h);
 }
 
 void engine_split_sum(struct engine *e, float *buf, size_t n)

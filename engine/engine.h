@@ -48,6 +48,10 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  *           bodies (a migration): it must leave st consistent and write
  *           st->acc and st->pot (pot when the call passes one), whatever
  *           pointers it was given;
+ *   h       NULL when every rank holds the whole state; else the
+ *           adaptive smoothing lengths of this rank's bodies st in scene
+ *           units (render_adaptive_h_state's contract, the neighbours
+ *           searched over every rank's bodies), a collective call;
  *   desc    engine_describe's text. */
 struct engine_split {
 	int (*force)(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
@@ -56,6 +60,8 @@ struct engine_split {
 		      struct sim_state *sub, const double **sub_h);
 	void (*sum)(void *ctx, float *buf, size_t n);
 	void (*sums)(void *ctx, double *v, int n);
+	int (*h)(void *ctx, const struct scene *sc, const struct sim_state *st,
+		 const struct sim_units *u, double *h);
 	void *ctx;
 	const char *desc;
 };
@@ -110,6 +116,12 @@ int engine_is_split(const struct engine *e);
  * on an engine that is not split. */
 int engine_split_bodies(struct engine *e, const struct sim_state *st, const double *h,
 			struct sim_state *sub, const double **sub_h);
+/* The adaptive smoothing lengths of st (the renderer's state: this rank's
+ * bodies when split): the split's h when it has one, else
+ * render_adaptive_h_state (render/adaptive.h). A collective call over
+ * ranks that hold their own bodies. */
+int engine_split_h(struct engine *e, const struct scene *sc, const struct sim_state *st,
+		   const struct sim_units *u, double *h);
 /* The split's sum of n floats over the ranks; nothing when not split. */
 void engine_split_sum(struct engine *e, float *buf, size_t n);
 /* 1 in film mode without a series (simulation.solver: none, no
