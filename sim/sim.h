@@ -312,6 +312,29 @@ int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 		       const struct sim_units *u, struct sim_state *st, size_t first, int comp0,
 		       uint64_t *ids, struct sim_snap_info *info);
+/* Share SHARE of NSHARES (0 <= SHARE < NSHARES) of entry k's snapshot, for
+ * ranks that each read their own part (issue 31): the particles of the
+ * loaded types in sim_snap_load's order (type by type, file by file) cut
+ * into NSHARES stretches of about equal count before bodies.*.region and
+ * subsample select, share SHARE being stretch SHARE; so the shares' bodies
+ * in share order are sim_snap_load's, and every share has the same
+ * components (first and count: the share's). Every part's header is read
+ * and checked as sim_snap_load checks them; only the share's particles are
+ * read, each value checked. st == NULL: the count pass (info->kept: the
+ * share's). With st: no file IDs kept in st (st->pid untouched; ids, NULL
+ * or indexed like st, gets them) and nothing logged; the checks over the
+ * whole entry are the caller's: sim_snap_entry_check with the shares'
+ * sums. 0, NB_EINPUT (logged, naming the file), NB_ERUNTIME. */
+int sim_snap_load_share(const struct scene *sc, int k, const struct sim_units *u,
+			struct sim_state *st, size_t first, int comp0, int share, int nshares,
+			uint64_t *ids, struct sim_snap_info *info);
+/* What sim_snap_load checks over the whole entry once read: TOTAL, the
+ * kept bodies' mass (internal units; 0 for a count pass), against the
+ * softening (accelerations that overflow), and KEPT > 0 (an entry that
+ * gives no body). info: any share's or the count pass's. 0 or NB_EINPUT
+ * (logged, naming the file and bodies.K). */
+int sim_snap_entry_check(const struct scene *sc, int k, double total, size_t kept,
+			 const struct sim_snap_info *info);
 
 /* The cheap part of the count pass, for --dry-run and the run alike
  * (sim_inputs_check): open every file of the snapshot at PATH (NULL: entry
