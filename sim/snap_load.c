@@ -55,6 +55,12 @@ struct snap_pass {
 	uint64_t *id;
 	double *pos, *vel, *mass;
 	uint64_t *ids_out;         /* read pass: each kept body's ParticleID (NULL: not kept) */
+	/* a share (sim_snap_load_share): share of nshares (0: the whole
+	 * entry); [lo, hi): its stretch of the loaded particles, type by type
+	 * and file by file (set by snap_run) */
+	int share, nshares;
+	uint64_t lo, hi;
+	uint64_t (*counts)[SIM_SNAP_NTYPES]; /* each part's NumPart_ThisFile (snap_parts_check) */
 };
 
 void sim_snap_entry_path(const struct scene *sc, int k, char *out, size_t len)
@@ -233,17 +239,18 @@ static int snap_store(struct snap_pass *p, int t, uint64_t idx, size_t i, const 
 	return 0;
 }
 
-/* Type t of one open file: keep what the region and subsample keep. */
-static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, size_t *kept)
+/* Particles [from, n) of type t of one open file: keep what the region
+ * and subsample keep. */
+static int snap_file_type(struct snap_pass *p, struct sim_snap *s, int t, uint64_t from,
+			  uint64_t n, size_t *kept)
 {
-	const uint64_t n = sim_snap_header(s)->npart[t];
 	const int need_pos = p->st || p->opt->region != SCENE_REGION_NONE;
 	const int need_id = p->st || p->ids_out || p->opt->subsample < 1;
 	if (!need_pos && !need_id) { /* the count pass keeps them all: nothing to read */
-		*kept += (size_t)n;
+		*kept += (size_t)(n - from);
 		return 0;
 	}
-	for (uint64_t f = 0; f < n;) {
+	for (uint64_t f = from; f < n;) {
 		size_t m = n - f < SNAP_CHUNK ? (size_t)(n - f) : SNAP_CHUNK;
 		int err = sim_snap_read(s, t, f, m, need_id ? p->id : NULL, need_pos ? p->pos : NULL,
 					p->st ? p->vel : NULL, p->st ? p->mass : NULL, NULL);
@@ -355,8 +362,10 @@ static int snap_parts_check(struct snap_pass *p, const struct sim_snap_header *h
 {
 	uint64_t sum[SIM_SNAP_NTYPES];
 	int first_in[SIM_SNAP_NTYPES];
-	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		sum[t] = h0->npart[t], first_in[t] = h0->npart[t] > 0 ? 0 : -1;
+		p->counts[0][t] = h0->npart[t];
+	}
 	for (int i = 1; i < h0->num_files; i++) {
 		struct sim_snap *s = NULL;
 		int err = snap_open_part(p, i, h0, &s);
@@ -369,6 +378,7 @@ static int snap_parts_check(struct snap_pass *p, const struct sim_snap_header *h
 		}
 		for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 			sum[t] += h->npart[t];
+			p->counts[i][t] = h->npart[t];
 			if (first_in[t] < 0 && h->npart[t] > 0)
 				first_in[t] = i;
 		}
@@ -427,9 +437,87 @@ static int snap_masstable_check(const struct snap_pass *p, const struct sim_snap
 	return NB_EINPUT;
 }
 
+/* The share's stretch [p->lo, p->hi) of the W particles of the loaded
+ * types: share r of P is [floor(W r / P), floor(W (r + 1) / P)), so the
+ * shares in order cover each particle once (the whole entry: [0, W)). */
+static void snap_share_range(struct snap_pass *p, const struct sim_snap_header *h0)
+{
+	uint64_t w = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		if (snap_wanted(p, h0, t))
+			w += h0->npart_total[t];
+	p->lo = 0, p->hi = w;
+	if (p->nshares < 1)
+		return;
+	/* floor(w r / P) without overflow: (w / P) r + floor((w % P) r / P) */
+	const uint64_t P = (uint64_t)p->nshares, q = w / P, m = w % P;
+	const uint64_t r0 = (uint64_t)p->share, r1 = r0 + 1;
+	p->lo = q * r0 + m * r0 / P;
+	p->hi = q * r1 + m * r1 / P;
+}
+
+/* Type t over the files: the particles of the share's stretch, which
+ * starts the type at *base (advanced past the type). Files the stretch
+ * does not reach are not opened again (snap_parts_check read their
+ * headers). 0 or an error (logged). */
+static int snap_type(struct snap_pass *p, struct sim_snap *s0, int t, uint64_t *base,
+		     struct sim_snap_info *info)
+{
+	const struct sim_snap_header *h0 = sim_snap_header(s0);
+	uint64_t in_files = 0;
+	int err = 0;
+	for (int i = 0; i < h0->num_files && !err; i++) {
+		const uint64_t n = p->counts[i][t], at = *base + in_files;
+		in_files += n;
+		const uint64_t a = p->lo > at ? p->lo - at : 0;
+		const uint64_t b = p->hi < at + n ? (p->hi > at ? p->hi - at : 0) : n;
+		if (a >= b)
+			continue;
+		struct sim_snap *s = s0;
+		if (i > 0 && (err = snap_open_part(p, i, h0, &s)))
+			break;
+		if (sim_snap_header(s)->npart[t] != n) {
+			log_error("%s: part %d holds %llu particles of type %d now, %llu when its "
+				  "header was first read (changed while reading?)",
+				  p->path, i, (unsigned long long)sim_snap_header(s)->npart[t], t,
+				  (unsigned long long)n);
+			err = NB_ERUNTIME;
+		}
+		err = err ? err : snap_file_type(p, s, t, a, b, &info->kept[t]);
+		if (s != s0)
+			sim_snap_close(&s);
+	}
+	*base += in_files;
+	if (!err && in_files != h0->npart_total[t]) {
+		log_error("%s: type %d: the %d files hold %llu particles, but NumPart_Total[%d] "
+			  "says %llu",
+			  p->path, t, h0->num_files, (unsigned long long)in_files, t,
+			  (unsigned long long)h0->npart_total[t]);
+		err = NB_EINPUT;
+	}
+	info->in_file[t] = in_files;
+	return err;
+}
+
+/* Component c: the bodies of type t read into [first, p->at). */
+static void snap_component(struct snap_pass *p, int t, int c, size_t first)
+{
+	const struct scene_snap_type *ty = &p->opt->types[t];
+	struct sim_component *cp = &p->st->comps[c];
+	snprintf(cp->name, sizeof cp->name, "%s.%s", p->sc->bodies[p->k].name,
+		 sim_snap_type_names[t]);
+	memcpy(cp->color, ty->color, sizeof cp->color);
+	cp->brightness = ty->draw ? (float)ty->brightness : 0.0f;
+	cp->softening = sim_soft_length(p->sc, &p->sc->bodies[p->k], ty->softening);
+	cp->first = first;
+	cp->count = p->at - first;
+	for (size_t b = first; b < p->at; b++)
+		p->st->comp[b] = (uint16_t)c;
+}
+
 static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 {
-	struct sim_snap *s0 = NULL, *s = NULL;
+	struct sim_snap *s0 = NULL;
 	int err = snap_open_part(p, 0, NULL, &s0);
 	if (err)
 		return err;
@@ -439,98 +527,68 @@ static int snap_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
 	info->time = h0->time;
 	if ((err = snap_units(p, h0, info)))
 		goto end;
+	p->counts = calloc((size_t)(h0->num_files > 0 ? h0->num_files : 1), sizeof *p->counts);
+	if (!p->counts) {
+		log_error("%s: out of memory for the counts of %d files", p->path, h0->num_files);
+		err = NB_ERUNTIME;
+		goto end;
+	}
 	if ((err = snap_parts_check(p, h0)) || p->heads_only)
 		goto end;
+	snap_share_range(p, h0);
 	int c = comp0;
+	uint64_t base = 0;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
 		if (!snap_wanted(p, h0, t))
 			continue;
 		const size_t first = p->at;
-		uint64_t in_files = 0;
-		for (int i = 0; i < h0->num_files && !err; i++) {
-			if (i == 0)
-				s = s0;
-			else if ((err = snap_open_part(p, i, h0, &s)))
-				break;
-			in_files += sim_snap_header(s)->npart[t];
-			err = snap_file_type(p, s, t, &info->kept[t]);
-			if (s != s0)
-				sim_snap_close(&s);
-		}
-		if (err)
+		if ((err = snap_type(p, s0, t, &base, info)))
 			goto end;
-		if (in_files != h0->npart_total[t]) {
-			log_error("%s: type %d: the %d files hold %llu particles, but NumPart_Total[%d] "
-				  "says %llu",
-				  p->path, t, h0->num_files, (unsigned long long)in_files, t,
-				  (unsigned long long)h0->npart_total[t]);
-			err = NB_EINPUT;
-			goto end;
-		}
-		info->in_file[t] = in_files;
-		if (p->st) {
-			const struct scene_snap_type *ty = &p->opt->types[t];
-			struct sim_component *cp = &p->st->comps[c];
-			snprintf(cp->name, sizeof cp->name, "%s.%s", p->sc->bodies[p->k].name,
-				 sim_snap_type_names[t]);
-			memcpy(cp->color, ty->color, sizeof cp->color);
-			cp->brightness = ty->draw ? (float)ty->brightness : 0.0f;
-			cp->softening = sim_soft_length(p->sc, &p->sc->bodies[p->k], ty->softening);
-			cp->first = first;
-			cp->count = p->at - first;
-			for (size_t b = first; b < p->at; b++)
-				p->st->comp[b] = (uint16_t)c;
-		}
+		if (p->st)
+			snap_component(p, t, c, first);
 		c++;
 	}
 	info->ncomp = c - comp0;
-	if (!p->st && p->u)
+	if (!p->st && p->u && p->nshares < 1)
 		err = snap_masstable_check(p, h0, info);
 end:
+	free(p->counts);
+	p->counts = NULL;
 	sim_snap_close(&s0);
 	return err;
 }
 
-int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
-		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info)
+int sim_snap_entry_check(const struct scene *sc, int k, double total, size_t kept,
+			 const struct sim_snap_info *info)
 {
-	int err = sim_snap_load_path(sc, k, NULL, u, st, first, comp0, NULL, info);
 	const struct scene_body *b = &sc->bodies[k];
-	size_t kept = 0;
-	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
-		kept += info->kept[t];
-	if (!err && st && kept > 0 && sc->simulation.solver != SCENE_SOLVER_NONE) {
+	char path[SCENE_PATH_MAX + 64];
+	sim_snap_entry_path(sc, k, path, sizeof path);
+	if (kept > 0 && sc->simulation.solver != SCENE_SOLVER_NONE) {
 		/* the masses read, against the softening as scene_load checks the
 		 * scene's own: the largest acceleration G M / softening^2 (internal
 		 * units, G = 1) must stay below SNAP_ACC_MAX */
-		long double total = 0;
-		for (size_t i = first; i < first + kept && i < st->n; i++)
-			total += (long double)st->mass[i];
-		const double lg = total > 0 ? (double)log10l(total) - 2 * log10(scene_softening(sc))
-					    : -HUGE_VAL;
-		if (lg > log10(SNAP_ACC_MAX)) {
-			char path[SCENE_PATH_MAX + 64];
-			sim_snap_entry_path(sc, k, path, sizeof path);
+		const double lgm = total > 0 ? log10(total) : -HUGE_VAL;
+		const double lg = lgm - 2 * log10(scene_softening(sc));
+		if (lg > log10(SNAP_ACC_MAX) || total != total) {
 			log_error("%s: bodies.%d (%s): the particles' masses (Masses or MassTable, x "
 				  "%g from the mass unit, %s) add up to 1e%.1f internal units: with "
 				  "simulation.softening %g accelerations reach about 1e%.0f (G M / "
 				  "softening^2), beyond %g where they overflow; a bad mass unit or "
 				  "bad masses, or raise simulation.softening",
-				  path, k, b->name, info->mass, info->units, (double)log10l(total),
+				  path, k, b->name, info->mass, info->units, lgm,
 				  sc->simulation.softening, lg, SNAP_ACC_MAX);
 			return NB_EINPUT;
 		}
 	}
-	if (err || kept > 0 || b->snap.series[0])
-		return err;
+	if (kept > 0 || b->snap.series[0])
+		return 0;
 	/* an entry that makes no body: refused by the count pass, so that
 	 * --dry-run and the run refuse it alike; say which selection left
 	 * nothing (a series' first file may: bodies come later) */
 	int loaded = 0;
 	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
 		loaded += b->snap.types[t].load && info->in_file[t] > 0;
-	char path[SCENE_PATH_MAX + 64];
-	sim_snap_entry_path(sc, k, path, sizeof path);
 	log_error("%s: bodies.%d (%s) gives no body: %s", path, k, b->name,
 		  loaded == 0 ? "no type with particles is loaded (bodies.*.types.*.load: false, "
 				"or a file without particles)"
@@ -540,34 +598,67 @@ int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
 	return NB_EINPUT;
 }
 
+/* The kept bodies' count and, read into st at first, their mass. */
+static size_t snap_kept(const struct sim_state *st, size_t first,
+			const struct sim_snap_info *info, double *total)
+{
+	size_t kept = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		kept += info->kept[t];
+	long double m = 0;
+	for (size_t i = first; st && i < first + kept && i < st->n; i++)
+		m += (long double)st->mass[i];
+	*total = (double)m;
+	return kept;
+}
+
+int sim_snap_load(const struct scene *sc, int k, const struct sim_units *u,
+		  struct sim_state *st, size_t first, int comp0, struct sim_snap_info *info)
+{
+	int err = sim_snap_load_path(sc, k, NULL, u, st, first, comp0, NULL, info);
+	double total;
+	const size_t kept = snap_kept(st, first, info, &total);
+	return err ? err : sim_snap_entry_check(sc, k, st ? total : 0, kept, info);
+}
+
+/* The count or read pass p (its path, entry, state set), with the read
+ * buffers. 0 or an error (logged). */
+static int snap_pass_run(struct snap_pass *p, int comp0, struct sim_snap_info *info)
+{
+	memset(info, 0, sizeof *info);
+	p->id = malloc(SNAP_CHUNK * sizeof *p->id);
+	p->pos = malloc(3 * SNAP_CHUNK * sizeof *p->pos);
+	p->vel = malloc(3 * SNAP_CHUNK * sizeof *p->vel);
+	p->mass = malloc(SNAP_CHUNK * sizeof *p->mass);
+	int err = 0;
+	if (!p->id || !p->pos || !p->vel || !p->mass) {
+		log_error("%s: out of memory for the read buffers", p->path);
+		err = NB_ERUNTIME;
+	}
+	/* a scene's bodies keep the file's ParticleIDs (not a share's: a rank
+	 * holds no table of every body) */
+	if (!err && p->st && !p->ids_out && p->nshares < 1)
+		err = sim_state_pid_init(p->st);
+	if (!err)
+		err = snap_run(p, comp0, info);
+	free(p->id);
+	free(p->pos);
+	free(p->vel);
+	free(p->mass);
+	return err;
+}
+
 int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 		       const struct sim_units *u, struct sim_state *st, size_t first, int comp0,
 		       uint64_t *ids, struct sim_snap_info *info)
 {
 	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .u = u, .st = st,
 			      .at = first, .ids_out = ids};
-	memset(info, 0, sizeof *info);
 	if (path)
 		snprintf(p.path, sizeof p.path, "%s", path);
 	else
 		sim_snap_entry_path(sc, k, p.path, sizeof p.path);
-	p.id = malloc(SNAP_CHUNK * sizeof *p.id);
-	p.pos = malloc(3 * SNAP_CHUNK * sizeof *p.pos);
-	p.vel = malloc(3 * SNAP_CHUNK * sizeof *p.vel);
-	p.mass = malloc(SNAP_CHUNK * sizeof *p.mass);
-	int err = 0;
-	if (!p.id || !p.pos || !p.vel || !p.mass) {
-		log_error("%s: out of memory for the read buffers", p.path);
-		err = NB_ERUNTIME;
-	}
-	if (!err && st && !ids) /* a scene's bodies keep the file's ParticleIDs */
-		err = sim_state_pid_init(st);
-	if (!err)
-		err = snap_run(&p, comp0, info);
-	free(p.id);
-	free(p.pos);
-	free(p.vel);
-	free(p.mass);
+	int err = snap_pass_run(&p, comp0, info);
 	if (!err && st && !ids) {
 		size_t kept = 0;
 		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
@@ -577,6 +668,22 @@ int sim_snap_load_path(const struct scene *sc, int k, const char *path,
 			 info->num_files, info->num_files == 1 ? "" : "s", info->units);
 	}
 	return err;
+}
+
+int sim_snap_load_share(const struct scene *sc, int k, const struct sim_units *u,
+			struct sim_state *st, size_t first, int comp0, int share, int nshares,
+			uint64_t *ids, struct sim_snap_info *info)
+{
+	struct snap_pass p = {.sc = sc, .k = k, .opt = &sc->bodies[k].snap, .u = u, .st = st,
+			      .at = first, .ids_out = st ? ids : NULL,
+			      .share = share, .nshares = nshares};
+	sim_snap_entry_path(sc, k, p.path, sizeof p.path);
+	if (nshares < 1 || share < 0 || share >= nshares) {
+		memset(info, 0, sizeof *info);
+		log_error("%s: share %d of %d (internal)", p.path, share, nshares);
+		return NB_ERUNTIME;
+	}
+	return snap_pass_run(&p, comp0, info);
 }
 
 int sim_snap_check_path(const struct scene *sc, int k, const char *path,

@@ -1,0 +1,272 @@
+/* test_dist_snapin.c - ranks that each read their own part of a snapshot
+ * (issue 31; sim_snap_load_share in sim/snap_load.c, dist/snapin.c).
+ *
+ * In process (every build): for P = 1..4 the shares 0..P-1 of a snapshot
+ * entry, read one by one and put end to end, are sim_snap_load's bodies of
+ * the whole entry: the same positions, velocities and masses bit for bit,
+ * the same ParticleIDs and components, in the same order; each share holds
+ * about 1/P of the particles. On GADGET-2's example (skipped when
+ * ../shared/data/gadget2-ics is absent), on an HDF5 snapshot this program
+ * writes (one file) and on a 3-part set of the same run, with and without
+ * a subsample. A part whose header lies (NumPart_Total, NumPart_ThisFile)
+ * or a part of another set is refused by every share, naming the part.
+ * Over MPI (NB_MPI_BIN and mpirun, as tests/test_dist_domains.c; skipped
+ * without): a snapshot scene in simulation.ranks: domains over 1, 2 and 3
+ * ranks matches one process's statistics within the tree's tolerance, every
+ * body owned once.
+ *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist_snapin */
+#include <math.h>
+
+#include "../scene/scene.h"
+#include "test_snapshot_util.h"
+
+#define NB 460 /* bodies of g_scene: halo 200, disk 150, bulge 40, cluster 70 */
+#define GADGET2 "../shared/data/gadget2-ics/galaxy_littleendian.dat"
+
+/* stderr into g_dir/err.log while *saved >= 0 (capture_end restores it) */
+static void capture_begin(int *saved)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/err.log", g_dir);
+	fflush(stderr);
+	*saved = dup(2);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert(*saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+	close(fd);
+}
+
+static void capture_end(int saved)
+{
+	fflush(stderr);
+	ck_assert(dup2(saved, 2) == 2);
+	close(saved);
+}
+
+/* The whole entry k of sc as sim_snap_load reads it, into w (pid set). */
+static size_t load_whole(const struct scene *sc, int k, struct sim_state *w,
+			 struct sim_snap_info *info)
+{
+	struct sim_units u;
+	scene_units(sc, &u);
+	ck_assert_int_eq(sim_snap_load(sc, k, &u, NULL, 0, 0, info), 0);
+	size_t n = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		n += info->kept[t];
+	ck_assert_int_eq(sim_state_alloc(w, n, info->ncomp), 0);
+	ck_assert_int_eq(sim_snap_load(sc, k, &u, w, 0, 0, info), 0);
+	ck_assert_ptr_nonnull(w->pid);
+	return n;
+}
+
+/* Share r of P of entry k against w's bodies from *at on; *at advanced.
+ * Returns the particles the share spans before selection (its stretch). */
+static void share_matches(const struct scene *sc, int k, int r, int P, const struct sim_state *w,
+			  size_t *at, size_t *comp_count, double *mass)
+{
+	struct sim_units u;
+	scene_units(sc, &u);
+	struct sim_snap_info ci, ri;
+	ck_assert_int_eq(sim_snap_load_share(sc, k, &u, NULL, 0, 0, r, P, NULL, &ci), 0);
+	size_t m = 0;
+	for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+		m += ci.kept[t];
+	ck_assert_int_eq(ci.ncomp, w->ncomp);
+	struct sim_state s;
+	ck_assert_int_eq(sim_state_alloc(&s, m, ci.ncomp), 0);
+	uint64_t *ids = calloc(m ? m : 1, sizeof *ids);
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_int_eq(sim_snap_load_share(sc, k, &u, &s, 0, 0, r, P, ids, &ri), 0);
+	ck_assert_ptr_null(s.pid); /* no table of every body on a rank */
+	ck_assert_msg(*at + m <= w->n, "P %d share %d: %zu + %zu bodies of %zu", P, r, *at, m, w->n);
+	ck_assert(memcmp(s.pos, w->pos + 3 * *at, 3 * m * sizeof *s.pos) == 0);
+	ck_assert(memcmp(s.vel, w->vel + 3 * *at, 3 * m * sizeof *s.vel) == 0);
+	ck_assert(memcmp(s.mass, w->mass + *at, m * sizeof *s.mass) == 0);
+	ck_assert(memcmp(s.comp, w->comp + *at, m * sizeof *s.comp) == 0);
+	for (size_t i = 0; i < m; i++) {
+		ck_assert_msg(ids[i] == w->pid[*at + i], "P %d share %d body %zu: ID %llu, one "
+			      "process %llu", P, r, i, (unsigned long long)ids[i],
+			      (unsigned long long)w->pid[*at + i]);
+		*mass += s.mass[i];
+	}
+	for (int c = 0; c < s.ncomp; c++) {
+		const struct sim_component *a = &s.comps[c], *b = &w->comps[c];
+		ck_assert_str_eq(a->name, b->name);
+		ck_assert(a->softening == b->softening && a->brightness == b->brightness);
+		ck_assert(memcmp(a->color, b->color, sizeof a->color) == 0);
+		ck_assert_uint_eq(a->first, c == 0 ? 0 : s.comps[c - 1].first + s.comps[c - 1].count);
+		comp_count[c] += a->count;
+	}
+	*at += m;
+	free(ids);
+	sim_state_free(&s);
+}
+
+/* Shares 0..P-1 of entry 0 of sc, P = 1..4, end to end, are its whole
+ * load; without a selection each share spans floor/ceil of n/P bodies. */
+static void shares_are_the_whole(const struct scene *sc, int selected)
+{
+	struct sim_state w;
+	struct sim_snap_info info;
+	const size_t n = load_whole(sc, 0, &w, &info);
+	ck_assert_uint_gt(n, 0);
+	for (int P = 1; P <= 4; P++) {
+		size_t at = 0, count[64] = {0};
+		double mass = 0;
+		for (int r = 0; r < P; r++) {
+			const size_t before = at;
+			share_matches(sc, 0, r, P, &w, &at, count, &mass);
+			if (!selected)
+				ck_assert_msg(at - before == n * (size_t)(r + 1) / (size_t)P -
+								 n * (size_t)r / (size_t)P,
+					      "P %d share %d: %zu bodies of %zu", P, r, at - before, n);
+		}
+		ck_assert_uint_eq(at, n);
+		for (int c = 0; c < w.ncomp; c++)
+			ck_assert_uint_eq(count[c], w.comps[c].count);
+		ck_assert_int_eq(sim_snap_entry_check(sc, 0, mass, at, &info), 0);
+	}
+	printf("shares: %s: %zu bodies in %d components, P = 1..4 end to end equal the whole%s\n",
+	       sc->bodies[0].file, n, w.ncomp, selected ? " (subsample)" : "");
+	sim_state_free(&w);
+}
+
+/* Entry r reading FILE (in g_dir), with the extra YAML in the entry. */
+static void load_entry(const char *file, const char *extra, struct scene *sc)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "units: galactic\n"
+		 "simulation: {solver: barnes-hut, softening: 0.1, dt: 0.5}\n"
+		 "bodies:\n"
+		 "  - {name: r, model: snapshot, file: %s%s}\n"
+		 "camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
+		 "render: {width: 32, height: 24}\n"
+		 "output: {frames: 1}\n",
+		 file, extra);
+	ck_assert_int_eq(scene_load_string(text, "snapin.yaml", g_dir, NULL, 0, sc), 0);
+}
+
+/* The set (3 parts) of frame 7 into s3/, the one file into s1/. */
+static void write_both(void)
+{
+	ck_assert_int_eq(run("output.snapshots.dir=s3", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	ck_assert_int_eq(run("output.snapshots.dir=s1", "output.snapshots.every=4", NULL), 0);
+}
+
+START_TEST(shares_of_gadget2_example_are_its_whole_load)
+{
+	if (access("scenes/" "../" GADGET2, R_OK) != 0) {
+		printf("SKIP: %s absent\n", GADGET2);
+		return;
+	}
+	struct scene sc;
+	ck_assert_int_eq(scene_load("scenes/gadget2-galaxy.yaml", NULL, 0, &sc), 0);
+	shares_are_the_whole(&sc, 0);
+	const char *sub[] = {"bodies.0.subsample=0.3"};
+	ck_assert_int_eq(scene_load("scenes/gadget2-galaxy.yaml", sub, 1, &sc), 0);
+	shares_are_the_whole(&sc, 1);
+}
+END_TEST
+
+START_TEST(shares_of_a_written_file_and_set_are_their_whole_load)
+{
+	write_both();
+	const char *files[2] = {"s1/snap_002.hdf5", "s3/snap_002.0.hdf5"};
+	for (int f = 0; f < 2; f++) {
+		struct scene sc;
+		load_entry(files[f], "", &sc);
+		shares_are_the_whole(&sc, 0);
+		load_entry(files[f], ", subsample: 0.5", &sc);
+		shares_are_the_whole(&sc, 1);
+	}
+}
+END_TEST
+
+/* Header attribute NAME (6 unsigned) of g_dir/FILE: entry t + 1. */
+static void lie(const char *file, const char *name, int t)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", g_dir, file);
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t a = H5Aopen_by_name(f, "Header", name, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(a, 0);
+	unsigned v[SIM_SNAP_NTYPES];
+	ck_assert_int_ge(H5Aread(a, H5T_NATIVE_UINT, v), 0);
+	H5Aclose(a);
+	v[t]++;
+	ck_assert_int_ge(H5Adelete_by_name(f, "Header", name, H5P_DEFAULT), 0);
+	hsize_t n = SIM_SNAP_NTYPES;
+	hid_t sp = H5Screate_simple(1, &n, NULL), g = H5Gopen2(f, "Header", H5P_DEFAULT);
+	a = H5Acreate2(g, name, H5T_STD_U32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_ge(H5Awrite(a, H5T_NATIVE_UINT, v), 0);
+	H5Aclose(a);
+	H5Gclose(g);
+	H5Sclose(sp);
+	H5Fclose(f);
+}
+
+/* Every share r of 3, count pass and read, refuses FIRST's set (NB_EINPUT)
+ * with a message naming PART and saying WHAT. */
+static void every_share_refuses(const char *first, const char *part, const char *what)
+{
+	struct scene sc;
+	load_entry(first, "", &sc);
+	struct sim_units u;
+	scene_units(&sc, &u);
+	struct sim_state s;
+	ck_assert_int_eq(sim_state_alloc(&s, NB, 8), 0);
+	for (int r = 0; r < 3; r++)
+		for (int pass = 0; pass < 2; pass++) {
+			struct sim_snap_info info;
+			int saved;
+			capture_begin(&saved);
+			int rc = sim_snap_load_share(&sc, 0, &u, pass ? &s : NULL, 0, 0, r, 3, NULL,
+						     &info);
+			capture_end(saved);
+			const char *log = slurp("err.log");
+			ck_assert_msg(rc == NB_EINPUT, "share %d: %d: %s", r, rc, log);
+			ck_assert_msg(strstr(log, part) && strstr(log, what),
+				      "share %d: not naming %s with '%s': %s", r, part, what, log);
+		}
+	sim_state_free(&s);
+}
+
+START_TEST(a_part_that_lies_is_refused_by_every_share_naming_it)
+{
+	write_both();
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "cd '%s' && cp -r s3 t3 && cp -r s3 c3", g_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	lie("s3/snap_002.2.hdf5", "NumPart_Total", 1);
+	every_share_refuses("s3/snap_002.0.hdf5", "snap_002.2.hdf5", "NumPart_Total[1] is 201");
+	/* a count the part does not hold: the parts' sum against the totals */
+	lie("t3/snap_002.1.hdf5", "NumPart_ThisFile", 2);
+	every_share_refuses("t3/snap_002.0.hdf5", "snap_002.1.hdf5", "PartType2");
+	/* a part of another run's set of the same counts and time */
+	ck_assert_int_eq(run("output.snapshots.dir=s3b", "output.snapshots.every=4",
+			     "output.snapshots.files=3", NULL),
+			 0);
+	snprintf(cmd, sizeof cmd, "cd '%s' && cp s3b/snap_002.1.hdf5 c3/", g_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	every_share_refuses("c3/snap_002.0.hdf5", "snap_002.1.hdf5", "SetId");
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("dist_snapin");
+	TCase *tc = tcase_create("shares");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, shares_of_gadget2_example_are_its_whole_load);
+	tcase_add_test(tc, shares_of_a_written_file_and_set_are_their_whole_load);
+	tcase_add_test(tc, a_part_that_lies_is_refused_by_every_share_naming_it);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
