@@ -333,7 +333,6 @@ int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int 
 	struct let_plan pl = {0};
 	struct let_recv rv = {0};
 	int *idx = NULL, err = NB_ERUNTIME;
-	const int bd = t->s.each ? 5 : 4;
 	*buf = NULL;
 	*nbytes = 0;
 	if (t->t.nnodes > 0 && nbox > 0) {
@@ -352,16 +351,13 @@ int sim_let_export_cover(const struct sim_let_tree *t, const double *boxes, int 
 		let_bvh_fill(rv.node, 0, idx, nbox, boxes, &next);
 		let_plan(t, &rv, &pl);
 	}
-	const size_t len = sim_let_wire_size(&pl, bd);
+	const struct let_header h = sim_let_wire_header(&pl, (int)t->s.kernel, (int)t->opening,
+							t->multipoles, t->theta, t->s.each != NULL);
+	const size_t len = sim_let_wire_size(&h);
 	unsigned char *b = malloc(len);
 	if (!b)
 		goto oom;
-	const struct let_header h = {.body_doubles = (uint32_t)bd,
-				     .kernel = (int32_t)t->s.kernel,
-				     .opening = (int32_t)t->opening,
-				     .multipoles = t->multipoles,
-				     .theta = t->theta};
-	sim_let_wire_write(&t->t, &pl, h, b);
+	sim_let_wire_write(&t->t, &pl, &h, b);
 	*buf = b;
 	*nbytes = len;
 	err = 0;

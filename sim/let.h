@@ -23,8 +23,10 @@
  * disagrees with the length, a child index out of range, a value not
  * finite, another walk's parameters: NB_ERUNTIME, logged), little-endian
  * doubles as this machine writes them (the ranks of one run share a byte
- * order). Volume: a 64-byte header, 160 bytes a cell (18 doubles, 4
- * int32), 32 bytes a body (x y z m; 40 with lengths per body). */
+ * order). Volume: a 64-byte header; a cell carries what the walk reads,
+ * 5 to 18 doubles and 4 int32 (112 bytes for the default bmax opening
+ * with quadrupoles and one length, 128 with lengths per body, 144 with
+ * another opening); 32 bytes a body (x y z m; 40 with lengths per body). */
 #ifndef NB_SIM_LET_H
 #define NB_SIM_LET_H
 

@@ -10,49 +10,76 @@
 #include "let.h"
 #include "let_wire.h"
 
-/* The cells' doubles of node nd into d[LET_CELL_D] (each: lengths per
- * body; without, the tree never sets the cells' eps fields: zeros go). */
-static void let_put_cell(const struct tree_node *nd, int each, double *d)
+/* The fields a walk of multipoles and opening, with lengths per body or
+ * not (each), reads of a cell. */
+static uint32_t let_fields(int multipoles, int opening, int each)
+{
+	return (multipoles >= 2 ? LET_F_QUAD : 0) | (opening != SCENE_OPENING_BMAX ? LET_F_CUBE : 0) |
+	       (each ? LET_F_EPS : 0);
+}
+
+/* The doubles a cell of these fields carries. */
+static uint32_t let_cell_doubles(uint32_t f)
+{
+	return 5 + (f & LET_F_QUAD ? 7 : 0) + (f & LET_F_CUBE ? 4 : 0) + (f & LET_F_EPS ? 2 : 0);
+}
+
+struct let_header sim_let_wire_header(const struct let_plan *pl, int kernel, int opening,
+				      int multipoles, double theta, int each)
+{
+	const uint32_t f = let_fields(multipoles, opening, each);
+	const struct let_header h = {.magic = LET_MAGIC, .version = LET_VERSION,
+				     .header_bytes = sizeof h, .cell_doubles = let_cell_doubles(f),
+				     .cell_ints = LET_CELL_I, .body_doubles = each ? 5 : 4,
+				     .kernel = kernel, .opening = opening, .multipoles = multipoles,
+				     .cell_fields = f, .ncells = (uint64_t)pl->ncell,
+				     .nbodies = (uint64_t)pl->nbody, .theta = theta};
+	return h;
+}
+
+size_t sim_let_wire_size(const struct let_header *h)
+{
+	return sizeof *h + (size_t)h->ncells * (h->cell_doubles * 8 + LET_CELL_I * 4) +
+	       (size_t)h->nbodies * h->body_doubles * 8;
+}
+
+/* The doubles of node nd's fields f into d (let_cell_doubles(f) of them). */
+static void let_put_cell(const struct tree_node *nd, uint32_t f, double *d)
 {
 	memcpy(d, nd->com, 3 * sizeof *d);
 	d[3] = nd->mass;
-	memcpy(d + 4, nd->q, 6 * sizeof *d);
-	d[10] = nd->tr;
-	d[11] = nd->bmax;
-	memcpy(d + 12, nd->center, 3 * sizeof *d);
-	d[15] = nd->half;
-	d[16] = each ? nd->eps_max : 0;
-	d[17] = each ? nd->eps2_mean : 0;
+	d[4] = nd->bmax;
+	d += 5;
+	if (f & LET_F_QUAD) {
+		memcpy(d, nd->q, 6 * sizeof *d);
+		d[6] = nd->tr;
+		d += 7;
+	}
+	if (f & LET_F_CUBE) {
+		memcpy(d, nd->center, 3 * sizeof *d);
+		d[3] = nd->half;
+		d += 4;
+	}
+	if (f & LET_F_EPS) {
+		d[0] = nd->eps_max;
+		d[1] = nd->eps2_mean;
+	}
 }
 
-size_t sim_let_wire_size(const struct let_plan *pl, int bd)
+void sim_let_wire_write(const struct tree *t, const struct let_plan *pl,
+			const struct let_header *h, unsigned char *b)
 {
-	return sizeof(struct let_header) + (size_t)pl->ncell * (LET_CELL_D * 8 + LET_CELL_I * 4) +
-	       (size_t)pl->nbody * (size_t)bd * 8;
-}
-
-void sim_let_wire_write(const struct tree *t, const struct let_plan *pl, struct let_header h,
-			unsigned char *b)
-{
-	const size_t bd = h.body_doubles;
-	h.magic = LET_MAGIC;
-	h.version = LET_VERSION;
-	h.header_bytes = sizeof h;
-	h.cell_doubles = LET_CELL_D;
-	h.cell_ints = LET_CELL_I;
-	h.reserved = 0;
-	h.ncells = (uint64_t)pl->ncell;
-	h.nbodies = (uint64_t)pl->nbody;
-	memcpy(b, &h, sizeof h);
-	unsigned char *cd = b + sizeof h, *ci = cd + (size_t)pl->ncell * LET_CELL_D * 8,
+	const size_t bd = h->body_doubles, cd = h->cell_doubles;
+	memcpy(b, h, sizeof *h);
+	unsigned char *cb = b + sizeof *h, *ci = cb + (size_t)pl->ncell * cd * 8,
 		      *bb = ci + (size_t)pl->ncell * LET_CELL_I * 4;
 	if (pl->ncell > 0) /* an empty export has no plan arrays */
 		memcpy(ci, pl->meta, (size_t)pl->ncell * LET_CELL_I * 4);
 	for (int c = 0; c < pl->ncell; c++) {
 		const struct tree_node *nd = &t->nodes[pl->src[c]];
-		double d[LET_CELL_D];
-		let_put_cell(nd, t->eps != NULL, d);
-		memcpy(cd + (size_t)c * sizeof d, d, sizeof d);
+		double d[LET_CELL_DMAX];
+		let_put_cell(nd, h->cell_fields, d);
+		memcpy(cb + (size_t)c * cd * 8, d, cd * 8);
 		if (!(pl->meta[LET_CELL_I * c + 1] & LET_LEAF))
 			continue;
 		for (int k = nd->first; k < nd->first + nd->count; k++) {
@@ -80,12 +107,16 @@ static int let_header_read(const char *what, const void *buf, size_t nbytes,
 			  what, (unsigned)h->magic, (unsigned)h->version);
 		return NB_ERUNTIME;
 	}
-	if (h->header_bytes != sizeof *h || h->cell_doubles != LET_CELL_D ||
-	    h->cell_ints != LET_CELL_I || (h->body_doubles != 4 && h->body_doubles != 5)) {
-		log_error("let: %s: layout %u/%u/%u/%u is not this program's (%zu/%d/%d/4 or 5)",
-			  what, (unsigned)h->header_bytes, (unsigned)h->cell_doubles,
-			  (unsigned)h->cell_ints, (unsigned)h->body_doubles, sizeof *h, LET_CELL_D,
-			  LET_CELL_I);
+	const uint32_t f = let_fields(h->multipoles, h->opening, h->body_doubles == 5);
+	if (h->header_bytes != sizeof *h || h->cell_fields != f ||
+	    h->cell_doubles != let_cell_doubles(f) || h->cell_ints != LET_CELL_I ||
+	    (h->body_doubles != 4 && h->body_doubles != 5)) {
+		log_error("let: %s: layout %u/%u/%u/%u/%u is not this program's for its walk "
+			  "(%zu/%u/%u/%d/4 or 5)",
+			  what, (unsigned)h->header_bytes, (unsigned)h->cell_fields,
+			  (unsigned)h->cell_doubles, (unsigned)h->cell_ints,
+			  (unsigned)h->body_doubles, sizeof *h, (unsigned)f,
+			  (unsigned)let_cell_doubles(f), LET_CELL_I);
 		return NB_ERUNTIME;
 	}
 	if (h->ncells > LET_MAX_COUNT || h->nbodies > LET_MAX_COUNT ||
@@ -94,7 +125,7 @@ static int let_header_read(const char *what, const void *buf, size_t nbytes,
 			  (unsigned long long)h->ncells, (unsigned long long)h->nbodies);
 		return NB_ERUNTIME;
 	}
-	const uint64_t len = sizeof *h + h->ncells * (LET_CELL_D * 8 + LET_CELL_I * 4) +
+	const uint64_t len = sizeof *h + h->ncells * (h->cell_doubles * 8 + LET_CELL_I * 4) +
 			     h->nbodies * h->body_doubles * 8;
 	if (len != nbytes) {
 		log_error("let: %s: %zu bytes, but its counts (%llu cells, %llu bodies) make %llu",
@@ -160,12 +191,49 @@ static int let_cell_links(const int32_t *m, int c, const struct let_header *h,
 	return 0;
 }
 
+/* Node nd's moments from the doubles d of fields f (let_put_cell's order;
+ * a field not sent: 0). 0, or -1 when a value is not finite or a mass,
+ * bmax, half side or length is negative. */
+static int let_get_cell(const double *d, uint32_t f, struct tree_node *nd)
+{
+	const int n = (int)let_cell_doubles(f);
+	if (!let_finite(d, n, n) || d[3] < 0 || d[4] < 0)
+		return -1;
+	memcpy(nd->com, d, sizeof nd->com);
+	nd->mass = d[3];
+	nd->bmax = d[4];
+	memset(nd->q, 0, sizeof nd->q);
+	memset(nd->center, 0, sizeof nd->center);
+	nd->tr = nd->half = nd->eps_max = nd->eps2_mean = 0;
+	d += 5;
+	if (f & LET_F_QUAD) {
+		memcpy(nd->q, d, sizeof nd->q);
+		nd->tr = d[6];
+		d += 7;
+	}
+	if (f & LET_F_CUBE) {
+		memcpy(nd->center, d, sizeof nd->center);
+		nd->half = d[3];
+		d += 4;
+		if (nd->half < 0)
+			return -1;
+	}
+	if (f & LET_F_EPS) {
+		nd->eps_max = d[0];
+		nd->eps2_mean = d[1];
+		if (d[0] < 0 || d[1] < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The cells of buf (header h) into t->nodes. 0 or NB_ERUNTIME (logged). */
 static int let_read_cells(const char *what, const unsigned char *buf, const struct let_header *h,
 			  struct tree *t)
 {
 	const int nc = (int)h->ncells;
-	const unsigned char *cd = buf + sizeof *h, *ci = cd + (size_t)nc * LET_CELL_D * 8;
+	const size_t nd8 = (size_t)h->cell_doubles * 8;
+	const unsigned char *cb = buf + sizeof *h, *ci = cb + (size_t)nc * nd8;
 	int *parent = malloc((size_t)nc * sizeof *parent), *depth = malloc((size_t)nc * sizeof *depth);
 	int err = NB_ERUNTIME, c = 0;
 	const char *why = "out of memory";
@@ -176,29 +244,18 @@ static int let_read_cells(const char *what, const unsigned char *buf, const stru
 	depth[0] = 0;
 	for (c = 0; c < nc; c++) {
 		struct tree_node *nd = &t->nodes[c];
-		double d[LET_CELL_D];
+		double d[LET_CELL_DMAX];
 		int32_t m[LET_CELL_I];
-		memcpy(d, cd + (size_t)c * sizeof d, sizeof d);
+		memcpy(d, cb + (size_t)c * nd8, nd8);
 		memcpy(m, ci + (size_t)c * sizeof m, sizeof m);
 		if (c > 0 && parent[c] < 0) {
 			why = "cell is nobody's child";
 			goto fail;
 		}
-		/* all finite; mass, bmax, half and the lengths not negative */
-		if (!let_finite(d, LET_CELL_D, LET_CELL_D) || d[3] < 0 || d[11] < 0 || d[15] < 0 ||
-		    d[16] < 0 || d[17] < 0) {
-			why = "a value is not finite or is negative";
+		if (let_get_cell(d, h->cell_fields, nd)) {
+			why = "a value is not finite, or a mass, bmax, side or length is negative";
 			goto fail;
 		}
-		memcpy(nd->com, d, sizeof nd->com);
-		nd->mass = d[3];
-		memcpy(nd->q, d + 4, sizeof nd->q);
-		nd->tr = d[10];
-		nd->bmax = d[11];
-		memcpy(nd->center, d + 12, sizeof nd->center);
-		nd->half = d[15];
-		nd->eps_max = d[16];
-		nd->eps2_mean = d[17];
 		if (let_cell_links(m, c, h, nd, parent, depth, &why))
 			goto fail;
 	}
@@ -216,7 +273,7 @@ static int let_read_bodies(const char *what, const unsigned char *buf,
 			   const struct let_header *h, struct tree *t)
 {
 	const int bd = (int)h->body_doubles;
-	const unsigned char *bb = buf + sizeof *h + h->ncells * (LET_CELL_D * 8 + LET_CELL_I * 4);
+	const unsigned char *bb = buf + sizeof *h + h->ncells * (h->cell_doubles * 8 + LET_CELL_I * 4);
 	for (size_t k = 0; k < t->n; k++) {
 		double v[5];
 		memcpy(v, bb + k * (size_t)bd * 8, (size_t)bd * 8);

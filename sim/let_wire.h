@@ -3,16 +3,22 @@
  * sim/let.c and nothing else.
  *
  * The buffer: a 64-byte header (magic, version, the sizes of what follows,
- * the sender's kernel, opening, multipoles and theta, the counts), then
- * LET_CELL_D doubles per cell (com, mass, q[6], T, bmax, centre, half,
- * eps_max, eps2_mean), LET_CELL_I int32 per cell (first child, flags:
- * children mask | leaf | pruned, first body, body count), and 4 or 5
- * doubles per body (x y z m, and eps with lengths per body). The reader
+ * which fields a cell carries, the sender's kernel, opening, multipoles
+ * and theta, the counts), then per cell the doubles its walk reads - com,
+ * mass, bmax always; q[6] and T with quadrupoles (LET_F_QUAD); the cube's
+ * centre and half side with an opening other than bmax (LET_F_CUBE);
+ * eps_max and eps2_mean with lengths per body (LET_F_EPS): 5 to 18 - then
+ * LET_CELL_I int32 per cell (first child, flags: children mask | leaf |
+ * pruned, first body, body count), and 4 or 5 doubles per body (x y z m,
+ * and eps with lengths per body). The default walk (bmax, quadrupoles,
+ * one length) sends 12 doubles a cell: 112 bytes with the ints. The reader
  * (sim_let_wire_read) checks the length against the counts before
  * reading, every value finite, every index in range and every cell but
  * the root the child of exactly one earlier cell, no deeper than
- * TREE_MAX_DEPTH (the walk's stack); whether the sender walked with this
- * rank's parameters is sim/let.c's to check, from the header. */
+ * TREE_MAX_DEPTH (the walk's stack), and the fields those that the
+ * header's own multipoles, opening and body layout need; whether the
+ * sender walked with this rank's parameters is sim/let.c's to check, from
+ * the header. A field not sent reads as 0 (the walk does not read it). */
 #ifndef NB_SIM_LET_WIRE_H
 #define NB_SIM_LET_WIRE_H
 
@@ -22,9 +28,12 @@
 #include "tree_internal.h"
 
 #define LET_MAGIC 0x544c424eu /* "NBLT" little-endian */
-#define LET_VERSION 1u
-#define LET_CELL_D 18
+#define LET_VERSION 2u
+#define LET_CELL_DMAX 18
 #define LET_CELL_I 4
+#define LET_F_QUAD 1u /* q[6], T */
+#define LET_F_CUBE 2u /* centre[3], half */
+#define LET_F_EPS 4u  /* eps_max, eps2_mean */
 #define LET_LEAF 0x100
 #define LET_PRUNED 0x200
 #define LET_MAX_COUNT ((uint64_t)1 << 30) /* the CPU tree's limit */
@@ -33,7 +42,7 @@ struct let_header {
 	uint32_t magic, version;
 	uint32_t header_bytes, cell_doubles, cell_ints, body_doubles;
 	int32_t kernel, opening, multipoles;
-	uint32_t reserved;
+	uint32_t cell_fields; /* LET_F_* */
 	uint64_t ncells, nbodies;
 	double theta;
 };
@@ -47,14 +56,17 @@ struct let_plan {
 	int ncell, nbody;
 };
 
-/* The length of the buffer of pl with bd doubles a body (4 or 5). */
-size_t sim_let_wire_size(const struct let_plan *pl, int bd);
+/* The header of plan pl for a walk of kernel, opening, multipoles and
+ * theta, with lengths per body or not (each): every field set. */
+struct let_header sim_let_wire_header(const struct let_plan *pl, int kernel, int opening,
+				      int multipoles, double theta, int each);
 
-/* The buffer of plan pl over tree t into b (sim_let_wire_size bytes): h's
- * kernel, opening, multipoles, theta and body_doubles as given, the rest
- * (magic, sizes, counts) set here. */
-void sim_let_wire_write(const struct tree *t, const struct let_plan *pl, struct let_header h,
-			unsigned char *b);
+/* The length of the buffer of header h. */
+size_t sim_let_wire_size(const struct let_header *h);
+
+/* The buffer of plan pl over tree t into b (sim_let_wire_size(h) bytes). */
+void sim_let_wire_write(const struct tree *t, const struct let_plan *pl,
+			const struct let_header *h, unsigned char *b);
 
 /* Buffer buf (nbytes) as a foreign tree *t (multipoles: the walk's) and
  * its header *h, every part checked (top of the file; what: the buffer's
