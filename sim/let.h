@@ -21,8 +21,9 @@
  * of the Morton curve holds much of the others (the curve's pieces are not
  * half-spaces): a rank should describe its bodies by a cover
  * (sim_let_cover, the boxes of its top cells) and the others export to
- * that (sim_let_export_cover). Measured (tests/test_let.c; a Plummer
- * sphere, theta 0.5, covers of 1024 boxes): a rank of 2 holding 500k of
+ * that (sim_let_export_cover). Measured once with these functions (a
+ * Plummer sphere, theta 0.5, covers of 1024 boxes; tests/test_let.c
+ * prints the smaller cases it runs): a rank of 2 holding 500k of
  * 1M bodies receives about 5.8 MB a step (33k cells, 64k bodies), 12
  * bytes per own body; 8x the bodies send about 3.7x the bytes.
  *
