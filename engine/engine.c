@@ -175,6 +175,21 @@ int engine_split_h(struct engine *e, const struct scene *sc, const struct sim_st
 	return render_adaptive_h_state(sc, st, u, h);
 }
 
+int engine_split_h_moves(const struct engine *e)
+{
+	return e && e->split.h_follow != NULL;
+}
+
+int engine_split_h_follow(struct engine *e, const uint32_t *id_then, const double *h_then,
+			  size_t n_then, const struct sim_state *st, double *out)
+{
+	if (!engine_split_h_moves(e)) {
+		log_error("engine_split_h_follow: the bodies do not move between ranks (internal)");
+		return NB_ERUNTIME;
+	}
+	return e->split.h_follow(e->split.ctx, id_then, h_then, n_then, st, out);
+}
+
 void engine_split_sum(struct engine *e, float *buf, size_t n)
 {
 	if (e->split.sum)

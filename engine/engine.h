@@ -52,6 +52,12 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  *           adaptive smoothing lengths of this rank's bodies st in scene
  *           units (render_adaptive_h_state's contract, the neighbours
  *           searched over every rank's bodies), a collective call;
+ *   h_follow NULL when a rank's bodies keep their places between frames;
+ *           else (they move between ranks and are reordered) h_then[k],
+ *           the length computed for the body of id id_then[k] (n_then of
+ *           them, this rank's at that time), found for each of st's
+ *           bodies now, wherever it was then: out[i] is the length of the
+ *           body st->id[i]. A collective call;
  *   desc    engine_describe's text. */
 struct engine_split {
 	int (*force)(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
@@ -62,6 +68,8 @@ struct engine_split {
 	void (*sums)(void *ctx, double *v, int n);
 	int (*h)(void *ctx, const struct scene *sc, const struct sim_state *st,
 		 const struct sim_units *u, double *h);
+	int (*h_follow)(void *ctx, const uint32_t *id_then, const double *h_then, size_t n_then,
+			const struct sim_state *st, double *out);
 	void *ctx;
 	const char *desc;
 };
@@ -122,6 +130,12 @@ int engine_split_bodies(struct engine *e, const struct sim_state *st, const doub
  * ranks that hold their own bodies. */
 int engine_split_h(struct engine *e, const struct scene *sc, const struct sim_state *st,
 		   const struct sim_units *u, double *h);
+/* 1 when the split has h_follow: lengths kept between frames must then
+ * follow their bodies (engine_split_h_follow), as they move between ranks. */
+int engine_split_h_moves(const struct engine *e);
+/* The split's h_follow; NB_ERUNTIME (internal) without one. */
+int engine_split_h_follow(struct engine *e, const uint32_t *id_then, const double *h_then,
+			  size_t n_then, const struct sim_state *st, double *out);
 /* The split's sum of n floats over the ranks; nothing when not split. */
 void engine_split_sum(struct engine *e, float *buf, size_t n);
 /* 1 in film mode without a series (simulation.solver: none, no
