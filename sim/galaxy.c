@@ -23,9 +23,11 @@
  * thread count. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "galaxy_potential.h"
+#include "ic_range.h"
 #include "sim.h"
 #include "soften_assign.h"
 
@@ -72,12 +74,12 @@ static uint64_t part_stream(uint64_t stream_base, int part)
  * settles towards their thickness. young: the thinner, colder young layer
  * (sim/galaxy_young.c; z0 = SIM_GALAXY_YOUNG_HEIGHT x the disk's, cold 1). */
 static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold,
-			struct sim_state *st, size_t first, long count, uint64_t seed,
+			struct sim_state *st, size_t first, long i0, long count, uint64_t seed,
 			uint64_t stream, int young)
 {
 	double rmax = SIM_GALAXY_DISK_RMAX * m->h;
 #pragma omp parallel for schedule(static)
-	for (long i = 0; i < count; i++) {
+	for (long i = i0; i < i0 + count; i++) {
 		struct draw r = {seed, stream, (uint64_t)(i / 2) * DRAWS, 0};
 		double sg = (i & 1) ? -1.0 : 1.0; /* mirror pairs, see sim_ic_disk_galaxy */
 		double R;
@@ -105,7 +107,7 @@ static void sample_disk(const struct sim_galaxy_model *m, double z0, double cold
 		double vz = sqrt(k.sigz2) * gauss(&r);
 		double vp = vphi + sqrt(k.sigp2) * gauss(&r);
 		double c = cos(ph), s = sin(ph);
-		size_t j = first + (size_t)i;
+		size_t j = first + (size_t)(i - i0);
 		st->pos[3 * j + 0] = sg * R * c;
 		st->pos[3 * j + 1] = sg * R * s;
 		st->pos[3 * j + 2] = sg * z;
@@ -136,12 +138,12 @@ static double draw_speed(const struct sim_galaxy_df *df, double r, struct draw *
 }
 
 static void sample_sphere(const struct sim_galaxy_df *df, double a, double rt,
-			  struct sim_state *st, size_t first, long count, uint64_t seed,
+			  struct sim_state *st, size_t first, long i0, long count, uint64_t seed,
 			  uint64_t stream)
 {
 	double ft = rt * rt / ((rt + a) * (rt + a));
 #pragma omp parallel for schedule(static)
-	for (long i = 0; i < count; i++) {
+	for (long i = i0; i < i0 + count; i++) {
 		struct draw r = {seed, stream, (uint64_t)(i / 2) * DRAWS, 0};
 		double sg = (i & 1) ? -1.0 : 1.0;
 		double sq = sqrt(uni(&r) * ft);
@@ -151,7 +153,7 @@ static void sample_sphere(const struct sim_galaxy_df *df, double a, double rt,
 		double vct = 2 * uni(&r) - 1, vst = sqrt(1 - vct * vct);
 		double vph = 2 * M_PI * uni(&r);
 		double v = draw_speed(df, rad, &r);
-		size_t j = first + (size_t)i;
+		size_t j = first + (size_t)(i - i0);
 		st->pos[3 * j + 0] = sg * rad * sth * cos(ph);
 		st->pos[3 * j + 1] = sg * rad * sth * sin(ph);
 		st->pos[3 * j + 2] = sg * rad * ct;
@@ -159,30 +161,6 @@ static void sample_sphere(const struct sim_galaxy_df *df, double a, double rt,
 		st->vel[3 * j + 1] = sg * v * vst * sin(vph);
 		st->vel[3 * j + 2] = sg * v * vct;
 	}
-}
-
-/* Subtract the part's mean position and velocity (equal masses), so each
- * part, and therefore the galaxy, is centred with zero momentum. Bodies come
- * in mirror pairs (x, v) and (-x, -v), so this only moves anything when a
- * count is odd. Centring a random sample instead would shift it by
- * r_rms / sqrt(N), and a truncated Hernquist halo's r_rms is ~sqrt(2 a r_t):
- * for N = 6000, a shift of 0.1 a, which wrecks the inner rotation curve. The
- * point reflection keeps the disk's sense of rotation. */
-static void centre_part(struct sim_state *st, size_t first, long count)
-{
-	if (count <= 0)
-		return;
-	double c[6] = {0};
-	for (long i = 0; i < count; i++)
-		for (int d = 0; d < 3; d++) {
-			c[d] += st->pos[3 * (first + i) + d];
-			c[3 + d] += st->vel[3 * (first + i) + d];
-		}
-	for (long i = 0; i < count; i++)
-		for (int d = 0; d < 3; d++) {
-			st->pos[3 * (first + i) + d] -= c[d] / count;
-			st->vel[3 * (first + i) + d] -= c[3 + d] / count;
-		}
 }
 
 static int check_part(int k, const char *part, const struct scene_part *p, int disk)
@@ -227,34 +205,150 @@ static void name_part(struct sim_component *c, const struct scene_body *b, int k
 	c->count = (size_t)cnt;
 }
 
-/* Positions and velocities of part KIND's bodies [at, at + cnt). */
+/* Positions and velocities of part KIND's bodies [i0, i0 + cnt) (the
+ * part's indices) into st at [at, at + cnt). */
 static void sample_part(int kind, const struct sim_galaxy_model *m,
 			const struct sim_galaxy_df df[3], const struct scene_body *b,
-			const struct sim_units *u, struct sim_state *st, size_t at, long cnt,
-			uint64_t seed, uint64_t stream)
+			const struct sim_units *u, struct sim_state *st, size_t at, long i0,
+			long cnt, uint64_t seed, uint64_t stream)
 {
 	if (kind == P_DISK)
-		sample_disk(m, m->z0, 1.0, st, at, cnt, seed, stream, 0);
+		sample_disk(m, m->z0, 1.0, st, at, i0, cnt, seed, stream, 0);
 	else if (kind == P_BULGE)
-		sample_sphere(&df[1], m->ab, m->rtb, st, at, cnt, seed, stream);
+		sample_sphere(&df[1], m->ab, m->rtb, st, at, i0, cnt, seed, stream);
 	else if (kind == P_HALO)
-		sample_sphere(&df[2], m->ah, m->rth, st, at, cnt, seed, stream);
+		sample_sphere(&df[2], m->ah, m->rth, st, at, i0, cnt, seed, stream);
 	else if (kind == P_YOUNG)
-		sample_disk(m, SIM_GALAXY_YOUNG_HEIGHT * m->z0, 1.0, st, at, cnt, seed, stream, 1);
+		sample_disk(m, SIM_GALAXY_YOUNG_HEIGHT * m->z0, 1.0, st, at, i0, cnt, seed, stream, 1);
 	else
 		sample_disk(m, sim_dust_height(b) * u->length,
-			    sim_dust_height(b) / b->disk.scale_height, st, at, cnt, seed, stream, 0);
+			    sim_dust_height(b) / b->disk.scale_height, st, at, i0, cnt, seed, stream,
+			    0);
 }
 
-int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
-		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base)
+/* Subtract the part's mean position and velocity (equal masses), so each
+ * part, and therefore the galaxy, is centred with zero momentum. Bodies come
+ * in mirror pairs (x, v) and (-x, -v), so this only moves anything when a
+ * count is odd. Centring a random sample instead would shift it by
+ * r_rms / sqrt(N), and a truncated Hernquist halo's r_rms is ~sqrt(2 a r_t):
+ * for N = 6000, a shift of 0.1 a, which wrecks the inner rotation curve. The
+ * point reflection keeps the disk's sense of rotation.
+ *
+ * The sum is the serial one over the part in index order, and it needs
+ * none of the bodies but the last: a pair's two terms are exact negatives,
+ * so the running sum returns to +0 after each pair, and it ends at +0
+ * (even count) or +0 + the unpaired last body (odd). So a range [i0, i0 +
+ * cnt) of a count-body part, sampled into st at `at`, is centred bit for
+ * bit as the whole part is: the last body is drawn alone when the range
+ * lacks it. */
+static void centre_part(int kind, const struct sim_galaxy_model *m,
+			const struct sim_galaxy_df df[3], const struct scene_body *b,
+			const struct sim_units *u, struct sim_state *st, size_t at, long cnt,
+			long count, uint64_t seed, uint64_t stream)
+{
+	if (count <= 0 || cnt <= 0)
+		return;
+	double c[6] = {0};
+	if (count & 1) {
+		double x[3], v[3];
+		struct sim_state last = {.n = 1, .pos = x, .vel = v};
+		sample_part(kind, m, df, b, u, &last, 0, count - 1, 1, seed, stream);
+		for (int d = 0; d < 3; d++) {
+			c[d] += x[d];
+			c[3 + d] += v[d];
+		}
+	}
+	for (long i = 0; i < cnt; i++)
+		for (int d = 0; d < 3; d++) {
+			st->pos[3 * (at + i) + d] -= c[d] / count;
+			st->vel[3 * (at + i) + d] -= c[3 + d] / count;
+		}
+}
+
+/* One galaxy's sampling: its model, the bulge's and halo's distribution
+ * functions, and where the range goes. */
+struct gal_fill {
+	const struct scene *sc;
+	const struct scene_body *b;
+	const struct sim_units *u;
+	struct sim_galaxy_model m;
+	struct sim_galaxy_df df[3];
+	struct sim_state *st;
+	size_t first, lo, hi, at; /* the entry's first body; its range [lo, hi) into st at `at` */
+	int comp0;
+	uint64_t stream_base;
+};
+
+/* Part j (kind, cnt bodies, entry-local [off, off + cnt)): its component
+ * named, and its bodies inside [g->lo, g->hi) sampled, centred, weighed. */
+static void fill_part(const struct gal_fill *g, int j, int kind, long ndust, size_t off,
+		      long cnt, double mi)
+{
+	const struct scene_part *parts[3] = {&g->b->disk, &g->b->bulge, &g->b->halo};
+	struct sim_state *st = g->st;
+	if (st->comps && g->comp0 + j < st->ncomp) {
+		name_part(&st->comps[g->comp0 + j], g->b, kind, ndust, g->first + off, cnt);
+		/* the young stars and the dust are the disk's bodies */
+		st->comps[g->comp0 + j].softening =
+			sim_soft_length(g->sc, g->b, parts[kind < P_YOUNG ? kind : P_DISK]->softening);
+	}
+	const size_t a = off > g->lo ? off : g->lo, e = off + (size_t)cnt;
+	const size_t z = e < g->hi ? e : g->hi;
+	if (cnt == 0 || a >= z)
+		return;
+	const size_t at = g->at + (a - g->lo);
+	const long i0 = (long)(a - off), n = (long)(z - a);
+	const uint64_t stream = part_stream(g->stream_base, j);
+	sample_part(kind, &g->m, g->df, g->b, g->u, st, at, i0, n, g->sc->seed, stream);
+	centre_part(kind, &g->m, g->df, g->b, g->u, st, at, n, cnt, g->sc->seed, stream);
+	for (long i = 0; i < n; i++) {
+		st->mass[at + (size_t)i] = mi;
+		st->comp[at + (size_t)i] = (uint16_t)(g->comp0 + j);
+		st->id[at + (size_t)i] = (uint32_t)(g->first + a + (size_t)i);
+	}
+}
+
+/* The parts in order (see sim_ic_disk_galaxy's contract). */
+static void fill_parts(const struct gal_fill *g)
+{
+	const struct scene_body *b = g->b;
+	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
+	/* After the halo, carved out of the disk (each with the disk's body mass,
+	 * so the disk's count and mass are kept): the young stars (sim/
+	 * galaxy_young.c), then the dust (bodies.*.dust): the last ndust bodies
+	 * and their mass become "NAME.dust", dark (colour and brightness 0),
+	 * absorbing with kappa = tau0 2 pi h^2 / M_dust (scene units), so that
+	 * the face-on column through the centre, Sigma_dust(0) = M_dust / (2 pi
+	 * h^2), has optical depth tau0. Each extra takes the next component and
+	 * stream slot (3, then 4); without them everything is as it was. */
+	const long nyoung = sim_galaxy_young_count(&b->disk), ndust = scene_dust_count(b);
+	const double mbody = parts[0]->count > 0 ? parts[0]->mass * g->u->mass / (double)parts[0]->count : 0;
+	int kinds[5] = {P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST}, nk = 3;
+	if (nyoung > 0)
+		kinds[nk++] = P_YOUNG;
+	if (ndust > 0)
+		kinds[nk++] = P_DUST;
+	size_t off = 0;
+	for (int j = 0; j < nk; j++) {
+		const int kind = kinds[j];
+		long cnt = kind == P_YOUNG ? nyoung : kind == P_DUST ? ndust
+			 : parts[kind]->count > 0 ? parts[kind]->count : 0;
+		if (kind == P_DISK)
+			cnt -= nyoung + ndust;
+		double mi = kind == P_DISK || kind >= P_YOUNG ? mbody
+			  : cnt > 0 ? parts[kind]->mass * g->u->mass / (double)cnt : 0;
+		fill_part(g, j, kind, ndust, off, cnt, mi);
+		off += (size_t)cnt;
+	}
+}
+
+int sim_ic_disk_galaxy_range(const struct scene *sc, int k, const struct sim_units *u,
+			     struct sim_state *st, size_t first, int comp0, uint64_t stream_base,
+			     size_t lo, size_t hi, size_t at)
 {
 	const struct scene_body *b = &sc->bodies[k];
 	const struct scene_part *parts[3] = {&b->disk, &b->bulge, &b->halo};
-	struct sim_galaxy_df df[3];
-	memset(df, 0, sizeof df);
 	int rc = 0;
-
 	if (b->model != SCENE_MODEL_DISK_GALAXY) {
 		log_error("bodies.%d (%s): not a disk-galaxy entry", k, b->name);
 		return NB_EINPUT;
@@ -265,66 +359,45 @@ int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
 	size_t n = 0;
 	for (int j = 0; j < 3; j++)
 		n += parts[j]->count > 0 ? (size_t)parts[j]->count : 0;
-	if (first + n > st->n) {
-		log_error("bodies.%d (%s): %zu bodies do not fit the state (%zu from %zu)", k,
-			  b->name, n, st->n, first);
+	if (lo > hi || hi > n || at + (hi - lo) > st->n) {
+		log_error("bodies.%d (%s): bodies [%zu, %zu) of %zu do not fit the state (%zu from "
+			  "%zu)", k, b->name, lo, hi, n, st->n, at);
 		return NB_ERUNTIME;
 	}
-
-	struct sim_galaxy_model m;
-	double eps = scene_softening(sc);
-	if ((rc = sim_galaxy_model_build(b, u, eps, &m)))
-		return rc;
-	for (int j = 1; j < 3; j++)
-		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&m, j, &df[j])))
-			goto cleanup;
-
-	/* After the halo, carved out of the disk (each with the disk's body mass,
-	 * so the disk's count and mass are kept): the young stars (sim/
-	 * galaxy_young.c), then the dust (bodies.*.dust): the last ndust bodies
-	 * and their mass become "NAME.dust", dark (colour and brightness 0),
-	 * absorbing with kappa = tau0 2 pi h^2 / M_dust (scene units), so that
-	 * the face-on column through the centre, Sigma_dust(0) = M_dust / (2 pi
-	 * h^2), has optical depth tau0. Each extra takes the next component and
-	 * stream slot (3, then 4); without them everything is as it was. */
-	const long nyoung = sim_galaxy_young_count(&b->disk), ndust = scene_dust_count(b);
-	const double mbody = parts[0]->count > 0 ? parts[0]->mass * u->mass / (double)parts[0]->count : 0;
-	int kinds[5] = {P_DISK, P_BULGE, P_HALO, P_YOUNG, P_DUST}, nk = 3;
-	if (nyoung > 0)
-		kinds[nk++] = P_YOUNG;
-	if (ndust > 0)
-		kinds[nk++] = P_DUST;
-	size_t at = first;
-	for (int j = 0; j < nk; j++) {
-		const int kind = kinds[j];
-		long cnt = kind == P_YOUNG ? nyoung : kind == P_DUST ? ndust
-			 : parts[kind]->count > 0 ? parts[kind]->count : 0;
-		if (kind == P_DISK)
-			cnt -= nyoung + ndust;
-		if (st->comps && comp0 + j < st->ncomp) {
-			name_part(&st->comps[comp0 + j], b, kind, ndust, at, cnt);
-			/* the young stars and the dust are the disk's bodies */
-			st->comps[comp0 + j].softening =
-				sim_soft_length(sc, b, parts[kind < P_YOUNG ? kind : P_DISK]->softening);
-		}
-		if (cnt == 0)
-			continue;
-		sample_part(kind, &m, df, b, u, st, at, cnt, sc->seed, part_stream(stream_base, j));
-		centre_part(st, at, cnt);
-		double mi = kind == P_DISK || kind >= P_YOUNG ? mbody : parts[kind]->mass * u->mass / (double)cnt;
-		for (long i = 0; i < cnt; i++) {
-			st->mass[at + i] = mi;
-			st->comp[at + i] = (uint16_t)(comp0 + j);
-			st->id[at + i] = (uint32_t)(at + i);
-		}
-		at += (size_t)cnt;
+	struct gal_fill *g = calloc(1, sizeof *g);
+	if (!g) {
+		log_error("out of memory for bodies.%d (%s)", k, b->name);
+		return NB_ERUNTIME;
 	}
-
+	*g = (struct gal_fill){.sc = sc, .b = b, .u = u, .st = st, .first = first, .lo = lo,
+			       .hi = hi, .at = at, .comp0 = comp0, .stream_base = stream_base};
+	if ((rc = sim_galaxy_model_build(b, u, scene_softening(sc), &g->m))) {
+		free(g);
+		return rc;
+	}
+	for (int j = 1; j < 3; j++)
+		if (parts[j]->count > 0 && (rc = sim_galaxy_df_build(&g->m, j, &g->df[j])))
+			goto cleanup;
+	fill_parts(g);
 cleanup:
 	for (int j = 0; j < 3; j++)
-		sim_galaxy_df_free(&df[j]);
-	sim_galaxy_model_free(&m);
+		sim_galaxy_df_free(&g->df[j]);
+	sim_galaxy_model_free(&g->m);
+	free(g);
 	return rc;
+}
+
+int sim_ic_disk_galaxy(const struct scene *sc, int k, const struct sim_units *u,
+		       struct sim_state *st, size_t first, int comp0, uint64_t stream_base)
+{
+	const struct scene_body *b = &sc->bodies[k];
+	size_t n = 0;
+	if (b->model == SCENE_MODEL_DISK_GALAXY)
+		for (int j = 0; j < 3; j++) {
+			const struct scene_part *p = j == 0 ? &b->disk : j == 1 ? &b->bulge : &b->halo;
+			n += p->count > 0 ? (size_t)p->count : 0;
+		}
+	return sim_ic_disk_galaxy_range(sc, k, u, st, first, comp0, stream_base, 0, n, first);
 }
 
 double sim_dust_height(const struct scene_body *b)

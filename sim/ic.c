@@ -5,10 +5,16 @@
  *
  * Entry k draws from streams starting at (k + 1) << 40, so entries are
  * independent of each other and adding an entry does not change the bodies
- * of the others. Disk galaxies are sampled by sim/galaxy.c. */
+ * of the others. Disk galaxies are sampled by sim/galaxy.c.
+ *
+ * sim_ic_build is sim_ic_build_range (sim/ic_range.h) over the whole scene:
+ * the same code makes a rank's range [lo, hi) of the bodies and all of
+ * them, each entry's slot the part of [lo, hi) inside it. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ic_range.h"
 #include "sim.h"
 #include "soften_assign.h"
 #include "table.h"
@@ -81,41 +87,69 @@ static void ic_place(struct sim_state *st, size_t first, size_t n, const double 
 	}
 }
 
-/* Sample entry k (not a disk galaxy) into [first, first+n) as component c. */
-static int ic_one_component(const struct scene *sc, int k, const struct sim_units *u,
-			    struct sim_state *st, size_t first, size_t n, int c,
-			    uint64_t stream_base)
+/* Where entry k's bodies go: the entry is the scene's [first, first + n),
+ * of which [lo, hi) (entry-local) is made, into st at `at`; components
+ * from c. */
+struct ic_slot {
+	size_t first, n, lo, hi, at;
+	int c;
+};
+
+/* Read entry k's file whole into a temporary state and keep the slot's
+ * bodies (a file is read in one pass; the temporary is the entry's size). */
+static int ic_file_range(const struct scene *sc, int k, const struct sim_units *u,
+			 struct sim_state *st, const struct ic_slot *sl)
 {
 	const struct scene_body *b = &sc->bodies[k];
-	struct sim_component *cp = &st->comps[c];
+	const int whole = sl->lo == 0 && sl->hi == sl->n; /* read in place */
+	char path[2 * SCENE_PATH_MAX + 2];
+	struct sim_state tmp = {0};
+	size_t got = 0;
+	int err = whole ? 0 : sim_state_alloc(&tmp, sl->n, 1);
+	if (err)
+		return err;
+	ic_file_path(sc, b, path, sizeof path);
+	err = sim_table_read(path, (const char(*)[SCENE_NAME_MAX])b->columns, u, whole ? st : &tmp,
+			     whole ? sl->at : 0, &got, NULL, NULL);
+	if (!err && got != sl->n) {
+		log_error("%s: has %zu bodies now, %zu when counted (changed while reading?)", path,
+			  got, sl->n);
+		err = NB_ERUNTIME;
+	}
+	const size_t m = sl->hi - sl->lo;
+	if (!err && !whole && m) {
+		memcpy(st->pos + 3 * sl->at, tmp.pos + 3 * sl->lo, 3 * m * sizeof *st->pos);
+		memcpy(st->vel + 3 * sl->at, tmp.vel + 3 * sl->lo, 3 * m * sizeof *st->vel);
+		memcpy(st->mass + sl->at, tmp.mass + sl->lo, m * sizeof *st->mass);
+	}
+	sim_state_free(&tmp);
+	return err;
+}
+
+/* Sample the slot of entry k (not a disk galaxy) as component sl->c. */
+static int ic_one_component(const struct scene *sc, int k, const struct sim_units *u,
+			    struct sim_state *st, const struct ic_slot *sl, uint64_t stream_base)
+{
+	const struct scene_body *b = &sc->bodies[k];
+	struct sim_component *cp = &st->comps[sl->c];
 	snprintf(cp->name, sizeof cp->name, "%s", b->name);
 	memcpy(cp->color, b->color, sizeof cp->color);
 	cp->brightness = (float)b->brightness;
 	cp->softening = sim_soft_length(sc, b, 0);
-	cp->first = first;
-	cp->count = n;
-	for (size_t i = first; i < first + n; i++)
-		st->comp[i] = (uint16_t)c;
+	cp->first = sl->first;
+	cp->count = sl->n;
+	if (sl->lo >= sl->hi)
+		return 0;
+	for (size_t i = sl->at; i < sl->at + (sl->hi - sl->lo); i++)
+		st->comp[i] = (uint16_t)sl->c;
 	const double mass = b->mass * u->mass, a = b->scale * u->length;
-	if (b->model == SCENE_MODEL_PLUMMER) {
-		sim_ic_plummer(st, first, n, mass, a, b->rmax, sc->seed, stream_base);
-	} else if (b->model == SCENE_MODEL_HERNQUIST) {
-		sim_ic_hernquist(st, first, n, mass, a, b->rmax, sc->seed, stream_base);
-	} else {
-		char path[2 * SCENE_PATH_MAX + 2];
-		size_t got = 0;
-		ic_file_path(sc, b, path, sizeof path);
-		int err = sim_table_read(path, (const char(*)[SCENE_NAME_MAX])b->columns, u, st,
-					 first, &got, NULL, NULL);
-		if (err)
-			return err;
-		if (got != n) {
-			log_error("%s: has %zu bodies now, %zu when counted (changed while reading?)",
-				  path, got, n);
-			return NB_ERUNTIME;
-		}
-	}
-	return 0;
+	if (b->model == SCENE_MODEL_PLUMMER)
+		return sim_ic_plummer_range(st, sl->at, sl->n, sl->lo, sl->hi, mass, a, b->rmax,
+					    sc->seed, stream_base);
+	if (b->model == SCENE_MODEL_HERNQUIST)
+		return sim_ic_hernquist_range(st, sl->at, sl->n, sl->lo, sl->hi, mass, a, b->rmax,
+					      sc->seed, stream_base);
+	return ic_file_range(sc, k, u, st, sl);
 }
 
 /* Read snapshot entry k into [first, first+n) as components c.. */
@@ -136,60 +170,113 @@ static int ic_snapshot(const struct scene *sc, int k, const struct sim_units *u,
 	return err;
 }
 
-int sim_ic_build(const struct scene *sc, struct sim_state *st)
+/* Entry k's slot (an empty one still names the entry's components), then
+ * its placement. */
+static int ic_entry(const struct scene *sc, int k, const struct sim_units *u,
+		    struct sim_state *st, const struct ic_slot *sl)
 {
-	int err = 0;
-	struct sim_units u;
-	scene_units(sc, &u);
-	memset(st, 0, sizeof *st);
+	const uint64_t stream_base = (uint64_t)(k + 1) << 40;
+	int err;
+	if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY)
+		err = sim_ic_disk_galaxy_range(sc, k, u, st, sl->first, sl->c, stream_base, sl->lo,
+					       sl->hi, sl->at);
+	else if (sc->bodies[k].model == SCENE_MODEL_SNAPSHOT)
+		err = ic_snapshot(sc, k, u, st, sl->first, sl->n, sl->c); /* whole: see the caller */
+	else
+		err = ic_one_component(sc, k, u, st, sl, stream_base);
+	double R[9], pos[3], vel[3];
+	if (!err)
+		err = sim_ic_placement(sc, k, u, R, pos, vel);
+	if (!err)
+		ic_place(st, sl->at, sl->hi - sl->lo, R, pos, vel);
+	return err;
+}
 
-	size_t total = 0, sizes[SCENE_MAX_BODIES];
-	int ncomp = 0, ncomps[SCENE_MAX_BODIES];
+/* The scene's sizes: per entry bodies and components, and their sums. */
+static int ic_sizes(const struct scene *sc, const struct sim_units *u, size_t sizes[],
+		    int ncomps[], size_t *total, int *ncomp)
+{
+	*total = 0;
+	*ncomp = 0;
 	for (int k = 0; k < sc->nbodies; k++) {
-		if ((err = ic_entry_size(sc, k, &u, &sizes[k], &ncomps[k])))
+		int err = ic_entry_size(sc, k, u, &sizes[k], &ncomps[k]);
+		if (err)
 			return err;
-		total += sizes[k];
-		ncomp += ncomps[k];
+		*total += sizes[k];
+		*ncomp += ncomps[k];
 	}
-	if (total == 0) {
+	if (*total == 0) {
 		log_error("bodies: the scene creates no bodies");
 		return NB_EINPUT;
 	}
-	if (total > UINT32_MAX) {
-		log_error("bodies: %zu bodies is more than ids can number (2^32)", total);
+	if (*total > UINT32_MAX) {
+		log_error("bodies: %zu bodies is more than ids can number (2^32)", *total);
 		return NB_EINPUT;
 	}
-	if ((err = sim_state_alloc(st, total, ncomp)))
-		return err;
+	return 0;
+}
 
-	size_t first = 0;
-	int c = 0;
+/* sim_ic_build_range's work: lo == hi == SIZE_MAX asks for the whole scene. */
+static int ic_build(const struct scene *sc, size_t lo, size_t hi, struct sim_state *st)
+{
+	struct sim_units u;
+	scene_units(sc, &u);
+	memset(st, 0, sizeof *st);
+	size_t total, sizes[SCENE_MAX_BODIES];
+	int ncomp, ncomps[SCENE_MAX_BODIES];
+	int err = ic_sizes(sc, &u, sizes, ncomps, &total, &ncomp);
+	if (err)
+		return err;
+	if (lo == SIZE_MAX)
+		lo = 0, hi = total;
+	if (lo > hi || hi > total) {
+		log_error("bodies [%zu, %zu) of the scene's %zu (internal)", lo, hi, total);
+		return NB_ERUNTIME;
+	}
+	if ((err = sim_state_alloc(st, hi - lo, ncomp)))
+		return err;
+	struct ic_slot sl = {0};
 	for (int k = 0; k < sc->nbodies; k++) {
-		const uint64_t stream_base = (uint64_t)(k + 1) << 40;
-		if (sc->bodies[k].model == SCENE_MODEL_DISK_GALAXY)
-			err = sim_ic_disk_galaxy(sc, k, &u, st, first, c, stream_base);
-		else if (sc->bodies[k].model == SCENE_MODEL_SNAPSHOT)
-			err = ic_snapshot(sc, k, &u, st, first, sizes[k], c);
-		else
-			err = ic_one_component(sc, k, &u, st, first, sizes[k], c, stream_base);
-		if (err)
+		const size_t e = sl.first + sizes[k];
+		sl.n = sizes[k];
+		sl.lo = lo > sl.first ? (lo < e ? lo : e) - sl.first : 0;
+		sl.hi = hi > sl.first ? (hi < e ? hi : e) - sl.first : 0;
+		sl.hi = sl.hi < sl.lo ? sl.lo : sl.hi;
+		sl.at = sl.hi > sl.lo ? sl.first + sl.lo - lo : 0;
+		if (sc->bodies[k].model == SCENE_MODEL_SNAPSHOT && (lo > 0 || hi < total)) {
+			log_error("bodies.%d: a snapshot entry is read whole, not as a range of the "
+				  "scene's bodies (internal)", k);
+			err = NB_EINPUT;
+		}
+		if (err || (err = ic_entry(sc, k, &u, st, &sl)))
 			goto fail;
-		double R[9], pos[3], vel[3];
-		if ((err = sim_ic_placement(sc, k, &u, R, pos, vel)))
-			goto fail;
-		ic_place(st, first, sizes[k], R, pos, vel);
-		first += sizes[k];
-		c += ncomps[k];
+		sl.first = e;
+		sl.c += ncomps[k];
 	}
 	for (int j = 0; j < st->ncomp; j++) /* a component no row above named */
 		if (!(st->comps[j].softening > 0))
 			st->comps[j].softening = scene_softening(sc);
-	for (size_t i = 0; i < total; i++)
-		st->id[i] = (uint32_t)i;
+	for (size_t i = 0; i < st->n; i++)
+		st->id[i] = (uint32_t)(lo + i);
 	st->time = 0;
 	st->step = 0;
 	return 0;
 fail:
 	sim_state_free(st);
 	return err;
+}
+
+int sim_ic_build(const struct scene *sc, struct sim_state *st)
+{
+	return ic_build(sc, SIZE_MAX, SIZE_MAX, st);
+}
+
+int sim_ic_build_range(const struct scene *sc, size_t lo, size_t hi, struct sim_state *st)
+{
+	if (lo == SIZE_MAX) {
+		memset(st, 0, sizeof *st);
+		log_error("bodies [%zu, %zu) of the scene (internal)", lo, hi);
+		return NB_ERUNTIME;
+	}
+	return ic_build(sc, lo, hi, st);
 }

@@ -4,9 +4,20 @@
  * Body b of a model draws only from stream stream_base + b of the counter
  * generator (rejection loops just use more counters), so the result is the
  * same for every thread count. After sampling, the centre of mass and its
- * velocity are subtracted, so the model sits at the origin at rest. */
+ * velocity are subtracted, so the model sits at the origin at rest.
+ *
+ * Ranges (sim_ic_plummer_range, sim_ic_hernquist_range; issue 31): bodies
+ * [lo, hi) of a model are drawn alone, each from its own stream. Only the
+ * centre of mass needs the others: it is the serial sum over all bodies in
+ * index order, and floating-point sums are not associative, so a sum of
+ * the ranks' partial sums would move every body by a rounding. The others
+ * are drawn again, a chunk at a time, and summed in order with the range's
+ * own: the same sum bit for bit as one process's, in O(count) time and
+ * O(hi - lo + IC_CHUNK) memory. */
 #include <math.h>
+#include <stdlib.h>
 
+#include "ic_range.h"
 #include "sim.h"
 
 #define IC_PI 3.14159265358979323846
@@ -32,58 +43,123 @@ static void ic_isotropic(struct ic_draw *d, double len, double out[3])
 	out[2] = len * c;
 }
 
-/* Subtract the mass-weighted mean position and velocity of the range
- * (serial sums, so independent of the thread count). */
-static void ic_recentre(struct sim_state *st, size_t first, size_t count)
+/* Bodies drawn again at a time for the centre's sum outside a range. */
+#define IC_CHUNK 4096
+
+/* One sphere model: count bodies of mass m each; tab the Hernquist
+ * rejection bounds (ic_hq_table). */
+struct ic_model {
+	size_t count;
+	double mass, m, a, rmax;
+	uint64_t seed, stream_base;
+	const double *tab;
+	double lx0, dlx;
+};
+
+/* Body b of the model: position x and velocity v (3 each). */
+typedef void ic_body_fn(const struct ic_model *md, size_t b, double *x, double *v);
+
+/* Add bodies' m, m x and m v to s[0], s[1..3], s[4..6], in index order
+ * (ic_recentre's sum). */
+static void ic_sum(const double *pos, const double *vel, size_t n, double m, double s[7])
 {
-	double m = 0, x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-	for (size_t i = first; i < first + count; i++) {
-		m += st->mass[i];
+	for (size_t i = 0; i < n; i++) {
+		s[0] += m;
 		for (int a = 0; a < 3; a++) {
-			x[a] += st->mass[i] * st->pos[3 * i + a];
-			v[a] += st->mass[i] * st->vel[3 * i + a];
+			s[1 + a] += m * pos[3 * i + a];
+			s[4 + a] += m * vel[3 * i + a];
 		}
 	}
-	if (m <= 0)
-		return;
-	for (int a = 0; a < 3; a++) {
-		x[a] /= m;
-		v[a] /= m;
+}
+
+/* s += the sums of bodies [b0, b1) drawn again. 0 or NB_ERUNTIME. */
+static int ic_sum_drawn(const struct ic_model *md, ic_body_fn *body, size_t b0, size_t b1,
+			double s[7])
+{
+	if (b0 >= b1)
+		return 0;
+	double *buf = malloc(2 * 3 * IC_CHUNK * sizeof *buf);
+	if (!buf) {
+		log_error("out of memory drawing the centre of a model of %zu bodies", md->count);
+		return NB_ERUNTIME;
 	}
-	for (size_t i = first; i < first + count; i++) {
+	for (size_t c0 = b0; c0 < b1; c0 += IC_CHUNK) {
+		const size_t c1 = b1 - c0 < IC_CHUNK ? b1 : c0 + IC_CHUNK;
+#pragma omp parallel for schedule(static)
+		for (size_t b = c0; b < c1; b++)
+			body(md, b, buf + 3 * (b - c0), buf + 3 * IC_CHUNK + 3 * (b - c0));
+		ic_sum(buf, buf + 3 * IC_CHUNK, c1 - c0, md->m, s);
+	}
+	free(buf);
+	return 0;
+}
+
+/* Bodies [lo, hi) of the model into st at `at`, centred on the whole
+ * model's mass-weighted mean (see the top). 0 or NB_ERUNTIME. */
+static int ic_sample_range(const struct ic_model *md, ic_body_fn *body, struct sim_state *st,
+			   size_t at, size_t lo, size_t hi)
+{
+	if (lo >= hi)
+		return 0;
+#pragma omp parallel for schedule(static)
+	for (size_t b = lo; b < hi; b++) {
+		body(md, b, st->pos + 3 * (at + b - lo), st->vel + 3 * (at + b - lo));
+		st->mass[at + b - lo] = md->m;
+	}
+	double s[7] = {0, 0, 0, 0, 0, 0, 0};
+	int err = ic_sum_drawn(md, body, 0, lo, s);
+	if (!err)
+		ic_sum(st->pos + 3 * at, st->vel + 3 * at, hi - lo, md->m, s);
+	if (!err)
+		err = ic_sum_drawn(md, body, hi, md->count, s);
+	if (err || s[0] <= 0)
+		return err;
+	double x[3], v[3];
+	for (int a = 0; a < 3; a++) {
+		x[a] = s[1 + a] / s[0];
+		v[a] = s[4 + a] / s[0];
+	}
+	for (size_t i = at; i < at + (hi - lo); i++) {
 		for (int a = 0; a < 3; a++) {
 			st->pos[3 * i + a] -= x[a];
 			st->vel[3 * i + a] -= v[a];
 		}
 	}
+	return 0;
+}
+
+static void ic_plummer_body(const struct ic_model *md, size_t b, double *x, double *v)
+{
+	struct ic_draw d = {md->seed, md->stream_base + b, 0};
+	const double a = md->a;
+	double r;
+	do { /* M(r)/M = r^3 / (r^2 + a^2)^{3/2} inverted; truncate at rmax */
+		double u = ic_next(&d);
+		r = a / sqrt(pow(u, -2.0 / 3.0) - 1.0);
+	} while (!(r <= md->rmax * a));
+	double q, g;
+	do { /* von Neumann: g(q) = q^2 (1 - q^2)^{7/2} <= 0.0923 < 0.1 */
+		q = ic_next(&d);
+		g = 0.1 * ic_next(&d);
+	} while (g > q * q * pow(1 - q * q, 3.5));
+	double vesc = sqrt(2 * md->mass) * pow(r * r + a * a, -0.25);
+	ic_isotropic(&d, r, x);
+	ic_isotropic(&d, q * vesc, v);
+}
+
+int sim_ic_plummer_range(struct sim_state *st, size_t at, size_t count, size_t lo, size_t hi,
+			 double mass, double a, double rmax, uint64_t seed, uint64_t stream_base)
+{
+	const struct ic_model md = {count, mass, count ? mass / (double)count : 0, a, rmax,
+				    seed, stream_base, NULL, 0, 0};
+	return ic_sample_range(&md, ic_plummer_body, st, at, lo, hi);
 }
 
 void sim_ic_plummer(struct sim_state *st, size_t first, size_t count, double mass, double a,
 		    double rmax, uint64_t seed, uint64_t stream_base)
 {
-	if (count == 0)
-		return;
-	const double m = mass / (double)count;
-#pragma omp parallel for schedule(static)
-	for (size_t b = 0; b < count; b++) {
-		struct ic_draw d = {seed, stream_base + b, 0};
-		double r;
-		do { /* M(r)/M = r^3 / (r^2 + a^2)^{3/2} inverted; truncate at rmax */
-			double u = ic_next(&d);
-			r = a / sqrt(pow(u, -2.0 / 3.0) - 1.0);
-		} while (!(r <= rmax * a));
-		double q, g;
-		do { /* von Neumann: g(q) = q^2 (1 - q^2)^{7/2} <= 0.0923 < 0.1 */
-			q = ic_next(&d);
-			g = 0.1 * ic_next(&d);
-		} while (g > q * q * pow(1 - q * q, 3.5));
-		double vesc = sqrt(2 * mass) * pow(r * r + a * a, -0.25);
-		size_t i = first + b;
-		ic_isotropic(&d, r, st->pos + 3 * i);
-		ic_isotropic(&d, q * vesc, st->vel + 3 * i);
-		st->mass[i] = m;
-	}
-	ic_recentre(st, first, count);
+	/* the whole model draws nothing again: it cannot fail */
+	(void)sim_ic_plummer_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base);
 }
 
 /* Hernquist (1990) eq. 17 without its constant factor, as a function of
@@ -142,46 +218,54 @@ static double ic_hernquist_pmax(double x)
 #define IC_HQ_NTAB 256
 #define IC_HQ_XMIN 1e-6
 
-void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass, double a,
-		      double rmax, uint64_t seed, uint64_t stream_base)
+static void ic_hernquist_body(const struct ic_model *md, size_t b, double *x, double *v)
 {
-	if (count == 0)
-		return;
-	const double m = mass / (double)count;
+	struct ic_draw d = {md->seed, md->stream_base + b, 0};
+	const double a = md->a;
+	double r;
+	do { /* M(r)/M = r^2 / (r + a)^2 inverted; truncate at rmax */
+		double s = sqrt(ic_next(&d));
+		r = a * s / (1 - s);
+	} while (!(r <= md->rmax * a));
+	/* speed by rejection from w^2 f(E), w = v / v_esc in [0, 1],
+	 * under the tabulated bound with 5% headroom for its error */
+	const double xr = r / a, vesc = sqrt(2 * md->mass / (r + a));
+	double pmax;
+	if (xr < IC_HQ_XMIN) {
+		pmax = ic_hernquist_pmax(xr); /* probability ~1e-12 */
+	} else {
+		int k = (int)((log(xr) - md->lx0) / md->dlx);
+		pmax = md->tab[k < 0 ? 0 : (k >= IC_HQ_NTAB ? IC_HQ_NTAB - 1 : k)];
+	}
+	const double bound = 1.05 * pmax;
+	double w;
+	for (;;) {
+		w = ic_next(&d);
+		if (bound * ic_next(&d) <= ic_hernquist_pw(w, xr))
+			break;
+	}
+	ic_isotropic(&d, r, x);
+	ic_isotropic(&d, w * vesc, v);
+}
+
+int sim_ic_hernquist_range(struct sim_state *st, size_t at, size_t count, size_t lo, size_t hi,
+			   double mass, double a, double rmax, uint64_t seed, uint64_t stream_base)
+{
+	if (lo >= hi)
+		return 0;
 	double tab[IC_HQ_NTAB];
 	const double lx0 = log(IC_HQ_XMIN), lx1 = log(fmax(rmax, 2 * IC_HQ_XMIN));
 	const double dlx = (lx1 - lx0) / (IC_HQ_NTAB - 1);
 	for (int k = 0; k < IC_HQ_NTAB; k++)
 		tab[k] = ic_hernquist_pmax(exp(lx0 + k * dlx));
-#pragma omp parallel for schedule(static)
-	for (size_t b = 0; b < count; b++) {
-		struct ic_draw d = {seed, stream_base + b, 0};
-		double r;
-		do { /* M(r)/M = r^2 / (r + a)^2 inverted; truncate at rmax */
-			double s = sqrt(ic_next(&d));
-			r = a * s / (1 - s);
-		} while (!(r <= rmax * a));
-		/* speed by rejection from w^2 f(E), w = v / v_esc in [0, 1],
-		 * under the tabulated bound with 5% headroom for its error */
-		const double x = r / a, vesc = sqrt(2 * mass / (r + a));
-		double pmax;
-		if (x < IC_HQ_XMIN) {
-			pmax = ic_hernquist_pmax(x); /* probability ~1e-12 */
-		} else {
-			int k = (int)((log(x) - lx0) / dlx);
-			pmax = tab[k < 0 ? 0 : (k >= IC_HQ_NTAB ? IC_HQ_NTAB - 1 : k)];
-		}
-		const double bound = 1.05 * pmax;
-		double w;
-		for (;;) {
-			w = ic_next(&d);
-			if (bound * ic_next(&d) <= ic_hernquist_pw(w, x))
-				break;
-		}
-		size_t i = first + b;
-		ic_isotropic(&d, r, st->pos + 3 * i);
-		ic_isotropic(&d, w * vesc, st->vel + 3 * i);
-		st->mass[i] = m;
-	}
-	ic_recentre(st, first, count);
+	const struct ic_model md = {count, mass, mass / (double)count, a, rmax,
+				    seed, stream_base, tab, lx0, dlx};
+	return ic_sample_range(&md, ic_hernquist_body, st, at, lo, hi);
+}
+
+void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass, double a,
+		      double rmax, uint64_t seed, uint64_t stream_base)
+{
+	/* the whole model draws nothing again: it cannot fail */
+	(void)sim_ic_hernquist_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base);
 }
