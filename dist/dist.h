@@ -216,15 +216,32 @@ int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, con
  * dist_ring_direct, work[i] body i's interactions. */
 int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
 		   double *work, size_t *held);
+/* render_adaptive_h_state (render/adaptive.h) of this rank's bodies st
+ * (simulation.ranks: domains), the neighbours searched over every rank's
+ * drawn bodies: each rank receives the others' drawn bodies within reach
+ * of its own (a halo, dist/halo.c), so each h is one process's bit for bit,
+ * render.h_cap's median included (over every rank). A collective call. 0,
+ * or NB_ERUNTIME (logged). */
+int dist_halo_h(const struct scene *sc, const struct sim_state *st, const struct sim_units *u,
+		double *h);
+/* Lengths kept between frames, for st's bodies now: h_then[k] was
+ * computed for the body of id id_then[k] (n_then, this rank's bodies at
+ * that time); out[i] gets the length of body st->id[i], asked of the rank
+ * that held it then when this rank did not (the ids missing here are
+ * allgathered, each rank answers those it holds: one all-to-all). A
+ * collective call. 0, or NB_ERUNTIME (logged). */
+int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_then,
+		     const struct sim_state *st, double *out);
 /* simulation.ranks: domains: what it does not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
  * (simulation.backend cuda), individual time steps, film mode (solver
- * none), snapshot input, dust, render.diffuse, adaptive smoothing,
- * camera.follow: light and camera.frame: auto (they read every drawn
- * body), the state CSVs (they hold every body) and snapshots whose
- * output.snapshots.files is not the number of ranks (each rank writes its
- * own part of the set). 0 for simulation.ranks: replicate. For the run
- * and --dry-run alike (app_preflight), before any work. */
+ * none), snapshot input, dust, render.diffuse's screen smoothing (adaptive
+ * smoothing is written: dist_halo_h), camera.follow: light and
+ * camera.frame: auto (they read every drawn body), the state CSVs (they
+ * hold every body) and snapshots whose output.snapshots.files is not the
+ * number of ranks (each rank writes its own part of the set). 0 for
+ * simulation.ranks: replicate. For the run and --dry-run alike
+ * (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
