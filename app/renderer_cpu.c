@@ -23,6 +23,7 @@
  * half of the frame; the frame is then tone mapped as one, and the
  * overlay drawn in each eye. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../dist/dist.h"
 #include "../render/adaptive.h"
@@ -41,7 +42,13 @@ struct renderer_cpu {
 	struct render_image smooth; /* render.diffuse's layer; w 0 when off */
 	uint16_t *rgb16;         /* the tone-mapped frame last queued */
 	double *h;               /* n, scene units; NULL with fixed smoothing */
+	size_t h_cap;            /* bodies h (and h_id, h_now) can hold */
 	int h_frame;             /* frame of the last recompute of h, -1 none */
+	/* over ranks whose bodies move between them (engine_split_h_moves): the
+	 * ids h was computed for (h_n of them), and h for this frame's bodies */
+	uint32_t *h_id;
+	size_t h_n;
+	double *h_now;
 	int frame;               /* frame in rgb16, -1 none */
 	double render_s;         /* its rendering time */
 	struct render_auto_state autoexp; /* render.exposure: auto */
@@ -85,24 +92,67 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 	return 0;
 }
 
+/* r's length buffers for n bodies (a rank's count changes as bodies move
+ * between ranks). 0 or NB_ERUNTIME (logged). */
+static int cpu_h_room(struct renderer_cpu *r, size_t n)
+{
+	if (n <= r->h_cap)
+		return 0;
+	double *h = realloc(r->h, n * sizeof *h), *now = h ? realloc(r->h_now, n * sizeof *now) : NULL;
+	r->h = h ? h : r->h;
+	r->h_now = now ? now : r->h_now;
+	uint32_t *id = now ? realloc(r->h_id, n * sizeof *id) : NULL;
+	r->h_id = id ? id : r->h_id;
+	if (!id) {
+		log_error("out of memory for %zu smoothing lengths", n);
+		return NB_ERUNTIME;
+	}
+	r->h_cap = n;
+	return 0;
+}
+
+/* The adaptive lengths of frame f's bodies into *h: recomputed every
+ * render.adaptive_every frames (over ranks that hold their own bodies:
+ * with a halo of the others', dist/), kept in between; where bodies move
+ * between ranks the kept lengths follow them by id. */
+static int cpu_lengths(struct renderer_cpu *r, int f, const double **h)
+{
+	const struct sim_state *st = r->st;
+	const int moves = engine_split_h_moves(r->eng);
+	int rc = cpu_h_room(r, st->n);
+	if (rc)
+		return rc;
+	*h = r->h;
+	if (r->h_frame < 0 || f - r->h_frame >= r->sc->render.adaptive_every || f < r->h_frame) {
+		if ((rc = engine_split_h(r->eng, r->sc, st, r->u, r->h)))
+			return rc;
+		r->h_frame = f;
+		if (moves)
+			memcpy(r->h_id, st->id, st->n * sizeof *st->id);
+		r->h_n = st->n;
+	} else if (moves) {
+		rc = engine_split_h_follow(r->eng, r->h_id, r->h, r->h_n, st, r->h_now);
+		*h = r->h_now;
+	}
+	return rc;
+}
+
 static int cpu_queue(struct renderer *base, int f, const struct render_camera *cam)
 {
 	struct renderer_cpu *r = (struct renderer_cpu *)base;
 	const struct scene *sc = r->sc;
 	double t = log_clock_s();
 	int rc = 0;
-	if (r->h && (r->h_frame < 0 || f - r->h_frame >= sc->render.adaptive_every || f < r->h_frame)) {
-		if ((rc = render_adaptive_h_state(sc, r->st, r->u, r->h)))
-			return rc;
-		r->h_frame = f;
-	}
-	/* over MPI ranks: this rank's bodies (the smoothing lengths above are
-	 * the whole state's, as on one rank) */
+	/* over MPI ranks: this rank's bodies (the smoothing lengths are one
+	 * process's: of the whole state replicated, or of this rank's own
+	 * bodies with their neighbours on the other ranks) */
 	const struct sim_state *st = r->st;
-	const double *h = r->h;
+	const double *h = NULL;
+	if (r->h && (rc = cpu_lengths(r, f, &h)))
+		return rc;
 	struct sim_state sub;
 	const int split = engine_is_split(r->eng);
-	if (split && (rc = engine_split_bodies(r->eng, r->st, r->h, &sub, &h)))
+	if (split && (rc = engine_split_bodies(r->eng, r->st, h, &sub, &h)))
 		return rc;
 	if (split)
 		st = &sub;
@@ -163,6 +213,8 @@ static void cpu_free(struct renderer *base)
 	render_dust_free(&r->dust);
 	free(r->rgb16);
 	free(r->h);
+	free(r->h_id);
+	free(r->h_now);
 	render_overlay_free(&r->ov);
 	free(r->cb);
 	free(r);
@@ -211,11 +263,8 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	if (stars && render_dust_present(st) &&
 	    render_dust_alloc(&r->dust, sc->render.dust_slabs, ew, eh, st->n))
 		goto fail;
-	if (render_needs_h(sc) &&
-	    !(r->h = malloc((st->n ? st->n : 1) * sizeof *r->h))) {
-		log_error("out of memory for %zu smoothing lengths", st->n);
+	if (render_needs_h(sc) && cpu_h_room(r, st->n ? st->n : 1))
 		goto fail;
-	}
 	const struct render_color_by *use; /* = r->cb, made here when color_by needs it */
 	int rc = render_color_by_resolve(sc, st, u, NULL, &use, &r->cb);
 	if (rc) {

@@ -15,6 +15,15 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void render_adaptive_clamp(const double *pos, const unsigned char *drawn, size_t n, double hmax,
+			   double *h)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
+		    isfinite(pos[3 * i + 2]) && h[i] > hmax)
+			h[i] = hmax;
+}
+
 int render_adaptive_cap(const double *pos, const unsigned char *drawn, size_t n, double cap,
 			double *h)
 {
@@ -32,11 +41,7 @@ int render_adaptive_cap(const double *pos, const unsigned char *drawn, size_t n,
 			v[m++] = h[i];
 	if (m >= 2) {
 		qsort(v, m, sizeof *v, cmp_double);
-		double hmax = cap * v[(m - 1) / 2];
-		for (size_t i = 0; i < n; i++)
-			if ((!drawn || drawn[i]) && isfinite(pos[3 * i]) &&
-			    isfinite(pos[3 * i + 1]) && isfinite(pos[3 * i + 2]) && h[i] > hmax)
-				h[i] = hmax;
+		render_adaptive_clamp(pos, drawn, n, cap * v[(m - 1) / 2], h);
 	}
 	free(v);
 	return 0;

@@ -41,6 +41,34 @@
 int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
 		      double fallback, double *h);
 
+/* render_adaptive_h for the query bodies [0, nq) only, from the
+ * neighbours among all n (bodies [nq, n): neighbours only, e.g. a halo of
+ * other ranks' bodies; their h is not written), with keff >= 1 given (over
+ * ranks: min(k, M - 1) for M drawn bodies in all): h[0..nq-1] written,
+ * fallback for a query body not drawn, INFINITY for a drawn one when the n
+ * hold fewer than keff + 1 drawn bodies (its k-th neighbour is not among
+ * them). Exact as render_adaptive_h: the same bodies give the same bits,
+ * whatever their order. 0 or NB_ERUNTIME (out of memory, logged). */
+int render_adaptive_h_near(const double *pos, const unsigned char *drawn, size_t n, size_t nq,
+			   int keff, double fallback, double *h);
+
+/* Boxes (lo[3], hi[3]: 6 doubles each, at most max, *nbox of them) that
+ * hold every point within h[i] of each drawn body i (drawn as in
+ * render_adaptive_h): the drawn bodies in Morton order cut into max runs
+ * of consecutive bodies, each run's box widened by its largest h (and a
+ * relative 1e-9 against rounding; an infinite h gives an infinite box).
+ * What a rank sends the others so that they send it back their bodies
+ * within reach of its own (dist/halo.c). nbox 0 without drawn bodies. 0
+ * or NB_ERUNTIME (out of memory, logged). */
+int render_adaptive_reach(const double *pos, const unsigned char *drawn, size_t n,
+			  const double *h, int max, double *boxes, int *nbox);
+
+/* h[i] = min(h[i], hmax) for each drawn body i (drawn as in
+ * render_adaptive_h); the cap's last step, its median found elsewhere
+ * (render_adaptive_cap; over ranks, dist/halo.c). */
+void render_adaptive_clamp(const double *pos, const unsigned char *drawn, size_t n, double hmax,
+			   double *h);
+
 /* drawn[i] = 1 if st's body i is drawn by its colour (the rule at the top,
  * finiteness aside): sc->render.mode density, or its component's colour
  * (st->comp NULL: component 0; no st->comps or c >= st->ncomp: [1, 1, 1])

@@ -447,35 +447,12 @@ static int search_leaf(const struct at_tree *t, size_t g, int k, struct at_work 
 	return 0;
 }
 
-int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
-		      double fallback, double *h)
+/* Squared k-th distances of the query bodies (t->idx < nq) of every leaf
+ * that holds one, written as h[idx] = sqrt. 0 or NB_ERUNTIME. */
+static int search_all(const struct at_tree *t, size_t nq, int keff, double *h)
 {
-	int rc = 0;
-	struct at_tree t;
-	memset(&t, 0, sizeof t);
-	unsigned char *ok = malloc(n ? n : 1);
-	if (!ok) {
-		log_error("adaptive smoothing: out of memory for %zu bodies", n);
-		return NB_ERUNTIME;
-	}
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		ok[i] = (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
-			isfinite(pos[3 * i + 2]);
-		m += ok[i];
-	}
-	for (size_t i = 0; i < n; i++)
-		h[i] = fallback; /* drawn bodies' h are overwritten below */
-	long keff = (long)m - 1 < (long)k ? (long)m - 1 : (long)k;
-	if (keff < 1)
-		goto cleanup;
-	if (tree_build(&t, pos, ok, n, m) != 0) {
-		log_error("adaptive smoothing: out of memory for %zu bodies", n);
-		rc = NB_ERUNTIME;
-		goto cleanup;
-	}
 	int failed = 0;
-	size_t nleaf = t.count[0];
+	const size_t m = t->m, nleaf = t->count[0];
 #pragma omp parallel
 	{
 		struct at_work w = {0};
@@ -487,24 +464,132 @@ int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, i
 		}
 #pragma omp for schedule(dynamic, 16)
 		for (size_t g = 0; g < nleaf; g++) {
-			if (!w.buf || search_leaf(&t, g, (int)keff, &w, d2)) {
+			size_t s0 = g * AT_LEAF, s1 = s0 + AT_LEAF < m ? s0 + AT_LEAF : m, s;
+			for (s = s0; s < s1 && t->idx[s] >= nq; s++)
+				;
+			if (s == s1) /* neighbours only (a halo) */
+				continue;
+			if (!w.buf || search_leaf(t, g, keff, &w, d2)) {
 #pragma omp atomic write
 				failed = 1;
 				continue;
 			}
-			size_t s0 = g * AT_LEAF, s1 = s0 + AT_LEAF < m ? s0 + AT_LEAF : m;
-			for (size_t s = s0; s < s1; s++)
-				h[t.idx[s]] = sqrt(d2[s - s0]);
+			for (s = s0; s < s1; s++)
+				if (t->idx[s] < nq)
+					h[t->idx[s]] = sqrt(d2[s - s0]);
 		}
 		free(w.buf);
 		free(w.list);
 		free(w.stack);
 	}
-	if (failed) {
+	return failed ? NB_ERUNTIME : 0;
+}
+
+/* ok[i]: body i is drawn (flag, or drawn NULL) and finite; returns their count. */
+static size_t drawn_ok(const double *pos, const unsigned char *drawn, size_t n, unsigned char *ok)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		ok[i] = (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
+			isfinite(pos[3 * i + 2]);
+		m += ok[i];
+	}
+	return m;
+}
+
+int render_adaptive_h_near(const double *pos, const unsigned char *drawn, size_t n, size_t nq,
+			   int keff, double fallback, double *h)
+{
+	int rc = 0;
+	struct at_tree t;
+	memset(&t, 0, sizeof t);
+	unsigned char *ok = malloc(n ? n : 1);
+	if (!ok) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	const size_t m = drawn_ok(pos, drawn, n, ok);
+	for (size_t i = 0; i < nq; i++) /* drawn bodies' h are overwritten below */
+		h[i] = ok[i] && (long)m - 1 < (long)keff ? INFINITY : fallback;
+	if (keff < 1 || (long)m - 1 < (long)keff)
+		goto cleanup;
+	if (tree_build(&t, pos, ok, n, m) != 0) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		rc = NB_ERUNTIME;
+		goto cleanup;
+	}
+	if (search_all(&t, nq, keff, h)) {
 		log_error("adaptive smoothing: out of memory for the neighbour search");
 		rc = NB_ERUNTIME;
 	}
 cleanup:
+	tree_free(&t);
+	free(ok);
+	return rc;
+}
+
+int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
+		      double fallback, double *h)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		m += (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
+		     isfinite(pos[3 * i + 2]);
+	long keff = (long)m - 1 < (long)k ? (long)m - 1 : (long)k;
+	if (keff < 1) {
+		for (size_t i = 0; i < n; i++)
+			h[i] = fallback;
+		return 0;
+	}
+	return render_adaptive_h_near(pos, drawn, n, n, (int)keff, fallback, h);
+}
+
+/* The run [s0, s1) of sorted bodies' box, each side moved out by the run's
+ * largest h (and a little more: the box only has to hold every body within
+ * h of one of the run's, and rounding must not leave one out). */
+static void reach_box(const struct at_tree *t, const double *h, size_t s0, size_t s1, double *b)
+{
+	double r = 0;
+	for (int a = 0; a < 3; a++) {
+		const double *v = a == 0 ? t->x : a == 1 ? t->y : t->z;
+		double l = v[s0], u = v[s0];
+		for (size_t s = s0 + 1; s < s1; s++) {
+			l = v[s] < l ? v[s] : l;
+			u = v[s] > u ? v[s] : u;
+		}
+		b[a] = l;
+		b[3 + a] = u;
+	}
+	for (size_t s = s0; s < s1; s++)
+		r = h[t->idx[s]] > r ? h[t->idx[s]] : r;
+	r = r * (1 + 1e-9);
+	for (int a = 0; a < 3; a++) {
+		double pad = r + 1e-12 * (fabs(b[a]) + fabs(b[3 + a]));
+		b[a] -= pad;
+		b[3 + a] += pad;
+	}
+}
+
+int render_adaptive_reach(const double *pos, const unsigned char *drawn, size_t n,
+			  const double *h, int max, double *boxes, int *nbox)
+{
+	int rc = 0;
+	struct at_tree t;
+	memset(&t, 0, sizeof t);
+	unsigned char *ok = malloc(n ? n : 1);
+	*nbox = 0;
+	if (!ok) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	const size_t m = drawn_ok(pos, drawn, n, ok);
+	if (m > 0 && max > 0 && (rc = tree_sort(&t, pos, ok, n, m)) != 0)
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+	for (int b = 0; !rc && m > 0 && b < max; b++) {
+		size_t s0 = m * (size_t)b / (size_t)max, s1 = m * (size_t)(b + 1) / (size_t)max;
+		if (s1 > s0)
+			reach_box(&t, h, s0, s1, boxes + 6 * (*nbox)++);
+	}
 	tree_free(&t);
 	free(ok);
 	return rc;
