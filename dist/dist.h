@@ -243,6 +243,19 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
  * simulation.ranks: replicate. For the run and --dry-run alike
  * (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);
+/* simulation.ranks: domains: 1 when each rank can make only its own bodies
+ * (dist/create.c): no entry of sc is model: snapshot (a scene of snapshots
+ * only is read a share a rank by dist/snapin.c). */
+int dist_create_takes(const struct scene *sc);
+/* This rank's bodies of such a scene into st: rank r of P makes bodies
+ * [r n / P, (r + 1) n / P) of the n that sim_ic_build makes, the same bit
+ * for bit at any P (sim_ic_build_range: ids, components' first and count
+ * the whole scene's), never holding the others; *total gets n. The slices
+ * dist_domains_create keeps of a whole state, so dist_domains_create_own
+ * takes st from here. A refusal on any rank fails every rank with it
+ * (dist_agree; rank 0's message). A collective call. 0, NB_EINPUT or
+ * NB_ERUNTIME (st zeroed on error). */
+int dist_create_build(const struct scene *sc, struct sim_state *st, size_t *total);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
 /* acc and potential of the bodies rows[0..nrows-1] from every body,
