@@ -14,9 +14,10 @@
  *      (dist/migrate.c); the state is then this rank's, in key order;
  *   4. the forces of the own bodies and their work: dist/ring.c's direct
  *      sum, or dist/let_force.c's locally essential trees (Barnes-Hut).
- * The renderer draws st itself (the rank's bodies) and the frames are summed
- * on rank 0; the statistics and camera.follow's centre of mass are sums
- * over the ranks (the split's sums, engine/ranks.c).
+ * The renderer draws st itself (the rank's bodies; adaptive smoothing
+ * lengths with a halo of the other ranks' bodies, dist/halo.c) and the
+ * frames are summed on rank 0; the statistics and camera.follow's centre
+ * of mass are sums over the ranks (the split's sums, engine/ranks.c).
  *
  * Creation: every rank makes the scene's bodies (all of them, alike: the
  * creation is not yet split) and keeps the indices [r n / P, (r+1) n / P);
@@ -174,6 +175,22 @@ static int dom_bodies(void *ctx, const struct sim_state *st, const double *h,
 	return 0;
 }
 
+/* struct engine_split's h: neighbours across the domains' faces */
+static int dom_h(void *ctx, const struct scene *sc, const struct sim_state *st,
+		 const struct sim_units *u, double *h)
+{
+	(void)ctx;
+	return dist_halo_h(sc, st, u, h);
+}
+
+/* struct engine_split's h_follow: the lengths move with their bodies */
+static int dom_h_follow(void *ctx, const uint32_t *id_then, const double *h_then, size_t n_then,
+			const struct sim_state *st, double *out)
+{
+	(void)ctx;
+	return dist_halo_follow(id_then, h_then, n_then, st, out);
+}
+
 static void dom_sum(void *ctx, float *buf, size_t n)
 {
 	(void)ctx;
@@ -237,7 +254,8 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 	if (k > 0 && (size_t)k < sizeof ds->desc)
 		snprintf(ds->desc + k, sizeof ds->desc - (size_t)k, ")");
 	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
-					   .sums = dom_sums, .ctx = ds, .desc = ds->desc};
+					   .sums = dom_sums, .h = dom_h,
+					   .h_follow = dom_h_follow, .ctx = ds, .desc = ds->desc};
 	*out = ds;
 	return 0;
 }
