@@ -2,7 +2,8 @@
  * one table of rows (dist.h, dist_domains_refuse): each row names the key
  * that asks for it and says why and what works instead. The run and
  * --dry-run both call it (app_preflight), so both refuse alike, with exit
- * status 2 before any work. Rows go as the features are written. */
+ * status 2 before any work. Rows go as the features are written (adaptive
+ * smoothing and the adaptive diffuse layer went with dist/halo.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -55,13 +56,8 @@ static int ask_dust(const struct scene *sc, int backend, int *body)
 static int ask_diffuse(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
-	return sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0;
-}
-
-static int ask_adaptive(const struct scene *sc, int backend, int *body)
-{
-	(void)backend, (void)body;
-	return sc->render.smoothing_adaptive && sc->render.style != SCENE_STYLE_STARS;
+	return sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0 &&
+	       sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
 }
 
 static int ask_follow_light(const struct scene *sc, int backend, int *body)
@@ -107,14 +103,15 @@ static const struct dom_refusal dom_refusals[] = {
 	{"bodies.%d.model", ask_snapshot_input,
 	 NOT_YET "read a rank's part of a snapshot yet: use simulation.ranks: replicate"},
 	{"bodies.%d.dust", ask_dust,
-	 NOT_YET "draw dust yet (its depth slabs need the ranks' bodies in depth order): remove "
-		 "the dust or use simulation.ranks: replicate on one rank"},
+	 NOT_YET "draw dust: light is additive and order-free (each rank splats its own "
+		 "bodies and the pictures are summed), but dust absorbs the light behind it, which "
+		 "needs the depth order of every rank's bodies along each line of sight: remove the "
+		 "dust, run one process, or use simulation.ranks: replicate on GPU ranks (rank 0 "
+		 "holds and draws every body)"},
 	{"render.diffuse", ask_diffuse,
-	 NOT_YET "draw the diffuse layer yet (it is made from the whole picture): set "
-		 "render.diffuse: 0"},
-	{"render.smoothing", ask_adaptive,
-	 NOT_YET "compute adaptive smoothing lengths yet (they need neighbours across the domains' "
-		 "faces): give render.smoothing a length"},
+	 NOT_YET "draw the diffuse layer's screen smoothing yet (each pixel's area is found from "
+		 "the whole picture's body counts): set render.diffuse_smoothing: adaptive (its "
+		 "neighbours are exchanged across the domains' faces) or render.diffuse: 0"},
 	{"camera.follow", ask_follow_light,
 	 NOT_YET "follow the light yet (its centre is measured on every drawn body): follow a "
 		 "component or all (their centre of mass is summed over the ranks)"},
