@@ -1,0 +1,338 @@
+/* test_dist_halo.c - adaptive smoothing lengths over ranks that hold their
+ * own bodies (simulation.ranks: domains; dist/halo.c, render/adaptive.h's
+ * render_adaptive_h_near and render_adaptive_reach; issue 31).
+ *
+ * In process (every build): the search for some query bodies among more
+ * bodies equals the whole search's lengths of those bodies bit for bit,
+ * and says INFINITY when too few are given; the reach boxes hold every
+ * point within h of every drawn body; the halo scheme played by hand over
+ * three 'ranks' (each its own h first, the others' bodies inside its
+ * boxes, the search over both) gives every body one process's h, while
+ * without the halo a rank's h differs. Program level (NB_BIN): the screen
+ * diffuse layer and dust are still refused (exit 2, the key, why). Over
+ * MPI (NB_MPI_BIN and mpirun, as tests/test_dist_domains.c; SKIP without):
+ * two components (one dark, not drawn) on 1, 2 and 3 ranks: frames of
+ * render.smoothing: adaptive with render.h_cap, and of the stars' diffuse
+ * layer with render.diffuse_smoothing: adaptive, equal one process's (the
+ * lengths kept between recomputes follow their bodies across ranks).
+ *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist_halo */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "render/adaptive.h"
+#include "sim/sim.h"
+#include "test_output_util.h"
+
+/* snprintf into the array BUF, asserting that it fit */
+#define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
+
+/* ---- in process -------------------------------------------------------- */
+
+/* n bodies: a dense clump and a sparse rest, a few coincident pairs and
+ * every seventh not drawn. */
+static void clumpy(size_t n, double *pos, unsigned char *drawn)
+{
+	for (size_t i = 0; i < n; i++) {
+		const double s = i % 3 == 0 ? 1.0 : 0.08;
+		for (int a = 0; a < 3; a++)
+			pos[3 * i + a] = s * (2 * sim_rng_uniform(3, i, (uint64_t)a) - 1) +
+					 (s < 1 ? 0.4 : 0);
+		if (i % 50 == 49) /* coincides with the one before */
+			memcpy(pos + 3 * i, pos + 3 * (i - 1), 3 * sizeof *pos);
+		drawn[i] = i % 7 != 3;
+	}
+}
+
+START_TEST(lengths_of_some_bodies_among_more_equal_the_whole_search)
+{
+	enum { N = 3000, NQ = 700, K = 12 };
+	double *pos = malloc(3 * N * sizeof *pos), *h = malloc(N * sizeof *h),
+	       *hq = malloc(N * sizeof *hq);
+	unsigned char *drawn = malloc(N);
+	clumpy(N, pos, drawn);
+	ck_assert_int_eq(render_adaptive_h(pos, drawn, N, K, 0.25, h), 0);
+	ck_assert_int_eq(render_adaptive_h_near(pos, drawn, N, NQ, K, 0.25, hq), 0);
+	for (size_t i = 0; i < NQ; i++) {
+		ck_assert_msg(memcmp(&h[i], &hq[i], sizeof *h) == 0, "body %zu: %.17g vs %.17g", i,
+			      hq[i], h[i]);
+		ck_assert(drawn[i] ? h[i] >= 0 && h[i] < 2 : h[i] == 0.25);
+	}
+	/* 5 bodies, 4 drawn, k 4: no 4th neighbour among them */
+	ck_assert_int_eq(render_adaptive_h_near(pos, drawn, 5, 2, 4, 0.25, hq), 0);
+	ck_assert(isinf(hq[0]) && isinf(hq[1]));
+	printf("halo: %d of %d bodies' lengths equal the whole search's bit for bit\n", NQ, N);
+	free(pos), free(h), free(hq), free(drawn);
+}
+END_TEST
+
+/* 1 when p lies in one of the boxes */
+static int in_boxes(const double *p, const double *b, int nb)
+{
+	for (int k = 0; k < nb; k++, b += 6)
+		if (p[0] >= b[0] && p[0] <= b[3] && p[1] >= b[1] && p[1] <= b[4] && p[2] >= b[2] &&
+		    p[2] <= b[5])
+			return 1;
+	return 0;
+}
+
+START_TEST(reach_boxes_hold_every_point_within_h_of_a_drawn_body)
+{
+	enum { N = 2000, K = 8, MAXB = 16 };
+	double *pos = malloc(3 * N * sizeof *pos), *h = malloc(N * sizeof *h), boxes[6 * MAXB];
+	unsigned char *drawn = malloc(N);
+	clumpy(N, pos, drawn);
+	ck_assert_int_eq(render_adaptive_h(pos, drawn, N, K, 0.25, h), 0);
+	int nb = 0;
+	ck_assert_int_eq(render_adaptive_reach(pos, drawn, N, h, MAXB, boxes, &nb), 0);
+	ck_assert_int_eq(nb, MAXB);
+	size_t far = 0;
+	for (size_t i = 0; i < N; i++) {
+		if (!drawn[i])
+			continue;
+		for (int a = 0; a < 3; a++)
+			for (int s = -1; s <= 1; s += 2) { /* the sphere's extreme points */
+				double q[3] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
+				q[a] += s * h[i];
+				ck_assert_msg(in_boxes(q, boxes, nb), "body %zu, axis %d", i, a);
+			}
+		double q[3] = {pos[3 * i] + 3 * h[i] + 1, pos[3 * i + 1], pos[3 * i + 2]};
+		far += !in_boxes(q, boxes, nb);
+	}
+	ck_assert_msg(far > 0, "the boxes hold everything: no reach at all");
+	double inf[N < 4 ? 1 : 4];
+	for (int k = 0; k < 4; k++)
+		inf[k] = INFINITY;
+	ck_assert_int_eq(render_adaptive_reach(pos, NULL, 4, inf, MAXB, boxes, &nb), 0);
+	const double anywhere[3] = {-1e300, 5e299, 0};
+	ck_assert(nb >= 1 && in_boxes(anywhere, boxes, nb));
+	free(pos), free(h), free(drawn);
+}
+END_TEST
+
+/* dist/halo.c's scheme by hand: 3 'ranks' cut along x; each rank's h of
+ * its own from own + the others' drawn bodies inside its reach boxes. */
+START_TEST(a_halo_by_hand_over_three_ranks_gives_one_process_lengths)
+{
+	enum { N = 2400, K = 10, MAXB = 64, P = 3 };
+	double *pos = malloc(3 * N * sizeof *pos), *h = malloc(N * sizeof *h);
+	unsigned char *drawn = malloc(N);
+	clumpy(N, pos, drawn);
+	ck_assert_int_eq(render_adaptive_h(pos, drawn, N, K, 0.25, h), 0);
+	const double cut[P + 1] = {-INFINITY, -0.2, 0.42, INFINITY}; /* one through the clump */
+	size_t differ_alone = 0;
+	for (int r = 0; r < P; r++) {
+		double *q = malloc(3 * N * sizeof *q), *hr = malloc(N * sizeof *hr), boxes[6 * MAXB];
+		unsigned char *f = malloc(N);
+		size_t *who = malloc(N * sizeof *who), n = 0;
+		for (size_t i = 0; i < N; i++)
+			if (pos[3 * i] >= cut[r] && pos[3 * i] < cut[r + 1]) {
+				memcpy(q + 3 * n, pos + 3 * i, 3 * sizeof *q);
+				f[n] = drawn[i];
+				who[n++] = i;
+			}
+		ck_assert_int_eq(render_adaptive_h_near(q, f, n, n, K, 0.25, hr), 0);
+		for (size_t j = 0; j < n; j++)
+			differ_alone += hr[j] != h[who[j]];
+		int nb = 0;
+		ck_assert_int_eq(render_adaptive_reach(q, f, n, hr, MAXB, boxes, &nb), 0);
+		size_t m = n;
+		for (size_t i = 0; i < N; i++) /* the others' drawn bodies within reach */
+			if (drawn[i] && !(pos[3 * i] >= cut[r] && pos[3 * i] < cut[r + 1]) &&
+			    in_boxes(pos + 3 * i, boxes, nb)) {
+				memcpy(q + 3 * m, pos + 3 * i, 3 * sizeof *q);
+				f[m++] = 1;
+			}
+		ck_assert_msg(m < N, "rank %d: the halo is everything", r);
+		ck_assert_int_eq(render_adaptive_h_near(q, f, m, n, K, 0.25, hr), 0);
+		for (size_t j = 0; j < n; j++)
+			ck_assert_msg(memcmp(&hr[j], &h[who[j]], sizeof *hr) == 0,
+				      "rank %d, body %zu: %.17g vs one process %.17g", r, who[j], hr[j],
+				      h[who[j]]);
+		printf("halo: rank %d of %d: %zu own bodies, a halo of %zu, lengths exact\n", r, P, n,
+		       m - n);
+		free(q), free(hr), free(f), free(who);
+	}
+	ck_assert_msg(differ_alone > 0, "no length changed by the halo: the cut tests nothing");
+	printf("halo: %zu lengths differ without the halo\n", differ_alone);
+	free(pos), free(h), free(drawn);
+}
+END_TEST
+
+/* ---- program level ------------------------------------------------------ */
+
+static char g_bin[PATH_MAX], g_mpi[PATH_MAX];
+
+static int run_sh(const char *cmd)
+{
+	int ws = system(cmd);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+/* Two Plummer spheres that pass each other, one of them dark (not drawn:
+ * its bodies are no one's neighbours), the direct sum. */
+static void write_two(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "units: nbody\nseed: 5\n"
+		   "simulation: {solver: direct, softening: 0.02, dt: 0.002, backend: cpu, "
+		   "steps_per_frame: 5}\n"
+		   "bodies:\n"
+		   "  - {name: stars, model: plummer, count: 900, mass: 0.6, scale: 0.4, "
+		   "position: [-0.5, 0, 0], velocity: [0.3, 0, 0], color: [1.0, 0.8, 0.6]}\n"
+		   "  - {name: dark, model: plummer, count: 700, mass: 0.4, scale: 0.8, "
+		   "position: [0.5, 0, 0], velocity: [-0.3, 0, 0], color: [0, 0, 0]}\n"
+		   "camera:\n  fov: 45\n  keys:\n"
+		   "    - {frame: 0, position: [0, -5, 1.5], target: [0, 0, 0]}\n"
+		   "render: {width: 128, height: 96, exposure: 1.0}\n"
+		   "output: {frames: 5, fps: 10, video: \"\", initial_state: \"\", "
+		   "final_state: \"\"}\n");
+	fclose(f);
+}
+
+START_TEST(the_screen_diffuse_layer_and_dust_are_still_refused)
+{
+	ck_assert(realpath(nb_bin(), g_bin));
+	char dir[] = "/tmp/nb-halo-XXXXXX", cmd[8192], two[PATH_MAX], dusty[PATH_MAX];
+	ck_assert(mkdtemp(dir));
+	FMT(two, "%s/two.yaml", dir);
+	write_two(two);
+	ck_assert(realpath("scenes/dusty-disk.yaml", dusty));
+	const char *const cases[][4] = {
+		{two, "render.style=stars' --set 'render.diffuse=0.5", "render.diffuse",
+		 "diffuse_smoothing: adaptive"},
+		{dusty, "render.diffuse=0", "bodies.0.dust", "dust absorbs the light behind it"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int dry = 0; dry <= 1; dry++) {
+			FMT(cmd, "cd %s && '%s' %s %s --set simulation.ranks=domains --set "
+				 "output.png_dir=%s/png --set output.video= --set output.stats= --set "
+				 "'%s' > log 2>&1",
+			    dir, g_bin, cases[c][0], dry ? "--dry-run" : "", dir, cases[c][1]);
+			ck_assert_msg(run_sh(cmd) == 2, "%s: not exit 2", cases[c][1]);
+			FMT(cmd, "grep -q 'error: .*%s: simulation.ranks: domains .*%s' %s/log",
+			    cases[c][2], cases[c][3], dir);
+			ck_assert_msg(run_sh(cmd) == 0, "%s: no message naming %s and '%s' in %s/log",
+				      cases[c][1], cases[c][2], cases[c][3], dir);
+			FMT(cmd, "test ! -e %s/png", dir);
+			ck_assert_msg(run_sh(cmd) == 0, "%s: frames made before the refusal", cases[c][1]);
+		}
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+/* ---- over MPI ranks ---------------------------------------------------- */
+
+#define MPIENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+#define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
+
+/* The largest pixel difference of run b's PNG frames from run a's. */
+static int frames_maxdiff(const char *dir, const char *a, const char *b, int frames)
+{
+	int maxd = 0;
+	for (int f = 0; f < frames; f++) {
+		char pa[PATH_MAX], pb[PATH_MAX];
+		FMT(pa, "%s/%s/frame_%05d.png", dir, a, f);
+		FMT(pb, "%s/%s/frame_%05d.png", dir, b, f);
+		int w, h, d, w2, h2, d2;
+		uint16_t *x = read_png(pa, &w, &h, &d), *y = read_png(pb, &w2, &h2, &d2);
+		ck_assert_msg(x && y, "%s or %s unreadable", pa, pb);
+		ck_assert(w == w2 && h == h2 && d == d2);
+		double sum = 0;
+		for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+			int e = abs((int)x[i] - (int)y[i]);
+			maxd = e > maxd ? e : maxd;
+			sum += x[i];
+		}
+		ck_assert_msg(sum > 0, "%s: black", pa);
+		free(x);
+		free(y);
+	}
+	return maxd;
+}
+
+/* The scene with SETS on one process and on 1..3 ranks in domains mode:
+ * frames equal (the same lengths; the splats summed over the ranks in
+ * another order: float rounding, at most 1 level). */
+static void halo_frames_match(const char *dir, const char *scene, const char *sets,
+			      const char *what)
+{
+	char cmd[8192];
+	FMT(cmd, "'%s' %s %s -q --set output.png_dir=%s/one", g_bin, scene, sets, dir);
+	ck_assert_int_eq(run_sh(cmd), 0);
+	for (int P = 1; P <= 3; P++) {
+		FMT(cmd, MPIRUN " -np %d '%s' %s %s -q --set simulation.ranks=domains --set "
+				"output.png_dir=%s/np%d > %s/np%d.log 2>&1",
+		    P, g_mpi, scene, sets, dir, P, dir, P);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		char tag[16];
+		FMT(tag, "np%d", P);
+		int d = frames_maxdiff(dir, "one", tag, 5);
+		ck_assert_msg(d <= 1, "%s, %d ranks: frames differ by %d levels", what, P, d);
+		printf("halo: %s, %d ranks: frames within %d of one process's\n", what, P, d);
+	}
+	FMT(cmd, "rm -rf %s/one %s/np1 %s/np2 %s/np3", dir, dir, dir, dir);
+	run_sh(cmd);
+}
+
+static int have_mpi(void)
+{
+	const char *m = getenv("NB_MPI_BIN");
+	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1"))
+		return 0;
+	ck_assert(realpath(nb_bin(), g_bin));
+	return 1;
+}
+
+START_TEST(adaptive_frames_over_1_2_3_ranks_equal_one_process)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-halo-XXXXXX", scene[PATH_MAX], cmd[PATH_MAX + 16];
+	ck_assert(mkdtemp(dir));
+	FMT(scene, "%s/two.yaml", dir);
+	write_two(scene);
+	/* lengths recomputed every 4th frame (the default), kept between:
+	 * bodies migrate meanwhile and their lengths must follow them */
+	halo_frames_match(dir, scene,
+			  "--set render.style=smooth --set render.smoothing=adaptive --set "
+			  "render.neighbours=8 --set render.h_cap=1.5",
+			  "smooth, adaptive, h_cap 1.5");
+	halo_frames_match(dir, scene,
+			  "--set render.style=stars --set render.diffuse=0.5 --set "
+			  "render.diffuse_smoothing=adaptive --set render.adaptive_every=2",
+			  "stars, diffuse 0.5 adaptive");
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("dist_halo");
+	TCase *tc = tcase_create("in process");
+	tcase_add_test(tc, lengths_of_some_bodies_among_more_equal_the_whole_search);
+	tcase_add_test(tc, reach_boxes_hold_every_point_within_h_of_a_drawn_body);
+	tcase_add_test(tc, a_halo_by_hand_over_three_ranks_gives_one_process_lengths);
+	tcase_add_test(tc, the_screen_diffuse_layer_and_dust_are_still_refused);
+	suite_add_tcase(s, tc);
+	const char *m = getenv("NB_MPI_BIN");
+	if (!m || !*m || access(m, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+		printf("SKIP: MPI cases: no MPI build (NB_MPI_BIN) or no mpirun\n");
+		return s;
+	}
+	TCase *mp = tcase_create("mpi");
+	tcase_set_timeout(mp, 600);
+	tcase_add_test(mp, adaptive_frames_over_1_2_3_ranks_equal_one_process);
+	suite_add_tcase(s, mp);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
