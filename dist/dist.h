@@ -216,16 +216,46 @@ int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, con
  * dist_ring_direct, work[i] body i's interactions. */
 int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
 		   double *work, size_t *held);
+/* render_adaptive_h_state (render/adaptive.h) of this rank's bodies st
+ * (simulation.ranks: domains), the neighbours searched over every rank's
+ * drawn bodies: each rank receives the others' drawn bodies within reach
+ * of its own (a halo, dist/halo.c), so each h is one process's bit for bit,
+ * render.h_cap's median included (over every rank). A collective call. 0,
+ * or NB_ERUNTIME (logged). */
+int dist_halo_h(const struct scene *sc, const struct sim_state *st, const struct sim_units *u,
+		double *h);
+/* Lengths kept between frames, for st's bodies now: h_then[k] was
+ * computed for the body of id id_then[k] (n_then, this rank's bodies at
+ * that time); out[i] gets the length of body st->id[i], asked of the rank
+ * that held it then when this rank did not (the ids missing here are
+ * allgathered, each rank answers those it holds: one all-to-all). A
+ * collective call. 0, or NB_ERUNTIME (logged). */
+int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_then,
+		     const struct sim_state *st, double *out);
 /* simulation.ranks: domains: what it does not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
  * (simulation.backend cuda), individual time steps, film mode (solver
- * none), snapshot input, dust, render.diffuse, adaptive smoothing,
- * camera.follow: light and camera.frame: auto (they read every drawn
- * body), the state CSVs (they hold every body) and snapshots whose
- * output.snapshots.files is not the number of ranks (each rank writes its
- * own part of the set). 0 for simulation.ranks: replicate. For the run
- * and --dry-run alike (app_preflight), before any work. */
+ * none), snapshot input, dust, render.diffuse's screen smoothing (adaptive
+ * smoothing is written: dist_halo_h), camera.follow: light and
+ * camera.frame: auto (they read every drawn body), the state CSVs (they
+ * hold every body) and snapshots whose output.snapshots.files is not the
+ * number of ranks (each rank writes its own part of the set). 0 for
+ * simulation.ranks: replicate. For the run and --dry-run alike
+ * (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);
+/* simulation.ranks: domains: 1 when each rank can make only its own bodies
+ * (dist/create.c): no entry of sc is model: snapshot (a scene of snapshots
+ * only is read a share a rank by dist/snapin.c). */
+int dist_create_takes(const struct scene *sc);
+/* This rank's bodies of such a scene into st: rank r of P makes bodies
+ * [r n / P, (r + 1) n / P) of the n that sim_ic_build makes, the same bit
+ * for bit at any P (sim_ic_build_range: ids, components' first and count
+ * the whole scene's), never holding the others; *total gets n. The slices
+ * dist_domains_create keeps of a whole state, so dist_domains_create_own
+ * takes st from here. A refusal on any rank fails every rank with it
+ * (dist_agree; rank 0's message). A collective call. 0, NB_EINPUT or
+ * NB_ERUNTIME (st zeroed on error). */
+int dist_create_build(const struct scene *sc, struct sim_state *st, size_t *total);
 
 /* ---- the direct sum for some bodies (dist/direct.c) ----------------------- */
 /* acc and potential of the bodies rows[0..nrows-1] from every body,
