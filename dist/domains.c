@@ -204,7 +204,10 @@ static void dom_sums(void *ctx, double *v, int n)
 	dist_sum_doubles(v, n, "statistics");
 }
 
-int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out)
+/* keep: st holds every body (keep this rank's slice by index); else st
+ * holds this rank's own TOTAL-body share already. */
+static int dom_create(const struct scene *sc, struct sim_state *st, size_t total, int keep,
+		      struct dist_sim **out)
 {
 	*out = NULL;
 	struct dist_sim *ds = calloc(1, sizeof *ds);
@@ -215,7 +218,7 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 				  : "out of memory");
 		return st->pid ? NB_EINPUT : NB_ERUNTIME;
 	}
-	*ds = (struct dist_sim){.n = st->n, .P = P, .rank = r, .domains = 1, .st = st,
+	*ds = (struct dist_sim){.n = total, .P = P, .rank = r, .domains = 1, .st = st,
 				.recut = 1, .die_rank = -1, .threshold = 0.10};
 	ds->every = (int)dist_sim_env_long("NB_DIST_REBALANCE", 8);
 	ds->every = ds->every < 1 ? 1 : ds->every;
@@ -225,8 +228,9 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 	if (die && sscanf(die, "%d:%ld", &ds->die_rank, &ds->die_call) != 2)
 		ds->die_rank = -1;
 	const size_t a = st->n * (size_t)r / (size_t)P, b = st->n * (size_t)(r + 1) / (size_t)P;
-	dom_keep(st, a, b);
-	const size_t m1 = b - a ? b - a : 1;
+	if (keep)
+		dom_keep(st, a, b);
+	const size_t m1 = st->n ? st->n : 1;
 	ds->own.key = calloc(m1, sizeof *ds->own.key);
 	ds->own.work = malloc(m1 * sizeof *ds->own.work);
 	ds->bound = calloc((size_t)P + 1, sizeof *ds->bound);
@@ -258,6 +262,17 @@ int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dis
 					   .h_follow = dom_h_follow, .ctx = ds, .desc = ds->desc};
 	*out = ds;
 	return 0;
+}
+
+int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out)
+{
+	return dom_create(sc, st, st->n, 1, out);
+}
+
+int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total,
+			    struct dist_sim **out)
+{
+	return dom_create(sc, st, total, 0, out);
 }
 
 /* Bytes this rank holds a body: the state (pos vel acc, mass, pot, id,
