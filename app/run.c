@@ -354,12 +354,17 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 				  "ranks", film_k);
 		return NB_EINPUT;
 	}
+	/* domains over snapshots: each rank reads its own share (dist/snapin.c) */
+	const int own = ds && !restart && sc->simulation.ranks == SCENE_RANKS_DOMAINS &&
+			dist_snapin_takes(sc);
+	size_t total = 0;
 	if (film_k >= 0)
 		rc = sim_snap_series_open(sc, film_k, u, st, &film);
 	else
-		rc = sim_ic_build(sc, st);
+		rc = own ? dist_snapin_build(sc, st, &total) : sim_ic_build(sc, st);
 	if (rc)
 		return rc;
+	total = own ? total : st->n; /* domains: st becomes this rank's own bodies */
 	if (restart && (rc = sim_snap_restart(restart, sc, st, start)))
 		return rc;
 	if (restart)
@@ -367,7 +372,7 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 			 st->time / u->time, st->step);
 	run_check_step(sc, st, u);
 	for (i = 0; i < nviews; i++) {
-		v[i].res->bodies = (long)st->n;
+		v[i].res->bodies = (long)total;
 		const char *init = v[i].mute ? "" : v[i].sc->output.initial_state;
 		int vrc = init[0] ? sim_state_write_csv(init, st, u) : 0;
 		if (vrc)
@@ -377,11 +382,14 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	}
 	if (!app_views_live(v, nviews))
 		return rc;
-	const size_t total = st->n; /* domains: st becomes this rank's own bodies */
 	if (ds) { /* over MPI ranks: GPU ranks, or the CPU engine with dist/'s forces */
 		const int domains = sc->simulation.ranks == SCENE_RANKS_DOMAINS;
 		const int gpu = !domains && dist_use_gpus(sc, backend_cli);
-		if ((rc = domains ? dist_domains_create(sc, st, ds) : dist_sim_create(sc, st, gpu, ds)))
+		if (own)
+			rc = dist_domains_create_own(sc, st, total, ds);
+		else
+			rc = domains ? dist_domains_create(sc, st, ds) : dist_sim_create(sc, st, gpu, ds);
+		if (rc)
 			return rc;
 		struct engine_split split;
 		dist_sim_split(*ds, &split);
