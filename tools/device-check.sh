@@ -30,6 +30,10 @@
 #   steps       the default scene with shared and individual time steps
 #   mpi         test_dist with GPU ranks (carry .dev/mpi.tar.xz too:
 #               tools/device-stage-mpi.sh)
+#   domains     issue 31: CPU ranks that own their bodies over 1, 2, 4
+#               ranks: bytes a body, peak RSS, the step's split, LET bytes
+#               (DOM_N millions of the default mix; DOM_THETA at 2 ranks;
+#               needs .dev/mpi.tar.xz: an MPI build, CPU-only is enough)
 #   mpitime     force / exchange / rebalance per step over 1, 2, 4 ranks
 #               (MPITIME_N: millions of bodies of the default mix; MPITIME_NP)
 #   scale       issue 20: strong and weak scaling over the host's GPUs
@@ -316,6 +320,35 @@ for step in "$@"; do
 		NB_BIN=/tmp/nb/mpi/bin/nbody-render NB_MPI_BIN=/tmp/nb/mpi/bin/nbody-render \
 			build/tests/test_dist >"$L/test_dist.log" 2>&1
 		grep "dist:\|SKIP\|Checks" "$L/test_dist.log" ;;
+	domains)
+		# issue 31: CPU ranks that own their bodies (simulation.ranks:
+		# domains) over 1, 2, 4 ranks of this host: each rank's report line
+		# (owned bodies, bytes a body, force / exchange / migration / cuts
+		# per step, bytes sent) and its peak RSS (/usr/bin/time per rank);
+		# DOM_N: millions of bodies of the default scene's mix; DOM_THETA:
+		# opening angles at 2 ranks (the LET volume against theta)
+		mpi_setup || continue
+		cores=$(nproc)
+		dom_sets="--set simulation.ranks=domains --backend cpu --set output.frames=3
+			  --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
+			  --set output.preview= --set output.png_dir= --set render.width=320
+			  --set render.height=180"
+		for N in ${DOM_N:-1 4}; do
+			for np in ${DOM_NP:-1 2 4}; do
+				env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
+					-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
+					/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
+					$(mix_sets $N) >"$L/domains-$N-$np.log" 2>&1
+				echo "N ${N}M np $np:"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
+					"$L/domains-$N-$np.log" | cut -c1-330
+			done
+		done
+		for th in ${DOM_THETA:-0.4 0.5 0.7}; do
+			env OMP_NUM_THREADS=$((cores / 2)) mpirun --bind-to none -x OMP_NUM_THREADS -np 2 \
+				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
+				$(mix_sets 1) --set simulation.theta=$th >"$L/domains-theta-$th.log" 2>&1
+			echo "theta $th np 2:"; grep -h "rank [0-9]*: owns\|error" "$L/domains-theta-$th.log" | cut -c1-330
+		done ;;
 	mpitime)
 		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host
 		# (MPITIME_N bodies of the default scene's mix, MPITIME_FRAMES frames
