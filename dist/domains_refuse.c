@@ -35,13 +35,23 @@ static int ask_solver(const struct scene *sc, int backend, int *body)
 	return sc->simulation.solver == SCENE_SOLVER_NONE;
 }
 
+/* a snapshot beside made bodies (a scene of snapshots only: dist/snapin.c) */
 static int ask_snapshot_input(const struct scene *sc, int backend, int *body)
 {
 	(void)backend;
+	if (dist_snapin_takes(sc))
+		return 0;
 	for (*body = 0; *body < sc->nbodies; (*body)++)
 		if (sc->bodies[*body].model == SCENE_MODEL_SNAPSHOT)
 			return 1;
 	return 0;
+}
+
+/* snapshots written of a scene that reads snapshots: the file IDs */
+static int ask_snapshot_ids(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->output.snapshots.dir[0] != '\0' && dist_snapin_takes(sc);
 }
 
 static int ask_dust(const struct scene *sc, int backend, int *body)
@@ -101,7 +111,8 @@ static const struct dom_refusal dom_refusals[] = {
 	 NOT_YET "film a series (simulation.solver: none has no forces to spread): use "
 		 "simulation.ranks: replicate"},
 	{"bodies.%d.model", ask_snapshot_input,
-	 NOT_YET "read a rank's part of a snapshot yet: use simulation.ranks: replicate"},
+	 NOT_YET "read a snapshot beside bodies it makes yet (a scene of snapshot entries only "
+		 "works: each rank reads its share): use simulation.ranks: replicate"},
 	{"bodies.%d.dust", ask_dust,
 	 NOT_YET "draw dust: light is additive and order-free (each rank splats its own "
 		 "bodies and the pictures are summed), but dust absorbs the light behind it, which "
@@ -120,6 +131,10 @@ static const struct dom_refusal dom_refusals[] = {
 	{"output.snapshots.files", ask_snapshot_parts,
 	 "simulation.ranks: domains writes a snapshot as one part a rank (GADGET's multi-file "
 	 "sets): set output.snapshots.files to the number of ranks"},
+	{"output.snapshots.dir", ask_snapshot_ids,
+	 NOT_YET "write snapshots of bodies read from snapshots yet (no rank holds the table of "
+		 "every body's file ParticleID): set output.snapshots.dir: \"\" or use "
+		 "simulation.ranks: replicate"},
 	{"output.initial_state", ask_initial,
 	 NOT_YET "write a state CSV yet (no rank holds every body): set output.initial_state: \"\""},
 	{"output.final_state", ask_final,
