@@ -256,6 +256,244 @@ START_TEST(a_part_that_lies_is_refused_by_every_share_naming_it)
 }
 END_TEST
 
+/* ---- over MPI ranks ----------------------------------------------------- */
+
+#define MPIENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+#define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
+/* snprintf into the array BUF, asserting that it fit */
+#define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
+
+static char g_mpi[PATH_MAX];
+
+static int have_mpi(void)
+{
+	const char *m = getenv("NB_MPI_BIN");
+	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1")) {
+		printf("SKIP: no MPI build (NB_MPI_BIN) or no mpirun\n");
+		return 0;
+	}
+	return 1;
+}
+
+static int sh(const char *cmd)
+{
+	int ws = system(cmd);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+/* The statistics CSV g_dir/NAME: up to 8 rows of its 10 values after the
+ * frame. Returns the rows. */
+static int stats_of(const char *name, double v[8][10])
+{
+	char path[PATH_MAX];
+	FMT(path, "%s/%s", g_dir, name);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s", path);
+	char line[1024];
+	int rows = 0;
+	ck_assert(fgets(line, sizeof line, f));
+	while (rows < 8 && fgets(line, sizeof line, f)) {
+		char *p = strchr(line, ',');
+		for (int k = 0; k < 10 && p; k++)
+			v[rows][k] = strtod(p + 1, &p);
+		rows++;
+	}
+	fclose(f);
+	return rows;
+}
+
+/* Bodies owned in all (the domains report's "owns X of N bodies" summed
+ * over its P lines) in g_dir/LOG; *n gets N. */
+static double owned_in(const char *log, double *n)
+{
+	char path[PATH_MAX], line[2048];
+	FMT(path, "%s/%s", g_dir, log);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s", path);
+	double sum = 0;
+	*n = -1;
+	while (fgets(line, sizeof line, f)) {
+		const char *p = strstr(line, ": owns ");
+		double x, all;
+		if (p && sscanf(p, ": owns %lf of %lf bodies", &x, &all) == 2)
+			sum += x, *n = all;
+	}
+	fclose(f);
+	return sum;
+}
+
+/* SCENE (with ARGS) over 1, 2 and 3 ranks in domains mode against one
+ * process: N bodies, every one owned once; frame 0's kinetic energy,
+ * momentum and angular momentum those of the same bodies (summed in
+ * another order); later frames within the tree's tolerance (energies and
+ * |L| rtol 1e-4 as test_dist_domains' tree, momentum PATOL). */
+static void snapin_matches_one_process(const char *scene, const char *args, size_t n,
+				       int frames, double patol)
+{
+	char cmd[8192];
+	FMT(cmd, "cd '%s' && '%s' %s %s --set output.stats=one.csv -q > one.log 2>&1", g_dir, g_bin,
+	    scene, args);
+	ck_assert_msg(sh(cmd) == 0, "%s", cmd);
+	double ref[8][10], got[8][10];
+	ck_assert_int_eq(stats_of("one.csv", ref), frames);
+	for (int P = 1; P <= 3; P++) {
+		FMT(cmd, "cd '%s' && " MPIRUN " -np %d '%s' %s %s --set simulation.ranks=domains "
+			 "--set output.stats=np%d.csv > np%d.log 2>&1",
+		    g_dir, P, g_mpi, scene, args, P, P);
+		ck_assert_msg(sh(cmd) == 0, "%s: %s", cmd, slurp("np1.log"));
+		char csv[32], log[32];
+		FMT(csv, "np%d.csv", P);
+		FMT(log, "np%d.log", P);
+		ck_assert_int_eq(stats_of(csv, got), frames);
+		double all, owned = owned_in(log, &all);
+		ck_assert_msg(owned == (double)n && all == (double)n, "%d ranks: %g owned of %g, %zu "
+			      "read by one process", P, owned, all, n);
+		ck_assert_msg(P == 1 || strstr(slurp(log), "each of") != NULL,
+			      "%d ranks: not read in shares: %s", P, slurp(log));
+		for (int f = 0; f < frames; f++)
+			for (int k = 0; k < 9; k++) { /* K W E (rtol), p (atol), L (|L| rtol) */
+				const double *l = ref[f] + 7, lmag = sqrt(l[0] * l[0] + l[1] * l[1] +
+									  l[2] * l[2]);
+				const double rtol = k >= 3 ? 0 : f == 0 && k == 0 ? 1e-12 : 1e-4;
+				const double atol = k < 3 ? 0 : k < 6 ? patol : 1e-4 * lmag;
+				ck_assert_msg(NB_CLOSE(got[f][k + 1], ref[f][k + 1], atol, rtol),
+					      "%d ranks, frame %d, column %d: %.12g vs one process %.12g",
+					      P, f, k + 2, got[f][k + 1], ref[f][k + 1]);
+			}
+		printf("snapin: %s over %d ranks: %zu bodies owned once, statistics within the "
+		       "tree's tolerance\n", scene, P, n);
+	}
+}
+
+START_TEST(gadget2_example_over_1_2_3_ranks_matches_one_process)
+{
+	if (!have_mpi())
+		return;
+	char scene[PATH_MAX];
+	ck_assert(realpath("scenes/gadget2-galaxy.yaml", scene));
+	if (access("scenes/" "../" GADGET2, R_OK) != 0) {
+		printf("SKIP: %s absent\n", GADGET2);
+		return;
+	}
+	/* 5988 bodies (a subsample of 0.1 of 60000), 2 steps a frame */
+	snapin_matches_one_process(scene,
+				   "--set render.diffuse=0 --set bodies.0.subsample=0.1 --set "
+				   "output.frames=3 --set simulation.steps_per_frame=2 --set "
+				   "output.video= --set output.preview= --set render.width=96 --set "
+				   "render.height=64 --set simulation.backend=cpu",
+				   5988, 3, 0.05);
+}
+END_TEST
+
+/* snapin.yaml in g_dir: the barnes-hut scene of load_entry on FILE */
+static void write_entry_scene(const char *file)
+{
+	char path[PATH_MAX];
+	FMT(path, "%s/snapin.yaml", g_dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "units: galactic\n"
+		   "simulation: {solver: barnes-hut, theta: 0.3, softening: 0.1, dt: 0.5, "
+		   "steps_per_frame: 2, backend: cpu}\n"
+		   "bodies:\n"
+		   "  - {name: r, model: snapshot, file: %s}\n"
+		   "camera: {keys: [{frame: 0, position: [0, -150, 40], target: [0, 0, 0]}]}\n"
+		   "render: {width: 32, height: 24}\n"
+		   "output: {frames: 3, video: \"\"}\n",
+		   file);
+	fclose(f);
+}
+
+START_TEST(a_written_set_over_1_2_3_ranks_matches_one_process)
+{
+	if (!have_mpi())
+		return;
+	write_both();
+	write_entry_scene("s3/snap_002.0.hdf5");
+	snapin_matches_one_process("snapin.yaml", "", NB, 3, 1e8); /* 1e-6 of sum m|v| */
+}
+END_TEST
+
+/* Lines of g_dir/LOG holding WHAT (a fixed string). */
+static int lines_with(const char *log, const char *what)
+{
+	char cmd[PATH_MAX + 512];
+	FMT(cmd, "grep -c -F -- '%s' '%s/%s'", what, g_dir, log);
+	FILE *p = popen(cmd, "r");
+	int c = 0;
+	if (p) {
+		if (fscanf(p, "%d", &c) != 1)
+			c = 0;
+		pclose(p);
+	}
+	return c;
+}
+
+/* Coordinates[0] of the last particle of PartType4 in g_dir/FILE: NaN. */
+static void poison_last(const char *file)
+{
+	char path[PATH_MAX];
+	FMT(path, "%s/%s", g_dir, file);
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t d = H5Dopen2(f, "PartType4/Coordinates", H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	hid_t sp = H5Dget_space(d);
+	hsize_t dims[2];
+	ck_assert_int_eq(H5Sget_simple_extent_dims(sp, dims, NULL), 2);
+	hsize_t start[2] = {dims[0] - 1, 0}, count[2] = {1, 1};
+	ck_assert_int_ge(H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL), 0);
+	hid_t ms = H5Screate_simple(1, count, NULL);
+	const double nan = NAN;
+	ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, &nan), 0);
+	H5Sclose(ms);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+}
+
+START_TEST(refusals_over_ranks_exit_2_with_one_message)
+{
+	if (!have_mpi())
+		return;
+	write_both();
+	char cmd[4096];
+	FMT(cmd, "cd '%s' && cp -r s3 t3 && cp -r s3 b3", g_dir);
+	ck_assert_int_eq(sh(cmd), 0);
+	lie("t3/snap_002.2.hdf5", "NumPart_Total", 1);
+	poison_last("b3/snap_002.2.hdf5"); /* read by the last rank only */
+	struct {
+		const char *file, *args, *what;
+		int dry; /* --dry-run refuses it too */
+	} cases[] = {
+		{"t3/snap_002.0.hdf5", "", "snap_002.2.hdf5: Header: NumPart_Total[1] is 201", 1},
+		{"s3/snap_002.0.hdf5", "--set output.snapshots.dir=out --set output.snapshots.files=3",
+		 "output.snapshots.dir: simulation.ranks: domains does not write snapshots of bodies "
+		 "read", 1},
+		{"b3/snap_002.0.hdf5", "",
+		 "snap_002.2.hdf5: PartType4/Coordinates: particle 69 of type 4 has a value that is not "
+		 "finite", 0},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int dry = 0; dry <= cases[c].dry; dry++) {
+			write_entry_scene(cases[c].file);
+			FMT(cmd, "cd '%s' && " MPIRUN " -np 3 '%s' snapin.yaml %s %s --set "
+				 "simulation.ranks=domains --set output.png_dir=png > ref.log 2>&1",
+			    g_dir, g_mpi, cases[c].args, dry ? "--dry-run" : "");
+			const int rc = sh(cmd);
+			const char *log = slurp("ref.log");
+			ck_assert_msg(rc == 2, "case %zu%s: exit %d: %s", c, dry ? " (dry run)" : "", rc,
+				      log);
+			ck_assert_msg(lines_with("ref.log", cases[c].what) == 1,
+				      "case %zu%s: not once '%s': %s", c, dry ? " (dry run)" : "",
+				      cases[c].what, log);
+			/* (one process leaves png/ made and empty too when a value is
+			 * refused while the bodies are read) */
+			ck_assert_msg(count("png", ".png") == 0, "case %zu: frames made", c);
+		}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dist_snapin");
@@ -266,6 +504,13 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, shares_of_a_written_file_and_set_are_their_whole_load);
 	tcase_add_test(tc, a_part_that_lies_is_refused_by_every_share_naming_it);
 	suite_add_tcase(s, tc);
+	TCase *mp = tcase_create("mpi");
+	tcase_add_checked_fixture(mp, setup, teardown);
+	tcase_set_timeout(mp, 300);
+	tcase_add_test(mp, gadget2_example_over_1_2_3_ranks_matches_one_process);
+	tcase_add_test(mp, a_written_set_over_1_2_3_ranks_matches_one_process);
+	tcase_add_test(mp, refusals_over_ranks_exit_2_with_one_message);
+	suite_add_tcase(s, mp);
 	return s;
 }
 
