@@ -354,14 +354,17 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 				  "ranks", film_k);
 		return NB_EINPUT;
 	}
-	/* domains over snapshots: each rank reads its own share (dist/snapin.c) */
-	const int own = ds && !restart && sc->simulation.ranks == SCENE_RANKS_DOMAINS &&
-			dist_snapin_takes(sc);
+	/* domains: each rank reads (dist/snapin.c) or makes (dist/create.c) only its own bodies */
+	const int dom = ds && !restart && sc->simulation.ranks == SCENE_RANKS_DOMAINS;
+	const int snapin = dom && dist_snapin_takes(sc);
+	const int own = snapin || (dom && dist_create_takes(sc));
 	size_t total = 0;
 	if (film_k >= 0)
 		rc = sim_snap_series_open(sc, film_k, u, st, &film);
+	else if (own)
+		rc = snapin ? dist_snapin_build(sc, st, &total) : dist_create_build(sc, st, &total);
 	else
-		rc = own ? dist_snapin_build(sc, st, &total) : sim_ic_build(sc, st);
+		rc = sim_ic_build(sc, st);
 	if (rc)
 		return rc;
 	total = own ? total : st->n; /* domains: st becomes this rank's own bodies */

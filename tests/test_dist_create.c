@@ -1,0 +1,163 @@
+/* test_dist_create.c - each rank makes only its own bodies
+ * (simulation.ranks: domains; dist/create.c, sim_ic_build_range; issue 31).
+ *
+ * Over MPI (NB_MPI_BIN and mpirun, as tests/test_dist_domains.c; SKIP
+ * without): the encounter of two disk galaxies (disk, bulge and halo each,
+ * odd counts) run on 3 ranks in domains mode writes, at frame 0, a
+ * snapshot set whose every body (by ID, every type) has the position and
+ * velocity one process's snapshot has, bit for bit; rank 0 says it made
+ * only its own third; the statistics of every frame match one process's
+ * within the tree's tolerance.
+ *   NB_BIN=build/nbody-render NB_MPI_BIN=build-mpi/nbody-render build/tests/test_dist_create */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "sim/sim.h"
+
+#define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
+#define MPIENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+#define MPIRUN MPIENV "mpirun --oversubscribe --bind-to none"
+
+static int run_sh(const char *cmd)
+{
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The bodies of galaxy-collision.yaml made small and odd (each part's
+ * centre then holds its unpaired last body), the camera on keys (domains
+ * draws no auto framing), no diffuse layer, stars drawn small. */
+static const char *const g_sets =
+	"--set bodies.0.disk.count=1201 --set bodies.0.bulge.count=201 "
+	"--set bodies.0.halo.count=1501 --set bodies.1.disk.count=1200 "
+	"--set bodies.1.bulge.count=199 --set bodies.1.halo.count=1500 "
+	"--set camera.follow=all --set camera.frame=keys --set render.diffuse=0 "
+	"--set render.width=96 --set render.height=64 --set output.frames=2 "
+	"--set simulation.steps_per_frame=2 --set output.video= --set output.preview= "
+	"--set output.snapshots.every=1";
+enum { NB = 1201 + 201 + 1501 + 1200 + 199 + 1500 };
+
+/* Snapshot NAME (one file or part 0 of a set), every type, by ID into pos
+ * and vel (3 NB each); *files gets the set's parts. */
+static void read_by_id(const char *name, double *pos, double *vel, int *files)
+{
+	static uint64_t fid[NB];
+	static double fp[3 * NB], fv[3 * NB];
+	static unsigned char seen[NB];
+	memset(seen, 0, sizeof seen);
+	size_t got = 0;
+	*files = 1;
+	for (int i = 0; i < *files; i++) {
+		char part[PATH_MAX];
+		struct sim_snap *s = NULL;
+		ck_assert_int_eq(sim_snap_part_path(name, i, part, sizeof part), 0);
+		ck_assert_msg(sim_snap_open(part, NULL, &s) == 0, "%s: not read", part);
+		const struct sim_snap_header *h = sim_snap_header(s);
+		*files = h->num_files;
+		ck_assert(*files >= 1 && *files <= 8);
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++) {
+			const size_t m = h->npart[t];
+			ck_assert(got + m <= NB);
+			if (m)
+				ck_assert_int_eq(sim_snap_read(s, t, 0, m, fid + got, fp + 3 * got,
+							       fv + 3 * got, NULL, NULL), 0);
+			got += m;
+		}
+		sim_snap_close(&s);
+	}
+	ck_assert_uint_eq(got, NB);
+	for (size_t k = 0; k < NB; k++) {
+		ck_assert(fid[k] < NB && !seen[fid[k]]);
+		seen[fid[k]] = 1;
+		memcpy(pos + 3 * fid[k], fp + 3 * k, 3 * sizeof *pos);
+		memcpy(vel + 3 * fid[k], fv + 3 * k, 3 * sizeof *vel);
+	}
+}
+
+/* Column 2.. of the statistics CSV's row f (K, W, E, ...). */
+static void stats_row(const char *path, int f, double v[9])
+{
+	FILE *fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "%s", path);
+	char line[1024];
+	for (int r = 0; r <= f + 1; r++)
+		ck_assert_msg(fgets(line, sizeof line, fp), "%s: no row %d", path, f);
+	fclose(fp);
+	char *p = strchr(line, ',');
+	for (int k = 0; k < 9 && p; k++)
+		v[k] = strtod(p + 1, &p);
+}
+
+START_TEST(galaxies_made_on_3_ranks_are_one_process_bodies)
+{
+	const char *bin = getenv("NB_BIN"), *mpi = getenv("NB_MPI_BIN");
+	if (!bin || !mpi || !*mpi || access(mpi, X_OK) ||
+	    system("command -v mpirun >/dev/null 2>&1")) {
+		printf("SKIP: no MPI build (NB_MPI_BIN) or no mpirun\n");
+		return;
+	}
+	char dir[] = "/tmp/nb-create-XXXXXX", cmd[8192];
+	ck_assert(mkdtemp(dir));
+	FMT(cmd, "'%s' scenes/galaxy-collision.yaml %s --set output.stats=%s/one.csv "
+		 "--set output.png_dir=%s/one --set output.snapshots.dir=%s/one-snap -q",
+	    bin, g_sets, dir, dir, dir);
+	ck_assert_int_eq(run_sh(cmd), 0);
+	FMT(cmd, MPIRUN " -np 3 '%s' scenes/galaxy-collision.yaml %s --set simulation.ranks=domains "
+		 "--set output.stats=%s/np3.csv --set output.png_dir=%s/np3 "
+		 "--set output.snapshots.dir=%s/np3-snap --set output.snapshots.files=3 > %s/log 2>&1",
+	    mpi, g_sets, dir, dir, dir, dir);
+	ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+	/* rank 0 made [0, NB / 3) and no more */
+	FMT(cmd, "grep -q 'each of 3 ranks made only its own bodies (rank 0: \\[0, %d) of %d)' %s/log",
+	    NB / 3, NB, dir);
+	ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+	static double p0[3 * NB], v0[3 * NB], p1[3 * NB], v1[3 * NB];
+	char a[PATH_MAX], b[PATH_MAX];
+	int files;
+	FMT(a, "%s/one-snap/snap_000.hdf5", dir);
+	FMT(b, "%s/np3-snap/snap_000.0.hdf5", dir);
+	read_by_id(a, p0, v0, &files);
+	ck_assert_int_eq(files, 1);
+	read_by_id(b, p1, v1, &files);
+	ck_assert_int_eq(files, 3);
+	for (size_t i = 0; i < 3 * NB; i++) {
+		ck_assert_msg(p1[i] == p0[i], "body %zu, position %zu: %.17g on 3 ranks, %.17g in one",
+			      i / 3, i % 3, p1[i], p0[i]);
+		ck_assert_msg(v1[i] == v0[i], "body %zu, velocity %zu: %.17g on 3 ranks, %.17g in one",
+			      i / 3, i % 3, v1[i], v0[i]);
+	}
+	/* the run itself: Barnes-Hut over locally essential trees against one
+	 * process's tree (test_dist_domains' tolerance: energies 1e-4) */
+	for (int f = 0; f < 2; f++) {
+		double r[9], g[9];
+		FMT(a, "%s/one.csv", dir);
+		FMT(b, "%s/np3.csv", dir);
+		stats_row(a, f, r);
+		stats_row(b, f, g);
+		for (int k = 0; k < 3; k++)
+			ck_assert_msg(NB_CLOSE(g[k], r[k], 0, 1e-4), "frame %d, column %d: %.12g vs %.12g",
+				      f, k + 2, g[k], r[k]);
+	}
+	printf("create: %d bodies of two galaxies made on 3 ranks equal one process's bit for bit\n",
+	       NB);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("dist_create");
+	TCase *tc = tcase_create("mpi");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, galaxies_made_on_3_ranks_are_one_process_bodies);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+NB_CHECK_MAIN(make_suite)
