@@ -334,9 +334,10 @@ void dist_sim_report(const struct dist_sim *ds);
 void dist_sim_split(struct dist_sim *ds, struct engine_split *out);
 void dist_sim_free(struct dist_sim **ds);
 /* simulation.ranks: domains (dist_domains_refuse passed): ds for the state
- * st, which holds the scene's bodies, made alike on every rank (all of
- * them: creation in parallel is the next step, and says so), of which this
- * rank keeps the consecutive indices [r n / P, (r + 1) n / P) and frees the
+ * st, which holds every body of the scene alike on every rank (--restart
+ * only: other runs make or read only their own, dist_create_build and
+ * dist_snapin_build, for dist_domains_create_own), of which this rank
+ * keeps the consecutive indices [r n / P, (r + 1) n / P) and frees the
  * rest: from here st is this rank's own bodies, and the first force call
  * moves them to their owners. ds keeps st (it must outlive ds) and
  * changes its bodies at every force call (migration). dist_sim_split then
@@ -344,8 +345,9 @@ void dist_sim_free(struct dist_sim **ds);
  * NB_EINPUT or NB_ERUNTIME (logged). */
 int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out);
 /* dist_domains_create for a state st that holds this rank's own bodies
- * already (dist_snapin_build), of TOTAL bodies over every rank: nothing is
- * sliced off; the first force call moves them to their owners. */
+ * already (dist_snapin_build, dist_create_build), of TOTAL bodies over
+ * every rank: nothing is sliced off; the first force call moves them to
+ * their owners. */
 int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total,
 			    struct dist_sim **out);
 /* 1 when every entry of sc is model: snapshot: each rank of

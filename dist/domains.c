@@ -19,9 +19,12 @@
  * frames are summed on rank 0; the statistics and camera.follow's centre
  * of mass are sums over the ranks (the split's sums, engine/ranks.c).
  *
- * Creation: every rank makes the scene's bodies (all of them, alike: the
- * creation is not yet split) and keeps the indices [r n / P, (r+1) n / P);
- * the first force call migrates them to their owners. */
+ * Creation: each rank makes only its own bodies, the indices [r n / P,
+ * (r+1) n / P) of one process's (dist/create.c, bit for bit), or reads its
+ * share of a scene of snapshots (dist/snapin.c), and the first force call
+ * migrates them to their owners (dist_domains_create_own). Only --restart
+ * builds every body on every rank and keeps that slice (dist_domains_create):
+ * the restart snapshot is read whole. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
