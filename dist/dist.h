@@ -235,7 +235,9 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
 /* simulation.ranks: domains: what it does not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
  * (simulation.backend cuda), individual time steps, film mode (solver
- * none), snapshot input, dust, render.diffuse's screen smoothing (adaptive
+ * none), a snapshot entry beside made bodies (a scene of snapshots only is
+ * read a share a rank: dist_snapin_build), snapshot output of bodies read
+ * from snapshots, dust, render.diffuse's screen smoothing (adaptive
  * smoothing is written: dist_halo_h), camera.follow: light and
  * camera.frame: auto (they read every drawn body), the state CSVs (they
  * hold every body) and snapshots whose output.snapshots.files is not the
