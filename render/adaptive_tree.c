@@ -485,16 +485,22 @@ static int search_all(const struct at_tree *t, size_t nq, int keff, double *h)
 	return failed ? NB_ERUNTIME : 0;
 }
 
-/* ok[i]: body i is drawn (flag, or drawn NULL) and finite; returns their count. */
-static size_t drawn_ok(const double *pos, const unsigned char *drawn, size_t n, unsigned char *ok)
+/* ok[i] (n, malloc'd; NULL, logged: out of memory): body i is drawn
+ * (flag, or drawn NULL) and finite; *m their count. */
+static unsigned char *drawn_ok(const double *pos, const unsigned char *drawn, size_t n, size_t *m)
 {
-	size_t m = 0;
+	unsigned char *ok = malloc(n ? n : 1);
+	if (!ok) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		return NULL;
+	}
+	*m = 0;
 	for (size_t i = 0; i < n; i++) {
 		ok[i] = (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
 			isfinite(pos[3 * i + 2]);
-		m += ok[i];
+		*m += ok[i];
 	}
-	return m;
+	return ok;
 }
 
 int render_adaptive_h_near(const double *pos, const unsigned char *drawn, size_t n, size_t nq,
@@ -503,12 +509,10 @@ int render_adaptive_h_near(const double *pos, const unsigned char *drawn, size_t
 	int rc = 0;
 	struct at_tree t;
 	memset(&t, 0, sizeof t);
-	unsigned char *ok = malloc(n ? n : 1);
-	if (!ok) {
-		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+	size_t m;
+	unsigned char *ok = drawn_ok(pos, drawn, n, &m);
+	if (!ok)
 		return NB_ERUNTIME;
-	}
-	const size_t m = drawn_ok(pos, drawn, n, ok);
 	for (size_t i = 0; i < nq; i++) /* drawn bodies' h are overwritten below */
 		h[i] = ok[i] && (long)m - 1 < (long)keff ? INFINITY : fallback;
 	if (keff < 1 || (long)m - 1 < (long)keff)
@@ -531,10 +535,11 @@ cleanup:
 int render_adaptive_h(const double *pos, const unsigned char *drawn, size_t n, int k,
 		      double fallback, double *h)
 {
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		m += (!drawn || drawn[i]) && isfinite(pos[3 * i]) && isfinite(pos[3 * i + 1]) &&
-		     isfinite(pos[3 * i + 2]);
+	size_t m;
+	unsigned char *ok = drawn_ok(pos, drawn, n, &m);
+	if (!ok)
+		return NB_ERUNTIME;
+	free(ok);
 	long keff = (long)m - 1 < (long)k ? (long)m - 1 : (long)k;
 	if (keff < 1) {
 		for (size_t i = 0; i < n; i++)
@@ -576,13 +581,11 @@ int render_adaptive_reach(const double *pos, const unsigned char *drawn, size_t 
 	int rc = 0;
 	struct at_tree t;
 	memset(&t, 0, sizeof t);
-	unsigned char *ok = malloc(n ? n : 1);
+	size_t m;
+	unsigned char *ok = drawn_ok(pos, drawn, n, &m);
 	*nbox = 0;
-	if (!ok) {
-		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+	if (!ok)
 		return NB_ERUNTIME;
-	}
-	const size_t m = drawn_ok(pos, drawn, n, ok);
 	if (m > 0 && max > 0 && (rc = tree_sort(&t, pos, ok, n, m)) != 0)
 		log_error("adaptive smoothing: out of memory for %zu bodies", n);
 	for (int b = 0; !rc && m > 0 && b < max; b++) {
