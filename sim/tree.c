@@ -32,6 +32,10 @@
  *     and the cell's box does not overlap the group's box (without that,
  *     for theta > 1/sqrt(3) a cell could pass the test while holding the
  *     body itself).
+ *   mass (Dehnen 2002; not yet a scene value): as bmax with theta(M) in
+ *     place of theta, M the cell's mass, M_tot the root's: theta(M_tot) =
+ *     theta, wider for lighter cells (tree_internal.h, sim_tree_mass_scale;
+ *     measured against bmax in tests/test_tree_opening.c).
  * theta = 0 opens every cell, so the sum is over exact pairs, as
  * sim_direct_accel. Opened leaves (the group's own among them) interact
  * body by body, skipping j = i, and so do accepted leaves of at most
@@ -404,6 +408,30 @@ static int tree_take_cell(const struct tree *t, const struct tree_node *nd, cons
 	return 0;
 }
 
+double sim_tree_mass_scale(double theta0, double m, double mtot)
+{
+	if (!(theta0 > 0))
+		return 0;
+	if (theta0 >= 1 || !(m > 0) || !(mtot > 0))
+		return INFINITY;
+	const double t5 = theta0 * theta0 * theta0 * theta0 * theta0;
+	return t5 / ((1 - theta0) * (1 - theta0)) / cbrt(fmin(m / mtot, 1.0));
+}
+
+/* The mass criterion (Dehnen 2002) for a cell of bmax b and mass m in a
+ * tree of mass mtot at squared distance d2: accepted when x = b/d is below
+ * theta(m), i.e. x < 1 and x^5 < C (1 - x)^2, C = sim_tree_mass_scale (the
+ * left side grows with x on [0, 1), so this is d > b / theta(m) without
+ * solving for theta). */
+static int tree_mass_accepts(double b, double m, double mtot, double d2, double theta0)
+{
+	const double c = sim_tree_mass_scale(theta0, m, mtot), d = sqrt(d2);
+	if (!(c > 0) || !(b < d))
+		return 0;
+	const double x = b / d;
+	return x * x * x * x * x < c * (1 - x) * (1 - x);
+}
+
 int sim_tree_cell_accepted(const struct tree *t, const struct tree_node *nd, const double lo[3],
 			   const double hi[3], double theta, enum scene_opening opening,
 			   const struct tree_soft *ws)
@@ -413,6 +441,8 @@ int sim_tree_cell_accepted(const struct tree *t, const struct tree_node *nd, con
 	if (opening == SCENE_OPENING_BMAX) {
 		const double b = nd->bmax;
 		accept = theta > 0 && b * b < theta * theta * d2 && b * b < d2;
+	} else if (opening == SCENE_OPENING_MASS) {
+		accept = tree_mass_accepts(nd->bmax, nd->mass, t->nodes[0].mass, d2, theta);
 	} else {
 		int overlap = 1;
 		for (int a = 0; a < 3; a++) {
