@@ -235,6 +235,29 @@ static void every_share_refuses(const char *first, const char *part, const char 
 	sim_state_free(&s);
 }
 
+/* Coordinates[0] of the last particle of PartType4 in g_dir/FILE: NaN. */
+static void poison_last(const char *file)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", g_dir, file);
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	ck_assert_int_ge(f, 0);
+	hid_t d = H5Dopen2(f, "PartType4/Coordinates", H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	hid_t sp = H5Dget_space(d);
+	hsize_t dims[2];
+	ck_assert_int_eq(H5Sget_simple_extent_dims(sp, dims, NULL), 2);
+	hsize_t start[2] = {dims[0] - 1, 0}, count[2] = {1, 1};
+	ck_assert_int_ge(H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL), 0);
+	hid_t ms = H5Screate_simple(1, count, NULL);
+	const double nan = NAN;
+	ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, &nan), 0);
+	H5Sclose(ms);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+}
+
 START_TEST(a_part_that_lies_is_refused_by_every_share_naming_it)
 {
 	write_both();
@@ -449,29 +472,6 @@ static int lines_with(const char *log, const char *what)
 	return c;
 }
 
-/* Coordinates[0] of the last particle of PartType4 in g_dir/FILE: NaN. */
-static void poison_last(const char *file)
-{
-	char path[PATH_MAX];
-	FMT(path, "%s/%s", g_dir, file);
-	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-	ck_assert_int_ge(f, 0);
-	hid_t d = H5Dopen2(f, "PartType4/Coordinates", H5P_DEFAULT);
-	ck_assert_int_ge(d, 0);
-	hid_t sp = H5Dget_space(d);
-	hsize_t dims[2];
-	ck_assert_int_eq(H5Sget_simple_extent_dims(sp, dims, NULL), 2);
-	hsize_t start[2] = {dims[0] - 1, 0}, count[2] = {1, 1};
-	ck_assert_int_ge(H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL), 0);
-	hid_t ms = H5Screate_simple(1, count, NULL);
-	const double nan = NAN;
-	ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, &nan), 0);
-	H5Sclose(ms);
-	H5Sclose(sp);
-	H5Dclose(d);
-	H5Fclose(f);
-}
-
 START_TEST(refusals_over_ranks_exit_2_with_one_message)
 {
 	if (!have_mpi())
@@ -514,6 +514,56 @@ START_TEST(refusals_over_ranks_exit_2_with_one_message)
 }
 END_TEST
 
+/* A share reads its own stretch only: a NaN in the last particle of the
+ * set (the last type-4 row of part 2) is refused by share 2 of 3 alone,
+ * naming part 2, though shares 0 and 1 read rows of part 2 too. */
+START_TEST(a_bad_value_is_refused_by_the_share_that_reads_it_only)
+{
+	write_both();
+	poison_last("s3/snap_002.2.hdf5");
+	struct scene sc;
+	load_entry("s3/snap_002.0.hdf5", "", &sc);
+	struct sim_units u;
+	scene_units(&sc, &u);
+	for (int r = 0; r < 3; r++) {
+		struct sim_snap_info info;
+		ck_assert_int_eq(sim_snap_load_share(&sc, 0, &u, NULL, 0, 0, r, 3, NULL, &info), 0);
+		size_t m = 0;
+		for (int t = 0; t < SIM_SNAP_NTYPES; t++)
+			m += info.kept[t];
+		struct sim_state s;
+		ck_assert_int_eq(sim_state_alloc(&s, m, info.ncomp), 0);
+		int saved;
+		capture_begin(&saved);
+		const int rc = sim_snap_load_share(&sc, 0, &u, &s, 0, 0, r, 3, NULL, &info);
+		capture_end(saved);
+		const char *log = slurp("err.log");
+		if (r < 2) {
+			ck_assert_msg(rc == 0, "share %d: %d: %s", r, rc, log);
+		} else {
+			ck_assert_msg(rc == NB_EINPUT && strstr(log, "snap_002.2.hdf5") &&
+					      strstr(log, "not finite"),
+				      "share 2: %d: %s", rc, log);
+		}
+		sim_state_free(&s);
+	}
+	/* share 0's stretch [0, 153) is type 1's first rows, and parts 0 and 1
+	 * hold fewer: it reads rows of part 2 too */
+	uint64_t before2 = 0;
+	for (int i = 0; i < 2; i++) {
+		char part[PATH_MAX];
+		struct sim_snap *h = NULL;
+		snprintf(part, sizeof part, "%s/s3/snap_002.%d.hdf5", g_dir, i);
+		ck_assert_int_eq(sim_snap_open(part, NULL, &h), 0);
+		ck_assert_uint_eq(sim_snap_header(h)->npart_total[1], 200);
+		before2 += sim_snap_header(h)->npart[1];
+		sim_snap_close(&h);
+	}
+	ck_assert_msg(before2 < NB / 3, "parts 0 and 1 hold %llu of type 1",
+		      (unsigned long long)before2);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dist_snapin");
@@ -523,6 +573,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, shares_of_gadget2_example_are_its_whole_load);
 	tcase_add_test(tc, shares_of_a_written_file_and_set_are_their_whole_load);
 	tcase_add_test(tc, a_part_that_lies_is_refused_by_every_share_naming_it);
+	tcase_add_test(tc, a_bad_value_is_refused_by_the_share_that_reads_it_only);
 	suite_add_tcase(s, tc);
 	TCase *mp = tcase_create("mpi");
 	tcase_add_checked_fixture(mp, setup, teardown);
