@@ -218,7 +218,8 @@ static int read_head(hid_t f, const char *path, struct snap_head *h)
 	if (!bad && nfiles != 1) {
 		log_error("%s: --restart: a part of a %d-file snapshot set (output.snapshots.files); "
 			  "a restart continues from a one-file snapshot: write the snapshots to "
-			  "continue from with output.snapshots.files: 1",
+			  "continue from with output.snapshots.files: 1 (over MPI ranks, with "
+			  "simulation.ranks: replicate: domains write a part a rank)",
 			  path, nfiles);
 		return NB_EINPUT;
 	}
