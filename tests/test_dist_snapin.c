@@ -401,10 +401,10 @@ START_TEST(gadget2_example_over_1_2_3_ranks_matches_one_process)
 	/* 5988 bodies (a subsample of 0.1 of 60000), 2 steps a frame */
 	snapin_matches_one_process(scene,
 				   "--set render.diffuse=0 --set bodies.0.subsample=0.1 --set "
-				   "output.frames=3 --set simulation.steps_per_frame=2 --set "
+				   "output.frames=2 --set simulation.steps_per_frame=2 --set "
 				   "output.video= --set output.preview= --set render.width=96 --set "
 				   "render.height=64 --set simulation.backend=cpu",
-				   5988, 3, 0.05, 1);
+				   5988, 2, 0.05, 1);
 }
 END_TEST
 
@@ -564,6 +564,35 @@ START_TEST(a_bad_value_is_refused_by_the_share_that_reads_it_only)
 }
 END_TEST
 
+/* A set written over 2 ranks in domains mode (a part a rank) is not
+ * restarted from: the run and --dry-run over 2 ranks exit 2 with one
+ * message naming the part and what works, before any frame. */
+START_TEST(a_restart_from_a_domains_set_is_refused_saying_what_works)
+{
+	if (!have_mpi())
+		return;
+	char cmd[4096];
+	FMT(cmd, "cd '%s' && " MPIRUN " -np 2 '%s' scene.yaml -q --set simulation.ranks=domains "
+		 "--set simulation.backend=cpu --set output.frames=3 --set output.snapshots.dir=d2 "
+		 "--set output.snapshots.files=2 --set output.snapshots.every=1 > d2.log 2>&1",
+	    g_dir, g_mpi);
+	ck_assert_msg(sh(cmd) == 0 && exists("d2/snap_001.1.hdf5"), "%s", slurp("d2.log"));
+	for (int dry = 0; dry <= 1; dry++) {
+		FMT(cmd, "cd '%s' && " MPIRUN " -np 2 '%s' scene.yaml %s --set simulation.ranks=domains "
+			 "--set simulation.backend=cpu --set output.frames=3 --set output.png_dir=png "
+			 "--restart d2/snap_001.0.hdf5 > rs.log 2>&1",
+		    g_dir, g_mpi, dry ? "--dry-run" : "");
+		const int rc = sh(cmd);
+		ck_assert_msg(rc == 2, "%s: exit %d: %s", dry ? "--dry-run" : "run", rc, slurp("rs.log"));
+		ck_assert_msg(lines_with("rs.log", "snap_001.0.hdf5: --restart: a part of a 2-file "
+						   "snapshot set") == 1 &&
+				      lines_with("rs.log", "simulation.ranks: replicate") == 1,
+			      "%s", slurp("rs.log"));
+		ck_assert(count("png", ".png") == 0);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dist_snapin");
@@ -582,6 +611,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, a_written_set_over_1_2_3_ranks_matches_one_process);
 	tcase_add_test(mp, refusals_over_ranks_exit_2_with_one_message);
 	tcase_add_test(mp, a_restart_of_a_snapshot_scene_over_1_2_3_ranks_matches_one_process);
+	tcase_add_test(mp, a_restart_from_a_domains_set_is_refused_saying_what_works);
 	suite_add_tcase(s, mp);
 	return s;
 }
