@@ -134,6 +134,41 @@ START_TEST(encounter_ranges_equal_the_whole)
 }
 END_TEST
 
+START_TEST(file_entry_ranges_equal_the_whole)
+{
+	/* a body file between two spheres: read whole, then sliced */
+	char dir[] = "/tmp/nb-icr-XXXXXX", path[64], text[1024];
+	ck_assert(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/b.csv", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "id,component,mass,x,y,z,vx,vy,vz\n");
+	for (int i = 0; i < 7; i++)
+		fprintf(f, "%d,a,%g,%g,%g,%g,%g,%g,%g\n", i, 0.1 + i, 0.5 * i, -1.0 * i, 2.0, 0.25,
+			-0.5 * i, 1.0 / (i + 1));
+	fclose(f);
+	snprintf(text, sizeof text,
+		 "bodies:\n"
+		 "  - {name: s, model: plummer, count: 101, mass: 1, scale: 0.3}\n"
+		 "  - {name: f, model: file, file: %s}\n"
+		 "  - {name: h, model: hernquist, count: 51, mass: 1, scale: 0.3, "
+		 "position: [3, 0, 0]}\n"
+		 "simulation: {backend: cpu}\n", path);
+	struct scene sc;
+	ck_assert_int_eq(scene_load_string(text, "f.yaml", dir, NULL, 0, &sc), 0);
+	struct sim_state all;
+	ck_assert_int_eq(sim_ic_build(&sc, &all), 0);
+	ck_assert_uint_eq(all.n, 159);
+	const size_t cut[] = {0, 50, 103, 106, 108, 130, 159}; /* file bodies [101, 108) */
+	for (int k = 0; k + 1 < 7; k++)
+		check_range(&sc, &all, cut[k], cut[k + 1]);
+	ck_assert_double_eq(all.mass[103], 2.1); /* the file's own value, in place */
+	sim_state_free(&all);
+	remove(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(a_range_outside_the_scene_is_refused)
 {
 	const char *ov[] = {"bodies.0.count=100"};
@@ -198,6 +233,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, disk_galaxy_ranges_equal_the_whole);
 	tcase_add_test(tc, young_stars_and_dust_ranges_equal_the_whole);
 	tcase_add_test(tc, encounter_ranges_equal_the_whole);
+	tcase_add_test(tc, file_entry_ranges_equal_the_whole);
 	tcase_add_test(tc, a_range_outside_the_scene_is_refused);
 	tcase_add_test(tc, a_quarter_holds_about_a_quarter_of_the_memory);
 	suite_add_tcase(s, tc);
