@@ -2,34 +2,41 @@
  * (simulation.ranks: domains; dist.h, dist_halo_h; issue 31): a body's h
  * is the distance to its k-th nearest drawn neighbour (render/adaptive.h),
  * and near a domain's face those neighbours are another rank's bodies. So
- * each rank receives a halo: every other rank's drawn bodies within reach
- * of its own, and searches its own plus the halo.
+ * each rank receives a halo of the others' drawn bodies and searches its
+ * own plus the halo.
  *
- * The reach, exact without a second exchange. Each rank first finds its
- * bodies' h among its own drawn bodies only (with k_eff = min(k, M - 1),
- * M the drawn bodies over every rank): h_own >= the true h, since the
- * true search has every body the local one has and more. Every one of the
- * true k nearest neighbours of body i lies within h_own(i) of it. The
- * rank cuts its drawn bodies into up to HALO_MAXBOX runs along the Morton
- * curve and sends every rank each run's box widened by the run's largest
- * h_own (render_adaptive_reach); each rank sends back its drawn bodies
- * inside any of those boxes (one all-to-all of positions). A rank with
- * fewer than k_eff + 1 drawn bodies has no bound (h_own infinite, its
- * boxes everything) and receives every drawn body: only in runs of fewer
- * bodies than ranks times k. The search over own + halo then sees every
- * true neighbour of every own body, and the k-NN search is exact (the
- * same squared distances, in double, as one process's), so each body's h
- * is one process's bit for bit: the bodies the halo adds beyond the reach
- * are real bodies farther than the k-th and change nothing.
+ * Which bodies, exactly and without a second round. Each rank first finds
+ * its bodies' h among its own drawn bodies only (with k_eff = min(k, M -
+ * 1), M the drawn bodies over every rank): h_own >= the true h, since the
+ * true search has every body the local one has and more, so each of body
+ * i's true k nearest lies within h_own(i) of it. Every rank sends the
+ * others its cover: the tight boxes of up to HALO_MAXBOX runs of its drawn
+ * bodies along the Morton curve (render_adaptive_reach with no length, an
+ * allgather). A body whose ball of radius h_own reaches rank r's cover is
+ * a query to r (its position, one all-to-all); r answers with its k_eff
+ * nearest drawn bodies to each of its queries, each body once
+ * (render_adaptive_nearest; a second all-to-all). A rank whose cover the
+ * ball misses holds none of the body's true neighbours; from a rank it
+ * reaches, the true neighbours there are among its k nearest. So own +
+ * halo hold every true neighbour of every own body, and the exact search
+ * over them (the same squared distances, in double, as one process's)
+ * gives each body one process's h bit for bit; the other bodies of the
+ * halo are real bodies farther than the k-th and change nothing. A rank
+ * with fewer than k_eff + 1 drawn bodies has no bound (h_own infinite):
+ * its bodies ask every rank. Asking for the k nearest rather than taking
+ * every body within reach keeps the halo small where h_own is large (a
+ * thin disk cut through its plane on 2 ranks, 25000 bodies a rank: 3700
+ * bodies received instead of 15500 within reach).
  *
  * render.h_cap: h = min(h, cap x median) with the lower median of every
  * rank's drawn bodies' h, found exactly without gathering them: a
  * bisection on the bits of the doubles (h >= 0, so their order is the
  * order of their bits), each step a sum of counts over the ranks (at most
- * 63 small sums per update, every render.adaptive_every frames).
+ * 63 small sums per update, every render.adaptive_every frames). Between
+ * updates the kept lengths follow their bodies by id (dist_halo_follow).
  *
- * Each rank holds beside its state: its positions in scene units, the
- * halo (3 doubles a body received) and the bodies it sends (3 a body). */
+ * Each rank holds beside its state: its positions in scene units, its
+ * queries and the others' (3 doubles each), the halo (3 doubles a body). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,24 +48,32 @@
 /* A rank's record in the allgather: its boxes' count, then the boxes. */
 enum { HALO_MAXBOX = 64, HALO_REC = 1 + 6 * HALO_MAXBOX };
 
-/* 1 when p lies in one of the nbox boxes (6 doubles each). */
-static int halo_inside(const double *p, const double *boxes, int nbox)
+/* 1 when the ball of radius r round p reaches one of the nbox boxes (6
+ * doubles each): its squared distance formed as the search forms a box's
+ * (render/adaptive_tree.c: never above a body's in the box), against r
+ * widened by a relative 1e-9 against rounding (r infinite: any box). */
+static int halo_near(const double *p, double r, const double *boxes, int nbox)
 {
+	const double r2 = r * (1 + 1e-9) * r * (1 + 1e-9);
 	for (int b = 0; b < nbox; b++) {
 		const double *lo = boxes + 6 * b, *hi = lo + 3;
-		if (p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] &&
-		    p[2] >= lo[2] && p[2] <= hi[2])
+		double d2 = 0;
+		for (int a = 0; a < 3; a++) {
+			double u = lo[a] - p[a], v = p[a] - hi[a], g = u > v ? u : v;
+			d2 += g > 0 ? g * g : 0;
+		}
+		if (d2 <= r2)
 			return 1;
 	}
 	return 0;
 }
 
-/* The bodies to send: for each rank r != this one, this rank's drawn
- * bodies (ok) inside r's boxes (rec + r HALO_REC), 3 doubles each, packed
- * in rank order into *out (malloc'd); sz, off: bytes. 0 or NB_ERUNTIME
- * (logged: out of memory). */
-static int halo_pack(const double *p, const unsigned char *ok, size_t n, const double *rec,
-		     size_t *sz, size_t *off, double **out)
+/* The queries: for each rank r != this one, the positions (3 doubles) of
+ * this rank's drawn bodies (ok) whose ball of radius h (an upper bound of
+ * their length) reaches r's cover (rec + r HALO_REC), packed in rank order
+ * into *out (malloc'd); sz, off: bytes. 0 or NB_ERUNTIME (logged). */
+static int halo_pack(const double *p, const unsigned char *ok, const double *h, size_t n,
+		     const double *rec, size_t *sz, size_t *off, double **out)
 {
 	const int P = dist_size(), me = dist_rank();
 	size_t total = 0;
@@ -68,7 +83,7 @@ static int halo_pack(const double *p, const unsigned char *ok, size_t n, const d
 			const double *b = rec + (size_t)r * HALO_REC;
 			size_t k = 0;
 			for (size_t i = 0; r != me && i < n; i++) {
-				if (!ok[i] || !halo_inside(p + 3 * i, b + 1, (int)b[0]))
+				if (!ok[i] || !halo_near(p + 3 * i, h[i], b + 1, (int)b[0]))
 					continue;
 				if (pass == 1)
 					memcpy(*out + 3 * (total + k), p + 3 * i, 3 * sizeof **out);
@@ -79,11 +94,56 @@ static int halo_pack(const double *p, const unsigned char *ok, size_t n, const d
 			total += k;
 		}
 		if (pass == 0 && !(*out = malloc((3 * total + 1) * sizeof **out))) {
-			log_error("adaptive smoothing: out of memory for a halo of %zu bodies", total);
+			log_error("adaptive smoothing: out of memory for %zu queries", total);
 			return NB_ERUNTIME;
 		}
 	}
 	return 0;
+}
+
+/* The answers: for each rank r, this rank's k nearest drawn bodies to each
+ * of r's queries (rank r's block of in at roff, rbytes), each body once a
+ * rank, as positions packed in rank order into *out (malloc'd); sz, off:
+ * bytes. 0 or NB_ERUNTIME (logged). */
+static int halo_answer(const double *p, const unsigned char *drawn, const unsigned char *ok,
+		       size_t n, const char *in, const size_t *rbytes, const size_t *roff, int k,
+		       size_t *sz, size_t *off, double **out)
+{
+	const int P = dist_size();
+	unsigned char *mark = malloc(n + 1);
+	double *q = NULL;
+	size_t total = 0;
+	int rc = mark && (*out = malloc(sizeof **out)) ? 0 : NB_ERUNTIME;
+	for (int r = 0; r < P && !rc; r++) {
+		const size_t nq = rbytes[r] / (3 * sizeof(double)), k0 = total;
+		memset(mark, 0, n + 1);
+		free(q); /* the queries, copied: in's blocks need not be aligned */
+		if (!(q = malloc((3 * nq + 1) * sizeof *q))) {
+			rc = NB_ERUNTIME;
+			break;
+		}
+		memcpy(q, in + roff[r], 3 * nq * sizeof *q);
+		if ((rc = render_adaptive_nearest(p, drawn, n, q, nq, k, mark)))
+			break;
+		for (size_t i = 0; i < n; i++)
+			total += mark[i] && ok[i];
+		double *grown = realloc(*out, (3 * total + 1) * sizeof *grown);
+		if (!grown) {
+			rc = NB_ERUNTIME;
+			break;
+		}
+		*out = grown;
+		for (size_t i = 0, j = k0; i < n; i++)
+			if (mark[i] && ok[i])
+				memcpy(grown + 3 * j++, p + 3 * i, 3 * sizeof *grown);
+		off[r] = k0 * 3 * sizeof **out;
+		sz[r] = (total - k0) * 3 * sizeof **out;
+	}
+	if (rc)
+		log_error("adaptive smoothing: out of memory for the nearest bodies of %zu", n);
+	free(mark);
+	free(q);
+	return rc;
 }
 
 /* The lower median of the drawn (ok) bodies' h over every rank: the
@@ -110,27 +170,46 @@ static double halo_median(const double *h, const unsigned char *ok, size_t n, do
 	return v;
 }
 
-/* Every rank's boxes (P x HALO_REC) into all from this rank's h_own. 0 or
- * NB_ERUNTIME (logged); the allgather is made whatever happens. */
-static int halo_boxes(const double *p, const unsigned char *drawn, size_t n, const double *h,
-		      double *all)
+/* Every rank's cover (P x HALO_REC) into all: the tight boxes of up to
+ * HALO_MAXBOX runs of its drawn bodies along the Morton curve
+ * (render_adaptive_reach with no length). 0 or NB_ERUNTIME (logged); the
+ * allgather is made whatever happens. */
+static int halo_covers(const double *p, const unsigned char *drawn, size_t n, double *all)
 {
 	const int P = dist_size(), me = dist_rank();
 	double mine[HALO_REC] = {0};
 	int nbox = 0;
-	int rc = render_adaptive_reach(p, drawn, n, h, HALO_MAXBOX, mine + 1, &nbox);
-	mine[0] = rc ? 0 : nbox;
+	double *zero = calloc(n + 1, sizeof *zero);
 	size_t *b = malloc(2 * (size_t)P * sizeof *b);
-	if (!b)
+	if (!zero || !b)
 		dist_fail("out of memory");
+	int rc = render_adaptive_reach(p, drawn, n, zero, HALO_MAXBOX, mine + 1, &nbox);
+	mine[0] = rc ? 0 : nbox;
 	for (int r = 0; r < P; r++) {
 		b[r] = sizeof mine;
 		b[P + r] = (size_t)r * sizeof mine;
 	}
 	memcpy(all + (size_t)me * HALO_REC, mine, sizeof mine);
-	dist_allgatherv(mine, all, b, b + P, "adaptive smoothing: reach boxes");
+	dist_allgatherv(mine, all, b, b + P, "adaptive smoothing: covers");
 	free(b);
+	free(zero);
 	return rc;
+}
+
+/* One all-to-all of out (sz, off: P each; NULL or rc set: nothing sent):
+ * the received bytes, rbytes and roff into sz + 2P, sz + 3P. NULL when
+ * rank 0's exchange broke (logged; *out is then left to the messages). */
+static char *halo_swap(double **out, size_t *sz, int rc, const char *what)
+{
+	const int P = dist_size();
+	if (rc || !*out)
+		for (int r = 0; r < P; r++) /* still take part in the exchange */
+			sz[r] = sz[P + r] = 0;
+	char *in = dist_alltoallv(*out ? (void *)*out : (void *)sz, sz, sz + P, sz + 2 * P,
+				  sz + 3 * P, what);
+	if (!in)
+		*out = NULL;
+	return in;
 }
 
 /* The own bodies (p, drawn: n) followed by the halo (rank r's block of
@@ -167,7 +246,9 @@ end:
 	return rc;
 }
 
-/* The halo's exchange and the search; h holds h_own on entry. */
+/* The halo's two exchanges and the search; h holds h_own on entry: the
+ * queries to the ranks whose cover a body's ball reaches, their k nearest
+ * drawn bodies back, and the search over own + those. */
 static int halo_exchange(const double *p, const unsigned char *drawn, const unsigned char *ok,
 			 size_t n, int keff, double fallback, double *h)
 {
@@ -177,15 +258,19 @@ static int halo_exchange(const double *p, const unsigned char *drawn, const unsi
 	char *in = NULL;
 	if (!all || !sz)
 		dist_fail("out of memory");
-	int rc = halo_boxes(p, drawn, n, h, all);
-	if (rc || (rc = dist_broken()) || (rc = halo_pack(p, ok, n, all, sz, sz + P, &out))) {
-		for (int r = 0; r < P; r++) /* still take part in the exchange */
-			sz[r] = sz[P + r] = 0;
+	int rc = halo_covers(p, drawn, n, all);
+	if (!rc && !(rc = dist_broken()))
+		rc = halo_pack(p, ok, h, n, all, sz, sz + P, &out);
+	if (!(in = halo_swap(&out, sz, rc, "adaptive smoothing: queries"))) {
+		rc = NB_ERUNTIME;
+		goto end;
 	}
-	in = dist_alltoallv(out ? (void *)out : (void *)sz, sz, sz + P, sz + 2 * P, sz + 3 * P,
-			    "adaptive smoothing: halo");
-	if (!in) { /* rank 0: the exchange broke (logged); out stays with it */
-		out = NULL;
+	free(out);
+	out = NULL;
+	if (!rc)
+		rc = halo_answer(p, drawn, ok, n, in, sz + 2 * P, sz + 3 * P, keff, sz, sz + P, &out);
+	free(in);
+	if (!(in = halo_swap(&out, sz, rc, "adaptive smoothing: halo"))) {
 		rc = NB_ERUNTIME;
 		goto end;
 	}

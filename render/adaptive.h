@@ -57,11 +57,23 @@ int render_adaptive_h_near(const double *pos, const unsigned char *drawn, size_t
  * render_adaptive_h): the drawn bodies in Morton order cut into max runs
  * of consecutive bodies, each run's box widened by its largest h (and a
  * relative 1e-9 against rounding; an infinite h gives an infinite box).
- * What a rank sends the others so that they send it back their bodies
- * within reach of its own (dist/halo.c). nbox 0 without drawn bodies. 0
- * or NB_ERUNTIME (out of memory, logged). */
+ * With every h 0: the runs' tight boxes, the cover a rank sends the
+ * others so that they know which of their bodies' balls reach it
+ * (dist/halo.c). nbox 0 without drawn bodies. 0 or NB_ERUNTIME (out of
+ * memory, logged). */
 int render_adaptive_reach(const double *pos, const unsigned char *drawn, size_t n,
 			  const double *h, int max, double *boxes, int *nbox);
+
+/* mark[i] = 1 for each of the k nearest drawn bodies (drawn as in
+ * render_adaptive_h) among pos' n to each query point q[3j..3j+2], j <
+ * nq (points outside the set: nothing skipped; at a tie for the k-th any
+ * of the tied bodies; all drawn bodies when fewer than k). Other marks
+ * are left as they were. The squared distances are formed as the search
+ * forms them. What a rank sends another for its bodies near the domains'
+ * faces (dist/halo.c): the union over the ranks of each one's k nearest
+ * holds a point's k nearest. 0 or NB_ERUNTIME (out of memory, logged). */
+int render_adaptive_nearest(const double *pos, const unsigned char *drawn, size_t n,
+			    const double *q, size_t nq, int k, unsigned char *mark);
 
 /* h[i] = min(h[i], hmax) for each drawn body i (drawn as in
  * render_adaptive_h); the cap's last step, its median found elsewhere

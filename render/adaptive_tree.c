@@ -597,3 +597,112 @@ int render_adaptive_reach(const double *pos, const unsigned char *drawn, size_t 
 	free(ok);
 	return rc;
 }
+
+/* ---- the k nearest bodies of points outside the set ---------------------- */
+
+/* The k best (smallest d2) seen by one query point: sorted positions s. */
+struct at_best {
+	double *d2;
+	size_t *s;
+	int n, k;
+	double bound; /* the largest kept once k are held, else INFINITY */
+};
+
+static void best_add(struct at_best *b, double d2, size_t s)
+{
+	int at = b->n;
+	if (b->n == b->k) { /* replace the largest */
+		at = 0;
+		for (int i = 1; i < b->n; i++)
+			at = b->d2[i] > b->d2[at] ? i : at;
+	} else
+		b->n++;
+	b->d2[at] = d2;
+	b->s[at] = s;
+	if (b->n == b->k) {
+		b->bound = b->d2[0];
+		for (int i = 1; i < b->n; i++)
+			b->bound = b->d2[i] > b->bound ? b->d2[i] : b->bound;
+	}
+}
+
+/* Node j of level lev for point p, children nearest first, pruned by the
+ * bound as the search in search_leaf prunes. */
+static void nearest_walk(const struct at_tree *t, int lev, size_t j, const double *p,
+			 struct at_best *b)
+{
+	if (lev == 0) {
+		const size_t s1 = (j + 1) * AT_LEAF < t->m ? (j + 1) * AT_LEAF : t->m;
+		for (size_t s = j * AT_LEAF; s < s1; s++) {
+			double dx = t->x[s] - p[0], dy = t->y[s] - p[1], dz = t->z[s] - p[2];
+			double d2 = dx * dx + dy * dy + dz * dz;
+			if (b->n < b->k || d2 < b->bound)
+				best_add(b, d2, s);
+		}
+		return;
+	}
+	size_t c0 = j * AT_FAN, c1 = c0 + AT_FAN < t->count[lev - 1] ? c0 + AT_FAN : t->count[lev - 1];
+	struct at_entry e[AT_FAN];
+	int ne = 0;
+	for (size_t c = c0; c < c1; c++) {
+		const size_t node = t->off[lev - 1] + c;
+		struct at_entry x = {box_d2(t->lo + 3 * node, t->hi + 3 * node, p, p), c};
+		int i = ne++;
+		for (; i > 0 && e[i - 1].d2 > x.d2; i--) /* insertion: nearest first */
+			e[i] = e[i - 1];
+		e[i] = x;
+	}
+	for (int i = 0; i < ne; i++)
+		if (b->n < b->k || e[i].d2 < b->bound)
+			nearest_walk(t, lev - 1, e[i].leaf, p, b);
+}
+
+int render_adaptive_nearest(const double *pos, const unsigned char *drawn, size_t n,
+			    const double *q, size_t nq, int k, unsigned char *mark)
+{
+	int rc = 0, failed = 0;
+	struct at_tree t;
+	memset(&t, 0, sizeof t);
+	size_t m;
+	unsigned char *ok = drawn_ok(pos, drawn, n, &m);
+	if (!ok)
+		return NB_ERUNTIME;
+	if (m == 0 || nq == 0 || k < 1)
+		goto cleanup;
+	if ((rc = tree_build(&t, pos, ok, n, m)) != 0) {
+		log_error("adaptive smoothing: out of memory for %zu bodies", n);
+		goto cleanup;
+	}
+	const int kk = (size_t)k < m ? k : (int)m;
+#pragma omp parallel
+	{
+		struct at_best b = {malloc((size_t)kk * sizeof *b.d2), malloc((size_t)kk * sizeof *b.s),
+				    0, kk, INFINITY};
+		if (!b.d2 || !b.s) {
+#pragma omp atomic write
+			failed = 1;
+		}
+#pragma omp for schedule(dynamic, 64)
+		for (size_t j = 0; j < nq; j++) {
+			if (!b.d2 || !b.s)
+				continue;
+			b.n = 0;
+			b.bound = INFINITY;
+			nearest_walk(&t, t.nlev - 1, 0, q + 3 * j, &b);
+			for (int i = 0; i < b.n; i++) {
+#pragma omp atomic write
+				mark[t.idx[b.s[i]]] = 1;
+			}
+		}
+		free(b.d2);
+		free(b.s);
+	}
+	if (failed) {
+		log_error("adaptive smoothing: out of memory for the nearest bodies");
+		rc = NB_ERUNTIME;
+	}
+cleanup:
+	tree_free(&t);
+	free(ok);
+	return rc;
+}

@@ -5,10 +5,12 @@
  * In process (every build): the search for some query bodies among more
  * bodies equals the whole search's lengths of those bodies bit for bit,
  * and says INFINITY when too few are given; the reach boxes hold every
- * point within h of every drawn body; the halo scheme played by hand over
- * three 'ranks' (each its own h first, the others' bodies inside its
- * boxes, the search over both) gives every body one process's h, while
- * without the halo a rank's h differs. Program level (NB_BIN): the screen
+ * point within h of every drawn body; the k nearest bodies of points
+ * outside the set are the brute-force ones; the halo scheme played by hand
+ * over three 'ranks' (each its own h first, queries for the bodies whose
+ * ball reaches another's cover, that rank's k nearest to each back, the
+ * search over both) gives every body one process's h, while without the
+ * halo a rank's h differs. Program level (NB_BIN): the screen
  * diffuse layer and dust are still refused (exit 2, the key, why). Over
  * MPI (NB_MPI_BIN and mpirun, as tests/test_dist_domains.c; SKIP without):
  * two components (one dark, not drawn) on 1, 2 and 3 ranks: frames of
@@ -115,52 +117,129 @@ START_TEST(reach_boxes_hold_every_point_within_h_of_a_drawn_body)
 }
 END_TEST
 
-/* dist/halo.c's scheme by hand: 3 'ranks' cut along x; each rank's h of
- * its own from own + the others' drawn bodies inside its reach boxes. */
+/* Squared distance from p to the box (lo, hi). */
+static double box_d2(const double *p, const double *b)
+{
+	double d2 = 0;
+	for (int a = 0; a < 3; a++) {
+		double g = fmax(b[a] - p[a], p[a] - b[3 + a]);
+		d2 += g > 0 ? g * g : 0;
+	}
+	return d2;
+}
+
+START_TEST(the_nearest_bodies_of_outside_points_are_the_brute_force_ones)
+{
+	enum { N = 1500, NQ = 200, K = 7 };
+	double *pos = malloc(3 * N * sizeof *pos), q[3 * NQ], d[N];
+	unsigned char *drawn = malloc(N), *mark = calloc(N, 1), *want = calloc(N, 1);
+	for (size_t i = 0; i < N; i++) {
+		for (int a = 0; a < 3; a++)
+			pos[3 * i + a] = (i % 2 ? 0.1 : 1.0) * (2 * sim_rng_uniform(8, i, (uint64_t)a) - 1);
+		drawn[i] = i % 5 != 0;
+	}
+	for (size_t j = 0; j < NQ; j++) /* inside, and far outside */
+		for (int a = 0; a < 3; a++)
+			q[3 * j + a] = (j % 4 ? 1.2 : 9.0) * (2 * sim_rng_uniform(9, j, (uint64_t)a) - 1);
+	ck_assert_int_eq(render_adaptive_nearest(pos, drawn, N, q, NQ, K, mark), 0);
+	size_t marked = 0;
+	for (size_t j = 0; j < NQ; j++) { /* the K smallest by selection */
+		for (size_t i = 0; i < N; i++) {
+			double dx = pos[3 * i] - q[3 * j], dy = pos[3 * i + 1] - q[3 * j + 1],
+			       dz = pos[3 * i + 2] - q[3 * j + 2];
+			d[i] = drawn[i] ? dx * dx + dy * dy + dz * dz : INFINITY;
+		}
+		for (int k = 0; k < K; k++) {
+			size_t best = 0;
+			for (size_t i = 1; i < N; i++)
+				best = d[i] < d[best] ? i : best;
+			want[best] = 1;
+			d[best] = INFINITY;
+		}
+	}
+	for (size_t i = 0; i < N; i++) {
+		ck_assert_msg(mark[i] == want[i], "body %zu: marked %d, brute force %d", i, mark[i],
+			      want[i]);
+		marked += mark[i];
+	}
+	ck_assert(marked >= K && marked < N / 2);
+	printf("halo: %zu bodies are the %d nearest of %d points, as by brute force\n", marked, K,
+	       NQ);
+	free(pos), free(drawn), free(mark), free(want);
+}
+END_TEST
+
+/* The bodies of 'rank' r (x in [cut[r], cut[r+1])) into q, f (drawn),
+ * who (index in pos); their count. */
+static size_t rank_part(const double *pos, const unsigned char *drawn, size_t n,
+			const double *cut, int r, double *q, unsigned char *f, size_t *who)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pos[3 * i] >= cut[r] && pos[3 * i] < cut[r + 1]) {
+			memcpy(q + 3 * m, pos + 3 * i, 3 * sizeof *q);
+			f[m] = drawn[i];
+			who[m++] = i;
+		}
+	return m;
+}
+
+/* dist/halo.c's scheme by hand over 3 'ranks' cut along x: each rank's h
+ * of its own first; its drawn bodies whose ball of that radius reaches
+ * another rank's cover ask that rank, which marks its K nearest drawn
+ * bodies to each; the search over own + those. */
 START_TEST(a_halo_by_hand_over_three_ranks_gives_one_process_lengths)
 {
 	enum { N = 2400, K = 10, MAXB = 64, P = 3 };
 	double *pos = malloc(3 * N * sizeof *pos), *h = malloc(N * sizeof *h);
-	unsigned char *drawn = malloc(N);
+	double *q = malloc(3 * N * sizeof *q), *o = malloc(3 * N * sizeof *o),
+	       *qs = malloc(3 * N * sizeof *qs);
+	double *hr = malloc(N * sizeof *hr), *zero = calloc(N, sizeof *zero), boxes[6 * MAXB];
+	unsigned char *drawn = malloc(N), *f = malloc(N), *fo = malloc(N), *mark = malloc(N);
+	size_t *who = malloc(N * sizeof *who), *whoo = malloc(N * sizeof *whoo), differ = 0;
 	clumpy(N, pos, drawn);
 	ck_assert_int_eq(render_adaptive_h(pos, drawn, N, K, 0.25, h), 0);
 	const double cut[P + 1] = {-INFINITY, -0.2, 0.42, INFINITY}; /* one through the clump */
-	size_t differ_alone = 0;
 	for (int r = 0; r < P; r++) {
-		double *q = malloc(3 * N * sizeof *q), *hr = malloc(N * sizeof *hr), boxes[6 * MAXB];
-		unsigned char *f = malloc(N);
-		size_t *who = malloc(N * sizeof *who), n = 0;
-		for (size_t i = 0; i < N; i++)
-			if (pos[3 * i] >= cut[r] && pos[3 * i] < cut[r + 1]) {
-				memcpy(q + 3 * n, pos + 3 * i, 3 * sizeof *q);
-				f[n] = drawn[i];
-				who[n++] = i;
-			}
+		const size_t n = rank_part(pos, drawn, N, cut, r, q, f, who);
+		size_t m = n;
 		ck_assert_int_eq(render_adaptive_h_near(q, f, n, n, K, 0.25, hr), 0);
 		for (size_t j = 0; j < n; j++)
-			differ_alone += hr[j] != h[who[j]];
-		int nb = 0;
-		ck_assert_int_eq(render_adaptive_reach(q, f, n, hr, MAXB, boxes, &nb), 0);
-		size_t m = n;
-		for (size_t i = 0; i < N; i++) /* the others' drawn bodies within reach */
-			if (drawn[i] && !(pos[3 * i] >= cut[r] && pos[3 * i] < cut[r + 1]) &&
-			    in_boxes(pos + 3 * i, boxes, nb)) {
-				memcpy(q + 3 * m, pos + 3 * i, 3 * sizeof *q);
-				f[m++] = 1;
-			}
-		ck_assert_msg(m < N, "rank %d: the halo is everything", r);
+			differ += hr[j] != h[who[j]];
+		for (int s2 = 0; s2 < P; s2++) {
+			if (s2 == r)
+				continue;
+			const size_t no = rank_part(pos, drawn, N, cut, s2, o, fo, whoo);
+			int nb = 0;
+			size_t nq = 0;
+			ck_assert_int_eq(render_adaptive_reach(o, fo, no, zero, MAXB, boxes, &nb), 0);
+			for (size_t j = 0; j < n; j++) /* the queries: balls reaching s2's cover */
+				for (int b = 0; f[j] && b < nb; b++)
+					if (box_d2(q + 3 * j, boxes + 6 * b) <= hr[j] * hr[j] * (1 + 1e-8)) {
+						memcpy(qs + 3 * nq++, q + 3 * j, 3 * sizeof *qs);
+						break;
+					}
+			memset(mark, 0, N);
+			ck_assert_int_eq(render_adaptive_nearest(o, fo, no, qs, nq, K, mark), 0);
+			for (size_t i = 0; i < no; i++)
+				if (mark[i] && fo[i]) {
+					memcpy(q + 3 * m, o + 3 * i, 3 * sizeof *q);
+					f[m++] = 1;
+				}
+		}
 		ck_assert_int_eq(render_adaptive_h_near(q, f, m, n, K, 0.25, hr), 0);
 		for (size_t j = 0; j < n; j++)
 			ck_assert_msg(memcmp(&hr[j], &h[who[j]], sizeof *hr) == 0,
 				      "rank %d, body %zu: %.17g vs one process %.17g", r, who[j], hr[j],
 				      h[who[j]]);
+		ck_assert_msg(m - n < (N - n) / 2, "rank %d: a halo of %zu", r, m - n);
 		printf("halo: rank %d of %d: %zu own bodies, a halo of %zu, lengths exact\n", r, P, n,
 		       m - n);
-		free(q), free(hr), free(f), free(who);
 	}
-	ck_assert_msg(differ_alone > 0, "no length changed by the halo: the cut tests nothing");
-	printf("halo: %zu lengths differ without the halo\n", differ_alone);
-	free(pos), free(h), free(drawn);
+	ck_assert_msg(differ > 0, "no length changed by the halo: the cut tests nothing");
+	printf("halo: %zu lengths differ without the halo\n", differ);
+	free(pos), free(h), free(q), free(o), free(qs), free(hr), free(zero);
+	free(drawn), free(f), free(fo), free(mark), free(who), free(whoo);
 }
 END_TEST
 
@@ -320,6 +399,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("in process");
 	tcase_add_test(tc, lengths_of_some_bodies_among_more_equal_the_whole_search);
 	tcase_add_test(tc, reach_boxes_hold_every_point_within_h_of_a_drawn_body);
+	tcase_add_test(tc, the_nearest_bodies_of_outside_points_are_the_brute_force_ones);
 	tcase_add_test(tc, a_halo_by_hand_over_three_ranks_gives_one_process_lengths);
 	tcase_add_test(tc, the_screen_diffuse_layer_and_dust_are_still_refused);
 	suite_add_tcase(s, tc);
