@@ -93,17 +93,19 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 }
 
 /* r's length buffers for n bodies (a rank's count changes as bodies move
- * between ranks). 0 or NB_ERUNTIME (logged). */
+ * between ranks; h_id and h_now only then). 0 or NB_ERUNTIME (logged). */
 static int cpu_h_room(struct renderer_cpu *r, size_t n)
 {
 	if (n <= r->h_cap)
 		return 0;
-	double *h = realloc(r->h, n * sizeof *h), *now = h ? realloc(r->h_now, n * sizeof *now) : NULL;
+	const int moves = engine_split_h_moves(r->eng);
+	double *h = realloc(r->h, n * sizeof *h), *now = NULL;
 	r->h = h ? h : r->h;
-	r->h_now = now ? now : r->h_now;
+	if (h && moves && (now = realloc(r->h_now, n * sizeof *now)))
+		r->h_now = now;
 	uint32_t *id = now ? realloc(r->h_id, n * sizeof *id) : NULL;
 	r->h_id = id ? id : r->h_id;
-	if (!id) {
+	if (!h || (moves && !id)) {
 		log_error("out of memory for %zu smoothing lengths", n);
 		return NB_ERUNTIME;
 	}
