@@ -606,10 +606,14 @@ struct at_best {
 	size_t *s;
 	int n, k;
 	double bound; /* the largest kept once k are held, else INFINITY */
+	int seeded;   /* the list began with the last point's bodies */
 };
 
 static void best_add(struct at_best *b, double d2, size_t s)
 {
+	for (int i = 0; b->seeded && i < b->n; i++)
+		if (b->s[i] == s) /* met again by the walk: held already */
+			return;
 	int at = b->n;
 	if (b->n == b->k) { /* replace the largest */
 		at = 0;
@@ -657,6 +661,24 @@ static void nearest_walk(const struct at_tree *t, int lev, size_t j, const doubl
 			nearest_walk(t, lev - 1, e[i].leaf, p, b);
 }
 
+/* Start point p's list with the bodies the thread's last point kept (its
+ * k nearest): their distances to p make a bound at once, which a walk
+ * from the root lacks, and the queries of one rank come in its curve's
+ * order, so the last point is usually near. The walk then skips them. */
+static void nearest_seed(const struct at_tree *t, const double *p, struct at_best *b)
+{
+	const int n = b->n;
+	b->n = 0;
+	b->bound = INFINITY;
+	b->seeded = 0;
+	for (int i = 0; i < n; i++) {
+		const size_t s = b->s[i];
+		double dx = t->x[s] - p[0], dy = t->y[s] - p[1], dz = t->z[s] - p[2];
+		best_add(b, dx * dx + dy * dy + dz * dz, s);
+	}
+	b->seeded = n > 0;
+}
+
 int render_adaptive_nearest(const double *pos, const unsigned char *drawn, size_t n,
 			    const double *q, size_t nq, int k, unsigned char *mark)
 {
@@ -677,7 +699,7 @@ int render_adaptive_nearest(const double *pos, const unsigned char *drawn, size_
 #pragma omp parallel
 	{
 		struct at_best b = {malloc((size_t)kk * sizeof *b.d2), malloc((size_t)kk * sizeof *b.s),
-				    0, kk, INFINITY};
+				    0, kk, INFINITY, 0};
 		if (!b.d2 || !b.s) {
 #pragma omp atomic write
 			failed = 1;
@@ -686,8 +708,7 @@ int render_adaptive_nearest(const double *pos, const unsigned char *drawn, size_
 		for (size_t j = 0; j < nq; j++) {
 			if (!b.d2 || !b.s)
 				continue;
-			b.n = 0;
-			b.bound = INFINITY;
+			nearest_seed(&t, q + 3 * j, &b);
 			nearest_walk(&t, t.nlev - 1, 0, q + 3 * j, &b);
 			for (int i = 0; i < b.n; i++) {
 #pragma omp atomic write
