@@ -4,7 +4,7 @@
  *   nbody-bench bh [--n 1000000,4000000,16000000] [--steps 7]
  *                  [--configs ecl,com,default,fast] [--accuracy-max 4000000]
  *                  [--scene FILE.yaml --frames F]
- *   nbody-bench bh-accuracy [--n 1000000] [--criterion bmax|bh]
+ *   nbody-bench bh-accuracy [--n 1000000] [--criterion bmax|bh|mass]
  *
  * bh: for each n, a Plummer sphere (M = 1, a = 1, sim_ic_plummer), eps =
  * 0.05. For each config a gpu_sim (solver barnes-hut): creation and two
@@ -27,7 +27,8 @@
  * local_spread; these default to the tuning's defaults). Names: ecl = 0.5:1:bh:16:1 (ECL-BH's settings),
  * default = 0.5:2:bmax:16:1 (the scene defaults), com = 0.5:2:bh:16:1
  * (simulation.opening: com), fast = 0.55:2:bmax:16:1. Criterion bh is the
- * scene's opening com.
+ * scene's opening com; mass is Dehnen's (2002) theta(M) (sim/cuda/tree_api.h,
+ * GPU_TREE_CRIT_MASS), THETA its theta0, e.g. 0.33:2:mass:16:1.
  * Speed-up variants (issue 30; gpu_tree_tuning in sim/cuda/tree_api.h), as
  * suffixes of any config, e.g. default+r4, default+m1.6, fast+r4+m1.6+g:
  *   +rK  refit_every K: the tree is rebuilt every K steps and refitted
@@ -170,6 +171,8 @@ static int parse_config(const char *name, struct bh_config *c)
 		c->tu.criterion = GPU_TREE_CRIT_BH;
 	else if (strcmp(crit, "bmax") == 0)
 		c->tu.criterion = GPU_TREE_CRIT_BMAX;
+	else if (strcmp(crit, "mass") == 0)
+		c->tu.criterion = GPU_TREE_CRIT_MASS;
 	else
 		return -1;
 	if (c->tu.refit_every > 1 && c->tu.criterion != GPU_TREE_CRIT_BMAX)
@@ -327,7 +330,9 @@ static int bh_one(struct sim_state *st, const struct bh_config *c, int steps, co
 		.dt = dt,
 		.theta = c->theta,
 		.multipoles = c->multipoles,
-		.opening = c->tu.criterion == GPU_TREE_CRIT_BH ? SCENE_OPENING_COM : SCENE_OPENING_BMAX,
+		.opening = c->tu.criterion == GPU_TREE_CRIT_BH     ? SCENE_OPENING_COM
+			   : c->tu.criterion == GPU_TREE_CRIT_MASS ? SCENE_OPENING_MASS
+								   : SCENE_OPENING_BMAX,
 	};
 	struct gpu_tree_profile pr;
 	struct gpu_sim *g = NULL;
@@ -607,7 +612,11 @@ int bench_bh_accuracy(int argc, char **argv)
 			n = (size_t)strtod(argv[++a], NULL);
 		} else if (strcmp(argv[a], "--criterion") == 0 && a + 1 < argc) {
 			a++;
-			crit = strcmp(argv[a], "bh") == 0 || strcmp(argv[a], "com") == 0 ? 0 : 1;
+			/* enum gpu_tree_criterion's values (tree_api.h: CUDA builds only) */
+			if (strcmp(argv[a], "bh") == 0 || strcmp(argv[a], "com") == 0)
+				crit = 0;
+			else
+				crit = strcmp(argv[a], "mass") == 0 ? 2 : 1;
 		} else if (strcmp(argv[a], "--local") == 0 && a + 1 < argc) {
 			ratio = atof(argv[++a]);
 		} else if (strcmp(argv[a], "--leaf-p2p") == 0 && a + 1 < argc) {
@@ -640,7 +649,7 @@ int bench_bh_accuracy(int argc, char **argv)
 		tu.leaf_p2p = leaf_p2p;
 	printf("# |a_tree - a_direct| / |a_direct| over all bodies; direct = gpu_direct_accel; "
 	       "criterion %s, leaf %d, groups of %d, local ratio %g, leaf_p2p %d\n",
-	       crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes, tu.local_ratio, tu.leaf_p2p);
+	       crit == GPU_TREE_CRIT_MASS ? "mass" : crit ? "bmax" : "bh", tu.leaf_size, 32 * tu.lanes, tu.local_ratio, tu.leaf_p2p);
 	printf("%-12s %9s %3s %5s | %9s %9s %9s | %7s %7s %7s\n", "scene", "n", "mp", "theta",
 	       "median", "99th", "max", "P2P/bd", "M2P/bd", "local");
 	int rc = 0;

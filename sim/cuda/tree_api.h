@@ -23,10 +23,20 @@ extern "C" {
  *    bound on the distance of the cell's bodies from its centre of mass
  *    (Salmon & Warren 1994; simulation.opening: bmax, the default): it
  *    bounds the multipole error by the mass's real extent.
+ *  GPU_TREE_CRIT_MASS: as BMAX with theta(M) in place of theta, M the
+ *    cell's mass (Dehnen 2002; SCENE_OPENING_MASS): the root of
+ *    theta^5 / (1 - theta)^2 = theta0^5 / (1 - theta0)^2 (M / M_tot)^(-1/3),
+ *    M_tot the root's mass, theta0 the tree's theta: lighter cells are
+ *    accepted at wider angles (sim/tree_internal.h, sim_tree_mass_scale).
  *  GPU_TREE_CRIT_SCENE (tuning only, the default): the criterion that
  *    sim_params.opening names; gpu_tree_accel uses bmax.
- * The CPU twin (sim/tree.c, sim_tree_accel_ex) implements both. */
-enum gpu_tree_criterion { GPU_TREE_CRIT_SCENE = -1, GPU_TREE_CRIT_BH = 0, GPU_TREE_CRIT_BMAX = 1 };
+ * The CPU twin (sim/tree.c, sim_tree_accel_ex) implements all three. */
+enum gpu_tree_criterion {
+	GPU_TREE_CRIT_SCENE = -1,
+	GPU_TREE_CRIT_BH = 0,
+	GPU_TREE_CRIT_BMAX = 1,
+	GPU_TREE_CRIT_MASS = 2
+};
 
 struct gpu_tree_tuning {
 	int leaf_size; /* max bodies per leaf, 1..64 (default 16) */

@@ -514,9 +514,11 @@ __global__ void tree_moments_kernel(int d, const unsigned long long *__restrict_
 				o.bmax = fmaxf(o.bmax, sqrtf(s2) + node_bmax[k]);
 			}
 		}
-		/* opening radius: accepted when dist(com, group box) > rcrit */
+		/* opening radius: accepted when dist(com, group box) > rcrit
+		 * (mass: bmax's here, tree_mass_rcrit_kernel sets it once the
+		 * root's mass is known) */
 		float rc;
-		if (criterion == GPU_TREE_CRIT_BMAX) {
+		if (criterion == GPU_TREE_CRIT_BMAX || criterion == GPU_TREE_CRIT_MASS) {
 			rc = theta > 0 ? o.bmax / theta : INFINITY;
 			rc = fmaxf(rc, o.bmax) * (1.0f + 1e-5f);
 		} else {
@@ -535,6 +537,47 @@ __global__ void tree_moments_kernel(int d, const unsigned long long *__restrict_
 	}
 }
 
+/* theta(m) of the mass criterion (GPU_TREE_CRIT_MASS, tree_api.h): the
+ * root of theta^5 = c (1 - theta)^2 on [0, 1], c = theta0^5 / (1 -
+ * theta0)^2 (m / mtot)^(-1/3), by 24 halvings (float's precision): the
+ * CPU's test (sim/tree.c, tree_mass_accepts: x^5 < c (1 - x)^2 with
+ * x = bmax/d) solved for the angle. ~120 flops a node, once a build. */
+__device__ float tree_mass_theta(float theta0, float m, float mtot)
+{
+	if (!(theta0 > 0.0f))
+		return 0.0f;
+	if (theta0 >= 1.0f || !(m > 0.0f) || !(mtot > 0.0f))
+		return 1.0f;
+	const float t5 = theta0 * theta0 * theta0 * theta0 * theta0;
+	const float c = t5 / ((1.0f - theta0) * (1.0f - theta0)) / cbrtf(fminf(m / mtot, 1.0f));
+	float lo = 0.0f, hi = 1.0f;
+	for (int k = 0; k < 24; k++) {
+		const float x = 0.5f * (lo + hi);
+		if (x * x * x * x * x < c * (1.0f - x) * (1.0f - x))
+			lo = x;
+		else
+			hi = x;
+	}
+	return lo;
+}
+
+/* The mass criterion's opening radii, after the moments (the root's mass,
+ * node 0, is the tree's): rcrit = max(bmax / theta(M), bmax) (1 + 1e-5),
+ * as bmax's with theta(M) for theta. */
+__global__ void tree_mass_rcrit_kernel(float4 *node_open, const float4 *__restrict__ node_mq0,
+				       const float *__restrict__ node_bmax,
+				       const struct tree_ctl *c, float theta0)
+{
+	const int n = c->depth_start[TREE_MAX_DEPTH];
+	const float mtot = node_mq0[0].x;
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		const float b = node_bmax[i], th = tree_mass_theta(theta0, node_mq0[i].x, mtot);
+		float rc = th > 0.0f ? b / th : INFINITY;
+		rc = fmaxf(rc, b) * (1.0f + 1e-5f);
+		node_open[i].w = rc * rc;
+	}
+}
+
 int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
 {
 	int grid = grid_for(t, (size_t)t->node_cap, 4);
@@ -542,6 +585,11 @@ int tree_stage_moments(struct gpu_tree *t, const float4 *pos, cudaStream_t s)
 		tree_moments_kernel<<<grid, BUILD_THREADS, 0, s>>>(
 			d, t->keys, pos, t->node_range, t->node_kids, t->node_open, t->node_mq0,
 			t->node_mq1, t->node_bmax, t->ctl, t->theta, t->criterion);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	if (t->criterion == GPU_TREE_CRIT_MASS) {
+		tree_mass_rcrit_kernel<<<grid, BUILD_THREADS, 0, s>>>(t->node_open, t->node_mq0,
+								      t->node_bmax, t->ctl, t->theta);
 		CUDA_CHECK(cudaGetLastError());
 	}
 	return 0;
