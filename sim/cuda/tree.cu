@@ -40,7 +40,7 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 	if (g_tuning.lanes != 1 && g_tuning.lanes != 2)
 		g_tuning.lanes = defaults.lanes;
 	if (g_tuning.criterion != GPU_TREE_CRIT_BH && g_tuning.criterion != GPU_TREE_CRIT_BMAX &&
-	    g_tuning.criterion != GPU_TREE_CRIT_SCENE)
+	    g_tuning.criterion != GPU_TREE_CRIT_MASS && g_tuning.criterion != GPU_TREE_CRIT_SCENE)
 		g_tuning.criterion = defaults.criterion;
 	if (g_tuning.walk_blocks_per_sm < 0)
 		g_tuning.walk_blocks_per_sm = 0;
@@ -150,9 +150,10 @@ static int tree_create_check(size_t n, const struct sim_params *p)
 		return NB_EINPUT;
 	}
 	if (!(p->softening > 0) || !(p->theta >= 0) || (p->multipoles != 1 && p->multipoles != 2) ||
-	    (p->opening != SCENE_OPENING_BMAX && p->opening != SCENE_OPENING_COM)) {
+	    (p->opening != SCENE_OPENING_BMAX && p->opening != SCENE_OPENING_COM &&
+	     p->opening != SCENE_OPENING_MASS)) {
 		log_error("barnes-hut (GPU): needs softening > 0, theta >= 0, multipoles 1 or 2 and "
-			  "opening bmax or com (got %g, %g, %d, %d)",
+			  "opening bmax, com or mass (got %g, %g, %d, %d)",
 			  p->softening, p->theta, p->multipoles, (int)p->opening);
 		return NB_EINPUT;
 	}
@@ -174,7 +175,9 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 	t->leaf_size = g_tuning.leaf_size;
 	t->lanes = g_tuning.lanes;
 	if (g_tuning.criterion == GPU_TREE_CRIT_SCENE)
-		t->criterion = p->opening == SCENE_OPENING_COM ? GPU_TREE_CRIT_BH : GPU_TREE_CRIT_BMAX;
+		t->criterion = p->opening == SCENE_OPENING_COM    ? GPU_TREE_CRIT_BH
+			       : p->opening == SCENE_OPENING_MASS ? GPU_TREE_CRIT_MASS
+								   : GPU_TREE_CRIT_BMAX;
 	else
 		t->criterion = g_tuning.criterion;
 	t->count_interactions = g_tuning.count_interactions;
