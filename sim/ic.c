@@ -93,7 +93,13 @@ static void ic_place(struct sim_state *st, size_t first, size_t n, const double 
 struct ic_slot {
 	size_t first, n, lo, hi, at;
 	int c;
+	const struct sim_ic_scan *scan; /* the spheres' centres over ranks, or NULL */
 };
+
+static int ic_sphere(const struct scene_body *b)
+{
+	return b->model == SCENE_MODEL_PLUMMER || b->model == SCENE_MODEL_HERNQUIST;
+}
 
 /* Read entry k's file whole into a temporary state and keep the slot's
  * bodies (a file is read in one pass; the temporary is the entry's size). */
@@ -138,17 +144,17 @@ static int ic_one_component(const struct scene *sc, int k, const struct sim_unit
 	cp->softening = sim_soft_length(sc, b, 0);
 	cp->first = sl->first;
 	cp->count = sl->n;
-	if (sl->lo >= sl->hi)
+	if (sl->lo >= sl->hi && !(sl->scan && ic_sphere(b))) /* a scan's fold is every rank's */
 		return 0;
 	for (size_t i = sl->at; i < sl->at + (sl->hi - sl->lo); i++)
 		st->comp[i] = (uint16_t)sl->c;
 	const double mass = b->mass * u->mass, a = b->scale * u->length;
 	if (b->model == SCENE_MODEL_PLUMMER)
 		return sim_ic_plummer_range(st, sl->at, sl->n, sl->lo, sl->hi, mass, a, b->rmax,
-					    sc->seed, stream_base);
+					    sc->seed, stream_base, sl->scan);
 	if (b->model == SCENE_MODEL_HERNQUIST)
 		return sim_ic_hernquist_range(st, sl->at, sl->n, sl->lo, sl->hi, mass, a, b->rmax,
-					      sc->seed, stream_base);
+					      sc->seed, stream_base, sl->scan);
 	return ic_file_range(sc, k, u, st, sl);
 }
 
@@ -216,8 +222,21 @@ static int ic_sizes(const struct scene *sc, const struct sim_units *u, size_t si
 	return 0;
 }
 
+/* After an error before entry k: the folds of the spheres from k on, which
+ * the other ranks of the scan make whatever this one does. Returns err. */
+static int ic_scan_rest(const struct scene *sc, const struct sim_ic_scan *scan, int k, int err)
+{
+	for (; scan && k < sc->nbodies; k++)
+		if (ic_sphere(&sc->bodies[k])) {
+			double s[7] = {0, 0, 0, 0, 0, 0, 0};
+			(void)scan->fold(scan->ctx, s, NULL, NULL, err);
+		}
+	return err;
+}
+
 /* sim_ic_build_range's work: lo == hi == SIZE_MAX asks for the whole scene. */
-static int ic_build(const struct scene *sc, size_t lo, size_t hi, struct sim_state *st)
+static int ic_build(const struct scene *sc, size_t lo, size_t hi, const struct sim_ic_scan *scan,
+		    struct sim_state *st)
 {
 	struct sim_units u;
 	scene_units(sc, &u);
@@ -226,17 +245,18 @@ static int ic_build(const struct scene *sc, size_t lo, size_t hi, struct sim_sta
 	int ncomp, ncomps[SCENE_MAX_BODIES];
 	int err = ic_sizes(sc, &u, sizes, ncomps, &total, &ncomp);
 	if (err)
-		return err;
+		return ic_scan_rest(sc, scan, 0, err);
 	if (lo == SIZE_MAX)
 		lo = 0, hi = total;
 	if (lo > hi || hi > total) {
 		log_error("bodies [%zu, %zu) of the scene's %zu (internal)", lo, hi, total);
-		return NB_ERUNTIME;
+		return ic_scan_rest(sc, scan, 0, NB_ERUNTIME);
 	}
 	if ((err = sim_state_alloc(st, hi - lo, ncomp)))
-		return err;
-	struct ic_slot sl = {0};
-	for (int k = 0; k < sc->nbodies; k++) {
+		return ic_scan_rest(sc, scan, 0, err);
+	struct ic_slot sl = {.scan = scan};
+	int k;
+	for (k = 0; k < sc->nbodies; k++) {
 		const size_t e = sl.first + sizes[k];
 		sl.n = sizes[k];
 		sl.lo = lo > sl.first ? (lo < e ? lo : e) - sl.first : 0;
@@ -261,22 +281,28 @@ static int ic_build(const struct scene *sc, size_t lo, size_t hi, struct sim_sta
 	st->time = 0;
 	st->step = 0;
 	return 0;
-fail:
+fail: /* entry k failed: a sphere's fold was made (it comes before any error) */
 	sim_state_free(st);
-	return err;
+	return ic_scan_rest(sc, scan, k + 1, err);
 }
 
 int sim_ic_build(const struct scene *sc, struct sim_state *st)
 {
-	return ic_build(sc, SIZE_MAX, SIZE_MAX, st);
+	return ic_build(sc, SIZE_MAX, SIZE_MAX, NULL, st);
 }
 
-int sim_ic_build_range(const struct scene *sc, size_t lo, size_t hi, struct sim_state *st)
+int sim_ic_build_range_scan(const struct scene *sc, size_t lo, size_t hi,
+			    const struct sim_ic_scan *scan, struct sim_state *st)
 {
 	if (lo == SIZE_MAX) {
 		memset(st, 0, sizeof *st);
 		log_error("bodies [%zu, %zu) of the scene (internal)", lo, hi);
-		return NB_ERUNTIME;
+		return ic_scan_rest(sc, scan, 0, NB_ERUNTIME);
 	}
-	return ic_build(sc, lo, hi, st);
+	return ic_build(sc, lo, hi, scan, st);
+}
+
+int sim_ic_build_range(const struct scene *sc, size_t lo, size_t hi, struct sim_state *st)
+{
+	return sim_ic_build_range_scan(sc, lo, hi, NULL, st);
 }

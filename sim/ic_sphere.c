@@ -94,12 +94,26 @@ static int ic_sum_drawn(const struct ic_model *md, ic_body_fn *body, size_t b0, 
 	return 0;
 }
 
-/* Bodies [lo, hi) of the model into st at `at`, centred on the whole
- * model's mass-weighted mean (see the top). 0 or NB_ERUNTIME. */
-static int ic_sample_range(const struct ic_model *md, ic_body_fn *body, struct sim_state *st,
-			   size_t at, size_t lo, size_t hi)
+/* A range's own bodies for a scan's add. */
+struct ic_own {
+	const struct sim_state *st;
+	size_t at, n;
+	double m;
+};
+
+static void ic_add_own(void *actx, double s[7])
 {
-	if (lo >= hi)
+	const struct ic_own *o = actx;
+	ic_sum(o->st->pos + 3 * o->at, o->st->vel + 3 * o->at, o->n, o->m, s);
+}
+
+/* Bodies [lo, hi) of the model into st at `at`, centred on the whole
+ * model's mass-weighted mean (see the top; scan: the ranks carry the sum).
+ * 0, NB_ERUNTIME or the scan's error. */
+static int ic_sample_range(const struct ic_model *md, ic_body_fn *body, struct sim_state *st,
+			   size_t at, size_t lo, size_t hi, const struct sim_ic_scan *scan)
+{
+	if (lo >= hi && !scan)
 		return 0;
 #pragma omp parallel for schedule(static)
 	for (size_t b = lo; b < hi; b++) {
@@ -107,12 +121,14 @@ static int ic_sample_range(const struct ic_model *md, ic_body_fn *body, struct s
 		st->mass[at + b - lo] = md->m;
 	}
 	double s[7] = {0, 0, 0, 0, 0, 0, 0};
-	int err = ic_sum_drawn(md, body, 0, lo, s);
-	if (!err)
+	struct ic_own own = {st, at, hi > lo ? hi - lo : 0, md->m};
+	int err = scan ? scan->fold(scan->ctx, s, ic_add_own, &own, 0)
+		       : ic_sum_drawn(md, body, 0, lo, s);
+	if (!err && !scan)
 		ic_sum(st->pos + 3 * at, st->vel + 3 * at, hi - lo, md->m, s);
-	if (!err)
+	if (!err && !scan)
 		err = ic_sum_drawn(md, body, hi, md->count, s);
-	if (err || s[0] <= 0)
+	if (err || s[0] <= 0 || lo >= hi)
 		return err;
 	double x[3], v[3];
 	for (int a = 0; a < 3; a++) {
@@ -148,18 +164,20 @@ static void ic_plummer_body(const struct ic_model *md, size_t b, double *x, doub
 }
 
 int sim_ic_plummer_range(struct sim_state *st, size_t at, size_t count, size_t lo, size_t hi,
-			 double mass, double a, double rmax, uint64_t seed, uint64_t stream_base)
+			 double mass, double a, double rmax, uint64_t seed, uint64_t stream_base,
+			 const struct sim_ic_scan *scan)
 {
 	const struct ic_model md = {count, mass, count ? mass / (double)count : 0, a, rmax,
 				    seed, stream_base, NULL, 0, 0};
-	return ic_sample_range(&md, ic_plummer_body, st, at, lo, hi);
+	return ic_sample_range(&md, ic_plummer_body, st, at, lo, hi, scan);
 }
 
 void sim_ic_plummer(struct sim_state *st, size_t first, size_t count, double mass, double a,
 		    double rmax, uint64_t seed, uint64_t stream_base)
 {
 	/* the whole model draws nothing again: it cannot fail */
-	(void)sim_ic_plummer_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base);
+	(void)sim_ic_plummer_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base,
+				   NULL);
 }
 
 /* Hernquist (1990) eq. 17 without its constant factor, as a function of
@@ -249,23 +267,25 @@ static void ic_hernquist_body(const struct ic_model *md, size_t b, double *x, do
 }
 
 int sim_ic_hernquist_range(struct sim_state *st, size_t at, size_t count, size_t lo, size_t hi,
-			   double mass, double a, double rmax, uint64_t seed, uint64_t stream_base)
+			   double mass, double a, double rmax, uint64_t seed, uint64_t stream_base,
+			   const struct sim_ic_scan *scan)
 {
-	if (lo >= hi)
+	if (lo >= hi && !scan)
 		return 0;
 	double tab[IC_HQ_NTAB];
 	const double lx0 = log(IC_HQ_XMIN), lx1 = log(fmax(rmax, 2 * IC_HQ_XMIN));
 	const double dlx = (lx1 - lx0) / (IC_HQ_NTAB - 1);
 	for (int k = 0; k < IC_HQ_NTAB; k++)
 		tab[k] = ic_hernquist_pmax(exp(lx0 + k * dlx));
-	const struct ic_model md = {count, mass, mass / (double)count, a, rmax,
+	const struct ic_model md = {count, mass, count ? mass / (double)count : 0, a, rmax,
 				    seed, stream_base, tab, lx0, dlx};
-	return ic_sample_range(&md, ic_hernquist_body, st, at, lo, hi);
+	return ic_sample_range(&md, ic_hernquist_body, st, at, lo, hi, scan);
 }
 
 void sim_ic_hernquist(struct sim_state *st, size_t first, size_t count, double mass, double a,
 		      double rmax, uint64_t seed, uint64_t stream_base)
 {
 	/* the whole model draws nothing again: it cannot fail */
-	(void)sim_ic_hernquist_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base);
+	(void)sim_ic_hernquist_range(st, first, count, 0, count, mass, a, rmax, seed, stream_base,
+				     NULL);
 }
