@@ -10,10 +10,12 @@
  * [lo, hi) of a model are drawn alone, each from its own stream. Only the
  * centre of mass needs the others: it is the serial sum over all bodies in
  * index order, and floating-point sums are not associative, so a sum of
- * the ranks' partial sums would move every body by a rounding. The others
- * are drawn again, a chunk at a time, and summed in order with the range's
- * own: the same sum bit for bit as one process's, in O(count) time and
- * O(hi - lo + IC_CHUNK) memory. */
+ * the ranks' partial sums would move every body by a rounding. Either the
+ * ranks carry the running sum in rank order (a struct sim_ic_scan: each
+ * adds its own bodies to what the rank before passed on), or, alone, the
+ * others are drawn again, a chunk at a time, and summed in order with the
+ * range's own (O(count) time, O(hi - lo + IC_CHUNK) memory): either way
+ * the same sum bit for bit as one process's. */
 #include <math.h>
 #include <stdlib.h>
 
