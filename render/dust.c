@@ -172,6 +172,11 @@ static void dust_classify(const struct scene *sc, const struct render_view *v,
 	}
 	d0d1[0] = d0;
 	d0d1[1] = d1;
+	if (b->bounds) { /* over ranks: every rank's dust */
+		b->bounds(b->ctx, d0d1);
+		d0 = d0d1[0];
+		d1 = d0d1[1];
+	}
 #pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < n; i++) {
 		double kap = body_kappa(st, i);
@@ -301,6 +306,10 @@ int render_dust_frame(const struct scene *sc, const struct render_camera *cam,
 		for (size_t i = 0; i < st->n; i++)
 			if (body_kappa(st, i) > 0 && recs[i].slab == k && recs[i].tau > 0)
 				dust_deposit(&recs[i], w, h, b->tau + (size_t)k * npix);
+	for (int k = 0; b->sum && k < K + 2; k++) /* over ranks: rank 0 gets every rank's */
+		b->sum(b->ctx, b->emit[k].rgb, 3 * npix);
+	if (b->sum)
+		b->sum(b->ctx, b->tau, (size_t)(K + 2) * npix);
 	/* front to back */
 #pragma omp parallel for schedule(static)
 	for (size_t p = 0; p < npix; p++) {

@@ -235,6 +235,17 @@ struct render_dust_buf {
 	struct render_image scratch; /* the diffuse layer of one slab */
 	unsigned char *slab;         /* n: each body's slab */
 	size_t n;
+	/* Ranks that each draw their own bodies (NULL, as render_dust_alloc
+	 * leaves them: one process): bounds makes d0d1 = [d0, d1] the
+	 * minimum and maximum over the ranks, on every rank, before the slabs
+	 * are assigned; sum adds n floats over the ranks into rank 0's buf,
+	 * for each slab's images before the composite (emission and optical
+	 * depth within a slab are additive, the order between slabs is the
+	 * composite's), so rank 0's frame is one process's; the other ranks'
+	 * img is then theirs alone. */
+	void (*bounds)(void *ctx, double d0d1[2]);
+	void (*sum)(void *ctx, float *buf, size_t n);
+	void *ctx;
 };
 int render_dust_alloc(struct render_dust_buf *b, int K, int w, int h, size_t n); /* 0 or NB_ERUNTIME */
 void render_dust_free(struct render_dust_buf *b);
