@@ -57,6 +57,40 @@ struct renderer_cpu {
 	struct render_color_by *cb;       /* render.color_by; NULL: by component */
 };
 
+/* Dust over ranks that hold their own bodies (render_dust_buf's
+ * callbacks, ctx r): the slabs' depth bounds over every rank's dust, and
+ * each slab's images summed on rank 0, which composites them in depth
+ * order; its frame is then one process's. */
+static void cpu_dust_bounds(void *ctx, double d0d1[2])
+{
+	(void)ctx;
+	double v[2] = {-d0d1[0], d0d1[1]}; /* the minimum as a maximum */
+	dist_max_doubles(v, 2, "dust depth bounds");
+	d0d1[0] = -v[0];
+	d0d1[1] = v[1];
+}
+
+static void cpu_dust_sum(void *ctx, float *buf, size_t n)
+{
+	engine_split_sum(((struct renderer_cpu *)ctx)->eng, buf, n);
+}
+
+/* The dust slabs' per-body buffer for n bodies (a rank's count changes as
+ * bodies move between ranks). 0 or NB_ERUNTIME (logged). */
+static int cpu_dust_room(struct renderer_cpu *r, size_t n)
+{
+	if (n <= r->dust.n)
+		return 0;
+	unsigned char *s = realloc(r->dust.slab, n);
+	if (!s) {
+		log_error("out of memory for the dust slabs of %zu bodies", n);
+		return NB_ERUNTIME;
+	}
+	r->dust.slab = s;
+	r->dust.n = n;
+	return 0;
+}
+
 /* One eye's picture (the frame's when mono) through cam into img (eye
  * size): splat, diffuse layer, wing, glow, fisheye mask. */
 static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const double *h,
@@ -67,8 +101,12 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 	render_image_clear(img);
 	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
 	if (r->dust.K) {
+		if ((rc = cpu_dust_room(r, st->n)))
+			return rc;
 		rc = render_dust_frame(sc, cam, st, r->u, r->smooth.rgb && !screen ? h : NULL,
 				       &r->dust, img, NULL);
+		if (rc == 0 && r->dust.sum && dist_rank() != 0)
+			render_image_clear(img); /* rank 0 composited every rank's slabs */
 		if (rc == 0 && r->smooth.rgb && screen)
 			rc = render_diffuse_screen_apply(sc, cam, st, r->u, img, &r->smooth);
 	} else if (r->smooth.rgb && screen)
@@ -265,6 +303,11 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct eng
 	if (stars && render_dust_present(st) &&
 	    render_dust_alloc(&r->dust, sc->render.dust_slabs, ew, eh, st->n))
 		goto fail;
+	if (r->dust.K && engine_split_h_moves(eng)) { /* bodies move between ranks: domains */
+		r->dust.bounds = cpu_dust_bounds;
+		r->dust.sum = cpu_dust_sum;
+		r->dust.ctx = r;
+	}
 	if (render_needs_h(sc) && cpu_h_room(r, st->n ? st->n : 1))
 		goto fail;
 	const struct render_color_by *use; /* = r->cb, made here when color_by needs it */
