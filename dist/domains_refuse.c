@@ -3,7 +3,8 @@
  * that asks for it and says why and what works instead. The run and
  * --dry-run both call it (app_preflight), so both refuse alike, with exit
  * status 2 before any work. Rows go as the features are written (adaptive
- * smoothing and the adaptive diffuse layer went with dist/halo.c). */
+ * smoothing and the adaptive diffuse layer went with dist/halo.c, dust
+ * with the renderer's slabs summed over the ranks). */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,15 +53,6 @@ static int ask_snapshot_ids(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
 	return sc->output.snapshots.dir[0] != '\0' && dist_snapin_takes(sc);
-}
-
-static int ask_dust(const struct scene *sc, int backend, int *body)
-{
-	(void)backend;
-	for (*body = 0; *body < sc->nbodies; (*body)++)
-		if (scene_dust_count(&sc->bodies[*body]) > 0)
-			return 1;
-	return 0;
 }
 
 static int ask_diffuse(const struct scene *sc, int backend, int *body)
@@ -113,12 +105,6 @@ static const struct dom_refusal dom_refusals[] = {
 	{"bodies.%d.model", ask_snapshot_input,
 	 NOT_YET "read a snapshot beside bodies it makes yet (a scene of snapshot entries only "
 		 "works: each rank reads its share): use simulation.ranks: replicate"},
-	{"bodies.%d.dust", ask_dust,
-	 NOT_YET "draw dust: light is additive and order-free (each rank splats its own "
-		 "bodies and the pictures are summed), but dust absorbs the light behind it, which "
-		 "needs the depth order of every rank's bodies along each line of sight: remove the "
-		 "dust, run one process, or use simulation.ranks: replicate on GPU ranks (rank 0 "
-		 "holds and draws every body)"},
 	{"render.diffuse", ask_diffuse,
 	 NOT_YET "draw the diffuse layer's screen smoothing yet (each pixel's area is found from "
 		 "the whole picture's body counts): set render.diffuse_smoothing: adaptive (its "
