@@ -91,6 +91,34 @@ static int cpu_dust_room(struct renderer_cpu *r, size_t n)
 	return 0;
 }
 
+/* render.diffuse_smoothing: screen over ranks that hold their own bodies
+ * (engine_split_h_moves): the layer is made from the whole picture and
+ * the whole image of body counts, so both are summed on rank 0 (the
+ * picture only when not yet: dust's composite is rank 0's already), which
+ * makes the layer and mixes it in as one process does; the other ranks'
+ * picture is cleared (the frame sum that follows adds nothing). */
+static int cpu_screen_ranks(struct renderer_cpu *r, const struct render_camera *cam,
+			    const struct sim_state *st, struct render_image *img, int summed)
+{
+	const size_t nc = (size_t)render_lod_dim(img->w, 1) * (size_t)render_lod_dim(img->h, 1);
+	float *c1 = malloc(nc * sizeof *c1);
+	if (!c1) {
+		log_error("out of memory for the diffuse layer's counts");
+		return NB_ERUNTIME;
+	}
+	render_diffuse_counts(r->sc, cam, st, r->u, c1);
+	engine_split_sum(r->eng, c1, nc);
+	if (!summed)
+		engine_split_sum(r->eng, img->rgb, (size_t)img->w * (size_t)img->h * 3);
+	int rc = 0;
+	if (dist_rank() != 0)
+		render_image_clear(img);
+	else if ((rc = render_diffuse_layer(r->sc, img, c1, &r->smooth)) == 0)
+		render_diffuse_mix(r->sc->render.diffuse, img, &r->smooth);
+	free(c1);
+	return rc;
+}
+
 /* One eye's picture (the frame's when mono) through cam into img (eye
  * size): splat, diffuse layer, wing, glow, fisheye mask. */
 static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const double *h,
@@ -100,6 +128,7 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 	int rc = 0;
 	render_image_clear(img);
 	int screen = sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
+	const int moves = engine_split_h_moves(r->eng); /* ranks hold their own bodies */
 	if (r->dust.K) {
 		if ((rc = cpu_dust_room(r, st->n)))
 			return rc;
@@ -108,7 +137,11 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 		if (rc == 0 && r->dust.sum && dist_rank() != 0)
 			render_image_clear(img); /* rank 0 composited every rank's slabs */
 		if (rc == 0 && r->smooth.rgb && screen)
-			rc = render_diffuse_screen_apply(sc, cam, st, r->u, img, &r->smooth);
+			rc = moves ? cpu_screen_ranks(r, cam, st, img, 1)
+				   : render_diffuse_screen_apply(sc, cam, st, r->u, img, &r->smooth);
+	} else if (r->smooth.rgb && screen && moves) {
+		if ((rc = render_stars_splat_c(sc, cam, st, r->u, r->cb, img)) == 0)
+			rc = cpu_screen_ranks(r, cam, st, img, 0);
 	} else if (r->smooth.rgb && screen)
 		rc = render_stars_diffuse_screen_c(sc, cam, st, r->u, r->cb, img, &r->smooth);
 	else if (r->smooth.rgb)
