@@ -193,7 +193,6 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		{"camera.frame=auto", "camera.frame"},
 		{"output.snapshots.files=2", "output.snapshots.files"}, /* one rank here */
 		{"output.final_state=FINAL.csv", "output.final_state"},
-		{"render.diffuse=0.5", "render.diffuse"},
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
 		for (int dry = 0; dry <= 1; dry++) {
