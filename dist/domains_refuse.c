@@ -4,7 +4,8 @@
  * --dry-run both call it (app_preflight), so both refuse alike, with exit
  * status 2 before any work. Rows go as the features are written (adaptive
  * smoothing and the adaptive diffuse layer went with dist/halo.c, dust
- * with the renderer's slabs summed over the ranks). */
+ * and the screen diffuse layer with the renderer's images summed over the
+ * ranks before rank 0 composites them). */
 #include <stdio.h>
 #include <string.h>
 
@@ -55,13 +56,6 @@ static int ask_snapshot_ids(const struct scene *sc, int backend, int *body)
 	return sc->output.snapshots.dir[0] != '\0' && dist_snapin_takes(sc);
 }
 
-static int ask_diffuse(const struct scene *sc, int backend, int *body)
-{
-	(void)backend, (void)body;
-	return sc->render.style == SCENE_STYLE_STARS && sc->render.diffuse > 0 &&
-	       sc->render.diffuse_smoothing == SCENE_DIFFUSE_SCREEN;
-}
-
 static int ask_follow_light(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
@@ -105,10 +99,6 @@ static const struct dom_refusal dom_refusals[] = {
 	{"bodies.%d.model", ask_snapshot_input,
 	 NOT_YET "read a snapshot beside bodies it makes yet (a scene of snapshot entries only "
 		 "works: each rank reads its share): use simulation.ranks: replicate"},
-	{"render.diffuse", ask_diffuse,
-	 NOT_YET "draw the diffuse layer's screen smoothing yet (each pixel's area is found from "
-		 "the whole picture's body counts): set render.diffuse_smoothing: adaptive (its "
-		 "neighbours are exchanged across the domains' faces) or render.diffuse: 0"},
 	{"camera.follow", ask_follow_light,
 	 NOT_YET "follow the light yet (its centre is measured on every drawn body): follow a "
 		 "component or all (their centre of mass is summed over the ranks)"},
