@@ -237,8 +237,8 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
  * (simulation.backend cuda), individual time steps, film mode (solver
  * none), a snapshot entry beside made bodies (a scene of snapshots only is
  * read a share a rank: dist_snapin_build), snapshot output of bodies read
- * from snapshots, render.diffuse's screen smoothing (adaptive smoothing
- * is written: dist_halo_h; dust too), camera.follow: light and
+ * from snapshots (adaptive smoothing, dust and the diffuse layers are
+ * written: dist_halo_h, the CPU renderer), camera.follow: light and
  * camera.frame: auto (they read every drawn body), the state CSVs (they
  * hold every body) and snapshots whose output.snapshots.files is not the
  * number of ranks (each rank writes its own part of the set). 0 for
