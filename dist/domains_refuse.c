@@ -86,6 +86,15 @@ static int ask_final(const struct scene *sc, int backend, int *body)
 	return sc->output.final_state[0] != '\0';
 }
 
+/* each rank's tree knows its own mass, not the whole system's, which the
+ * mass criterion's angle is relative to */
+static int ask_opening_mass(const struct scene *sc, int backend, int *body)
+{
+	(void)backend, (void)body;
+	return sc->simulation.solver == SCENE_SOLVER_BARNES_HUT &&
+	       sc->simulation.opening == SCENE_OPENING_MASS;
+}
+
 #define NOT_YET "simulation.ranks: domains does not "
 static const struct dom_refusal dom_refusals[] = {
 	{"simulation.backend", ask_gpu,
@@ -99,6 +108,10 @@ static const struct dom_refusal dom_refusals[] = {
 	{"bodies.%d.model", ask_snapshot_input,
 	 NOT_YET "read a snapshot beside bodies it makes yet (a scene of snapshot entries only "
 		 "works: each rank reads its share): use simulation.ranks: replicate"},
+	{"simulation.opening", ask_opening_mass,
+	 NOT_YET "open cells by mass yet (each rank's tree knows its own mass, not the whole "
+		 "system's that the angle is relative to): use bmax or com, or "
+		 "simulation.ranks: replicate"},
 	{"camera.follow", ask_follow_light,
 	 NOT_YET "follow the light yet (its centre is measured on every drawn body): follow a "
 		 "component or all (their centre of mass is summed over the ranks)"},

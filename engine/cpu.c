@@ -101,7 +101,7 @@ static int cpu_open(struct engine *e, int backend)
 		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, barnes-hut theta %g, %s, %s)",
 			 nt, nt == 1 ? "" : "s", p->theta,
 			 p->multipoles >= 2 ? "quadrupole" : "monopole",
-			 p->opening == SCENE_OPENING_COM ? "com" : "bmax");
+			 scene_opening_name(p->opening));
 	else
 		snprintf(e->desc, sizeof e->desc, "cpu (%d thread%s, direct)", nt,
 			 nt == 1 ? "" : "s");

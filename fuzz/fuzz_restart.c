@@ -203,7 +203,7 @@ static void write_own(hid_t f, struct recipe *r, const struct fixed *fx, int fra
 	put(r, g, "Solver", K_STR, 0, bh ? "barnes-hut" : "direct");
 	put(r, g, "Theta", K_DBL, sc->simulation.theta, NULL);
 	put(r, g, "Multipoles", K_INT, sc->simulation.multipoles, NULL);
-	put(r, g, "Opening", K_STR, 0, sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax");
+	put(r, g, "Opening", K_STR, 0, scene_opening_name(sc->simulation.opening));
 	put(r, g, "UnitSystem", K_STR, 0, su->system);
 	put(r, g, "NumBodies", K_LL, NB, NULL);
 	const unsigned m = rb(r) % 8; /* components: right, 1 or 3 of them, absent */

@@ -303,16 +303,6 @@ static int write_camera(hid_t f, const struct render_camera *c, const struct sim
 	return bad ? -1 : 0;
 }
 
-static const char *solver_name(enum scene_solver s)
-{
-	return s == SCENE_SOLVER_BARNES_HUT ? "barnes-hut" : s == SCENE_SOLVER_NONE ? "none" : "direct";
-}
-
-static const char *opening_name(enum scene_opening o)
-{
-	return o == SCENE_OPENING_COM ? "com" : "bmax";
-}
-
 /* One file to build: bodies [lo, hi) of st, in body order, as part p of
  * its set (a one-file snapshot: part 0 of 1, every body). */
 struct snap_job {
@@ -387,10 +377,10 @@ static int write_own(hid_t f, const struct snap_job *j, const struct snap_units 
 	      attr_f64(g, "SofteningInternal", scene_softening(sc)) ||
 	      attr_str(g, "SofteningKernel",
 		       sc->simulation.softening_kernel == SCENE_SOFT_SPLINE ? "spline" : "plummer") ||
-	      attr_str(g, "Solver", solver_name(sc->simulation.solver)) ||
+	      attr_str(g, "Solver", scene_solver_name(sc->simulation.solver)) ||
 	      attr_f64(g, "Theta", sc->simulation.theta) ||
 	      attr_i32(g, "Multipoles", sc->simulation.multipoles) ||
-	      attr_str(g, "Opening", opening_name(sc->simulation.opening)) ||
+	      attr_str(g, "Opening", scene_opening_name(sc->simulation.opening)) ||
 	      attr_str(g, "UnitSystem", su->system) || attr_str(g, "Backend", j->backend) ||
 	      attr_i64(g, "NumBodies", (long long)(j->hi - j->lo)) ||
 	      attr_strings(g, "ComponentNames", names, SCENE_NAME_MAX + 8, (hsize_t)nc) ||

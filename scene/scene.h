@@ -485,6 +485,12 @@ long scene_dust_count(const struct scene_body *b);
 #define SCENE_SOFT_KEYS_MAX (1 + SCENE_MAX_BODIES * (4 + SCENE_SNAP_NTYPES))
 int scene_soft_keys(struct scene *sc, double **out);
 
+/* The words of simulation.opening and simulation.solver (the schema's
+ * names, scene/scene_schema.c): what every description, snapshot
+ * attribute and restart check writes. "?" outside the enum. */
+const char *scene_opening_name(enum scene_opening o);
+const char *scene_solver_name(enum scene_solver s);
+
 /* Index of the body entry named NAME, or -1. */
 int scene_find_body(const struct scene *sc, const char *name);
 

@@ -341,10 +341,8 @@ static int check_head(const char *path, const struct snap_head *h, const struct 
 	struct snap_units su;
 	scene_units(sc, &u);
 	snap_units_scene(sc, &su);
-	const char *solver = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT ? "barnes-hut"
-			     : sc->simulation.solver == SCENE_SOLVER_NONE  ? "none"
-									   : "direct";
-	const char *opening = sc->simulation.opening == SCENE_OPENING_COM ? "com" : "bmax";
+	const char *solver = scene_solver_name(sc->simulation.solver);
+	const char *opening = scene_opening_name(sc->simulation.opening);
 	const int bh = sc->simulation.solver == SCENE_SOLVER_BARNES_HUT;
 	const char *what = NULL;
 	char a[96] = "", b[96] = "";

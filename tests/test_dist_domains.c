@@ -189,6 +189,8 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		{"simulation.solver=none", "simulation.solver"},
 		{"simulation.timesteps=individual", "simulation.timesteps"},
 		{"simulation.backend=cuda", "simulation.backend"},
+		/* two keys through the one --set '%s' below */
+		{"simulation.solver=barnes-hut' --set 'simulation.opening=mass", "simulation.opening"},
 		{"camera.follow=light", "camera.follow"},
 		{"camera.frame=auto", "camera.frame"},
 		{"output.snapshots.files=2", "output.snapshots.files"}, /* one rank here */

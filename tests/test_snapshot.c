@@ -111,6 +111,26 @@ START_TEST(restart_from_frame_zero)
 }
 END_TEST
 
+/* simulation.opening: mass is written as its word ("Opening") and checked
+ * by --restart like the others: a restart under bmax is refused, one under
+ * mass goes on. */
+START_TEST(restart_checks_opening_mass)
+{
+	ck_assert_int_eq(run("simulation.solver=barnes-hut", "simulation.opening=mass",
+			     "output.frames=5", "output.snapshots.dir=snaps",
+			     "output.snapshots.every=4", NULL),
+			 0);
+	ck_assert_int_eq(run("simulation.solver=barnes-hut", "--restart", "snaps/snap_001.hdf5",
+			     NULL),
+			 2);
+	ck_assert_msg(strstr(slurp("run.log"), "simulation.opening mass, the scene says bmax"),
+		      "%s", slurp("run.log"));
+	ck_assert_int_eq(run("simulation.solver=barnes-hut", "simulation.opening=mass",
+			     "--restart", "snaps/snap_001.hdf5", NULL),
+			 0);
+}
+END_TEST
+
 START_TEST(restart_mismatch_is_bad_input)
 {
 	ck_assert_int_eq(run("output.frames=5", "output.snapshots.dir=snaps",
@@ -654,6 +674,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, restart_is_bit_identical_barnes_hut);
 	tcase_add_test(tc, restart_from_frame_zero);
 	tcase_add_test(tc, restart_mismatch_is_bad_input);
+	tcase_add_test(tc, restart_checks_opening_mass);
 	tcase_add_test(tc, snapshot_dir_collision_is_bad_input);
 	tcase_add_test(tc, failed_run_leaves_no_snapshot);
 	tcase_add_test(tc, dirs_hold_exactly_this_runs_files);

@@ -483,7 +483,7 @@ static void sim_describe(struct gpu_sim *g, const struct sim_params *p)
 	if (p->solver == SCENE_SOLVER_BARNES_HUT)
 		k = snprintf(g->desc, sizeof g->desc, "barnes-hut theta %g, %s, %s", p->theta,
 			     p->multipoles >= 2 ? "quadrupole" : "monopole",
-			     p->opening == SCENE_OPENING_COM ? "com" : "bmax");
+			     scene_opening_name(p->opening));
 	else
 		k = snprintf(g->desc, sizeof g->desc, "direct/%s",
 			     g->kernel == SCENE_DIRECT_PAIRWISE && !general ? "pairwise" : "gather");
