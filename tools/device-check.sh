@@ -332,7 +332,8 @@ for step in "$@"; do
 		dom_sets="--set simulation.ranks=domains --backend cpu --set output.frames=3
 			  --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
 			  --set output.preview= --set output.png_dir= --set render.width=320
-			  --set render.height=180"
+			  --set render.height=180 --set render.diffuse=0 --set camera.follow=all
+			  --set camera.frame=keys"
 		for N in ${DOM_N:-1 4}; do
 			for np in ${DOM_NP:-1 2 4}; do
 				env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
