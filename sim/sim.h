@@ -466,6 +466,15 @@ int sim_tree_accel_soft(const double *pos, const double *mass, size_t n,
 			enum scene_opening opening, const unsigned char *active, double *acc,
 			double *pot, double *work);
 
+/* The far-cell rule of both trees (sim/tree.c, sim/cuda/tree.cu): an
+ * accepted cell with rho < ratio R joins the walk group's local expansion
+ * (rho the group box's half diagonal, R the distance from its centre to
+ * the cell's centre of mass). 0.1 under bmax and com; 0.15 under mass,
+ * whose light far cells carry less of a body's force (measured on the
+ * H200 at 1M Plummer bodies, theta0 0.39: 2.95 ms against 3.13 at the same
+ * median error 1.75e-4; docs/BENCHMARKS.md "Opening by mass"). */
+double sim_tree_local_ratio(enum scene_opening opening);
+
 /* Barnes-Hut octree. d is the distance from a cell's centre of mass to the
  * body (conservatively: to the box of the bodies walking together).
  * opening SCENE_OPENING_BMAX accepts a cell when bmax < theta d and

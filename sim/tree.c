@@ -40,7 +40,7 @@
  * sim_direct_accel. Opened leaves (the group's own among them) interact
  * body by body, skipping j = i, and so do accepted leaves of at most
  * TREE_LEAF_P2P bodies. An accepted cell that is far for the group's size
- * (rho < TREE_LOCAL_RATIO R, see below) goes into one local expansion of
+ * (rho < ratio R, sim_tree_local_ratio: 0.1, 0.15 under mass) goes into one local expansion of
  * the group about its box's centre (tree_local.c), evaluated per body: the
  * GPU's walk does the same (sim/cuda/tree_far.cuh).
  *
@@ -63,11 +63,10 @@
 /* the GPU tree's defaults (sim/cuda/tree.cu: leaf 16; the groups' sizes
  * are in tree_internal.h) */
 #define TREE_LEAF_MAX 16
-/* Far cells (the GPU's default gpu_tree_tuning.local_ratio): an accepted
- * cell with rho < TREE_LOCAL_RATIO R, rho the half diagonal of the group's
+/* Far cells (sim_tree_local_ratio, the GPU's too): an accepted
+ * cell with rho < ratio R, rho the half diagonal of the group's
  * box and R the distance from the box's centre to the cell's centre of
  * mass, goes into the group's local expansion (tree_local.c). */
-#define TREE_LOCAL_RATIO 0.1
 /* Fewer bodies than this: walk on one thread (a team costs more). */
 #define TREE_SERIAL_N 2000
 
@@ -375,11 +374,11 @@ static int tree_soft_opens(const struct tree *t, const struct tree_node *nd, dou
  * lengths per body; a far cell joins the group's one local expansion only
  * when the group's bodies share one length). 0 or -1 (out of memory). */
 static int tree_take_cell(const struct tree *t, const struct tree_node *nd, const double r[3],
-			  double r2, double rho2, const struct tree_soft *ws,
+			  double r2, double rho2, double local2, const struct tree_soft *ws,
 			  struct tree_ilist *il)
 {
 	const double *q = t->multipoles >= 2 ? nd->q : NULL;
-	const int far = rho2 < TREE_LOCAL_RATIO * TREE_LOCAL_RATIO * r2;
+	const int far = rho2 < local2 * r2;
 	if (far && (ws->plain || ws->spline)) {
 		const double e2 = ws->plain ? ws->eps2 : 0;
 		sim_tree_local_add(il->local, r, nd->mass, q, nd->tr * e2, e2);
@@ -494,6 +493,7 @@ static int tree_walk_tree(const struct tree *t, const double lo[3], const double
 {
 	int stack[8 * TREE_MAX_DEPTH + 8];
 	int sp = 0;
+	const double lr = sim_tree_local_ratio(opening), local2 = lr * lr;
 	if (t->nnodes > 0)
 		stack[sp++] = 0;
 	while (sp > 0) {
@@ -505,7 +505,7 @@ static int tree_walk_tree(const struct tree *t, const double lo[3], const double
 			r2 += r[a] * r[a];
 		}
 		if (accept || nd->pruned) {
-			if (tree_take_cell(t, nd, r, r2, rho2, ws, il))
+			if (tree_take_cell(t, nd, r, r2, rho2, local2, ws, il))
 				return -1;
 		} else if (nd->leaf) {
 			if (tree_list_bodies(t, nd, il))

@@ -17,6 +17,7 @@
  * counts the ways to pair the four indices into equal pairs. */
 #include <math.h>
 
+#include "sim.h"
 #include "tree_local.h"
 
 static int tl_idx(int n1, int n2)
@@ -129,4 +130,9 @@ void sim_tree_local_eval(const double c[SIM_TREE_LOCAL_NC], const double y[3], d
 		a[k] -= g[k];
 	if (phi)
 		*phi += p;
+}
+
+double sim_tree_local_ratio(enum scene_opening opening)
+{
+	return opening == SCENE_OPENING_MASS ? 0.15 : 0.1;
 }

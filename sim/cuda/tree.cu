@@ -21,7 +21,7 @@
 
 /* The defaults; sim/tree.c uses the same leaf size, groups, local ratio and
  * leaf_p2p so that the two trees agree. */
-#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, 0.1f, 2, 0, -1, 0, 0, 0.0f, 0}
+#define TREE_DEFAULT_TUNING {16, 1, GPU_TREE_CRIT_SCENE, 0, 0, 0, -1.0f, 2, 0, -1, 0, 0, 0.0f, 0}
 static struct gpu_tree_tuning g_tuning = TREE_DEFAULT_TUNING;
 static int g_profile_on;
 static struct gpu_tree_profile g_prof;
@@ -46,7 +46,7 @@ extern "C" void gpu_tree_tuning_set(const struct gpu_tree_tuning *t)
 		g_tuning.walk_blocks_per_sm = 0;
 	if (g_tuning.group_max < 0)
 		g_tuning.group_max = 0;
-	if (!(g_tuning.local_ratio >= 0.0f && g_tuning.local_ratio <= 1.0f))
+	if (!(g_tuning.local_ratio >= 0.0f && g_tuning.local_ratio <= 1.0f)) /* -1: the criterion's */
 		g_tuning.local_ratio = defaults.local_ratio;
 	if (g_tuning.leaf_p2p < 0 || g_tuning.leaf_p2p > 64)
 		g_tuning.leaf_p2p = defaults.leaf_p2p;
@@ -184,7 +184,11 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 	t->slot_lo = 0;
 	t->slot_hi = UINT_MAX;
 	t->walk_blocks_per_sm = g_tuning.walk_blocks_per_sm;
-	t->local_ratio = g_tuning.local_ratio;
+	t->local_ratio = g_tuning.local_ratio >= 0.0f
+				 ? g_tuning.local_ratio
+				 : (float)sim_tree_local_ratio(t->criterion == GPU_TREE_CRIT_MASS
+								 ? SCENE_OPENING_MASS
+								 : SCENE_OPENING_BMAX);
 	t->leaf_p2p = g_tuning.leaf_p2p;
 	t->local_dist = g_tuning.local_spread != 0;
 	t->refit_every = g_tuning.refit_every;

@@ -50,7 +50,9 @@ struct gpu_tree_tuning {
 	float local_ratio; /* an accepted cell with rho < local_ratio R goes through the
 			    * walk group's local expansion (sim/cuda/tree_far.cuh; rho the
 			    * group box's half diagonal, R the distance from its centre to
-			    * the cell's com); 0: never (default 0.1, as sim/tree.c) */
+			    * the cell's com); 0: never; -1 (the default): the
+			    * criterion's, sim_tree_local_ratio as sim/tree.c (0.1; 0.15
+			    * under mass) */
 	int leaf_p2p;      /* accepted near leaves of at most this many bodies interact
 			    * body by body (default 2, as sim/tree.c; 0: never) */
 	int local_spread;  /* 1: the local sums are spread over the warp's lanes (fewer
