@@ -125,7 +125,7 @@ const struct scene_key scene_schema[] = {
 	 .def = "2", .type_doc = "1 | 2", .help = "barnes-hut cell moments: 1 monopole, 2 adds the quadrupole"},
 	{.path = "simulation.opening", .type = SKEY_ENUM, SC(simulation.opening), .names = opening_names,
 	 .def = "bmax", .type_doc = "bmax | com | mass",
-	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side; mass as bmax with an angle per cell from its mass (Dehnen 2002: light cells wider, heavy ones narrower; theta is the angle of a cell of the whole mass: about 0.39 gives bmax 0.5's median error with 27 % less time on the H200)",
+	 .help = "barnes-hut cell acceptance (d = distance to the cell's centre of mass): bmax when theta d exceeds its bodies' largest distance from that centre; com when theta d exceeds its side; mass as bmax with an angle per cell from its mass (Dehnen 2002: light cells wider, heavy ones narrower; theta is the angle of a cell of the whole mass: about 0.39 gives bmax 0.5's median error with 25 % less time on the H200)",
 	 .see = "PHYSICS.md#Opening by mass"},
 	{.path = "simulation.reorder", .type = SKEY_ENUM, SC(simulation.reorder), .names = reorder_names,
 	 .def = "sort", .type_doc = "sort | migrate",
