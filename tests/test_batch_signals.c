@@ -45,6 +45,10 @@ static pid_t start(const char *dir, char *const argv[])
 			_exit(127);
 		dup2(fd, 1);
 		dup2(fd, 2);
+		/* SIGHUP at its default, as a terminal starts a program: under
+		 * nohup (a test run started with it) it would be inherited
+		 * ignored, and the program keeps an ignored SIGHUP ignored */
+		signal(SIGHUP, SIG_DFL);
 		execv(g_bin, argv);
 		_exit(127);
 	}
