@@ -35,6 +35,7 @@
 #endif
 
 #include "check_main.h"
+#include "test_mpi_util.h"
 #include "dist/dist.h"
 #include "sim/cuda/gpu.h"
 #include "output/output.h"
@@ -224,8 +225,7 @@ static char g_bin[PATH_MAX], g_mpi[PATH_MAX], g_data[PATH_MAX];
  * suite printed SKIP when it was made). */
 static int have_mpi(void)
 {
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1"))
+	if (!nb_mpi_usable(g_mpi))
 		return 0;
 	ck_assert(realpath(nb_bin(), g_bin));
 	ck_assert(realpath("tests/data", g_data));
@@ -976,8 +976,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, cut_by_time_balances_measured_cost);
 	tcase_add_test(tc, batch_shards_are_disjoint_and_complete);
 	suite_add_tcase(s, tc);
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || access(m, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+	if (!nb_mpi_usable(NULL)) {
 		printf("SKIP: MPI cases: no MPI build (NB_MPI_BIN: make test builds one when "
 		       "libopenmpi-dev is installed) or no mpirun\n");
 		return s;

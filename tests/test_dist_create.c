@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test_mpi_util.h"
 #include "sim/sim.h"
 
 #define FMT(buf, ...) ck_assert((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) < sizeof buf)
@@ -102,8 +103,7 @@ static void stats_row(const char *path, int f, double v[9])
 static void made_on_3_ranks(const char *scene, const char *sets, size_t nb, double rtol)
 {
 	const char *bin = getenv("NB_BIN"), *mpi = getenv("NB_MPI_BIN");
-	if (!bin || !mpi || !*mpi || access(mpi, X_OK) ||
-	    system("command -v mpirun >/dev/null 2>&1")) {
+	if (!bin || !nb_mpi_usable(NULL)) {
 		printf("SKIP: no MPI build (NB_MPI_BIN) or no mpirun\n");
 		return;
 	}

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test_mpi_util.h"
 #include "dist/dist.h"
 #include "sim/sim.h"
 #include "test_output_util.h"
@@ -228,8 +229,7 @@ END_TEST
 /* 1 when an MPI build and mpirun are there. */
 static int have_mpi(void)
 {
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1"))
+	if (!nb_mpi_usable(g_mpi))
 		return 0;
 	paths();
 	return 1;
@@ -624,8 +624,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, alltoallv_on_one_rank_returns_the_own_block);
 	tcase_add_test(tc, what_domains_does_not_do_yet_is_refused_with_exit_2);
 	suite_add_tcase(s, tc);
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || access(m, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+	if (!nb_mpi_usable(NULL)) {
 		printf("SKIP: MPI cases: no MPI build (NB_MPI_BIN) or no mpirun\n");
 		return s;
 	}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test_mpi_util.h"
 #include "render/adaptive.h"
 #include "sim/sim.h"
 #include "test_output_util.h"
@@ -335,8 +336,7 @@ static void halo_frames_match(const char *dir, const char *scene, const char *se
 
 static int have_mpi(void)
 {
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1"))
+	if (!nb_mpi_usable(g_mpi))
 		return 0;
 	ck_assert(realpath(nb_bin(), g_bin));
 	return 1;
@@ -412,8 +412,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, the_nearest_bodies_of_outside_points_are_the_brute_force_ones);
 	tcase_add_test(tc, a_halo_by_hand_over_three_ranks_gives_one_process_lengths);
 	suite_add_tcase(s, tc);
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || access(m, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+	if (!nb_mpi_usable(NULL)) {
 		printf("SKIP: MPI cases: no MPI build (NB_MPI_BIN) or no mpirun\n");
 		return s;
 	}

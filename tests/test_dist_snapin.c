@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "../scene/scene.h"
+#include "test_mpi_util.h"
 #include "test_snapshot_util.h"
 
 #define NB 460 /* bodies of g_scene: halo 200, disk 150, bulge 40, cluster 70 */
@@ -290,8 +291,7 @@ static char g_mpi[PATH_MAX];
 
 static int have_mpi(void)
 {
-	const char *m = getenv("NB_MPI_BIN");
-	if (!m || !*m || !realpath(m, g_mpi) || system("command -v mpirun >/dev/null 2>&1")) {
+	if (!nb_mpi_usable(g_mpi)) {
 		printf("SKIP: no MPI build (NB_MPI_BIN) or no mpirun\n");
 		return 0;
 	}
