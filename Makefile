@@ -72,6 +72,7 @@ OPT ?= -O2
 CFLAGS += $(OPT) -g -fno-math-errno -std=c11 -D_GNU_SOURCE -Wall -Wextra -fopenmp -I. -I/usr/include/stb $(PKG_CFLAGS) $(SAN)
 LDLIBS += $(PKG_LIBS) -fopenmp -lpthread -lm $(SAN)
 NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler -Wall -I.
+NVCCFLAGS += -Xcompiler -fopenmp
 
 # ---- MPI probe (MPI=1 only; the default build has no MPI) -----------------
 MPI_DEV := $(shell pkg-config --exists ompi-c 2>/dev/null && echo y || (command -v mpicc >/dev/null 2>&1 && echo y))

@@ -86,6 +86,19 @@ static int check_host_memory(const struct scene *sc, long n)
 			      n, nb, ab);
 }
 
+/* The bodies that memory is needed for: all of them, or under
+ * simulation.ranks: domains the share of `ranks` of them (a rank's GPU
+ * holds one share; its host, its ranks'), a quarter more for an uneven
+ * cut and the other ranks' cells and bodies it imports. */
+static long share_of(const struct scene *sc, long n, int ranks)
+{
+	const int P = dist_size();
+	if (sc->simulation.ranks != SCENE_RANKS_DOMAINS || P <= 1)
+		return n;
+	const double s = 1.25 * (double)n * (double)(ranks < P ? ranks : P) / (double)P;
+	return s < (double)n ? (long)s : n;
+}
+
 /* The CUDA backend: refused without a GPU (as engine_create would),
  * and when the simulation needs more device memory than is free. */
 static int check_gpu(const struct scene *sc, long n, int backend_cli)
@@ -203,8 +216,8 @@ int app_preflight(const struct scene *sc, int backend_cli)
 	if (!rc) /* simulation.ranks: domains: what it does not do yet */
 		rc = dist_domains_refuse(sc, backend_cli);
 	if (!rc)
-		rc = check_gpu(sc, n, backend_cli);
+		rc = check_gpu(sc, share_of(sc, n, 1), backend_cli);
 	if (!rc)
-		rc = check_host_memory(sc, n);
+		rc = check_host_memory(sc, share_of(sc, n, dist_local_size()));
 	return rc;
 }

@@ -334,6 +334,29 @@ static void run_check_step(const struct scene *sc, const struct sim_state *st,
 		 v / u->velocity, gal ? " km/s" : "", tc, gal ? " Myr" : "", tc, gal ? " Myr" : "");
 }
 
+/* The engine over MPI ranks: GPU ranks (replicated: every rank steps
+ * every body on its GPU), or the CPU engine with dist/'s forces (CPU ranks;
+ * or domains, whose forces may run on each rank's GPU while the steps stay
+ * on the host). own: st holds this rank's bodies of total already. */
+static int ranks_engine(const struct scene *sc, struct sim_state *st, int own, size_t total,
+			int backend_cli, struct dist_sim **ds, struct engine **eng)
+{
+	const int domains = sc->simulation.ranks == SCENE_RANKS_DOMAINS;
+	/* domains: auto takes the GPUs only for what they do (backend cuda
+	 * asking for more is refused before, by preflight) */
+	const int gpu = (!domains || dist_domains_gpu(sc)) && dist_use_gpus(sc, backend_cli);
+	int rc = own ? dist_domains_create_own(sc, st, total, gpu, ds)
+		 : domains ? dist_domains_create(sc, st, gpu, ds)
+			   : dist_sim_create(sc, st, gpu, ds);
+	if (rc)
+		return rc;
+	struct engine_split split;
+	dist_sim_split(*ds, &split);
+	if (gpu && !domains)
+		return engine_create_ranks(sc, st, backend_cli, dist_sim_gpu_ranks(*ds), eng);
+	return engine_create_split(sc, st, domains ? SCENE_BACKEND_CPU : backend_cli, &split, eng);
+}
+
 /* The bodies (restart: the scene's bodies with the snapshot's state;
  * *start its frame), each view's initial-state CSV, the engine, each
  * view's open outputs. *sim_s gets the time the bodies and the engine
@@ -385,20 +408,8 @@ static int views_start(struct run_view *v, int nviews, struct sim_state *st,
 	}
 	if (!app_views_live(v, nviews))
 		return rc;
-	if (ds) { /* over MPI ranks: GPU ranks, or the CPU engine with dist/'s forces */
-		const int domains = sc->simulation.ranks == SCENE_RANKS_DOMAINS;
-		const int gpu = !domains && dist_use_gpus(sc, backend_cli);
-		if (own)
-			rc = dist_domains_create_own(sc, st, total, ds);
-		else
-			rc = domains ? dist_domains_create(sc, st, ds) : dist_sim_create(sc, st, gpu, ds);
-		if (rc)
-			return rc;
-		struct engine_split split;
-		dist_sim_split(*ds, &split);
-		rc = gpu ? engine_create_ranks(sc, st, backend_cli, dist_sim_gpu_ranks(*ds), eng)
-			 : engine_create_split(sc, st, backend_cli, &split, eng);
-		if (rc)
+	if (ds) { /* over MPI ranks */
+		if ((rc = ranks_engine(sc, st, own, total, backend_cli, ds, eng)))
 			return rc;
 	} else if ((rc = engine_create(sc, st, backend_cli, eng))) {
 		sim_snap_series_free(&film);

@@ -171,8 +171,10 @@ void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
  * the domain move to their owner (dist/migrate.c), then the forces of the
  * own bodies are computed from every rank's bodies without any rank
  * holding them all (direct: dist/ring.c; Barnes-Hut: locally essential
- * trees, dist/let_force.c). The engine's state on each rank
- * IS its own bodies (dist/domains.c). CPU ranks only for now; what is not
+ * trees, dist/let_force.c, on the CPU or on each rank's GPU). The
+ * engine's state on each rank IS its own bodies (dist/domains.c); with
+ * GPUs the state and the steps stay on the host and each force call
+ * builds, exchanges and walks the trees on the device. What is not
  * written yet is refused before any work (dist_domains_refuse). */
 #define DIST_KEY_END ((uint64_t)1 << 63) /* past the largest 63-bit key */
 /* The Morton key of p (21 bits an axis, x lowest) in the cube from lo
@@ -207,15 +209,23 @@ int dist_migrate(struct sim_state *st, struct dist_owned *o, const uint64_t *bou
 /* The direct sum on st's own bodies (this rank's) from every rank's
  * bodies: st->acc and st->pot (per unit mass) written, work[i] the pairs
  * of body i; each: each own body's softening (p->soft_mixed) or NULL.
- * *held: the bytes it held beside the state at most. A collective call.
- * 0 or NB_ERUNTIME (logged). */
-int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, const double *each,
-		     double *work, size_t *held);
+ * *held: the bytes it held beside the state at most. state: the solver's
+ * own between calls (NULL at the first; dist_dom_release's to free). A
+ * collective call. 0 or NB_ERUNTIME (logged). */
+int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_params *p,
+		     const double *each, double *work, size_t *held);
 /* The Barnes-Hut forces on st's own bodies (this rank's) by locally
- * essential trees (sim/let.h; dist/let_force.c): the same contract as
- * dist_ring_direct, work[i] body i's interactions. */
-int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
-		   double *work, size_t *held);
+ * essential trees (dist/let_force.c): the same contract as
+ * dist_ring_direct; the trees on the CPU (sim/let.h; work[i] body i's
+ * interactions) or on this rank's GPU (gpu.h's gpu_let_*, kept in *state;
+ * work[i] the rank's device time over its bodies; one Plummer length). */
+int dist_let_force(void **state, const struct sim_state *st, const struct sim_params *p,
+		   const double *each, double *work, size_t *held);
+int dist_let_force_gpu(void **state, const struct sim_state *st, const struct sim_params *p,
+		       const double *each, double *work, size_t *held);
+/* The GPU row's state: freed; its device bytes now. */
+void dist_let_release(void **state);
+size_t dist_let_device_bytes(void *state);
 /* render_adaptive_h_state (render/adaptive.h) of this rank's bodies st
  * (simulation.ranks: domains), the neighbours searched over every rank's
  * drawn bodies: each rank receives the others' drawn bodies within reach
@@ -233,8 +243,9 @@ int dist_halo_h(const struct scene *sc, const struct sim_state *st, const struct
 int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_then,
 		     const struct sim_state *st, double *out);
 /* simulation.ranks: domains: what it does not do yet, each refused with its
- * key (NB_EINPUT, logged through scene_fail_key): GPU ranks
- * (simulation.backend cuda), individual time steps, film mode (solver
+ * key (NB_EINPUT, logged through scene_fail_key): on GPU ranks
+ * (simulation.backend cuda) the direct sum, the spline kernel and lengths
+ * per component, individual time steps, film mode (solver
  * none), a snapshot entry beside made bodies (a scene of snapshots only is
  * read a share a rank: dist_snapin_build), snapshot output of bodies read
  * from snapshots (adaptive smoothing, dust and the diffuse layers are
@@ -245,6 +256,9 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
  * simulation.ranks: replicate. For the run and --dry-run alike
  * (app_preflight), before any work. */
 int dist_domains_refuse(const struct scene *sc, int backend_cli);
+/* 1 when GPU ranks can take sc's domains (none of the GPU rows above
+ * asks): backend auto then takes the GPUs, else the CPU. */
+int dist_domains_gpu(const struct scene *sc);
 /* simulation.ranks: domains: 1 when each rank can make only its own bodies
  * (dist/create.c): no entry of sc is model: snapshot (a scene of snapshots
  * only is read a share a rank by dist/snapin.c). */
@@ -343,14 +357,17 @@ void dist_sim_free(struct dist_sim **ds);
  * rest: from here st is this rank's own bodies, and the first force call
  * moves them to their owners. ds keeps st (it must outlive ds) and
  * changes its bodies at every force call (migration). dist_sim_split then
- * gives the domains' force, bodies (st itself), sum and diagnostics. 0,
- * NB_EINPUT or NB_ERUNTIME (logged). */
-int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out);
+ * gives the domains' force, bodies (st itself), sum and diagnostics.
+ * gpu (dist_use_gpus): the forces on each rank's GPU (bound at the first
+ * force call); the state and the steps stay on the host. 0, NB_EINPUT or
+ * NB_ERUNTIME (logged). */
+int dist_domains_create(const struct scene *sc, struct sim_state *st, int gpu,
+			struct dist_sim **out);
 /* dist_domains_create for a state st that holds this rank's own bodies
  * already (dist_snapin_build, dist_create_build), of TOTAL bodies over
  * every rank: nothing is sliced off; the first force call moves them to
  * their owners. */
-int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total,
+int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total, int gpu,
 			    struct dist_sim **out);
 /* 1 when every entry of sc is model: snapshot: each rank of
  * simulation.ranks: domains then reads its own share (dist/snapin.c). */

@@ -62,8 +62,12 @@ static int dom_kw_cmp(const void *a, const void *b)
 
 /* The domains' forces, one row a solver (dist.h: the same contract). */
 static const struct dist_dom_solver dom_solvers[] = {
-	{SCENE_SOLVER_DIRECT, dist_ring_direct, "direct sum passed round a ring of the ranks", NULL},
-	{SCENE_SOLVER_BARNES_HUT, dist_let_force, "barnes-hut theta ", ", locally essential trees"},
+	{SCENE_SOLVER_DIRECT, 0, dist_ring_direct, NULL, NULL,
+	 "direct sum passed round a ring of the ranks", NULL},
+	{SCENE_SOLVER_BARNES_HUT, 0, dist_let_force, NULL, NULL, "barnes-hut theta ",
+	 ", locally essential trees"},
+	{SCENE_SOLVER_BARNES_HUT, 1, dist_let_force_gpu, dist_let_release, dist_let_device_bytes,
+	 "barnes-hut theta ", ", locally essential trees built, exchanged and walked on each GPU"},
 };
 
 /* Step 2: new cuts from the keys and the last work, over the ranks. */
@@ -148,7 +152,7 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		sim_soft_each(st, each);
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
-	rc = ds->solver->force(st, p, each, ds->own.work, &ds->force_held);
+	rc = ds->solver->force(&ds->solver_state, st, p, each, ds->own.work, &ds->force_held);
 	dist_bytes(&s1, &r1);
 	free(each);
 	if (rc || (rc = dist_broken()))
@@ -209,7 +213,7 @@ static void dom_sums(void *ctx, double *v, int n)
 
 /* keep: st holds every body (keep this rank's slice by index); else st
  * holds this rank's own TOTAL-body share already. */
-static int dom_create(const struct scene *sc, struct sim_state *st, size_t total, int keep,
+static int dom_create(const struct scene *sc, struct sim_state *st, size_t total, int keep, int gpu,
 		      struct dist_sim **out)
 {
 	*out = NULL;
@@ -248,7 +252,7 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.work[i] = 1.0;
 	for (size_t k = 0; k < sizeof dom_solvers / sizeof dom_solvers[0]; k++)
-		if (dom_solvers[k].solver == sc->simulation.solver)
+		if (dom_solvers[k].solver == sc->simulation.solver && dom_solvers[k].gpu == gpu)
 			ds->solver = &dom_solvers[k];
 	if (!ds->solver) { /* dist_domains_refuse let it through */
 		log_error("simulation.ranks: domains: no forces for this solver (internal)");
@@ -256,8 +260,8 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 		return NB_ERUNTIME;
 	}
 	int k = snprintf(ds->desc, sizeof ds->desc,
-			 "cpu over %d MPI ranks, each holding its own bodies (Morton domains, %s", P,
-			 ds->solver->desc);
+			 "%s over %d MPI ranks, each holding its own bodies (Morton domains, %s",
+			 gpu ? "gpu" : "cpu", P, ds->solver->desc);
 	if (ds->solver->after && k > 0 && (size_t)k < sizeof ds->desc)
 		k += snprintf(ds->desc + k, sizeof ds->desc - (size_t)k, "%g%s", sc->simulation.theta,
 			      ds->solver->after);
@@ -270,15 +274,26 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 	return 0;
 }
 
-int dist_domains_create(const struct scene *sc, struct sim_state *st, struct dist_sim **out)
+int dist_domains_create(const struct scene *sc, struct sim_state *st, int gpu,
+			struct dist_sim **out)
 {
-	return dom_create(sc, st, st->n, 1, out);
+	return dom_create(sc, st, st->n, 1, gpu, out);
 }
 
-int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total,
+int dist_domains_create_own(const struct scene *sc, struct sim_state *st, size_t total, int gpu,
 			    struct dist_sim **out)
 {
-	return dom_create(sc, st, total, 0, out);
+	return dom_create(sc, st, total, 0, gpu, out);
+}
+
+
+/* Device bytes this rank's forces hold a body (0: no GPU). */
+static double dom_device_bytes_per_body(const struct dist_sim *ds)
+{
+	const size_t n = ds->st->n;
+	if (!n || !ds->solver->device_bytes)
+		return 0;
+	return (double)ds->solver->device_bytes(ds->solver_state) / (double)n;
 }
 
 /* Bytes this rank holds a body: the state (pos vel acc, mass, pot, id,
@@ -291,9 +306,18 @@ static double dom_bytes_per_body(const struct dist_sim *ds)
 	return n ? state + (double)ds->force_held / (double)n : 0;
 }
 
+static const char *dom_device_words(double per_body, char *buf, size_t len)
+{
+	if (per_body > 0)
+		snprintf(buf, len, "; device %.0f bytes a body", per_body);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 void dist_domains_report(const struct dist_sim *ds)
 {
-	enum { NV = 13 };
+	enum { NV = 14 };
 	struct dist_stats s;
 	dist_sim_stats(ds, &s);
 	double mass = 0;
@@ -302,20 +326,22 @@ void dist_domains_report(const struct dist_sim *ds)
 	double mine[NV] = {(double)s.owned, dom_bytes_per_body(ds), s.t_force, s.t_migrate,
 			   (double)s.migrated, (double)s.bytes_sent, (double)s.steps,
 			   (double)s.rebalances, s.work_imbalance_max, s.t_first_force, mass,
-			   s.t_exchange, s.t_rebalance};
+			   s.t_exchange, s.t_rebalance, dom_device_bytes_per_body(ds)};
 	double *all = dist_sim_gather_figures(ds, mine, NV);
 	for (int r = 0; all && r < ds->P; r++) {
 		const double *v = all + (size_t)r * NV;
+		char dev[64];
 		/* force and exchange: the steps' mean (the first evaluation apart);
 		 * migration, cuts and bytes: every evaluation's, per evaluation */
 		const double steps = v[6] > 0 ? v[6] : 1, calls = v[6] + 1;
 		log_info("rank %d: owns %.0f of %zu bodies (%.1f %%, mass %.17g), %.0f bytes a body; "
 			 "per step: force %.3g ms, its exchanges %.3g ms, migration %.3g ms, cuts %.3g "
 			 "ms, sent %.0f B; %.0f bodies migrated away in all; %.0f recuts in %.0f steps, "
-			 "work max/mean worst %.3f; first force %.3g ms",
+			 "work max/mean worst %.3f; first force %.3g ms%s",
 			 r, v[0], ds->n, 100.0 * v[0] / (double)(ds->n ? ds->n : 1), v[10], v[1],
 			 1e3 * v[2] / steps, 1e3 * v[11] / steps, 1e3 * v[3] / calls,
-			 1e3 * v[12] / calls, v[5] / calls, v[4], v[7], v[6], v[8], 1e3 * v[9]);
+			 1e3 * v[12] / calls, v[5] / calls, v[4], v[7], v[6], v[8], 1e3 * v[9],
+			 dom_device_words(v[13], dev, sizeof dev));
 	}
 	free(all);
 }

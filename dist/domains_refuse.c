@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sim/soften_assign.h"
 #include "dist.h"
 
 struct dom_refusal {
@@ -19,10 +20,24 @@ struct dom_refusal {
 	const char *why;
 };
 
-static int ask_gpu(const struct scene *sc, int backend, int *body)
+/* GPU ranks (backend cuda; auto takes the CPU for these, dist_domains_gpu) */
+static int ask_gpu_direct(const struct scene *sc, int backend, int *body)
 {
-	(void)sc, (void)body;
-	return backend == SCENE_BACKEND_CUDA;
+	(void)body;
+	return backend == SCENE_BACKEND_CUDA && sc->simulation.solver == SCENE_SOLVER_DIRECT;
+}
+
+static int ask_gpu_spline(const struct scene *sc, int backend, int *body)
+{
+	(void)body;
+	return backend == SCENE_BACKEND_CUDA &&
+	       sc->simulation.softening_kernel == SCENE_SOFT_SPLINE;
+}
+
+static int ask_gpu_mixed(const struct scene *sc, int backend, int *body)
+{
+	(void)body;
+	return backend == SCENE_BACKEND_CUDA && sim_soft_scene_mixed(sc);
 }
 
 static int ask_individual(const struct scene *sc, int backend, int *body)
@@ -97,9 +112,15 @@ static int ask_opening_mass(const struct scene *sc, int backend, int *body)
 
 #define NOT_YET "simulation.ranks: domains does not "
 static const struct dom_refusal dom_refusals[] = {
-	{"simulation.backend", ask_gpu,
-	 NOT_YET "run on GPU ranks yet (they hold the replicated state): set simulation.backend: "
-		 "cpu (auto takes the CPU), or simulation.ranks: replicate"},
+	{"simulation.solver", ask_gpu_direct,
+	 NOT_YET "sum directly on GPU ranks yet (Barnes-Hut does): set simulation.backend: cpu "
+		 "(the direct sum is passed round a ring of CPU ranks), or solver: barnes-hut"},
+	{"simulation.softening_kernel", ask_gpu_spline,
+	 NOT_YET "take the spline kernel on GPU ranks yet (one Plummer length only): set "
+		 "simulation.backend: cpu, or softening_kernel: plummer"},
+	{"simulation.softening", ask_gpu_mixed,
+	 NOT_YET "take softening lengths per component on GPU ranks yet (one Plummer length "
+		 "only): set simulation.backend: cpu, or drop the components' softening keys"},
 	{"simulation.timesteps", ask_individual,
 	 NOT_YET "take individual time steps yet: use shared steps"},
 	{"simulation.solver", ask_solver,
@@ -129,6 +150,14 @@ static const struct dom_refusal dom_refusals[] = {
 	{"output.final_state", ask_final,
 	 NOT_YET "write a state CSV yet (no rank holds every body): set output.final_state: \"\""},
 };
+
+int dist_domains_gpu(const struct scene *sc)
+{
+	int body = -1;
+	return !ask_gpu_direct(sc, SCENE_BACKEND_CUDA, &body) &&
+	       !ask_gpu_spline(sc, SCENE_BACKEND_CUDA, &body) &&
+	       !ask_gpu_mixed(sc, SCENE_BACKEND_CUDA, &body);
+}
 
 int dist_domains_refuse(const struct scene *sc, int backend_cli)
 {

@@ -12,26 +12,48 @@
  * (sim_let_accel): the forces of its own bodies only, within the tree's
  * tolerance of the one-process tree (the cells differ: each rank's tree is
  * over its own bodies). No rank holds every body: a rank holds its own
- * bodies, its tree, and what the others' covers need of theirs. */
+ * bodies, its tree, and what the others' covers need of theirs.
+ *
+ * The tree is one of two rows of let_impls: the CPU's (sim/let.h, built
+ * and freed each evaluation) or the GPU's (gpu.h's gpu_let_*: the own
+ * bodies go up to the device each evaluation, the tree is built, selected
+ * for export and walked there; the device buffers stay between
+ * evaluations in *state). The exchange around them is the same. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../sim/let.h"
 #include "dist.h"
+#include "sim_internal.h"
 
 /* A rank's record in the allgather: its bodies, their largest softening,
  * the number of boxes of its cover and the boxes (6 doubles each). */
 enum { LET_MAXBOX = 32, LET_REC = 3 + 6 * LET_MAXBOX };
 
+/* One way to make, cover, export and walk a rank's own tree. */
+struct let_impl {
+	/* tree (*tree) of st's bodies; *state the row's between evaluations */
+	int (*build)(void **state, void **tree, const struct sim_state *st, const struct sim_params *p,
+		     const double *each);
+	int (*cover)(void *tree, int max, double *boxes, int *nbox);
+	int (*export_to)(void *tree, const double *boxes, int nbox, double eps_max, void **buf,
+			 size_t *nbytes);
+	/* st->acc, st->pot and work (n) of the own bodies */
+	int (*walk)(void *tree, const void *const *bufs, const size_t *nbytes, int nbuf,
+		    const struct sim_state *st, double *work);
+	void (*drop)(void **tree); /* after each evaluation */
+	size_t align;              /* a received buffer must start on this many bytes */
+};
+
 /* Every rank's record into all (P x LET_REC), on every rank. 0 or
  * NB_ERUNTIME (logged). */
-static int let_covers(const struct sim_let_tree *t, const struct sim_state *st,
+static int let_covers(const struct let_impl *im, void *t, const struct sim_state *st,
 		      const struct sim_params *p, const double *each, double *all)
 {
 	const int P = dist_size(), me = dist_rank();
 	double mine[LET_REC] = {0};
 	int nbox = 0;
-	int rc = sim_let_cover(t, LET_MAXBOX, mine + 3, &nbox);
+	int rc = im->cover(t, LET_MAXBOX, mine + 3, &nbox);
 	double e = p->softening;
 	for (size_t i = 0; each && i < st->n; i++)
 		e = i == 0 || each[i] > e ? each[i] : e;
@@ -55,8 +77,8 @@ static int let_covers(const struct sim_let_tree *t, const struct sim_state *st,
  * (*out malloc'd; sz, off: P each, bytes), each appended as it is made so
  * that at most one export is held beside the packed ones. 0 or NB_ERUNTIME
  * (logged). */
-static int let_exports(const struct sim_let_tree *t, const double *box, size_t *sz, size_t *off,
-		       char **out)
+static int let_exports(const struct let_impl *im, void *t, const double *box, size_t *sz,
+		       size_t *off, char **out)
 {
 	const int P = dist_size(), me = dist_rank();
 	size_t total = 0;
@@ -70,7 +92,7 @@ static int let_exports(const struct sim_let_tree *t, const double *box, size_t *
 		off[r] = total;
 		if (r == me || !(b[0] > 0))
 			continue;
-		if ((rc = sim_let_export_cover(t, b + 3, (int)b[2], b[1], &buf, &sz[r])))
+		if ((rc = im->export_to(t, b + 3, (int)b[2], b[1], &buf, &sz[r])))
 			break; /* logged */
 		char *grown = realloc(*out, total + sz[r] + 1);
 		if (grown)
@@ -89,9 +111,9 @@ static int let_exports(const struct sim_let_tree *t, const double *box, size_t *
 }
 
 /* The received trees in rank order: pointers into in where a block starts
- * on a double's boundary (the buffers are doubles; malloc aligns in), else
- * a copy of its own; then the own and remote walks. */
-static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *rb,
+ * on the row's boundary (malloc aligns in), else a copy of its own; then
+ * the own and remote walks. */
+static int let_walk(const struct let_impl *im, void *t, const char *in, const size_t *rb,
 		    const size_t *ro, const struct sim_state *st, double *work)
 {
 	const int P = dist_size();
@@ -102,7 +124,7 @@ static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *
 	for (int r = 0; r < P && !rc; r++) {
 		if (!rb[r])
 			continue;
-		if (ro[r] % sizeof(double) == 0) {
+		if (ro[r] % im->align == 0) {
 			bufs[nbuf] = in + ro[r];
 		} else if ((copies[nbuf] = malloc(rb[r]))) {
 			memcpy(copies[nbuf], in + ro[r], rb[r]);
@@ -116,7 +138,7 @@ static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *
 	if (rc)
 		log_error("out of memory for the received trees");
 	else
-		rc = sim_let_accel(t, bufs, nb, nbuf, st->acc, st->pot, work);
+		rc = im->walk(t, bufs, nb, nbuf, st, work);
 	for (int k = 0; copies && k < nbuf; k++)
 		free(copies[k]);
 	free(copies);
@@ -125,25 +147,107 @@ static int let_walk(const struct sim_let_tree *t, const char *in, const size_t *
 	return rc;
 }
 
-int dist_let_force(const struct sim_state *st, const struct sim_params *p, const double *each,
-		   double *work, size_t *held)
+/* ---- the CPU's row: sim/let.h, a tree built and freed each evaluation ---- */
+static int cpu_build(void **state, void **tree, const struct sim_state *st,
+		     const struct sim_params *p, const double *each)
+{
+	(void)state;
+	const struct sim_soft s = {.kernel = p->soft_kernel, .eps = p->softening, .each = each};
+	return sim_let_build(st->pos, st->mass, st->n, &s, p, (struct sim_let_tree **)tree);
+}
+
+static int cpu_cover(void *t, int max, double *boxes, int *nbox)
+{
+	return sim_let_cover(t, max, boxes, nbox);
+}
+
+static int cpu_export(void *t, const double *boxes, int nbox, double eps_max, void **buf,
+		      size_t *nbytes)
+{
+	return sim_let_export_cover(t, boxes, nbox, eps_max, buf, nbytes);
+}
+
+static int cpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
+		    const struct sim_state *st, double *work)
+{
+	return sim_let_accel(t, bufs, nbytes, nbuf, st->acc, st->pot, work);
+}
+
+static void cpu_drop(void **t)
+{
+	sim_let_free((struct sim_let_tree **)t);
+}
+
+/* ---- the GPU's row: gpu.h's gpu_let_*, kept in *state ------------------- */
+static int gpu_build(void **state, void **tree, const struct sim_state *st,
+		     const struct sim_params *p, const double *each)
+{
+	(void)each; /* one length: domains_refuse.c refuses lengths per body on GPUs */
+	int rc = 0;
+	if (!*state) {
+		int dev = 0, count = 0;
+		if (gpu_bind_local(dist_local_rank(), &dev, &count))
+			return NB_ERUNTIME; /* logged */
+		if ((rc = gpu_let_create(p, (struct gpu_let **)state)))
+			return rc;
+	}
+	*tree = *state;
+	return gpu_let_build(*state, st->pos, st->mass, st->n);
+}
+
+static int gpu_cover(void *t, int max, double *boxes, int *nbox)
+{
+	return gpu_let_cover(t, max, boxes, nbox);
+}
+
+static int gpu_export(void *t, const double *boxes, int nbox, double eps_max, void **buf,
+		      size_t *nbytes)
+{
+	(void)eps_max; /* one length, the same on every rank */
+	return gpu_let_export(t, boxes, nbox, buf, nbytes);
+}
+
+/* work: the rank's device time spread over its bodies (the cuts balance
+ * time; the walk's interaction counts stay on the device) */
+static int gpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
+		    const struct sim_state *st, double *work)
+{
+	int rc = gpu_let_accel(t, bufs, nbytes, nbuf, st->acc, st->pot);
+	double own = 0, remote = 0;
+	gpu_let_times(t, &own, &remote);
+	for (size_t i = 0; !rc && i < st->n; i++)
+		work[i] = (own + remote) / (double)st->n;
+	return rc;
+}
+
+static void gpu_drop(void **t)
+{
+	*t = NULL; /* the state keeps it */
+}
+
+static const struct let_impl let_impls[] = {
+	{cpu_build, cpu_cover, cpu_export, cpu_walk, cpu_drop, sizeof(double)},
+	{gpu_build, gpu_cover, gpu_export, gpu_walk, gpu_drop, 16},
+};
+
+static int let_force(const struct let_impl *im, void **state, const struct sim_state *st,
+		     const struct sim_params *p, const double *each, double *work, size_t *held)
 {
 	const int P = dist_size();
-	const struct sim_soft s = {.kernel = p->soft_kernel, .eps = p->softening, .each = each};
-	struct sim_let_tree *t = NULL;
-	int rc = sim_let_build(st->pos, st->mass, st->n, &s, p, &t);
-	if (rc)
-		return rc;
+	void *t = NULL;
+	int rc = im->build(state, &t, st, p, each);
 	double *box = malloc((size_t)P * LET_REC * sizeof *box);
 	size_t *sz = malloc(4 * (size_t)P * sizeof *sz);
 	char *out = NULL, *in = NULL;
+	if (rc) /* logged; the rank's failure reaches the others (dist.h) */
+		goto end;
 	if (!box || !sz) {
 		log_error("out of memory for the domains' boxes");
 		rc = NB_ERUNTIME;
 		goto end;
 	}
-	rc = let_covers(t, st, p, each, box);
-	if (rc || (rc = dist_broken()) || (rc = let_exports(t, box, sz, sz + P, &out)))
+	rc = let_covers(im, t, st, p, each, box);
+	if (rc || (rc = dist_broken()) || (rc = let_exports(im, t, box, sz, sz + P, &out)))
 		goto end;
 	in = dist_alltoallv(out, sz, sz + P, sz + 2 * P, sz + 3 * P, "locally essential trees");
 	if (!in) { /* rank 0: the exchange broke (logged); out stays with it */
@@ -157,12 +261,35 @@ int dist_let_force(const struct sim_state *st, const struct sim_params *p, const
 	for (int r = 0; r < P; r++)
 		sent += sz[r], got += sz[2 * P + r];
 	*held = sent + got; /* both, while the exchange runs */
-	rc = let_walk(t, in, sz + 2 * P, sz + 3 * P, st, work);
+	rc = let_walk(im, t, in, sz + 2 * P, sz + 3 * P, st, work);
 end:
 	free(in);
 	free(out);
 	free(box);
 	free(sz);
-	sim_let_free(&t);
+	if (t)
+		im->drop(&t);
 	return rc;
+}
+
+int dist_let_force(void **state, const struct sim_state *st, const struct sim_params *p,
+		   const double *each, double *work, size_t *held)
+{
+	return let_force(&let_impls[0], state, st, p, each, work, held);
+}
+
+int dist_let_force_gpu(void **state, const struct sim_state *st, const struct sim_params *p,
+		       const double *each, double *work, size_t *held)
+{
+	return let_force(&let_impls[1], state, st, p, each, work, held);
+}
+
+void dist_let_release(void **state)
+{
+	gpu_let_free((struct gpu_let **)state);
+}
+
+size_t dist_let_device_bytes(void *state)
+{
+	return gpu_let_bytes(state);
 }

@@ -43,9 +43,10 @@ static void ring_add(const double *own, size_t n, const double *blk, size_t m, i
 	}
 }
 
-int dist_ring_direct(const struct sim_state *st, const struct sim_params *p, const double *each,
-		     double *work, size_t *held)
+int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_params *p,
+		     const double *each, double *work, size_t *held)
 {
+	(void)state;
 	const int P = dist_size(), me = dist_rank();
 	const size_t n = st->n;
 	double *own = malloc(5 * (n ? n : 1) * sizeof *own);

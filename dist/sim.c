@@ -59,6 +59,8 @@ void dist_sim_free(struct dist_sim **pds)
 	struct dist_sim *ds = pds ? *pds : NULL;
 	if (!ds)
 		return;
+	if (ds->solver && ds->solver->release) /* domains: the forces' own state */
+		ds->solver->release(&ds->solver_state);
 	dist_domain_free(&ds->dom);
 	free(ds->w);
 	free(ds->packed);

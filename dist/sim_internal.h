@@ -48,13 +48,17 @@ struct dist_sim {
 	size_t force_held;     /* the last force's exchange buffers, bytes */
 	struct engine_split dsplit; /* dist_sim_split's answer for domains */
 	const struct dist_dom_solver *solver; /* domains: the forces' row (dist/domains.c) */
+	void *solver_state;    /* the row's own between calls (its release frees it) */
 };
 
 /* simulation.ranks: domains: one row of dist/domains.c's table of forces. */
 struct dist_dom_solver {
 	enum scene_solver solver;
-	int (*force)(const struct sim_state *st, const struct sim_params *p, const double *each,
-		     double *work, size_t *held);
+	int gpu; /* 1: the forces on each rank's GPU */
+	int (*force)(void **state, const struct sim_state *st, const struct sim_params *p,
+		     const double *each, double *work, size_t *held);
+	void (*release)(void **state);      /* NULL: no state */
+	size_t (*device_bytes)(void *state); /* NULL: no device memory */
 	const char *desc;  /* engine_describe's words */
 	const char *after; /* NULL, or desc is followed by theta and these words */
 };

@@ -189,7 +189,11 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 	static const char *const cases[][2] = {
 		{"simulation.solver=none", "simulation.solver"},
 		{"simulation.timesteps=individual", "simulation.timesteps"},
-		{"simulation.backend=cuda", "simulation.backend"},
+		/* on GPU ranks: plummer-small's direct sum, the spline kernel */
+		{"simulation.backend=cuda", "simulation.solver"},
+		{"simulation.backend=cuda' --set 'simulation.solver=barnes-hut' --set "
+		 "'simulation.softening_kernel=spline",
+		 "simulation.softening_kernel"},
 		/* two keys through the one --set '%s' below */
 		{"simulation.solver=barnes-hut' --set 'simulation.opening=mass", "simulation.opening"},
 		{"camera.follow=light", "camera.follow"},

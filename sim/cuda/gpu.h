@@ -184,6 +184,42 @@ int gpu_sim_set_selection(struct gpu_sim *g, const unsigned char *sel_by_id);
  * many. 0 or NB_ERUNTIME. */
 int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
 
+/* ---- locally essential trees on the GPU (sim/cuda/tree_let.cu) --------------
+ * One rank's part of a Barnes-Hut force over ranks that each hold only their
+ * own bodies (simulation.ranks: domains; dist/let_force.c drives it, the GPU
+ * twin of sim/let.h). Per force evaluation:
+ *   gpu_let_build   the own bodies (host, double) up to the device, their
+ *                   octree built and walked: the own part of acc;
+ *   gpu_let_cover   at most max boxes (lo[3], hi[3] each) round this rank's
+ *                   bodies, every walk group inside one of them: what the
+ *                   others export to;
+ *   gpu_let_export  the part of the tree a receiver whose bodies lie in the
+ *                   union of boxes needs (selected on the device, level by
+ *                   level): cells no box opens go as moments only (always
+ *                   accepted by the receiver's walk), opened leaves and
+ *                   leaves of at most the tree's leaf_p2p bodies with their
+ *                   bodies; *buf malloc'd, a checked wire format;
+ *   gpu_let_accel   each received buffer checked (structure, sizes, the
+ *                   walk's parameters, finite values), uploaded and walked by
+ *                   the own walk groups; acc (3n), pot (n, or NULL) of the
+ *                   bodies in the order gpu_let_build was given them.
+ * Plummer softening with one length only (no spline, no lengths per body),
+ * shared time steps; one Plummer length and the tree's opening criterion
+ * are the scene's (sim_params). 0, NB_EINPUT (a buffer that does not check
+ * out, or the device too small, logged) or NB_ERUNTIME (logged). */
+struct gpu_let;
+int gpu_let_create(const struct sim_params *p, struct gpu_let **out);
+int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n);
+int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox);
+int gpu_let_export(struct gpu_let *g, const double *boxes, int nbox, void **buf, size_t *nbytes);
+int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,
+		  double *acc, double *pot);
+/* Device bytes g holds now, and the milliseconds of the last build's own
+ * walk and of the last accel's remote walks (device time). */
+size_t gpu_let_bytes(const struct gpu_let *g);
+void gpu_let_times(const struct gpu_let *g, double *own_ms, double *remote_ms);
+void gpu_let_free(struct gpu_let **g);
+
 /* One-shot direct accelerations for tests and benchmarks (float on device,
  * returned as double). kernel: pairwise or gather (auto picks). pot may be NULL. */
 int gpu_direct_accel(const double *pos, const double *mass, size_t n, double eps,

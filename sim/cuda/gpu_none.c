@@ -154,3 +154,58 @@ int gpu_sim_levels(struct gpu_sim *g, long hist[SIM_TS_LEVELS], double *evals, l
 	(void)g, (void)hist, (void)evals, (void)ticks, (void)rebuilds;
 	return NB_ERUNTIME;
 }
+
+int gpu_let_create(const struct sim_params *p, struct gpu_let **out)
+{
+	(void)p;
+	*out = NULL;
+	log_error("barnes-hut over GPU domains: this build has no CUDA support (built with CUDA=0)");
+	return NB_EINPUT;
+}
+
+int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n)
+{
+	(void)g, (void)pos, (void)mass, (void)n;
+	return NB_ERUNTIME;
+}
+
+int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox)
+{
+	(void)g, (void)max, (void)boxes;
+	*nbox = 0;
+	return NB_ERUNTIME;
+}
+
+int gpu_let_export(struct gpu_let *g, const double *boxes, int nbox, void **buf, size_t *nbytes)
+{
+	(void)g, (void)boxes, (void)nbox;
+	*buf = NULL;
+	*nbytes = 0;
+	return NB_ERUNTIME;
+}
+
+int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,
+		  double *acc, double *pot)
+{
+	(void)g, (void)bufs, (void)nbytes, (void)nbuf, (void)acc, (void)pot;
+	return NB_ERUNTIME;
+}
+
+
+size_t gpu_let_bytes(const struct gpu_let *g)
+{
+	(void)g;
+	return 0;
+}
+
+void gpu_let_times(const struct gpu_let *g, double *own_ms, double *remote_ms)
+{
+	(void)g;
+	*own_ms = *remote_ms = 0;
+}
+
+void gpu_let_free(struct gpu_let **g)
+{
+	if (g)
+		*g = NULL;
+}

@@ -16,6 +16,7 @@
 #define NB_TREE_INTERNAL_CUH
 
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <stdint.h>
 
 /* log.h and sim.h carry no extern "C" of their own */
@@ -207,6 +208,20 @@ int tree_stage_migrate(struct gpu_tree *t, struct gpu_bodies *b, cudaStream_t s)
  * bodies, not the groups that hold one. */
 int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int la, cudaStream_t s);
 int tree_walk_prepare(struct gpu_tree *t); /* occupancy -> persistent grid sizes */
+/* Another tree's cells as the walk reads them (a received locally
+ * essential tree, sim/cuda/tree_let.cu): the node arrays of struct
+ * gpu_tree's layout, root at 0, leaves' bodies indexing the walk's pos. */
+struct tree_src {
+	const int2 *kids;
+	const float4 *open, *mq0, *mq1;
+};
+/* t's walk groups (their bodies pos[0, n), t's tree order, as the last
+ * build left them) walk src's cells instead of t's: acc[i] of every slot
+ * gets that tree's sum (.w: phi + m / eps, as tree_stage_walk writes it,
+ * with the self term taken out that this walk never added). One Plummer
+ * length only (t->soft 0). Queued on s. 0 or NB_ERUNTIME. */
+int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const struct tree_src *src,
+			float4 *acc, int need_pot, cudaStream_t s);
 
 /* Order-preserving float <-> uint (so atomicMin/Max on uint order floats). */
 __device__ __forceinline__ unsigned int tree_f2u(float f)

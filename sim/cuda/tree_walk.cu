@@ -896,3 +896,29 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
+
+int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const struct tree_src *src,
+			float4 *acc, int need_pot, cudaStream_t s)
+{
+	if (t->soft) {
+		log_error("barnes-hut (GPU): a received tree's walk takes one Plummer length only "
+			  "(internal)");
+		return NB_ERUNTIME;
+	}
+	int lanes = t->lanes, mp = t->multipoles, pot = need_pot ? 1 : 0;
+	int blocks = t->walk_blocks[lanes - 1][mp - 1][pot];
+	size_t groups = (n + 32 * lanes - 1) / (32 * lanes);
+	size_t want = (groups + WALK_WARPS - 1) / WALK_WARPS + 1;
+	if ((size_t)blocks > want)
+		blocks = (int)want;
+	struct walk_soft ws = {NULL, NULL, NULL, t->eps, 0};
+	int rc = tree_stage_refit_reset(t, s); /* the group counter back to 0 */
+	if (rc)
+		return rc;
+	walk_pick(lanes, mp, pot, walk_loc(t), 0, walk_mono(t))<<<blocks, WALK_THREADS, 0, s>>>(
+		pos, t->groups, src->kids, src->open, src->mq0, src->mq1, acc, t->ctl,
+		t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio, t->leaf_p2p,
+		NULL, 0, 0u, UINT_MAX, NULL, ws, t->mono_factor * t->mono_factor);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+}

@@ -1,0 +1,228 @@
+/* test_gpu_let.c - locally essential trees on the GPU (gpu.h's gpu_let_*,
+ * sim/cuda/tree_let.cu): P domains of one Plummer sphere, each a gpu_let of
+ * its own in this one process, exchange their exports as ranks would
+ * (dist/let_force.c does it over MPI), and their forces are held against
+ * the double direct sum and against one GPU tree over every body. Without
+ * a usable GPU the program prints "SKIP: <why>" and runs no case.
+ *
+ *   make CUDA_ARCH=sm_90 build/tests/test_gpu_let && build/tests/test_gpu_let */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "../dist/dist.h"
+#include "../sim/cuda/gpu.h"
+#include "../sim/let_gwire.h"
+#include "../sim/sim.h"
+#if NB_HAVE_CUDA
+#include "../sim/cuda/tree_api.h"
+#endif
+
+#if NB_HAVE_CUDA
+
+static int cmp_d(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* median and 99th percentile of |a - ref| / |ref| */
+static void rel_err(const double *a, const double *ref, size_t n, double *med, double *p99)
+{
+	double *e = malloc(n * sizeof *e);
+	ck_assert_ptr_nonnull(e);
+	for (size_t i = 0; i < n; i++) {
+		const double *x = a + 3 * i, *r = ref + 3 * i;
+		const double d = sqrt((x[0] - r[0]) * (x[0] - r[0]) + (x[1] - r[1]) * (x[1] - r[1]) +
+				      (x[2] - r[2]) * (x[2] - r[2]));
+		e[i] = d / sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+	}
+	qsort(e, n, sizeof *e, cmp_d);
+	*med = e[n / 2];
+	*p99 = e[(size_t)(0.99 * (double)n)];
+	free(e);
+}
+
+static const struct sim_params let_params = {.solver = SCENE_SOLVER_BARNES_HUT,
+					     .softening = 0.05,
+					     .dt = 0.01,
+					     .theta = 0.5,
+					     .multipoles = 2,
+					     .opening = SCENE_OPENING_BMAX};
+
+/* The forces of n Plummer bodies (seed) cut into P Morton domains, each
+ * a gpu_let, into acc/pot (by body index); *bytes the exports' sum. */
+static void let_domains(const struct sim_state *st, int P, double *acc, double *pot, size_t *bytes)
+{
+	const size_t n = st->n;
+	struct dist_domain d;
+	ck_assert_int_eq(dist_domain_init(&d, n, P), 0);
+	ck_assert_int_eq(dist_domain_cut(&d, st->pos, NULL), 0);
+	struct gpu_let **g = calloc((size_t)P, sizeof *g);
+	double **pos = calloc((size_t)P, sizeof *pos), **mass = calloc((size_t)P, sizeof *mass);
+	double **a = calloc((size_t)P, sizeof *a), **ph = calloc((size_t)P, sizeof *ph);
+	double *box = calloc((size_t)P * 6 * 64, sizeof *box);
+	int *nbox = calloc((size_t)P, sizeof *nbox);
+	void **buf = calloc((size_t)P * (size_t)P, sizeof *buf);
+	size_t *nb = calloc((size_t)P * (size_t)P, sizeof *nb);
+	ck_assert(g && pos && mass && a && ph && box && nbox && buf && nb);
+	for (int r = 0; r < P; r++) {
+		const size_t m = d.cut[r + 1] - d.cut[r];
+		pos[r] = malloc(3 * (m ? m : 1) * sizeof **pos);
+		mass[r] = malloc((m ? m : 1) * sizeof **mass);
+		a[r] = malloc(3 * (m ? m : 1) * sizeof **a);
+		ph[r] = malloc((m ? m : 1) * sizeof **ph);
+		for (size_t k = 0; k < m; k++) {
+			const size_t i = d.order[d.cut[r] + k];
+			memcpy(pos[r] + 3 * k, st->pos + 3 * i, 3 * sizeof(double));
+			mass[r][k] = st->mass[i];
+		}
+		ck_assert_int_eq(gpu_let_create(&let_params, &g[r]), 0);
+		ck_assert_int_eq(gpu_let_build(g[r], pos[r], mass[r], m), 0);
+		ck_assert_int_eq(gpu_let_cover(g[r], 32, box + (size_t)r * 6 * 64, &nbox[r]), 0);
+		ck_assert(nbox[r] >= 1 && nbox[r] <= 32);
+		/* every own body inside one of the cover's boxes */
+		for (size_t k = 0; k < m; k++) {
+			int in = 0;
+			for (int b = 0; b < nbox[r] && !in; b++) {
+				const double *x = box + (size_t)r * 6 * 64 + 6 * b, *p = pos[r] + 3 * k;
+				in = (float)p[0] >= x[0] && (float)p[0] <= x[3] && (float)p[1] >= x[1] &&
+				     (float)p[1] <= x[4] && (float)p[2] >= x[2] && (float)p[2] <= x[5];
+			}
+			ck_assert_msg(in, "domain %d body %zu outside its cover", r, k);
+		}
+	}
+	*bytes = 0;
+	for (int r = 0; r < P; r++) /* r's export to q */
+		for (int q = 0; q < P; q++)
+			if (q != r) {
+				ck_assert_int_eq(gpu_let_export(g[r], box + (size_t)q * 6 * 64, nbox[q],
+								&buf[r * P + q], &nb[r * P + q]),
+						 0);
+				struct sim_glet_view v;
+				ck_assert_int_eq(sim_glet_check(buf[r * P + q], nb[r * P + q], "export", &v), 0);
+				*bytes += nb[r * P + q];
+			}
+	for (int q = 0; q < P; q++) {
+		const void *in[16];
+		size_t inb[16];
+		int k = 0;
+		for (int r = 0; r < P; r++)
+			if (r != q)
+				in[k] = buf[r * P + q], inb[k++] = nb[r * P + q];
+		ck_assert_int_eq(gpu_let_accel(g[q], in, inb, k, a[q], ph[q]), 0);
+		const size_t m = d.cut[q + 1] - d.cut[q];
+		for (size_t j = 0; j < m; j++) {
+			const size_t i = d.order[d.cut[q] + j];
+			memcpy(acc + 3 * i, a[q] + 3 * j, 3 * sizeof(double));
+			pot[i] = ph[q][j];
+		}
+	}
+	for (int r = 0; r < P; r++) {
+		gpu_let_free(&g[r]);
+		free(pos[r]), free(mass[r]), free(a[r]), free(ph[r]);
+	}
+	for (int k = 0; k < P * P; k++)
+		free(buf[k]);
+	free(g), free(pos), free(mass), free(a), free(ph), free(box), free(nbox), free(buf), free(nb);
+	dist_domain_free(&d);
+}
+
+/* One domain is the one GPU tree bit for bit (no received tree); 2 and 3
+ * domains give the direct sum's forces within the one tree's own error
+ * (the cells differ: each domain's tree is over its own bodies). */
+START_TEST(gpu_let_domains_match_one_tree_and_direct)
+{
+	const size_t n = 200000;
+	struct sim_state st = {0};
+	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
+	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 31, 0);
+	double *ad = malloc(3 * n * sizeof *ad), *pd = malloc(n * sizeof *pd);
+	double *at = malloc(3 * n * sizeof *at), *pt = malloc(n * sizeof *pt);
+	double *al = malloc(3 * n * sizeof *al), *pl = malloc(n * sizeof *pl);
+	ck_assert(ad && pd && at && pt && al && pl);
+	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
+	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, at, pt), 0);
+	double tmed, t99;
+	rel_err(at, ad, n, &tmed, &t99);
+	size_t bytes = 0;
+	let_domains(&st, 1, al, pl, &bytes);
+	for (size_t i = 0; i < 3 * n; i++)
+		ck_assert_msg(al[i] == at[i], "one domain: acc[%zu] %.9g, the one tree's %.9g", i, al[i],
+			      at[i]);
+	for (int P = 2; P <= 3; P++) {
+		let_domains(&st, P, al, pl, &bytes);
+		double med, p99, pmax = 0;
+		rel_err(al, ad, n, &med, &p99);
+		for (size_t i = 0; i < n; i++)
+			pmax = fmax(pmax, fabs(pl[i] - pd[i]) / fabs(pd[i]));
+		printf("gpu let, %zu bodies, %d domains: median error %.3g (one tree %.3g), 99th %.3g "
+		       "(%.3g), potential worst %.3g, exports %.2f MB (%.1f B a body)\n",
+		       n, P, med, tmed, p99, t99, pmax, bytes / 1e6, (double)bytes / (double)n);
+		ck_assert_msg(med < 1.5 * tmed && p99 < 1.5 * t99,
+			      "%d domains: median %.3g, 99th %.3g against the one tree's %.3g, %.3g", P,
+			      med, p99, tmed, t99);
+		ck_assert_msg(pmax < 1e-3, "%d domains: potential off by %.3g", P, pmax);
+	}
+	free(ad), free(pd), free(at), free(pt), free(al), free(pl);
+	sim_state_free(&st);
+}
+END_TEST
+
+/* A received buffer of another walk, or one that does not check out, is
+ * refused (NB_EINPUT) and nothing is walked. */
+START_TEST(gpu_let_refuses_foreign_buffers)
+{
+	const size_t n = 20000;
+	struct sim_state st = {0};
+	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
+	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 7, 0);
+	struct gpu_let *a = NULL, *b = NULL;
+	struct sim_params other = let_params;
+	other.theta = 0.6;
+	ck_assert_int_eq(gpu_let_create(&let_params, &a), 0);
+	ck_assert_int_eq(gpu_let_create(&other, &b), 0);
+	ck_assert_int_eq(gpu_let_build(a, st.pos, st.mass, n / 2), 0);
+	ck_assert_int_eq(gpu_let_build(b, st.pos + 3 * (n / 2), st.mass + n / 2, n / 2), 0);
+	double box[6 * 64];
+	int nbox = 0;
+	ck_assert_int_eq(gpu_let_cover(a, 32, box, &nbox), 0);
+	void *buf = NULL;
+	size_t nbytes = 0;
+	ck_assert_int_eq(gpu_let_export(b, box, nbox, &buf, &nbytes), 0);
+	double *acc = malloc(3 * n * sizeof *acc);
+	const void *in[1] = {buf};
+	ck_assert_int_eq(gpu_let_accel(a, in, &nbytes, 1, acc, NULL), NB_EINPUT);
+	size_t cut = nbytes - 16;
+	ck_assert_int_eq(gpu_let_accel(a, in, &cut, 1, acc, NULL), NB_EINPUT);
+	free(buf);
+	free(acc);
+	gpu_let_free(&a);
+	gpu_let_free(&b);
+	sim_state_free(&st);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("gpu_let");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, gpu_let_domains_match_one_tree_and_direct);
+	tcase_add_test(tc, gpu_let_refuses_foreign_buffers);
+	NB_GPU_TCASE(s, tc);
+	return s;
+}
+
+#else /* CPU-only build */
+
+static Suite *make_suite(void)
+{
+	nb_gpu_skip_all("gpu_let");
+	return suite_create("gpu_let");
+}
+#endif
+
+NB_CHECK_MAIN(make_suite)
