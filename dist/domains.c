@@ -82,7 +82,7 @@ static void dom_recut(struct dist_sim *ds)
 		dist_fail("out of memory for the cuts of %zu bodies", n);
 	for (size_t i = 0; i < n; i++)
 		kw[i] = (struct dom_kw){ds->own.key[i], ds->calls > 0 ? ds->own.work[i] : 1.0};
-	qsort(kw, n, sizeof *kw, dom_kw_cmp);
+	dist_psort(kw, n, sizeof *kw, dom_kw_cmp);
 	for (size_t i = 0; i < n; i++) {
 		k[i] = kw[i].key;
 		w[i] = kw[i].w;
@@ -103,6 +103,7 @@ static int dom_place(struct dist_sim *ds)
 	struct sim_state *st = ds->st;
 	double lo[3], scale;
 	dist_own_box(st->pos, st->n, lo, &scale);
+#pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.key[i] = dist_morton_key(st->pos + 3 * i, lo, scale);
 	const double t0 = dist_sim_now();

@@ -42,12 +42,14 @@ void dist_own_box(const double *pos, size_t n, double lo[3], double *scale)
 	double v[6]; /* -lo, hi: one maximum over the ranks */
 	for (int a = 0; a < 3; a++)
 		v[a] = v[3 + a] = -INFINITY;
-	for (size_t i = 0; i < n; i++)
-		for (int a = 0; a < 3; a++) {
-			const double x = pos[3 * i + a];
-			v[a] = fmax(v[a], -x);
-			v[3 + a] = fmax(v[3 + a], x);
-		}
+	double m0 = v[0], m1 = v[1], m2 = v[2], m3 = v[3], m4 = v[4], m5 = v[5];
+#pragma omp parallel for schedule(static) reduction(max : m0, m1, m2, m3, m4, m5)
+	for (size_t i = 0; i < n; i++) {
+		const double *x = pos + 3 * i;
+		m0 = fmax(m0, -x[0]), m1 = fmax(m1, -x[1]), m2 = fmax(m2, -x[2]);
+		m3 = fmax(m3, x[0]), m4 = fmax(m4, x[1]), m5 = fmax(m5, x[2]);
+	}
+	v[0] = m0, v[1] = m1, v[2] = m2, v[3] = m3, v[4] = m4, v[5] = m5;
 	dist_max_doubles(v, 6, "domains' box");
 	double ext = 0;
 	for (int a = 0; a < 3; a++) {

@@ -193,6 +193,47 @@ START_TEST(cut_by_time_balances_measured_cost)
 }
 END_TEST
 
+/* dist_psort over 4 threads: qsort's order exactly (a total order: ties
+ * in key broken by id), for a chunk count that is no power of two too. */
+struct ps_rec {
+	uint64_t key;
+	uint32_t id, pad;
+};
+
+static int ps_cmp(const void *a, const void *b)
+{
+	const struct ps_rec *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+START_TEST(psort_equals_qsort)
+{
+	const size_t n = 300007;
+	struct ps_rec *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	ck_assert(a && b);
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a[i] = (struct ps_rec){x % 5000, (uint32_t)i, 0}; /* many ties */
+	}
+	memcpy(b, a, n * sizeof *a);
+	qsort(b, n, sizeof *b, ps_cmp);
+	for (int threads = 3; threads <= 4; threads++) {
+		struct ps_rec *c = malloc(n * sizeof *c);
+		ck_assert_ptr_nonnull(c);
+		memcpy(c, a, n * sizeof *a);
+		omp_set_num_threads(threads);
+		ck_assert_int_eq(dist_psort(c, n, sizeof *c, ps_cmp), 0);
+		ck_assert_msg(memcmp(c, b, n * sizeof *c) == 0, "%d threads: not qsort's order",
+			      threads);
+		free(c);
+	}
+	free(a), free(b);
+}
+END_TEST
+
 START_TEST(shard_specs)
 {
 	int k = -1, n = -1;
@@ -973,6 +1014,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, tree_selected_walk_equals_whole_walk);
 	tcase_add_test(tc, domains_partition_the_bodies_by_weight);
 	tcase_add_test(tc, shard_specs);
+	tcase_add_test(tc, psort_equals_qsort);
 	tcase_add_test(tc, cut_by_time_balances_measured_cost);
 	tcase_add_test(tc, batch_shards_are_disjoint_and_complete);
 	suite_add_tcase(s, tc);

@@ -34,6 +34,10 @@
 #               ranks: bytes a body, peak RSS, the step's split, LET bytes
 #               (DOM_N millions of the default mix; DOM_THETA at 2 ranks;
 #               needs .dev/mpi.tar.xz: an MPI build, CPU-only is enough)
+#   gdomains    issue 31: domains with the forces on the GPU (--backend
+#               cuda) against one GPU (statistics and frames, GDOM_K x 100k
+#               bodies, under $L/gdom-*), then GDOM_N millions over GDOM_NP
+#               ranks: bytes a body on host and device, the step's split
 #   mpitime     force / exchange / rebalance per step over 1, 2, 4 ranks
 #               (MPITIME_N: millions of bodies of the default mix; MPITIME_NP)
 #   scale       issue 20: strong and weak scaling over the host's GPUs
@@ -349,6 +353,55 @@ for step in "$@"; do
 				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
 				$(mix_sets 1) --set simulation.theta=$th >"$L/domains-theta-$th.log" 2>&1
 			echo "theta $th np 2:"; grep -h "rank [0-9]*: owns\|error" "$L/domains-theta-$th.log" | cut -c1-330
+		done ;;
+	gdomains)
+		# issue 31: ranks that own their bodies with the forces on the GPU
+		# (simulation.ranks: domains, --backend cuda: locally essential
+		# trees on the device) over ranks of this host's GPUs (ranks share
+		# a GPU when there are fewer GPUs than ranks).
+		# 1) against one GPU: GDOM_K x 100k bodies of the default mix, 6
+		#    frames of 4 steps: the statistics CSV and frames of one GPU's
+		#    plain run, of 1, 2, 3 GPU domain ranks and of 2 CPU domain
+		#    ranks, all under $L/gdom-* (compared here after the call)
+		# 2) GDOM_N millions of the default mix over GDOM_NP ranks: each
+		#    rank's report line (owned bodies, host and device bytes a body,
+		#    force / exchange / migration per step, LET bytes), peak RSS
+		mpi_setup || continue
+		cores=$(nproc)
+		K=${GDOM_K:-2}
+		small=""
+		for k in 0 1; do
+			small="$small --set bodies.$k.disk.count=$((40000 * K)) --set bodies.$k.bulge.count=$((10000 * K)) --set bodies.$k.halo.count=$((50000 * K))"
+		done
+		base="--set output.frames=6 --set simulation.steps_per_frame=4 --set output.video=
+		      --set output.preview= --set render.width=480 --set render.height=270
+		      --set camera.follow=all --set camera.frame=keys $small"
+		/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $base --backend cuda \
+			--set output.stats=$L/gdom-ref.csv --set output.png_dir=$L/gdom-ref >"$L/gdom-ref.log" 2>&1
+		echo "one GPU: rc $?"; grep -h "error\|done" "$L/gdom-ref.log" | tail -2
+		for run in "1 cuda" "2 cuda" "3 cuda" "2 cpu"; do
+			set -- $run
+			env OMP_NUM_THREADS=$((cores / $1)) mpirun --bind-to none -x OMP_NUM_THREADS -np $1 \
+				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $base \
+				--set simulation.ranks=domains --backend $2 --set output.stats=$L/gdom-$1-$2.csv \
+				--set output.png_dir=$L/gdom-$1-$2 >"$L/gdom-$1-$2.log" 2>&1
+			echo "domains np $1 $2: rc $?"
+			grep -h "rank [0-9]*: owns\|error\|over [0-9]* MPI\|done" "$L/gdom-$1-$2.log" | cut -c1-400
+		done
+		dom_sets="--set simulation.ranks=domains --backend cuda --set output.frames=3
+			  --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
+			  --set output.preview= --set output.png_dir= --set render.width=320
+			  --set render.height=180 --set render.diffuse=0 --set camera.follow=all
+			  --set camera.frame=keys"
+		for N in ${GDOM_N:-4}; do
+			for np in ${GDOM_NP:-1 2 4}; do
+				env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
+					-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
+					/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
+					$(mix_sets $N) >"$L/gdomains-$N-$np.log" 2>&1
+				echo "N ${N}M np $np (GPU):"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
+					"$L/gdomains-$N-$np.log" | cut -c1-400
+			done
 		done ;;
 	mpitime)
 		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host
