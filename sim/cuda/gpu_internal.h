@@ -101,6 +101,11 @@ enum scene_direct_kernel gpu_direct_pick(size_t n); /* what auto means for n */
 struct gpu_tree; /* owns the tree's device memory */
 size_t gpu_tree_bytes_needed(size_t n, const struct sim_params *p);
 int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out);
+/* gpu_tree_create for bodies without velocities or levels, shared steps
+ * only (gpu_tree_compute(_ex) with b->vel and b->lev NULL, la 0): no
+ * tree-order copies of those, no packed walk lists (21 bytes a body and
+ * 8 a group less; sim/cuda/tree_let.cu's domains). */
+int gpu_tree_create_lean(size_t n, const struct sim_params *p, struct gpu_tree **out);
 /* Build the octree over b and compute acc (phi in .w when need_pot). May
  * permute b's arrays into tree order (id follows). No host round trip
  * beyond a scalar or two. */

@@ -209,7 +209,7 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 
 /* t's device arrays for nn bodies (t's settings made), counted in
  * t->bytes; on failure the caller frees t. */
-static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed)
+static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed, int lean)
 {
 	int rc = 0, dev = 0;
 	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
@@ -220,9 +220,11 @@ static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed)
 	TREE_ALLOC(t->iota, nn);
 	TREE_ALLOC(t->perm, nn);
 	TREE_ALLOC(t->pos, nn);
-	TREE_ALLOC(t->vel, nn);
+	if (!lean)
+		TREE_ALLOC(t->vel, nn);
 	TREE_ALLOC(t->id, nn);
-	TREE_ALLOC(t->lev, nn);
+	if (!lean)
+		TREE_ALLOC(t->lev, nn);
 	TREE_ALLOC(t->node_range, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_kids, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_open, (size_t)t->node_cap);
@@ -233,8 +235,10 @@ static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed)
 		TREE_ALLOC(t->node_soft, (size_t)t->node_cap);
 	TREE_ALLOC(t->groups, (size_t)t->group_cap);
 	TREE_ALLOC(t->group_head, (size_t)t->group_cap);
-	TREE_ALLOC(t->pk_group, (size_t)t->group_cap);
-	TREE_ALLOC(t->pk_slot, nn);
+	if (!lean)
+		TREE_ALLOC(t->pk_group, (size_t)t->group_cap);
+	if (!lean)
+		TREE_ALLOC(t->pk_slot, nn);
 	TREE_ALLOC(t->ctl, 1);
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
 	CUDA_GOTO(cudaMalloc(&t->sort_tmp, round256(t->sort_tmp_bytes)), rc, fail);
@@ -251,7 +255,7 @@ fail:
 	return rc ? rc : NB_ERUNTIME;
 }
 
-int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
+static int tree_create(size_t n, const struct sim_params *p, int lean, struct gpu_tree **out)
 {
 	*out = NULL;
 	int rc = tree_create_check(n, p);
@@ -264,7 +268,7 @@ int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
 	}
 	size_t nn = n ? n : 1;
 	tree_settings(t, n, nn, p);
-	if ((rc = tree_alloc(t, nn, p->soft_mixed)) || (rc = tree_walk_prepare(t)))
+	if ((rc = tree_alloc(t, nn, p->soft_mixed, lean)) || (rc = tree_walk_prepare(t)))
 		goto fail;
 	g_prof.bytes = t->bytes;
 	g_prof.node_cap = t->node_cap;
@@ -273,6 +277,16 @@ int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
 fail:
 	gpu_tree_free(&t);
 	return rc ? rc : NB_ERUNTIME;
+}
+
+int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
+{
+	return tree_create(n, p, 0, out);
+}
+
+int gpu_tree_create_lean(size_t n, const struct sim_params *p, struct gpu_tree **out)
+{
+	return tree_create(n, p, 1, out);
 }
 
 static int tree_profile_collect(struct gpu_tree *t)

@@ -315,7 +315,7 @@ static int let_reserve(struct gpu_let *g, size_t n)
 		return 0;
 	const size_t cap = n + n / 8 + 1024;
 	gpu_tree_free(&g->t);
-	int rc = gpu_tree_create(cap, &g->p, &g->t);
+	int rc = gpu_tree_create_lean(cap, &g->p, &g->t);
 	if (rc)
 		return rc;
 	size_t acap = g->cap, icap = g->cap, tcap = g->cap;
