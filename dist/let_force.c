@@ -179,44 +179,58 @@ static void cpu_drop(void **t)
 }
 
 /* ---- the GPU's row: gpu.h's gpu_let_*, kept in *state ------------------- */
+struct let_gpu {
+	struct gpu_let *g;
+	int shared; /* this host's ranks outnumber its GPUs: they share one */
+};
+
 static int gpu_build(void **state, void **tree, const struct sim_state *st,
 		     const struct sim_params *p, const double *each)
 {
 	(void)each; /* one length: domains_refuse.c refuses lengths per body on GPUs */
-	int rc = 0;
-	if (!*state) {
-		int dev = 0, count = 0;
+	struct let_gpu *lg = *state;
+	if (!lg) {
+		int dev = 0, count = 0, rc;
+		if (!(lg = calloc(1, sizeof *lg))) {
+			log_error("out of memory");
+			return NB_ERUNTIME;
+		}
+		*state = lg;
 		if (gpu_bind_local(dist_local_rank(), &dev, &count))
 			return NB_ERUNTIME; /* logged */
-		if ((rc = gpu_let_create(p, (struct gpu_let **)state)))
+		lg->shared = dist_local_size() > count;
+		if ((rc = gpu_let_create(p, &lg->g)))
 			return rc;
 	}
-	*tree = *state;
-	return gpu_let_build(*state, st->pos, st->mass, st->n);
+	*tree = lg;
+	return gpu_let_build(lg->g, st->pos, st->mass, st->n);
 }
 
 static int gpu_cover(void *t, int max, double *boxes, int *nbox)
 {
-	return gpu_let_cover(t, max, boxes, nbox);
+	return gpu_let_cover(((struct let_gpu *)t)->g, max, boxes, nbox);
 }
 
 static int gpu_export(void *t, const double *boxes, int nbox, double eps_max, void **buf,
 		      size_t *nbytes)
 {
 	(void)eps_max; /* one length, the same on every rank */
-	return gpu_let_export(t, boxes, nbox, buf, nbytes);
+	return gpu_let_export(((struct let_gpu *)t)->g, boxes, nbox, buf, nbytes);
 }
 
 /* work: the rank's device time spread over its bodies (the cuts balance
- * time; the walk's interaction counts stay on the device) */
+ * time; the walk's interaction counts stay on the device). Ranks that
+ * share a GPU time each other's kernels as well as their own: they
+ * balance the body counts instead. */
 static int gpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
 		    const struct sim_state *st, double *work)
 {
-	int rc = gpu_let_accel(t, bufs, nbytes, nbuf, st->acc, st->pot);
+	const struct let_gpu *lg = t;
+	int rc = gpu_let_accel(lg->g, bufs, nbytes, nbuf, st->acc, st->pot);
 	double own = 0, remote = 0;
-	gpu_let_times(t, &own, &remote);
+	gpu_let_times(lg->g, &own, &remote);
 	for (size_t i = 0; !rc && i < st->n; i++)
-		work[i] = (own + remote) / (double)st->n;
+		work[i] = lg->shared ? 1.0 : (own + remote) / (double)st->n;
 	return rc;
 }
 
@@ -286,10 +300,15 @@ int dist_let_force_gpu(void **state, const struct sim_state *st, const struct si
 
 void dist_let_release(void **state)
 {
-	gpu_let_free((struct gpu_let **)state);
+	struct let_gpu *lg = *state;
+	if (lg)
+		gpu_let_free(&lg->g);
+	free(lg);
+	*state = NULL;
 }
 
 size_t dist_let_device_bytes(void *state)
 {
-	return gpu_let_bytes(state);
+	const struct let_gpu *lg = state;
+	return lg ? gpu_let_bytes(lg->g) : 0;
 }
