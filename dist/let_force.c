@@ -27,8 +27,9 @@
 #include "sim_internal.h"
 
 /* A rank's record in the allgather: its bodies, their largest softening,
- * the number of boxes of its cover and the boxes (6 doubles each). */
-enum { LET_MAXBOX = 32, LET_REC = 3 + 6 * LET_MAXBOX };
+ * the number of boxes of its cover and the boxes (6 doubles each, at most
+ * the row's max_boxes). */
+enum { LET_MAXBOX = 256, LET_REC = 3 + 6 * LET_MAXBOX };
 
 /* One way to make, cover, export and walk a rank's own tree. */
 struct let_impl {
@@ -43,6 +44,7 @@ struct let_impl {
 		    const struct sim_state *st, double *work);
 	void (*drop)(void **tree); /* after each evaluation */
 	size_t align;              /* a received buffer must start on this many bytes */
+	int max_boxes;             /* a cover's boxes, at most LET_MAXBOX */
 };
 
 /* Every rank's record into all (P x LET_REC), on every rank. 0 or
@@ -51,9 +53,11 @@ static int let_covers(const struct let_impl *im, void *t, const struct sim_state
 		      const struct sim_params *p, const double *each, double *all)
 {
 	const int P = dist_size(), me = dist_rank();
-	double mine[LET_REC] = {0};
+	double *mine = calloc(LET_REC, sizeof *mine);
+	if (!mine)
+		dist_fail("out of memory");
 	int nbox = 0;
-	int rc = im->cover(t, LET_MAXBOX, mine + 3, &nbox);
+	int rc = im->cover(t, im->max_boxes, mine + 3, &nbox);
 	double e = p->softening;
 	for (size_t i = 0; each && i < st->n; i++)
 		e = i == 0 || each[i] > e ? each[i] : e;
@@ -63,13 +67,15 @@ static int let_covers(const struct let_impl *im, void *t, const struct sim_state
 	size_t *b = malloc(2 * (size_t)P * sizeof *b);
 	if (!b)
 		dist_fail("out of memory");
+	const size_t rec = LET_REC * sizeof *mine;
 	for (int r = 0; r < P; r++) {
-		b[r] = sizeof mine;
-		b[P + r] = (size_t)r * sizeof mine;
+		b[r] = rec;
+		b[P + r] = (size_t)r * rec;
 	}
-	memcpy(all + (size_t)me * LET_REC, mine, sizeof mine);
+	memcpy(all + (size_t)me * LET_REC, mine, rec);
 	dist_allgatherv(mine, all, b, b + P, "domains' covers"); /* every rank, even failed */
 	free(b);
+	free(mine);
 	return rc;
 }
 
@@ -240,8 +246,10 @@ static void gpu_drop(void **t)
 }
 
 static const struct let_impl let_impls[] = {
-	{cpu_build, cpu_cover, cpu_export, cpu_walk, cpu_drop, sizeof(double)},
-	{gpu_build, gpu_cover, gpu_export, gpu_walk, gpu_drop, 16},
+	{cpu_build, cpu_cover, cpu_export, cpu_walk, cpu_drop, sizeof(double), 32},
+	/* the device tests each cell against every box at once: finer covers
+	 * (a Morton domain's pieces boxed apart) cost little there */
+	{gpu_build, gpu_cover, gpu_export, gpu_walk, gpu_drop, 16, 256},
 };
 
 static int let_force(const struct let_impl *im, void **state, const struct sim_state *st,

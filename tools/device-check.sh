@@ -402,6 +402,12 @@ for step in "$@"; do
 				echo "N ${N}M np $np (GPU):"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
 					"$L/gdomains-$N-$np.log" | cut -c1-400
 			done
+		done
+		for th in ${GDOM_THETA:-}; do # the LET volume against theta (GDOM_TN millions, 2 ranks)
+			env OMP_NUM_THREADS=$((cores / 2)) mpirun --bind-to none -x OMP_NUM_THREADS -np 2 \
+				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
+				$(mix_sets ${GDOM_TN:-4}) --set simulation.theta=$th >"$L/gdomains-theta-$th.log" 2>&1
+			echo "theta $th np 2 (GPU):"; grep -h "rank [0-9]*: owns\|error" "$L/gdomains-theta-$th.log" | cut -c1-400
 		done ;;
 	mpitime)
 		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host

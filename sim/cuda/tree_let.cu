@@ -33,7 +33,7 @@ extern "C" {
 }
 
 #define LET_THREADS 256
-#define LET_MAX_BOX 64     /* cover boxes a receiver may send */
+#define LET_MAX_BOX 256    /* cover boxes a receiver may send */
 #define LET_TOP_NODES 16384 /* nodes read back to choose the cover */
 #define LET_MARGIN 1.0001f /* export: open when d^2 <= rcrit^2 times this */
 
@@ -113,9 +113,14 @@ __global__ void let_box_kernel(const float4 *__restrict__ pos, size_t n, const i
 	for (size_t c0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * CH; c0 < n;
 	     c0 += (size_t)gridDim.x * blockDim.x * CH) {
 		const size_t e = c0 + CH < n ? c0 + CH : n;
-		int k = 0;
-		while (k + 1 < ncov && (size_t)cov[k + 1].x <= c0)
-			k++;
+		int k = 0, top = ncov - 1; /* the last range that starts at or before c0 */
+		while (k < top) {
+			const int mid = (k + top + 1) / 2;
+			if ((size_t)cov[mid].x <= c0)
+				k = mid;
+			else
+				top = mid - 1;
+		}
 		float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 		for (size_t i = c0; i <= e; i++) {
 			if (i == e || (k + 1 < ncov && i >= (size_t)cov[k].y)) {
