@@ -378,21 +378,27 @@ int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size
 }
 
 /* ---- cover ------------------------------------------------------------------ */
-/* The cover's cells: from the root, split the fullest cell while the
- * boxes stay within max; only cells of more than group_max bodies, so that
- * every walk group (within a node of at most group_max bodies,
- * tree_build.cu) lies in one box. hk, hr: the first nn nodes' kids and
- * ranges. Their body ranges into cov, in body order; returns how many. */
-static int let_cover_cut(const int2 *hk, const int2 *hr, int nn, int group_max, int max, int2 *cov)
+/* The cover's cells: from the root, split the widest cell (the largest
+ * bmax: a cell that holds a few far bodies beside a dense clump boxes
+ * empty space, where the other ranks' bodies may lie, which would then
+ * all be opened for this rank) while the boxes stay within max; only
+ * cells of more than group_max bodies, so that every walk group (within a
+ * node of at most group_max bodies, tree_build.cu) lies in one box. hk,
+ * hr, hb: the first nn nodes' kids, ranges and bmax. Their body ranges
+ * into cov, in body order; returns how many. */
+static int let_cover_cut(const int2 *hk, const int2 *hr, const float *hb, int nn, int group_max,
+			 int max, int2 *cov)
 {
 	int list[LET_MAX_BOX], nl = 1;
 	list[0] = 0;
 	for (;;) {
-		int best = -1, most = group_max;
+		int best = -1;
+		float widest = -1.0f;
 		for (int k = 0; k < nl; k++) {
 			const int2 kd = hk[list[k]], r = hr[list[k]];
-			if (kd.y > 0 && kd.x + kd.y <= nn && r.y - r.x > most && nl - 1 + kd.y <= max)
-				best = k, most = r.y - r.x;
+			if (kd.y > 0 && kd.x + kd.y <= nn && r.y - r.x > group_max &&
+			    nl - 1 + kd.y <= max && hb[list[k]] > widest)
+				best = k, widest = hb[list[k]];
 		}
 		if (best < 0)
 			break;
@@ -448,9 +454,10 @@ int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox)
 	nn = nn < 1 ? 1 : nn;
 	int2 *hk = (int2 *)malloc((size_t)nn * sizeof(int2));
 	int2 *hr = (int2 *)malloc((size_t)nn * sizeof(int2));
+	float *hb = (float *)malloc((size_t)nn * sizeof(float));
 	int2 cov[LET_MAX_BOX];
 	int rc = 0, nl = 0;
-	if (!hk || !hr) {
+	if (!hk || !hr || !hb) {
 		log_error("out of host memory");
 		rc = NB_ERUNTIME;
 		goto end;
@@ -459,12 +466,15 @@ int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox)
 		  rc, end);
 	CUDA_GOTO(cudaMemcpy(hr, g->t->node_range, (size_t)nn * sizeof(int2), cudaMemcpyDeviceToHost),
 		  rc, end);
-	nl = let_cover_cut(hk, hr, nn, g->t->group_max, max, cov);
+	CUDA_GOTO(cudaMemcpy(hb, g->t->node_bmax, (size_t)nn * sizeof(float), cudaMemcpyDeviceToHost),
+		  rc, end);
+	nl = let_cover_cut(hk, hr, hb, nn, g->t->group_max, max, cov);
 	if (!(rc = let_cover_boxes(g, cov, nl, boxes)))
 		*nbox = nl;
 end:
 	free(hk);
 	free(hr);
+	free(hb);
 	return rc;
 }
 
