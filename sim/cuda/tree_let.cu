@@ -34,7 +34,9 @@ extern "C" {
 
 #define LET_THREADS 256
 #define LET_MAX_BOX 256    /* cover boxes a receiver may send */
-#define LET_TOP_NODES 16384 /* nodes read back to choose the cover */
+#define LET_TOP_NODES (1 << 20) /* nodes read back to choose the cover (depth by
+				     * depth: a dense core lies deep, past the first few
+				     * thousand, and its cells must be split too) */
 #define LET_MARGIN 1.0001f /* export: open when d^2 <= rcrit^2 times this */
 
 struct gpu_let {
