@@ -19,6 +19,7 @@
  * bodies go up to the device each evaluation, the tree is built, selected
  * for export and walked there; the device buffers stay between
  * evaluations in *state). The exchange around them is the same. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,9 @@ static int let_covers(const struct let_impl *im, void *t, const struct sim_state
 	mine[0] = (double)st->n;
 	mine[1] = e;
 	mine[2] = rc ? 0 : nbox;
+	for (int k = 0; getenv("NB_DIST_DEBUG") && k < nbox; k++)
+		fprintf(stderr, "rank %d: cover box %d: [%g %g %g] - [%g %g %g]\n", me, k, mine[3 + 6 * k],
+			mine[4 + 6 * k], mine[5 + 6 * k], mine[6 + 6 * k], mine[7 + 6 * k], mine[8 + 6 * k]);
 	size_t *b = malloc(2 * (size_t)P * sizeof *b);
 	if (!b)
 		dist_fail("out of memory");
@@ -100,6 +104,9 @@ static int let_exports(const struct let_impl *im, void *t, const double *box, si
 			continue;
 		if ((rc = im->export_to(t, b + 3, (int)b[2], b[1], &buf, &sz[r])))
 			break; /* logged */
+		if (getenv("NB_DIST_DEBUG"))
+			fprintf(stderr, "rank %d: export to rank %d (%d boxes): %zu bytes\n", me, r,
+				(int)b[2], sz[r]);
 		char *grown = realloc(*out, total + sz[r] + 1);
 		if (grown)
 			memcpy(grown + total, buf, sz[r]);
@@ -208,8 +215,18 @@ static int gpu_build(void **state, void **tree, const struct sim_state *st,
 		if ((rc = gpu_let_create(p, &lg->g)))
 			return rc;
 	}
+	/* every rank's tree over the domains' global cube (dist_own_box, a
+	 * collective call): its cells are then the global Morton cells, so a
+	 * cover box round one of them holds no other rank's territory but
+	 * at the cuts themselves. Over the rank's own box, cells straddled
+	 * the others' domains and their boxes opened them whole (16M bodies,
+	 * 2 ranks: one rank sent 210 MB a step whatever theta) */
+	double lo[3], scale, cube[6];
+	dist_own_box(st->pos, st->n, lo, &scale);
+	for (int a = 0; a < 3; a++)
+		cube[a] = lo[a], cube[3 + a] = lo[a] + (scale > 0 ? 2097152.0 / scale : 0);
 	*tree = lg;
-	return gpu_let_build(lg->g, st->pos, st->mass, st->n);
+	return gpu_let_build(lg->g, st->pos, st->mass, st->n, cube);
 }
 
 static int gpu_cover(void *t, int max, double *boxes, int *nbox)

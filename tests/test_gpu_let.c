@@ -68,6 +68,18 @@ static void let_domains(const struct sim_state *st, int P, double *acc, double *
 	void **buf = calloc((size_t)P * (size_t)P, sizeof *buf);
 	size_t *nb = calloc((size_t)P * (size_t)P, sizeof *nb);
 	ck_assert(g && pos && mass && a && ph && box && nbox && buf && nb);
+	/* over ranks, every tree over the one cube round every body (as
+	 * dist/let_force.c does); one domain: its own box (the one tree's) */
+	double cube[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY}, ext = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 3; k++) {
+			cube[k] = fmin(cube[k], st->pos[3 * i + k]);
+			cube[3 + k] = fmax(cube[3 + k], st->pos[3 * i + k]);
+		}
+	for (int k = 0; k < 3; k++)
+		ext = fmax(ext, cube[3 + k] - cube[k]);
+	for (int k = 0; k < 3; k++)
+		cube[3 + k] = cube[k] + ext * (1 + 1e-6);
 	for (int r = 0; r < P; r++) {
 		const size_t m = d.cut[r + 1] - d.cut[r];
 		pos[r] = malloc(3 * (m ? m : 1) * sizeof **pos);
@@ -80,7 +92,7 @@ static void let_domains(const struct sim_state *st, int P, double *acc, double *
 			mass[r][k] = st->mass[i];
 		}
 		ck_assert_int_eq(gpu_let_create(&let_params, &g[r]), 0);
-		ck_assert_int_eq(gpu_let_build(g[r], pos[r], mass[r], m), 0);
+		ck_assert_int_eq(gpu_let_build(g[r], pos[r], mass[r], m, P > 1 ? cube : NULL), 0);
 		ck_assert_int_eq(gpu_let_cover(g[r], 32, box + (size_t)r * 6 * 64, &nbox[r]), 0);
 		ck_assert(nbox[r] >= 1 && nbox[r] <= 32);
 		/* every own body inside one of the cover's boxes */
@@ -184,8 +196,8 @@ START_TEST(gpu_let_refuses_foreign_buffers)
 	other.theta = 0.6;
 	ck_assert_int_eq(gpu_let_create(&let_params, &a), 0);
 	ck_assert_int_eq(gpu_let_create(&other, &b), 0);
-	ck_assert_int_eq(gpu_let_build(a, st.pos, st.mass, n / 2), 0);
-	ck_assert_int_eq(gpu_let_build(b, st.pos + 3 * (n / 2), st.mass + n / 2, n / 2), 0);
+	ck_assert_int_eq(gpu_let_build(a, st.pos, st.mass, n / 2, NULL), 0);
+	ck_assert_int_eq(gpu_let_build(b, st.pos + 3 * (n / 2), st.mass + n / 2, n / 2, NULL), 0);
 	double box[6 * 64];
 	int nbox = 0;
 	ck_assert_int_eq(gpu_let_cover(a, 32, box, &nbox), 0);

@@ -189,7 +189,8 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
  * own bodies (simulation.ranks: domains; dist/let_force.c drives it, the GPU
  * twin of sim/let.h). Per force evaluation:
  *   gpu_let_build   the own bodies (host, double) up to the device, their
- *                   octree built and walked: the own part of acc;
+ *                   octree built (over cube, when given) and walked: the
+ *                   own part of acc;
  *   gpu_let_cover   at most max boxes (lo[3], hi[3] each) round this rank's
  *                   bodies, every walk group inside one of them: what the
  *                   others export to;
@@ -209,7 +210,12 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
  * out, or the device too small, logged) or NB_ERUNTIME (logged). */
 struct gpu_let;
 int gpu_let_create(const struct sim_params *p, struct gpu_let **out);
-int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n);
+/* cube (lo[3], hi[3], or NULL): a box the tree's box must hold, the same
+ * on every rank (the domains' global cube: every rank's cells are then
+ * the global Morton cells, and its cover's boxes do not reach round
+ * another rank's bodies) */
+int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
+		  const double *cube);
 int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox);
 int gpu_let_export(struct gpu_let *g, const double *boxes, int nbox, void **buf, size_t *nbytes);
 int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,

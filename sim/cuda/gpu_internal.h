@@ -106,6 +106,9 @@ int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
  * tree-order copies of those, no packed walk lists (21 bytes a body and
  * 8 a group less; sim/cuda/tree_let.cu's domains). */
 int gpu_tree_create_lean(size_t n, const struct sim_params *p, struct gpu_tree **out);
+/* Later builds take the bounding box of the bodies and lohi (lo[3],
+ * hi[3]) together as the tree's box; NULL: the bodies' alone. */
+void gpu_tree_cover_box(struct gpu_tree *t, const float *lohi);
 /* Build the octree over b and compute acc (phi in .w when need_pot). May
  * permute b's arrays into tree order (id follows). No host round trip
  * beyond a scalar or two. */

@@ -163,9 +163,10 @@ int gpu_let_create(const struct sim_params *p, struct gpu_let **out)
 	return NB_EINPUT;
 }
 
-int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n)
+int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
+		  const double *cube)
 {
-	(void)g, (void)pos, (void)mass, (void)n;
+	(void)g, (void)pos, (void)mass, (void)n, (void)cube;
 	return NB_ERUNTIME;
 }
 

@@ -284,6 +284,13 @@ int gpu_tree_create(size_t n, const struct sim_params *p, struct gpu_tree **out)
 	return tree_create(n, p, 0, out);
 }
 
+void gpu_tree_cover_box(struct gpu_tree *t, const float *lohi)
+{
+	t->cover_box = lohi != NULL;
+	for (int k = 0; lohi && k < 6; k++)
+		t->cover_lohi[k] = lohi[k];
+}
+
 int gpu_tree_create_lean(size_t n, const struct sim_params *p, struct gpu_tree **out)
 {
 	return tree_create(n, p, 1, out);

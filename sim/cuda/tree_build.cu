@@ -104,12 +104,28 @@ __global__ void tree_bbox_kernel(const float4 *__restrict__ pos, size_t n, struc
 	}
 }
 
+/* the box grown to hold t->cover_box (gpu_tree_cover_box) */
+__global__ void tree_cover_box_kernel(struct tree_ctl *c, float x0, float y0, float z0, float x1,
+				      float y1, float z1)
+{
+	const float lo[3] = {x0, y0, z0}, hi[3] = {x1, y1, z1};
+	for (int a = 0; a < 3; a++) {
+		atomicMin(&c->bmin[a], tree_f2u(lo[a]));
+		atomicMax(&c->bmax[a], tree_f2u(hi[a]));
+	}
+}
+
 int tree_stage_bbox(struct gpu_tree *t, const struct gpu_bodies *b, cudaStream_t s)
 {
 	size_t want = (b->n + BUILD_THREADS - 1) / BUILD_THREADS;
 	int grid = (int)(want < (size_t)t->sm_count * 4 ? want : (size_t)t->sm_count * 4);
 	tree_bbox_kernel<<<grid > 0 ? grid : 1, BUILD_THREADS, 0, s>>>(b->pos, b->n, t->ctl);
 	CUDA_CHECK(cudaGetLastError());
+	if (t->cover_box) {
+		const float *q = t->cover_lohi;
+		tree_cover_box_kernel<<<1, 1, 0, s>>>(t->ctl, q[0], q[1], q[2], q[3], q[4], q[5]);
+		CUDA_CHECK(cudaGetLastError());
+	}
 	return 0;
 }
 

@@ -73,6 +73,11 @@ struct gpu_tree {
 	int since_build;   /* gpu_tree_compute_shared's evaluations since its last build */
 	float mono_factor; /* near cells beyond this times rcrit: monopole (0: never) */
 	int graph_stages;  /* build and moments through CUDA graphs (tuning) */
+	int cover_box;     /* 1: the bounding box also holds cover_lohi (lo[3], hi[3]):
+			    * gpu_tree_cover_box (domains: every rank's tree over the
+			    * one global cube, so its cells are the global Morton
+			    * cells and a rank's cells do not straddle another's) */
+	float cover_lohi[6];
 	cudaGraphExec_t gx_build, gx_moments; /* captured at first use (or NULL) */
 	const float4 *gx_pos; /* the positions gx_moments was captured with */
 

@@ -344,7 +344,8 @@ static int let_reserve(struct gpu_let *g, size_t n)
 	return 0;
 }
 
-int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n)
+int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
+		  const double *cube)
 {
 	int rc = let_reserve(g, n ? n : 1);
 	if (rc)
@@ -365,6 +366,11 @@ int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size
 	CUDA_CHECK(cudaMemcpyAsync(g->b.pos, h, n * sizeof(float4), cudaMemcpyHostToDevice, g->s));
 	let_iota_kernel<<<let_grid(n), LET_THREADS, 0, g->s>>>(g->b.id, n);
 	CUDA_CHECK(cudaGetLastError());
+	float lohi[6];
+	for (int k = 0; cube && k < 6; k++) /* outward: the box holds every body */
+		lohi[k] = k < 3 ? nextafterf((float)cube[k], -INFINITY)
+			       : nextafterf((float)cube[k], INFINITY);
+	gpu_tree_cover_box(g->t, cube ? lohi : NULL);
 	g->b.n = n;
 	g->b.vel = NULL;
 	g->b.lev = NULL;
