@@ -52,6 +52,23 @@ static const struct sim_params let_params = {.solver = SCENE_SOLVER_BARNES_HUT,
 					     .multipoles = 2,
 					     .opening = SCENE_OPENING_BMAX};
 
+/* The cube round every body of st (lo[3], hi[3]), as dist_own_box makes it. */
+static void cube_of(const struct sim_state *st, double *cube)
+{
+	double ext = 0;
+	for (int k = 0; k < 3; k++)
+		cube[k] = INFINITY, cube[3 + k] = -INFINITY;
+	for (size_t i = 0; i < st->n; i++)
+		for (int k = 0; k < 3; k++) {
+			cube[k] = fmin(cube[k], st->pos[3 * i + k]);
+			cube[3 + k] = fmax(cube[3 + k], st->pos[3 * i + k]);
+		}
+	for (int k = 0; k < 3; k++)
+		ext = fmax(ext, cube[3 + k] - cube[k]);
+	for (int k = 0; k < 3; k++)
+		cube[3 + k] = cube[k] + ext * (1 + 1e-6);
+}
+
 /* The forces of n Plummer bodies (seed) cut into P Morton domains, each
  * a gpu_let, into acc/pot (by body index); *bytes the exports' sum. */
 static void let_domains(const struct sim_state *st, int P, double *acc, double *pot, size_t *bytes)
@@ -70,16 +87,8 @@ static void let_domains(const struct sim_state *st, int P, double *acc, double *
 	ck_assert(g && pos && mass && a && ph && box && nbox && buf && nb);
 	/* over ranks, every tree over the one cube round every body (as
 	 * dist/let_force.c does); one domain: its own box (the one tree's) */
-	double cube[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY}, ext = 0;
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; k < 3; k++) {
-			cube[k] = fmin(cube[k], st->pos[3 * i + k]);
-			cube[3 + k] = fmax(cube[3 + k], st->pos[3 * i + k]);
-		}
-	for (int k = 0; k < 3; k++)
-		ext = fmax(ext, cube[3 + k] - cube[k]);
-	for (int k = 0; k < 3; k++)
-		cube[3 + k] = cube[k] + ext * (1 + 1e-6);
+	double cube[6];
+	cube_of(st, cube);
 	for (int r = 0; r < P; r++) {
 		const size_t m = d.cut[r + 1] - d.cut[r];
 		pos[r] = malloc(3 * (m ? m : 1) * sizeof **pos);
