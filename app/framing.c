@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dist/dist.h"
 #include "../sim/cuda/gpu.h"
 #include "../render/cuda/gpu_framing.h"
 #include "framing.h"
@@ -46,7 +47,31 @@ struct app_framing {
 	double need_raw, keys_dist; /* this frame's, for the log */
 	FILE *log;                  /* NB_CAMERA_LOG: one row per frame; NULL: none */
 	int view;
+	/* ranks that each hold their own bodies: the measures over all of
+	 * them (every rank frames alike, in step); NULL: one process's */
+	const struct render_reduce *red;
 };
+
+/* The framing's reductions over the ranks (dist/'s exchanges). */
+static void fr_sum_u64(void *ctx, uint64_t *v, int n)
+{
+	(void)ctx;
+	dist_sum_u64(v, n, "camera framing");
+}
+
+static void fr_sum_f64(void *ctx, double *v, int n)
+{
+	(void)ctx;
+	dist_sum_doubles(v, n, "camera framing");
+}
+
+static void fr_max_f64(void *ctx, double *v, int n)
+{
+	(void)ctx;
+	dist_max_doubles(v, n, "camera framing");
+}
+
+static const struct render_reduce fr_over_ranks = {fr_sum_u64, fr_sum_f64, fr_max_f64, NULL};
 
 static int light_follow(const struct scene *sc)
 {
@@ -72,9 +97,10 @@ int app_framing_create(const struct scene *sc, const struct sim_state *st, struc
 	fr->length = u->length;
 	fr->min_in = 2;
 	fr->view = view;
+	fr->red = engine_ranks_own_bodies(eng) ? &fr_over_ranks : NULL;
 	render_framing_weights(sc, st, fr->wc);
 	const char *log = getenv("NB_CAMERA_LOG");
-	if (log && log[0]) {
+	if (log && log[0] && dist_rank() == 0) { /* rank 0's view is every rank's */
 		if (!(fr->log = fopen(log, view == 0 ? "w" : "a"))) {
 			log_error("NB_CAMERA_LOG=%s: %s", log, strerror(errno));
 			app_framing_free(&fr);
@@ -102,7 +128,7 @@ static int centre_now(struct app_framing *fr, double c[3], int *found)
 		struct gpu_render_input in;
 		if ((rc = gpu_sim_render_input(fr->g, &in)) || (rc = gpu_framing_centre(fr->gf, &in, &lc)))
 			return rc;
-	} else if ((rc = render_light_centre(fr->st, fr->wc, &lc))) {
+	} else if ((rc = render_light_centre_over(fr->st, fr->wc, fr->red, &lc))) {
 		return rc;
 	}
 	*found = lc.count > 0;
@@ -121,7 +147,8 @@ static int need_now(struct app_framing *fr, const struct render_frame_geom *g, d
 		if ((rc = gpu_sim_render_input(fr->g, &in)) ||
 		    (rc = gpu_framing_need(fr->gf, &in, g, fr->sc->camera.frame_fraction, dist)))
 			return rc;
-	} else if ((rc = render_frame_need(fr->st, fr->wc, g, fr->sc->camera.frame_fraction, dist))) {
+	} else if ((rc = render_frame_need_over(fr->st, fr->wc, g, fr->sc->camera.frame_fraction,
+						fr->red, dist))) {
 		return rc;
 	}
 	if (*dist >= 0)
@@ -137,7 +164,7 @@ static int inside_now(struct app_framing *fr, const struct render_frame_geom *g,
 		int rc = gpu_sim_render_input(fr->g, &in);
 		return rc ? rc : gpu_framing_inside(fr->gf, &in, g, dist * fr->length, in_share);
 	}
-	*in_share = render_frame_inside(fr->st, fr->wc, g, dist * fr->length);
+	*in_share = render_frame_inside_over(fr->st, fr->wc, g, dist * fr->length, fr->red);
 	return 0;
 }
 

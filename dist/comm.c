@@ -644,6 +644,22 @@ void dist_sum_doubles(double *v, int n, const char *what)
 	free(all);
 }
 
+void dist_sum_u64(uint64_t *v, int n, const char *what)
+{
+	if (g_size == 1)
+		return;
+	/* the doubles' allgather moves bytes: 8 of a uint64 as 8 of a double */
+	_Static_assert(sizeof(uint64_t) == sizeof(double), "a uint64 in a double's bytes");
+	uint64_t *all = (uint64_t *)comm_all_doubles((const double *)v, n, what);
+	for (int k = 0; k < n; k++) {
+		uint64_t s = 0;
+		for (int r = 0; r < g_size; r++)
+			s += all[(size_t)r * (size_t)n + (size_t)k];
+		v[k] = s;
+	}
+	free(all);
+}
+
 /* Every rank's row of block sizes (P each) to every rank: *matrix (P x P,
  * malloc'd; row r: what rank r sends to each rank). */
 static size_t *comm_size_matrix(const size_t *sbytes, const char *what)

@@ -109,6 +109,9 @@ void dist_gather(const void *send, size_t bytes, void *recv, const char *what);
 /* The sum over ranks of v[0..n-1], on every rank, added in rank order (the
  * same bits on every rank). */
 void dist_sum_doubles(double *v, int n, const char *what);
+/* The sum over ranks of v[0..n-1] (integers: exact, modulo 2^64), on every
+ * rank. */
+void dist_sum_u64(uint64_t *v, int n, const char *what);
 /* Every rank's blocks to every rank, of sizes known only to the sender:
  * rank r sends sbytes[k] bytes from send + soff[k] to rank k (its own
  * block copied). The sizes go first (an allgather of P sizes a rank), then
@@ -254,8 +257,7 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
  * none), a snapshot entry beside made bodies (a scene of snapshots only is
  * read a share a rank: dist_snapin_build), snapshot output of bodies read
  * from snapshots (adaptive smoothing, dust and the diffuse layers are
- * written: dist_halo_h, the CPU renderer), camera.follow: light and
- * camera.frame: auto (they read every drawn body), the state CSVs (they
+ * written: dist_halo_h, the CPU renderer), the state CSVs (they
  * hold every body) and snapshots whose output.snapshots.files is not the
  * number of ranks (each rank writes its own part of the set). 0 for
  * simulation.ranks: replicate. For the run and --dry-run alike

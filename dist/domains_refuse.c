@@ -5,7 +5,9 @@
  * status 2 before any work. Rows go as the features are written (adaptive
  * smoothing and the adaptive diffuse layer went with dist/halo.c, dust
  * and the screen diffuse layer with the renderer's images summed over the
- * ranks before rank 0 composites them). */
+ * ranks before rank 0 composites them; camera.follow: light and
+ * camera.frame: auto with the framing's histograms reduced over the ranks,
+ * app/framing.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -71,18 +73,6 @@ static int ask_snapshot_ids(const struct scene *sc, int backend, int *body)
 	return sc->output.snapshots.dir[0] != '\0' && dist_snapin_takes(sc);
 }
 
-static int ask_follow_light(const struct scene *sc, int backend, int *body)
-{
-	(void)backend, (void)body;
-	return strcmp(sc->camera.follow, "light") == 0;
-}
-
-static int ask_frame_auto(const struct scene *sc, int backend, int *body)
-{
-	(void)backend, (void)body;
-	return sc->camera.frame == SCENE_FRAME_AUTO;
-}
-
 static int ask_snapshot_parts(const struct scene *sc, int backend, int *body)
 {
 	(void)backend, (void)body;
@@ -133,11 +123,6 @@ static const struct dom_refusal dom_refusals[] = {
 	 NOT_YET "open cells by mass yet (each rank's tree knows its own mass, not the whole "
 		 "system's that the angle is relative to): use bmax or com, or "
 		 "simulation.ranks: replicate"},
-	{"camera.follow", ask_follow_light,
-	 NOT_YET "follow the light yet (its centre is measured on every drawn body): follow a "
-		 "component or all (their centre of mass is summed over the ranks)"},
-	{"camera.frame", ask_frame_auto,
-	 NOT_YET "frame the bodies automatically yet (it reads every body): set camera.frame: keys"},
 	{"output.snapshots.files", ask_snapshot_parts,
 	 "simulation.ranks: domains writes a snapshot as one part a rank (GADGET's multi-file "
 	 "sets): set output.snapshots.files to the number of ranks"},

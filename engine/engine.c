@@ -157,6 +157,11 @@ int engine_is_split(const struct engine *e)
 	return e->split.force != NULL;
 }
 
+int engine_ranks_own_bodies(const struct engine *e)
+{
+	return e && e->split.sums != NULL;
+}
+
 int engine_split_bodies(struct engine *e, const struct sim_state *st, const double *h,
 			struct sim_state *sub, const double **sub_h)
 {

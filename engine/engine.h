@@ -120,6 +120,10 @@ int engine_draws_on_gpu(const struct engine *e);
  * this rank's bodies (engine_split_bodies) and sums its picture over the
  * ranks (engine_split_sum). */
 int engine_is_split(const struct engine *e);
+/* 1 when each rank's state is only its own bodies (a split with sums:
+ * simulation.ranks: domains): measures of the drawn bodies (the camera's
+ * framing) must then be reduced over the ranks. */
+int engine_ranks_own_bodies(const struct engine *e);
 /* The split's bodies callback (engine_create_split); NB_ERUNTIME (internal)
  * on an engine that is not split. */
 int engine_split_bodies(struct engine *e, const struct sim_state *st, const double *h,

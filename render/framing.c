@@ -29,6 +29,7 @@ struct fr_src {
 	const float *wc;
 	const struct render_frame_geom *g; /* NULL: the values are the position */
 	int nch;
+	const struct render_reduce *red; /* NULL: st holds every body */
 };
 
 /* Weight of body b (0: not drawn). */
@@ -125,6 +126,17 @@ static void fr_range(const struct fr_src *s, struct fr_quant *q)
 			ghi[d] = hi[c][d] > ghi[d] ? hi[c][d] : ghi[d];
 		}
 	}
+	if (s->red) { /* every rank's bodies */
+		double mx[1 + 2 * FR_MAXCH], sm[2] = {q->light, (double)q->count};
+		mx[0] = q->wmax;
+		for (int d = 0; d < nch; d++)
+			mx[1 + d] = -glo[d], mx[1 + nch + d] = ghi[d];
+		s->red->max_f64(s->red->ctx, mx, 1 + 2 * nch);
+		s->red->sum_f64(s->red->ctx, sm, 2);
+		q->wmax = mx[0], q->light = sm[0], q->count = (size_t)sm[1];
+		for (int d = 0; d < nch; d++)
+			glo[d] = -mx[1 + d], ghi[d] = mx[1 + nch + d];
+	}
 	for (int d = 0; d < nch && q->count > 0; d++) {
 		q->lo[d] = glo[d];
 		q->inv[d] = render_framing_inv(glo[d], ghi[d]);
@@ -182,6 +194,8 @@ static int fr_quantiles(const struct fr_src *s, struct fr_quant *q)
 		for (int c = 0; c < FR_CHUNKS; c++)
 			for (int x = 0; x < nh * nb; x++)
 				tot[x] += part[(size_t)c * per + x];
+		if (s->red) /* integers: every rank's sum exactly */
+			s->red->sum_u64(s->red->ctx, tot, nh * nb);
 		for (int d = 0; d < nch; d++)
 			for (int e = 0; e < nq; e++) {
 				const uint64_t *h = tot + (level == 1 ? d : d * nq + e) * nb;
@@ -234,7 +248,13 @@ void render_framing_weights(const struct scene *sc, const struct sim_state *st, 
 int render_light_centre(const struct sim_state *st, const float *w_by_comp,
 			struct render_light_centre *out)
 {
-	struct fr_src s = {.st = st, .wc = w_by_comp, .g = NULL, .nch = 3};
+	return render_light_centre_over(st, w_by_comp, NULL, out);
+}
+
+int render_light_centre_over(const struct sim_state *st, const float *w_by_comp,
+			     const struct render_reduce *red, struct render_light_centre *out)
+{
+	struct fr_src s = {.st = st, .wc = w_by_comp, .g = NULL, .nch = 3, .red = red};
 	struct fr_quant q = {.nq = 2, .p = {RENDER_FRAMING_TRIM, 1.0 - RENDER_FRAMING_TRIM}};
 	memset(out, 0, sizeof *out);
 	int rc = fr_quantiles(&s, &q);
@@ -264,19 +284,28 @@ int render_light_centre(const struct sim_state *st, const float *w_by_comp,
 			}
 		}
 	}
-	for (int d = 0; d < 3; d++) {
-		double a = 0, b = 0;
+	double ab[6] = {0};
+	for (int d = 0; d < 3; d++)
 		for (int c = 0; c < FR_CHUNKS; c++)
-			a += sw[c][d], b += swx[c][d];
-		out->c[d] = a > 0 ? b / a : q.lo[d];
-	}
+			ab[d] += sw[c][d], ab[3 + d] += swx[c][d];
+	if (red)
+		red->sum_f64(red->ctx, ab, 6);
+	for (int d = 0; d < 3; d++)
+		out->c[d] = ab[d] > 0 ? ab[3 + d] / ab[d] : q.lo[d];
 	return 0;
 }
 
 int render_frame_need(const struct sim_state *st, const float *w_by_comp,
 		      const struct render_frame_geom *g, double fraction, double *dist)
 {
-	struct fr_src s = {.st = st, .wc = w_by_comp, .g = g, .nch = 1};
+	return render_frame_need_over(st, w_by_comp, g, fraction, NULL, dist);
+}
+
+int render_frame_need_over(const struct sim_state *st, const float *w_by_comp,
+			   const struct render_frame_geom *g, double fraction,
+			   const struct render_reduce *red, double *dist)
+{
+	struct fr_src s = {.st = st, .wc = w_by_comp, .g = g, .nch = 1, .red = red};
 	struct fr_quant q = {.nq = 1, .p = {fraction}};
 	*dist = -1;
 	int rc = fr_quantiles(&s, &q);
@@ -289,7 +318,14 @@ int render_frame_need(const struct sim_state *st, const float *w_by_comp,
 double render_frame_inside(const struct sim_state *st, const float *w_by_comp,
 			   const struct render_frame_geom *g, double dist)
 {
-	struct fr_src s = {.st = st, .wc = w_by_comp, .g = g, .nch = 1};
+	return render_frame_inside_over(st, w_by_comp, g, dist, NULL);
+}
+
+double render_frame_inside_over(const struct sim_state *st, const float *w_by_comp,
+				const struct render_frame_geom *g, double dist,
+				const struct render_reduce *red)
+{
+	struct fr_src s = {.st = st, .wc = w_by_comp, .g = g, .nch = 1, .red = red};
 	double in[FR_CHUNKS], all[FR_CHUNKS];
 	const size_t n = st->n;
 #pragma omp parallel for schedule(static)
@@ -306,10 +342,12 @@ double render_frame_inside(const struct sim_state *st, const float *w_by_comp,
 				in[c] += w;
 		}
 	}
-	double a = 0, b = 0;
+	double ab[2] = {0, 0};
 	for (int c = 0; c < FR_CHUNKS; c++)
-		a += in[c], b += all[c];
-	return b > 0 ? a / b : 1.0;
+		ab[0] += in[c], ab[1] += all[c];
+	if (red)
+		red->sum_f64(red->ctx, ab, 2);
+	return ab[1] > 0 ? ab[0] / ab[1] : 1.0;
 }
 
 /* st and its per-component weights for the two below. */

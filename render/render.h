@@ -670,6 +670,28 @@ struct render_light_centre {
 };
 int render_light_centre(const struct sim_state *st, const float *w_by_comp,
 			struct render_light_centre *out);
+/* Sums and maxima over ranks that each hold a part of the bodies
+ * (simulation.ranks: domains), each a collective call that leaves the
+ * result on every rank: sum_u64 exact, sum_f64 in rank order. With one,
+ * the framing functions below (the _over forms) measure every rank's
+ * bodies: the ranges and the quantised histograms reduce exactly, so the
+ * quantiles' steps are one process's; the trimmed sums and shares are
+ * sums of doubles, one process's to rounding. Every rank must call them
+ * alike. */
+struct render_reduce {
+	void (*sum_u64)(void *ctx, uint64_t *v, int n);
+	void (*sum_f64)(void *ctx, double *v, int n);
+	void (*max_f64)(void *ctx, double *v, int n);
+	void *ctx;
+};
+int render_light_centre_over(const struct sim_state *st, const float *w_by_comp,
+			     const struct render_reduce *red, struct render_light_centre *out);
+int render_frame_need_over(const struct sim_state *st, const float *w_by_comp,
+			   const struct render_frame_geom *g, double fraction,
+			   const struct render_reduce *red, double *dist);
+double render_frame_inside_over(const struct sim_state *st, const float *w_by_comp,
+				const struct render_frame_geom *g, double dist,
+				const struct render_reduce *red);
 /* The smallest distance from g->target (internal units) at which the
  * share `fraction` of the drawn light is inside the frame less the
  * margin, to 2^-19 of the range of the bodies' needs (rounded up): the

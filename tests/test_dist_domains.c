@@ -196,8 +196,6 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 		 "simulation.softening_kernel"},
 		/* two keys through the one --set '%s' below */
 		{"simulation.solver=barnes-hut' --set 'simulation.opening=mass", "simulation.opening"},
-		{"camera.follow=light", "camera.follow"},
-		{"camera.frame=auto", "camera.frame"},
 		{"output.snapshots.files=2", "output.snapshots.files"}, /* one rank here */
 		{"output.final_state=FINAL.csv", "output.final_state"},
 	};
@@ -476,6 +474,27 @@ START_TEST(colliding_spheres_over_1_2_3_ranks_keep_every_body)
 }
 END_TEST
 
+/* camera.follow: light and camera.frame: auto over ranks that each hold
+ * their own bodies: the light centre's and the frame's quantiles come
+ * from histograms summed over the ranks (integers, exactly one process's),
+ * the trimmed sums from doubles summed in rank order: the same camera to
+ * rounding, so the same frames (the spheres fly apart and through each
+ * other, the camera pans and zooms all the way). */
+START_TEST(follow_light_and_frame_auto_over_ranks_match_one_process)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", scene[PATH_MAX + 96], path[PATH_MAX], cmd[PATH_MAX + 16];
+	ck_assert(mkdtemp(dir));
+	FMT(path, "%s/collide.yaml", dir);
+	write_collision(path);
+	FMT(scene, "%s --set camera.follow=light --set camera.frame=auto", path);
+	domains_match_one_process(scene, 600, 5, 30, dir, &dom_direct);
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 START_TEST(a_refusal_under_mpirun_is_said_once_with_exit_2)
 {
 	if (!have_mpi())
@@ -636,6 +655,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(mp, 600);
 	tcase_add_test(mp, plummer_over_1_2_3_ranks_matches_one_process);
 	tcase_add_test(mp, colliding_spheres_over_1_2_3_ranks_keep_every_body);
+	tcase_add_test(mp, follow_light_and_frame_auto_over_ranks_match_one_process);
 	tcase_add_test(mp, barnes_hut_over_1_2_3_ranks_matches_one_process_tree);
 	tcase_add_test(mp, a_refusal_under_mpirun_is_said_once_with_exit_2);
 	tcase_add_test(mp, a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs);
