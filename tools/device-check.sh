@@ -80,6 +80,36 @@ mix_sets() {
 			$k $((200000 * $1)) $k $((50000 * $1)) $k $((250000 * $1))
 	done
 }
+# dom_sweep BACKEND TAG WORDS NS NPS THETAS TN: the domains' sweep (steps
+# domains and gdomains): the default scene's mix at each of NS millions over
+# each of NPS ranks of this host (OMP_NUM_THREADS = cores / ranks), 3 frames
+# of 2 steps, no outputs: each rank's report line and peak RSS; then at 2
+# ranks and TN millions each theta of THETAS (the LET volume). Logs under
+# $L/TAG-N-np.log and $L/TAG-theta-T.log; WORDS follow each heading.
+dom_sweep() {
+	sets="--set simulation.ranks=domains --backend $1 --set output.frames=3
+	      --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
+	      --set output.preview= --set output.png_dir= --set render.width=320
+	      --set render.height=180 --set render.diffuse=0 --set camera.follow=all
+	      --set camera.frame=keys"
+	cores=$(nproc)
+	for N in $4; do
+		for np in $5; do
+			env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
+				-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
+				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets \
+				$(mix_sets $N) >"$L/$2-$N-$np.log" 2>&1
+			echo "N ${N}M np $np$3:"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
+				"$L/$2-$N-$np.log" | cut -c1-400
+		done
+	done
+	for th in $6; do
+		env OMP_NUM_THREADS=$((cores / 2)) mpirun --bind-to none -x OMP_NUM_THREADS -np 2 \
+			/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets \
+			$(mix_sets $7) --set simulation.theta=$th >"$L/$2-theta-$th.log" 2>&1
+		echo "theta $th np 2$3:"; grep -h "rank [0-9]*: owns\|error" "$L/$2-theta-$th.log" | cut -c1-400
+	done
+}
 mpi_setup() {
 	[ -x /tmp/nb/mpi/bin/nbody-render ] && [ -n "${MPI_READY:-}" ] && return 0
 	[ -f "$MPI_PACK" ] || { echo "no .dev/mpi.tar.xz carried"; return 1; }
@@ -333,27 +363,7 @@ for step in "$@"; do
 		# opening angles at 2 ranks (the LET volume against theta)
 		mpi_setup || continue
 		cores=$(nproc)
-		dom_sets="--set simulation.ranks=domains --backend cpu --set output.frames=3
-			  --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
-			  --set output.preview= --set output.png_dir= --set render.width=320
-			  --set render.height=180 --set render.diffuse=0 --set camera.follow=all
-			  --set camera.frame=keys"
-		for N in ${DOM_N:-1 4}; do
-			for np in ${DOM_NP:-1 2 4}; do
-				env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
-					-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
-					/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
-					$(mix_sets $N) >"$L/domains-$N-$np.log" 2>&1
-				echo "N ${N}M np $np:"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
-					"$L/domains-$N-$np.log" | cut -c1-330
-			done
-		done
-		for th in ${DOM_THETA:-0.4 0.5 0.7}; do
-			env OMP_NUM_THREADS=$((cores / 2)) mpirun --bind-to none -x OMP_NUM_THREADS -np 2 \
-				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
-				$(mix_sets 1) --set simulation.theta=$th >"$L/domains-theta-$th.log" 2>&1
-			echo "theta $th np 2:"; grep -h "rank [0-9]*: owns\|error" "$L/domains-theta-$th.log" | cut -c1-330
-		done ;;
+		dom_sweep cpu domains "" "${DOM_N:-1 4}" "${DOM_NP:-1 2 4}" "${DOM_THETA:-0.4 0.5 0.7}" 1 ;;
 	gdomains)
 		# issue 31: ranks that own their bodies with the forces on the GPU
 		# (simulation.ranks: domains, --backend cuda: locally essential
@@ -388,27 +398,7 @@ for step in "$@"; do
 			echo "domains np $1 $2: rc $?"
 			grep -h "rank [0-9]*: owns\|error\|over [0-9]* MPI\|done" "$L/gdom-$1-$2.log" | cut -c1-400
 		done
-		dom_sets="--set simulation.ranks=domains --backend cuda --set output.frames=3
-			  --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
-			  --set output.preview= --set output.png_dir= --set render.width=320
-			  --set render.height=180 --set render.diffuse=0 --set camera.follow=all
-			  --set camera.frame=keys"
-		for N in ${GDOM_N:-4}; do
-			for np in ${GDOM_NP:-1 2 4}; do
-				env OMP_NUM_THREADS=$((cores / np)) mpirun --bind-to none -x OMP_NUM_THREADS \
-					-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
-					/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
-					$(mix_sets $N) >"$L/gdomains-$N-$np.log" 2>&1
-				echo "N ${N}M np $np (GPU):"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
-					"$L/gdomains-$N-$np.log" | cut -c1-400
-			done
-		done
-		for th in ${GDOM_THETA:-}; do # the LET volume against theta (GDOM_TN millions, 2 ranks)
-			env OMP_NUM_THREADS=$((cores / 2)) mpirun --bind-to none -x OMP_NUM_THREADS -np 2 \
-				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $dom_sets \
-				$(mix_sets ${GDOM_TN:-4}) --set simulation.theta=$th >"$L/gdomains-theta-$th.log" 2>&1
-			echo "theta $th np 2 (GPU):"; grep -h "rank [0-9]*: owns\|error" "$L/gdomains-theta-$th.log" | cut -c1-400
-		done ;;
+		dom_sweep cuda gdomains " (GPU)" "${GDOM_N:-4}" "${GDOM_NP:-1 2 4}" "${GDOM_THETA:-}" "${GDOM_TN:-4}" ;;
 	mpitime)
 		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host
 		# (MPITIME_N bodies of the default scene's mix, MPITIME_FRAMES frames
