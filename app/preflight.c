@@ -65,6 +65,30 @@ static int largest_body(const struct scene *sc)
 	return best;
 }
 
+/* The bodies that memory is needed for: all of them, or under
+ * simulation.ranks: domains the share of `ranks` of them (a rank's GPU
+ * holds one share; its host, its ranks'), a quarter more for an uneven
+ * cut and the other ranks' cells and bodies it imports. */
+static long share_of(const struct scene *sc, long n, int ranks)
+{
+	const int P = dist_size();
+	if (sc->simulation.ranks != SCENE_RANKS_DOMAINS || P <= 1)
+		return n;
+	const double s = 1.25 * (double)n * (double)(ranks < P ? ranks : P) / (double)P;
+	return s < (double)n ? (long)s : n;
+}
+
+/* What n bodies are in a memory message: under domains over ranks, a
+ * share of the scene's, said so. */
+static const char *share_words(const struct scene *sc, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (sc->simulation.ranks == SCENE_RANKS_DOMAINS && dist_size() > 1)
+		snprintf(buf, len, " (this rank's share over %d ranks, and a quarter more for "
+			 "the others' imported cells)", dist_size());
+	return buf;
+}
+
 static int check_host_memory(const struct scene *sc, long n)
 {
 	double need = app_host_bytes(sc, n);
@@ -80,23 +104,11 @@ static int check_host_memory(const struct scene *sc, long n)
 		 : sc->bodies[b].model == SCENE_MODEL_FILE || sc->bodies[b].model == SCENE_MODEL_SNAPSHOT
 			 ? ".file"
 			 : ".count");
+	char sw[128];
 	return scene_fail_key(sc, key, b,
-			      "%ld bodies need about %s of host memory, but this machine has %s "
+			      "%ld bodies%s need about %s of host memory, but this machine has %s "
 			      "available (MemAvailable in /proc/meminfo); lower the body counts",
-			      n, nb, ab);
-}
-
-/* The bodies that memory is needed for: all of them, or under
- * simulation.ranks: domains the share of `ranks` of them (a rank's GPU
- * holds one share; its host, its ranks'), a quarter more for an uneven
- * cut and the other ranks' cells and bodies it imports. */
-static long share_of(const struct scene *sc, long n, int ranks)
-{
-	const int P = dist_size();
-	if (sc->simulation.ranks != SCENE_RANKS_DOMAINS || P <= 1)
-		return n;
-	const double s = 1.25 * (double)n * (double)(ranks < P ? ranks : P) / (double)P;
-	return s < (double)n ? (long)s : n;
+			      n, share_words(sc, sw, sizeof sw), nb, ab);
 }
 
 /* The CUDA backend: refused without a GPU (as engine_create would),
@@ -135,11 +147,13 @@ static int check_gpu(const struct scene *sc, long n, int backend_cli)
 		 : sc->bodies[b].model == SCENE_MODEL_FILE || sc->bodies[b].model == SCENE_MODEL_SNAPSHOT
 			 ? ".file"
 			 : ".count");
-	return scene_fail_key(sc, key, b, "%ld bodies need about %s of GPU memory, but %s has %s free "
-			      "(cudaMemGetInfo), and a simulation on the GPU cannot run out of core "
-			      "(only film mode, simulation.solver: none, streams bodies through "
-			      "render.gpu_memory); lower the body counts or use --backend cpu",
-			      n, nb, name, fb);
+	char sw[128];
+	return scene_fail_key(sc, key, b, "%ld bodies%s need about %s of GPU memory, but %s has %s "
+			      "free (cudaMemGetInfo), and a simulation on the GPU cannot run out of "
+			      "core (only film mode, simulation.solver: none, streams bodies through "
+			      "render.gpu_memory); lower the body counts, use more ranks (simulation."
+			      "ranks: domains) or --backend cpu",
+			      n, share_words(sc, sw, sizeof sw), nb, name, fb);
 }
 
 /* PATH (the value of KEY) can be created: no directory on its way is an
