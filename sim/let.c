@@ -56,6 +56,12 @@ struct sim_let_tree {
 int sim_let_build(const double *pos, const double *mass, size_t n, const struct sim_soft *s,
 		  const struct sim_params *p, struct sim_let_tree **out)
 {
+	return sim_let_build_in(pos, mass, n, s, p, NULL, out);
+}
+
+int sim_let_build_in(const double *pos, const double *mass, size_t n, const struct sim_soft *s,
+		     const struct sim_params *p, const double *box, struct sim_let_tree **out)
+{
 	*out = NULL;
 	if (n > LET_MAX_COUNT) {
 		log_error("let: %zu bodies is more than the CPU tree supports (2^30)", n);
@@ -71,7 +77,7 @@ int sim_let_build(const double *pos, const double *mass, size_t n, const struct 
 	lt->multipoles = p->multipoles;
 	lt->opening = p->opening;
 	if (n > 0) {
-		int err = sim_tree_build(&lt->t, pos, mass, s->each, n, p->multipoles);
+		int err = sim_tree_build_in(&lt->t, pos, mass, s->each, n, p->multipoles, box);
 		if (err) {
 			free(lt);
 			return err;

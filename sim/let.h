@@ -52,6 +52,12 @@ struct sim_let_tree;
  * 0 (a rank with no bodies: exports nothing, accel does nothing). */
 int sim_let_build(const double *pos, const double *mass, size_t n, const struct sim_soft *s,
 		  const struct sim_params *p, struct sim_let_tree **out);
+/* sim_let_build over the bounding box of the bodies and box (lo[3], hi[3];
+ * NULL: the bodies' alone) together: ranks that build over the domains'
+ * one global box have the global Morton cells for theirs, so no cell (and
+ * no cover box round one) reaches round another rank's domain. */
+int sim_let_build_in(const double *pos, const double *mass, size_t n, const struct sim_soft *s,
+		     const struct sim_params *p, const double *box, struct sim_let_tree **out);
 
 /* The bounding box of the tree's bodies (lo = hi = 0 when it has none):
  * what a rank sends the others so they can export to it. */

@@ -227,6 +227,12 @@ void sim_tree_free(struct tree *t)
 int sim_tree_build(struct tree *t, const double *pos, const double *mass, const double *eps,
 		   size_t n, int multipoles)
 {
+	return sim_tree_build_in(t, pos, mass, eps, n, multipoles, NULL);
+}
+
+int sim_tree_build_in(struct tree *t, const double *pos, const double *mass, const double *eps,
+		      size_t n, int multipoles, const double *box)
+{
 	memset(t, 0, sizeof *t);
 	t->n = n;
 	t->pos_in = pos;
@@ -248,6 +254,10 @@ int sim_tree_build(struct tree *t, const double *pos, const double *mass, const 
 			lo[a] = fmin(lo[a], pos[3 * i + a]);
 			hi[a] = fmax(hi[a], pos[3 * i + a]);
 		}
+	}
+	for (int a = 0; box && a < 3; a++) { /* the box given holds the bodies' */
+		lo[a] = fmin(lo[a], box[a]);
+		hi[a] = fmax(hi[a], box[3 + a]);
 	}
 	/* the GPU's key cube (sim/cuda/tree_internal.cuh, tree_cube_of): lower
 	 * corner lo, side the largest extent with slack so the top face maps

@@ -74,6 +74,11 @@ struct tree_soft {
  * then freed). */
 int sim_tree_build(struct tree *t, const double *pos, const double *mass, const double *eps,
 		   size_t n, int multipoles);
+/* sim_tree_build over the bounding box of the bodies and box (lo[3],
+ * hi[3]) together (NULL: the bodies' alone): ranks that build over one
+ * box share their cells (simulation.ranks: domains, sim_let_build_in). */
+int sim_tree_build_in(struct tree *t, const double *pos, const double *mass, const double *eps,
+		      size_t n, int multipoles, const double *box);
 /* Frees what t owns and zeroes it (built or imported). */
 void sim_tree_free(struct tree *t);
 

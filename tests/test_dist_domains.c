@@ -495,6 +495,65 @@ START_TEST(follow_light_and_frame_auto_over_ranks_match_one_process)
 }
 END_TEST
 
+/* The bytes a rank's tree lends the others, from rank 0's report in LOG:
+ * "sent N B" of each rank (per evaluation). */
+static void sent_of(const char *log, int P, double *sent)
+{
+	FILE *f = fopen(log, "r");
+	ck_assert(f);
+	char line[2048];
+	int seen = 0;
+	while (fgets(line, sizeof line, f)) {
+		int r;
+		const char *p = strstr(line, "rank "), *q = strstr(line, ", sent ");
+		if (!p || !q || sscanf(p, "rank %d: owns", &r) != 1 || r < 0 || r >= P)
+			continue;
+		sent[r] = atof(q + 7);
+		seen++;
+	}
+	fclose(f);
+	ck_assert_msg(seen == P, "%s: %d rank lines", log, seen);
+}
+
+/* The locally essential trees shrink as theta grows on every rank: each
+ * rank's tree is built over the domains' one cube, so no cell of one rank
+ * reaches round another's domain (over each rank's own box one rank of
+ * this mix sent its whole tree whatever theta: 200k bodies, 5.87 MB at
+ * theta 0.3 and 5.81 MB at 0.9). The default collision's mix, 20k bodies,
+ * 2 ranks, one step. */
+START_TEST(let_bytes_fall_with_theta_on_every_rank)
+{
+	if (!have_mpi())
+		return;
+	char dir[] = "/tmp/nb-dom-XXXXXX", cmd[8192], scene[PATH_MAX], log[2][PATH_MAX];
+	ck_assert(mkdtemp(dir));
+	ck_assert(realpath("scenes/galaxy-collision.yaml", scene));
+	const double theta[2] = {0.3, 0.9};
+	double sent[2][2] = {{0}};
+	for (int k = 0; k < 2; k++) {
+		FMT(log[k], "%s/theta-%d.log", dir, k);
+		FMT(cmd, MPIRUN " -np 2 '%s' '%s' --set simulation.ranks=domains --backend cpu "
+			 "--set output.frames=1 --set simulation.steps_per_frame=1 --set output.video= "
+			 "--set output.png_dir= --set output.stats= --set output.preview= "
+			 "--set render.width=96 --set render.height=64 --set simulation.theta=%g "
+			 "--set bodies.0.disk.count=8000 --set bodies.0.bulge.count=2000 "
+			 "--set bodies.0.halo.count=10000 --set bodies.1.disk.count=8000 "
+			 "--set bodies.1.bulge.count=2000 --set bodies.1.halo.count=10000 > %s 2>&1",
+		    g_mpi, scene, theta[k], log[k]);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		sent_of(log[k], 2, sent[k]);
+	}
+	for (int r = 0; r < 2; r++) {
+		printf("domains: rank %d lends %.0f B at theta 0.3, %.0f B at 0.9\n", r, sent[0][r],
+		       sent[1][r]);
+		ck_assert_msg(sent[1][r] > 0 && sent[0][r] > 1.3 * sent[1][r],
+			      "rank %d: %.0f B at theta 0.3, %.0f B at 0.9", r, sent[0][r], sent[1][r]);
+	}
+	FMT(cmd, "rm -rf '%s'", dir);
+	run_sh(cmd);
+}
+END_TEST
+
 START_TEST(a_refusal_under_mpirun_is_said_once_with_exit_2)
 {
 	if (!have_mpi())
@@ -656,6 +715,7 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, plummer_over_1_2_3_ranks_matches_one_process);
 	tcase_add_test(mp, colliding_spheres_over_1_2_3_ranks_keep_every_body);
 	tcase_add_test(mp, follow_light_and_frame_auto_over_ranks_match_one_process);
+	tcase_add_test(mp, let_bytes_fall_with_theta_on_every_rank);
 	tcase_add_test(mp, barnes_hut_over_1_2_3_ranks_matches_one_process_tree);
 	tcase_add_test(mp, a_refusal_under_mpirun_is_said_once_with_exit_2);
 	tcase_add_test(mp, a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs);
