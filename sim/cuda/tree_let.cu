@@ -347,13 +347,13 @@ static int let_reserve(struct gpu_let *g, size_t n)
 int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
 		  const double *cube)
 {
-	int rc = let_reserve(g, n ? n : 1);
-	if (rc)
-		return rc;
 	if (n >= (size_t)1 << 31) {
 		log_error("barnes-hut (GPU) over domains: %zu bodies on one rank (at most 2^31)", n);
 		return NB_EINPUT;
 	}
+	int rc = let_reserve(g, n ? n : 1);
+	if (rc)
+		return rc;
 	g->n = n;
 	g->own_ms = 0;
 	if (!n)
