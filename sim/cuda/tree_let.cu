@@ -635,6 +635,11 @@ static int let_walk_one(struct gpu_let *g, const struct sim_glet_view *v)
 	const size_t nc = (size_t)v->h->ncells, nb = (size_t)v->h->nbodies, n = g->n;
 	size_t c1 = g->r_cap, c2 = g->r_cap, c3 = g->r_cap, c4 = g->r_cap;
 	int rc;
+	if (n + nb >= (size_t)1 << 31) { /* the walk indexes its bodies with int */
+		log_error("barnes-hut (GPU) over domains: %zu own and %zu received bodies (at most "
+			  "2^31 together)", n, nb);
+		return NB_EINPUT;
+	}
 	if ((rc = LET_GROW(g->r_kids, c1, nc, 0, g)) || (rc = LET_GROW(g->r_open, c2, nc, 0, g)) ||
 	    (rc = LET_GROW(g->r_mq0, c3, nc, 0, g)) || (rc = LET_GROW(g->r_mq1, c4, nc, 0, g)) ||
 	    (rc = LET_GROW(g->b.pos, g->pos_cap, n + nb, n, g)))
