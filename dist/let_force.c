@@ -65,7 +65,8 @@ static int let_covers(const struct let_impl *im, void *t, const struct sim_state
 	mine[0] = (double)st->n;
 	mine[1] = e;
 	mine[2] = rc ? 0 : nbox;
-	for (int k = 0; getenv("NB_DIST_DEBUG") && k < nbox; k++)
+	const int debug = getenv("NB_DIST_DEBUG") != NULL;
+	for (int k = 0; debug && k < nbox; k++)
 		fprintf(stderr, "rank %d: cover box %d: [%g %g %g] - [%g %g %g]\n", me, k, mine[3 + 6 * k],
 			mine[4 + 6 * k], mine[5 + 6 * k], mine[6 + 6 * k], mine[7 + 6 * k], mine[8 + 6 * k]);
 	size_t *b = malloc(2 * (size_t)P * sizeof *b);
@@ -90,7 +91,7 @@ static int let_covers(const struct let_impl *im, void *t, const struct sim_state
 static int let_exports(const struct let_impl *im, void *t, const double *box, size_t *sz,
 		       size_t *off, char **out)
 {
-	const int P = dist_size(), me = dist_rank();
+	const int P = dist_size(), me = dist_rank(), debug = getenv("NB_DIST_DEBUG") != NULL;
 	size_t total = 0;
 	int rc = 0;
 	*out = malloc(1);
@@ -104,7 +105,7 @@ static int let_exports(const struct let_impl *im, void *t, const double *box, si
 			continue;
 		if ((rc = im->export_to(t, b + 3, (int)b[2], b[1], &buf, &sz[r])))
 			break; /* logged */
-		if (getenv("NB_DIST_DEBUG"))
+		if (debug)
 			fprintf(stderr, "rank %d: export to rank %d (%d boxes): %zu bytes\n", me, r,
 				(int)b[2], sz[r]);
 		char *grown = realloc(*out, total + sz[r] + 1);

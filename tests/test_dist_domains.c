@@ -321,9 +321,11 @@ static void frames_diff(const char *dir, const char *a, const char *b, int frame
 }
 
 /* From rank 0's report in LOG: the bodies and mass each rank owns, the
- * bodies migrated in all and the worst work imbalance (max / mean). */
+ * bodies migrated in all, the worst work imbalance (max / mean) and, when
+ * sent is not NULL, the bytes each rank's tree lent the others per
+ * evaluation ("sent N B"). */
 static void owned_of(const char *log, int P, double *count, double *mass, double *migrated,
-		     double *worst)
+		     double *worst, double *sent)
 {
 	FILE *f = fopen(log, "r");
 	ck_assert(f);
@@ -347,6 +349,11 @@ static void owned_of(const char *log, int P, double *count, double *mass, double
 		ck_assert(r >= 0 && r < P);
 		count[r] = c, mass[r] = m;
 		*migrated += g;
+		if (sent) {
+			const char *ps = strstr(line, ", sent ");
+			ck_assert(ps);
+			sent[r] = atof(ps + 7);
+		}
 		seen++;
 	}
 	fclose(f);
@@ -411,7 +418,7 @@ static void domains_match_one_process(const char *scene, int n, int frames, int 
 					      "%d ranks, frame %d, column %d: %.12g vs one process %.12g", P,
 					      f, k + 2, got[f][k + 1], ref[f][k + 1]);
 		double count[3] = {0}, mass[3] = {0}, migrated, worst, nsum = 0, msum = 0;
-		owned_of(log, P, count, mass, &migrated, &worst);
+		owned_of(log, P, count, mass, &migrated, &worst, NULL);
 		ck_assert_msg(worst <= tol->work_max, "%d ranks: work max/mean %g", P, worst);
 		for (int r = 0; r < P; r++) {
 			nsum += count[r], msum += mass[r];
@@ -495,26 +502,6 @@ START_TEST(follow_light_and_frame_auto_over_ranks_match_one_process)
 }
 END_TEST
 
-/* The bytes a rank's tree lends the others, from rank 0's report in LOG:
- * "sent N B" of each rank (per evaluation). */
-static void sent_of(const char *log, int P, double *sent)
-{
-	FILE *f = fopen(log, "r");
-	ck_assert(f);
-	char line[2048];
-	int seen = 0;
-	while (fgets(line, sizeof line, f)) {
-		int r;
-		const char *p = strstr(line, "rank "), *q = strstr(line, ", sent ");
-		if (!p || !q || sscanf(p, "rank %d: owns", &r) != 1 || r < 0 || r >= P)
-			continue;
-		sent[r] = atof(q + 7);
-		seen++;
-	}
-	fclose(f);
-	ck_assert_msg(seen == P, "%s: %d rank lines", log, seen);
-}
-
 /* The locally essential trees shrink as theta grows on every rank: each
  * rank's tree is built over the domains' one cube, so no cell of one rank
  * reaches round another's domain (over each rank's own box one rank of
@@ -541,7 +528,8 @@ START_TEST(let_bytes_fall_with_theta_on_every_rank)
 			 "--set bodies.1.bulge.count=2000 --set bodies.1.halo.count=10000 > %s 2>&1",
 		    g_mpi, scene, theta[k], log[k]);
 		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
-		sent_of(log[k], 2, sent[k]);
+		double count[2], mass[2], migrated, worst;
+		owned_of(log[k], 2, count, mass, &migrated, &worst, sent[k]);
 	}
 	for (int r = 0; r < 2; r++) {
 		printf("domains: rank %d lends %.0f B at theta 0.3, %.0f B at 0.9\n", r, sent[0][r],
