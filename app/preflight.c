@@ -228,7 +228,7 @@ int app_preflight(const struct scene *sc, int backend_cli)
 	if (!rc)
 		rc = check_outputs(sc);
 	if (!rc) /* simulation.ranks: domains: what it does not do yet */
-		rc = dist_domains_refuse(sc, backend_cli);
+		rc = dist_ranks_refuse(sc, backend_cli);
 	if (!rc)
 		rc = check_gpu(sc, share_of(sc, n, 1), backend_cli);
 	if (!rc)

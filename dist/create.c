@@ -16,7 +16,7 @@
  * owners just as before. A scene with snapshot entries is not made here: a
  * scene of snapshot entries only is read a share a rank (dist/snapin.c);
  * one that mixes snapshots with made bodies is refused
- * (dist/domains_refuse.c).
+ * (dist/ranks_refuse.c).
  *
  * Memory: a rank holds its range, plus 4096 bodies while a sphere's centre
  * is summed, plus a whole entry of model: file while it is read. */

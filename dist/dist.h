@@ -178,7 +178,7 @@ void dist_cut_by_time(const size_t *cut, const double *t, int P, size_t *out);
  * engine's state on each rank IS its own bodies (dist/domains.c); with
  * GPUs the state and the steps stay on the host and each force call
  * builds, exchanges and walks the trees on the device. What is not
- * written yet is refused before any work (dist_domains_refuse). */
+ * written yet is refused before any work (dist_ranks_refuse). */
 #define DIST_KEY_END ((uint64_t)1 << 63) /* past the largest 63-bit key */
 /* The Morton key of p (21 bits an axis, x lowest) in the cube from lo
  * whose side is 2^21 / scale (dist_own_box). (dist/own.c) */
@@ -205,32 +205,40 @@ int dist_own_owner(const uint64_t *bound, int P, uint64_t key);
 struct dist_owned {
 	uint64_t *key;
 	double *work;
+	unsigned char *lev; /* each body's time-step level (individual steps), or NULL */
 };
-/* Move every body of st (this rank's, with o's key and work) to the rank
- * that owns its key under bound (P + 1): st's arrays (pos vel acc mass pot
- * id comp) and o's are replaced by this rank's bodies, sorted by (key, id);
- * pot zeroed. *sent: bodies this rank sent away. A collective call. 0, or
+/* Move every body of st (this rank's, with o's key, work and lev) to the
+ * rank that owns its key under bound (P + 1): st's arrays (pos vel acc mass
+ * pot id comp) and o's are replaced by this rank's bodies, sorted by (key,
+ * id); pot zeroed; o->lev travels when it is not NULL (then on every rank:
+ * a rank without it would send bodies without their levels). *sent:
+ * bodies this rank sent away. A collective call. 0, or
  * NB_ERUNTIME (logged; rank 0 when the exchange broke: st is left empty).
  * st->pid must be NULL. */
 int dist_migrate(struct sim_state *st, struct dist_owned *o, const uint64_t *bound, int P,
 		 size_t *sent);
 /* The direct sum on st's own bodies (this rank's) from every rank's
  * bodies: st->acc and st->pot (per unit mass) written, work[i] the pairs
- * of body i; each: each own body's softening (p->soft_mixed) or NULL.
- * *held: the bytes it held beside the state at most. state: the solver's
- * own between calls (NULL at the first; dist_dom_release's to free). A
- * collective call. 0 or NB_ERUNTIME (logged). */
+ * of body i; each: each own body's softening (p->soft_mixed) or NULL;
+ * active: NULL (every own body), or the own bodies to compute (individual
+ * time steps: the others' acc, pot and work are left as they were; every
+ * rank takes part whatever its own count). *held: the bytes it held beside
+ * the state at most. state: the solver's own between calls (NULL at the
+ * first; dist_dom_release's to free). A collective call. 0 or NB_ERUNTIME
+ * (logged). */
 int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_params *p,
-		     const double *each, double *work, size_t *held);
+		     const double *each, const unsigned char *active, double *work, size_t *held);
 /* The Barnes-Hut forces on st's own bodies (this rank's) by locally
  * essential trees (dist/let_force.c): the same contract as
  * dist_ring_direct; the trees on the CPU (sim/let.h; work[i] body i's
  * interactions) or on this rank's GPU (gpu.h's gpu_let_*, kept in *state;
- * work[i] the rank's device time over its bodies; one Plummer length). */
+ * work[i] the rank's device time over its bodies; one Plummer length;
+ * active must be NULL: NB_ERUNTIME, logged, else - dist_ranks_refuse
+ * refuses individual time steps on GPU ranks). */
 int dist_let_force(void **state, const struct sim_state *st, const struct sim_params *p,
-		   const double *each, double *work, size_t *held);
+		   const double *each, const unsigned char *active, double *work, size_t *held);
 int dist_let_force_gpu(void **state, const struct sim_state *st, const struct sim_params *p,
-		       const double *each, double *work, size_t *held);
+		       const double *each, const unsigned char *active, double *work, size_t *held);
 /* The GPU row's state: freed; its device bytes now. */
 void dist_let_release(void **state);
 size_t dist_let_device_bytes(void *state);
@@ -250,19 +258,20 @@ int dist_halo_h(const struct scene *sc, const struct sim_state *st, const struct
  * collective call. 0, or NB_ERUNTIME (logged). */
 int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_then,
 		     const struct sim_state *st, double *out);
-/* simulation.ranks: domains: what it does not do yet, each refused with its
+/* The runs over ranks: what they do not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): on GPU ranks
  * (simulation.backend cuda) the direct sum, the spline kernel and lengths
- * per component, individual time steps, film mode (solver
- * none), a snapshot entry beside made bodies (a scene of snapshots only is
+ * per component and individual time steps (CPU ranks take them), film
+ * mode (solver none), a snapshot entry beside made bodies (a scene of snapshots only is
  * read a share a rank: dist_snapin_build), snapshot output of bodies read
  * from snapshots (adaptive smoothing, dust and the diffuse layers are
  * written: dist_halo_h, the CPU renderer), the state CSVs (they
  * hold every body) and snapshots whose output.snapshots.files is not the
- * number of ranks (each rank writes its own part of the set). 0 for
- * simulation.ranks: replicate. For the run and --dry-run alike
- * (app_preflight), before any work. */
-int dist_domains_refuse(const struct scene *sc, int backend_cli);
+ * number of ranks (each rank writes its own part of the set). Over more
+ * than one rank with simulation.ranks: replicate, individual time steps
+ * (domains take them). For the run and --dry-run alike (app_preflight),
+ * before any work. */
+int dist_ranks_refuse(const struct scene *sc, int backend_cli);
 /* 1 when GPU ranks can take sc's domains (none of the GPU rows above
  * asks): backend auto then takes the GPUs, else the CPU. */
 int dist_domains_gpu(const struct scene *sc);
@@ -330,8 +339,8 @@ int dist_use_gpus(const struct scene *sc, int backend_cli);
  * the domains and buffers. gpu: for GPU ranks (dist_sim_gpu_ranks; the
  * renderer then draws every body on rank 0, which holds them all), else
  * for the CPU ranks' force function. Refuses (NB_EINPUT, logged) what is
- * not written over ranks: individual time steps, and on CPU ranks dust
- * and render.diffuse. */
+ * not written over ranks: on CPU ranks dust and render.diffuse, and
+ * individual time steps (dist_ranks_refuse said so first). */
 int dist_sim_create(const struct scene *sc, const struct sim_state *st, int gpu,
 		    struct dist_sim **out);
 /* GPU ranks: the callbacks for engine_create_ranks (owned by ds). */
@@ -356,7 +365,7 @@ void dist_sim_report(const struct dist_sim *ds);
  * process-wide state. */
 void dist_sim_split(struct dist_sim *ds, struct engine_split *out);
 void dist_sim_free(struct dist_sim **ds);
-/* simulation.ranks: domains (dist_domains_refuse passed): ds for the state
+/* simulation.ranks: domains (dist_ranks_refuse passed): ds for the state
  * st, which holds every body of the scene alike on every rank (--restart
  * only: other runs make or read only their own, dist_create_build and
  * dist_snapin_build, for dist_domains_create_own), of which this rank

@@ -4,7 +4,10 @@
  * engine_split) serve it.
  *
  * Per force call (the engine calls it after each drift, and once for the
- * first accelerations), on every rank:
+ * first accelerations), on every rank (individual time steps: steps 1-3
+ * between block steps, dom_regroup, which carries each body's level, and
+ * step 4 at every tick for the active bodies, dom_force_active, each
+ * body's work summed over the block step for the next cuts):
  *   1. the global bounding cube (a maximum over the ranks) and each own
  *      body's Morton key in it;
  *   2. every NB_DIST_REBALANCE calls (default 8), or after a call whose
@@ -107,7 +110,8 @@ static int dom_place(struct dist_sim *ds)
 	for (size_t i = 0; i < st->n; i++)
 		ds->own.key[i] = dist_morton_key(st->pos + 3 * i, lo, scale);
 	const double t0 = dist_sim_now();
-	if (ds->recut || ds->calls % ds->every == 0)
+	const int due = ds->places++ % ds->every == 0;
+	if (ds->recut || due)
 		dom_recut(ds);
 	const double t1 = dist_sim_now();
 	ds->stats.t_rebalance += t1 - t0;
@@ -130,18 +134,11 @@ static double dom_imbalance(const struct dist_sim *ds)
 	return sum > 0 ? max / (sum / ds->P) : 1.0;
 }
 
-static int dom_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
-		     size_t n, double *acc, double *pot)
+/* Step 4 and its figures: the forces of the own bodies (the active ones;
+ * NULL: all) into st, each one's work into work. 0 or an error. */
+static int dom_evaluate(struct dist_sim *ds, const struct sim_params *p,
+			const unsigned char *active, double *work)
 {
-	struct dist_sim *ds = ctx;
-	(void)pos, (void)mass, (void)n, (void)acc, (void)pot; /* st's, before the migration */
-	if (dist_broken())
-		return NB_ERUNTIME;
-	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
-		_exit(1); /* NB_DIST_DIE: a rank that dies without a word */
-	int rc = dom_place(ds);
-	if (rc)
-		return rc;
 	const double t1 = dist_sim_now(), w1 = dist_wait_seconds();
 	struct sim_state *st = ds->st;
 	double *each = NULL;
@@ -153,7 +150,7 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 		sim_soft_each(st, each);
 	uint64_t s0, r0, s1, r1;
 	dist_bytes(&s0, &r0);
-	rc = ds->solver->force(&ds->solver_state, st, p, each, ds->own.work, &ds->force_held);
+	int rc = ds->solver->force(&ds->solver_state, st, p, each, active, work, &ds->force_held);
 	dist_bytes(&s1, &r1);
 	free(each);
 	if (rc || (rc = dist_broken()))
@@ -163,14 +160,92 @@ static int dom_force(void *ctx, const struct sim_params *p, const double *pos, c
 	/* the force's exchanges (boxes, trees, the ring's blocks) apart */
 	const double wait = dist_wait_seconds() - w1;
 	dist_sim_add_times(ds, dist_sim_now() - t1 - wait, wait);
-	ds->stats.work_imbalance = dom_imbalance(ds);
-	if (ds->calls > 0 && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
-		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
-	if (ds->stats.work_imbalance > 1 + ds->threshold)
-		ds->recut = 1;
 	ds->calls++;
 	ds->stats.steps = ds->calls - 1;
 	return 0;
+}
+
+/* The work's imbalance (own.work's: the last call's, or the last block
+ * step's) into the figures, and a recut asked for when it is over the
+ * threshold. count: into the worst seen (not the first evaluation's). */
+static void dom_balance(struct dist_sim *ds, int count)
+{
+	ds->stats.work_imbalance = dom_imbalance(ds);
+	if (count && ds->stats.work_imbalance > ds->stats.work_imbalance_max)
+		ds->stats.work_imbalance_max = ds->stats.work_imbalance;
+	if (ds->stats.work_imbalance > 1 + ds->threshold)
+		ds->recut = 1;
+}
+
+/* A rank that dies without a word (NB_DIST_DIE), then the exchanges' state:
+ * 0 or NB_ERUNTIME. */
+static int dom_alive(const struct dist_sim *ds)
+{
+	if (ds->rank == ds->die_rank && ds->calls == ds->die_call)
+		_exit(1);
+	return dist_broken() ? NB_ERUNTIME : 0;
+}
+
+static int dom_force(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
+		     size_t n, double *acc, double *pot)
+{
+	struct dist_sim *ds = ctx;
+	(void)pos, (void)mass, (void)n, (void)acc, (void)pot; /* st's, before the migration */
+	int rc = dom_alive(ds);
+	if (rc || (rc = dom_place(ds)))
+		return rc;
+	const int first = ds->calls == 0;
+	if ((rc = dom_evaluate(ds, p, NULL, ds->own.work)))
+		return rc;
+	dom_balance(ds, !first);
+	return 0;
+}
+
+/* struct engine_split's force_active: step 4 for the active bodies, their
+ * works added to the block step's */
+static int dom_force_active(void *ctx, const struct sim_params *p, const unsigned char *active)
+{
+	struct dist_sim *ds = ctx;
+	const size_t n = ds->st->n;
+	int rc = dom_alive(ds);
+	if (rc)
+		return rc;
+	if (n > ds->tick_cap) {
+		double *w = realloc(ds->tick_work, n * sizeof *w);
+		if (!w) {
+			log_error("out of memory for the works of %zu bodies", n);
+			return NB_ERUNTIME;
+		}
+		ds->tick_work = w;
+		ds->tick_cap = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		ds->tick_work[i] = 0;
+	if ((rc = dom_evaluate(ds, p, active, ds->tick_work)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		ds->own.work[i] += ds->tick_work[i];
+	return 0;
+}
+
+/* struct engine_split's regroup: steps 1-3 between block steps, the
+ * levels moving with their bodies; the cuts from the last block step's
+ * summed works, which start again from 0. */
+static int dom_regroup(void *ctx, unsigned char **lev)
+{
+	struct dist_sim *ds = ctx;
+	int rc = dom_alive(ds);
+	if (rc)
+		return rc;
+	if (ds->regroups++ > 0) /* the first follows the first evaluation's cuts */
+		dom_balance(ds, 1);
+	ds->own.lev = *lev;
+	rc = dom_place(ds);
+	*lev = ds->own.lev; /* the migration's (NULL when it broke) */
+	ds->own.lev = NULL;
+	for (size_t i = 0; !rc && i < ds->st->n; i++)
+		ds->own.work[i] = 0;
+	return rc;
 }
 
 /* struct engine_split's bodies: this rank's state is its own bodies */
@@ -226,7 +301,7 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 	}
 	/* the file IDs of a scene of snapshots read whole (--restart): no rank
 	 * could keep them as bodies migrate, and only snapshot output writes
-	 * them, which domains refuses with snapshot input (domains_refuse.c) */
+	 * them, which domains refuses with snapshot input (ranks_refuse.c) */
 	free(st->pid);
 	st->pid = NULL;
 	*ds = (struct dist_sim){.n = total, .P = P, .rank = r, .domains = 1, .st = st,
@@ -255,7 +330,7 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 	for (size_t k = 0; k < sizeof dom_solvers / sizeof dom_solvers[0]; k++)
 		if (dom_solvers[k].solver == sc->simulation.solver && dom_solvers[k].gpu == gpu)
 			ds->solver = &dom_solvers[k];
-	if (!ds->solver) { /* dist_domains_refuse let it through */
+	if (!ds->solver) { /* dist_ranks_refuse let it through */
 		log_error("simulation.ranks: domains: no forces for this solver (internal)");
 		dist_sim_free(&ds);
 		return NB_ERUNTIME;
@@ -268,8 +343,9 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 			      ds->solver->after);
 	if (k > 0 && (size_t)k < sizeof ds->desc)
 		snprintf(ds->desc + k, sizeof ds->desc - (size_t)k, ")");
-	ds->dsplit = (struct engine_split){.force = dom_force, .bodies = dom_bodies, .sum = dom_sum,
-					   .sums = dom_sums, .h = dom_h,
+	ds->dsplit = (struct engine_split){.force = dom_force, .force_active = dom_force_active,
+					   .regroup = dom_regroup, .bodies = dom_bodies,
+					   .sum = dom_sum, .sums = dom_sums, .h = dom_h,
 					   .h_follow = dom_h_follow, .ctx = ds, .desc = ds->desc};
 	*out = ds;
 	return 0;

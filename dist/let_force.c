@@ -40,9 +40,10 @@ struct let_impl {
 	int (*cover)(void *tree, int max, double *boxes, int *nbox);
 	int (*export_to)(void *tree, const double *boxes, int nbox, double eps_max, void **buf,
 			 size_t *nbytes);
-	/* st->acc, st->pot and work (n) of the own bodies */
+	/* st->acc, st->pot and work (n) of the own bodies (the active ones;
+	 * NULL: all) */
 	int (*walk)(void *tree, const void *const *bufs, const size_t *nbytes, int nbuf,
-		    const struct sim_state *st, double *work);
+		    const struct sim_state *st, const unsigned char *active, double *work);
 	void (*drop)(void **tree); /* after each evaluation */
 	size_t align;              /* a received buffer must start on this many bytes */
 	int max_boxes;             /* a cover's boxes, at most LET_MAXBOX */
@@ -128,7 +129,8 @@ static int let_exports(const struct let_impl *im, void *t, const double *box, si
  * on the row's boundary (malloc aligns in), else a copy of its own; then
  * the own and remote walks. */
 static int let_walk(const struct let_impl *im, void *t, const char *in, const size_t *rb,
-		    const size_t *ro, const struct sim_state *st, double *work)
+		    const size_t *ro, const struct sim_state *st, const unsigned char *active,
+		    double *work)
 {
 	const int P = dist_size();
 	const void **bufs = calloc((size_t)P, sizeof *bufs);
@@ -152,7 +154,7 @@ static int let_walk(const struct let_impl *im, void *t, const char *in, const si
 	if (rc)
 		log_error("out of memory for the received trees");
 	else
-		rc = im->walk(t, bufs, nb, nbuf, st, work);
+		rc = im->walk(t, bufs, nb, nbuf, st, active, work);
 	for (int k = 0; copies && k < nbuf; k++)
 		free(copies[k]);
 	free(copies);
@@ -199,9 +201,9 @@ static int cpu_export(void *t, const double *boxes, int nbox, double eps_max, vo
 }
 
 static int cpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
-		    const struct sim_state *st, double *work)
+		    const struct sim_state *st, const unsigned char *active, double *work)
 {
-	return sim_let_accel(t, bufs, nbytes, nbuf, st->acc, st->pot, work);
+	return sim_let_accel_active(t, active, bufs, nbytes, nbuf, st->acc, st->pot, work);
 }
 
 static void cpu_drop(void **t)
@@ -218,7 +220,7 @@ struct let_gpu {
 static int gpu_build(void **state, void **tree, const struct sim_state *st,
 		     const struct sim_params *p, const double *each)
 {
-	(void)each; /* one length: domains_refuse.c refuses lengths per body on GPUs */
+	(void)each; /* one length: ranks_refuse.c refuses lengths per body on GPUs */
 	struct let_gpu *lg = *state;
 	if (!lg) {
 		int dev = 0, count = 0, rc;
@@ -259,9 +261,14 @@ static int gpu_export(void *t, const double *boxes, int nbox, double eps_max, vo
  * share a GPU time each other's kernels as well as their own: they
  * balance the body counts instead. */
 static int gpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
-		    const struct sim_state *st, double *work)
+		    const struct sim_state *st, const unsigned char *active, double *work)
 {
 	const struct let_gpu *lg = t;
+	if (active) { /* dist_ranks_refuse refuses individual steps on GPU ranks */
+		log_error("barnes-hut (GPU) over domains: individual time steps are not written "
+			  "(internal)");
+		return NB_ERUNTIME;
+	}
 	int rc = gpu_let_accel(lg->g, bufs, nbytes, nbuf, st->acc, st->pot);
 	double own = 0, remote = 0;
 	gpu_let_times(lg->g, &own, &remote);
@@ -283,7 +290,8 @@ static const struct let_impl let_impls[] = {
 };
 
 static int let_force(const struct let_impl *im, void **state, const struct sim_state *st,
-		     const struct sim_params *p, const double *each, double *work, size_t *held)
+		     const struct sim_params *p, const double *each, const unsigned char *active,
+		     double *work, size_t *held)
 {
 	const int P = dist_size();
 	void *t = NULL;
@@ -313,7 +321,7 @@ static int let_force(const struct let_impl *im, void **state, const struct sim_s
 	for (int r = 0; r < P; r++)
 		sent += sz[r], got += sz[2 * P + r];
 	*held = sent + got; /* both, while the exchange runs */
-	rc = let_walk(im, t, in, sz + 2 * P, sz + 3 * P, st, work);
+	rc = let_walk(im, t, in, sz + 2 * P, sz + 3 * P, st, active, work);
 end:
 	free(in);
 	free(out);
@@ -325,15 +333,15 @@ end:
 }
 
 int dist_let_force(void **state, const struct sim_state *st, const struct sim_params *p,
-		   const double *each, double *work, size_t *held)
+		   const double *each, const unsigned char *active, double *work, size_t *held)
 {
-	return let_force(&let_impls[0], state, st, p, each, work, held);
+	return let_force(&let_impls[0], state, st, p, each, active, work, held);
 }
 
 int dist_let_force_gpu(void **state, const struct sim_state *st, const struct sim_params *p,
-		       const double *each, double *work, size_t *held)
+		       const double *each, const unsigned char *active, double *work, size_t *held)
 {
-	return let_force(&let_impls[1], state, st, p, each, work, held);
+	return let_force(&let_impls[1], state, st, p, each, active, work, held);
 }
 
 void dist_let_release(void **state)

@@ -6,7 +6,8 @@
  * where the bodies came from.
  *
  * A body that leaves travels as one struct mig_body (104 bytes: position,
- * velocity, acceleration, mass, work, key, id, component; the ranks of one
+ * velocity, acceleration, mass, work, key, id, component and, with
+ * individual time steps, its level in what was padding; the ranks of one
  * run share a byte order and layout); a body that stays is not copied
  * until the new state is gathered. The potential is not sent: every force
  * call that follows a migration computes it again. The order: the stayers'
@@ -25,7 +26,9 @@ struct mig_body {
 	uint64_t key;
 	uint32_t id;
 	uint16_t comp;
+	uint8_t lev; /* o->lev's, or 0 */
 };
+_Static_assert(sizeof(struct mig_body) == 104, "a migrating body is 104 bytes");
 
 /* A received record's place in the (key, id) order: sorted instead of the
  * 104-byte records themselves (dist_psort), then the records gathered. */
@@ -92,6 +95,7 @@ static void mig_pack(const struct sim_state *st, const struct dist_owned *o, con
 			b->key = o->key[i];
 			b->id = st->id[i];
 			b->comp = st->comp[i];
+			b->lev = o->lev ? o->lev[i] : 0;
 		}
 	}
 }
@@ -127,11 +131,13 @@ static void mig_free_arrays(struct sim_state *st, struct dist_owned *o)
 	free(st->comp);
 	free(o->key);
 	free(o->work);
+	free(o->lev);
 	st->pos = st->vel = st->acc = st->mass = st->pot = NULL;
 	st->id = NULL;
 	st->comp = NULL;
 	o->key = NULL;
 	o->work = NULL;
+	o->lev = NULL;
 }
 
 /* The new state: m bodies in order's order, each from st (place < n) or
@@ -141,7 +147,7 @@ static int mig_gather(struct sim_state *st, struct dist_owned *o, const struct m
 {
 	const size_t n = st->n, m1 = m ? m : 1;
 	struct sim_state s = *st;
-	struct dist_owned w;
+	struct dist_owned w = {0};
 	s.pos = malloc(3 * m1 * sizeof *s.pos);
 	s.vel = malloc(3 * m1 * sizeof *s.vel);
 	s.acc = malloc(3 * m1 * sizeof *s.acc);
@@ -151,9 +157,10 @@ static int mig_gather(struct sim_state *st, struct dist_owned *o, const struct m
 	s.comp = malloc(m1 * sizeof *s.comp);
 	w.key = malloc(m1 * sizeof *w.key);
 	w.work = malloc(m1 * sizeof *w.work);
+	w.lev = o->lev ? malloc(m1) : NULL;
 	s.n = m;
 	if (!s.pos || !s.vel || !s.acc || !s.mass || !s.pot || !s.id || !s.comp || !w.key ||
-	    !w.work) {
+	    !w.work || (o->lev && !w.lev)) {
 		log_error("out of memory for this rank's %zu bodies after migration", m);
 		mig_free_arrays(&s, &w);
 		return NB_ERUNTIME;
@@ -170,6 +177,8 @@ static int mig_gather(struct sim_state *st, struct dist_owned *o, const struct m
 			w.key[k] = o->key[i];
 			s.id[k] = st->id[i];
 			s.comp[k] = st->comp[i];
+			if (w.lev)
+				w.lev[k] = o->lev[i];
 		} else {
 			const struct mig_body *b = in + (i - n);
 			memcpy(s.pos + 3 * k, b->pos, sizeof b->pos);
@@ -180,6 +189,8 @@ static int mig_gather(struct sim_state *st, struct dist_owned *o, const struct m
 			w.key[k] = b->key;
 			s.id[k] = b->id;
 			s.comp[k] = b->comp;
+			if (w.lev)
+				w.lev[k] = b->lev;
 		}
 	}
 	mig_free_arrays(st, o);

@@ -30,13 +30,16 @@ static void ring_block(const double *blk, size_t m, size_t skip, const double *x
 	sim_direct_sum_soft(pos, mass, skip + 1, m, x[0], x[1], x[2], ei, each, spline, sum);
 }
 
-/* Add block blk (m bodies) to the sums of the n own bodies in acc4. */
-static void ring_add(const double *own, size_t n, const double *blk, size_t m, int self,
-		     const struct sim_params *p, double *acc4)
+/* Add block blk (m bodies) to the sums of the n own bodies in acc4 (of
+ * the active ones; active NULL: all). */
+static void ring_add(const double *own, size_t n, const unsigned char *active, const double *blk,
+		     size_t m, int self, const struct sim_params *p, double *acc4)
 {
 	const int spline = p->soft_kernel == SCENE_SOFT_SPLINE, mixed = p->soft_mixed;
 #pragma omp parallel for schedule(dynamic, 64)
 	for (size_t i = 0; i < n; i++) {
+		if (active && !active[i])
+			continue;
 		const double ei = own[4 * n + i];
 		ring_block(blk, m, self ? i : (size_t)-1, own + 3 * i, ei, mixed, spline,
 			   acc4 + 4 * i);
@@ -44,7 +47,7 @@ static void ring_add(const double *own, size_t n, const double *blk, size_t m, i
 }
 
 int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_params *p,
-		     const double *each, double *work, size_t *held)
+		     const double *each, const unsigned char *active, double *work, size_t *held)
 {
 	(void)state;
 	const int P = dist_size(), me = dist_rank();
@@ -61,7 +64,7 @@ int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_
 	memcpy(own + 3 * n, st->mass, n * sizeof *own);
 	for (size_t i = 0; i < n; i++)
 		own[4 * n + i] = each ? each[i] : p->softening;
-	ring_add(own, n, own, n, 1, p, acc4);
+	ring_add(own, n, active, own, n, 1, p, acc4);
 	size_t seen = n, big = 0;
 	for (int s = 1; s < P; s++) { /* to me + s, from me - s */
 		memset(sz, 0, 4 * (size_t)P * sizeof *sz);
@@ -70,12 +73,14 @@ int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_
 		if (!blk) /* rank 0: the exchange broke (logged); own stays with it */
 			return NB_ERUNTIME;
 		const size_t m = sz[2 * P + (me - s + P) % P] / (5 * sizeof *own);
-		ring_add(own, n, blk, m, 0, p, acc4);
+		ring_add(own, n, active, blk, m, 0, p, acc4);
 		seen += m;
 		big = m > big ? m : big;
 		free(blk);
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (active && !active[i])
+			continue;
 		memcpy(st->acc + 3 * i, acc4 + 4 * i, 3 * sizeof *acc4);
 		st->pot[i] = acc4[4 * i + 3];
 		work[i] = seen > 0 ? (double)(seen - 1) : 0;

@@ -80,6 +80,7 @@ void dist_sim_free(struct dist_sim **pds)
 	free(ds->gtime);
 	free(ds->own.key);
 	free(ds->own.work);
+	free(ds->tick_work);
 	free(ds->bound);
 	free(ds);
 	*pds = NULL;
@@ -113,10 +114,8 @@ static int sim_refuse(const struct scene *sc, const struct sim_state *st, int gp
 		return NB_EINPUT;
 	}
 	if (sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
-		if (dist_rank() == 0) /* every rank refuses alike: one message */
-			log_error("simulation.timesteps: individual over %d MPI ranks is not written yet (the "
-				  "block steps' active forces are not distributed); use shared steps or one rank",
-				  dist_size());
+		/* dist_ranks_refuse said so before any work (app_preflight) */
+		log_error("simulation.timesteps: individual over replicated ranks (internal)");
 		return NB_EINPUT;
 	}
 	if (st->n > UINT32_MAX) {

@@ -43,7 +43,12 @@ struct dist_sim {
 	 * rank's own bodies; n above is the total over the ranks */
 	int domains;
 	struct sim_state *st;  /* the engine's state (not owned) */
-	struct dist_owned own; /* st->n keys and works */
+	struct dist_owned own; /* st->n keys and works (individual time steps: the
+				* works summed over the block step's ticks) */
+	double *tick_work;     /* individual time steps: one tick's works */
+	size_t tick_cap;       /* tick_work's length */
+	long places;           /* domains placed (dom_place; cuts every `every`) */
+	long regroups;         /* individual time steps: block steps' migrations */
 	uint64_t *bound;       /* P + 1: the domains' key stretches */
 	size_t force_held;     /* the last force's exchange buffers, bytes */
 	struct engine_split dsplit; /* dist_sim_split's answer for domains */
@@ -56,7 +61,7 @@ struct dist_dom_solver {
 	enum scene_solver solver;
 	int gpu; /* 1: the forces on each rank's GPU */
 	int (*force)(void **state, const struct sim_state *st, const struct sim_params *p,
-		     const double *each, double *work, size_t *held);
+		     const double *each, const unsigned char *active, double *work, size_t *held);
 	void (*release)(void **state);      /* NULL: no state */
 	size_t (*device_bytes)(void *state); /* NULL: no device memory */
 	const char *desc;  /* engine_describe's words */

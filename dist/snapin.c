@@ -16,7 +16,7 @@
  * that gives no body) are made on the ranks' sums. No rank holds a table of
  * every body's file ID: the bodies' ParticleIDs written to snapshots are
  * their ids, so domains refuses snapshot output with snapshot input
- * (dist/domains_refuse.c).
+ * (dist/ranks_refuse.c).
  *
  * Memory: a rank holds its share, plus the reader's chunk buffers, plus P
  * counts a component. */

@@ -157,23 +157,29 @@ static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
 	return 0;
 }
 
-static int cpu_levels(struct engine *e, struct engine_ts_stats *s)
+int engine_cpu_levels(struct engine *e, struct engine_ts_stats *s)
 {
 	memcpy(s->hist, e->ts.hist, sizeof s->hist);
 	s->evals = e->ts.evals;
 	s->ticks = e->ts.ticks;
 	s->rebuilds = e->ts.ticks;
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		s->bodies += (double)e->ts.hist[L];
 	return 0;
 }
 
-static void cpu_ts_report(struct engine *e)
+void engine_cpu_ts_report(struct engine *e)
 {
-	/* counted on the CPU only */
+	/* counted on the CPU only; the histogram's bodies are every rank's */
+	double n = 0;
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		n += (double)e->ts.hist[L];
 	log_info("individual time steps: %ld level changes, %.4f per body per block",
-		 e->ts.changes, (double)e->ts.changes / (double)e->st->n / (double)e->blocks);
+		 e->ts.changes, n > 0 && e->blocks > 0 ? (double)e->ts.changes / n / (double)e->blocks
+						       : 0.0);
 }
 
-static void cpu_close(struct engine *e)
+void engine_cpu_close(struct engine *e)
 {
 	sim_ts_free(&e->ts);
 }
@@ -189,7 +195,7 @@ const struct engine_ops engine_ops_cpu_blocks = {
 	.blocks = 1,
 	.open = cpu_blocks_open,
 	.advance = cpu_blocks_advance,
-	.levels = cpu_levels,
-	.ts_report = cpu_ts_report,
-	.close = cpu_close,
+	.levels = engine_cpu_levels,
+	.ts_report = engine_cpu_ts_report,
+	.close = engine_cpu_close,
 };

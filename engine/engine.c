@@ -62,7 +62,7 @@ static int engine_pick(const struct engine *e, int backend, const struct engine_
 		return NB_EINPUT;
 	}
 	if (e->split.force) {
-		*ops = &engine_ops_ranks;
+		*ops = blocks ? &engine_ops_ranks_blocks : &engine_ops_ranks;
 		return 0;
 	}
 	int err = engine_pick_gpu(backend, blocks, ops);
@@ -250,9 +250,10 @@ int engine_ts_stats(struct engine *e, struct engine_ts_stats *s)
 	int err = e->ops->levels(e, s);
 	if (err)
 		return err;
-	if (e->blocks > 0 && e->st->n > 0)
+	const double n = s->bodies > 0 ? s->bodies : (double)e->st->n;
+	if (e->blocks > 0 && n > 0)
 		s->evals_per_body_frame =
-			s->evals / (double)e->st->n / ((double)e->blocks / e->p.blocks_per_frame);
+			s->evals / n / ((double)e->blocks / e->p.blocks_per_frame);
 	return 0;
 }
 

@@ -48,6 +48,13 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
  *           bodies (a migration): it must leave st consistent and write
  *           st->acc and st->pot (pot when the call passes one), whatever
  *           pointers it was given;
+ *   force_active, regroup  NULL: individual time steps are refused over
+ *           these ranks; else (with sums) force_active writes st->acc and
+ *           st->pot of the bodies with active[i] != 0 (active NULL: all)
+ *           without moving any body (a tick of a block step), and regroup,
+ *           between block steps, moves the bodies to their owners (as
+ *           force may) with their levels: *lev (st->n entries, malloc'd)
+ *           is replaced by the new state's. Both are collective calls;
  *   h       NULL when every rank holds the whole state; else the
  *           adaptive smoothing lengths of this rank's bodies st in scene
  *           units (render_adaptive_h_state's contract, the neighbours
@@ -62,6 +69,8 @@ int engine_create(const struct scene *sc, struct sim_state *st, int backend_cli,
 struct engine_split {
 	int (*force)(void *ctx, const struct sim_params *p, const double *pos, const double *mass,
 		     size_t n, double *acc, double *pot);
+	int (*force_active)(void *ctx, const struct sim_params *p, const unsigned char *active);
+	int (*regroup)(void *ctx, unsigned char **lev);
 	int (*bodies)(void *ctx, const struct sim_state *st, const double *h,
 		      struct sim_state *sub, const double **sub_h);
 	void (*sum)(void *ctx, float *buf, size_t n);
@@ -190,6 +199,7 @@ struct engine_ts_stats {
 	long rebuilds;               /* of which rebuilt the tree (GPU; CPU: all) */
 	long blocks;                 /* block steps advanced */
 	double evals_per_body_frame; /* evals / n / frames advanced */
+	double bodies;               /* n over every rank (0: this state's; levels sets it) */
 };
 /* Waits for the GPU. 0 or NB_ERUNTIME. */
 int engine_ts_stats(struct engine *e, struct engine_ts_stats *s);

@@ -9,7 +9,7 @@
  *   engine_ops_gpu, engine_ops_gpu_blocks   engine/gpu.c    sim/cuda/'s device simulation
  *                                                           (GPU ranks too: e->ranks)
  *   engine_ops_film                         engine/film.c   no forces (solver: none)
- *   engine_ops_ranks                        engine/ranks.c  CPU ranks: dist/'s force
+ *   engine_ops_ranks, engine_ops_ranks_blocks  engine/ranks.c  CPU ranks: dist/'s force
  *
  * The _blocks rows take individual time steps (block steps of dt_max).
  * Not for use outside engine/. */
@@ -54,7 +54,7 @@ struct engine_ops {
 };
 
 extern const struct engine_ops engine_ops_cpu, engine_ops_cpu_blocks, engine_ops_gpu,
-	engine_ops_gpu_blocks, engine_ops_film, engine_ops_ranks;
+	engine_ops_gpu_blocks, engine_ops_film, engine_ops_ranks, engine_ops_ranks_blocks;
 
 struct engine {
 	const struct engine_ops *ops;
@@ -68,7 +68,7 @@ struct engine {
 	long force_calls;               /* host force evaluations (film: must stay 0) */
 	struct gpu_sim *gpu;            /* the GPU rows' simulation; NULL on the host */
 	int draw_gpu;                   /* frames drawn on the GPU (engine_draws_on_gpu) */
-	struct sim_ts ts;               /* engine_ops_cpu_blocks' levels */
+	struct sim_ts ts;               /* the host's _blocks rows' levels */
 	long blocks;                    /* block steps advanced */
 	double time;                    /* GPU rows: time and step as of the last advance */
 	long step;
@@ -104,5 +104,10 @@ int engine_cpu_advance(struct engine *e, int steps, int need_potential);
 /* (engine/cpu.c) The first accelerations and potentials of e->st through
  * e->force, checked. */
 int engine_cpu_first(struct engine *e);
+/* (engine/cpu.c) The host _blocks rows' levels, ts_report and close (of
+ * e->ts; over ranks its counts are every rank's: sim_ts_init_over). */
+int engine_cpu_levels(struct engine *e, struct engine_ts_stats *s);
+void engine_cpu_ts_report(struct engine *e);
+void engine_cpu_close(struct engine *e);
 
 #endif

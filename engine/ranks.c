@@ -1,11 +1,15 @@
 /* ranks.c - the CPU ranks' back end (engine_internal.h): the host solver's
  * steps with dist/'s force (engine_create_split), each rank computing its
  * own bodies' forces and exchanging them, so every rank holds the same
- * state. Shared steps only (dist_sim_create refuses individual ones). The
- * split's bodies and sum serve the renderer (engine_split_bodies,
+ * state. The split's bodies and sum serve the renderer (engine_split_bodies,
  * engine_split_sum). When each rank holds only its own bodies
  * (simulation.ranks: domains) the split's sums make the diagnostics and the
- * centre of mass the whole state's. */
+ * centre of mass the whole state's, and individual time steps work
+ * (engine_ops_ranks_blocks): sim/timestep.c's block steps of the rank's own
+ * bodies, their plan and active ticks agreed over the ranks (the split's
+ * sums), the split's force_active at each tick and its regroup (migration
+ * with the levels) between block steps. With every rank holding the whole
+ * state (replicate) dist_sim_create refuses them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,10 +25,6 @@ static int ranks_force(struct engine *e, const double *pos, const double *mass, 
 static int ranks_open(struct engine *e, int backend)
 {
 	(void)backend;
-	if (e->p.timesteps == SCENE_TIMESTEPS_INDIVIDUAL) {
-		log_error("simulation.timesteps: individual over CPU ranks is not written (internal)");
-		return NB_EINPUT;
-	}
 	e->force = ranks_force;
 	int err = engine_cpu_first(e);
 	if (!err && e->split.desc)
@@ -91,6 +91,58 @@ static int ranks_com(struct engine *e, double com[3])
 	return 0;
 }
 
+/* ---- individual time steps over ranks that hold their own bodies ---- */
+
+/* sim_force_active_fn: the split's, on st's bodies (the arguments are st's) */
+static int ranks_force_active(const double *pos, const double *mass, size_t n,
+			      const unsigned char *active, void *ctx, double *acc, double *pot)
+{
+	struct engine *e = ctx;
+	(void)pos, (void)mass, (void)n, (void)acc, (void)pot;
+	e->force_calls++;
+	return e->split.force_active(e->split.ctx, &e->p, active);
+}
+
+/* struct sim_ts's sum: the split's sums over the ranks */
+static void ranks_ts_sum(void *ctx, double *v, int n)
+{
+	struct engine *e = ctx;
+	e->split.sums(e->split.ctx, v, n);
+}
+
+static int ranks_blocks_open(struct engine *e, int backend)
+{
+	if (!e->split.force_active || !e->split.regroup || !e->split.sums) {
+		log_error("simulation.timesteps: individual over ranks that each hold the whole "
+			  "state is not written (internal: dist_sim_create refuses it)");
+		return NB_EINPUT;
+	}
+	int err = ranks_open(e, backend);
+	return err ? err : sim_ts_init_over(&e->ts, &e->p, e->st, ranks_ts_sum, e);
+}
+
+static int ranks_blocks_advance(struct engine *e, int steps, int need_potential)
+{
+	int blocks, err = engine_blocks_of(e, steps, &blocks);
+	for (int b = 0; !err && b < blocks; b++) {
+		if (sim_stop_requested())
+			return NB_EINTR;
+		if ((err = e->split.regroup(e->split.ctx, &e->ts.lev)))
+			break; /* logged */
+		err = sim_ts_block_step(&e->ts, e->st, ranks_force_active, e,
+					need_potential && b == blocks - 1);
+		if (err)
+			break;
+		e->blocks++;
+		long bad = sim_diag_find_nonfinite(e->st);
+		if (bad >= 0)
+			return engine_report_nonfinite(e, bad);
+	}
+	if (!err)
+		e->st->step += steps;
+	return err;
+}
+
 const struct engine_ops engine_ops_ranks = {
 	.name = "ranks",
 	.open = ranks_open,
@@ -98,4 +150,19 @@ const struct engine_ops engine_ops_ranks = {
 	.diag_queue = ranks_diag_queue,
 	.diag_take = engine_host_diag_take,
 	.com = ranks_com,
+};
+
+const struct engine_ops engine_ops_ranks_blocks = {
+	.name = "ranks-blocks",
+	.blocks = 1,
+	.open = ranks_blocks_open,
+	.advance = ranks_blocks_advance,
+	.diag_queue = ranks_diag_queue,
+	.diag_take = engine_host_diag_take,
+	.com = ranks_com,
+	/* the block steps' sums made the counts every rank's: no exchange
+	 * (a rank may report while the others still compute, after a stop) */
+	.levels = engine_cpu_levels,
+	.ts_report = engine_cpu_ts_report,
+	.close = engine_cpu_close,
 };

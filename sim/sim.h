@@ -592,10 +592,19 @@ struct sim_ts {
 	unsigned char *lev;          /* n: each body's level */
 	unsigned char *active;       /* n: scratch, active this tick */
 	long hist[SIM_TS_LEVELS];    /* bodies per level, as of the last block end */
-	double evals;                /* force evaluations (active bodies, summed over ticks) */
+	double evals;                /* force evaluations (active bodies, summed over ticks;
+				      * over every rank when sum is set, as are hist and
+				      * changes) */
 	long ticks;                  /* force calls */
 	long blocks;                 /* block steps taken */
 	long changes;                /* level changes (a body taking another level) */
+	size_t cap;                  /* active's length */
+	/* Over ranks that each hold their own bodies (sim_ts_init_over): sums
+	 * v[0..n) over every rank, in place, on every rank (a collective call);
+	 * NULL: one process. hist and the plan are then the whole system's,
+	 * and a tick with no active body on any rank is skipped by all. */
+	void (*sum)(void *ctx, double *v, int n);
+	void *sum_ctx;
 };
 /* Forces on the bodies with active[i] != 0 (active NULL: all) from every
  * body; acc and pot of the others are left as they were. 0 or NB_*. */
@@ -607,6 +616,12 @@ typedef int (*sim_force_active_fn)(const double *pos, const double *mass, size_t
  * coarsen_margin are read). 0 or NB_ERUNTIME (out of memory, logged; ts
  * freeable). */
 int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st);
+/* sim_ts_init over ranks: ts->sum = sum (with ctx) before the first
+ * histogram (a collective call). Between block steps the caller may change
+ * st's bodies (migration) if it moves ts->lev with them (malloc'd, st->n
+ * entries); sim_ts_block_step takes st->n as it finds it. */
+int sim_ts_init_over(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st,
+		     void (*sum)(void *ctx, double *v, int n), void *ctx);
 void sim_ts_free(struct sim_ts *ts);
 /* One block step of dt_max (st->time advances by it; st->step is the
  * caller's). st->acc must hold a(x) on entry and holds it on return, with

@@ -32,13 +32,41 @@ static double ts_eps(const struct sim_params *p, const struct sim_state *st, siz
 	return p->soft_mixed ? st->comps[st->comp[i]].softening : p->softening;
 }
 
+/* hist of lev (n) and changes += this block step's level changes, both
+ * summed over the ranks (one sum) when ts has a sum */
+static void ts_hist(struct sim_ts *ts, size_t n, long changes)
+{
+	sim_ts_histogram(ts->lev, n, ts->hist);
+	if (!ts->sum) {
+		ts->changes += changes;
+		return;
+	}
+	double h[SIM_TS_LEVELS + 1];
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		h[L] = (double)ts->hist[L];
+	h[SIM_TS_LEVELS] = (double)changes;
+	ts->sum(ts->sum_ctx, h, SIM_TS_LEVELS + 1);
+	for (int L = 0; L < SIM_TS_LEVELS; L++)
+		ts->hist[L] = (long)h[L];
+	ts->changes += (long)h[SIM_TS_LEVELS];
+}
+
 int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st)
+{
+	return sim_ts_init_over(ts, p, st, NULL, NULL);
+}
+
+int sim_ts_init_over(struct sim_ts *ts, const struct sim_params *p, const struct sim_state *st,
+		     void (*sum)(void *ctx, double *v, int n), void *ctx)
 {
 	memset(ts, 0, sizeof *ts);
 	ts->p = *p;
+	ts->sum = sum;
+	ts->sum_ctx = ctx;
 	size_t n = st->n ? st->n : 1;
 	ts->lev = malloc(n);
 	ts->active = malloc(n);
+	ts->cap = n;
 	if (!ts->lev || !ts->active) {
 		log_error("individual time steps: out of memory for %zu bodies", st->n);
 		sim_ts_free(ts);
@@ -50,7 +78,7 @@ int sim_ts_init(struct sim_ts *ts, const struct sim_params *p, const struct sim_
 							      p->dt_max, p->eta, ts_eps(p, st, i),
 							      p->max_level);
 	}
-	sim_ts_histogram(ts->lev, st->n, ts->hist);
+	ts_hist(ts, st->n, 0);
 	return 0;
 }
 
@@ -109,7 +137,17 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 	const long ticks = 1L << plan;
 	const double h = ldexp(p->dt_max, -plan);
 	const size_t n = st->n;
+	if (n > ts->cap) { /* the bodies changed (migration over ranks) */
+		unsigned char *a = realloc(ts->active, n);
+		if (!a) {
+			log_error("individual time steps: out of memory for %zu bodies", n);
+			return NB_ERUNTIME;
+		}
+		ts->active = a;
+		ts->cap = n;
+	}
 	unsigned char *lev = ts->lev;
+	long changes = 0;
 
 	ts_kick(st, lev, 0, p->dt_max); /* every body opens its step */
 	for (long t = 1; t <= ticks; t++) {
@@ -123,13 +161,16 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 			ts->active[i] = lev[i] >= la;
 			nact += ts->active[i];
 		}
-		if (nact == 0)
+		double all = (double)nact; /* over ranks: a tick is every rank's or none's */
+		if (ts->sum)
+			ts->sum(ts->sum_ctx, &all, 1);
+		if (all == 0)
 			continue; /* every body on this tick's levels moved to a larger step */
 		int err = force(st->pos, st->mass, n, la == 0 ? NULL : ts->active, ctx, st->acc,
 				need_potential && end ? st->pot : NULL);
 		if (err)
 			return err;
-		ts->evals += (double)nact;
+		ts->evals += all;
 		ts->ticks++;
 		ts_kick(st, lev, la, p->dt_max); /* the active bodies close their step */
 		for (size_t i = 0; i < n; i++) {
@@ -140,13 +181,13 @@ int sim_ts_block_step(struct sim_ts *ts, struct sim_state *st, sim_force_active_
 							  p->dt_max, p->eta, ts_eps(p, st, i), p->max_level,
 							  lev[i], p->coarsen_margin);
 			int L2 = sim_ts_next_level(want, la, plan, end);
-			ts->changes += L2 != lev[i];
+			changes += L2 != lev[i];
 			lev[i] = (unsigned char)L2;
 		}
 		if (!end)
 			ts_kick(st, lev, la, p->dt_max); /* and open the next one */
 	}
-	sim_ts_histogram(lev, n, ts->hist);
+	ts_hist(ts, n, changes);
 	ts->blocks++;
 	st->time += p->dt_max;
 	return 0;

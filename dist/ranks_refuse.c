@@ -1,5 +1,6 @@
-/* domains_refuse.c - what simulation.ranks: domains does not do yet, as
- * one table of rows (dist.h, dist_domains_refuse): each row names the key
+/* ranks_refuse.c - what the runs over ranks do not do yet, as one table
+ * of rows a mode (simulation.ranks: domains, and replicate over more than
+ * one rank; dist.h, dist_ranks_refuse): each row names the key
  * that asks for it and says why and what works instead. The run and
  * --dry-run both call it (app_preflight), so both refuse alike, with exit
  * status 2 before any work. Rows go as the features are written (adaptive
@@ -7,7 +8,7 @@
  * and the screen diffuse layer with the renderer's images summed over the
  * ranks before rank 0 composites them; camera.follow: light and
  * camera.frame: auto with the framing's histograms reduced over the ranks,
- * app/framing.c). */
+ * app/framing.c; individual time steps on CPU ranks, engine/ranks.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,10 +43,10 @@ static int ask_gpu_mixed(const struct scene *sc, int backend, int *body)
 	return backend == SCENE_BACKEND_CUDA && sim_soft_scene_mixed(sc);
 }
 
-static int ask_individual(const struct scene *sc, int backend, int *body)
+static int ask_gpu_individual(const struct scene *sc, int backend, int *body)
 {
-	(void)backend, (void)body;
-	return sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
+	(void)body;
+	return backend == SCENE_BACKEND_CUDA && sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
 }
 
 static int ask_solver(const struct scene *sc, int backend, int *body)
@@ -111,8 +112,9 @@ static const struct dom_refusal dom_refusals[] = {
 	{"simulation.softening", ask_gpu_mixed,
 	 NOT_YET "take softening lengths per component on GPU ranks yet (one Plummer length "
 		 "only): set simulation.backend: cpu, or drop the components' softening keys"},
-	{"simulation.timesteps", ask_individual,
-	 NOT_YET "take individual time steps yet: use shared steps"},
+	{"simulation.timesteps", ask_gpu_individual,
+	 NOT_YET "take individual time steps on GPU ranks yet (CPU ranks do): set "
+		 "simulation.backend: cpu, or use shared steps"},
 	{"simulation.solver", ask_solver,
 	 NOT_YET "film a series (simulation.solver: none has no forces to spread): use "
 		 "simulation.ranks: replicate"},
@@ -140,18 +142,30 @@ int dist_domains_gpu(const struct scene *sc)
 {
 	int body = -1;
 	return !ask_gpu_direct(sc, SCENE_BACKEND_CUDA, &body) &&
+	       !ask_gpu_individual(sc, SCENE_BACKEND_CUDA, &body) &&
 	       !ask_gpu_spline(sc, SCENE_BACKEND_CUDA, &body) &&
 	       !ask_gpu_mixed(sc, SCENE_BACKEND_CUDA, &body);
 }
 
-int dist_domains_refuse(const struct scene *sc, int backend_cli)
+/* replicate: every rank steps the whole state, its stretch's forces */
+static int ask_rep_individual(const struct scene *sc, int backend, int *body)
 {
-	if (sc->simulation.ranks != SCENE_RANKS_DOMAINS)
-		return 0;
-	const int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
-	const int nrows = (int)(sizeof dom_refusals / sizeof dom_refusals[0]);
-	for (int k = 0; k < nrows; k++) {
-		const struct dom_refusal *r = &dom_refusals[k];
+	(void)backend, (void)body;
+	return dist_size() > 1 && sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
+}
+
+static const struct dom_refusal rep_refusals[] = {
+	{"simulation.timesteps", ask_rep_individual,
+	 "individual time steps over MPI ranks take simulation.ranks: domains (each rank steps "
+	 "its own bodies' levels; CPU ranks), not replicate; or use shared steps or one rank"},
+};
+
+/* The first row of rows (n) that sc asks for: NB_EINPUT (logged), or 0. */
+static int refuse_rows(const struct scene *sc, int backend, const struct dom_refusal *rows,
+		       int n)
+{
+	for (int k = 0; k < n; k++) {
+		const struct dom_refusal *r = &rows[k];
 		int body = -1;
 		if (!r->asks(sc, backend, &body))
 			continue;
@@ -161,4 +175,14 @@ int dist_domains_refuse(const struct scene *sc, int backend_cli)
 				      r->why);
 	}
 	return 0;
+}
+
+int dist_ranks_refuse(const struct scene *sc, int backend_cli)
+{
+	const int backend = backend_cli != -1 ? backend_cli : (int)sc->simulation.backend;
+	if (sc->simulation.ranks == SCENE_RANKS_DOMAINS)
+		return refuse_rows(sc, backend, dom_refusals,
+				   (int)(sizeof dom_refusals / sizeof dom_refusals[0]));
+	return refuse_rows(sc, backend, rep_refusals,
+			   (int)(sizeof rep_refusals / sizeof rep_refusals[0]));
 }
