@@ -740,34 +740,44 @@ START_TEST(a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs)
 {
 	if (!have_mpi())
 		return;
-	char dir[] = "/tmp/nb-dom-XXXXXX", sets[4096], cmd[8192];
-	ck_assert(mkdtemp(dir));
-	sets_of(dir, "die", 6, sets, sizeof sets);
-	/* rank 1 _exit(1)s at force call 5 without a word, mpirun told not to
-	 * end the job for it: the others' exchanges (the domains' box, the
-	 * migration, the ring) must name it within NB_DIST_TIMEOUT */
-	FMT(cmd, MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
-		 " --bind-to none --mca orte_abort_on_non_zero_status 0 -x NB_DIST_DIE -x "
-		 "NB_DIST_TIMEOUT -np 3 '%s' %s/plummer-small.yaml %s --set simulation.ranks=domains "
-		 "--set bodies.0.count=600 --set output.frames=3 --set output.snapshots.dir=%s/snap "
-		 "--set output.snapshots.files=3 --set output.snapshots.every=1 > %s/log 2>&1",
-	    g_mpi, g_data, sets, dir, dir);
-	const int rc = run_sh(cmd);
-	ck_assert_msg(rc == 1, "exit status %d (124: it hung)", rc);
-	/* named by the deadline, or by the MPI error its closed connection
-	 * gives first (dist/comm.c's two messages; either is the promise) */
-	FMT(cmd, "grep -q 'nothing from rank 1 for 5 s\\|rank 1: .*(rank 1 died?)' %s/log", dir);
-	ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
-	/* rank 0 removed the frames it had written and the statistics; the
-	 * snapshot set written before (frame 0, each rank its part) is gone
-	 * too, and no part of a later one is left half-made */
-	FMT(cmd, "test -z \"$(ls -A %s/die 2>/dev/null)\" && test ! -e %s/die.csv && "
-		 "test -z \"$(ls -A %s/snap 2>/dev/null)\"",
-	    dir, dir, dir);
-	ck_assert_msg(run_sh(cmd) == 0, "outputs of the failed run left in %s", dir);
-	printf("domains: a dead rank: exit 1, named, no outputs\n");
-	FMT(cmd, "rm -rf '%s'", dir);
-	run_sh(cmd);
+	/* shared steps, then individual ones (dt_max 0.12, 16 ticks a block
+	 * step: call 5 is a tick inside the first, the active bodies' forces
+	 * with no migration before) */
+	static const char *const modes[] = {"", "--set simulation.timesteps=individual --set "
+						 "simulation.dt=0.02"};
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		char dir[] = "/tmp/nb-dom-XXXXXX", sets[4096], cmd[8192];
+		ck_assert(mkdtemp(dir));
+		sets_of(dir, "die", 6, sets, sizeof sets);
+		/* rank 1 _exit(1)s at force call 5 without a word, mpirun told not
+		 * to end the job for it: the others' exchanges (the domains' box,
+		 * the migration, the ring) must name it within NB_DIST_TIMEOUT */
+		FMT(cmd, MPIENV "NB_DIST_DIE=1:5 NB_DIST_TIMEOUT=5 timeout 120 mpirun --oversubscribe"
+			 " --bind-to none --mca orte_abort_on_non_zero_status 0 -x NB_DIST_DIE -x "
+			 "NB_DIST_TIMEOUT -np 3 '%s' %s/plummer-small.yaml %s %s --set "
+			 "simulation.ranks=domains --set bodies.0.count=600 --set output.frames=3 "
+			 "--set output.snapshots.dir=%s/snap --set output.snapshots.files=3 --set "
+			 "output.snapshots.every=1 > %s/log 2>&1",
+		    g_mpi, g_data, sets, modes[m], dir, dir);
+		const int rc = run_sh(cmd);
+		ck_assert_msg(rc == 1, "%s: exit status %d (124: it hung)", modes[m], rc);
+		/* named by the deadline, or by the MPI error its closed connection
+		 * gives first (dist/comm.c's two messages; either is the promise) */
+		FMT(cmd, "grep -q 'nothing from rank 1 for 5 s\\|rank 1: .*(rank 1 died?)' %s/log",
+		    dir);
+		ck_assert_msg(run_sh(cmd) == 0, "no message naming rank 1 in %s/log", dir);
+		/* rank 0 removed the frames it had written and the statistics; the
+		 * snapshot set written before (frame 0, each rank its part) is gone
+		 * too, and no part of a later one is left half-made */
+		FMT(cmd, "test -z \"$(ls -A %s/die 2>/dev/null)\" && test ! -e %s/die.csv && "
+			 "test -z \"$(ls -A %s/snap 2>/dev/null)\"",
+		    dir, dir, dir);
+		ck_assert_msg(run_sh(cmd) == 0, "outputs of the failed run left in %s", dir);
+		printf("domains: a dead rank%s: exit 1, named, no outputs\n",
+		       m ? " (individual time steps)" : "");
+		FMT(cmd, "rm -rf '%s'", dir);
+		run_sh(cmd);
+	}
 }
 END_TEST
 
