@@ -232,9 +232,8 @@ int dist_ring_direct(void **state, const struct sim_state *st, const struct sim_
  * essential trees (dist/let_force.c): the same contract as
  * dist_ring_direct; the trees on the CPU (sim/let.h; work[i] body i's
  * interactions) or on this rank's GPU (gpu.h's gpu_let_*, kept in *state;
- * work[i] the rank's device time over its bodies; one Plummer length;
- * active must be NULL: NB_ERUNTIME, logged, else - dist_ranks_refuse
- * refuses individual time steps on GPU ranks). */
+ * work[i] the rank's device time over the bodies it walked; one Plummer
+ * length). */
 int dist_let_force(void **state, const struct sim_state *st, const struct sim_params *p,
 		   const double *each, const unsigned char *active, double *work, size_t *held);
 int dist_let_force_gpu(void **state, const struct sim_state *st, const struct sim_params *p,
@@ -261,8 +260,7 @@ int dist_halo_follow(const uint32_t *id_then, const double *h_then, size_t n_the
 /* The runs over ranks: what they do not do yet, each refused with its
  * key (NB_EINPUT, logged through scene_fail_key): on GPU ranks
  * (simulation.backend cuda) the direct sum, the spline kernel and lengths
- * per component and individual time steps (CPU ranks take them), film
- * mode (solver none), a snapshot entry beside made bodies (a scene of snapshots only is
+ * per component (CPU ranks take them), film mode (solver none), a snapshot entry beside made bodies (a scene of snapshots only is
  * read a share a rank: dist_snapin_build), snapshot output of bodies read
  * from snapshots (adaptive smoothing, dust and the diffuse layers are
  * written: dist_halo_h, the CPU renderer), the state CSVs (they

@@ -34,9 +34,10 @@ enum { LET_MAXBOX = 256, LET_REC = 3 + 6 * LET_MAXBOX };
 
 /* One way to make, cover, export and walk a rank's own tree. */
 struct let_impl {
-	/* tree (*tree) of st's bodies; *state the row's between evaluations */
+	/* tree (*tree) of st's bodies; *state the row's between evaluations;
+	 * active: the bodies walk will be asked for (NULL: all) */
 	int (*build)(void **state, void **tree, const struct sim_state *st, const struct sim_params *p,
-		     const double *each);
+		     const double *each, const unsigned char *active);
 	int (*cover)(void *tree, int max, double *boxes, int *nbox);
 	int (*export_to)(void *tree, const double *boxes, int nbox, double eps_max, void **buf,
 			 size_t *nbytes);
@@ -179,9 +180,9 @@ static void let_cube(const struct sim_state *st, double cube[6])
 }
 
 static int cpu_build(void **state, void **tree, const struct sim_state *st,
-		     const struct sim_params *p, const double *each)
+		     const struct sim_params *p, const double *each, const unsigned char *active)
 {
-	(void)state;
+	(void)state, (void)active; /* the walk skips the inactive groups */
 	const struct sim_soft s = {.kernel = p->soft_kernel, .eps = p->softening, .each = each};
 	double cube[6];
 	let_cube(st, cube);
@@ -218,7 +219,7 @@ struct let_gpu {
 };
 
 static int gpu_build(void **state, void **tree, const struct sim_state *st,
-		     const struct sim_params *p, const double *each)
+		     const struct sim_params *p, const double *each, const unsigned char *active)
 {
 	(void)each; /* one length: ranks_refuse.c refuses lengths per body on GPUs */
 	struct let_gpu *lg = *state;
@@ -241,7 +242,7 @@ static int gpu_build(void **state, void **tree, const struct sim_state *st,
 	double cube[6];
 	let_cube(st, cube);
 	*tree = lg;
-	return gpu_let_build(lg->g, st->pos, st->mass, st->n, cube);
+	return gpu_let_build(lg->g, st->pos, st->mass, st->n, active, cube);
 }
 
 static int gpu_cover(void *t, int max, double *boxes, int *nbox)
@@ -256,24 +257,22 @@ static int gpu_export(void *t, const double *boxes, int nbox, double eps_max, vo
 	return gpu_let_export(((struct let_gpu *)t)->g, boxes, nbox, buf, nbytes);
 }
 
-/* work: the rank's device time spread over its bodies (the cuts balance
- * time; the walk's interaction counts stay on the device). Ranks that
- * share a GPU time each other's kernels as well as their own: they
- * balance the body counts instead. */
+/* work: the rank's device time spread over the bodies it walked (the cuts
+ * balance time; the walk's interaction counts stay on the device). Ranks
+ * that share a GPU time each other's kernels as well as their own: they
+ * balance the walked bodies' counts instead. */
 static int gpu_walk(void *t, const void *const *bufs, const size_t *nbytes, int nbuf,
 		    const struct sim_state *st, const unsigned char *active, double *work)
 {
 	const struct let_gpu *lg = t;
-	if (active) { /* dist_ranks_refuse refuses individual steps on GPU ranks */
-		log_error("barnes-hut (GPU) over domains: individual time steps are not written "
-			  "(internal)");
-		return NB_ERUNTIME;
-	}
-	int rc = gpu_let_accel(lg->g, bufs, nbytes, nbuf, st->acc, st->pot);
-	double own = 0, remote = 0;
+	int rc = gpu_let_accel(lg->g, bufs, nbytes, nbuf, active, st->acc, st->pot);
+	double own = 0, remote = 0, walked = 0;
 	gpu_let_times(lg->g, &own, &remote);
+	for (size_t i = 0; i < st->n; i++)
+		walked += !active || active[i];
 	for (size_t i = 0; !rc && i < st->n; i++)
-		work[i] = lg->shared ? 1.0 : (own + remote) / (double)st->n;
+		if (!active || active[i])
+			work[i] = lg->shared ? 1.0 : (own + remote) / walked;
 	return rc;
 }
 
@@ -295,7 +294,7 @@ static int let_force(const struct let_impl *im, void **state, const struct sim_s
 {
 	const int P = dist_size();
 	void *t = NULL;
-	int rc = im->build(state, &t, st, p, each);
+	int rc = im->build(state, &t, st, p, each, active);
 	double *box = malloc((size_t)P * LET_REC * sizeof *box);
 	size_t *sz = malloc(4 * (size_t)P * sizeof *sz);
 	char *out = NULL, *in = NULL;

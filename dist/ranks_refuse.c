@@ -8,7 +8,7 @@
  * and the screen diffuse layer with the renderer's images summed over the
  * ranks before rank 0 composites them; camera.follow: light and
  * camera.frame: auto with the framing's histograms reduced over the ranks,
- * app/framing.c; individual time steps on CPU ranks, engine/ranks.c). */
+ * app/framing.c; individual time steps, engine/ranks.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,12 +41,6 @@ static int ask_gpu_mixed(const struct scene *sc, int backend, int *body)
 {
 	(void)body;
 	return backend == SCENE_BACKEND_CUDA && sim_soft_scene_mixed(sc);
-}
-
-static int ask_gpu_individual(const struct scene *sc, int backend, int *body)
-{
-	(void)body;
-	return backend == SCENE_BACKEND_CUDA && sc->simulation.timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
 }
 
 static int ask_solver(const struct scene *sc, int backend, int *body)
@@ -112,9 +106,6 @@ static const struct dom_refusal dom_refusals[] = {
 	{"simulation.softening", ask_gpu_mixed,
 	 NOT_YET "take softening lengths per component on GPU ranks yet (one Plummer length "
 		 "only): set simulation.backend: cpu, or drop the components' softening keys"},
-	{"simulation.timesteps", ask_gpu_individual,
-	 NOT_YET "take individual time steps on GPU ranks yet (CPU ranks do): set "
-		 "simulation.backend: cpu, or use shared steps"},
 	{"simulation.solver", ask_solver,
 	 NOT_YET "film a series (simulation.solver: none has no forces to spread): use "
 		 "simulation.ranks: replicate"},
@@ -142,7 +133,6 @@ int dist_domains_gpu(const struct scene *sc)
 {
 	int body = -1;
 	return !ask_gpu_direct(sc, SCENE_BACKEND_CUDA, &body) &&
-	       !ask_gpu_individual(sc, SCENE_BACKEND_CUDA, &body) &&
 	       !ask_gpu_spline(sc, SCENE_BACKEND_CUDA, &body) &&
 	       !ask_gpu_mixed(sc, SCENE_BACKEND_CUDA, &body);
 }

@@ -188,10 +188,6 @@ START_TEST(what_domains_does_not_do_yet_is_refused_with_exit_2)
 	ck_assert(mkdtemp(dir));
 	static const char *const cases[][2] = {
 		{"simulation.solver=none", "simulation.solver"},
-		/* individual time steps on GPU ranks (CPU ranks take them) */
-		{"simulation.backend=cuda' --set 'simulation.solver=barnes-hut' --set "
-		 "'simulation.timesteps=individual",
-		 "simulation.timesteps"},
 		/* on GPU ranks: plummer-small's direct sum, the spline kernel */
 		{"simulation.backend=cuda", "simulation.solver"},
 		{"simulation.backend=cuda' --set 'simulation.solver=barnes-hut' --set "

@@ -69,57 +69,87 @@ static void cube_of(const struct sim_state *st, double *cube)
 		cube[3 + k] = cube[k] + ext * (1 + 1e-6);
 }
 
-/* The forces of n Plummer bodies (seed) cut into P Morton domains, each
- * a gpu_let, into acc/pot (by body index); *bytes the exports' sum. */
-static void let_domains(const struct sim_state *st, int P, double *acc, double *pot, size_t *bytes)
+/* Individual time steps: the lean tree keeps the levels' arrays */
+static const struct sim_params let_params_ind = {.solver = SCENE_SOLVER_BARNES_HUT,
+						 .softening = 0.05,
+						 .dt = 0.01,
+						 .theta = 0.5,
+						 .multipoles = 2,
+						 .opening = SCENE_OPENING_BMAX,
+						 .timesteps = SCENE_TIMESTEPS_INDIVIDUAL};
+
+/* One domain of let_domains: its bodies, results and cover. */
+struct let_dom {
+	struct gpu_let *g;
+	size_t m;
+	double *pos, *mass, *a, *ph;
+	unsigned char *act;
+	double box[6 * 64];
+	int nbox;
+};
+
+/* Domain r of d (P of them) as D: its bodies of st, a gpu_let built over
+ * them (active: by body index, or NULL) and its cover, every own body
+ * inside one of the cover's boxes. */
+static void let_dom_build(struct let_dom *D, const struct sim_state *st, const struct dist_domain *d,
+			  int r, int P, const unsigned char *active, const double *cube)
 {
-	const size_t n = st->n;
+	const size_t m = D->m = d->cut[r + 1] - d->cut[r], m1 = m ? m : 1;
+	D->pos = malloc(3 * m1 * sizeof *D->pos);
+	D->mass = malloc(m1 * sizeof *D->mass);
+	D->a = malloc(3 * m1 * sizeof *D->a);
+	D->ph = malloc(m1 * sizeof *D->ph);
+	D->act = malloc(m1);
+	ck_assert(D->pos && D->mass && D->a && D->ph && D->act);
+	for (size_t k = 0; k < m; k++) {
+		const size_t i = d->order[d->cut[r] + k];
+		memcpy(D->pos + 3 * k, st->pos + 3 * i, 3 * sizeof(double));
+		D->mass[k] = st->mass[i];
+		D->act[k] = active ? active[i] : 1;
+		D->a[3 * k] = D->a[3 * k + 1] = D->a[3 * k + 2] = D->ph[k] = NAN;
+	}
+	ck_assert_int_eq(gpu_let_create(active ? &let_params_ind : &let_params, &D->g), 0);
+	ck_assert_int_eq(gpu_let_build(D->g, D->pos, D->mass, m, active ? D->act : NULL,
+				       P > 1 ? cube : NULL),
+			 0);
+	ck_assert_int_eq(gpu_let_cover(D->g, 32, D->box, &D->nbox), 0);
+	ck_assert(D->nbox >= 1 && D->nbox <= 32);
+	for (size_t k = 0; k < m; k++) {
+		int in = 0;
+		for (int b = 0; b < D->nbox && !in; b++) {
+			const double *x = D->box + 6 * b, *p = D->pos + 3 * k;
+			in = (float)p[0] >= x[0] && (float)p[0] <= x[3] && (float)p[1] >= x[1] &&
+			     (float)p[1] <= x[4] && (float)p[2] >= x[2] && (float)p[2] <= x[5];
+		}
+		ck_assert_msg(in, "domain %d body %zu outside its cover", r, k);
+	}
+}
+
+/* The forces of n Plummer bodies (seed) cut into P Morton domains, each
+ * a gpu_let, into acc/pot (by body index); *bytes the exports' sum.
+ * active (n, by body index, or NULL: all): the bodies asked for; the
+ * others' acc and pot come back NaN (each domain's arrays start so). */
+static void let_domains(const struct sim_state *st, int P, const unsigned char *active,
+			double *acc, double *pot, size_t *bytes)
+{
 	struct dist_domain d;
-	ck_assert_int_eq(dist_domain_init(&d, n, P), 0);
+	ck_assert_int_eq(dist_domain_init(&d, st->n, P), 0);
 	ck_assert_int_eq(dist_domain_cut(&d, st->pos, NULL), 0);
-	struct gpu_let **g = calloc((size_t)P, sizeof *g);
-	double **pos = calloc((size_t)P, sizeof *pos), **mass = calloc((size_t)P, sizeof *mass);
-	double **a = calloc((size_t)P, sizeof *a), **ph = calloc((size_t)P, sizeof *ph);
-	double *box = calloc((size_t)P * 6 * 64, sizeof *box);
-	int *nbox = calloc((size_t)P, sizeof *nbox);
+	struct let_dom *D = calloc((size_t)P, sizeof *D);
 	void **buf = calloc((size_t)P * (size_t)P, sizeof *buf);
 	size_t *nb = calloc((size_t)P * (size_t)P, sizeof *nb);
-	ck_assert(g && pos && mass && a && ph && box && nbox && buf && nb);
+	ck_assert(D && buf && nb);
 	/* over ranks, every tree over the one cube round every body (as
 	 * dist/let_force.c does); one domain: its own box (the one tree's) */
 	double cube[6];
 	cube_of(st, cube);
-	for (int r = 0; r < P; r++) {
-		const size_t m = d.cut[r + 1] - d.cut[r];
-		pos[r] = malloc(3 * (m ? m : 1) * sizeof **pos);
-		mass[r] = malloc((m ? m : 1) * sizeof **mass);
-		a[r] = malloc(3 * (m ? m : 1) * sizeof **a);
-		ph[r] = malloc((m ? m : 1) * sizeof **ph);
-		for (size_t k = 0; k < m; k++) {
-			const size_t i = d.order[d.cut[r] + k];
-			memcpy(pos[r] + 3 * k, st->pos + 3 * i, 3 * sizeof(double));
-			mass[r][k] = st->mass[i];
-		}
-		ck_assert_int_eq(gpu_let_create(&let_params, &g[r]), 0);
-		ck_assert_int_eq(gpu_let_build(g[r], pos[r], mass[r], m, P > 1 ? cube : NULL), 0);
-		ck_assert_int_eq(gpu_let_cover(g[r], 32, box + (size_t)r * 6 * 64, &nbox[r]), 0);
-		ck_assert(nbox[r] >= 1 && nbox[r] <= 32);
-		/* every own body inside one of the cover's boxes */
-		for (size_t k = 0; k < m; k++) {
-			int in = 0;
-			for (int b = 0; b < nbox[r] && !in; b++) {
-				const double *x = box + (size_t)r * 6 * 64 + 6 * b, *p = pos[r] + 3 * k;
-				in = (float)p[0] >= x[0] && (float)p[0] <= x[3] && (float)p[1] >= x[1] &&
-				     (float)p[1] <= x[4] && (float)p[2] >= x[2] && (float)p[2] <= x[5];
-			}
-			ck_assert_msg(in, "domain %d body %zu outside its cover", r, k);
-		}
-	}
+	for (int r = 0; r < P; r++)
+		let_dom_build(&D[r], st, &d, r, P, active, cube);
 	*bytes = 0;
 	for (int r = 0; r < P; r++) /* r's export to q */
 		for (int q = 0; q < P; q++)
 			if (q != r) {
-				ck_assert_int_eq(gpu_let_export(g[r], box + (size_t)q * 6 * 64, nbox[q],
+				ck_assert_int_eq(gpu_let_export(D[r].g, D[q].box, D[q].nbox,
 								&buf[r * P + q], &nb[r * P + q]),
 						 0);
 				struct sim_glet_view v;
@@ -133,21 +163,22 @@ static void let_domains(const struct sim_state *st, int P, double *acc, double *
 		for (int r = 0; r < P; r++)
 			if (r != q)
 				in[k] = buf[r * P + q], inb[k++] = nb[r * P + q];
-		ck_assert_int_eq(gpu_let_accel(g[q], in, inb, k, a[q], ph[q]), 0);
-		const size_t m = d.cut[q + 1] - d.cut[q];
-		for (size_t j = 0; j < m; j++) {
+		ck_assert_int_eq(gpu_let_accel(D[q].g, in, inb, k, active ? D[q].act : NULL, D[q].a,
+					       D[q].ph),
+				 0);
+		for (size_t j = 0; j < D[q].m; j++) {
 			const size_t i = d.order[d.cut[q] + j];
-			memcpy(acc + 3 * i, a[q] + 3 * j, 3 * sizeof(double));
-			pot[i] = ph[q][j];
+			memcpy(acc + 3 * i, D[q].a + 3 * j, 3 * sizeof(double));
+			pot[i] = D[q].ph[j];
 		}
 	}
 	for (int r = 0; r < P; r++) {
-		gpu_let_free(&g[r]);
-		free(pos[r]), free(mass[r]), free(a[r]), free(ph[r]);
+		gpu_let_free(&D[r].g);
+		free(D[r].pos), free(D[r].mass), free(D[r].a), free(D[r].ph), free(D[r].act);
 	}
 	for (int k = 0; k < P * P; k++)
 		free(buf[k]);
-	free(g), free(pos), free(mass), free(a), free(ph), free(box), free(nbox), free(buf), free(nb);
+	free(D), free(buf), free(nb);
 	dist_domain_free(&d);
 }
 
@@ -169,12 +200,12 @@ START_TEST(gpu_let_domains_match_one_tree_and_direct)
 	double tmed, t99;
 	rel_err(at, ad, n, &tmed, &t99);
 	size_t bytes = 0;
-	let_domains(&st, 1, al, pl, &bytes);
+	let_domains(&st, 1, NULL, al, pl, &bytes);
 	for (size_t i = 0; i < 3 * n; i++)
 		ck_assert_msg(al[i] == at[i], "one domain: acc[%zu] %.9g, the one tree's %.9g", i, al[i],
 			      at[i]);
 	for (int P = 2; P <= 3; P++) {
-		let_domains(&st, P, al, pl, &bytes);
+		let_domains(&st, P, NULL, al, pl, &bytes);
 		double med, p99, pmax = 0;
 		rel_err(al, ad, n, &med, &p99);
 		for (size_t i = 0; i < n; i++)
@@ -192,6 +223,65 @@ START_TEST(gpu_let_domains_match_one_tree_and_direct)
 }
 END_TEST
 
+/* Individual time steps: only the bodies asked for are walked (a body of
+ * level >= la; here every 7th body, and a clump near the centre where
+ * whole walk groups are active), each within the one tree's error of the
+ * direct sum on 1 to 3 domains, and no other body's result is written
+ * (their arrays stay NaN). The own tree packs the active bodies into walk
+ * groups of their own (tree_stage_walk), the received ones keep the
+ * groups and skip their inactive bodies. */
+START_TEST(gpu_let_walks_only_the_active_bodies)
+{
+	const size_t n = 200000;
+	struct sim_state st = {0};
+	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
+	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 31, 0);
+	double *ad = malloc(3 * n * sizeof *ad), *pd = malloc(n * sizeof *pd);
+	double *at = malloc(3 * n * sizeof *at), *pt = malloc(n * sizeof *pt);
+	double *al = malloc(3 * n * sizeof *al), *pl = malloc(n * sizeof *pl);
+	double *sa = malloc(3 * n * sizeof *sa), *sd = malloc(3 * n * sizeof *sd);
+	unsigned char *active = malloc(n);
+	ck_assert(ad && pd && at && pt && al && pl && sa && sd && active);
+	size_t nact = 0;
+	for (size_t i = 0; i < n; i++) {
+		const double *x = st.pos + 3 * i;
+		active[i] = i % 7 == 0 || x[0] * x[0] + x[1] * x[1] + x[2] * x[2] < 0.01;
+		nact += active[i];
+	}
+	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
+	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, at, pt), 0);
+	for (int P = 1; P <= 3; P++) {
+		size_t bytes = 0, k = 0;
+		let_domains(&st, P, active, al, pl, &bytes);
+		for (size_t i = 0; i < n; i++) {
+			if (!active[i]) {
+				ck_assert_msg(isnan(al[3 * i]) && isnan(pl[i]),
+					      "%d domains: inactive body %zu was written", P, i);
+				continue;
+			}
+			ck_assert_msg(isfinite(al[3 * i]) && isfinite(pl[i]),
+				      "%d domains: active body %zu not walked", P, i);
+			memcpy(sa + 3 * k, al + 3 * i, 3 * sizeof *sa);
+			memcpy(sd + 3 * k, ad + 3 * i, 3 * sizeof *sd);
+			k++;
+		}
+		double med, p99, tmed, t99;
+		rel_err(sa, sd, k, &med, &p99);
+		for (size_t j = 0, i = 0; i < n; i++) /* the one tree's on the same bodies */
+			if (active[i])
+				memcpy(sa + 3 * j++, at + 3 * i, 3 * sizeof *sa);
+		rel_err(sa, sd, k, &tmed, &t99);
+		printf("gpu let, %zu of %zu bodies active, %d domains: median error %.3g (one tree "
+		       "%.3g), 99th %.3g (%.3g)\n", nact, n, P, med, tmed, p99, t99);
+		ck_assert_msg(med < 1.5 * tmed && p99 < 1.5 * t99,
+			      "%d domains, active bodies: median %.3g, 99th %.3g against the one "
+			      "tree's %.3g, %.3g", P, med, p99, tmed, t99);
+	}
+	free(ad), free(pd), free(at), free(pt), free(al), free(pl), free(sa), free(sd), free(active);
+	sim_state_free(&st);
+}
+END_TEST
+
 /* A received buffer of another walk, or one that does not check out, is
  * refused (NB_EINPUT) and nothing is walked. */
 START_TEST(gpu_let_refuses_foreign_buffers)
@@ -205,8 +295,8 @@ START_TEST(gpu_let_refuses_foreign_buffers)
 	other.theta = 0.6;
 	ck_assert_int_eq(gpu_let_create(&let_params, &a), 0);
 	ck_assert_int_eq(gpu_let_create(&other, &b), 0);
-	ck_assert_int_eq(gpu_let_build(a, st.pos, st.mass, n / 2, NULL), 0);
-	ck_assert_int_eq(gpu_let_build(b, st.pos + 3 * (n / 2), st.mass + n / 2, n / 2, NULL), 0);
+	ck_assert_int_eq(gpu_let_build(a, st.pos, st.mass, n / 2, NULL, NULL), 0);
+	ck_assert_int_eq(gpu_let_build(b, st.pos + 3 * (n / 2), st.mass + n / 2, n / 2, NULL, NULL), 0);
 	double box[6 * 64];
 	int nbox = 0;
 	ck_assert_int_eq(gpu_let_cover(a, 32, box, &nbox), 0);
@@ -215,9 +305,9 @@ START_TEST(gpu_let_refuses_foreign_buffers)
 	ck_assert_int_eq(gpu_let_export(b, box, nbox, &buf, &nbytes), 0);
 	double *acc = malloc(3 * n * sizeof *acc);
 	const void *in[1] = {buf};
-	ck_assert_int_eq(gpu_let_accel(a, in, &nbytes, 1, acc, NULL), NB_EINPUT);
+	ck_assert_int_eq(gpu_let_accel(a, in, &nbytes, 1, NULL, acc, NULL), NB_EINPUT);
 	size_t cut = nbytes - 16;
-	ck_assert_int_eq(gpu_let_accel(a, in, &cut, 1, acc, NULL), NB_EINPUT);
+	ck_assert_int_eq(gpu_let_accel(a, in, &cut, 1, NULL, acc, NULL), NB_EINPUT);
 	free(buf);
 	free(acc);
 	gpu_let_free(&a);
@@ -232,6 +322,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, gpu_let_domains_match_one_tree_and_direct);
+	tcase_add_test(tc, gpu_let_walks_only_the_active_bodies);
 	tcase_add_test(tc, gpu_let_refuses_foreign_buffers);
 	NB_GPU_TCASE(s, tc);
 	return s;

@@ -376,6 +376,10 @@ for step in "$@"; do
 		# 2) GDOM_N millions of the default mix over GDOM_NP ranks: each
 		#    rank's report line (owned bodies, host and device bytes a body,
 		#    force / exchange / migration per step, LET bytes), peak RSS
+		#    (GDOM_SWEEP=0: not run)
+		# GDOM_SETS: more --set for every run of 1) (individual time steps:
+		# "--set simulation.timesteps=individual"); GDOM_TAG: the logs' and
+		# frames' prefix instead of gdom (two variants in one call)
 		mpi_setup || continue
 		cores=$(nproc)
 		K=${GDOM_K:-2}
@@ -385,20 +389,22 @@ for step in "$@"; do
 		done
 		base="--set output.frames=6 --set simulation.steps_per_frame=4 --set output.video=
 		      --set output.preview= --set render.width=480 --set render.height=270
-		      --set camera.follow=all --set camera.frame=keys $small"
+		      --set camera.follow=all --set camera.frame=keys $small ${GDOM_SETS:-}"
+		G=${GDOM_TAG:-gdom}
 		/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $base --backend cuda \
-			--set output.stats=$L/gdom-ref.csv --set output.png_dir=$L/gdom-ref >"$L/gdom-ref.log" 2>&1
-		echo "one GPU: rc $?"; grep -h "error\|done" "$L/gdom-ref.log" | tail -2
+			--set output.stats=$L/$G-ref.csv --set output.png_dir=$L/$G-ref >"$L/$G-ref.log" 2>&1
+		echo "one GPU: rc $?"; grep -h "error\|done\|individual time steps:" "$L/$G-ref.log" | tail -4
 		for run in "1 cuda" "2 cuda" "3 cuda" "2 cpu"; do
 			set -- $run
 			env OMP_NUM_THREADS=$((cores / $1)) mpirun --bind-to none -x OMP_NUM_THREADS -np $1 \
 				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $base \
-				--set simulation.ranks=domains --backend $2 --set output.stats=$L/gdom-$1-$2.csv \
-				--set output.png_dir=$L/gdom-$1-$2 >"$L/gdom-$1-$2.log" 2>&1
+				--set simulation.ranks=domains --backend $2 --set output.stats=$L/$G-$1-$2.csv \
+				--set output.png_dir=$L/$G-$1-$2 >"$L/$G-$1-$2.log" 2>&1
 			echo "domains np $1 $2: rc $?"
-			grep -h "rank [0-9]*: owns\|error\|over [0-9]* MPI\|done" "$L/gdom-$1-$2.log" | cut -c1-400
+			grep -h "rank [0-9]*: owns\|error\|over [0-9]* MPI\|done\|individual time steps:" \
+				"$L/$G-$1-$2.log" | cut -c1-400
 		done
-		dom_sweep cuda gdomains " (GPU)" "${GDOM_N:-4}" "${GDOM_NP:-1 2 4}" "${GDOM_THETA:-}" "${GDOM_TN:-4}" ;;
+		[ "${GDOM_SWEEP:-1}" = 0 ] || dom_sweep cuda gdomains " (GPU)" "${GDOM_N:-4}" "${GDOM_NP:-1 2 4}" "${GDOM_THETA:-}" "${GDOM_TN:-4}" ;;
 	mpitime)
 		# force / exchange / rebalance per step over 1, 2, 4 ranks of this host
 		# (MPITIME_N bodies of the default scene's mix, MPITIME_FRAMES frames

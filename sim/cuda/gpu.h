@@ -204,9 +204,14 @@ int gpu_sim_com(struct gpu_sim *g, double com[3], double *mass, size_t *count);
  *                   walk's parameters, finite values), uploaded and walked by
  *                   the own walk groups; acc (3n), pot (n, or NULL) of the
  *                   bodies in the order gpu_let_build was given them.
- * Plummer softening with one length only (no spline, no lengths per body),
- * shared time steps; one Plummer length and the tree's opening criterion
- * are the scene's (sim_params). 0, NB_EINPUT (a buffer that does not check
+ * Individual time steps: active (n, or NULL: every body) names the bodies
+ * whose forces are wanted, the same to build and accel; the walks skip the
+ * groups without one and only their acc and pot are written (the tree, its
+ * cover and its exports are every body's: the others' walks need them).
+ * Plummer softening with one length only (no spline, no lengths per body);
+ * one Plummer length and the tree's opening criterion are the scene's
+ * (sim_params; with simulation.timesteps: individual the tree keeps the
+ * levels' arrays, 9 bytes a body more). 0, NB_EINPUT (a buffer that does not check
  * out, or the device too small, logged) or NB_ERUNTIME (logged). */
 struct gpu_let;
 int gpu_let_create(const struct sim_params *p, struct gpu_let **out);
@@ -215,11 +220,11 @@ int gpu_let_create(const struct sim_params *p, struct gpu_let **out);
  * the global Morton cells, and its cover's boxes do not reach round
  * another rank's bodies) */
 int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
-		  const double *cube);
+		  const unsigned char *active, const double *cube);
 int gpu_let_cover(struct gpu_let *g, int max, double *boxes, int *nbox);
 int gpu_let_export(struct gpu_let *g, const double *boxes, int nbox, void **buf, size_t *nbytes);
 int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,
-		  double *acc, double *pot);
+		  const unsigned char *active, double *acc, double *pot);
 /* Device bytes g holds now, and the milliseconds of the last build's own
  * walk and of the last accel's remote walks (device time). */
 size_t gpu_let_bytes(const struct gpu_let *g);

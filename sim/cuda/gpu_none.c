@@ -164,9 +164,9 @@ int gpu_let_create(const struct sim_params *p, struct gpu_let **out)
 }
 
 int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
-		  const double *cube)
+		  const unsigned char *active, const double *cube)
 {
-	(void)g, (void)pos, (void)mass, (void)n, (void)cube;
+	(void)g, (void)pos, (void)mass, (void)n, (void)active, (void)cube;
 	return NB_ERUNTIME;
 }
 
@@ -186,9 +186,9 @@ int gpu_let_export(struct gpu_let *g, const double *boxes, int nbox, void **buf,
 }
 
 int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,
-		  double *acc, double *pot)
+		  const unsigned char *active, double *acc, double *pot)
 {
-	(void)g, (void)bufs, (void)nbytes, (void)nbuf, (void)acc, (void)pot;
+	(void)g, (void)bufs, (void)nbytes, (void)nbuf, (void)active, (void)acc, (void)pot;
 	return NB_ERUNTIME;
 }
 

@@ -209,7 +209,7 @@ static void tree_settings(struct gpu_tree *t, size_t n, size_t nn, const struct 
 
 /* t's device arrays for nn bodies (t's settings made), counted in
  * t->bytes; on failure the caller frees t. */
-static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed, int lean)
+static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed, int lean, int levels)
 {
 	int rc = 0, dev = 0;
 	CUDA_GOTO(cudaGetDevice(&dev), rc, fail);
@@ -223,7 +223,7 @@ static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed, int lean)
 	if (!lean)
 		TREE_ALLOC(t->vel, nn);
 	TREE_ALLOC(t->id, nn);
-	if (!lean)
+	if (!lean || levels)
 		TREE_ALLOC(t->lev, nn);
 	TREE_ALLOC(t->node_range, (size_t)t->node_cap);
 	TREE_ALLOC(t->node_kids, (size_t)t->node_cap);
@@ -235,9 +235,9 @@ static int tree_alloc(struct gpu_tree *t, size_t nn, int p_mixed, int lean)
 		TREE_ALLOC(t->node_soft, (size_t)t->node_cap);
 	TREE_ALLOC(t->groups, (size_t)t->group_cap);
 	TREE_ALLOC(t->group_head, (size_t)t->group_cap);
-	if (!lean)
+	if (!lean || levels)
 		TREE_ALLOC(t->pk_group, (size_t)t->group_cap);
-	if (!lean)
+	if (!lean || levels)
 		TREE_ALLOC(t->pk_slot, nn);
 	TREE_ALLOC(t->ctl, 1);
 	t->sort_tmp_bytes = tree_sort_tmp_bytes(nn);
@@ -268,7 +268,9 @@ static int tree_create(size_t n, const struct sim_params *p, int lean, struct gp
 	}
 	size_t nn = n ? n : 1;
 	tree_settings(t, n, nn, p);
-	if ((rc = tree_alloc(t, nn, p->soft_mixed, lean)) || (rc = tree_walk_prepare(t)))
+	/* a lean tree keeps the levels' arrays for individual time steps */
+	const int levels = p->timesteps == SCENE_TIMESTEPS_INDIVIDUAL;
+	if ((rc = tree_alloc(t, nn, p->soft_mixed, lean, levels)) || (rc = tree_walk_prepare(t)))
 		goto fail;
 	g_prof.bytes = t->bytes;
 	g_prof.node_cap = t->node_cap;

@@ -223,10 +223,13 @@ struct tree_src {
 /* t's walk groups (their bodies pos[0, n), t's tree order, as the last
  * build left them) walk src's cells instead of t's: acc[i] of every slot
  * gets that tree's sum (.w: phi + m / eps, as tree_stage_walk writes it,
- * with the self term taken out that this walk never added). One Plummer
- * length only (t->soft 0). Queued on s. 0 or NB_ERUNTIME. */
-int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const struct tree_src *src,
-			float4 *acc, int need_pot, cudaStream_t s);
+ * with the self term taken out that this walk never added); lev (n, tree
+ * order) not NULL: only the slots with lev[i] >= la (individual time
+ * steps; a group without one is not walked, the others' acc is left as it
+ * was). One Plummer length only (t->soft 0). Queued on s. 0 or
+ * NB_ERUNTIME. */
+int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const uint8_t *lev, int la,
+			const struct tree_src *src, float4 *acc, int need_pot, cudaStream_t s);
 
 /* Order-preserving float <-> uint (so atomicMin/Max on uint order floats). */
 __device__ __forceinline__ unsigned int tree_f2u(float f)

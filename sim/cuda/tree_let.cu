@@ -48,6 +48,11 @@ struct gpu_let {
 	struct gpu_bodies b; /* pos: pos_cap slots (the own, then a received tree's) */
 	size_t pos_cap;
 	float4 *tacc;       /* a received tree's sums (cap) */
+	uint8_t *d_act;     /* individual time steps: each body active or not (cap);
+			     * b.lev points here for the evaluation, tree order after
+			     * the build */
+	size_t act_cap;
+	int act;            /* this evaluation's bodies are b.lev's active ones */
 	float4 *h_pos, *h_acc; /* host staging (cap) */
 	uint32_t *h_id;
 	/* export: frontier, counts and scans (cnt_cap each), output cells */
@@ -284,7 +289,7 @@ void gpu_let_free(struct gpu_let **gp)
 	if (!g)
 		return;
 	gpu_tree_free(&g->t);
-	void *dev[] = {g->b.pos, g->b.acc, g->b.id, g->tacc, g->front, g->front_next, g->cc,
+	void *dev[] = {g->b.pos, g->b.acc, g->b.id, g->tacc, g->d_act, g->front, g->front_next, g->cc,
 		       g->cb,    g->sc,    g->sb,   g->scan_tmp, g->o_kids, g->o_open, g->o_mq0,
 		       g->o_mq1, g->o_body, g->d_box, g->d_boxu, g->d_cov, g->r_kids, g->r_open,
 		       g->r_mq0, g->r_mq1};
@@ -345,7 +350,7 @@ static int let_reserve(struct gpu_let *g, size_t n)
 }
 
 int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size_t n,
-		  const double *cube)
+		  const unsigned char *active, const double *cube)
 {
 	if (n >= (size_t)1 << 31) {
 		log_error("barnes-hut (GPU) over domains: %zu bodies on one rank (at most 2^31)", n);
@@ -356,8 +361,14 @@ int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size
 		return rc;
 	g->n = n;
 	g->own_ms = 0;
+	g->act = active != NULL;
 	if (!n)
 		return 0;
+	if (active) { /* level 1 active, 0 not: the walks take la = 1 */
+		if ((rc = LET_GROW(g->d_act, g->act_cap, n, 0, g)))
+			return rc;
+		CUDA_CHECK(cudaMemcpyAsync(g->d_act, active, n, cudaMemcpyHostToDevice, g->s));
+	}
 	float4 *h = g->h_pos;
 #pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < n; i++)
@@ -373,9 +384,9 @@ int gpu_let_build(struct gpu_let *g, const double *pos, const double *mass, size
 	gpu_tree_cover_box(g->t, cube ? lohi : NULL);
 	g->b.n = n;
 	g->b.vel = NULL;
-	g->b.lev = NULL;
+	g->b.lev = active ? g->d_act : NULL; /* the build puts it in tree order */
 	CUDA_CHECK(cudaEventRecord(g->ev[0], g->s));
-	if ((rc = gpu_tree_compute_ex(g->t, &g->b, 1, 0, 0, NULL, g->s)))
+	if ((rc = gpu_tree_compute_ex(g->t, &g->b, 1, active ? 1 : 0, 0, NULL, g->s)))
 		return rc;
 	CUDA_CHECK(cudaEventRecord(g->ev[1], g->s));
 	CUDA_CHECK(cudaEventSynchronize(g->ev[1]));
@@ -655,7 +666,8 @@ static int let_walk_one(struct gpu_let *g, const struct sim_glet_view *v)
 	let_shift_kernel<<<let_grid(nc), LET_THREADS, 0, g->s>>>(g->r_kids, (int)nc, (int)n);
 	CUDA_CHECK(cudaGetLastError());
 	const struct tree_src src = {g->r_kids, g->r_open, g->r_mq0, g->r_mq1};
-	if ((rc = tree_stage_walk_src(t, g->b.pos, n, &src, g->tacc, 1, g->s)))
+	if ((rc = tree_stage_walk_src(t, g->b.pos, n, g->act ? g->b.lev : NULL, 1, &src, g->tacc, 1,
+				      g->s)))
 		return rc;
 	let_add_kernel<<<let_grid(n), LET_THREADS, 0, g->s>>>(g->b.acc, g->tacc, g->b.pos, n,
 							       t->eps * t->eps);
@@ -666,12 +678,17 @@ static int let_walk_one(struct gpu_let *g, const struct sim_glet_view *v)
 }
 
 int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbytes, int nbuf,
-		  double *acc, double *pot)
+		  const unsigned char *active, double *acc, double *pot)
 {
 	struct gpu_tree *t = g->t;
 	const size_t n = g->n;
 	int rc = 0;
 	g->remote_ms = 0;
+	if ((active != NULL) != g->act) {
+		log_error("barnes-hut (GPU) over domains: the walk's active bodies are not the "
+			  "build's (internal)");
+		return NB_ERUNTIME;
+	}
 	if (!n)
 		return 0;
 	CUDA_CHECK(cudaEventRecord(g->ev[2], g->s));
@@ -710,6 +727,8 @@ int gpu_let_accel(struct gpu_let *g, const void *const *bufs, const size_t *nbyt
 			bad = 1;
 			continue;
 		}
+		if (active && !active[i])
+			continue; /* not walked: its slot holds no sum */
 		acc[3 * i] = a[s].x, acc[3 * i + 1] = a[s].y, acc[3 * i + 2] = a[s].z;
 		if (pot)
 			pot[i] = a[s].w;

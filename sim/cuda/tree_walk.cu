@@ -897,8 +897,8 @@ int tree_stage_walk(struct gpu_tree *t, struct gpu_bodies *b, int need_pot, int 
 	return 0;
 }
 
-int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const struct tree_src *src,
-			float4 *acc, int need_pot, cudaStream_t s)
+int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const uint8_t *lev, int la,
+			const struct tree_src *src, float4 *acc, int need_pot, cudaStream_t s)
 {
 	if (t->soft) {
 		log_error("barnes-hut (GPU): a received tree's walk takes one Plummer length only "
@@ -918,7 +918,7 @@ int tree_stage_walk_src(struct gpu_tree *t, const float4 *pos, size_t n, const s
 	walk_pick(lanes, mp, pot, walk_loc(t), 0, walk_mono(t))<<<blocks, WALK_THREADS, 0, s>>>(
 		pos, t->groups, src->kids, src->open, src->mq0, src->mq1, acc, t->ctl,
 		t->eps * t->eps, t->count_interactions, t->local_ratio * t->local_ratio, t->leaf_p2p,
-		NULL, 0, 0u, UINT_MAX, NULL, ws, t->mono_factor * t->mono_factor);
+		lev, lev ? la : 0, 0u, UINT_MAX, NULL, ws, t->mono_factor * t->mono_factor);
 	CUDA_CHECK(cudaGetLastError());
 	return 0;
 }
