@@ -147,7 +147,8 @@ static int ask_rep_individual(const struct scene *sc, int backend, int *body)
 static const struct dom_refusal rep_refusals[] = {
 	{"simulation.timesteps", ask_rep_individual,
 	 "individual time steps over MPI ranks take simulation.ranks: domains (each rank steps "
-	 "its own bodies' levels; CPU ranks), not replicate; or use shared steps or one rank"},
+	 "its own bodies' levels, on CPU or GPU ranks), not replicate; or use shared steps or "
+	 "one rank"},
 };
 
 /* The first row of rows (n) that sc asks for: NB_EINPUT (logged), or 0. */

@@ -187,9 +187,9 @@ const struct scene_key scene_schema[] = {
 	 .help = "under mpirun: replicate: every rank holds and steps every body and computes its "
 		 "domain's forces; domains: each rank holds only the bodies of its stretch of the "
 		 "Morton curve, which move between ranks as they cross (memory per rank about 1/P). "
-		 "On GPU ranks domains take Barnes-Hut with one Plummer length and shared steps; "
-		 "CPU ranks also the direct sum, the spline kernel, lengths per component and "
-		 "individual time steps. What it does not do yet is refused before any work",
+		 "Domains take shared and individual time steps; on GPU ranks Barnes-Hut with one "
+		 "Plummer length, CPU ranks also the direct sum, the spline kernel and lengths per "
+		 "component. What it does not do yet is refused before any work",
 	 .see = "PHYSICS.md#Over MPI ranks (issue 19, `dist/`)"},
 	{.path = "simulation.direct_kernel", .type = SKEY_ENUM, SC(simulation.direct_kernel),
 	 .names = dkernel_names, .def = "auto", .type_doc = "auto | pairwise | gather",
