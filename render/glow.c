@@ -2,7 +2,7 @@
  * soft halo built on a pyramid of 2x-downsampled levels (cells of 2 to 16
  * px), energy kept. The rule is written in render/glow_shared.h, which the
  * GPU (render/cuda/render_glow.cu) shares. Cost per pixel: one luminance, one
- * bilinear sample; the blurs (2 x 5 taps) run on grids of 1/4 of the
+ * bilinear sample; the blurs (2 x 9 taps) run on grids of 1/4 of the
  * pixels and fewer (~1/3 of a tap set per pixel in all). */
 #include <stdlib.h>
 #include <string.h>

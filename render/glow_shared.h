@@ -14,7 +14,7 @@
  *     e = glow * f * rgb is removed from the pixel (colour kept).
  *  3. Halo from a pyramid (pyramid_shared.h): P_1 = the 2x2 sums of e,
  *     P_l = the 2x2 sums of P_{l-1} for l = 2 .. RENDER_GLOW_LEVELS (cells
- *     of 2, 4, 8, 16 px); B_l = P_l blurred by the 5-tap binomial along x
+ *     of 2, 4, 8, 16 px); B_l = P_l blurred by the 9-tap Gaussian along x
  *     then y (sigma 1 cell, edge-renormalised); then from the coarsest
  *     level down, U_L = B_L and U_l = B_l + up(U_{l+1}) / 4 (bilinear);
  *     the halo at pixel p is up(U_1)(p) / 4. Every level carries all of

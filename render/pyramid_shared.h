@@ -11,7 +11,7 @@
  *  - down: cell (I, J) of level l + 1 is the sum of the in-frame cells
  *    (2I .. 2I+1, 2J .. 2J+1) of level l (in double, stored as float):
  *    the total is kept exactly up to float rounding;
- *  - blur: a separable 5-tap binomial (1 4 6 4 1) / 16 (sigma 1 cell),
+ *  - blur: a separable 9-tap sampled Gaussian (sigma 1 cell; render_pyr_tap),
  *    each source cell's weights renormalised to the ones that land inside
  *    the grid (render_pyr_norm), so no light leaves the frame;
  *  - up: the bilinear sample of a grid at a finer position, cell centres
@@ -40,12 +40,24 @@
 #define RENDER_PYR_HD
 #endif
 
-#define RENDER_PYR_R 2 /* blur taps -2..2 */
+#define RENDER_PYR_R 4 /* blur taps -4..4 */
 
-/* Tap k of the binomial blur (exact in binary: sixteenths). */
+/* Tap k of the blur: a Gaussian sampled at the cells -4..4, its width set
+ * so that the discrete variance is 1 cell^2 (sigma 1.000036) and the taps
+ * sum to 1. Its last tap is 3.4e-4 of the centre's: the halo tapers to
+ * nothing before its reach ends, and its contours stay round (a product of
+ * Gaussians is one); the 5-tap binomial (1 4 6 4 1) / 16 used before ended
+ * at 1/6 of its centre, a visible square step round every bright clump. */
 static inline RENDER_PYR_HD double render_pyr_tap(int k)
 {
-	return k == 0 ? 0.375 : (k == 1 || k == -1) ? 0.25 : (k == 2 || k == -2) ? 0.0625 : 0.0;
+	switch (k < 0 ? -k : k) {
+	case 0: return 0.39892909684430794;
+	case 1: return 0.24197144597045123;
+	case 2: return 0.053996963445191545;
+	case 3: return 0.004433139192352896;
+	case 4: return 0.00013390296985040987;
+	default: return 0.0;
+	}
 }
 
 /* Share of source cell j's blur weights that land in [0, n). */

@@ -254,20 +254,22 @@ static void lone_star_measure(const struct render_image *s, int ci, int cj, int 
  * centre of an FW x FH frame, dark but for a dense field (p = 0.2, w = 1)
  * in x < 200 that holds most of the light (so a global normalisation
  * alone cannot hide a halo), k = 32, d = 0.5 (alpha = 1/3). No
- * level holds k (one body: the count blur peaks at (3/8)^2 per cell), so
- * w_p = n_Lmax(p) / k <= w_max = 5 pi (3/8)^2 / k = 0.069 everywhere. The
+ * level holds k (one body: the count blur peaks at c0^2 per cell, c0 the
+ * blur's centre tap, render_pyr_tap(0) = 0.399), so w_p = n_Lmax(p) / k
+ * <= w_max = 5 pi c0^2 / k = 0.078 everywhere. The
  * frame out = S (1 - alpha w) + alpha L, sum L = sum w S <= w_max E:
  *  - in the footprint: at least (1 - alpha w_max) E = 0.977 (the old rule,
  *    w = 1: (1 - alpha) E plus alpha's share that the coarsest cells put
  *    back, ~0.67 + 0.02);
  *  - outside it: at most alpha w_max E in all, and per pixel at most
- *    alpha w_max E (36/70)^2 / 4^Lmax: L = f w raw, w and raw both the
- *    star's cell blurred at level Lmax, so L's shape is the square of the
- *    binomial kernel (taps 1 4 6 4 1), whose peak cell holds (36/70)^2 of
- *    its total; the bilinear upsampling only flattens it;
+ *    alpha w_max E q^2 / 4^Lmax: L = f w raw, w and raw both the star's
+ *    cell blurred at level Lmax, so L's shape is the square of the blur
+ *    kernel, whose peak cell holds q^2 of its total, q = c0^2 / sum c_k^2
+ *    per axis (0.564 for the 9-tap Gaussian; 36/70 for the binomial 1 4 6
+ *    4 1 of before); the bilinear upsampling only flattens it;
  *  - nothing at all beyond 5 coarsest cells + R (the count and the light
- *    of the star reach 2 blur cells around its cells, the bilinear sample
- *    one more) but the dense field's own light (x < 260);
+ *    of the star reach RENDER_PYR_R = 4 blur cells around its cells, the
+ *    bilinear sample one more) but the dense field's own light (x < 260);
  *  - the frame's total is the stars' total. */
 START_TEST(lone_star_stays_a_star)
 {
@@ -284,10 +286,15 @@ START_TEST(lone_star_stays_a_star)
 	lone_star_input(&s, c1, ci, cj, R, &e, &t0);
 	ck_assert_int_eq(render_diffuse_layer(sc, &s, c1, &layer), 0);
 	render_diffuse_mix(d, &s, &layer);
-	double wmax = RENDER_DIFFUSE_AREA * 0.375 * 0.375 / k, m[4];
+	const double c0 = render_pyr_tap(0); /* the blur's centre tap */
+	double c2 = 0;
+	for (int j = -RENDER_PYR_R; j <= RENDER_PYR_R; j++)
+		c2 += render_pyr_tap(j) * render_pyr_tap(j);
+	const double q = c0 * c0 / c2;
+	double wmax = RENDER_DIFFUSE_AREA * c0 * c0 / k, m[4];
 	lone_star_measure(&s, ci, cj, R, cell, m);
 	const double in = m[0], out = m[1], peak = m[2], far = m[3];
-	double pk = alpha * wmax * e * (36.0 / 70) * (36.0 / 70) / (1 << (2 * lmax));
+	double pk = alpha * wmax * e * q * q / (1 << (2 * lmax));
 	printf("lone star: kept %.5f of its light in its footprint (bound %.5f), outside %.2e (bound "
 	       "%.2e), peak outside %.2e (bound %.2e), beyond %d px %.1e\n",
 	       in / e, 1 - alpha * wmax, out / e, alpha * wmax, peak / e, pk / e, 5 * cell + R, far);

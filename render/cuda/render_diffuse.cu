@@ -7,7 +7,7 @@
  *
  *  1. dd_down per level-1 cell: S_1 = 2x2 sums of the stars;
  *  2. dd_down per cell of levels 2..Lmax, for S (3 channels) and C (1);
- *     dd_blur x then y on each level (5 taps, edge-renormalised);
+ *     dd_blur x then y on each level (9 taps, edge-renormalised);
  *  3. dd_layer per pixel: render_diffuse_pixel (at most Lmax bilinear
  *     count samples and two bilinear light samples, times w_p) into
  *     d_smooth, its weight w_p into a w x h float buffer, w_p S_p

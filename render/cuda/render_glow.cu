@@ -8,7 +8,7 @@
  *  2. gw_extract per level-1 cell: the excess out of its 2x2 pixels and
  *     their sum into P_1; the sum of P_1;
  *  3. gw_down per cell of levels 2..4; from level 4 down to 1, gw_blur
- *     along x (5 taps) and gw_blur_add along y (5 taps) plus the bilinear
+ *     along x (9 taps) and gw_blur_add along y (9 taps) plus the bilinear
  *     sample of the coarser level's U;
  *  4. the halo's sum (on level 1, U_1 weighted by the upsample's edge
  *     shares, reduced as 1), then gw_apply per pixel: += k * the bilinear
