@@ -67,9 +67,23 @@ struct renderer {
 };
 /* The CPU renderer reads the engine only where it is split over ranks
  * (engine_is_split): it then draws this rank's bodies and sums the
- * picture over the ranks. */
+ * picture over the ranks; on GPU ranks (engine_split_gpu) its stars splat
+ * runs on the rank's GPU where it can (app_rank_splat). */
 int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out);
+/* (app/renderer_rank_gpu.c) The stars splat of a GPU rank's own bodies
+ * into an eye-sized (ew x eh) picture on its GPU: *out NULL (0 returned)
+ * when sc's look is not that splat alone (render.style stars, no dust,
+ * color_by component, no motion blur, not the fisheye). A collective
+ * call (every rank, taken or not). 0 or an error (logged). */
+struct app_rank_splat;
+int app_rank_splat_create(const struct scene *sc, const struct sim_state *st,
+			  const struct sim_units *u, int ew, int eh, struct app_rank_splat **out);
+/* img (the eye's size) = the splat of st's bodies seen by cam (HDR, as
+ * render_stars_splat_c draws it to float rounding). Synchronous. */
+int app_rank_splat(struct app_rank_splat *s, const struct render_camera *cam,
+		   const struct sim_state *st, struct render_image *img);
+void app_rank_splat_free(struct app_rank_splat **s);
 int renderer_gpu_create(const struct scene *sc, struct sim_state *st, struct engine *eng,
 			const struct sim_units *u, struct renderer **out);
 #endif

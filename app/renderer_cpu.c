@@ -55,7 +55,18 @@ struct renderer_cpu {
 	struct render_overlay ov;         /* overlay.*: this frame's codes */
 	struct render_dust_buf dust; /* dust slabs; K 0 when the scene has no dust */
 	struct render_color_by *cb;       /* render.color_by; NULL: by component */
+	struct app_rank_splat *gsplat;    /* GPU ranks: the stars splat there; NULL: here */
 };
+
+/* The stars splat of st into img: on this rank's GPU when it takes it
+ * (GPU ranks, renderer_rank_gpu.c), else render_stars_splat_c. */
+static int cpu_stars(struct renderer_cpu *r, const struct render_camera *cam,
+		     const struct sim_state *st, struct render_image *img)
+{
+	if (r->gsplat)
+		return app_rank_splat(r->gsplat, cam, st, img);
+	return render_stars_splat_c(r->sc, cam, st, r->u, r->cb, img);
+}
 
 /* Dust over ranks that hold their own bodies (render_dust_buf's
  * callbacks, ctx r): the slabs' depth bounds over every rank's dust, and
@@ -140,14 +151,14 @@ static int cpu_eye(struct renderer_cpu *r, const struct sim_state *st, const dou
 			rc = moves ? cpu_screen_ranks(r, cam, st, img, 1)
 				   : render_diffuse_screen_apply(sc, cam, st, r->u, img, &r->smooth);
 	} else if (r->smooth.rgb && screen && moves) {
-		if ((rc = render_stars_splat_c(sc, cam, st, r->u, r->cb, img)) == 0)
+		if ((rc = cpu_stars(r, cam, st, img)) == 0)
 			rc = cpu_screen_ranks(r, cam, st, img, 0);
 	} else if (r->smooth.rgb && screen)
 		rc = render_stars_diffuse_screen_c(sc, cam, st, r->u, r->cb, img, &r->smooth);
 	else if (r->smooth.rgb)
 		rc = render_stars_diffuse_c(sc, cam, st, r->u, h, r->cb, img, &r->smooth);
 	else if (sc->render.style == SCENE_STYLE_STARS)
-		rc = render_stars_splat_c(sc, cam, st, r->u, r->cb, img);
+		rc = cpu_stars(r, cam, st, img);
 	else
 		rc = render_splat_hc(sc, cam, st, r->u, h, r->cb, img);
 	if (rc)
@@ -290,6 +301,7 @@ static void cpu_free(struct renderer *base)
 	free(r->h_now);
 	render_overlay_free(&r->ov);
 	free(r->cb);
+	app_rank_splat_free(&r->gsplat);
 	free(r);
 }
 
@@ -345,6 +357,8 @@ int renderer_cpu_create(const struct scene *sc, struct sim_state *st, struct eng
 		goto fail;
 	const struct render_color_by *use; /* = r->cb, made here when color_by needs it */
 	int rc = render_color_by_resolve(sc, st, u, NULL, &use, &r->cb);
+	if (rc == 0 && engine_split_gpu(eng)) /* every rank: a collective call */
+		rc = app_rank_splat_create(sc, st, u, ew, eh, &r->gsplat);
 	if (rc) {
 		cpu_free(&r->base);
 		return rc;

@@ -346,7 +346,8 @@ static int dom_create(const struct scene *sc, struct sim_state *st, size_t total
 	ds->dsplit = (struct engine_split){.force = dom_force, .force_active = dom_force_active,
 					   .regroup = dom_regroup, .bodies = dom_bodies,
 					   .sum = dom_sum, .sums = dom_sums, .h = dom_h,
-					   .h_follow = dom_h_follow, .ctx = ds, .desc = ds->desc};
+					   .h_follow = dom_h_follow, .ctx = ds, .desc = ds->desc,
+					   .gpu = gpu};
 	*out = ds;
 	return 0;
 }

@@ -157,6 +157,11 @@ int engine_is_split(const struct engine *e)
 	return e->split.force != NULL;
 }
 
+int engine_split_gpu(const struct engine *e)
+{
+	return e->split.force != NULL && e->split.gpu;
+}
+
 int engine_ranks_own_bodies(const struct engine *e)
 {
 	return e && e->split.sums != NULL;

@@ -81,6 +81,7 @@ struct engine_split {
 			const struct sim_state *st, double *out);
 	void *ctx;
 	const char *desc;
+	int gpu; /* 1: the ranks' forces run on their GPUs (a renderer may splat there) */
 };
 /* engine_create with the force and the bodies split over ranks as SPLIT
  * says (copied; its ctx must outlive the engine). The CPU backend only:
@@ -129,6 +130,8 @@ int engine_draws_on_gpu(const struct engine *e);
  * this rank's bodies (engine_split_bodies) and sums its picture over the
  * ranks (engine_split_sum). */
 int engine_is_split(const struct engine *e);
+/* 1 when the split's ranks run on their GPUs (struct engine_split's gpu). */
+int engine_split_gpu(const struct engine *e);
 /* 1 when each rank's state is only its own bodies (a split with sums:
  * simulation.ranks: domains): measures of the drawn bodies (the camera's
  * framing) must then be reduced over the ranks. */
