@@ -86,12 +86,14 @@ mix_sets() {
 # of 2 steps, no outputs: each rank's report line and peak RSS; then at 2
 # ranks and TN millions each theta of THETAS (the LET volume). Logs under
 # $L/TAG-N-np.log and $L/TAG-theta-T.log; WORDS follow each heading.
+# DOM_SWEEP_SETS: more --set for the sweep's runs (a PNG directory: the
+# frames' rendering time).
 dom_sweep() {
 	sets="--set simulation.ranks=domains --backend $1 --set output.frames=3
 	      --set simulation.steps_per_frame=2 --set output.video= --set output.stats=
 	      --set output.preview= --set output.png_dir= --set render.width=320
 	      --set render.height=180 --set render.diffuse=0 --set camera.follow=all
-	      --set camera.frame=keys"
+	      --set camera.frame=keys ${DOM_SWEEP_SETS:-}"
 	cores=$(nproc)
 	for N in $4; do
 		for np in $5; do
@@ -99,7 +101,7 @@ dom_sweep() {
 				-np $np /usr/bin/time -f "rank peak RSS %M KiB, %e s" \
 				/tmp/nb/mpi/bin/nbody-render scenes/galaxy-collision.yaml $sets \
 				$(mix_sets $N) >"$L/$2-$N-$np.log" 2>&1
-			echo "N ${N}M np $np$3:"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done" \
+			echo "N ${N}M np $np$3:"; grep -h "rank [0-9]*: owns\|peak RSS\|error\|done\|render:" \
 				"$L/$2-$N-$np.log" | cut -c1-400
 		done
 	done
