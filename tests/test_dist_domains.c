@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "../sim/cuda/gpu.h"
 #include "test_mpi_util.h"
 #include "dist/dist.h"
 #include "sim/sim.h"
@@ -539,6 +540,57 @@ START_TEST(individual_steps_over_1_2_3_ranks_match_one_process)
 }
 END_TEST
 
+/* GPU ranks that own their bodies (--backend cuda, two ranks sharing this
+ * machine's GPU): the forces from the locally essential trees on each
+ * rank's GPU, each rank's stars splatted on its GPU (renderer_rank_gpu.c;
+ * the log says so) and summed, the frame finished on rank 0. Against one
+ * GPU process: the statistics within the tree's tolerance (dom_tree) and
+ * the frames within 1 of 255, with shared and with individual time steps.
+ * Made only with a usable GPU (make_suite prints SKIP without one). */
+START_TEST(gpu_ranks_give_one_gpus_statistics_and_frames)
+{
+	if (!have_mpi())
+		return;
+	static const char *const modes[] = {"", "--set simulation.timesteps=individual "
+						 "--set simulation.dt=0.004"};
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		char dir[] = "/tmp/nb-dom-XXXXXX", scene[PATH_MAX + 256], sets[4096], cmd[8192];
+		ck_assert(mkdtemp(dir));
+		FMT(scene, "%s/plummer-small.yaml --set simulation.solver=barnes-hut --set "
+			   "bodies.0.count=20000 --set output.frames=3 %s", g_data, modes[m]);
+		sets_of(dir, "one", 6, sets, sizeof sets);
+		FMT(cmd, "'%s' %s %s --backend cuda > %s/one.log 2>&1", g_mpi, scene, sets, dir);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		sets_of(dir, "np2", 6, sets, sizeof sets);
+		FMT(cmd, MPIRUN " -np 2 '%s' %s %s --set simulation.ranks=domains --backend cuda > "
+			 "%s/np2.log 2>&1", g_mpi, scene, sets, dir);
+		ck_assert_msg(run_sh(cmd) == 0, "%s", cmd);
+		FMT(cmd, "grep -q 'each rank splats its own bodies on its GPU' %s/np2.log", dir);
+		ck_assert_msg(run_sh(cmd) == 0, "no GPU splat on the ranks: %s/np2.log", dir);
+		double ref[8][10], got[8][10];
+		char csv[PATH_MAX];
+		FMT(csv, "%s/one.csv", dir);
+		ck_assert_int_eq(read_stats(csv, ref), 3);
+		FMT(csv, "%s/np2.csv", dir);
+		ck_assert_int_eq(read_stats(csv, got), 3);
+		for (int f = 0; f < 3; f++)
+			for (int k = 0; k < 3; k++) /* K W E */
+				ck_assert_msg(NB_CLOSE(got[f][k + 1], ref[f][k + 1], 0, dom_tree.rtol),
+					      "%s frame %d column %d: %.12g vs one GPU %.12g", modes[m], f,
+					      k + 2, got[f][k + 1], ref[f][k + 1]);
+		int maxd;
+		double mrel;
+		frames_diff(dir, "one", "np2", 3, &maxd, &mrel);
+		ck_assert_msg(maxd <= 1 && mrel <= 1e-3, "%s: frames differ by %d (mean %g)", modes[m],
+			      maxd, mrel);
+		printf("domains on 2 GPU ranks%s: statistics within %g of one GPU, frames within %d\n",
+		       m ? " (individual time steps)" : "", dom_tree.rtol, maxd);
+		FMT(cmd, "rm -rf '%s'", dir);
+		run_sh(cmd);
+	}
+}
+END_TEST
+
 START_TEST(colliding_spheres_over_1_2_3_ranks_keep_every_body)
 {
 	if (!have_mpi())
@@ -802,6 +854,15 @@ static Suite *make_suite(void)
 	tcase_add_test(mp, a_dead_rank_ends_a_domains_run_with_exit_1_and_no_outputs);
 	tcase_add_test(mp, snapshot_sets_over_2_3_ranks_read_back_as_one_process);
 	suite_add_tcase(s, mp);
+	char why[160];
+	if (!gpu_probe(why, sizeof why)) { /* no case made, none counted */
+		printf("SKIP: GPU domains: %s\n", why);
+		return s;
+	}
+	TCase *gp = tcase_create("gpu ranks");
+	tcase_set_timeout(gp, 600);
+	tcase_add_test(gp, gpu_ranks_give_one_gpus_statistics_and_frames);
+	suite_add_tcase(s, gp);
 	return s;
 }
 

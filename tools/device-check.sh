@@ -28,8 +28,9 @@
 #               test_gpu_projection; tests/gpu_tree_sanitize.sh
 #   scenes      scenes/dome-collision.yaml and vr-collision.yaml as written
 #   steps       the default scene with shared and individual time steps
-#   mpi         test_dist with GPU ranks (carry .dev/mpi.tar.xz too:
-#               tools/device-stage-mpi.sh)
+#   mpi         test_dist and test_dist_domains with GPU ranks (carry
+#               .dev/mpi.tar.xz too: tools/device-stage-mpi.sh; MPI_CASE:
+#               one test case, e.g. "gpu ranks")
 #   domains     issue 31: CPU ranks that own their bodies over 1, 2, 4
 #               ranks: bytes a body, peak RSS, the step's split, LET bytes
 #               (DOM_N millions of the default mix; DOM_THETA at 2 ranks;
@@ -353,9 +354,14 @@ for step in "$@"; do
 		# GPU ranks (issue 19): test_dist's cases, the GPU ones with 2 and 3
 		# ranks sharing this machine's GPU (OpenMPI carried: mpi_setup)
 		mpi_setup || continue
-		NB_BIN=/tmp/nb/mpi/bin/nbody-render NB_MPI_BIN=/tmp/nb/mpi/bin/nbody-render \
-			build/tests/test_dist >"$L/test_dist.log" 2>&1
-		grep "dist:\|SKIP\|Checks" "$L/test_dist.log" ;;
+		for t in test_dist test_dist_domains; do
+			[ -x build/tests/$t ] || continue
+			[ -n "${MPI_CASE:-}" ] && export CK_RUN_CASE="$MPI_CASE"
+			NB_BIN=/tmp/nb/mpi/bin/nbody-render NB_MPI_BIN=/tmp/nb/mpi/bin/nbody-render \
+				build/tests/$t >"$L/$t.log" 2>&1
+			unset CK_RUN_CASE
+			grep "dist:\|domains\|SKIP\|Checks\|:F:\|:E:" "$L/$t.log"
+		done ;;
 	domains)
 		# issue 31: CPU ranks that own their bodies (simulation.ranks:
 		# domains) over 1, 2, 4 ranks of this host: each rank's report line
