@@ -20,10 +20,12 @@
 
 #include "../dist/dist.h"
 #include "../render/cuda/gpu_render.h"
+#include "../sim/cuda/gpu.h"
 #include "app.h"
 #include "renderer.h"
 
-/* device memory for the chunk: this much at most (the trees hold the rest) */
+/* device memory for the chunk: this much at most, and at most half of
+ * what the trees leave free (they grow little after the first steps) */
 #define RANK_SPLAT_BUDGET ((size_t)1 << 30)
 
 struct app_rank_splat {
@@ -66,12 +68,26 @@ int app_rank_splat_create(const struct scene *sc, const struct sim_state *st,
 	gpu_render_default_params(&p);
 	p.outputs = GPU_RENDER_OUT_RGB8;
 	p.slots = 1;
-	size_t fixed, per_body, max_chunk;
+	size_t fixed, per_body, max_chunk, fr = 0, tot = 0;
 	gpu_render_memory(&s->sc, &p, 1, &fixed, &per_body, &max_chunk);
-	struct render_ooc_plan plan;
+	char name[128];
+	int rc = gpu_device_info(name, sizeof name, &fr, &tot);
+	/* at most RANK_SPLAT_BUDGET, and half of what the trees left free: a
+	 * GPU the trees nearly fill splats on the CPU instead (the sum is the
+	 * same wherever a rank splats) */
+	size_t room = fr / 2 > fixed ? fr / 2 - fixed : 0;
+	room = room < RANK_SPLAT_BUDGET ? room : RANK_SPLAT_BUDGET;
+	if (rc == 0 && (per_body == 0 || room / per_body < RENDER_OOC_MIN_CHUNK)) {
+		log_info("render: rank %d splats its bodies on the CPU: its GPU has %.0f MiB free",
+			 dist_rank(), (double)fr / 1048576.0);
+		app_rank_splat_free(&s);
+		return 0;
+	}
+	struct render_ooc_plan plan = {0};
 	struct sim_state most = *st; /* the most bodies a rank may come to hold */
 	most.n = (size_t)total;
-	int rc = render_ooc_plan(most.n, fixed + RANK_SPLAT_BUDGET, fixed, per_body, max_chunk, &plan);
+	if (rc == 0)
+		rc = render_ooc_plan(most.n, fixed + room, fixed, per_body, max_chunk, &plan);
 	p.chunk = plan.chunk ? plan.chunk : 1;
 	if (rc == 0)
 		rc = gpu_render_create(&s->sc, &most, u, &p, &s->gr);
