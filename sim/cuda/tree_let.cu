@@ -76,12 +76,15 @@ struct gpu_let {
 
 /* ---- device memory that grows ---------------------------------------------- */
 /* *p holds at least need elements of elem bytes (its first keep kept);
- * grows by a quarter more than asked. 0 or NB_ERUNTIME. */
-static int let_grow(void **p, size_t *cap, size_t need, size_t elem, size_t keep, size_t *bytes)
+ * grows by a quarter more than asked (slack), or to need exactly (the
+ * per-body buffers, which let_reserve sizes with a margin of its own). 0
+ * or NB_ERUNTIME. */
+static int let_grow(void **p, size_t *cap, size_t need, size_t elem, size_t keep, size_t *bytes,
+		    int slack)
 {
 	if (need <= *cap && *p)
 		return 0;
-	size_t want = need + need / 4 + 64;
+	size_t want = slack ? need + need / 4 + 64 : need;
 	void *q = NULL;
 	CUDA_CHECK(cudaMalloc(&q, want * elem));
 	if (keep && *p && cudaMemcpy(q, *p, keep * elem, cudaMemcpyDeviceToDevice) != cudaSuccess) {
@@ -100,7 +103,9 @@ static int let_grow(void **p, size_t *cap, size_t need, size_t elem, size_t keep
 }
 
 #define LET_GROW(ptr, cap, need, keep, g) \
-	let_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr), (keep), &(g)->bytes)
+	let_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr), (keep), &(g)->bytes, 1)
+#define LET_FIT(ptr, cap, need, g) \
+	let_grow((void **)&(ptr), &(cap), (need), sizeof *(ptr), 0, &(g)->bytes, 0)
 
 /* ---- kernels ------------------------------------------------------------------ */
 __global__ void let_iota_kernel(uint32_t *id, size_t n)
@@ -331,9 +336,10 @@ static int let_reserve(struct gpu_let *g, size_t n)
 	if (rc)
 		return rc;
 	size_t acap = g->cap, icap = g->cap, tcap = g->cap;
-	if ((rc = LET_GROW(g->b.acc, acap, cap, 0, g)) || (rc = LET_GROW(g->b.id, icap, cap, 0, g)) ||
-	    (rc = LET_GROW(g->tacc, tcap, cap, 0, g)) ||
-	    (rc = LET_GROW(g->b.pos, g->pos_cap, cap, 0, g)))
+	/* cap has the margin already: the buffers take it exactly (a quarter
+	 * more on top was 15 bytes an owned body for nothing) */
+	if ((rc = LET_FIT(g->b.acc, acap, cap, g)) || (rc = LET_FIT(g->b.id, icap, cap, g)) ||
+	    (rc = LET_FIT(g->tacc, tcap, cap, g)) || (rc = LET_FIT(g->b.pos, g->pos_cap, cap, g)))
 		return rc;
 	free(g->h_pos);
 	free(g->h_acc);
@@ -507,7 +513,7 @@ static int let_scan_room(struct gpu_let *g, size_t need)
 		return 0;
 	size_t cap = g->scan_tmp_bytes;
 	char *p = (char *)g->scan_tmp;
-	int rc = let_grow((void **)&p, &cap, tmp, 1, 0, &g->bytes);
+	int rc = let_grow((void **)&p, &cap, tmp, 1, 0, &g->bytes, 1);
 	g->scan_tmp = p;
 	g->scan_tmp_bytes = cap;
 	return rc;
