@@ -234,6 +234,41 @@ START_TEST(psort_equals_qsort)
 }
 END_TEST
 
+/* dist_psort_key64 (the radix sort on the leading key): qsort's order
+ * exactly on 1-4 threads, with keys over all 64 bits, many ties (broken by
+ * id through the comparator), keys sharing their top bits (the passes on
+ * them are skipped) and below the radix's threshold. */
+START_TEST(psort_key64_equals_qsort)
+{
+	const size_t sizes[] = {300007, 1000};
+	for (size_t z = 0; z < 2; z++)
+		for (int kind = 0; kind < 3; kind++) {
+			const size_t n = sizes[z];
+			struct ps_rec *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
+				      *c = malloc(n * sizeof *c);
+			ck_assert(a && b && c);
+			uint64_t x = 88172645463325252ull + (uint64_t)kind;
+			for (size_t i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				const uint64_t k = kind == 0 ? x : kind == 1 ? x % 5000
+								 : (0xabcull << 52) | (x >> 20);
+				a[i] = (struct ps_rec){k, (uint32_t)(n - i), 0};
+			}
+			memcpy(b, a, n * sizeof *a);
+			qsort(b, n, sizeof *b, ps_cmp);
+			for (int threads = 1; threads <= 4; threads++) {
+				memcpy(c, a, n * sizeof *a);
+				omp_set_num_threads(threads);
+				ck_assert_int_eq(dist_psort_key64(c, n, sizeof *c, ps_cmp), 0);
+				ck_assert_msg(memcmp(c, b, n * sizeof *c) == 0,
+					      "n %zu, keys %d, %d threads: not qsort's order", n, kind,
+					      threads);
+			}
+			free(a), free(b), free(c);
+		}
+}
+END_TEST
+
 START_TEST(shard_specs)
 {
 	int k = -1, n = -1;
@@ -1015,6 +1050,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, domains_partition_the_bodies_by_weight);
 	tcase_add_test(tc, shard_specs);
 	tcase_add_test(tc, psort_equals_qsort);
+	tcase_add_test(tc, psort_key64_equals_qsort);
 	tcase_add_test(tc, cut_by_time_balances_measured_cost);
 	tcase_add_test(tc, batch_shards_are_disjoint_and_complete);
 	suite_add_tcase(s, tc);
