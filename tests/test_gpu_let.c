@@ -185,18 +185,40 @@ static void let_domains(const struct sim_state *st, int P, const unsigned char *
 /* One domain is the one GPU tree bit for bit (no received tree); 2 and 3
  * domains give the direct sum's forces within the one tree's own error
  * (the cells differ: each domain's tree is over its own bodies). */
+/* The cases' sphere: n Plummer bodies, their direct sums (ad, pd) and one
+ * GPU tree's forces (at, pt), and room for a case's (al, pl); all
+ * malloc'd, freed by let_sphere_free. */
+struct let_sphere {
+	struct sim_state st;
+	double *ad, *pd, *at, *pt, *al, *pl;
+};
+
+static void let_sphere_make(struct let_sphere *S, size_t n)
+{
+	memset(S, 0, sizeof *S);
+	ck_assert_int_eq(sim_state_alloc(&S->st, n, 1), 0);
+	sim_ic_plummer(&S->st, 0, n, 1.0, 1.0, 20.0, 31, 0);
+	S->ad = malloc(3 * n * sizeof *S->ad), S->pd = malloc(n * sizeof *S->pd);
+	S->at = malloc(3 * n * sizeof *S->at), S->pt = malloc(n * sizeof *S->pt);
+	S->al = malloc(3 * n * sizeof *S->al), S->pl = malloc(n * sizeof *S->pl);
+	ck_assert(S->ad && S->pd && S->at && S->pt && S->al && S->pl);
+	ck_assert_int_eq(sim_direct_accel(S->st.pos, S->st.mass, n, 0.05, S->ad, S->pd), 0);
+	ck_assert_int_eq(gpu_tree_accel(S->st.pos, S->st.mass, n, 0.05, 0.5, 2, S->at, S->pt), 0);
+}
+
+static void let_sphere_free(struct let_sphere *S)
+{
+	free(S->ad), free(S->pd), free(S->at), free(S->pt), free(S->al), free(S->pl);
+	sim_state_free(&S->st);
+}
+
 START_TEST(gpu_let_domains_match_one_tree_and_direct)
 {
 	const size_t n = 200000;
-	struct sim_state st = {0};
-	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
-	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 31, 0);
-	double *ad = malloc(3 * n * sizeof *ad), *pd = malloc(n * sizeof *pd);
-	double *at = malloc(3 * n * sizeof *at), *pt = malloc(n * sizeof *pt);
-	double *al = malloc(3 * n * sizeof *al), *pl = malloc(n * sizeof *pl);
-	ck_assert(ad && pd && at && pt && al && pl);
-	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
-	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, at, pt), 0);
+	struct let_sphere S;
+	let_sphere_make(&S, n);
+	const struct sim_state st = S.st;
+	double *ad = S.ad, *pd = S.pd, *at = S.at, *al = S.al, *pl = S.pl;
 	double tmed, t99;
 	rel_err(at, ad, n, &tmed, &t99);
 	size_t bytes = 0;
@@ -218,8 +240,7 @@ START_TEST(gpu_let_domains_match_one_tree_and_direct)
 			      med, p99, tmed, t99);
 		ck_assert_msg(pmax < 1e-3, "%d domains: potential off by %.3g", P, pmax);
 	}
-	free(ad), free(pd), free(at), free(pt), free(al), free(pl);
-	sim_state_free(&st);
+	let_sphere_free(&S);
 }
 END_TEST
 
@@ -233,23 +254,20 @@ END_TEST
 START_TEST(gpu_let_walks_only_the_active_bodies)
 {
 	const size_t n = 200000;
-	struct sim_state st = {0};
-	ck_assert_int_eq(sim_state_alloc(&st, n, 1), 0);
-	sim_ic_plummer(&st, 0, n, 1.0, 1.0, 20.0, 31, 0);
-	double *ad = malloc(3 * n * sizeof *ad), *pd = malloc(n * sizeof *pd);
-	double *at = malloc(3 * n * sizeof *at), *pt = malloc(n * sizeof *pt);
-	double *al = malloc(3 * n * sizeof *al), *pl = malloc(n * sizeof *pl);
+	struct let_sphere S;
+	let_sphere_make(&S, n);
+	const struct sim_state st = S.st;
+	const double *ad = S.ad, *at = S.at;
+	double *al = S.al, *pl = S.pl;
 	double *sa = malloc(3 * n * sizeof *sa), *sd = malloc(3 * n * sizeof *sd);
 	unsigned char *active = malloc(n);
-	ck_assert(ad && pd && at && pt && al && pl && sa && sd && active);
+	ck_assert(sa && sd && active);
 	size_t nact = 0;
 	for (size_t i = 0; i < n; i++) {
 		const double *x = st.pos + 3 * i;
 		active[i] = i % 7 == 0 || x[0] * x[0] + x[1] * x[1] + x[2] * x[2] < 0.01;
 		nact += active[i];
 	}
-	ck_assert_int_eq(sim_direct_accel(st.pos, st.mass, n, 0.05, ad, pd), 0);
-	ck_assert_int_eq(gpu_tree_accel(st.pos, st.mass, n, 0.05, 0.5, 2, at, pt), 0);
 	for (int P = 1; P <= 3; P++) {
 		size_t bytes = 0, k = 0;
 		let_domains(&st, P, active, al, pl, &bytes);
@@ -277,8 +295,8 @@ START_TEST(gpu_let_walks_only_the_active_bodies)
 			      "%d domains, active bodies: median %.3g, 99th %.3g against the one "
 			      "tree's %.3g, %.3g", P, med, p99, tmed, t99);
 	}
-	free(ad), free(pd), free(at), free(pt), free(al), free(pl), free(sa), free(sd), free(active);
-	sim_state_free(&st);
+	free(sa), free(sd), free(active);
+	let_sphere_free(&S);
 }
 END_TEST
 
