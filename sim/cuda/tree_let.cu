@@ -24,6 +24,7 @@
  * tree is walked by the same code as the own one. */
 #include <cub/cub.cuh>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,11 +289,29 @@ fail:
 	return rc ? rc : NB_ERUNTIME;
 }
 
+/* NB_DIST_DEBUG: g's buffers at their largest, MB (where the device bytes
+ * a rank holds beyond its owned bodies go), on stderr. */
+static void let_report_buffers(const struct gpu_let *g)
+{
+	const double M = 1e-6;
+	fprintf(stderr,
+		"gpu_let: %zu bodies (room %zu): tree %.1f MB; positions %.1f, accelerations/ids/sums "
+		"%.1f, active %.1f; export cells %.1f, bodies %.1f, frontier %.1f, counts/scans %.1f, "
+		"scan scratch %.1f; received cells %.1f; in all %.1f MB\n",
+		g->n, g->cap, M * (double)(g->t ? g->t->bytes : 0), M * 16.0 * (double)g->pos_cap,
+		M * 36.0 * (double)g->cap, M * (double)g->act_cap, M * 56.0 * (double)g->o_ccap,
+		M * 16.0 * (double)g->o_bcap, M * 8.0 * (double)g->front_cap,
+		M * 16.0 * (double)g->cnt_cap, M * (double)g->scan_tmp_bytes, M * 56.0 * (double)g->r_cap,
+		M * (double)gpu_let_bytes(g));
+}
+
 void gpu_let_free(struct gpu_let **gp)
 {
 	struct gpu_let *g = gp ? *gp : NULL;
 	if (!g)
 		return;
+	if (getenv("NB_DIST_DEBUG"))
+		let_report_buffers(g);
 	gpu_tree_free(&g->t);
 	void *dev[] = {g->b.pos, g->b.acc, g->b.id, g->tacc, g->d_act, g->front, g->front_next, g->cc,
 		       g->cb,    g->sc,    g->sb,   g->scan_tmp, g->o_kids, g->o_open, g->o_mq0,
