@@ -9,7 +9,7 @@
  * bodies, their plan and active ticks agreed over the ranks (the split's
  * sums), the split's force_active at each tick and its regroup (migration
  * with the levels) between block steps. With every rank holding the whole
- * state (replicate) dist_sim_create refuses them. */
+ * state (replicate) they are refused before any work (dist_ranks_refuse). */
 #include <stdio.h>
 #include <string.h>
 
@@ -114,7 +114,7 @@ static int ranks_blocks_open(struct engine *e, int backend)
 {
 	if (!e->split.force_active || !e->split.regroup || !e->split.sums) {
 		log_error("simulation.timesteps: individual over ranks that each hold the whole "
-			  "state is not written (internal: dist_sim_create refuses it)");
+			  "state is not written (internal: dist_ranks_refuse refuses it)");
 		return NB_EINPUT;
 	}
 	int err = ranks_open(e, backend);
