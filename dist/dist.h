@@ -193,17 +193,13 @@ void dist_own_box(const double *pos, size_t n, double lo[3], double *scale);
  * histograms are summed over the dist_size() ranks (P need not equal it:
  * one process cuts for P domains alone). The same on every rank. */
 void dist_own_cut(const uint64_t *key, const double *w, size_t n, int P, uint64_t *bound);
-/* qsort over the threads (dist/psort.c): chunks sorted in parallel, then
- * merged pairwise; with a comparator that orders every pair (ties broken
- * by an id) the same result as qsort. Falls back to qsort when scratch
- * memory (n * size) is short or n small. Returns 0. */
+/* qsort over the threads (dist/psort.c) for records whose first 8 bytes
+ * are a uint64_t key that cmp orders first (ties then by cmp): a radix
+ * sort on the key, then each run of one key by cmp; with a comparator
+ * that orders every pair (ties broken by an id) the same result as qsort.
+ * Falls back to qsort when n is small or scratch memory (n * size) is
+ * short. Returns 0. */
 int dist_psort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-/* dist_psort for records whose first 8 bytes are a uint64_t key that cmp
- * orders first (ties then by cmp): a radix sort on the key over the
- * threads, then each run of one key by cmp; the same result as qsort with
- * a comparator that orders every pair. Falls back to dist_psort when n is
- * small or scratch memory (n * size) is short. Returns 0. */
-int dist_psort_key64(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* The rank r whose stretch [bound[r], bound[r+1]) holds key. */
 int dist_own_owner(const uint64_t *bound, int P, uint64_t key);
 /* What travels with the engine's state of one rank: per body its key and

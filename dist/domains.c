@@ -85,7 +85,7 @@ static void dom_recut(struct dist_sim *ds)
 		dist_fail("out of memory for the cuts of %zu bodies", n);
 	for (size_t i = 0; i < n; i++)
 		kw[i] = (struct dom_kw){ds->own.key[i], ds->calls > 0 ? ds->own.work[i] : 1.0};
-	dist_psort_key64(kw, n, sizeof *kw, dom_kw_cmp);
+	dist_psort(kw, n, sizeof *kw, dom_kw_cmp);
 	for (size_t i = 0; i < n; i++) {
 		k[i] = kw[i].key;
 		w[i] = kw[i].w;

@@ -12,7 +12,7 @@
  * until the new state is gathered. The potential is not sent: every force
  * call that follows a migration computes it again. The order: the stayers'
  * and arrivals' (key, id) with their places, 16 bytes a body, sorted over
- * the threads (dist_psort_key64: a radix sort on the key), then every
+ * the threads (dist_psort: a radix sort on the key), then every
  * array gathered once in that order
  * (the old state, the received records and the new state are held
  * together for that time: about 2 x 110 bytes a body plus the movers). */
@@ -32,7 +32,7 @@ struct mig_body {
 _Static_assert(sizeof(struct mig_body) == 104, "a migrating body is 104 bytes");
 
 /* A received record's place in the (key, id) order: sorted instead of the
- * 104-byte records themselves (dist_psort_key64), then the records gathered. */
+ * 104-byte records themselves (dist_psort), then the records gathered. */
 struct mig_kx {
 	uint64_t key;
 	uint32_t id, at;
@@ -118,7 +118,7 @@ static void mig_order(const struct sim_state *st, const struct dist_owned *o, co
 #pragma omp parallel for schedule(static)
 	for (size_t k = 0; k < nin; k++)
 		order[nstay + k] = (struct mig_kx){in[k].key, in[k].id, (uint32_t)(n + k)};
-	dist_psort_key64(order, nstay + nin, sizeof *order, mig_kx_cmp);
+	dist_psort(order, nstay + nin, sizeof *order, mig_kx_cmp);
 }
 
 static void mig_free_arrays(struct sim_state *st, struct dist_owned *o)

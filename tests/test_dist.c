@@ -194,7 +194,7 @@ START_TEST(cut_by_time_balances_measured_cost)
 END_TEST
 
 /* dist_psort over 4 threads: qsort's order exactly (a total order: ties
- * in key broken by id), for a chunk count that is no power of two too. */
+ * in key broken by id), on 3 and 4 threads. */
 struct ps_rec {
 	uint64_t key;
 	uint32_t id, pad;
@@ -234,11 +234,11 @@ START_TEST(psort_equals_qsort)
 }
 END_TEST
 
-/* dist_psort_key64 (the radix sort on the leading key): qsort's order
+/* dist_psort on more shapes of key: qsort's order
  * exactly on 1-4 threads, with keys over all 64 bits, many ties (broken by
  * id through the comparator), keys sharing their top bits (the passes on
  * them are skipped) and below the radix's threshold. */
-START_TEST(psort_key64_equals_qsort)
+START_TEST(psort_on_every_shape_of_key_equals_qsort)
 {
 	const size_t sizes[] = {300007, 1000};
 	for (size_t z = 0; z < 2; z++)
@@ -259,7 +259,7 @@ START_TEST(psort_key64_equals_qsort)
 			for (int threads = 1; threads <= 4; threads++) {
 				memcpy(c, a, n * sizeof *a);
 				omp_set_num_threads(threads);
-				ck_assert_int_eq(dist_psort_key64(c, n, sizeof *c, ps_cmp), 0);
+				ck_assert_int_eq(dist_psort(c, n, sizeof *c, ps_cmp), 0);
 				ck_assert_msg(memcmp(c, b, n * sizeof *c) == 0,
 					      "n %zu, keys %d, %d threads: not qsort's order", n, kind,
 					      threads);
@@ -1050,7 +1050,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, domains_partition_the_bodies_by_weight);
 	tcase_add_test(tc, shard_specs);
 	tcase_add_test(tc, psort_equals_qsort);
-	tcase_add_test(tc, psort_key64_equals_qsort);
+	tcase_add_test(tc, psort_on_every_shape_of_key_equals_qsort);
 	tcase_add_test(tc, cut_by_time_balances_measured_cost);
 	tcase_add_test(tc, batch_shards_are_disjoint_and_complete);
 	suite_add_tcase(s, tc);
