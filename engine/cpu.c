@@ -136,7 +136,7 @@ int engine_cpu_advance(struct engine *e, int steps, int need_potential)
 	return 0;
 }
 
-static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
+int engine_cpu_blocks(struct engine *e, int steps, int need_potential, sim_force_active_fn force)
 {
 	int blocks, err = engine_blocks_of(e, steps, &blocks);
 	if (err)
@@ -144,8 +144,11 @@ static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
 	for (int b = 0; b < blocks; b++) {
 		if (sim_stop_requested())
 			return NB_EINTR;
-		err = sim_ts_block_step(&e->ts, e->st, cpu_force_active, e,
-					need_potential && b == blocks - 1);
+		/* ranks that hold their own bodies: they move to their owners,
+		 * with their levels, between block steps */
+		if (e->split.regroup && (err = e->split.regroup(e->split.ctx, &e->ts.lev)))
+			return err; /* logged */
+		err = sim_ts_block_step(&e->ts, e->st, force, e, need_potential && b == blocks - 1);
 		if (err)
 			return err;
 		e->blocks++;
@@ -155,6 +158,11 @@ static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
 	}
 	e->st->step += steps;
 	return 0;
+}
+
+static int cpu_blocks_advance(struct engine *e, int steps, int need_potential)
+{
+	return engine_cpu_blocks(e, steps, need_potential, cpu_force_active);
 }
 
 int engine_cpu_levels(struct engine *e, struct engine_ts_stats *s)

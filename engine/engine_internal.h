@@ -104,6 +104,10 @@ int engine_cpu_advance(struct engine *e, int steps, int need_potential);
 /* (engine/cpu.c) The first accelerations and potentials of e->st through
  * e->force, checked. */
 int engine_cpu_first(struct engine *e);
+/* (engine/cpu.c) `steps` steps of dt as block steps of the host's e->ts
+ * through force (individual time steps); over ranks that hold their own
+ * bodies the split's regroup runs before each block step. */
+int engine_cpu_blocks(struct engine *e, int steps, int need_potential, sim_force_active_fn force);
 /* (engine/cpu.c) The host _blocks rows' levels, ts_report and close (of
  * e->ts; over ranks its counts are every rank's: sim_ts_init_over). */
 int engine_cpu_levels(struct engine *e, struct engine_ts_stats *s);

@@ -123,24 +123,7 @@ static int ranks_blocks_open(struct engine *e, int backend)
 
 static int ranks_blocks_advance(struct engine *e, int steps, int need_potential)
 {
-	int blocks, err = engine_blocks_of(e, steps, &blocks);
-	for (int b = 0; !err && b < blocks; b++) {
-		if (sim_stop_requested())
-			return NB_EINTR;
-		if ((err = e->split.regroup(e->split.ctx, &e->ts.lev)))
-			break; /* logged */
-		err = sim_ts_block_step(&e->ts, e->st, ranks_force_active, e,
-					need_potential && b == blocks - 1);
-		if (err)
-			break;
-		e->blocks++;
-		long bad = sim_diag_find_nonfinite(e->st);
-		if (bad >= 0)
-			return engine_report_nonfinite(e, bad);
-	}
-	if (!err)
-		e->st->step += steps;
-	return err;
+	return engine_cpu_blocks(e, steps, need_potential, ranks_force_active);
 }
 
 const struct engine_ops engine_ops_ranks = {
